@@ -1,0 +1,147 @@
+import { BSON, Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, BSONSymbol, DBRef } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+
+// How BSON values live in memory here, chosen so that a document survives a read-modify-write
+// with every type intact (the `bson` package's default promotion would turn a double 1.0 into an
+// int32 1):
+//   int32   -> JS number (always an integer in int32 range)
+//   double  -> bson Double (a plain non-int32 JS number is also read as a double)
+//   int64   -> bson Long, decimal -> bson Decimal128
+//   regex   -> bson BSONRegExp (JS RegExp cannot hold every BSON flag)
+//   missing -> undefined (never stored)
+export type Doc = Record<string, unknown>;
+
+export { Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, BSONSymbol, DBRef };
+
+const deserializeOptions = { promoteValues: false, bsonRegExp: true, validation: { utf8: true } } as const;
+
+export function deserializeDocument(bytes: Uint8Array): Doc {
+  let doc: Doc;
+  try {
+    doc = BSON.deserialize(bytes, deserializeOptions) as Doc;
+  } catch (err) {
+    throw new MongoError(ErrorCodes.InvalidBSON, `invalid BSON: ${(err as Error).message}`);
+  }
+  return normalizeInPlace(doc) as Doc;
+}
+
+export function serializeDocument(doc: Doc): Buffer {
+  return Buffer.from(BSON.serialize(doc, { checkKeys: false, ignoreUndefined: true }));
+}
+
+function normalizeInPlace(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = normalizeInPlace(value[i]);
+    return value;
+  }
+  const tag = (value as { _bsontype?: string })._bsontype;
+  if (tag === 'Int32') return (value as Int32).value;
+  if (tag !== undefined || value instanceof Date) return value;
+  const obj = value as Doc;
+  for (const key of Object.keys(obj)) obj[key] = normalizeInPlace(obj[key]);
+  return obj;
+}
+
+export function bsonTag(v: unknown): string | undefined {
+  return v !== null && typeof v === 'object' ? (v as { _bsontype?: string })._bsontype : undefined;
+}
+
+export function isPlainObject(v: unknown): v is Doc {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || v instanceof Date) return false;
+  return bsonTag(v) === undefined;
+}
+
+export function isNumber(v: unknown): boolean {
+  if (typeof v === 'number') return true;
+  const tag = bsonTag(v);
+  return tag === 'Double' || tag === 'Long' || tag === 'Decimal128' || tag === 'Int32';
+}
+
+export type NumberKind = 'int' | 'long' | 'double' | 'decimal';
+
+export function numberKind(v: unknown): NumberKind {
+  if (typeof v === 'number') return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 && !Object.is(v, -0) ? 'int' : 'double';
+  switch (bsonTag(v)) {
+    case 'Int32': return 'int';
+    case 'Long': return 'long';
+    case 'Decimal128': return 'decimal';
+    default: return 'double';
+  }
+}
+
+export function toDouble(v: unknown): number {
+  if (typeof v === 'number') return v;
+  switch (bsonTag(v)) {
+    case 'Double': return (v as Double).value;
+    case 'Int32': return (v as Int32).value;
+    case 'Long': return (v as Long).toNumber();
+    case 'Decimal128': return Number((v as Decimal128).toString());
+    default: return NaN;
+  }
+}
+
+export function toBigIntExact(v: unknown): bigint | undefined {
+  if (bsonTag(v) === 'Long') return (v as Long).toBigInt();
+  const d = toDouble(v);
+  return Number.isInteger(d) ? BigInt(d) : undefined;
+}
+
+export function makeDouble(x: number): Double | number {
+  return new Double(x);
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+function widestKind(a: NumberKind, b: NumberKind): NumberKind {
+  const rank: Record<NumberKind, number> = { int: 0, long: 1, double: 2, decimal: 3 };
+  return rank[a] >= rank[b] ? a : b;
+}
+
+// Integer results that overflow widen (int -> long -> double), as MongoDB's $inc and $add do.
+function integerResult(r: bigint, kind: 'int' | 'long'): unknown {
+  if (kind === 'int' && r >= BigInt(INT32_MIN) && r <= BigInt(INT32_MAX)) return Number(r);
+  if (r >= INT64_MIN && r <= INT64_MAX) return Long.fromBigInt(r);
+  return new Double(Number(r));
+}
+
+export function numericAdd(a: unknown, b: unknown): unknown {
+  return arith(a, b, (x, y) => x + y, (x, y) => x + y);
+}
+export function numericSubtract(a: unknown, b: unknown): unknown {
+  return arith(a, b, (x, y) => x - y, (x, y) => x - y);
+}
+export function numericMultiply(a: unknown, b: unknown): unknown {
+  return arith(a, b, (x, y) => x * y, (x, y) => x * y);
+}
+
+function arith(a: unknown, b: unknown, onInt: (x: bigint, y: bigint) => bigint, onDouble: (x: number, y: number) => number): unknown {
+  const kind = widestKind(numberKind(a), numberKind(b));
+  if (kind === 'int' || kind === 'long') return integerResult(onInt(toBigIntExact(a)!, toBigIntExact(b)!), kind);
+  const r = onDouble(toDouble(a), toDouble(b));
+  if (kind === 'decimal') return Decimal128.fromString(String(r));
+  return new Double(r);
+}
+
+// A JS number computed here becomes the narrowest faithful BSON number (int32 when it fits).
+export function fromJsNumber(x: number): unknown {
+  if (Number.isInteger(x) && x >= INT32_MIN && x <= INT32_MAX && !Object.is(x, -0)) return x;
+  return new Double(x);
+}
+
+export function isNullish(v: unknown): boolean {
+  return v === null || v === undefined;
+}
+
+export function cloneValue<T>(v: T): T {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(cloneValue) as T;
+  if (!isPlainObject(v)) return v;
+  const out: Doc = {};
+  for (const key of Object.keys(v)) out[key] = cloneValue((v as Doc)[key]);
+  return out as T;
+}
