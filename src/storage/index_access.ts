@@ -1,0 +1,84 @@
+import { encodeKey, type Ordering } from '../bson/key_string.js';
+import type { Doc } from '../bson/values.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { formatValue } from '../bson/format.js';
+import type { IndexEntry } from './catalog_entry.js';
+import { generateIndexKeys } from './index_key_generator.js';
+import { indexEntryKey, indexPrefix, prefixSuccessor, recordIdOf } from './key_layout.js';
+import type { KvReader, KvWriter } from './lmdb/kv_store.js';
+
+// One index as the write path and the planner see it: key generation, entry maintenance and the
+// unique constraint. `partialFilter` is compiled by the query layer and handed in, so storage does
+// not depend on the matcher.
+export class IndexAccess {
+  readonly ordering: Ordering;
+  readonly prefix: Buffer;
+
+  constructor(
+    readonly entry: IndexEntry,
+    private readonly partialFilter: ((doc: Doc) => boolean) | undefined,
+  ) {
+    this.ordering = Object.values(entry.spec.key as Doc).map((d) => (d === -1 ? -1 : 1));
+    this.prefix = indexPrefix(entry.id);
+  }
+
+  get name(): string {
+    return this.entry.spec.name as string;
+  }
+
+  get keyPattern(): Doc {
+    return this.entry.spec.key as Doc;
+  }
+
+  get unique(): boolean {
+    return this.entry.spec.unique === true;
+  }
+
+  // Key strings this document contributes, and whether any came from an array.
+  keysFor(doc: Doc): { keys: Buffer[]; values: unknown[][]; multikey: boolean } {
+    if (this.partialFilter && !this.partialFilter(doc)) return { keys: [], values: [], multikey: false };
+    const { keys, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true });
+    return { keys: keys.map((k) => encodeKey(k, this.ordering)), values: keys, multikey };
+  }
+
+  checkUnique(reader: KvReader, ns: string, keyString: Buffer, values: unknown[], recordId: number): void {
+    if (!this.unique) return;
+    const start = Buffer.concat([this.prefix, keyString]);
+    for (const { key } of reader.range(start, prefixSuccessor(start), { limit: 2 })) {
+      if (recordIdOf(key) === recordId) continue;
+      const fields = Object.keys(this.keyPattern);
+      const keyValue: Doc = {};
+      fields.forEach((f, i) => { keyValue[f] = values[i] ?? null; });
+      const shown = fields.map((f, i) => `${f}: ${formatValue(values[i] ?? null)}`).join(', ');
+      throw new MongoError(
+        ErrorCodes.DuplicateKey,
+        `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`,
+        { keyPattern: this.keyPattern, keyValue },
+      );
+    }
+  }
+
+  insertEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
+    for (const k of keys) writer.put(indexEntryKey(this.entry.id, k, recordId), EMPTY);
+  }
+
+  removeEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
+    for (const k of keys) writer.remove(indexEntryKey(this.entry.id, k, recordId));
+  }
+
+  // Record ids of entries with key strings in [start, end) (relative to this index), in key order.
+  *scan(reader: KvReader, start: Buffer, end: Buffer, reverse: boolean): Iterable<{ keyString: Buffer; recordId: number }> {
+    const from = Buffer.concat([this.prefix, start]);
+    const to = end.length === 0 ? prefixSuccessor(this.prefix) : Buffer.concat([this.prefix, end]);
+    for (const { key } of reader.range(from, to, { reverse })) {
+      yield { keyString: key.subarray(this.prefix.length, key.length - 8), recordId: recordIdOf(key) };
+    }
+  }
+
+  dropAll(writer: KvWriter): void {
+    for (const { key } of writer.range(this.prefix, prefixSuccessor(this.prefix))) writer.remove(key);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -1,0 +1,290 @@
+import { BSON, UUID } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
+import { IndexAccess } from './index_access.js';
+import {
+  catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, prefixSuccessor, recordIdOf, recordKey, recordPrefix,
+} from './key_layout.js';
+import { KvStore, type KvWriter } from './lmdb/kv_store.js';
+import { CollectionStats } from './collection_stats.js';
+import type { OpObserver } from './op_observer.js';
+
+export interface StorageOptions {
+  compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
+}
+
+// A collection as the layers above use it: its catalog entry, its indexes, and its record-id
+// allocator. Rebuilt from the catalog on open.
+export class Collection {
+  nextRecordId = 1;
+  indexes: IndexAccess[] = [];
+
+  constructor(public entry: CollectionEntry) {}
+
+  get ns(): string {
+    return this.entry.ns;
+  }
+
+  index(name: string): IndexAccess | undefined {
+    return this.indexes.find((i) => i.name === name);
+  }
+}
+
+export interface RecordRef {
+  recordId: number;
+  bytes: Buffer;
+}
+
+export class StorageEngine {
+  private readonly collections = new Map<string, Collection>();
+  readonly observers: OpObserver[] = [];
+  readonly stats: CollectionStats;
+
+  private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
+    this.stats = new CollectionStats(kv);
+    for (const { value } of kv.range(catalogRangeStart, catalogRangeEnd)) {
+      this.loadCollection(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
+    }
+  }
+
+  static open(dbpath: string, options: StorageOptions): StorageEngine {
+    return new StorageEngine(KvStore.open(dbpath), options);
+  }
+
+  async close(): Promise<void> {
+    await this.kv.close();
+  }
+
+  flushed(): Promise<void> {
+    return this.kv.flushed();
+  }
+
+  private loadCollection(raw: CollectionEntry): Collection {
+    const entry = normalizeEntry(raw);
+    const coll = new Collection(entry);
+    coll.indexes = entry.indexes.map((i) => this.indexAccess(i));
+    const prefix = recordPrefix(entry.id);
+    for (const { key } of this.kv.range(prefix, prefixSuccessor(prefix), { reverse: true, limit: 1 })) {
+      coll.nextRecordId = recordIdOf(key) + 1;
+    }
+    this.collections.set(entry.ns, coll);
+    return coll;
+  }
+
+  private indexAccess(entry: IndexEntry): IndexAccess {
+    const partial = entry.spec.partialFilterExpression as Doc | undefined;
+    return new IndexAccess(entry, partial ? this.options.compilePartialFilter(partial) : undefined);
+  }
+
+  getCollection(ns: string): Collection | undefined {
+    return this.collections.get(ns);
+  }
+
+  listCollections(db?: string): Collection[] {
+    const all = [...this.collections.values()];
+    return db === undefined ? all : all.filter((c) => splitNamespace(c.ns).db === db);
+  }
+
+  listDatabases(): string[] {
+    return [...new Set([...this.collections.keys()].map((ns) => splitNamespace(ns).db))].sort();
+  }
+
+  private allocateId(w: KvWriter): number {
+    const current = w.get(nextIdKey);
+    const id = current ? current.readUInt32BE(0) : 1;
+    const next = Buffer.allocUnsafe(4);
+    next.writeUInt32BE(id + 1, 0);
+    w.put(nextIdKey, next);
+    return id;
+  }
+
+  private persistEntry(w: KvWriter, entry: CollectionEntry): void {
+    w.put(catalogKey(entry.ns), Buffer.from(BSON.serialize(entry)));
+  }
+
+  // Creates the collection with its `_id` index. Callers that want "create if missing" check first.
+  createCollection(ns: string, options: Doc = {}): Collection {
+    if (this.collections.has(ns)) throw new MongoError(ErrorCodes.NamespaceExists, `Collection ${ns} already exists.`);
+    return this.kv.writeSync((w) => this.createCollectionIn(w, ns, options));
+  }
+
+  private createCollectionIn(w: KvWriter, ns: string, options: Doc): Collection {
+    const id = this.allocateId(w);
+    const idIndex: IndexEntry = { id: this.allocateId(w), spec: { v: 2, key: { _id: 1 }, name: '_id_' }, multikey: false };
+    const entry: CollectionEntry = { ns, id, uuid: new UUID(), options, indexes: [idIndex] };
+    this.persistEntry(w, entry);
+    const coll = new Collection(entry);
+    coll.indexes = [this.indexAccess(idIndex)];
+    this.collections.set(ns, coll);
+    return coll;
+  }
+
+  ensureCollection(ns: string): { coll: Collection; created: boolean } {
+    const existing = this.collections.get(ns);
+    if (existing) return { coll: existing, created: false };
+    return { coll: this.createCollection(ns), created: true };
+  }
+
+  dropCollection(ns: string): boolean {
+    const coll = this.collections.get(ns);
+    if (!coll) return false;
+    this.kv.writeSync((w) => {
+      const prefix = recordPrefix(coll.entry.id);
+      for (const { key } of w.range(prefix, prefixSuccessor(prefix))) w.remove(key);
+      for (const index of coll.indexes) index.dropAll(w);
+      w.remove(catalogKey(ns));
+      this.stats.drop(w, coll.entry.id);
+    });
+    this.collections.delete(ns);
+    return true;
+  }
+
+  renameCollection(from: string, to: string): void {
+    const coll = this.collections.get(from);
+    if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
+    this.kv.writeSync((w) => {
+      w.remove(catalogKey(from));
+      coll.entry = { ...coll.entry, ns: to };
+      this.persistEntry(w, coll.entry);
+    });
+    this.collections.delete(from);
+    this.collections.set(to, coll);
+  }
+
+  // Adds indexes and builds them over the existing documents in one atomic unit, so a crash
+  // never leaves a half-built index in the catalog.
+  createIndexes(coll: Collection, specs: Doc[]): void {
+    this.kv.writeSync((w) => {
+      const added: IndexAccess[] = [];
+      for (const spec of specs) {
+        const entry: IndexEntry = { id: this.allocateId(w), spec, multikey: false };
+        const access = this.indexAccess(entry);
+        const prefix = recordPrefix(coll.entry.id);
+        for (const { key, value } of w.range(prefix, prefixSuccessor(prefix))) {
+          const recordId = recordIdOf(key);
+          const { keys, values, multikey } = access.keysFor(deserializeDocument(value));
+          keys.forEach((k, i) => access.checkUnique(w, coll.ns, k, values[i]!, recordId));
+          access.insertEntries(w, keys, recordId);
+          if (multikey) entry.multikey = true;
+        }
+        added.push(access);
+      }
+      coll.entry = { ...coll.entry, indexes: [...coll.entry.indexes, ...added.map((a) => a.entry)] };
+      this.persistEntry(w, coll.entry);
+      coll.indexes = [...coll.indexes, ...added];
+    });
+  }
+
+  dropIndex(coll: Collection, name: string): void {
+    const index = coll.index(name);
+    if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
+    this.kv.writeSync((w) => {
+      index.dropAll(w);
+      coll.entry = { ...coll.entry, indexes: coll.entry.indexes.filter((i) => i.id !== index.entry.id) };
+      this.persistEntry(w, coll.entry);
+    });
+    coll.indexes = coll.indexes.filter((i) => i !== index);
+  }
+
+  getRecord(coll: Collection, recordId: number): Buffer | undefined {
+    return this.kv.get(recordKey(coll.entry.id, recordId));
+  }
+
+  *scanRecords(coll: Collection, reverse = false): Iterable<RecordRef> {
+    const prefix = recordPrefix(coll.entry.id);
+    for (const { key, value } of this.kv.range(prefix, prefixSuccessor(prefix), { reverse })) {
+      yield { recordId: recordIdOf(key), bytes: value };
+    }
+  }
+
+  // Runs `fn` as one atomic write unit: all its document writes, index entries, statistics and
+  // op-observer effects commit together, or none do.
+  write<T>(fn: (unit: WriteUnit) => T): T {
+    return this.kv.writeSync((w) => {
+      const unit = new WriteUnit(this, w);
+      const result = fn(unit);
+      unit.finish();
+      return result;
+    });
+  }
+
+  markMultikey(w: KvWriter, coll: Collection, index: IndexAccess): void {
+    index.entry.multikey = true;
+    this.persistEntry(w, coll.entry);
+  }
+}
+
+function normalizeEntry(raw: CollectionEntry): CollectionEntry {
+  const plain = deserializeDocument(BSON.serialize(raw)) as unknown as CollectionEntry;
+  return { ...plain, id: Number(plain.id), indexes: plain.indexes.map((i) => ({ ...i, id: Number(i.id) })) };
+}
+
+// The single write path: every insert, update and delete of a document goes through here, keeps
+// the indexes and statistics in step, and tells the op observers.
+export class WriteUnit {
+  private readonly statDeltas = new Map<number, { count: number; size: number }>();
+
+  constructor(private readonly engine: StorageEngine, readonly kv: KvWriter) {}
+
+  private delta(coll: Collection, count: number, size: number): void {
+    const d = this.statDeltas.get(coll.entry.id) ?? { count: 0, size: 0 };
+    d.count += count;
+    d.size += size;
+    this.statDeltas.set(coll.entry.id, d);
+  }
+
+  // Validates every index first and writes afterwards, so a failing document leaves nothing behind
+  // while earlier documents of the same unit stay written.
+  insert(coll: Collection, doc: Doc, bytes: Buffer = serializeDocument(doc)): number {
+    const recordId = coll.nextRecordId;
+    const perIndex = coll.indexes.map((index) => ({ index, ...index.keysFor(doc) }));
+    for (const { index, keys, values } of perIndex) {
+      keys.forEach((k, i) => index.checkUnique(this.kv, coll.ns, k, values[i]!, recordId));
+    }
+    coll.nextRecordId += 1;
+    this.kv.put(recordKey(coll.entry.id, recordId), bytes);
+    for (const { index, keys, multikey } of perIndex) {
+      index.insertEntries(this.kv, keys, recordId);
+      if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
+    }
+    this.delta(coll, 1, bytes.length);
+    for (const o of this.engine.observers) o.onInsert?.(this.kv, coll.ns, doc, bytes);
+    return recordId;
+  }
+
+  update(coll: Collection, recordId: number, before: Doc, beforeSize: number, after: Doc, bytes: Buffer = serializeDocument(after)): void {
+    const changes = coll.indexes.map((index) => {
+      const old = index.keysFor(before);
+      const neu = index.keysFor(after);
+      const oldSet = new Set(old.keys.map((k) => k.toString('hex')));
+      const newSet = new Set(neu.keys.map((k) => k.toString('hex')));
+      const removed = old.keys.filter((k) => !newSet.has(k.toString('hex')));
+      const addedIdx = neu.keys.map((k, i) => [k, i] as const).filter(([k]) => !oldSet.has(k.toString('hex')));
+      return { index, removed, added: addedIdx.map(([k]) => k), addedValues: addedIdx.map(([, i]) => neu.values[i]!), multikey: neu.multikey };
+    });
+    for (const { index, added, addedValues } of changes) {
+      added.forEach((k, i) => index.checkUnique(this.kv, coll.ns, k, addedValues[i]!, recordId));
+    }
+    this.kv.put(recordKey(coll.entry.id, recordId), bytes);
+    for (const { index, removed, added, multikey } of changes) {
+      index.removeEntries(this.kv, removed, recordId);
+      index.insertEntries(this.kv, added, recordId);
+      if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
+    }
+    this.delta(coll, 0, bytes.length - beforeSize);
+    for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
+  }
+
+  remove(coll: Collection, recordId: number, before: Doc, beforeSize: number): void {
+    this.kv.remove(recordKey(coll.entry.id, recordId));
+    for (const index of coll.indexes) index.removeEntries(this.kv, index.keysFor(before).keys, recordId);
+    this.delta(coll, -1, -beforeSize);
+    for (const o of this.engine.observers) o.onDelete?.(this.kv, coll.ns, before);
+  }
+
+  finish(): void {
+    for (const [id, d] of this.statDeltas) this.engine.stats.apply(this.kv, id, d.count, d.size);
+  }
+}
