@@ -55,6 +55,9 @@ export const ErrorCodes = {
   BadHint: 17007,
   FailPointEnabled: 265,
   UnknownError: 8,
+  EmptyFieldName: 56,
+  Location16746: 16746,
+  Location16766: 16766,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -170,18 +170,6 @@ function walkArray(array: unknown[], path: readonly string[], from: number): unk
   return out;
 }
 
-// Constant folding helper for operators that need a parse-time constant ($getField's field).
-export function constantValue(expr: unknown): { value: unknown } | undefined {
-  if (typeof expr === 'string') return expr.startsWith('$') ? undefined : { value: expr };
-  if (isPlainObject(expr)) {
-    const keys = Object.keys(expr);
-    if (keys.length === 1 && keys[0] === '$literal') return { value: expr.$literal };
-    return undefined;
-  }
-  if (Array.isArray(expr)) return undefined;
-  return { value: expr };
-}
-
 export function evaluateWith(ctx: EvalContext, vars: Record<string, unknown>, evaluate: Evaluator): unknown {
   return evaluate({ root: ctx.root, vars: { ...ctx.vars, ...vars } });
 }

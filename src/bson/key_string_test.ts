@@ -1,0 +1,205 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { compareValues } from './compare.js';
+import { encodeKey, encodeValue, type Ordering } from './key_string.js';
+import { Binary, BSONRegExp, BSONSymbol, Code, Decimal128, Double, Long, MaxKey, MinKey, ObjectId, Timestamp } from './values.js';
+
+function sign(x: number): number {
+  return x < 0 ? -1 : x > 0 ? 1 : 0;
+}
+
+function compareKeys(a: readonly unknown[], b: readonly unknown[], ordering: Ordering): number {
+  for (let i = 0; i < a.length; i++) {
+    const c = compareValues(a[i], b[i]);
+    if (c !== 0) return ordering[i] === -1 ? -c : c;
+  }
+  return 0;
+}
+
+function byteOrder(a: readonly unknown[], b: readonly unknown[], ordering?: Ordering): number {
+  return sign(Buffer.compare(encodeKey(a, ordering), encodeKey(b, ordering)));
+}
+
+const TWO_53 = 2 ** 53;
+const edgeDoubles = [
+  0, -0, 1, -1, 0.5, -0.5, 1e-300, -1e-300, 5e-324, -5e-324, 2.2250738585072014e-308, Number.MAX_VALUE, -Number.MAX_VALUE,
+  Infinity, -Infinity, NaN, TWO_53, TWO_53 + 2, -TWO_53, 2 ** 63, -(2 ** 63), 2 ** 64, 1 + Number.EPSILON, 1 - Number.EPSILON / 2,
+  2147483647.5, 9007199254740991.5 - 0.5, 4503599627370495.5, 0.1, 0.2, 0.30000000000000004,
+];
+const edgeLongs = [
+  0n, 1n, -1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 53n - 1n, -(2n ** 53n) - 1n, 2n ** 62n, 2n ** 63n - 1n, -(2n ** 63n),
+  2n ** 63n - 1024n, 2n ** 63n - 512n, 2147483648n, -2147483649n,
+];
+
+const doubleArb = fc.oneof(
+  fc.constantFrom(...edgeDoubles),
+  fc.double(),
+  fc.integer({ min: -1000, max: 1000 }).map((n) => n / 8),
+);
+const numberArb = fc.oneof(
+  fc.integer({ min: -2147483648, max: 2147483647 }),
+  fc.integer({ min: -5, max: 5 }),
+  doubleArb.map((d) => new Double(d)),
+  fc.oneof(fc.constantFrom(...edgeLongs), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -10n, max: 10n }))
+    .map((b) => Long.fromBigInt(b)),
+  // Decimals compare through doubles, so they stay below 2^53 where that comparison is exact
+  // against int64 values too.
+  fc.constantFrom('0', '-0', '1', '1.5', '-2.50', '0.1', '1E+2', 'NaN', 'Infinity', '-Infinity', '123456789.123456789', '1E-400')
+    .map((s) => Decimal128.fromString(s)),
+);
+
+const stringArb = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 6 }),
+  fc.string({ unit: fc.constantFrom('a', 'b', '\0', '\u00ff', '\uffff', '\u{10000}', '\u00e9'), maxLength: 5 }),
+);
+
+const scalarArb = fc.oneof(
+  { weight: 5, arbitrary: numberArb },
+  { weight: 3, arbitrary: stringArb },
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.constant(new MinKey()),
+  fc.constant(new MaxKey()),
+  fc.boolean(),
+  fc.integer({ min: -3, max: 3 }).map((n) => new Date(n * 1e12)),
+  fc.uint8Array({ maxLength: 4 }).chain((bytes) => fc.constantFrom(0, 4, 128).map((t) => new Binary(bytes, t))),
+  fc.uint8Array({ minLength: 12, maxLength: 12 }).map((b) => new ObjectId(b)),
+  fc.tuple(fc.constantFrom(0, 1, 0x7fffffff, 0x80000000, 0xffffffff), fc.constantFrom(0, 1, 0xffffffff))
+    .map(([t, i]) => new Timestamp({ t, i })),
+  fc.tuple(fc.constantFrom('a', 'ab', '', 'b'), fc.constantFrom('', 'i', 'im')).map(([p, o]) => new BSONRegExp(p, o)),
+  fc.constantFrom('x', 'y').map((s) => new BSONSymbol(s)),
+  fc.constantFrom('f()', 'g()').map((s) => new Code(s)),
+);
+
+const { value: valueArb } = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    { weight: 6, arbitrary: scalarArb },
+    tie('array'),
+    tie('object'),
+  ),
+  array: fc.array(tie('value'), { maxLength: 3 }),
+  object: fc
+    .array(fc.tuple(fc.constantFrom('a', 'b', 'a\0', '', 'é'), tie('value')), { maxLength: 3 })
+    .map((entries) => Object.fromEntries(entries)),
+}));
+
+// Pairs that are close enough to exercise ties: the second is often a re-typed or tweaked copy.
+function near(v: unknown): fc.Arbitrary<unknown> {
+  if (typeof v === 'number') return fc.constantFrom(v, new Double(v), Long.fromNumber(v), v + 1);
+  return fc.constant(v);
+}
+
+test('single values compare as bytes exactly as compareValues orders them', () => {
+  fc.assert(
+    fc.property(valueArb, valueArb, (a, b) => {
+      assert.equal(byteOrder([a], [b]), sign(compareValues(a, b)));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('numbers of every width compare as bytes exactly as compareValues orders them', () => {
+  fc.assert(
+    fc.property(numberArb, numberArb, (a, b) => {
+      assert.equal(byteOrder([a], [b]), sign(compareValues(a, b)));
+    }),
+    { numRuns: 5000 },
+  );
+});
+
+test('values equal under compareValues encode to identical bytes', () => {
+  fc.assert(
+    fc.property(valueArb.chain((a) => fc.tuple(fc.constant(a), near(a))), ([a, b]) => {
+      if (compareValues(a, b) === 0) assert.deepEqual(encodeValue(a), encodeValue(b));
+    }),
+  );
+});
+
+test('compound keys with mixed orderings compare as bytes element by element', () => {
+  const keyPair = fc.integer({ min: 1, max: 4 }).chain((n) =>
+    fc.tuple(
+      fc.array(valueArb, { minLength: n, maxLength: n }),
+      fc.array(valueArb, { minLength: n, maxLength: n }),
+      fc.array(fc.constantFrom<1 | -1>(1, -1), { minLength: n, maxLength: n }),
+      fc.array(fc.boolean(), { minLength: n, maxLength: n }),
+    ),
+  );
+  fc.assert(
+    fc.property(keyPair, ([a, b, ordering, shared]) => {
+      // Share some elements so that later elements decide the order.
+      const b2 = b.map((v, i) => (shared[i] ? a[i] : v));
+      assert.equal(byteOrder(a, b2, ordering), compareKeys(a, b2, ordering));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+const cases: [string, unknown, unknown, number][] = [
+  ['int, long and double 1 are equal', 1, Long.fromNumber(1), 0],
+  ['double 1.0 equals int 1', new Double(1), 1, 0],
+  ['-0 equals 0', new Double(-0), 0, 0],
+  ['NaN equals NaN', new Double(NaN), NaN, 0],
+  ['NaN is below -Infinity', NaN, -Infinity, -1],
+  ['-Infinity is below the lowest long', -Infinity, Long.fromBigInt(-(2n ** 63n)), -1],
+  ['+Infinity is above the highest long', Infinity, Long.fromBigInt(2n ** 63n - 1n), 1],
+  ['2^53 + 1 as a long is above 2^53 as a double', Long.fromBigInt(2n ** 53n + 1n), new Double(2 ** 53), 1],
+  ['2^63 - 1 as a long is below 2^63 as a double', Long.fromBigInt(2n ** 63n - 1n), new Double(2 ** 63), -1],
+  ['a tiny fraction above an integer is above it', 1 + Number.EPSILON, 1, 1],
+  ['the smallest subnormal is above zero', 5e-324, 0, 1],
+  ['decimal 1.5 equals double 1.5', Decimal128.fromString('1.50'), 1.5, 0],
+  ['MinKey is below null', new MinKey(), null, -1],
+  ['undefined is below null', undefined, null, -1],
+  ['null is below numbers', null, NaN, -1],
+  ['numbers are below strings', Infinity, '', -1],
+  ['a string is above its prefix', 'ab', 'a', 1],
+  ['an embedded NUL sorts above the end of the string', 'a\0', 'a', 1],
+  ['an embedded NUL sorts below every other character', 'a\0', 'a\x01', -1],
+  ['strings compare as UTF-8 bytes, not UTF-16 units', '\u{10000}', '\uffff', 1],
+  ['a symbol equals the string with the same text', new BSONSymbol('x'), 'x', 0],
+  ['objects compare field types before field names', { b: 1 }, { a: 'x' }, -1],
+  ['objects compare field names before values', { a: 2 }, { b: 1 }, -1],
+  ['a shorter object sorts before one it prefixes', { a: 1 }, { a: 1, b: MinKey }, -1],
+  ['undefined fields are missing', { a: 1, b: undefined }, { a: 1 }, 0],
+  ['arrays compare element by element', [1, 2], [1, 3], -1],
+  ['an empty array sorts first', [], [new MinKey()], -1],
+  ['objects are below arrays', { z: 1 }, [], -1],
+  ['shorter binData sorts first whatever its bytes', new Binary(new Uint8Array([9]), 0), new Binary(new Uint8Array([0, 0]), 0), -1],
+  ['binData subtype precedes bytes', new Binary(new Uint8Array([9]), 0), new Binary(new Uint8Array([0]), 1), -1],
+  ['ObjectIds compare as bytes', new ObjectId('000000000000000000000001'), new ObjectId('ff0000000000000000000000'), -1],
+  ['false is below true', false, true, -1],
+  ['dates before the epoch are below it', new Date(-1), new Date(0), -1],
+  ['timestamps are unsigned', new Timestamp({ t: 0x80000000, i: 0 }), new Timestamp({ t: 1, i: 0 }), 1],
+  ['timestamps compare seconds before increments', new Timestamp({ t: 1, i: 5 }), new Timestamp({ t: 2, i: 0 }), -1],
+  ['regexes compare patterns before options', new BSONRegExp('a', 'x'), new BSONRegExp('b', ''), -1],
+  ['MaxKey is above everything', new MaxKey(), new Code('x'), 1],
+];
+
+for (const [name, a, b, expected] of cases) {
+  test(name, () => {
+    assert.equal(byteOrder([a], [b]), expected);
+    assert.equal(sign(compareValues(a, b)), expected);
+  });
+}
+
+test('a descending field reverses that field only', () => {
+  assert.equal(byteOrder([1, 'b'], [2, 'a'], [1, -1]), -1);
+  assert.equal(byteOrder([1, 'b'], [1, 'a'], [1, -1]), -1);
+  assert.equal(byteOrder(['a', 5], ['ab', 0], [-1, 1]), 1);
+});
+
+test('every element encoding is prefix-free, so a string ending never ties with a longer one', () => {
+  // Descending 'a' then MinKey against descending 'a\0': without self-delimiting strings the
+  // inverted terminator could tie with the next element's type byte.
+  assert.equal(byteOrder(['a', new MinKey()], ['a\0', new MinKey()], [-1, 1]), 1);
+  assert.equal(byteOrder([[1], new MaxKey()], [[1, 2], new MinKey()], [-1, 1]), 1);
+  // Inside an object a field name is followed by raw value bytes, which may be anything.
+  const high = new ObjectId('ffffffffffffffffffffffff');
+  const low = new ObjectId('000000000000000000000000');
+  assert.equal(byteOrder([{ a: high }], [{ 'a\0': low }]), -1);
+});
+
+test('encodeValue is encodeKey of one value', () => {
+  assert.deepEqual(encodeValue({ a: [1, 'x'] }), encodeKey([{ a: [1, 'x'] }]));
+});

@@ -1,0 +1,110 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
+import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { optionalBool, optionalDoc, optionalNonNegative, requireArray } from '../args.js';
+import { cursorReply } from '../cursor_manager.js';
+import { collectionStatsDoc } from '../ddl/coll_stats.js';
+import { writeOutStage } from './out_stage.js';
+
+export interface ParsedAggregate {
+  ns: string;
+  coll: string | undefined;
+  pipeline: Doc[];
+  batchSize: number | undefined;
+  variables: Doc | undefined;
+  explain: boolean;
+}
+
+export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
+  const target = cmd.aggregate;
+  let coll: string | undefined;
+  if (typeof target === 'string') coll = target;
+  else if (target !== 1 && !(typeof target === 'object' && target !== null && Number(target) === 1)) {
+    throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
+  }
+  const pipeline: unknown = requireArray(cmd, 'pipeline');
+  validatePipeline(pipeline);
+  const explain = optionalBool(cmd, 'explain') ?? false;
+  const cursor = optionalDoc(cmd, 'cursor');
+  if (!cursor && !explain) {
+    throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
+  }
+  const batchSize = cursor ? optionalNonNegative(cursor, 'batchSize') : undefined;
+  const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
+  return { ns, coll, pipeline, batchSize, variables: optionalDoc(cmd, 'let'), explain };
+}
+
+// Leading $match / $sort stages become the query of the collection read, so they can use indexes.
+export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } {
+  const find: FindSpec = { filter: {} };
+  let i = 0;
+  if (pipeline[i] && isPlainObject(pipeline[i]!.$match) && !containsText(pipeline[i]!.$match as Doc)) {
+    find.filter = pipeline[i]!.$match as Doc;
+    i += 1;
+  }
+  if (pipeline[i] && isPlainObject(pipeline[i]!.$sort)) {
+    find.sort = pipeline[i]!.$sort as Doc;
+    i += 1;
+  }
+  return { find, rest: pipeline.slice(i) };
+}
+
+function containsText(filter: Doc): boolean {
+  return '$text' in filter;
+}
+
+export function pipelineContext(storage: StorageEngine, db: string, variables: Doc | undefined): PipelineContext {
+  return {
+    db,
+    variables,
+    now: new Date(),
+    readCollection: (name: string) => readAll(storage, storage.getCollection(`${db}.${name}`)),
+    collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec),
+  };
+}
+
+function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterable<Doc> {
+  if (!coll) return;
+  for (const { bytes } of storage.scanRecords(coll)) yield deserializeDocument(bytes);
+}
+
+export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate): Iterable<Doc> {
+  const { pipeline } = parsed;
+  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.variables);
+  if (parsed.coll === undefined || (pipeline[0] && ('$collStats' in pipeline[0] || '$documents' in pipeline[0]))) {
+    return runPipeline(pipeline, [], ctx);
+  }
+  const { find, rest } = splitPushdown(pipeline);
+  find.variables = parsed.variables;
+  const prepared = prepareFind(storage, storage.getCollection(parsed.ns), find);
+  return runPipeline(rest, mapDocs(prepared.results), ctx);
+}
+
+function* mapDocs(results: Iterable<{ doc: Doc }>): Iterable<Doc> {
+  for (const r of results) yield r.doc;
+}
+
+export const aggregateCommand: CommandDefinition = {
+  names: ['aggregate'],
+  run(ctx, cmd) {
+    const parsed = parseAggregate(ctx, cmd);
+    const { storage, cursors } = ctx.node;
+    const last = parsed.pipeline[parsed.pipeline.length - 1];
+    if (last && ('$out' in last || '$merge' in last)) {
+      const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
+      writeOutStage(storage, ctx.db, last, runAggregateInput(storage, inner));
+      return cursorReply(parsed.ns, { docs: [], cursorId: cursors.firstBatch(parsed.ns, [], 0).cursorId }, 'firstBatch');
+    }
+    const docs = runAggregateInput(storage, parsed);
+    const batch = cursors.firstBatch(parsed.ns, wrap(docs), parsed.batchSize);
+    return cursorReply(parsed.ns, batch, 'firstBatch');
+  },
+};
+
+function* wrap(docs: Iterable<Doc>): Iterable<{ doc: Doc }> {
+  for (const doc of docs) yield { doc };
+}

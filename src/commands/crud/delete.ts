@@ -1,0 +1,45 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg, optionalBool, optionalDoc, requireDocArray } from '../args.js';
+import { findTargets } from './write_ops.js';
+import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
+import { awaitWriteConcern } from './write_concern.js';
+
+export const deleteCommand: CommandDefinition = {
+  names: ['delete'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const statements = requireDocArray(cmd, 'deletes');
+    const ordered = optionalBool(cmd, 'ordered') ?? true;
+    const variables = optionalDoc(cmd, 'let');
+    checkBatchSize(statements.length);
+    const { storage } = ctx.node;
+    const errors: Doc[] = [];
+    let n = 0;
+    storage.write((unit) => {
+      for (let i = 0; i < statements.length; i++) {
+        try {
+          const st = statements[i]!;
+          if (!isPlainObject(st.q)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type, expected type 'object'");
+          if (!isNumber(st.limit)) throw new MongoError(40414, "BSON field 'delete.deletes.limit' is missing but a required field");
+          const limit = toDouble(st.limit);
+          if (limit !== 0 && limit !== 1) throw new MongoError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
+          const coll = storage.getCollection(ns);
+          for (const t of findTargets(storage, coll, st.q, { hint: st.hint, limit, variables })) {
+            unit.remove(coll!, t.recordId, t.doc, t.size);
+            n += 1;
+          }
+        } catch (err) {
+          if (!(err instanceof MongoError)) throw err;
+          errors.push(writeError(i, err));
+          if (ordered) break;
+        }
+      }
+    });
+    ctx.node.counters.opcounters.delete += statements.length;
+    await awaitWriteConcern(ctx, cmd);
+    return withWriteErrors({ n, ok: 1 }, errors);
+  },
+};

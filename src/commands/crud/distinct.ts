@@ -1,0 +1,26 @@
+import { valuesEqual } from '../../bson/compare.js';
+import { distinctValues } from './distinct_values.js';
+import { prepareFind } from '../../query/exec/find_query.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg, optionalDoc, requireString } from '../args.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+
+export const distinctCommand: CommandDefinition = {
+  names: ['distinct'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const key = requireString(cmd, 'key');
+    if (key.length === 0) throw new MongoError(ErrorCodes.BadValue, 'FieldPath cannot be constructed with empty string');
+    const query = optionalDoc(cmd, 'query') ?? {};
+    const { storage } = ctx.node;
+    const values: unknown[] = [];
+    for (const out of prepareFind(storage, storage.getCollection(ns), { filter: query, hint: cmd.hint }).results) {
+      for (const v of distinctValues(out.doc, key)) {
+        if (v === undefined) continue;
+        if (!values.some((x) => valuesEqual(x, v))) values.push(v);
+      }
+    }
+    return { values, ok: 1 };
+  },
+};

@@ -1,0 +1,41 @@
+import { ObjectId } from 'bson';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { bsonTag, serializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { Limits } from '../../wire/op_codes.js';
+
+export function checkIdValue(id: unknown): void {
+  if (Array.isArray(id)) throw new MongoError(ErrorCodes.InvalidIdField, "The '_id' value cannot be of type array");
+  if (bsonTag(id) === 'BSONRegExp') throw new MongoError(ErrorCodes.InvalidIdField, "The '_id' value cannot be of type regex");
+  if (isPlainObject(id)) {
+    const first = Object.keys(id)[0];
+    if (first?.startsWith('$')) throw new MongoError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${first} is not valid for storage.`);
+  }
+}
+
+// The document as stored: `_id` first (generated when absent), checked as mongod checks inserts.
+export function prepareInsert(raw: unknown): { doc: Doc; bytes: Buffer } {
+  if (!isPlainObject(raw)) throw new MongoError(ErrorCodes.TypeMismatch, 'document to insert must be an object');
+  let doc: Doc;
+  if (raw._id === undefined) {
+    doc = { _id: new ObjectId(), ...raw };
+  } else if (Object.keys(raw)[0] !== '_id') {
+    const { _id, ...rest } = raw;
+    doc = { _id, ...rest };
+  } else {
+    doc = raw;
+  }
+  checkIdValue(doc._id);
+  for (const key of Object.keys(doc)) {
+    if (key.startsWith('$')) throw new MongoError(ErrorCodes.BadValue, `Document can't have $ prefixed field names: ${key}`);
+  }
+  const bytes = serializeDocument(doc);
+  checkSize(bytes);
+  return { doc, bytes };
+}
+
+export function checkSize(bytes: Buffer): void {
+  if (bytes.length > Limits.maxBsonObjectSize) {
+    throw new MongoError(ErrorCodes.BSONObjectTooLarge, `object to insert too large. size in bytes: ${bytes.length}, max size: ${Limits.maxBsonObjectSize}`);
+  }
+}

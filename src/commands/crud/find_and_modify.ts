@@ -1,0 +1,52 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import { compileProjection } from '../../query/projection/projection.js';
+import { compileUpdate } from '../../query/update/index.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg, optionalBool, optionalDoc } from '../args.js';
+import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
+import { awaitWriteConcern } from './write_concern.js';
+
+export const findAndModifyCommand: CommandDefinition = {
+  names: ['findAndModify', 'findandmodify'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const query = optionalDoc(cmd, 'query') ?? {};
+    const sort = optionalDoc(cmd, 'sort');
+    const fields = optionalDoc(cmd, 'fields');
+    const remove = optionalBool(cmd, 'remove') ?? false;
+    const returnNew = optionalBool(cmd, 'new') ?? false;
+    const upsert = optionalBool(cmd, 'upsert') ?? false;
+    const variables = optionalDoc(cmd, 'let');
+    const rawUpdate = cmd.update;
+    if (remove && rawUpdate !== undefined) throw new MongoError(ErrorCodes.FailedToParse, 'Cannot specify both an update and remove=true');
+    if (!remove && rawUpdate === undefined) throw new MongoError(ErrorCodes.FailedToParse, 'Either an update or remove=true must be specified');
+    if (remove && upsert) throw new MongoError(ErrorCodes.FailedToParse, 'Cannot specify both upsert=true and remove=true ');
+    if (remove && returnNew) throw new MongoError(ErrorCodes.FailedToParse, 'Cannot specify both new=true and remove=true; \'remove\' always returns the deleted document');
+    if (rawUpdate !== undefined && !isPlainObject(rawUpdate) && !Array.isArray(rawUpdate)) {
+      throw new MongoError(ErrorCodes.FailedToParse, 'Update argument must be either an object or an array');
+    }
+    const update = rawUpdate === undefined ? undefined : compileUpdate(rawUpdate as Doc | Doc[], { arrayFilters: cmd.arrayFilters as Doc[] | undefined, variables });
+    const projector = fields && Object.keys(fields).length > 0 ? compileProjection(fields) : undefined;
+    const { storage } = ctx.node;
+    const result = storage.write((unit) => {
+      const coll = storage.getCollection(ns);
+      const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables });
+      if (!target) {
+        if (!update || !upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null };
+        const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update);
+        return { lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id }, value: returnNew ? doc : null };
+      }
+      if (!update) {
+        unit.remove(coll!, target.recordId, target.doc, target.size);
+        return { lastErrorObject: { n: 1 }, value: target.doc };
+      }
+      const { after } = applyUpdate(unit, coll!, target, update);
+      return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
+    });
+    await awaitWriteConcern(ctx, cmd);
+    const value = result.value && projector ? projector.apply(result.value) : result.value;
+    return { lastErrorObject: result.lastErrorObject, value, ok: 1 };
+  },
+};

@@ -1,0 +1,55 @@
+import { ObjectId } from 'bson';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { valuesEqual } from '../../bson/compare.js';
+import { serializeDocument, type Doc } from '../../bson/values.js';
+import { prepareFind } from '../../query/exec/find_query.js';
+import type { CompiledUpdate } from '../../query/update/index.js';
+import { upsertDocument } from '../../query/update/index.js';
+import type { MatchDetails } from '../../query/match/matcher.js';
+import type { Collection, StorageEngine, WriteUnit } from '../../storage/storage_engine.js';
+import { checkIdValue, checkSize } from './document_validation.js';
+
+export interface Target {
+  recordId: number;
+  doc: Doc;
+  size: number;
+  details: MatchDetails;
+}
+
+// The documents a write statement applies to, collected before any is changed so that a
+// multi-update moving documents within the index being scanned never visits one twice.
+export function findTargets(storage: StorageEngine, coll: Collection | undefined, filter: Doc, options: { sort?: Doc; hint?: unknown; limit: number; variables?: Record<string, unknown> }): Target[] {
+  const prepared = prepareFind(storage, coll, { filter, sort: options.sort, hint: options.hint, limit: options.limit, variables: options.variables });
+  const targets: Target[] = [];
+  for (const out of prepared.results) {
+    targets.push({ recordId: out.recordId, doc: out.doc, size: out.bytes?.length ?? serializeDocument(out.doc).length, details: out.details });
+  }
+  return targets;
+}
+
+export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate): { after: Doc; modified: boolean } {
+  const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false });
+  if (!modified) return { after: target.doc, modified: false };
+  if (!valuesEqual(after._id, target.doc._id)) {
+    throw new MongoError(ErrorCodes.ImmutableField, "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + String(after._id));
+  }
+  const bytes = serializeDocument(after);
+  checkSize(bytes);
+  unit.update(coll, target.recordId, target.doc, target.size, after, bytes);
+  return { after, modified: true };
+}
+
+export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, update: CompiledUpdate): Doc {
+  let doc = upsertDocument(query, update);
+  if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
+  else if (Object.keys(doc)[0] !== '_id') {
+    const { _id, ...rest } = doc;
+    doc = { _id, ...rest };
+  }
+  checkIdValue(doc._id);
+  const bytes = serializeDocument(doc);
+  checkSize(bytes);
+  unit.insert(coll, doc, bytes);
+  return doc;
+}

@@ -1,0 +1,114 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { Doc } from '../../bson/values.js';
+import { compileFilter } from '../../query/match/matcher.js';
+import { splitNamespace } from '../../storage/catalog_entry.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg, optionalBool, optionalDoc, requireString } from '../args.js';
+import { cursorReply } from '../cursor_manager.js';
+
+export const createCommand: CommandDefinition = {
+  names: ['create'],
+  run(ctx, cmd) {
+    const name = collectionArg(cmd);
+    if (cmd.viewOn !== undefined) throw new MongoError(ErrorCodes.CommandNotSupported, 'views are not supported by docshard yet');
+    const options: Doc = {};
+    for (const [k, v] of Object.entries(cmd)) {
+      if (k === 'create' || k.startsWith('$') || ['lsid', 'txnNumber', 'writeConcern', 'comment', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'maxTimeMS'].includes(k)) continue;
+      options[k] = v;
+    }
+    ctx.node.storage.createCollection(`${ctx.db}.${name}`, options);
+    return { ok: 1 };
+  },
+};
+
+export const dropCommand: CommandDefinition = {
+  names: ['drop'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const { storage } = ctx.node;
+    const coll = storage.getCollection(ns);
+    if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
+    const nIndexesWas = coll.indexes.length;
+    storage.dropCollection(ns);
+    return { nIndexesWas, ns, ok: 1 };
+  },
+};
+
+export const dropDatabaseCommand: CommandDefinition = {
+  names: ['dropDatabase'],
+  run(ctx) {
+    const { storage } = ctx.node;
+    for (const coll of storage.listCollections(ctx.db)) storage.dropCollection(coll.ns);
+    return { dropped: ctx.db, ok: 1 };
+  },
+};
+
+export const listCollectionsCommand: CommandDefinition = {
+  names: ['listCollections'],
+  run(ctx, cmd) {
+    const filter = optionalDoc(cmd, 'filter') ?? {};
+    const nameOnly = optionalBool(cmd, 'nameOnly') ?? false;
+    const matcher = compileFilter(filter);
+    const docs: { doc: Doc }[] = [];
+    for (const coll of ctx.node.storage.listCollections(ctx.db)) {
+      const name = splitNamespace(coll.ns).coll;
+      const full: Doc = {
+        name,
+        type: 'collection',
+        options: coll.entry.options,
+        info: { readOnly: false, uuid: coll.entry.uuid },
+        idIndex: { v: 2, key: { _id: 1 }, name: '_id_' },
+      };
+      if (!matcher.matches(full)) continue;
+      docs.push({ doc: nameOnly ? { name, type: 'collection' } : full });
+    }
+    docs.sort((a, b) => String(a.doc.name).localeCompare(String(b.doc.name)));
+    const ns = `${ctx.db}.$cmd.listCollections`;
+    const cursor = optionalDoc(cmd, 'cursor') ?? {};
+    const batchSize = typeof cursor.batchSize === 'number' ? cursor.batchSize : undefined;
+    return cursorReply(ns, ctx.node.cursors.firstBatch(ns, docs, batchSize), 'firstBatch');
+  },
+};
+
+export const listDatabasesCommand: CommandDefinition = {
+  names: ['listDatabases'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const nameOnly = optionalBool(cmd, 'nameOnly') ?? false;
+    const matcher = compileFilter(optionalDoc(cmd, 'filter') ?? {});
+    const { storage } = ctx.node;
+    const databases: Doc[] = [];
+    let totalSize = 0;
+    for (const name of storage.listDatabases()) {
+      const sizeOnDisk = storage.listCollections(name).reduce((n, c) => n + storage.stats.get(c.entry.id).size, 0);
+      const entry: Doc = { name, sizeOnDisk, empty: false };
+      if (!matcher.matches(entry)) continue;
+      totalSize += sizeOnDisk;
+      databases.push(nameOnly ? { name } : entry);
+    }
+    return nameOnly ? { databases, ok: 1 } : { databases, totalSize, totalSizeMb: Math.floor(totalSize / 1024 / 1024), ok: 1 };
+  },
+};
+
+export const renameCollectionCommand: CommandDefinition = {
+  names: ['renameCollection'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const from = requireString(cmd, 'renameCollection');
+    const to = requireString(cmd, 'to');
+    const dropTarget = optionalBool(cmd, 'dropTarget') ?? false;
+    for (const ns of [from, to]) {
+      if (!ns.includes('.') || ns.endsWith('.') || ns.startsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
+    }
+    const { storage } = ctx.node;
+    if (!storage.getCollection(from)) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
+    if (from === to) throw new MongoError(ErrorCodes.IllegalOperation, "Can't rename a collection to itself");
+    if (storage.getCollection(to)) {
+      if (!dropTarget) throw new MongoError(ErrorCodes.NamespaceExists, 'target namespace exists');
+      storage.dropCollection(to);
+    }
+    storage.renameCollection(from, to);
+    return { ok: 1 };
+  },
+};

@@ -1,0 +1,68 @@
+import os from 'node:os';
+import { UUID } from 'bson';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { CommandDefinition } from '../command.js';
+
+export const pingCommand: CommandDefinition = { names: ['ping'], run: () => ({ ok: 1 }) };
+
+export const whatsMyUriCommand: CommandDefinition = {
+  names: ['whatsmyuri'],
+  run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }),
+};
+
+export const connectionStatusCommand: CommandDefinition = {
+  names: ['connectionStatus'],
+  run: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
+};
+
+export const hostInfoCommand: CommandDefinition = {
+  names: ['hostInfo'],
+  run: () => ({
+    system: {
+      currentTime: new Date(),
+      hostname: os.hostname(),
+      cpuAddrSize: 64,
+      memSizeMB: Math.round(os.totalmem() / 1024 / 1024),
+      numCores: os.cpus().length,
+      cpuArch: process.arch,
+    },
+    os: { type: os.type(), name: os.platform(), version: os.release() },
+    extra: {},
+    ok: 1,
+  }),
+};
+
+export const getLogCommand: CommandDefinition = {
+  names: ['getLog'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const which = cmd.getLog;
+    if (which === '*') return { names: ['global', 'startupWarnings'], ok: 1 };
+    if (which === 'startupWarnings') return { totalLinesWritten: 0, log: [], ok: 1 };
+    if (which === 'global') return { totalLinesWritten: ctx.node.recentLog.length, log: [...ctx.node.recentLog], ok: 1 };
+    throw new MongoError(ErrorCodes.NoSuchKey, `No log named '${String(which)}'`);
+  },
+};
+
+// Sessions are accepted and tracked by id only until the sessions issue gives them state.
+export const endSessionsCommand: CommandDefinition = { names: ['endSessions'], run: () => ({ ok: 1 }) };
+export const killAllSessionsCommand: CommandDefinition = { names: ['killAllSessions', 'killSessions', 'refreshSessions'], run: () => ({ ok: 1 }) };
+export const startSessionCommand: CommandDefinition = {
+  names: ['startSession'],
+  run: () => ({ id: { id: new UUID() }, timeoutMinutes: 30, ok: 1 }),
+};
+
+export const listCommandsCommand: CommandDefinition = {
+  names: ['listCommands'],
+  run(ctx) {
+    const commands: Record<string, unknown> = {};
+    const seen = new Set<CommandDefinition>();
+    for (const def of ctx.node.commands.values()) {
+      if (seen.has(def) || (def.testOnly && !ctx.node.options.enableTestCommands)) continue;
+      seen.add(def);
+      for (const name of def.names) commands[name] = { help: def.help ?? '', adminOnly: def.adminOnly === true };
+    }
+    return { commands, ok: 1 };
+  },
+};

@@ -1,0 +1,90 @@
+import { BSON } from 'bson';
+import { errorReply, MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { deserializeDocument, type Doc } from '../bson/values.js';
+import { encodeOpMsgReply, encodeOpReply, FramingError, parseRequest, type OpMsgRequest, type OpQueryRequest } from '../wire/message.js';
+import { MsgFlag, Limits } from '../wire/op_codes.js';
+import { serializeWithRaw } from '../wire/raw_bson.js';
+import type { ConnectionInfo, NodeServices } from './command.js';
+import { dispatchCommand } from './dispatcher.js';
+
+let nextResponseId = 1;
+
+// Turns one framed message into at most one reply message. Errors inside a well-framed message
+// become error replies; errors that make the stream untrustworthy throw FramingError (the
+// connection is then closed).
+export async function handleMessage(node: NodeServices, conn: ConnectionInfo, message: Buffer): Promise<Buffer | undefined> {
+  let request;
+  try {
+    request = parseRequest(message);
+  } catch (err) {
+    if (err instanceof MongoError && [ErrorCodes.IllegalOpMsgFlag, ErrorCodes.TooManyDocumentSequences, ErrorCodes.ChecksumMismatch].includes(err.code as 223)) {
+      throw new FramingError(err.message);
+    }
+    return encodeOpMsgReply(serializeReply(errorReply(err)), nextResponseId++, message.readInt32LE(4));
+  }
+  switch (request.kind) {
+    case 'msg': return handleOpMsg(node, conn, request);
+    case 'query': return handleOpQuery(node, conn, request);
+    default: throw new FramingError(`unsupported opCode ${request.header.opCode}`);
+  }
+}
+
+async function handleOpMsg(node: NodeServices, conn: ConnectionInfo, request: OpMsgRequest): Promise<Buffer | undefined> {
+  let reply: Doc;
+  try {
+    reply = await dispatchCommand(node, conn, decodeCommand(request));
+  } catch (err) {
+    reply = errorReply(err);
+  }
+  if (request.flags & MsgFlag.moreToCome) return undefined;
+  return encodeOpMsgReply(serializeReply(reply), nextResponseId++, request.header.requestId);
+}
+
+function decodeCommand(request: OpMsgRequest): Doc {
+  if (request.body.length > Limits.maxBsonInternalSize) {
+    throw new MongoError(ErrorCodes.BSONObjectTooLarge, `BSONObj size: ${request.body.length} is invalid. Size must be between 0 and 16793600(16MB)`);
+  }
+  const cmd = deserializeDocument(request.body);
+  for (const seq of request.sequences) {
+    if (seq.identifier in cmd) {
+      throw new MongoError(ErrorCodes.BadValue, `Duplicate field '${seq.identifier}' in OP_MSG body and document sequence`);
+    }
+    cmd[seq.identifier] = seq.documents.map((d) => deserializeDocument(d));
+  }
+  return cmd;
+}
+
+const HANDSHAKE_COMMANDS = new Set(['hello', 'isMaster', 'ismaster']);
+
+// Drivers open every connection with a legacy OP_QUERY hello; MongoDB 5.1+ refuses every other
+// OP_QUERY command with UnsupportedOpQueryCommand.
+async function handleOpQuery(node: NodeServices, conn: ConnectionInfo, request: OpQueryRequest): Promise<Buffer> {
+  let reply: Doc;
+  try {
+    const query = deserializeDocument(request.query);
+    const inner = '$query' in query && typeof query.$query === 'object' ? (query.$query as Doc) : query;
+    const name = Object.keys(inner)[0] ?? '';
+    const isCommand = request.fullCollectionName.endsWith('.$cmd');
+    if (isCommand && HANDSHAKE_COMMANDS.has(name)) {
+      const db = request.fullCollectionName.slice(0, -'.$cmd'.length);
+      reply = await dispatchCommand(node, conn, { ...inner, $db: db });
+    } else {
+      throw new MongoError(
+        ErrorCodes.UnsupportedOpQueryCommand,
+        `Unsupported OP_QUERY command: ${isCommand ? name : 'find'}. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal`,
+      );
+    }
+  } catch (err) {
+    reply = errorReply(err);
+  }
+  return encodeOpReply(serializeReply(reply), nextResponseId++, request.header.requestId);
+}
+
+function serializeReply(reply: Doc): Buffer {
+  try {
+    return serializeWithRaw(reply);
+  } catch (err) {
+    return Buffer.from(BSON.serialize(errorReply(err)));
+  }
+}

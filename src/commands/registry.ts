@@ -1,0 +1,35 @@
+import type { CommandDefinition } from './command.js';
+import { helloCommand } from './diagnostic/hello.js';
+import { buildInfoCommand } from './diagnostic/build_info.js';
+import { getParameterCommand } from './diagnostic/get_parameter.js';
+import { serverStatusCommand } from './diagnostic/server_status.js';
+import { configureFailPointCommand } from './diagnostic/configure_fail_point.js';
+import {
+  connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand, listCommandsCommand,
+  pingCommand, startSessionCommand, whatsMyUriCommand,
+} from './diagnostic/simple.js';
+import { insertCommand } from './crud/insert.js';
+import { updateCommand } from './crud/update.js';
+import { deleteCommand } from './crud/delete.js';
+import { findAndModifyCommand } from './crud/find_and_modify.js';
+import { findCommand, getMoreCommand, killCursorsCommand } from './crud/find.js';
+import { countCommand } from './crud/count.js';
+import { distinctCommand } from './crud/distinct.js';
+import { aggregateCommand } from './crud/aggregate.js';
+import { explainCommand } from './crud/explain.js';
+import {
+  createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
+} from './ddl/collections.js';
+import { createIndexesCommand, dropIndexesCommand, listIndexesCommand } from './ddl/indexes.js';
+import { collStatsCommand, dbStatsCommand } from './ddl/coll_stats.js';
+
+// Every command a node (shard or config server) answers.
+export const nodeCommands: readonly CommandDefinition[] = [
+  helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand,
+  connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand,
+  listCommandsCommand, pingCommand, startSessionCommand, whatsMyUriCommand,
+  insertCommand, updateCommand, deleteCommand, findAndModifyCommand, findCommand, getMoreCommand, killCursorsCommand,
+  countCommand, distinctCommand, aggregateCommand, explainCommand,
+  createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
+  createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand,
+];

@@ -1,0 +1,69 @@
+import { mkdirSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { buildCommandTable } from '../commands/dispatcher.js';
+import type { NodeOptions, NodeServices } from '../commands/command.js';
+import { CursorManager } from '../commands/cursor_manager.js';
+import { FailPoints } from '../commands/fail_points.js';
+import { handleMessage } from '../commands/message_handler.js';
+import { nodeCommands } from '../commands/registry.js';
+import { compileFilter } from '../query/match/matcher.js';
+import { StorageEngine } from '../storage/storage_engine.js';
+import { TcpServer } from '../wire/tcp_server.js';
+
+const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
+const CURSOR_REAP_INTERVAL_MS = 60 * 1000;
+
+export interface RunningNode {
+  port: number;
+  services: NodeServices;
+  stop(): Promise<void>;
+}
+
+// The composition root of a node: the only place its socket, clock-driven timers and LMDB
+// environment are created.
+export async function startNode(options: NodeOptions, logger: Logger, recentLog: string[]): Promise<RunningNode> {
+  mkdirSync(options.dbpath, { recursive: true });
+  const storage = StorageEngine.open(options.dbpath, {
+    compilePartialFilter: (filter) => {
+      const matcher = compileFilter(filter);
+      return (doc) => matcher.matches(doc);
+    },
+  });
+  const services: NodeServices = {
+    options,
+    storage,
+    cursors: new CursorManager(),
+    logger,
+    startedAt: new Date(),
+    counters: { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } },
+    recentLog,
+    failPoints: new FailPoints(),
+    commands: buildCommandTable(nodeCommands),
+  };
+  const server = new TcpServer({
+    onMessage: (conn, message) => handleMessage(services, conn, message),
+    onConnect: (conn) => {
+      services.counters.connectionsCurrent += 1;
+      services.counters.connectionsTotal += 1;
+      logger.debug({ c: 'NETWORK', connectionId: conn.id, remote: conn.remote }, 'Connection accepted');
+    },
+    onClose: (conn, reason) => {
+      services.counters.connectionsCurrent -= 1;
+      logger.debug({ c: 'NETWORK', connectionId: conn.id, reason }, 'Connection ended');
+    },
+  });
+  const port = await server.listen(options.port, options.bindIp);
+  services.options = { ...options, port };
+  const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
+  reaper.unref();
+  logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
+  return {
+    port,
+    services,
+    async stop() {
+      clearInterval(reaper);
+      await server.close();
+      await storage.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { Doc } from '../../bson/values.js';
+import { parseExpression } from './expression.js';
+
+export interface PipelineContext {
+  db: string;
+  readCollection(coll: string): Iterable<Doc>;
+  collStats?(coll: string, spec: Doc): Doc;
+  variables?: Record<string, unknown>;
+  now?: Date;
+}
+
+// A parsed stage: given its input and the variables of this run (which differ per outer document
+// inside a $lookup sub-pipeline), it yields its output.
+export type Stage = (input: Iterable<Doc>, vars: Record<string, unknown>) => Iterable<Doc>;
+
+export type CompiledPipeline = Stage;
+
+export type SubPipelineKind = 'lookup' | 'facet' | 'unionWith';
+
+export interface StageEnv {
+  ctx: PipelineContext;
+  varNames: string[];
+  compilePipeline(pipeline: unknown, varNames: string[], kind: SubPipelineKind): CompiledPipeline;
+}
+
+export type StageParser = (spec: unknown, env: StageEnv, name: string) => Stage;
+
+export type DocEvaluator = (doc: Doc, vars: Record<string, unknown>) => unknown;
+
+export function compileDocExpression(expr: unknown, env: StageEnv): DocEvaluator {
+  const evaluate = parseExpression(expr, env.varNames);
+  return (doc, vars) => evaluate({ root: doc, vars: { ...vars, CURRENT: doc } });
+}

@@ -1,0 +1,73 @@
+import type { Doc } from '../../bson/values.js';
+import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
+import { compileFilter } from '../match/matcher.js';
+import { compileProjection } from '../projection/projection.js';
+import { compileSort } from '../sort.js';
+import { planQuery, type QueryPlan } from '../plan/query_planner.js';
+import type { MatchDetails } from '../match/matcher.js';
+import { executePlan, newStats, type Candidate, type ExecutionStats } from './plan_executor.js';
+
+export interface FindSpec {
+  filter: Doc;
+  sort?: Doc;
+  projection?: Doc;
+  skip?: number;
+  limit?: number;
+  hint?: unknown;
+  min?: Doc;
+  max?: Doc;
+  variables?: Record<string, unknown>;
+}
+
+// A result document; `bytes` is set while the document is exactly as stored.
+export interface Output {
+  doc: Doc;
+  bytes?: Buffer;
+  recordId: number;
+  details: MatchDetails;
+}
+
+export interface PreparedFind {
+  plan: QueryPlan | undefined;
+  stats: ExecutionStats;
+  blockingSort: boolean;
+  results: Iterable<Output>;
+}
+
+// filter -> plan -> (sort) -> skip -> limit -> projection, lazily where the plan allows.
+export function prepareFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
+  const matcher = compileFilter(spec.filter, { variables: spec.variables });
+  const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
+  const projector = spec.projection && Object.keys(spec.projection).length > 0 ? compileProjection(spec.projection) : undefined;
+  const stats = newStats();
+  if (!coll) return { plan: undefined, stats, blockingSort: false, results: [] };
+  const plan = planQuery({ filter: spec.filter, sort: spec.sort, hint: spec.hint, min: spec.min, max: spec.max }, coll.indexes);
+  const blockingSort = sortCmp !== undefined && !(plan.kind === 'IXSCAN' && plan.providesSort);
+  let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);
+  if (blockingSort) candidates = sortAll(candidates, sortCmp!);
+  const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, projector, stats);
+  return { plan, stats, blockingSort, results };
+}
+
+function sortAll(input: Iterable<Candidate>, cmp: (a: Doc, b: Doc) => number): Candidate[] {
+  const all = [...input];
+  // Array.prototype.sort is stable, so ties keep plan order, as MongoDB's sort stage does.
+  all.sort((a, b) => cmp(a.doc, b.doc));
+  return all;
+}
+
+function* shape(input: Iterable<Candidate>, skip: number, limit: number, projector: ReturnType<typeof compileProjection> | undefined, stats: ExecutionStats): Iterable<Output> {
+  let skipped = 0;
+  let returned = 0;
+  for (const c of input) {
+    if (skipped < skip) {
+      skipped += 1;
+      continue;
+    }
+    if (limit > 0 && returned >= limit) return;
+    returned += 1;
+    stats.nReturned += 1;
+    if (projector) yield { doc: projector.apply(c.doc, c.details), recordId: c.recordId, details: c.details };
+    else yield { doc: c.doc, bytes: c.bytes, recordId: c.recordId, details: c.details };
+  }
+}

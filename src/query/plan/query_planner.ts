@@ -1,0 +1,227 @@
+import { encodeKey, type Ordering } from '../../bson/key_string.js';
+import { hashValue } from '../../bson/hash.js';
+import { compareValues } from '../../bson/compare.js';
+import { formatValue } from '../../bson/format.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { IndexAccess } from '../../storage/index_access.js';
+import { prefixSuccessor } from '../../storage/key_layout.js';
+import { ALL_VALUES, intervalsFor, isPoint, pointInterval, type Interval } from './index_bounds.js';
+
+// Chooses how to read a collection for a filter/sort: a collection scan, or one index scanned over
+// key ranges. A pure function of the request and the index catalog, so explain shows exactly
+// what execution does.
+export interface KeyRange {
+  start: Buffer;
+  end: Buffer;
+}
+
+export type QueryPlan =
+  | { kind: 'COLLSCAN'; direction: 1 | -1 }
+  | {
+    kind: 'IXSCAN';
+    index: IndexAccess;
+    ranges: KeyRange[];
+    direction: 1 | -1;
+    indexBounds: Record<string, string[]>;
+    providesSort: boolean;
+  };
+
+export interface PlanRequest {
+  filter: Doc;
+  sort?: Doc;
+  hint?: unknown;
+  min?: Doc;
+  max?: Doc;
+}
+
+const MAX_RANGES = 500;
+
+export function planQuery(req: PlanRequest, indexes: readonly IndexAccess[]): QueryPlan {
+  const hinted = resolveHint(req.hint, indexes);
+  if (hinted === 'natural') return { kind: 'COLLSCAN', direction: naturalDirection(req.hint) };
+  if (req.min !== undefined || req.max !== undefined) {
+    if (!hinted) throw new MongoError(51173, 'When using min()/max() a hint of which index to use must be provided');
+    return minMaxPlan(hinted, req.min, req.max);
+  }
+  const conditions = collectConditions(req.filter);
+  const candidates = hinted ? [hinted] : indexes.filter((i) => i.entry.spec.partialFilterExpression === undefined);
+  let best: { plan: QueryPlan & { kind: 'IXSCAN' }; score: number } | undefined;
+  for (const index of candidates) {
+    const bounds = boundsFor(index, conditions);
+    if (bounds.score === 0 && !hinted) continue;
+    const plan = buildPlan(index, bounds.fields, req.sort);
+    const score = bounds.score * 2 + (plan.providesSort ? 1 : 0) + (index.unique ? 1 : 0);
+    if (!best || score > best.score) best = { plan, score };
+  }
+  if (best) return best.plan;
+  if (req.sort && Object.keys(req.sort).length > 0) {
+    for (const index of candidates) {
+      if (index.entry.spec.sparse === true) continue;
+      const plan = buildPlan(index, Object.keys(index.keyPattern).map(() => [ALL_VALUES]), req.sort);
+      if (plan.providesSort) return plan;
+    }
+  }
+  return { kind: 'COLLSCAN', direction: 1 };
+}
+
+function naturalDirection(hint: unknown): 1 | -1 {
+  return isPlainObject(hint) && hint.$natural === -1 ? -1 : 1;
+}
+
+function resolveHint(hint: unknown, indexes: readonly IndexAccess[]): IndexAccess | 'natural' | undefined {
+  if (hint === undefined || hint === null) return undefined;
+  if (typeof hint === 'string') {
+    if (hint === '') return undefined;
+    const found = indexes.find((i) => i.name === hint);
+    if (!found) throw new MongoError(ErrorCodes.BadValue, 'error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index');
+    return found;
+  }
+  if (isPlainObject(hint)) {
+    if (Object.keys(hint).length === 0) return undefined;
+    if ('$natural' in hint) return 'natural';
+    const found = indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
+    if (!found) throw new MongoError(ErrorCodes.BadValue, 'error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index');
+    return found;
+  }
+  throw new MongoError(ErrorCodes.FailedToParse, 'hint must be a string or an object');
+}
+
+// Top-level predicates per path, including those inside a top-level $and.
+function collectConditions(filter: Doc): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  const visit = (f: Doc): void => {
+    for (const [key, value] of Object.entries(f)) {
+      if (key === '$and' && Array.isArray(value)) {
+        for (const sub of value) if (isPlainObject(sub)) visit(sub);
+      } else if (!key.startsWith('$')) {
+        const list = out.get(key) ?? [];
+        list.push(value);
+        out.set(key, list);
+      }
+    }
+  };
+  visit(filter);
+  return out;
+}
+
+function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fields: Interval[][]; score: number } {
+  const fields: Interval[][] = [];
+  let score = 0;
+  let open = true;
+  for (const [path, direction] of Object.entries(index.keyPattern)) {
+    const conds = conditions.get(path);
+    let intervals: Interval[] | undefined;
+    if (open && conds) {
+      for (const c of conds) {
+        const next = intervalsFor(c, index.entry.multikey);
+        if (next === undefined) continue;
+        intervals = intervals === undefined ? next : intersectLists(intervals, next);
+      }
+      if (intervals && direction === 'hashed') intervals = hashedIntervals(intervals);
+      if (intervals && index.entry.spec.sparse === true && intervals.some((i) => i.low === null || i.high === null)) intervals = undefined;
+    }
+    if (open && intervals) {
+      fields.push(intervals);
+      score += intervals.every(isPoint) ? 2 : 1;
+      if (!intervals.every(isPoint)) open = false;
+    } else {
+      fields.push([ALL_VALUES]);
+      open = false;
+    }
+  }
+  return { fields, score };
+}
+
+function intersectLists(a: Interval[], b: Interval[]): Interval[] {
+  return a.filter((x) => b.some((y) => compareValues(x.low, y.high) <= 0 && compareValues(y.low, x.high) <= 0));
+}
+
+function hashedIntervals(intervals: Interval[]): Interval[] | undefined {
+  if (!intervals.every(isPoint)) return undefined;
+  return intervals.map((i) => pointInterval(hashValue(i.low)));
+}
+
+function buildPlan(index: IndexAccess, fields: Interval[][], sort: Doc | undefined): QueryPlan & { kind: 'IXSCAN' } {
+  const { providesSort, direction } = sortSupport(index, fields, sort);
+  const ordering = index.ordering;
+  const bounded = boundedPrefix(fields);
+  const ranges = keyRanges(fields.slice(0, bounded), ordering);
+  const indexBounds: Record<string, string[]> = {};
+  Object.keys(index.keyPattern).forEach((path, i) => { indexBounds[path] = fields[i]!.map(formatInterval); });
+  return { kind: 'IXSCAN', index, ranges, direction, indexBounds, providesSort };
+}
+
+// Leading fields whose intervals can be turned into key ranges without exceeding MAX_RANGES.
+function boundedPrefix(fields: Interval[][]): number {
+  let count = 1;
+  let n = 0;
+  for (const intervals of fields) {
+    if (intervals.length === 1 && intervals[0] === ALL_VALUES) break;
+    if (count * intervals.length > MAX_RANGES) break;
+    count *= intervals.length;
+    n += 1;
+    if (!intervals.every(isPoint)) break;
+  }
+  return n;
+}
+
+function keyRanges(fields: Interval[][], ordering: Ordering): KeyRange[] {
+  if (fields.length === 0) return [{ start: Buffer.alloc(0), end: Buffer.alloc(0) }];
+  let prefixes: unknown[][] = [[]];
+  for (const intervals of fields.slice(0, -1)) {
+    prefixes = prefixes.flatMap((p) => intervals.map((i) => [...p, i.low]));
+  }
+  const last = fields[fields.length - 1]!;
+  const lastDir = ordering[fields.length - 1] ?? 1;
+  const order = ordering.slice(0, fields.length);
+  const ranges: KeyRange[] = [];
+  for (const p of prefixes) {
+    for (const i of last) {
+      const [low, lowIncl, high, highIncl] = lastDir === 1
+        ? [i.low, i.lowInclusive, i.high, i.highInclusive]
+        : [i.high, i.highInclusive, i.low, i.lowInclusive];
+      const lo = encodeKey([...p, low], order);
+      const hi = encodeKey([...p, high], order);
+      ranges.push({ start: lowIncl ? lo : prefixSuccessor(lo), end: highIncl ? prefixSuccessor(hi) : hi });
+    }
+  }
+  return ranges.sort((a, b) => Buffer.compare(a.start, b.start));
+}
+
+function sortSupport(index: IndexAccess, fields: Interval[][], sort: Doc | undefined): { providesSort: boolean; direction: 1 | -1 } {
+  const sortEntries = sort ? Object.entries(sort) : [];
+  if (sortEntries.length === 0) return { providesSort: true, direction: 1 };
+  if (index.entry.multikey) return { providesSort: false, direction: 1 };
+  const pattern = Object.entries(index.keyPattern);
+  let start = 0;
+  while (start < pattern.length && pattern[start]![0] !== sortEntries[0]![0] && fields[start]!.length === 1 && isPoint(fields[start]![0]!)) start += 1;
+  let direction: 1 | -1 | undefined;
+  for (let i = 0; i < sortEntries.length; i++) {
+    const [path, dir] = sortEntries[i]!;
+    const p = pattern[start + i];
+    if (!p || p[0] !== path || p[1] === 'hashed') return { providesSort: false, direction: 1 };
+    const rel = (Number(dir) === Number(p[1]) ? 1 : -1) as 1 | -1;
+    if (direction === undefined) direction = rel;
+    else if (direction !== rel) return { providesSort: false, direction: 1 };
+  }
+  return { providesSort: true, direction: direction ?? 1 };
+}
+
+function minMaxPlan(index: IndexAccess, min: Doc | undefined, max: Doc | undefined): QueryPlan {
+  const ordering = index.ordering;
+  const start = min ? encodeKey(Object.values(min), ordering.slice(0, Object.keys(min).length)) : Buffer.alloc(0);
+  const end = max ? encodeKey(Object.values(max), ordering.slice(0, Object.keys(max).length)) : Buffer.alloc(0);
+  const indexBounds: Record<string, string[]> = {};
+  for (const path of Object.keys(index.keyPattern)) indexBounds[path] = [formatInterval(ALL_VALUES)];
+  return { kind: 'IXSCAN', index, ranges: [{ start, end }], direction: 1, indexBounds, providesSort: false };
+}
+
+function formatInterval(i: Interval): string {
+  const show = (v: unknown): string => {
+    if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? 'nan.0' : v > 0 ? 'inf.0' : '-inf.0';
+    return formatValue(v);
+  };
+  return `${i.lowInclusive ? '[' : '('}${show(i.low)}, ${show(i.high)}${i.highInclusive ? ']' : ')'}`;
+}

@@ -1,0 +1,32 @@
+import type { Doc } from '../../bson/values.js';
+
+// The parsed form of a find projection: a tree keyed by path component, as MongoDB's
+// projection_ast. Find-only features ($slice, $elemMatch, positional `.$`) are leaves too.
+export type ProjectionNode =
+  | { kind: 'boolean'; include: boolean }
+  | { kind: 'expression'; evaluate: (root: Doc) => unknown }
+  | { kind: 'slice'; skip: number | undefined; limit: number }
+  | { kind: 'elemMatch'; matches: (element: unknown) => boolean }
+  | { kind: 'positional' }
+  | PathNode;
+
+export interface PathNode {
+  kind: 'path';
+  children: Map<string, ProjectionNode>;
+}
+
+export interface ParsedProjection {
+  root: PathNode;
+  isInclusion: boolean;
+  // Full paths of the find-only leaves, applied to the projected document afterwards.
+  slices: { path: string[]; skip: number | undefined; limit: number }[];
+  positional: string[] | undefined;
+}
+
+export function hasComputedFields(node: PathNode): boolean {
+  for (const child of node.children.values()) {
+    if (child.kind === 'expression' || child.kind === 'elemMatch') return true;
+    if (child.kind === 'path' && hasComputedFields(child)) return true;
+  }
+  return false;
+}

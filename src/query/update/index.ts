@@ -1,0 +1,1 @@
+export { compileUpdate, upsertDocument, type CompiledUpdate, type UpdateContext, type UpdateOptions, type UpdateResult } from './update_driver.js';

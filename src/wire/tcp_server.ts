@@ -1,0 +1,90 @@
+import net from 'node:net';
+import { FramingError } from './message.js';
+import { MessageFramer } from './framer.js';
+
+export interface Connection {
+  id: number;
+  remote: string;
+  local: string;
+}
+
+export interface ServerHandlers {
+  // Returns the reply bytes, or undefined when the request wants none (moreToCome).
+  onMessage(conn: Connection, message: Buffer): Promise<Buffer | undefined>;
+  onConnect?(conn: Connection): void;
+  onClose?(conn: Connection, reason: string | undefined): void;
+}
+
+// A TCP server that survives any input: each connection handles its messages one at a time in
+// arrival order (replies are never reordered), and a framing error closes only that connection.
+export class TcpServer {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private nextConnectionId = 1;
+
+  constructor(private readonly handlers: ServerHandlers) {
+    this.server = net.createServer((socket) => this.accept(socket));
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(socket: net.Socket): void {
+    socket.setNoDelay(true);
+    this.sockets.add(socket);
+    const conn: Connection = {
+      id: this.nextConnectionId++,
+      remote: `${socket.remoteAddress}:${socket.remotePort}`,
+      local: `${socket.localAddress}:${socket.localPort}`,
+    };
+    this.handlers.onConnect?.(conn);
+    const framer = new MessageFramer();
+    const queue: Buffer[] = [];
+    let busy = false;
+    let closeReason: string | undefined;
+
+    const pump = async (): Promise<void> => {
+      if (busy) return;
+      busy = true;
+      try {
+        while (queue.length > 0 && !socket.destroyed) {
+          const reply = await this.handlers.onMessage(conn, queue.shift()!);
+          if (reply && !socket.destroyed) socket.write(reply);
+        }
+      } catch (err) {
+        closeReason = err instanceof Error ? err.message : String(err);
+        socket.destroy();
+      } finally {
+        busy = false;
+      }
+    };
+
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        queue.push(...framer.push(chunk));
+      } catch (err) {
+        closeReason = err instanceof FramingError ? err.message : String(err);
+        socket.destroy();
+        return;
+      }
+      void pump();
+    });
+    socket.on('error', (err) => { closeReason = err.message; });
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      this.handlers.onClose?.(conn, closeReason);
+    });
+  }
+}

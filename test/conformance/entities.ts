@@ -1,0 +1,185 @@
+import {
+  MongoClient, type AbstractCursor, type ClientSession, type Collection, type CommandFailedEvent,
+  type CommandStartedEvent, type CommandSucceededEvent, type Db, type MongoClientOptions,
+} from 'mongodb';
+import { entityOptionsOf, toNative } from './arguments.js';
+import type { MatchContext } from './matcher.js';
+import type { Doc, EntityDescription } from './test_file.js';
+import { UNSUPPORTED_CLIENT_FIELDS, Unsupported } from './unsupported.js';
+
+// The entity map of one test: clients (with the command events they observed), databases,
+// collections, sessions, cursors and saved results.
+
+export type CommandEventType = 'commandStartedEvent' | 'commandSucceededEvent' | 'commandFailedEvent';
+
+export interface ObservedEvent {
+  type: CommandEventType;
+  commandName: string;
+  databaseName: string;
+  command?: Doc;
+  reply?: Doc;
+  hasServiceId: boolean;
+  hasServerConnectionId: boolean;
+}
+
+export interface ClientEntity {
+  kind: 'client';
+  client: MongoClient;
+  events: ObservedEvent[];
+  /** Every commandStartedEvent's lsid, observed or not, for the assert*LsidOnLastTwoCommands checks. */
+  lsids: unknown[];
+}
+
+export type Entity =
+  | ClientEntity
+  | { kind: 'database'; db: Db }
+  | { kind: 'collection'; collection: Collection }
+  | { kind: 'session'; session: ClientSession; lsid: Doc }
+  | { kind: 'cursor'; cursor: AbstractCursor }
+  | { kind: 'value'; value: unknown };
+
+export type EntityKind = Entity['kind'];
+
+const CLOSE_TIMEOUT_MS = 5000;
+
+export class EntityMap {
+  private readonly entities = new Map<string, Entity>();
+  private recording = true;
+
+  set(name: string, entity: Entity): void {
+    if (this.entities.has(name)) throw new Error(`entity ${name} already exists`);
+    this.entities.set(name, entity);
+  }
+
+  get<K extends EntityKind>(name: string, kind: K): Extract<Entity, { kind: K }> {
+    const entity = this.entities.get(name);
+    if (!entity) throw new Error(`no entity named ${name}`);
+    if (entity.kind !== kind) throw new Error(`entity ${name} is a ${entity.kind}, not a ${kind}`);
+    return entity as Extract<Entity, { kind: K }>;
+  }
+
+  find(name: string): Entity | undefined {
+    return this.entities.get(name);
+  }
+
+  isRecording(): boolean {
+    return this.recording;
+  }
+
+  /** Events after the operations (cursor cleanup, endSessions) are not the test's. */
+  stopRecording(): void {
+    this.recording = false;
+  }
+
+  matchContext(): MatchContext {
+    return {
+      entity: (name) => {
+        const e = this.entities.get(name);
+        if (!e) return new Error(`no entity named ${name}`);
+        return e.kind === 'value' ? e.value : new Error(`entity ${name} is a ${e.kind}, not a BSON value`);
+      },
+      sessionLsid: (name) => {
+        const e = this.entities.get(name);
+        return e?.kind === 'session' ? e.lsid : new Error(`no session entity named ${name}`);
+      },
+    };
+  }
+
+  /** Sessions end and cursors close before their clients do, as the spec orders it. */
+  async close(): Promise<void> {
+    this.stopRecording();
+    const all = [...this.entities.values()];
+    for (const e of all) {
+      if (e.kind === 'cursor') await withTimeout(e.cursor.close().catch(() => undefined));
+      if (e.kind === 'session') await withTimeout(e.session.endSession().catch(() => undefined));
+    }
+    for (const e of all) {
+      if (e.kind === 'client') await withTimeout(e.client.close().catch(() => undefined));
+    }
+    this.entities.clear();
+  }
+}
+
+async function withTimeout(p: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_TIMEOUT_MS); })]);
+  clearTimeout(timer);
+}
+
+export interface EntityEnvironment {
+  uri: string;
+  serverSelectionTimeoutMs: number;
+}
+
+export function createEntity(description: EntityDescription, map: EntityMap, env: EntityEnvironment): void {
+  const [kind, spec] = Object.entries(description)[0];
+  switch (kind) {
+    case 'client':
+      map.set(spec.id, createClient(spec, map, env));
+      return;
+    case 'database': {
+      const client = map.get(spec.client as string, 'client').client;
+      map.set(spec.id, { kind: 'database', db: client.db(spec.databaseName as string, entityOptionsOf(spec.databaseOptions as Doc | undefined)) });
+      return;
+    }
+    case 'collection': {
+      const db = map.get(spec.database as string, 'database').db;
+      const options = entityOptionsOf(spec.collectionOptions as Doc | undefined);
+      map.set(spec.id, { kind: 'collection', collection: db.collection(spec.collectionName as string, options) });
+      return;
+    }
+    case 'session': {
+      const client = map.get(spec.client as string, 'client').client;
+      const session = client.startSession(toNative(spec.sessionOptions ?? {}) as Doc);
+      map.set(spec.id, { kind: 'session', session, lsid: session.id as Doc });
+      return;
+    }
+    default:
+      throw new Unsupported(`entity type ${kind}`);
+  }
+}
+
+const SENSITIVE_COMMANDS = new Set(['authenticate', 'saslStart', 'saslContinue', 'getnonce', 'createUser', 'updateUser', 'copydbgetnonce', 'copydbsaslstart', 'copydb']);
+const HELLO_COMMANDS = new Set(['hello', 'isMaster', 'ismaster']);
+
+function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): ClientEntity {
+  for (const field of UNSUPPORTED_CLIENT_FIELDS) {
+    if (spec[field] !== undefined) throw new Unsupported(`client option ${field}`);
+  }
+  const options = { serverSelectionTimeoutMS: env.serverSelectionTimeoutMs, ...(toNative(spec.uriOptions ?? {}) as Doc), monitorCommands: true } as MongoClientOptions;
+  if (spec.serverApi) options.serverApi = toNative(spec.serverApi) as MongoClientOptions['serverApi'];
+  const client = new MongoClient(env.uri, options);
+  const entity: ClientEntity = { kind: 'client', client, events: [], lsids: [] };
+  const observe = new Set((spec.observeEvents as string[] | undefined) ?? []);
+  const ignored = new Set(['configureFailPoint', ...((spec.ignoreCommandMonitoringEvents as string[] | undefined) ?? [])]);
+  const observeSensitive = spec.observeSensitiveCommands === true;
+
+  const wanted = (type: CommandEventType, name: string, redacted: boolean): boolean => {
+    if (!map.isRecording() || !observe.has(type) || ignored.has(name)) return false;
+    if (observeSensitive) return true;
+    // The driver redacts a hello only when it carries speculative authentication.
+    return !SENSITIVE_COMMANDS.has(name) && !(HELLO_COMMANDS.has(name) && redacted);
+  };
+  const common = (e: CommandStartedEvent | CommandSucceededEvent | CommandFailedEvent) => ({
+    commandName: e.commandName,
+    databaseName: e.databaseName,
+    hasServiceId: e.serviceId !== undefined,
+    hasServerConnectionId: e.serverConnectionId !== null && e.serverConnectionId !== undefined,
+  });
+  client.on('commandStarted', (e) => {
+    if (map.isRecording()) entity.lsids.push(e.command.lsid);
+    if (wanted('commandStartedEvent', e.commandName, Object.keys(e.command).length === 0)) {
+      entity.events.push({ type: 'commandStartedEvent', command: e.command, ...common(e) });
+    }
+  });
+  client.on('commandSucceeded', (e) => {
+    const reply = (e.reply ?? {}) as Doc;
+    if (wanted('commandSucceededEvent', e.commandName, Object.keys(reply).length === 0)) {
+      entity.events.push({ type: 'commandSucceededEvent', reply, ...common(e) });
+    }
+  });
+  client.on('commandFailed', (e) => {
+    if (wanted('commandFailedEvent', e.commandName, false)) entity.events.push({ type: 'commandFailedEvent', ...common(e) });
+  });
+  return entity;
+}

@@ -1,0 +1,76 @@
+import type { MongoClient } from 'mongodb';
+import type { EntityMap } from './entities.js';
+import { matchExactly, show } from './matcher.js';
+import type { Doc, EntityDescription } from './test_file.js';
+
+// Special operations (object: testRunner). Assertions about the server's catalog go through the
+// internal client, so they do not show up among a test client's events.
+
+export interface RunnerContext {
+  entities: EntityMap;
+  internal: MongoClient;
+  createEntity(description: EntityDescription): void;
+}
+
+type SpecialOperation = (args: Doc, ctx: RunnerContext) => Promise<void>;
+
+async function collectionExists(ctx: RunnerContext, args: Doc): Promise<boolean> {
+  const names = await ctx.internal.db(args.databaseName as string).listCollections({ name: args.collectionName as string }, { nameOnly: true }).toArray();
+  return names.length > 0;
+}
+
+async function indexExists(ctx: RunnerContext, args: Doc): Promise<boolean> {
+  const collection = ctx.internal.db(args.databaseName as string).collection(args.collectionName as string);
+  try {
+    const indexes = await collection.listIndexes().toArray();
+    return indexes.some((i) => i.name === args.indexName);
+  } catch (err) {
+    if ((err as { code?: number }).code === 26) return false; // NamespaceNotFound: no collection, no index
+    throw err;
+  }
+}
+
+function lastTwoLsids(ctx: RunnerContext, args: Doc): [unknown, unknown] {
+  const lsids = ctx.entities.get(args.client as string, 'client').lsids;
+  if (lsids.length < 2) throw new Error(`client ${String(args.client)} sent fewer than two commands`);
+  return [lsids[lsids.length - 2], lsids[lsids.length - 1]];
+}
+
+/** The driver keeps the dirty flag on its internal server session. */
+function sessionIsDirty(ctx: RunnerContext, args: Doc): boolean {
+  const session = ctx.entities.get(args.session as string, 'session').session as unknown as { serverSession?: { isDirty?: boolean } };
+  return session.serverSession?.isDirty === true;
+}
+
+function check(ok: boolean, message: string): void {
+  if (!ok) throw new Error(message);
+}
+
+const specialOperations: Record<string, SpecialOperation> = {
+  createEntities: async (args, ctx) => {
+    for (const description of args.entities as EntityDescription[]) ctx.createEntity(description);
+  },
+  assertCollectionExists: async (args, ctx) => check(await collectionExists(ctx, args), `collection ${String(args.databaseName)}.${String(args.collectionName)} does not exist`),
+  assertCollectionNotExists: async (args, ctx) => check(!(await collectionExists(ctx, args)), `collection ${String(args.databaseName)}.${String(args.collectionName)} exists`),
+  assertIndexExists: async (args, ctx) => check(await indexExists(ctx, args), `index ${String(args.indexName)} does not exist`),
+  assertIndexNotExists: async (args, ctx) => check(!(await indexExists(ctx, args)), `index ${String(args.indexName)} exists`),
+  assertSameLsidOnLastTwoCommands: async (args, ctx) => {
+    const [a, b] = lastTwoLsids(ctx, args);
+    check(a !== undefined && matchExactly(a, b) === null, `lsids differ: ${show(a)} and ${show(b)}`);
+  },
+  assertDifferentLsidOnLastTwoCommands: async (args, ctx) => {
+    const [a, b] = lastTwoLsids(ctx, args);
+    check(a !== undefined && b !== undefined && matchExactly(a, b) !== null, `lsids are the same: ${show(a)}`);
+  },
+  assertSessionDirty: async (args, ctx) => check(sessionIsDirty(ctx, args), `session ${String(args.session)} is not dirty`),
+  assertSessionNotDirty: async (args, ctx) => check(!sessionIsDirty(ctx, args), `session ${String(args.session)} is dirty`),
+  wait: async (args) => {
+    await new Promise((resolve) => setTimeout(resolve, Number(args.ms)));
+  },
+};
+
+export function specialOperation(name: string): SpecialOperation | undefined {
+  return specialOperations[name];
+}
+
+export const SPECIAL_OPERATION_NAMES: ReadonlySet<string> = new Set(Object.keys(specialOperations));

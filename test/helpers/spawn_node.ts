@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
+
+export interface SpawnedNode {
+  port: number;
+  dbpath: string;
+  uri: string;
+  child: ChildProcess;
+  logs: string[];
+  // SIGKILL, as `kill -9`: nothing gets a chance to flush.
+  kill9(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix = 'docshard-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+// Starts a real docshard node process on an ephemeral port and waits until it listens.
+export async function spawnNode(options: { dbpath?: string; role?: 'shard' | 'config'; extraArgs?: string[] } = {}): Promise<SpawnedNode> {
+  const dbpath = options.dbpath ?? tempDir();
+  const args = [BIN, options.role ?? 'shard', '--port', '0', '--dbpath', dbpath, ...(options.extraArgs ?? [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node did not start: ${logs.join('')}`)), 30_000);
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      logs.push(line);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; port?: number };
+        if (entry.msg === 'Waiting for connections' && entry.port) {
+          clearTimeout(timer);
+          resolve(entry.port);
+        }
+      } catch {
+        // not a JSON line
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with ${code}: ${logs.join('\n')}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    port,
+    dbpath,
+    uri: `mongodb://127.0.0.1:${port}/?directConnection=true`,
+    child,
+    logs,
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
