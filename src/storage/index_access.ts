@@ -31,8 +31,9 @@ export class IndexAccess {
     return this.entry.spec.key as Doc;
   }
 
+  // The _id index is unique without saying so in its spec (listIndexes shows no `unique` on it).
   get unique(): boolean {
-    return this.entry.spec.unique === true;
+    return this.entry.spec.unique === true || this.name === '_id_';
   }
 
   // Key strings this document contributes, and whether any came from an array.

@@ -43,7 +43,8 @@ export function matchDocuments(expected: unknown[], actual: unknown, ctx: MatchC
  * Collection contents after a test: no special operators and no extra keys at any depth,
  * but key order and numeric type may differ.
  */
-export function matchExactly(expected: unknown, actual: unknown, path = '$'): Mismatch | null {
+export function matchExactly(expected: unknown, actualValue: unknown, path = '$'): Mismatch | null {
+  const actual = plain(actualValue);
   if (isDocument(expected)) {
     if (!isDocument(actual)) return typeMismatch(path, expected, actual);
     for (const key of Object.keys(expected)) {
@@ -65,7 +66,8 @@ export function matchExactly(expected: unknown, actual: unknown, path = '$'): Mi
   return scalarsEqual(expected, actual) ? null : typeMismatch(path, expected, actual);
 }
 
-function match(expected: unknown, actual: unknown, root: boolean, ctx: MatchContext, path: string): Mismatch | null {
+function match(expected: unknown, actualValue: unknown, root: boolean, ctx: MatchContext, path: string): Mismatch | null {
+  const actual = plain(actualValue);
   if (isDocument(expected)) {
     const op = operatorOf(expected);
     if (op) return matchOperator(op, expected[op], actual, root, ctx, path);
@@ -139,6 +141,11 @@ function matchOperator(op: string, arg: unknown, actual: unknown, root: boolean,
     default:
       return { path, message: `unknown special operator ${op}` };
   }
+}
+
+/** The driver builds some command fields (a find's sort) as a Map, which is a document too. */
+function plain(v: unknown): unknown {
+  return v instanceof Map ? Object.fromEntries(v) : v;
 }
 
 function operatorOf(doc: Doc): string | undefined {

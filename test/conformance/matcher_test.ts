@@ -32,6 +32,11 @@ suite('documents', () => {
     assert.ok(matches({ x: { $$exists: false } }, { x: undefined }));
   });
 
+  test('a Map, as the driver builds a sort, is a document', () => {
+    assert.ok(matches({ sort: { _id: 1 } }, { sort: new Map([['_id', 1]]) }));
+    assert.ok(!matches({ sort: { _id: 1 } }, { sort: new Map([['_id', -1]]) }));
+  });
+
   test('a mismatch names the path', () => {
     assert.deepEqual(matchValue({ a: { b: [1, 2] } }, { a: { b: [1, 3] } }, true), { path: '$.a.b[1]', message: 'expected 2, got 3' });
   });

@@ -72,3 +72,7 @@ export async function spawnNode(options: { dbpath?: string; role?: 'shard' | 'co
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
+
+// Test documents use plain numbers and strings as _id, which the driver's default typing forbids.
+// (any: the driver infers the _id type from this field)
+export type AnyDoc = any;

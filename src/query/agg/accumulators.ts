@@ -166,7 +166,12 @@ function sortedAccumulator(which: 'top' | 'bottom', many: boolean): Factory {
             entries.sort((a, b) => compare(a.doc, b.doc));
             if (entries.length > n) entries = entries.slice(0, n);
           },
-          result: () => (many ? entries.map((e) => e.value) : entries[0]?.value ?? null),
+          result() {
+            if (!many) return entries[0]?.value ?? null;
+            // Kept best-first; $bottomN still reports its documents in sortBy order.
+            const values = entries.map((e) => e.value);
+            return which === 'top' ? values : values.reverse();
+          },
         };
       },
     };

@@ -240,7 +240,7 @@ function roundValue(v: unknown, place: number, mode: RoundingMode): unknown {
   if (place >= 0) return v;
   const text = roundDecimalText(toBigIntExact(v)!.toString(), place, mode)!;
   const [mantissa, exponent] = text.split('E') as [string, string];
-  const r = BigInt(mantissa) * 10n ** BigInt(-Number(exponent));
+  const r = BigInt(mantissa) * 10n ** BigInt(Number(exponent));
   return integral(r, kind === 'int');
 }
 

@@ -7,6 +7,8 @@ export interface PipelineContext {
   collStats?(coll: string, spec: Doc): Doc;
   variables?: Record<string, unknown>;
   now?: Date;
+  // The collection the pipeline reads, named to $collStats.
+  collection?: string;
 }
 
 // A parsed stage: given its input and the variables of this run (which differ per outer document
@@ -25,9 +27,10 @@ export interface StageEnv {
 
 export type StageParser = (spec: unknown, env: StageEnv, name: string) => Stage;
 
-export type DocEvaluator = (doc: Doc, vars: Record<string, unknown>) => unknown;
+// `root` differs from `doc` only where a stage evaluates against part of a document ($redact).
+export type DocEvaluator = (doc: Doc, vars: Record<string, unknown>, root?: Doc) => unknown;
 
 export function compileDocExpression(expr: unknown, env: StageEnv): DocEvaluator {
   const evaluate = parseExpression(expr, env.varNames);
-  return (doc, vars) => evaluate({ root: doc, vars: { ...vars, CURRENT: doc } });
+  return (doc, vars, root = doc) => evaluate({ root, vars: { ...vars, CURRENT: doc } });
 }

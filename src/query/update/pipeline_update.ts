@@ -17,7 +17,8 @@ export function checkUpdatePipeline(pipeline: readonly unknown[]): void {
 // The pipeline's output replaces the document; the old _id survives a pipeline that drops it,
 // and top-level '$' fields are allowed here ($replaceWith can produce them on purpose).
 export function applyPipelineUpdate(pipeline: Doc[], doc: Doc, variables: Record<string, unknown> | undefined, now: Date): Doc {
-  const out = [...runPipeline(pipeline, [doc], { variables: variables ?? {}, now })];
+  const ctx = { db: '', variables, now, readCollection: () => [], collStats: () => ({}) };
+  const out = [...runPipeline(pipeline, [doc], ctx)];
   if (out.length !== 1) throw mongoError('InternalError', 'an update pipeline must produce exactly one document');
   return replaceDocument(doc, out[0]!, true);
 }

@@ -1,0 +1,11 @@
+// npm run bench -- <suite>: runs one benchmark suite and prints its table.
+import { runNodeBench } from './node_bench.js';
+
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench };
+const name = process.argv[2] ?? 'node';
+const suite = suites[name];
+if (!suite) {
+  process.stderr.write(`unknown suite '${name}'; known: ${Object.keys(suites).join(', ')}\n`);
+  process.exit(2);
+}
+await suite();
