@@ -10,7 +10,7 @@ import { regexOperators } from './ops_regex.js';
 import { setOperators } from './ops_set.js';
 import { stringOperators } from './ops_string.js';
 import { typeOperators } from './ops_type.js';
-import { fail, type EvalContext, type Evaluator, type ExpressionParser, type OperatorTable } from './operator_support.js';
+import { fail, type Evaluator, type ExpressionParser, type OperatorTable } from './operator_support.js';
 
 export type { EvalContext, Evaluator, ExpressionParser } from './operator_support.js';
 
@@ -168,8 +168,4 @@ function walkArray(array: unknown[], path: readonly string[], from: number): unk
     }
   }
   return out;
-}
-
-export function evaluateWith(ctx: EvalContext, vars: Record<string, unknown>, evaluate: Evaluator): unknown {
-  return evaluate({ root: ctx.root, vars: { ...ctx.vars, ...vars } });
 }

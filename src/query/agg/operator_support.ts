@@ -45,29 +45,6 @@ export function parseVariadic(args: unknown, parser: ExpressionParser): Evaluato
   return argList(args).map((a) => parser.parse(a));
 }
 
-// For operators whose argument is a document of named parameters ($filter, $regexMatch, ...).
-export function parseNamedArgs(
-  args: unknown,
-  name: string,
-  allowed: string[],
-  required: string[],
-  notObjectCode: number,
-  unknownCode: number,
-  missingCode: number,
-): Doc {
-  if (args === null || typeof args !== 'object' || Array.isArray(args) || bsonTag(args) !== undefined || args instanceof Date) {
-    fail(notObjectCode, `${name} expects an object of named arguments but found: ${bsonTypeName(args)}`);
-  }
-  const spec = args as Doc;
-  for (const key of Object.keys(spec)) {
-    if (!allowed.includes(key)) fail(unknownCode, `${name} found an unknown argument: ${key}`);
-  }
-  for (const key of required) {
-    if (!(key in spec)) fail(missingCode, `${name} requires '${key}' to be specified`);
-  }
-  return spec;
-}
-
 export function isNullish(v: unknown): boolean {
   return v === null || v === undefined;
 }
@@ -81,13 +58,6 @@ export function isTruthy(v: unknown): boolean {
     return toDouble(v) !== 0;
   }
   return true;
-}
-
-export function isInteger(v: unknown): boolean {
-  if (!isNumber(v)) return false;
-  if (bsonTag(v) === 'Long') return true;
-  const d = toDouble(v);
-  return Number.isInteger(d);
 }
 
 // An argument that must be an integral number representable as an int (e.g. $arrayElemAt's index).

@@ -59,11 +59,7 @@ function truncated(v: unknown): bigint {
 export function convertValue(v: unknown, to: Target): unknown {
   switch (to) {
     case 'double': {
-      if (isNumber(v)) {
-        const d = toDouble(v);
-        if (numberKind(v) === 'decimal' && !Number.isFinite(d) && Number.isFinite(Number((v as Decimal128).toString().replace(/E.*/, '')))) overflow(v);
-        return new Double(d);
-      }
+      if (isNumber(v)) return new Double(toDouble(v));
       if (typeof v === 'boolean') return new Double(v ? 1 : 0);
       if (typeof v === 'string') return new Double(parseDoubleText(v));
       if (v instanceof Date) return new Double(v.getTime());
