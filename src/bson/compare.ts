@@ -1,5 +1,6 @@
 import type { Binary, BSONRegExp, Code, Decimal128, Long, ObjectId, Timestamp } from 'bson';
 import { bsonTag, isNumber, toDouble, type Doc } from './values.js';
+import { activeStringComparator } from './collation.js';
 
 // MongoDB's canonical type order (BSONElement::canonicalType): values of different canonical
 // types compare by this number alone; numbers of every width share one bracket.
@@ -131,7 +132,7 @@ export function compareValues(a: unknown, b: unknown): number {
   switch (ca) {
     case -1: case 0: case 5: case 127: return 0;
     case 10: return isNumber(a) && isNumber(b) ? compareNumbers(a, b) : 0;
-    case 15: return compareStrings(stringOf(a), stringOf(b));
+    case 15: return (activeStringComparator() ?? compareStrings)(stringOf(a), stringOf(b));
     case 20: return compareObjects(objectOf(a), objectOf(b));
     case 25: return compareArrays(a as unknown[], b as unknown[]);
     case 30: {

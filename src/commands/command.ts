@@ -3,6 +3,7 @@ import type { Doc } from '../bson/values.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import type { CursorManager } from './cursor_manager.js';
 import type { FailPoints } from './fail_points.js';
+import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -28,6 +29,7 @@ export interface NodeServices {
   counters: ServerCounters;
   recentLog: string[];
   failPoints: FailPoints;
+  sessions: LogicalSessionCache;
   commands: ReadonlyMap<string, CommandDefinition>;
 }
 

@@ -17,6 +17,7 @@ export async function dispatchCommand(node: NodeServices, conn: ConnectionInfo, 
       throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     }
     const ctx: CommandContext = { node, conn, db };
+    if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, new Date());
     countCommand(node, name);
     return await def.run(ctx, cmd);
   } catch (err) {

@@ -8,6 +8,7 @@ import { handleMessage } from '../commands/message_handler.js';
 import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { StorageEngine } from '../storage/storage_engine.js';
+import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { TcpServer } from '../wire/tcp_server.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -38,6 +39,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     counters: { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } },
     recentLog,
     failPoints: new FailPoints(),
+    sessions: new LogicalSessionCache(),
     commands: buildCommandTable(nodeCommands),
   };
   const server = new TcpServer({

@@ -1,6 +1,8 @@
+import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { collated, parseCollation, withCollation, type StringComparator } from '../../bson/collation.js';
 import { runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
 import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
@@ -17,6 +19,7 @@ export interface ParsedAggregate {
   batchSize: number | undefined;
   variables: Doc | undefined;
   explain: boolean;
+  collation: StringComparator | undefined;
 }
 
 export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
@@ -26,7 +29,8 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   else if (target !== 1 && !(typeof target === 'object' && target !== null && Number(target) === 1)) {
     throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
   }
-  const pipeline: unknown = requireArray(cmd, 'pipeline');
+  const raw: unknown[] = requireArray(cmd, 'pipeline');
+  const pipeline: unknown = expandSessionStage(ctx, raw);
   validatePipeline(pipeline);
   const explain = optionalBool(cmd, 'explain') ?? false;
   const cursor = optionalDoc(cmd, 'cursor');
@@ -35,7 +39,14 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   }
   const batchSize = cursor ? optionalNonNegative(cursor, 'batchSize') : undefined;
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
-  return { ns, coll, pipeline, batchSize, variables: optionalDoc(cmd, 'let'), explain };
+  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: parseCollation(cmd.collation) };
+}
+
+// $listLocalSessions reads the node's session cache, which the pure pipeline cannot see: it is
+// replaced by the documents it would produce.
+function expandSessionStage(ctx: CommandContext, raw: unknown[]): unknown[] {
+  if (!isPlainObject(raw[0]) || !('$listLocalSessions' in raw[0])) return raw;
+  return [{ $documents: ctx.node.sessions.list(new Date()) }, ...raw.slice(1)];
 }
 
 // Leading $match / $sort stages become the query of the collection read, so they can use indexes.
@@ -57,9 +68,10 @@ function containsText(filter: Doc): boolean {
   return '$text' in filter;
 }
 
-export function pipelineContext(storage: StorageEngine, db: string, variables: Doc | undefined): PipelineContext {
+export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined): PipelineContext {
   return {
     db,
+    collection,
     variables,
     now: new Date(),
     readCollection: (name: string) => readAll(storage, storage.getCollection(`${db}.${name}`)),
@@ -74,14 +86,15 @@ function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterabl
 
 export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate): Iterable<Doc> {
   const { pipeline } = parsed;
-  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.variables);
+  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.coll, parsed.variables);
   if (parsed.coll === undefined || (pipeline[0] && ('$collStats' in pipeline[0] || '$documents' in pipeline[0]))) {
-    return runPipeline(pipeline, [], ctx);
+    return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(pipeline, [], ctx)));
   }
   const { find, rest } = splitPushdown(pipeline);
   find.variables = parsed.variables;
+  find.collation = parsed.collation;
   const prepared = prepareFind(storage, storage.getCollection(parsed.ns), find);
-  return runPipeline(rest, mapDocs(prepared.results), ctx);
+  return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(rest, mapDocs(prepared.results), ctx)));
 }
 
 function* mapDocs(results: Iterable<{ doc: Doc }>): Iterable<Doc> {

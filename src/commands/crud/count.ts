@@ -1,4 +1,5 @@
 import { isPlainObject, type Doc } from '../../bson/values.js';
+import { parseCollation } from '../../bson/collation.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalDoc, optionalNumber } from '../args.js';
@@ -23,7 +24,7 @@ export const countCommand: CommandDefinition = {
     }
     const hint = cmd.hint !== undefined && (typeof cmd.hint === 'string' || isPlainObject(cmd.hint)) ? cmd.hint : undefined;
     let n = 0;
-    for (const _ of prepareFind(storage, coll, { filter: query as Doc, skip, limit, hint }).results) n += 1;
+    for (const _ of prepareFind(storage, coll, { filter: query as Doc, skip, limit, hint, collation: parseCollation(cmd.collation) }).results) n += 1;
     return { n, ok: 1 };
   },
 };

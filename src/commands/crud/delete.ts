@@ -1,6 +1,8 @@
+import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import { parseCollation, withCollation } from '../../bson/collation.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc, requireDocArray } from '../args.js';
 import { findTargets } from './write_ops.js';
@@ -13,7 +15,7 @@ export const deleteCommand: CommandDefinition = {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const statements = requireDocArray(cmd, 'deletes');
     const ordered = optionalBool(cmd, 'ordered') ?? true;
-    const variables = optionalDoc(cmd, 'let');
+    const variables = letVariables(cmd);
     checkBatchSize(statements.length);
     const { storage } = ctx.node;
     const errors: Doc[] = [];
@@ -27,7 +29,9 @@ export const deleteCommand: CommandDefinition = {
           const limit = toDouble(st.limit);
           if (limit !== 0 && limit !== 1) throw new MongoError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
           const coll = storage.getCollection(ns);
-          for (const t of findTargets(storage, coll, st.q, { hint: st.hint, limit, variables })) {
+          const collation = parseCollation(st.collation);
+          const targets = withCollation(collation, () => findTargets(storage, coll, st.q as Doc, { hint: st.hint, limit, variables, collation }));
+          for (const t of targets) {
             unit.remove(coll!, t.recordId, t.doc, t.size);
             n += 1;
           }

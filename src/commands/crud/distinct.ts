@@ -1,4 +1,5 @@
 import { valuesEqual } from '../../bson/compare.js';
+import { parseCollation, withCollation } from '../../bson/collation.js';
 import { distinctValues } from './distinct_values.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import type { CommandDefinition } from '../command.js';
@@ -14,13 +15,16 @@ export const distinctCommand: CommandDefinition = {
     if (key.length === 0) throw new MongoError(ErrorCodes.BadValue, 'FieldPath cannot be constructed with empty string');
     const query = optionalDoc(cmd, 'query') ?? {};
     const { storage } = ctx.node;
+    const collation = parseCollation(cmd.collation);
     const values: unknown[] = [];
-    for (const out of prepareFind(storage, storage.getCollection(ns), { filter: query, hint: cmd.hint }).results) {
-      for (const v of distinctValues(out.doc, key)) {
-        if (v === undefined) continue;
-        if (!values.some((x) => valuesEqual(x, v))) values.push(v);
+    withCollation(collation, () => {
+      for (const out of prepareFind(storage, storage.getCollection(ns), { filter: query, hint: cmd.hint, collation }).results) {
+        for (const v of distinctValues(out.doc, key)) {
+          if (v === undefined) continue;
+          if (!values.some((x) => valuesEqual(x, v))) values.push(v);
+        }
       }
-    }
+    });
     return { values, ok: 1 };
   },
 };

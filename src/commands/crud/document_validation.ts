@@ -25,10 +25,8 @@ export function prepareInsert(raw: unknown): { doc: Doc; bytes: Buffer } {
   } else {
     doc = raw;
   }
+  // Since MongoDB 5.0, field names may start with '$' (only _id's subfields may not).
   checkIdValue(doc._id);
-  for (const key of Object.keys(doc)) {
-    if (key.startsWith('$')) throw new MongoError(ErrorCodes.BadValue, `Document can't have $ prefixed field names: ${key}`);
-  }
   const bytes = serializeDocument(doc);
   checkSize(bytes);
   return { doc, bytes };

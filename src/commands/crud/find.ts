@@ -1,9 +1,11 @@
+import { letVariables } from '../let_variables.js';
 import { Long } from 'bson';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../args.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import { cursorReply } from '../cursor_manager.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
+import { parseCollation } from '../../bson/collation.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 
@@ -26,7 +28,8 @@ export function parseFind(cmd: Doc) {
     min: optionalDoc(cmd, 'min'),
     max: optionalDoc(cmd, 'max'),
     singleBatch: optionalBool(cmd, 'singleBatch') ?? false,
-    variables: optionalDoc(cmd, 'let'),
+    variables: letVariables(cmd),
+    collation: parseCollation(cmd.collation),
   };
 }
 

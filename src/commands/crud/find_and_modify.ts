@@ -1,6 +1,8 @@
+import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
+import { parseCollation, withCollation } from '../../bson/collation.js';
 import { compileProjection } from '../../query/projection/projection.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
@@ -18,7 +20,7 @@ export const findAndModifyCommand: CommandDefinition = {
     const remove = optionalBool(cmd, 'remove') ?? false;
     const returnNew = optionalBool(cmd, 'new') ?? false;
     const upsert = optionalBool(cmd, 'upsert') ?? false;
-    const variables = optionalDoc(cmd, 'let');
+    const variables = letVariables(cmd);
     const rawUpdate = cmd.update;
     if (remove && rawUpdate !== undefined) throw new MongoError(ErrorCodes.FailedToParse, 'Cannot specify both an update and remove=true');
     if (!remove && rawUpdate === undefined) throw new MongoError(ErrorCodes.FailedToParse, 'Either an update or remove=true must be specified');
@@ -30,9 +32,10 @@ export const findAndModifyCommand: CommandDefinition = {
     const update = rawUpdate === undefined ? undefined : compileUpdate(rawUpdate as Doc | Doc[], { arrayFilters: cmd.arrayFilters as Doc[] | undefined, variables });
     const projector = fields && Object.keys(fields).length > 0 ? compileProjection(fields) : undefined;
     const { storage } = ctx.node;
-    const result = storage.write((unit) => {
+    const collation = parseCollation(cmd.collation);
+    const result = storage.write((unit) => withCollation(collation, () => {
       const coll = storage.getCollection(ns);
-      const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables });
+      const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables, collation });
       if (!target) {
         if (!update || !upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null };
         const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update);
@@ -44,7 +47,7 @@ export const findAndModifyCommand: CommandDefinition = {
       }
       const { after } = applyUpdate(unit, coll!, target, update);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
-    });
+    }));
     await awaitWriteConcern(ctx, cmd);
     const value = result.value && projector ? projector.apply(result.value) : result.value;
     return { lastErrorObject: result.lastErrorObject, value, ok: 1 };

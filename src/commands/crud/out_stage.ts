@@ -49,7 +49,11 @@ export function writeOutStage(storage: StorageEngine, db: string, stage: Doc, do
         continue;
       }
       if (whenMatched === 'keepExisting') continue;
-      if (whenMatched === 'fail') throw new MongoError(ErrorCodes.DuplicateKey, 'Merge failed: document with the same key exists');
+      if (whenMatched === 'fail') {
+        const keyPattern: Doc = {};
+        for (const f of on) keyPattern[f] = 1;
+        throw new MongoError(ErrorCodes.DuplicateKey, `E11000 duplicate key error collection: ${ns} dup key: ${JSON.stringify(filter)}`, { keyPattern, keyValue: filter });
+      }
       const after = whenMatched === 'replace' ? { ...d, _id: existing.doc._id } : { ...existing.doc, ...d, _id: existing.doc._id };
       if (!valuesEqual(after, existing.doc)) unit.update(coll, existing.recordId, existing.doc, existing.size, after, serializeDocument(after));
     }

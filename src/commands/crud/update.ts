@@ -1,6 +1,8 @@
+import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
+import { parseCollation, withCollation } from '../../bson/collation.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc, requireDocArray } from '../args.js';
@@ -15,7 +17,6 @@ interface UpdateStatement {
   multi: boolean;
   arrayFilters?: Doc[];
   hint?: unknown;
-  sort?: Doc;
 }
 
 function parseStatement(raw: Doc): UpdateStatement {
@@ -26,7 +27,9 @@ function parseStatement(raw: Doc): UpdateStatement {
   const multi = optionalBool(raw, 'multi') ?? false;
   const arrayFilters = raw.arrayFilters;
   if (arrayFilters !== undefined && !Array.isArray(arrayFilters)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'update.updates.arrayFilters' is the wrong type, expected type 'array'");
-  return { q, u: u as Doc | Doc[], upsert: optionalBool(raw, 'upsert') ?? false, multi, arrayFilters: arrayFilters as Doc[] | undefined, hint: raw.hint, sort: optionalDoc(raw, 'sort') };
+  // `sort` on single-document updates arrived in MongoDB 8.0; a 7.0 server rejects it as unknown.
+  if (raw.sort !== undefined) throw new MongoError(40415, "BSON field 'update.updates.sort' is an unknown field.");
+  return { q, u: u as Doc | Doc[], upsert: optionalBool(raw, 'upsert') ?? false, multi, arrayFilters: arrayFilters as Doc[] | undefined, hint: raw.hint };
 }
 
 export const updateCommand: CommandDefinition = {
@@ -35,34 +38,42 @@ export const updateCommand: CommandDefinition = {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const statements = requireDocArray(cmd, 'updates');
     const ordered = optionalBool(cmd, 'ordered') ?? true;
-    const variables = optionalDoc(cmd, 'let');
+    const variables = letVariables(cmd);
     checkBatchSize(statements.length);
+    // Statement shapes are checked before any is applied: a malformed one fails the whole command
+    // (as MongoDB's IDL parsing does), not just its own entry.
+    const parsed = statements.map(parseStatement);
     const { storage } = ctx.node;
     const errors: Doc[] = [];
     const upserted: Doc[] = [];
     let n = 0;
     let nModified = 0;
     storage.write((unit) => {
-      for (let i = 0; i < statements.length; i++) {
-        try {
-          const st = parseStatement(statements[i]!);
+      const runStatement = (i: number): void => {
+        const st = parsed[i]!;
+        const collation = parseCollation(statements[i]!.collation);
+        withCollation(collation, () => {
           const update = compileUpdate(st.u, { arrayFilters: st.arrayFilters, variables });
           if (st.multi && update.kind === 'replacement') {
             throw new MongoError(ErrorCodes.FailedToParse, 'multi update is not supported for replacement-style update');
           }
           const coll = storage.getCollection(ns);
-          const targets = findTargets(storage, coll, st.q, { sort: st.sort, hint: st.hint, limit: st.multi ? 0 : 1, variables });
+          const targets = findTargets(storage, coll, st.q, { hint: st.hint, limit: st.multi ? 0 : 1, variables, collation });
           if (targets.length === 0 && st.upsert) {
-            const target = coll ?? storage.ensureCollection(ns).coll;
-            const doc = applyUpsert(unit, target, st.q, update);
+            const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update);
             upserted.push({ index: i, _id: doc._id });
             n += 1;
-            continue;
+            return;
           }
           for (const t of targets) {
             n += 1;
             if (applyUpdate(unit, coll!, t, update).modified) nModified += 1;
           }
+        });
+      };
+      for (let i = 0; i < statements.length; i++) {
+        try {
+          runStatement(i);
         } catch (err) {
           if (!(err instanceof MongoError)) throw err;
           errors.push(writeError(i, err));

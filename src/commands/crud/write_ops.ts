@@ -3,6 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { valuesEqual } from '../../bson/compare.js';
 import { serializeDocument, type Doc } from '../../bson/values.js';
+import type { StringComparator } from '../../bson/collation.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import type { CompiledUpdate } from '../../query/update/index.js';
 import { upsertDocument } from '../../query/update/index.js';
@@ -19,8 +20,8 @@ export interface Target {
 
 // The documents a write statement applies to, collected before any is changed so that a
 // multi-update moving documents within the index being scanned never visits one twice.
-export function findTargets(storage: StorageEngine, coll: Collection | undefined, filter: Doc, options: { sort?: Doc; hint?: unknown; limit: number; variables?: Record<string, unknown> }): Target[] {
-  const prepared = prepareFind(storage, coll, { filter, sort: options.sort, hint: options.hint, limit: options.limit, variables: options.variables });
+export function findTargets(storage: StorageEngine, coll: Collection | undefined, filter: Doc, options: { sort?: Doc; hint?: unknown; limit: number; variables?: Record<string, unknown>; collation?: StringComparator }): Target[] {
+  const prepared = prepareFind(storage, coll, { filter, sort: options.sort, hint: options.hint, limit: options.limit, variables: options.variables, collation: options.collation });
   const targets: Target[] = [];
   for (const out of prepared.results) {
     targets.push({ recordId: out.recordId, doc: out.doc, size: out.bytes?.length ?? serializeDocument(out.doc).length, details: out.details });

@@ -45,8 +45,13 @@ export const getLogCommand: CommandDefinition = {
   },
 };
 
-// Sessions are accepted and tracked by id only until the sessions issue gives them state.
-export const endSessionsCommand: CommandDefinition = { names: ['endSessions'], run: () => ({ ok: 1 }) };
+export const endSessionsCommand: CommandDefinition = {
+  names: ['endSessions'],
+  run(ctx, cmd) {
+    if (Array.isArray(cmd.endSessions)) ctx.node.sessions.end(cmd.endSessions);
+    return { ok: 1 };
+  },
+};
 export const killAllSessionsCommand: CommandDefinition = { names: ['killAllSessions', 'killSessions', 'refreshSessions'], run: () => ({ ok: 1 }) };
 export const startSessionCommand: CommandDefinition = {
   names: ['startSession'],

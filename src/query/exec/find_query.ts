@@ -1,4 +1,5 @@
 import type { Doc } from '../../bson/values.js';
+import { collated, withCollation, type StringComparator } from '../../bson/collation.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import { compileFilter } from '../match/matcher.js';
 import { compileProjection } from '../projection/projection.js';
@@ -17,6 +18,8 @@ export interface FindSpec {
   min?: Doc;
   max?: Doc;
   variables?: Record<string, unknown>;
+  // Non-simple collation: strings compare by it, and index bounds (built on binary order) are not used.
+  collation?: StringComparator;
 }
 
 // A result document; `bytes` is set while the document is exactly as stored.
@@ -36,12 +39,18 @@ export interface PreparedFind {
 
 // filter -> plan -> (sort) -> skip -> limit -> projection, lazily where the plan allows.
 export function prepareFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
+  const prepared = withCollation(spec.collation, () => prepareFindCollated(storage, coll, spec));
+  return { ...prepared, results: collated(spec.collation, prepared.results) };
+}
+
+function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
   const matcher = compileFilter(spec.filter, { variables: spec.variables });
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
   const projector = spec.projection && Object.keys(spec.projection).length > 0 ? compileProjection(spec.projection) : undefined;
   const stats = newStats();
   if (!coll) return { plan: undefined, stats, blockingSort: false, results: [] };
-  const plan = planQuery({ filter: spec.filter, sort: spec.sort, hint: spec.hint, min: spec.min, max: spec.max }, coll.indexes);
+  const hint = spec.collation && spec.hint === undefined ? { $natural: 1 } : spec.hint;
+  const plan = planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max }, coll.indexes);
   const blockingSort = sortCmp !== undefined && !(plan.kind === 'IXSCAN' && plan.providesSort);
   let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);
   if (blockingSort) candidates = sortAll(candidates, sortCmp!);

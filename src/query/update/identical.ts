@@ -1,4 +1,5 @@
 import { bsonTypeName, compareValues } from '../../bson/compare.js';
+import { withCollation } from '../../bson/collation.js';
 import { isPlainObject, toDouble } from '../../bson/values.js';
 
 // MongoDB's no-op detection compares BSON bytes, not values: 1 and 1.0 differ, and so do two
@@ -16,5 +17,6 @@ export function identical(a: unknown, b: unknown): boolean {
     return ka.length === kb.length && ka.every((k, i) => k === kb[i] && identical(a[k], b[k]));
   }
   if (ta === 'double') return Object.is(toDouble(a), toDouble(b)) || (Number.isNaN(toDouble(a)) && Number.isNaN(toDouble(b)));
-  return compareValues(a, b) === 0;
+  // Bytes, so never under the command's collation ('pong' and 'PONG' differ even at strength 2).
+  return withCollation(undefined, () => compareValues(a, b) === 0);
 }
