@@ -7,6 +7,7 @@ import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
 import type { ConnectionInfo, NodeServices } from './command.js';
 import { dispatchCommand } from './dispatcher.js';
+import { rememberBytes } from './original_bytes.js';
 
 let nextResponseId = 1;
 
@@ -50,7 +51,7 @@ function decodeCommand(request: OpMsgRequest): Doc {
     if (seq.identifier in cmd) {
       throw new MongoError(ErrorCodes.BadValue, `Duplicate field '${seq.identifier}' in OP_MSG body and document sequence`);
     }
-    cmd[seq.identifier] = seq.documents.map((d) => deserializeDocument(d));
+    cmd[seq.identifier] = seq.documents.map((d) => rememberBytes(deserializeDocument(d), d));
   }
   return cmd;
 }

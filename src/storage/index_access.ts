@@ -5,7 +5,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
 import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys } from './index_key_generator.js';
-import { indexEntryKey, indexPrefix, prefixSuccessor, recordIdOf } from './key_layout.js';
+import { indexEntryKey, indexPrefix, prefixSuccessor, RECORD_ID_BYTES, recordIdOf } from './key_layout.js';
 import type { KvReader, KvWriter } from './lmdb/kv_store.js';
 
 // One index as the write path and the planner see it: key generation, entry maintenance and the
@@ -43,11 +43,29 @@ export class IndexAccess {
     return { keys: keys.map((k) => encodeKey(k, this.ordering)), values: keys, multikey };
   }
 
+  // Entries of a unique index are keyed by the key string alone, with the record id as the value,
+  // so the constraint is one point read; other indexes append the record id to the key.
+  private entryKey(keyString: Buffer, recordId: number): Buffer {
+    return this.unique ? Buffer.concat([this.prefix, keyString]) : indexEntryKey(this.entry.id, keyString, recordId);
+  }
+
+  private entryValue(recordId: number): Buffer {
+    if (!this.unique) return EMPTY;
+    const b = Buffer.allocUnsafe(RECORD_ID_BYTES);
+    b.writeBigUInt64BE(BigInt(recordId), 0);
+    return b;
+  }
+
+  // The record holding `keyString` in a unique index, if any.
+  lookupUnique(reader: KvReader, keyString: Buffer): number | undefined {
+    const value = reader.get(Buffer.concat([this.prefix, keyString]));
+    return value === undefined ? undefined : Number(value.readBigUInt64BE(0));
+  }
+
   checkUnique(reader: KvReader, ns: string, keyString: Buffer, values: unknown[], recordId: number): void {
     if (!this.unique) return;
-    const start = Buffer.concat([this.prefix, keyString]);
-    for (const { key } of reader.range(start, prefixSuccessor(start), { limit: 2 })) {
-      if (recordIdOf(key) === recordId) continue;
+    const existing = this.lookupUnique(reader, keyString);
+    if (existing !== undefined && existing !== recordId) {
       const fields = Object.keys(this.keyPattern);
       const keyValue: Doc = {};
       fields.forEach((f, i) => { keyValue[f] = values[i] ?? null; });
@@ -61,19 +79,20 @@ export class IndexAccess {
   }
 
   insertEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
-    for (const k of keys) writer.put(indexEntryKey(this.entry.id, k, recordId), EMPTY);
+    for (const k of keys) writer.put(this.entryKey(k, recordId), this.entryValue(recordId));
   }
 
   removeEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
-    for (const k of keys) writer.remove(indexEntryKey(this.entry.id, k, recordId));
+    for (const k of keys) writer.remove(this.entryKey(k, recordId));
   }
 
   // Record ids of entries with key strings in [start, end) (relative to this index), in key order.
   *scan(reader: KvReader, start: Buffer, end: Buffer, reverse: boolean): Iterable<{ keyString: Buffer; recordId: number }> {
     const from = Buffer.concat([this.prefix, start]);
     const to = end.length === 0 ? prefixSuccessor(this.prefix) : Buffer.concat([this.prefix, end]);
-    for (const { key } of reader.range(from, to, { reverse })) {
-      yield { keyString: key.subarray(this.prefix.length, key.length - 8), recordId: recordIdOf(key) };
+    for (const { key, value } of reader.range(from, to, { reverse })) {
+      if (this.unique) yield { keyString: key.subarray(this.prefix.length), recordId: Number(value.readBigUInt64BE(0)) };
+      else yield { keyString: key.subarray(this.prefix.length, key.length - RECORD_ID_BYTES), recordId: recordIdOf(key) };
     }
   }
 

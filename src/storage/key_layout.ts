@@ -2,7 +2,8 @@
 //   0x00 'c' <ns utf8>                         -> collection catalog entry (BSON)
 //   0x00 'n'                                   -> next collection/index id (u32)
 //   0x01 <collection id u32> <record id u64>   -> the document (BSON)
-//   0x02 <index id u32> <key_string> <record id u64> -> empty
+//   0x02 <index id u32> <key_string> <record id u64> -> empty         (non-unique index)
+//   0x02 <index id u32> <key_string>                -> record id u64 (unique index)
 // Record ids are big-endian so that key order is insertion order (natural order of a COLLSCAN).
 const META = 0x00;
 const RECORD = 0x01;

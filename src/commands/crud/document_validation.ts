@@ -3,6 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTag, serializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
+import { originalBytes } from '../original_bytes.js';
 
 export function checkIdValue(id: unknown): void {
   if (Array.isArray(id)) throw new MongoError(ErrorCodes.InvalidIdField, "The '_id' value cannot be of type array");
@@ -27,7 +28,7 @@ export function prepareInsert(raw: unknown): { doc: Doc; bytes: Buffer } {
   }
   // Since MongoDB 5.0, field names may start with '$' (only _id's subfields may not).
   checkIdValue(doc._id);
-  const bytes = serializeDocument(doc);
+  const bytes = (doc === raw ? originalBytes(raw) : undefined) ?? serializeDocument(doc);
   checkSize(bytes);
   return { doc, bytes };
 }

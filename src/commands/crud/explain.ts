@@ -37,6 +37,7 @@ function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: Fi
   let stage: Doc;
   if (!plan) stage = { stage: 'EOF' };
   else if (plan.kind === 'COLLSCAN') stage = { stage: 'COLLSCAN', filter: spec.filter, direction: plan.direction === 1 ? 'forward' : 'backward' };
+  else if (plan.kind === 'IDHACK') stage = { stage: 'IDHACK' };
   else {
     const spec2 = plan.index.entry.spec;
     stage = {

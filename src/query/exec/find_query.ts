@@ -44,14 +44,15 @@ export function prepareFind(storage: StorageEngine, coll: Collection | undefined
 }
 
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
-  const matcher = compileFilter(spec.filter, { variables: spec.variables });
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
   const projector = spec.projection && Object.keys(spec.projection).length > 0 ? compileProjection(spec.projection) : undefined;
   const stats = newStats();
-  if (!coll) return { plan: undefined, stats, blockingSort: false, results: [] };
   const hint = spec.collation && spec.hint === undefined ? { $natural: 1 } : spec.hint;
-  const plan = planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max }, coll.indexes);
-  const blockingSort = sortCmp !== undefined && !(plan.kind === 'IXSCAN' && plan.providesSort);
+  const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max }, coll.indexes) : undefined;
+  // An IDHACK filter is a bare _id equality that the index lookup already answers exactly.
+  const matcher = plan?.kind === 'IDHACK' ? undefined : compileFilter(spec.filter, { variables: spec.variables });
+  if (!coll || !plan) return { plan: undefined, stats, blockingSort: false, results: [] };
+  const blockingSort = sortCmp !== undefined && plan.kind !== 'IDHACK' && !(plan.kind === 'IXSCAN' && plan.providesSort);
   let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);
   if (blockingSort) candidates = sortAll(candidates, sortCmp!);
   const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, projector, stats);
@@ -77,6 +78,6 @@ function* shape(input: Iterable<Candidate>, skip: number, limit: number, project
     returned += 1;
     stats.nReturned += 1;
     if (projector) yield { doc: projector.apply(c.doc, c.details), recordId: c.recordId, details: c.details };
-    else yield { doc: c.doc, bytes: c.bytes, recordId: c.recordId, details: c.details };
+    else yield c;
   }
 }

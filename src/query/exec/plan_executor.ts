@@ -13,30 +13,44 @@ export function newStats(): ExecutionStats {
   return { keysExamined: 0, docsExamined: 0, nReturned: 0 };
 }
 
-// A document produced by a plan: decoded for matching and projection, with its stored bytes kept
-// so an unprojected reply can send them as they are.
-export interface Candidate {
-  recordId: number;
-  doc: Doc;
-  bytes: Buffer;
-  details: MatchDetails;
+// A document produced by a plan: its stored bytes (an unprojected reply sends them as they are),
+// decoded only when something needs the values.
+export class Candidate {
+  constructor(readonly recordId: number, readonly bytes: Buffer, private decoded: Doc | undefined, readonly details: MatchDetails) {}
+
+  get doc(): Doc {
+    this.decoded ??= deserializeDocument(this.bytes);
+    return this.decoded;
+  }
 }
 
-// Streams the documents matching `matcher` in plan order. Index scans fetch each record once
-// (a multikey index can yield a record under several keys).
-export function* executePlan(storage: StorageEngine, coll: Collection, plan: QueryPlan, matcher: Matcher, stats: ExecutionStats): Iterable<Candidate> {
+// Streams the documents matching `matcher` in plan order (every document the plan yields when
+// there is none). Index scans fetch each record once (a multikey index can yield a record under
+// several keys).
+export function* executePlan(storage: StorageEngine, coll: Collection, plan: QueryPlan, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
   for (const { recordId, bytes } of candidateRecords(storage, coll, plan, stats)) {
     stats.docsExamined += 1;
+    if (!matcher) {
+      yield new Candidate(recordId, bytes, undefined, {});
+      continue;
+    }
     const doc = deserializeDocument(bytes);
     const details: MatchDetails = {};
     if (!matcher.matches(doc, details)) continue;
-    yield { recordId, doc, bytes, details };
+    yield new Candidate(recordId, bytes, doc, details);
   }
 }
 
 function* candidateRecords(storage: StorageEngine, coll: Collection, plan: QueryPlan, stats: ExecutionStats): Iterable<{ recordId: number; bytes: Buffer }> {
   if (plan.kind === 'COLLSCAN') {
     yield* storage.scanRecords(coll, plan.direction === -1);
+    return;
+  }
+  if (plan.kind === 'IDHACK') {
+    const recordId = plan.index.lookupUnique(storage.kv, plan.keyString);
+    stats.keysExamined += recordId === undefined ? 0 : 1;
+    const bytes = recordId === undefined ? undefined : storage.getRecord(coll, recordId);
+    if (bytes) yield { recordId: recordId!, bytes };
     return;
   }
   const seen = plan.index.entry.multikey ? new Set<number>() : undefined;

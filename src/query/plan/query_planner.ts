@@ -2,7 +2,7 @@ import { encodeKey, type Ordering } from '../../bson/key_string.js';
 import { hashValue } from '../../bson/hash.js';
 import { compareValues } from '../../bson/compare.js';
 import { formatValue } from '../../bson/format.js';
-import { isPlainObject, type Doc } from '../../bson/values.js';
+import { bsonTag, isPlainObject, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { IndexAccess } from '../../storage/index_access.js';
@@ -19,6 +19,8 @@ export interface KeyRange {
 
 export type QueryPlan =
   | { kind: 'COLLSCAN'; direction: 1 | -1 }
+  // MongoDB's IDHACK: equality on _id is one point read of the _id index, with no planning.
+  | { kind: 'IDHACK'; index: IndexAccess; keyString: Buffer }
   | {
     kind: 'IXSCAN';
     index: IndexAccess;
@@ -39,6 +41,8 @@ export interface PlanRequest {
 const MAX_RANGES = 500;
 
 export function planQuery(req: PlanRequest, indexes: readonly IndexAccess[]): QueryPlan {
+  const idHack = idHackPlan(req, indexes);
+  if (idHack) return idHack;
   const hinted = resolveHint(req.hint, indexes);
   if (hinted === 'natural') return { kind: 'COLLSCAN', direction: naturalDirection(req.hint) };
   if (req.min !== undefined || req.max !== undefined) {
@@ -64,6 +68,18 @@ export function planQuery(req: PlanRequest, indexes: readonly IndexAccess[]): Qu
     }
   }
   return { kind: 'COLLSCAN', direction: 1 };
+}
+
+function idHackPlan(req: PlanRequest, indexes: readonly IndexAccess[]): QueryPlan | undefined {
+  if (req.hint !== undefined || req.min !== undefined || req.max !== undefined) return undefined;
+  const keys = Object.keys(req.filter);
+  if (keys.length !== 1 || keys[0] !== '_id') return undefined;
+  let value = req.filter._id;
+  if (isPlainObject(value) && Object.keys(value).length === 1 && '$eq' in value) value = value.$eq;
+  if (value === undefined || Array.isArray(value) || bsonTag(value) === 'BSONRegExp') return undefined;
+  if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
+  const index = indexes.find((i) => i.name === '_id_');
+  return index ? { kind: 'IDHACK', index, keyString: encodeKey([value], index.ordering) } : undefined;
 }
 
 function naturalDirection(hint: unknown): 1 | -1 {
