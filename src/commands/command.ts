@@ -4,6 +4,11 @@ import type { StorageEngine } from '../storage/storage_engine.js';
 import type { CursorManager } from './cursor_manager.js';
 import type { FailPoints } from './fail_points.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { ShardingState } from '../shard/sharding_state.js';
+import type { ShardMetadata } from '../shard/shard_metadata.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
+import type { WireClient } from '../wire/client.js';
+import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -30,6 +35,12 @@ export interface NodeServices {
   recentLog: string[];
   failPoints: FailPoints;
   sessions: LogicalSessionCache;
+  local: LocalCollections;
+  // Node-to-node connections (to the config server, to other shards).
+  client: WireClient;
+  sharding: { state: ShardingState; metadata: ShardMetadata };
+  // Only on a config server.
+  catalogManager?: ShardingCatalogManager;
   commands: ReadonlyMap<string, CommandDefinition>;
 }
 

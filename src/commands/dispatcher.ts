@@ -3,6 +3,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import type { CommandContext, CommandDefinition, ConnectionInfo, NodeServices } from './command.js';
 import { commandName } from './args.js';
+import { isVersionedRequest } from '../shard/shard_metadata.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, error shaping.
 export async function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Promise<Doc> {
@@ -18,6 +19,7 @@ export async function dispatchCommand(node: NodeServices, conn: ConnectionInfo, 
     }
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, new Date());
+    if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(db, cmd), cmd);
     countCommand(node, name);
     return await def.run(ctx, cmd);
   } catch (err) {
@@ -50,4 +52,11 @@ export function buildCommandTable(defs: readonly CommandDefinition[]): Map<strin
   const table = new Map<string, CommandDefinition>();
   for (const def of defs) for (const name of def.names) table.set(name, def);
   return table;
+}
+
+// The collection a versioned command is about: the string value of its first field (find: "c"),
+// or none for database-level commands (aggregate: 1).
+function targetNamespace(db: string, cmd: Doc): string | undefined {
+  const value = cmd[commandName(cmd)];
+  return typeof value === 'string' ? `${db}.${value}` : undefined;
 }

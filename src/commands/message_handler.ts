@@ -5,8 +5,7 @@ import { deserializeDocument, type Doc } from '../bson/values.js';
 import { encodeOpMsgReply, encodeOpReply, FramingError, parseRequest, type OpMsgRequest, type OpQueryRequest } from '../wire/message.js';
 import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
-import type { ConnectionInfo, NodeServices } from './command.js';
-import { dispatchCommand } from './dispatcher.js';
+import type { ConnectionInfo } from './command.js';
 import { rememberBytes } from './original_bytes.js';
 
 let nextResponseId = 1;
@@ -14,7 +13,10 @@ let nextResponseId = 1;
 // Turns one framed message into at most one reply message. Errors inside a well-framed message
 // become error replies; errors that make the stream untrustworthy throw FramingError (the
 // connection is then closed).
-export async function handleMessage(node: NodeServices, conn: ConnectionInfo, message: Buffer): Promise<Buffer | undefined> {
+// Runs one decoded command (with `$db`) for a connection: a node's or a router's dispatcher.
+export type Dispatch = (conn: ConnectionInfo, cmd: Doc) => Promise<Doc>;
+
+export async function handleMessage(dispatch: Dispatch, conn: ConnectionInfo, message: Buffer): Promise<Buffer | undefined> {
   let request;
   try {
     request = parseRequest(message);
@@ -25,16 +27,16 @@ export async function handleMessage(node: NodeServices, conn: ConnectionInfo, me
     return encodeOpMsgReply(serializeReply(errorReply(err)), nextResponseId++, message.readInt32LE(4));
   }
   switch (request.kind) {
-    case 'msg': return handleOpMsg(node, conn, request);
-    case 'query': return handleOpQuery(node, conn, request);
+    case 'msg': return handleOpMsg(dispatch, conn, request);
+    case 'query': return handleOpQuery(dispatch, conn, request);
     default: throw new FramingError(`unsupported opCode ${request.header.opCode}`);
   }
 }
 
-async function handleOpMsg(node: NodeServices, conn: ConnectionInfo, request: OpMsgRequest): Promise<Buffer | undefined> {
+async function handleOpMsg(dispatch: Dispatch, conn: ConnectionInfo, request: OpMsgRequest): Promise<Buffer | undefined> {
   let reply: Doc;
   try {
-    reply = await dispatchCommand(node, conn, decodeCommand(request));
+    reply = await dispatch(conn, decodeCommand(request));
   } catch (err) {
     reply = errorReply(err);
   }
@@ -60,7 +62,7 @@ const HANDSHAKE_COMMANDS = new Set(['hello', 'isMaster', 'ismaster']);
 
 // Drivers open every connection with a legacy OP_QUERY hello; MongoDB 5.1+ refuses every other
 // OP_QUERY command with UnsupportedOpQueryCommand.
-async function handleOpQuery(node: NodeServices, conn: ConnectionInfo, request: OpQueryRequest): Promise<Buffer> {
+async function handleOpQuery(dispatch: Dispatch, conn: ConnectionInfo, request: OpQueryRequest): Promise<Buffer> {
   let reply: Doc;
   try {
     const query = deserializeDocument(request.query);
@@ -69,7 +71,7 @@ async function handleOpQuery(node: NodeServices, conn: ConnectionInfo, request: 
     const isCommand = request.fullCollectionName.endsWith('.$cmd');
     if (isCommand && HANDSHAKE_COMMANDS.has(name)) {
       const db = request.fullCollectionName.slice(0, -'.$cmd'.length);
-      reply = await dispatchCommand(node, conn, { ...inner, $db: db });
+      reply = await dispatch(conn, { ...inner, $db: db });
     } else {
       throw new MongoError(
         ErrorCodes.UnsupportedOpQueryCommand,

@@ -22,6 +22,8 @@ import {
 } from './ddl/collections.js';
 import { createIndexesCommand, dropIndexesCommand, listIndexesCommand } from './ddl/indexes.js';
 import { collStatsCommand, dbStatsCommand } from './ddl/coll_stats.js';
+import { splitVectorCommand } from './sharding/split_vector.js';
+import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRoutingTableCacheUpdatesCommand } from './sharding/shard_commands.js';
 
 // Every command a node (shard or config server) answers.
 export const nodeCommands: readonly CommandDefinition[] = [
@@ -32,4 +34,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   countCommand, distinctCommand, aggregateCommand, explainCommand,
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand,
+  addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand,
 ];

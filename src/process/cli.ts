@@ -1,32 +1,58 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from './logger.js';
 import { startNode } from './node_process.js';
+import { startRouter } from './router_process.js';
+import { runUp, UP_USAGE } from './up_command.js';
 
 const USAGE = `usage:
   docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
-  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]`;
+  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1]
+${UP_USAGE}`;
+
+function usageExit(message: string | undefined, code: number): never {
+  process.stderr.write(`${message ? `${message}\n` : ''}${USAGE}\n`);
+  process.exit(code);
+}
 
 export async function main(argv: string[]): Promise<void> {
   const [role, ...rest] = argv;
-  if (role !== 'shard' && role !== 'config') {
-    process.stderr.write(`${USAGE}\n`);
-    process.exit(role === undefined || role === '--help' ? 0 : 2);
-  }
+  if (role === 'up') return runUp(rest);
+  if (role !== 'shard' && role !== 'config' && role !== 'router') usageExit(undefined, role === undefined || role === '--help' ? 0 : 2);
   const { values } = parseArgs({
     args: rest,
     options: {
-      port: { type: 'string', default: role === 'config' ? '27019' : '27018' },
+      port: { type: 'string', default: role === 'config' ? '27019' : role === 'router' ? '27017' : '27018' },
       dbpath: { type: 'string' },
+      configdb: { type: 'string' },
       bind_ip: { type: 'string', default: '127.0.0.1' },
       enableTestCommands: { type: 'boolean', default: false },
     },
     strict: true,
   });
-  if (!values.dbpath) {
-    process.stderr.write(`--dbpath is required\n${USAGE}\n`);
-    process.exit(2);
-  }
   const { logger, recent } = createLogger(`docshard-${role}`);
+  let stop: (() => Promise<void>) | undefined;
+  let stopping = false;
+  // Handlers go in before the server starts, so a signal right after "Waiting for connections"
+  // still shuts down cleanly.
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ c: 'CONTROL', signal }, 'Shutting down');
+    (stop ?? (async () => undefined))().then(() => process.exit(0), (err: unknown) => {
+      logger.error({ c: 'CONTROL', err }, 'Error during shutdown');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (role === 'router') {
+    if (!values.configdb) usageExit('--configdb is required', 2);
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb }, logger, recent);
+    stop = () => router.stop();
+    return;
+  }
+  if (!values.dbpath) usageExit('--dbpath is required', 2);
   const node = await startNode({
     role,
     port: Number(values.port),
@@ -34,16 +60,5 @@ export async function main(argv: string[]): Promise<void> {
     dbpath: values.dbpath,
     enableTestCommands: values.enableTestCommands!,
   }, logger, recent);
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ c: 'CONTROL', signal }, 'Shutting down');
-    node.stop().then(() => process.exit(0), (err: unknown) => {
-      logger.error({ c: 'CONTROL', err }, 'Error during shutdown');
-      process.exit(1);
-    });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  stop = () => node.stop();
 }

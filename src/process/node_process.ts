@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { buildCommandTable } from '../commands/dispatcher.js';
+import { buildCommandTable, dispatchCommand } from '../commands/dispatcher.js';
 import type { NodeOptions, NodeServices } from '../commands/command.js';
 import { CursorManager } from '../commands/cursor_manager.js';
 import { FailPoints } from '../commands/fail_points.js';
@@ -9,6 +9,14 @@ import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import { LocalCollections } from '../query/exec/local_collection.js';
+import { ShardingState } from '../shard/sharding_state.js';
+import { ShardMetadata } from '../shard/shard_metadata.js';
+import { RemoteConfigReader } from '../shard/remote_config_reader.js';
+import { WireClient } from '../wire/client.js';
+import { configServerCommands } from '../commands/configsvr/configsvr_commands.js';
+import { ensureConfigCollections } from '../configsvr/config_collections.js';
+import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import { TcpServer } from '../wire/tcp_server.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -30,6 +38,9 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       return (doc) => matcher.matches(doc);
     },
   });
+  const local = new LocalCollections(storage);
+  const shardingState = new ShardingState(local);
+  const client = new WireClient();
   const services: NodeServices = {
     options,
     storage,
@@ -40,10 +51,16 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     recentLog,
     failPoints: new FailPoints(),
     sessions: new LogicalSessionCache(),
-    commands: buildCommandTable(nodeCommands),
+    local,
+    client,
+    sharding: { state: shardingState, metadata: new ShardMetadata(() => shardingState.shardName, () => {
+      const host = shardingState.configHost;
+      return host ? new RemoteConfigReader(client, host) : undefined;
+    }) },
+    commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands] : nodeCommands),
   };
   const server = new TcpServer({
-    onMessage: (conn, message) => handleMessage(services, conn, message),
+    onMessage: (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message),
     onConnect: (conn) => {
       services.counters.connectionsCurrent += 1;
       services.counters.connectionsTotal += 1;
@@ -56,6 +73,10 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   });
   const port = await server.listen(options.port, options.bindIp);
   services.options = { ...options, port };
+  if (options.role === 'config') {
+    const clusterId = ensureConfigCollections(storage, local);
+    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger);
+  }
   const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
   reaper.unref();
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
@@ -65,6 +86,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     async stop() {
       clearInterval(reaper);
       await server.close();
+      await client.close();
       await storage.close();
     },
   };

@@ -1,4 +1,5 @@
-import type { CommandDefinition } from '../command.js';
+import type { CommandDefinition, ConnectionInfo } from '../command.js';
+import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
@@ -7,22 +8,25 @@ export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 // instead of the streaming protocol we do not implement. No `compression`: nothing is compressed.
 export const helloCommand: CommandDefinition = {
   names: ['hello', 'isMaster', 'ismaster'],
-  run(ctx, cmd) {
-    const isLegacy = 'isMaster' in cmd || 'ismaster' in cmd;
-    if (cmd.client !== undefined && typeof cmd.client === 'object') ctx.conn.clientMetadata = cmd.client as Record<string, unknown>;
-    return {
-      ...(isLegacy ? { ismaster: true } : { isWritablePrimary: true }),
-      ...(cmd.helloOk === true ? { helloOk: true } : {}),
-      maxBsonObjectSize: Limits.maxBsonObjectSize,
-      maxMessageSizeBytes: Limits.maxMessageSizeBytes,
-      maxWriteBatchSize: Limits.maxWriteBatchSize,
-      localTime: new Date(),
-      logicalSessionTimeoutMinutes: 30,
-      connectionId: ctx.conn.id,
-      minWireVersion: 0,
-      maxWireVersion: MAX_WIRE_VERSION,
-      readOnly: false,
-      ok: 1,
-    };
-  },
+  run: (ctx, cmd) => helloReply(ctx.conn, cmd),
 };
+
+// Shared by nodes and routers (a router adds `msg: "isdbgrid"`).
+export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
+  const isLegacy = 'isMaster' in cmd || 'ismaster' in cmd;
+  if (cmd.client !== undefined && typeof cmd.client === 'object') conn.clientMetadata = cmd.client as Record<string, unknown>;
+  return {
+    ...(isLegacy ? { ismaster: true } : { isWritablePrimary: true }),
+    ...(cmd.helloOk === true ? { helloOk: true } : {}),
+    maxBsonObjectSize: Limits.maxBsonObjectSize,
+    maxMessageSizeBytes: Limits.maxMessageSizeBytes,
+    maxWriteBatchSize: Limits.maxWriteBatchSize,
+    localTime: new Date(),
+    logicalSessionTimeoutMinutes: 30,
+    connectionId: conn.id,
+    minWireVersion: 0,
+    maxWireVersion: MAX_WIRE_VERSION,
+    readOnly: false,
+    ok: 1,
+  };
+}

@@ -51,12 +51,15 @@ function avgState() {
       total = numericAdd(total, v);
       count++;
     },
-    result() {
-      if (count === 0) return null;
-      if (numberKind(total) === 'decimal') return Decimal128.fromStringWithRounding(String(toDouble(total) / count));
-      return new Double(toDouble(total) / count);
-    },
+    result: () => averageOf(total, count),
   };
+}
+
+// Exported for the router, which finishes $avg from per-shard sums and counts.
+export function averageOf(total: unknown, count: number): unknown {
+  if (count === 0) return null;
+  if (numberKind(total) === 'decimal') return Decimal128.fromStringWithRounding(String(toDouble(total) / count));
+  return new Double(toDouble(total) / count);
 }
 
 function extremeState(sign: 1 | -1) {

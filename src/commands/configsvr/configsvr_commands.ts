@@ -1,0 +1,104 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../args.js';
+
+function manager(ctx: CommandContext): ShardingCatalogManager {
+  const m = ctx.node.catalogManager;
+  if (!m) throw new MongoError(ErrorCodes.IllegalOperation, `${'_configsvr'} commands can only be run on a config server`);
+  return m;
+}
+
+export const configsvrAddShardCommand: CommandDefinition = {
+  names: ['_configsvrAddShard'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const host = requireString(cmd, '_configsvrAddShard');
+    const shardAdded = await manager(ctx).addShard(host, optionalString(cmd, 'name'));
+    return { shardAdded, ok: 1 };
+  },
+};
+
+export const configsvrCreateDatabaseCommand: CommandDefinition = {
+  names: ['_configsvrCreateDatabase'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const name = requireString(cmd, '_configsvrCreateDatabase');
+    const database = await manager(ctx).createDatabase(name, optionalString(cmd, 'primaryShard'));
+    return { databaseVersion: database.version, primary: database.primary, ok: 1 };
+  },
+};
+
+export const configsvrShardCollectionCommand: CommandDefinition = {
+  names: ['_configsvrShardCollection'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, '_configsvrShardCollection');
+    const key = requireDoc(cmd, 'key');
+    const collection = await manager(ctx).shardCollection(ns, key, optionalBool(cmd, 'unique') ?? false, optionalNumber(cmd, 'numInitialChunks'));
+    return { collectionsharded: ns, collectionUUID: collection.uuid, ok: 1 };
+  },
+};
+
+function range(cmd: Doc, field: string): { min: Doc; max: Doc } {
+  const r = requireDoc(cmd, field);
+  if (!isPlainObject(r.min) || !isPlainObject(r.max)) throw new MongoError(ErrorCodes.BadValue, `${field} must be {min, max}`);
+  return { min: r.min, max: r.max };
+}
+
+export const configsvrCommitChunkSplitCommand: CommandDefinition = {
+  names: ['_configsvrCommitChunkSplit'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, '_configsvrCommitChunkSplit');
+    const points = cmd.splitPoints;
+    if (!Array.isArray(points) || !points.every(isPlainObject)) throw new MongoError(ErrorCodes.BadValue, 'splitPoints must be an array of shard keys');
+    await manager(ctx).splitChunk(ns, range(cmd, 'chunkRange'), points as Doc[]);
+    return { ok: 1 };
+  },
+};
+
+export const configsvrCommitChunksMergeCommand: CommandDefinition = {
+  names: ['_configsvrCommitChunksMerge'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, '_configsvrCommitChunksMerge');
+    await manager(ctx).mergeChunks(ns, range(cmd, 'chunkRange'));
+    return { ok: 1 };
+  },
+};
+
+export const configsvrDropCollectionCommand: CommandDefinition = {
+  names: ['_configsvrDropCollection'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, '_configsvrDropCollection');
+    await manager(ctx).dropCollection(ns);
+    return { ns, ok: 1 };
+  },
+};
+
+export const configsvrDropDatabaseCommand: CommandDefinition = {
+  names: ['_configsvrDropDatabase'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const db = requireString(cmd, '_configsvrDropDatabase');
+    await manager(ctx).dropDatabase(db);
+    return { ok: 1 };
+  },
+};
+
+// The balancer arrives with its own issue; until then it is reported off, as sh.status() expects.
+export const balancerStatusCommand: CommandDefinition = {
+  names: ['balancerStatus', '_configsvrBalancerStatus'],
+  adminOnly: true,
+  run: () => ({ mode: 'off', inBalancerRound: false, numBalancerRounds: 0, ok: 1 }),
+};
+
+export const configServerCommands: readonly CommandDefinition[] = [
+  configsvrAddShardCommand, configsvrCreateDatabaseCommand, configsvrShardCollectionCommand,
+  configsvrCommitChunkSplitCommand, configsvrCommitChunksMergeCommand, balancerStatusCommand,
+  configsvrDropCollectionCommand, configsvrDropDatabaseCommand,
+];

@@ -1,0 +1,100 @@
+import { isPlainObject, type Doc } from '../bson/values.js';
+import { compareValues } from '../bson/compare.js';
+import { formatValue } from '../bson/format.js';
+import type { ChunkType } from '../catalog/type_chunk.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { isShardKeyShaped, normalizeShardKey, shardKeyFromEqualityQuery, type ShardKey } from './shard_key.js';
+
+// The three forms of the user-facing `split` command (cluster_split_cmd.cpp).
+export type SplitForm =
+  | { readonly kind: 'middle'; readonly middle: Doc } // split exactly here
+  | { readonly kind: 'find'; readonly find: Doc } // split the chunk holding this document in half
+  | { readonly kind: 'bounds'; readonly bounds: readonly [Doc, Doc] }; // split this exact chunk in half
+
+// The shard's half of `find` and `bounds`: the median key of a chunk's documents, which MongoDB
+// gets from splitVector with force on the owning shard; undefined when the chunk cannot be split
+// (all its documents share one key).
+export type MedianKeyFinder = (chunk: ChunkType) => Doc | undefined;
+
+// MongoDB returns these command errors as a bare errmsg, which clients read as UnknownError.
+function commandError(message: string): MongoError {
+  return new MongoError(ErrorCodes.UnknownError, message);
+}
+
+export function parseSplitForm(cmd: Doc): SplitForm {
+  const find = nonEmptyObject(cmd.find);
+  const middle = nonEmptyObject(cmd.middle);
+  const bounds = Array.isArray(cmd.bounds) && cmd.bounds.length > 0 ? cmd.bounds : undefined;
+  if (bounds !== undefined) {
+    if (!isPlainObject(bounds[0])) throw commandError('lower bound not specified');
+    if (!isPlainObject(bounds[1])) throw commandError('upper bound not specified');
+  }
+  if (find !== undefined && bounds !== undefined) throw commandError('cannot specify bounds and find at the same time');
+  if (find === undefined && bounds === undefined && middle === undefined) throw commandError('need to specify find/bounds or middle');
+  if (find !== undefined && middle !== undefined) throw commandError('cannot specify find and middle together');
+  if (bounds !== undefined && middle !== undefined) throw commandError('cannot specify bounds and middle together');
+  if (find !== undefined) return { kind: 'find', find };
+  if (bounds !== undefined) return { kind: 'bounds', bounds: [bounds[0] as Doc, bounds[1] as Doc] };
+  return { kind: 'middle', middle: middle! };
+}
+
+function nonEmptyObject(v: unknown): Doc | undefined {
+  return isPlainObject(v) && Object.keys(v).length > 0 ? v : undefined;
+}
+
+export interface SplitTarget {
+  readonly chunk: ChunkType;
+  readonly splitPoint: Doc;
+}
+
+// Which chunk to split and where; the result feeds decideSplit with chunkRange = the chunk's
+// bounds and splitPoints = [splitPoint].
+export function splitPointFor(form: SplitForm, key: ShardKey, chunks: readonly ChunkType[], medianKey: MedianKeyFinder): SplitTarget {
+  const chunk = targetChunk(form, key, chunks);
+  if (form.kind === 'middle') return { chunk, splitPoint: normalizeShardKey(key, form.middle) };
+  const splitPoint = medianKey(chunk);
+  if (splitPoint === undefined) throw new MongoError(ErrorCodes.CannotSplit, 'Unable to find median in chunk because chunk is indivisible.');
+  return { chunk, splitPoint };
+}
+
+function targetChunk(form: SplitForm, key: ShardKey, chunks: readonly ChunkType[]): ChunkType {
+  switch (form.kind) {
+    case 'find': {
+      const shardKey = shardKeyFromEqualityQuery(key, form.find);
+      if (shardKey === undefined) throw commandError(`no shard key found in chunk query ${formatValue(form.find)}`);
+      return intersectingChunk(chunks, shardKey);
+    }
+    case 'bounds': {
+      const [lower, upper] = form.bounds;
+      if (!isShardKeyShaped(key, lower) || !isShardKeyShaped(key, upper)) {
+        throw commandError(`shard key bounds [${formatValue(lower)},${formatValue(upper)}) are not valid for shard key pattern ${formatValue(key.pattern)}`);
+      }
+      const min = normalizeShardKey(key, lower);
+      const max = normalizeShardKey(key, upper);
+      const chunk = intersectingChunk(chunks, min);
+      if (compareValues(chunk.min, min) !== 0 || compareValues(chunk.max, max) !== 0) {
+        throw commandError(`no chunk found with the shard key bounds [${formatValue(min)}, ${formatValue(max)})`);
+      }
+      return chunk;
+    }
+    case 'middle': {
+      if (!isShardKeyShaped(key, form.middle)) {
+        throw commandError(`new split key ${formatValue(form.middle)} is not valid for shard key pattern ${formatValue(key.pattern)}`);
+      }
+      const middle = normalizeShardKey(key, form.middle);
+      const chunk = intersectingChunk(chunks, middle);
+      if (compareValues(chunk.min, middle) === 0 || compareValues(chunk.max, middle) === 0) {
+        throw commandError(`new split key ${formatValue(middle)} is a boundary key of existing chunk [${formatValue(chunk.min)},${formatValue(chunk.max)})`);
+      }
+      return chunk;
+    }
+  }
+}
+
+// ChunkManager::findIntersectingChunk: the chunk with min <= key < max.
+function intersectingChunk(chunks: readonly ChunkType[], shardKey: Doc): ChunkType {
+  const found = chunks.find((c) => compareValues(c.min, shardKey) <= 0 && compareValues(shardKey, c.max) < 0);
+  if (found === undefined) throw new MongoError(ErrorCodes.ShardKeyNotFound, `Cannot target single shard using key ${formatValue(shardKey)}`);
+  return found;
+}

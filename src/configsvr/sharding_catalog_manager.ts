@@ -1,0 +1,244 @@
+import { ObjectId, Timestamp, UUID } from 'bson';
+import type { Logger } from 'pino';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import { compareValues } from '../bson/compare.js';
+import type { ChunkType, CollectionType, DatabaseType, ShardType } from '../catalog/type_chunk.js';
+import { decideCreateDatabase } from '../config/create_database.js';
+import { decideShardCollection } from '../config/shard_collection.js';
+import { decideSplit } from '../config/split_chunk.js';
+import { decideMerge } from '../config/merge_chunks.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
+import type { WireClient } from '../wire/client.js';
+import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../config/changelog.js';
+import { ClusterClock } from './cluster_clock.js';
+
+// The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
+// config.* documents it needs, asks a pure decision function in src/config what to change, writes
+// the changes in one local write unit, and only then tells the shards to refresh.
+export class ShardingCatalogManager {
+  private readonly clock = new ClusterClock();
+
+  constructor(
+    private readonly local: LocalCollections,
+    private readonly client: WireClient,
+    private readonly selfHost: string,
+    private readonly clusterId: ObjectId,
+    private readonly logger: Logger,
+  ) {}
+
+  shards(): ShardType[] {
+    return this.local.find('config.shards', {}, { sort: { _id: 1 } }) as unknown as ShardType[];
+  }
+
+  shard(id: string): ShardType {
+    const found = this.local.findOne('config.shards', { _id: id }) as unknown as ShardType | undefined;
+    if (!found) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${id} not found`);
+    return found;
+  }
+
+  async addShard(host: string, name: string | undefined): Promise<string> {
+    const existing = this.local.findOne('config.shards', { host }) as unknown as ShardType | undefined;
+    if (existing) {
+      if (name !== undefined && name !== existing._id) {
+        throw new MongoError(ErrorCodes.IllegalOperation, `A shard with host ${host} already exists with name ${existing._id}`);
+      }
+      return existing._id;
+    }
+    const hello = await this.client.command(host, 'admin', { hello: 1 }).catch((err: unknown) => {
+      throw new MongoError(ErrorCodes.OperationFailed, `failed to reach ${host}: ${(err as Error).message}`);
+    });
+    if (hello.msg === 'isdbgrid') throw new MongoError(ErrorCodes.IllegalOperation, 'can\'t add a mongos process as a shard');
+    const shardName = name ?? this.nextShardName();
+    if (this.local.findOne('config.shards', { _id: shardName })) {
+      throw new MongoError(ErrorCodes.IllegalOperation, `A shard named ${shardName} already exists`);
+    }
+    checkOk(await this.client.command(host, 'admin', {
+      _addShard: 1,
+      shardIdentity: { shardName, clusterId: this.clusterId, configsvrConnectionString: this.selfHost },
+    }));
+    const now = this.clock.now();
+    this.local.write((w) => {
+      w.insert('config.shards', { _id: shardName, host, state: 1, topologyTime: now });
+      w.insert('config.changelog', this.entry('addShard', '', { name: shardName, host }));
+    });
+    this.logger.info({ c: 'SHARDING', shardName, host }, 'Added shard');
+    return shardName;
+  }
+
+  private nextShardName(): string {
+    const taken = new Set(this.shards().map((s) => s._id));
+    for (let i = 0; ; i++) {
+      const candidate = `shard${String(i).padStart(4, '0')}`;
+      if (!taken.has(candidate)) return candidate;
+    }
+  }
+
+  async createDatabase(name: string, primaryShard?: string): Promise<DatabaseType> {
+    const existing = this.local.findOne('config.databases', { _id: name }) as unknown as DatabaseType | undefined;
+    if (existing && primaryShard === undefined) return existing;
+    const shards = await Promise.all(this.shards().map(async (s) => ({ id: s._id, dataSizeBytes: await this.dataSize(s) })));
+    const allDatabases = this.local.find('config.databases') as unknown as DatabaseType[];
+    const { database, created } = decideCreateDatabase({ name, existing, shards, primaryShard, now: this.clock.now(), allDatabases, newUuid: new UUID() });
+    if (created) {
+      this.local.write((w) => {
+        w.insert('config.databases', database as unknown as Doc);
+        w.insert('config.changelog', this.entry('createDatabase', name, { primary: database.primary }));
+      });
+    }
+    return database;
+  }
+
+  private async dataSize(shard: ShardType): Promise<number> {
+    const reply = await this.client.command(shard.host, 'admin', { listDatabases: 1 });
+    return typeof reply.totalSize === 'number' ? reply.totalSize : 0;
+  }
+
+  collection(ns: string): CollectionType | undefined {
+    return this.local.findOne('config.collections', { _id: ns }) as unknown as CollectionType | undefined;
+  }
+
+  chunks(uuid: unknown): ChunkType[] {
+    return this.local.find('config.chunks', { uuid }, { sort: { min: 1 } }) as unknown as ChunkType[];
+  }
+
+  async shardCollection(ns: string, key: Doc, unique: boolean, numInitialChunks: number | undefined): Promise<CollectionType> {
+    const db = ns.slice(0, ns.indexOf('.'));
+    const database = await this.createDatabase(db);
+    const primary = this.shard(database.primary);
+    const existing = this.collection(ns);
+    const coll = ns.slice(db.length + 1);
+    const indexes = await fetchAll(this.client, primary.host, db, { listIndexes: coll }).catch((err: unknown) => {
+      if (err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound) return [];
+      throw err;
+    });
+    const count = checkOk(await this.client.command(primary.host, db, { count: coll }));
+    const decision = decideShardCollection({
+      ns, key, unique, numInitialChunks, primaryShard: primary._id, shards: this.shards().map((s) => s._id),
+      existing, collectionIsEmpty: Number(count.n) === 0, existingIndexes: indexes,
+      newEpoch: new ObjectId(), newUuid: existing?.uuid ?? await this.collectionUuid(primary.host, db, coll), now: this.clock.now(),
+      chunkIdFactory: () => new ObjectId(), log: this.log(),
+    });
+    if (decision.alreadySharded) return decision.collection;
+    const owners = [...new Set(decision.chunks.map((c) => c.shard))];
+    const indexSpecs = [...indexes.filter((i) => i.name !== '_id_'), ...(decision.createIndex ? [decision.createIndex] : [])];
+    for (const shardId of new Set([primary._id, ...owners])) {
+      const host = this.shard(shardId).host;
+      if (indexSpecs.length > 0) checkOk(await this.client.command(host, db, { createIndexes: coll, indexes: indexSpecs }));
+      else await this.client.command(host, db, { create: coll });
+    }
+    this.local.write((w) => {
+      w.update('config.collections', { _id: ns }, decision.collection as unknown as Doc, { upsert: true });
+      w.delete('config.chunks', { uuid: decision.collection.uuid });
+      for (const chunk of decision.chunks) w.insert('config.chunks', chunk as unknown as Doc);
+      for (const entry of decision.changelog) w.insert('config.changelog', entry);
+    });
+    await this.notifyShards(ns, new Set([primary._id, ...owners]));
+    this.logger.info({ c: 'SHARDING', ns, key, chunks: decision.chunks.length }, 'Sharded collection');
+    return decision.collection;
+  }
+
+  // The collection keeps the UUID the primary shard gave it, so a collection that existed before
+  // sharding is the same collection afterwards.
+  private async collectionUuid(host: string, db: string, coll: string): Promise<UUID> {
+    const [info] = await fetchAll(this.client, host, db, { listCollections: 1, filter: { name: coll } });
+    const uuid = (info?.info as Doc | undefined)?.uuid;
+    return (uuid as UUID | undefined) ?? new UUID();
+  }
+
+  async splitChunk(ns: string, chunkRange: { min: Doc; max: Doc }, splitPoints: Doc[]): Promise<void> {
+    const collection = this.requireSharded(ns);
+    const chunks = this.chunks(collection.uuid);
+    const owner = chunks.find((c) => sameKey(c.min, chunkRange.min));
+    if (!owner) throw new MongoError(ErrorCodes.BadValue, `no chunk starts at ${JSON.stringify(chunkRange.min)} in ${ns}`);
+    const decision = decideSplit({ collection, chunks, chunkRange, splitPoints, shard: owner.shard, chunkIdFactory: () => new ObjectId(), log: this.log() });
+    this.local.write((w) => {
+      for (const c of decision.updated) w.update('config.chunks', { _id: c._id }, c as unknown as Doc);
+      for (const c of decision.inserted) w.insert('config.chunks', c as unknown as Doc);
+      for (const entry of decision.changelog) w.insert('config.changelog', entry);
+    });
+    await this.notifyShards(ns, new Set([owner.shard]));
+  }
+
+  async mergeChunks(ns: string, range: { min: Doc; max: Doc }): Promise<void> {
+    const collection = this.requireSharded(ns);
+    const chunks = this.chunks(collection.uuid);
+    const first = chunks.find((c) => sameKey(c.min, range.min));
+    if (!first) throw new MongoError(ErrorCodes.IllegalOperation, `could not merge chunks: no chunk starts at ${JSON.stringify(range.min)}`);
+    const decision = decideMerge({ collection, chunks, range, shard: first.shard, now: this.clock.now(), log: this.log() });
+    if (decision.alreadyMerged || !decision.merged) return;
+    const merged = decision.merged;
+    this.local.write((w) => {
+      for (const c of decision.removed) w.delete('config.chunks', { _id: c._id });
+      w.insert('config.chunks', merged as unknown as Doc);
+      for (const entry of decision.changelog) w.insert('config.changelog', entry);
+    });
+    await this.notifyShards(ns, new Set([first.shard]));
+  }
+
+  // Drops the collection on every shard, then its routing metadata; shards forget it.
+  async dropCollection(ns: string): Promise<void> {
+    const db = ns.slice(0, ns.indexOf('.'));
+    const coll = ns.slice(db.length + 1);
+    const shards = this.shards();
+    await Promise.all(shards.map((s) => this.client.command(s.host, db, { drop: coll })));
+    const collection = this.collection(ns);
+    if (collection) {
+      this.local.write((w) => {
+        w.delete('config.chunks', { uuid: collection.uuid });
+        w.delete('config.collections', { _id: ns });
+        w.delete('config.tags', { ns });
+        w.insert('config.changelog', this.entry('dropCollection', ns, {}));
+      });
+    }
+    await this.notifyShards(ns, new Set(shards.map((s) => s._id)));
+  }
+
+  async dropDatabase(db: string): Promise<void> {
+    const shards = this.shards();
+    await Promise.all(shards.map((s) => this.client.command(s.host, db, { dropDatabase: 1 })));
+    const collections = this.local.find('config.collections', { _id: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } }) as unknown as CollectionType[];
+    this.local.write((w) => {
+      for (const c of collections) {
+        w.delete('config.chunks', { uuid: c.uuid });
+        w.delete('config.collections', { _id: c._id });
+        w.delete('config.tags', { ns: c._id });
+      }
+      w.delete('config.databases', { _id: db });
+      w.insert('config.changelog', this.entry('dropDatabase', db, {}));
+    });
+    await Promise.all(shards.map((s) => this.client.command(s.host, 'admin', { _flushDatabaseCacheUpdates: db }).catch(() => undefined)));
+  }
+
+  requireSharded(ns: string): CollectionType {
+    const collection = this.collection(ns);
+    if (!collection) throw new MongoError(ErrorCodes.NamespaceNotSharded, `${ns} is not sharded`);
+    return collection;
+  }
+
+  private async notifyShards(ns: string, shardIds: Set<string>): Promise<void> {
+    await Promise.all([...shardIds].map(async (id) => {
+      await this.client.command(this.shard(id).host, 'admin', { _flushRoutingTableCacheUpdates: ns }).catch((err: unknown) => {
+        this.logger.warn({ c: 'SHARDING', ns, shard: id, err }, 'Shard did not refresh; it will on its next versioned request');
+      });
+    }));
+  }
+
+  private log(): ChangeLogContext {
+    return { server: this.selfHost, clientAddr: '', time: new Date(), newId: () => new ObjectId() };
+  }
+
+  private entry(what: string, ns: string, details: Doc): Doc {
+    return changeLogEntry(this.log(), CONFIG_SHARD, what, ns, details);
+  }
+
+  nowTimestamp(): Timestamp {
+    return this.clock.now();
+  }
+}
+
+function sameKey(a: Doc, b: Doc): boolean {
+  return compareValues(a, b) === 0;
+}

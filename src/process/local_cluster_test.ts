@@ -1,0 +1,111 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { LocalCluster } from './local_cluster.js';
+import { readClusterFile } from './cluster_file.js';
+
+const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/helpers/fake_docshard.js');
+
+// The stand-in roles journal what happens to them (test/helpers/fake_docshard_role.ts).
+describe('LocalCluster (with stand-in roles)', () => {
+  let dir: string;
+  let journalFile: string;
+  const clusters: LocalCluster[] = [];
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'docshard-up-'));
+    journalFile = path.join(dir, 'journal.txt');
+    process.env.DOCSHARD_FAKE_JOURNAL = journalFile;
+    delete process.env.DOCSHARD_FAKE_FAIL_ADD_SHARD;
+  });
+
+  afterEach(async () => {
+    for (const cluster of clusters.splice(0)) await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function cluster(shards = 2): LocalCluster {
+    const c = new LocalCluster({ shards, port: 0, dir: path.join(dir, 'data'), logger: pino({ level: 'silent' }), bin: FAKE_BIN });
+    clusters.push(c);
+    return c;
+  }
+
+  function journal(): string[][] {
+    return existsSync(journalFile) ? readFileSync(journalFile, 'utf8').trim().split('\n').map((l) => l.split(' ')) : [];
+  }
+
+  function portOf(name: string, journalLines = journal()): number {
+    const starts = journalLines.filter(([event, n]) => event === 'start' && n === name);
+    return Number(starts.at(-1)![2]);
+  }
+
+  it('starts a config server, the shards and a router, and adds each shard through the router', async () => {
+    const ready = await cluster(2).start();
+    assert.equal(ready.uri, `mongodb://127.0.0.1:${portOf('router')}`);
+    const addShards = journal().filter(([event]) => event === 'addShard').map(([, host, name]) => `${name}@${host}`);
+    assert.deepEqual(addShards, [`shard0@127.0.0.1:${portOf('shard0')}`, `shard1@127.0.0.1:${portOf('shard1')}`]);
+  });
+
+  it('stops the router first, then the shards, then the config server', async () => {
+    const c = cluster(2);
+    await c.start();
+    await c.stop();
+    const stops = journal().filter(([event]) => event === 'stop').map(([, name]) => name);
+    assert.equal(stops[0], 'router');
+    assert.deepEqual(new Set(stops.slice(1, 3)), new Set(['shard0', 'shard1']));
+    assert.equal(stops[3], 'config');
+  });
+
+  it('persists the ports and restarts the config server and the shards on them', async () => {
+    const first = cluster(2);
+    await first.start();
+    await first.stop();
+    const before = journal();
+    assert.deepEqual(readClusterFile(path.join(dir, 'data')), {
+      configPort: portOf('config', before),
+      shards: [{ name: 'shard0', port: portOf('shard0', before) }, { name: 'shard1', port: portOf('shard1', before) }],
+    });
+    await cluster(2).start();
+    for (const name of ['config', 'shard0', 'shard1']) assert.equal(portOf(name), portOf(name, before), name);
+    const addShards = journal().filter(([event]) => event === 'addShard');
+    assert.equal(addShards.length, 4, 'a restart adds the same shards again');
+  });
+
+  it('keeps starting every shard it already has when asked for fewer', async () => {
+    const first = cluster(2);
+    await first.start();
+    await first.stop();
+    await cluster(1).start();
+    const restarted = journal().filter(([event]) => event === 'start').slice(4).map(([, name]) => name);
+    assert.deepEqual(new Set(restarted), new Set(['config', 'shard0', 'shard1', 'router']));
+  });
+
+  it('reports a child that dies on its own as an unexpected exit', async () => {
+    const c = cluster(2);
+    await c.start();
+    const [, , , pid] = journal().find(([event, name]) => event === 'start' && name === 'shard1')!;
+    process.kill(Number(pid), 'SIGKILL');
+    const exit = await c.unexpectedExit;
+    assert.deepEqual(exit, { name: 'shard1', code: null, signal: 'SIGKILL' });
+  });
+
+  it('fails to start when addShard fails, and stop then ends the children it started', async () => {
+    process.env.DOCSHARD_FAKE_FAIL_ADD_SHARD = '1';
+    const c = cluster(1);
+    await assert.rejects(c.start(), /addShard shard0 failed: refused by the fake \(OperationFailed\)/);
+    await c.stop();
+    assert.equal(journal().filter(([event]) => event === 'stop').length, 3);
+  });
+
+  it('appends the output of each child to its own log file', async () => {
+    await cluster(1).start();
+    for (const name of ['config', 'shard0', 'router']) {
+      const log = readFileSync(path.join(dir, 'data', 'logs', `${name}.log`), 'utf8');
+      assert.match(log, /"msg":"Waiting for connections"/, name);
+    }
+  });
+});

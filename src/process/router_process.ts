@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import { handleMessage } from '../commands/message_handler.js';
+import { CatalogCache } from '../router/catalog_cache.js';
+import { ClusterCursorManager } from '../router/cluster_cursor_manager.js';
+import { buildRouterCommandTable, dispatchRouterCommand } from '../router/router_dispatcher.js';
+import { routerCommands } from '../router/router_commands.js';
+import type { RouterOptions, RouterServices } from '../router/router_services.js';
+import { ShardRegistry } from '../router/shard_registry.js';
+import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import { WireClient } from '../wire/client.js';
+import { TcpServer } from '../wire/tcp_server.js';
+
+const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
+const PING_INTERVAL_MS = 30 * 1000;
+
+export interface RunningRouter {
+  port: number;
+  stop(): Promise<void>;
+}
+
+// The composition root of a router: no durable state, only caches, cursors and connections.
+// It registers in config.mongos and pings there, as mongos does.
+export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[]): Promise<RunningRouter> {
+  const client = new WireClient();
+  const router: RouterServices = {
+    options,
+    client,
+    shardRegistry: new ShardRegistry(client, options.configHost),
+    catalogCache: new CatalogCache(client, options.configHost),
+    cursors: new ClusterCursorManager(),
+    sessions: new LogicalSessionCache(),
+    logger,
+    startedAt: new Date(),
+    recentLog,
+    connections: { current: 0, total: 0 },
+    commands: buildRouterCommandTable(routerCommands),
+  };
+  const server = new TcpServer({
+    onMessage: (conn, message) => handleMessage((c, cmd) => dispatchRouterCommand(router, c, cmd), conn, message),
+    onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
+    onClose: () => { router.connections.current -= 1; },
+  });
+  const port = await server.listen(options.port, options.bindIp);
+  router.options = { ...options, port };
+  const ping = async (): Promise<void> => {
+    const now = new Date();
+    await client.command(options.configHost, 'config', {
+      update: 'mongos',
+      updates: [{ q: { _id: `${options.bindIp}:${port}` }, u: { $set: { ping: now, up: Math.floor((now.getTime() - router.startedAt.getTime()) / 1000), waiting: true, mongoVersion: '7.0.0', advisoryHostFQDNs: [] } }, upsert: true }],
+    }).catch((err: unknown) => logger.warn({ c: 'SHARDING', err }, 'Could not ping the config server'));
+    await router.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, now.getTime());
+  };
+  await ping();
+  const timer = setInterval(() => void ping(), PING_INTERVAL_MS);
+  timer.unref();
+  logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: 'router', configdb: options.configHost }, 'Waiting for connections');
+  return {
+    port,
+    async stop() {
+      clearInterval(timer);
+      await server.close();
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { parseArgs } from 'node:util';
+import { createLogger } from './logger.js';
+import { LocalCluster } from './local_cluster.js';
+
+export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--dir D (./docshard-data)]';
+
+// `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
+// dies on its own (exit 1, after stopping the others). The plain URI line is for people and
+// scripts; the "Cluster ready" JSON line is for tools that already read the JSON log. `bin` is
+// the program each child runs (tests pass a stand-in).
+export async function runUp(argv: string[], bin?: string): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      shards: { type: 'string', default: '2' },
+      port: { type: 'string', default: '27017' },
+      dir: { type: 'string', default: './docshard-data' },
+    },
+    strict: true,
+  });
+  const shards = Number(values.shards);
+  const port = Number(values.port);
+  if (!Number.isInteger(shards) || shards < 1 || !Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`invalid --shards or --port\nusage:\n${UP_USAGE}\n`);
+    process.exit(2);
+  }
+  const { logger } = createLogger('docshard-up');
+  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin });
+  let finishing = false;
+  const finish = (exitCode: number): void => {
+    if (finishing) return;
+    finishing = true;
+    logger.info({ c: 'CONTROL' }, 'Stopping the cluster');
+    cluster.stop().then(() => process.exit(exitCode), (err: unknown) => {
+      logger.error({ c: 'CONTROL', err }, 'Error while stopping the cluster');
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', () => finish(0));
+  process.on('SIGTERM', () => finish(0));
+  void cluster.unexpectedExit.then((exit) => {
+    logger.error({ c: 'CONTROL', child: exit.name, code: exit.code, signal: exit.signal }, 'Child exited unexpectedly');
+    finish(1);
+  });
+  try {
+    const ready = await cluster.start();
+    process.stdout.write(`${ready.uri}\n`);
+    logger.info({ c: 'CONTROL', uri: ready.uri, port: ready.port }, 'Cluster ready');
+  } catch (err) {
+    // After a signal the failure is only the children going away as asked.
+    if (!finishing) logger.error({ c: 'CONTROL', err }, 'Could not start the cluster');
+    finish(1);
+  }
+}

@@ -1,0 +1,81 @@
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import { placementTimestamp } from '../catalog/chunk_version.js';
+import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
+import type { WireClient } from '../wire/client.js';
+import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { ChunkManager } from './chunk_manager.js';
+
+interface CollectionEntry {
+  cm: ChunkManager | undefined;
+  stale: boolean;
+}
+
+// The router's cache of the routing table (seed 001: CatalogCache -> DBConfig -> ChunkManager).
+// Entries are refreshed only when a shard says they are stale; a refresh of a known collection
+// reads just the chunks whose lastmod is at or above the cached collection version, and falls
+// back to a full load when the generation (epoch/timestamp) changed.
+export class CatalogCache {
+  private readonly databases = new Map<string, DatabaseType>();
+  private readonly collections = new Map<string, CollectionEntry>();
+
+  constructor(private readonly client: WireClient, private readonly configHost: string) {}
+
+  async getDatabase(db: string, options: { create: boolean }): Promise<DatabaseType | undefined> {
+    const cached = this.databases.get(db);
+    if (cached) return cached;
+    let [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }) as unknown as DatabaseType[];
+    if (!found && options.create) {
+      checkOk(await this.client.command(this.configHost, 'admin', { _configsvrCreateDatabase: db }));
+      [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }) as unknown as DatabaseType[];
+    }
+    if (found) this.databases.set(db, found);
+    return found;
+  }
+
+  async requireDatabase(db: string, create: boolean): Promise<DatabaseType> {
+    const found = await this.getDatabase(db, { create });
+    if (!found) throw new MongoError(ErrorCodes.NamespaceNotFound, `database ${db} not found`);
+    return found;
+  }
+
+  // The routing table of a sharded collection; undefined when the collection is not sharded.
+  async getCollection(ns: string): Promise<ChunkManager | undefined> {
+    const entry = this.collections.get(ns);
+    if (entry && !entry.stale) return entry.cm;
+    const cm = await this.load(ns, entry?.cm);
+    this.collections.set(ns, { cm, stale: false });
+    return cm;
+  }
+
+  private async load(ns: string, previous: ChunkManager | undefined): Promise<ChunkManager | undefined> {
+    const [collection] = await fetchAll(this.client, this.configHost, 'config', { find: 'collections', filter: { _id: ns } }) as unknown as CollectionType[];
+    if (!collection) return undefined;
+    const sameGeneration = previous && previous.epoch.equals(collection.lastmodEpoch) && previous.timestamp.equals(collection.timestamp);
+    if (sameGeneration) {
+      const since = placementTimestamp(previous.collectionVersion());
+      const changed = await this.readChunks({ uuid: collection.uuid, lastmod: { $gte: since } });
+      return previous.applyChunkChanges(changed, collection);
+    }
+    return ChunkManager.create(collection, await this.readChunks({ uuid: collection.uuid }));
+  }
+
+  private async readChunks(filter: Doc): Promise<ChunkType[]> {
+    return await fetchAll(this.client, this.configHost, 'config', { find: 'chunks', filter, sort: { min: 1 } }) as unknown as ChunkType[];
+  }
+
+  invalidateCollection(ns: string): void {
+    const entry = this.collections.get(ns);
+    if (entry) entry.stale = true;
+  }
+
+  invalidateDatabase(db: string): void {
+    this.databases.delete(db);
+  }
+
+  purge(): void {
+    this.databases.clear();
+    this.collections.clear();
+  }
+}

@@ -1,0 +1,104 @@
+import { Long } from 'bson';
+import { randomBytes } from 'node:crypto';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { serializeDocument, type Doc } from '../bson/values.js';
+import { RawDocument } from '../wire/raw_bson.js';
+import { Limits } from '../wire/op_codes.js';
+
+// A router-side cursor: documents merged from shard cursors, pulled one at a time.
+export interface ClusterCursor {
+  next(): Promise<Doc | undefined>;
+  close(): Promise<void>;
+}
+
+interface Open {
+  ns: string;
+  cursor: ClusterCursor;
+  peeked: Doc | undefined;
+  lastUsedMs: number;
+}
+
+const DEFAULT_FIRST_BATCH = 101;
+
+// Open cluster cursors, batched as mongod batches (batchSize documents or 16 MiB; id 0 once
+// exhausted).
+export class ClusterCursorManager {
+  private readonly open = new Map<string, Open>();
+
+  async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false): Promise<Doc> {
+    const entry: Open = { ns, cursor, peeked: undefined, lastUsedMs: Date.now() };
+    const docs = await this.fill(entry, batchSize ?? DEFAULT_FIRST_BATCH);
+    if (singleBatch || !(await this.hasMore(entry))) {
+      await cursor.close();
+      return { cursor: { firstBatch: docs, id: Long.ZERO, ns }, ok: 1 };
+    }
+    const id = this.newId();
+    this.open.set(id.toString(), entry);
+    return { cursor: { firstBatch: docs, id, ns }, ok: 1 };
+  }
+
+  async getMore(id: Long, ns: string, batchSize: number | undefined): Promise<Doc> {
+    const entry = this.open.get(id.toString());
+    if (!entry) throw new MongoError(ErrorCodes.CursorNotFound, `cursor id ${id.toString()} not found`);
+    if (entry.ns !== ns) throw new MongoError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${entry.ns}`);
+    entry.lastUsedMs = Date.now();
+    const docs = await this.fill(entry, batchSize ?? 0);
+    if (await this.hasMore(entry)) return { cursor: { nextBatch: docs, id, ns }, ok: 1 };
+    this.open.delete(id.toString());
+    await entry.cursor.close();
+    return { cursor: { nextBatch: docs, id: Long.ZERO, ns }, ok: 1 };
+  }
+
+  async kill(id: Long): Promise<boolean> {
+    const entry = this.open.get(id.toString());
+    if (!entry) return false;
+    this.open.delete(id.toString());
+    await entry.cursor.close();
+    return true;
+  }
+
+  async killIdle(idleMs: number, nowMs: number): Promise<void> {
+    for (const [key, entry] of [...this.open]) {
+      if (nowMs - entry.lastUsedMs > idleMs) {
+        this.open.delete(key);
+        await entry.cursor.close();
+      }
+    }
+  }
+
+  get openCount(): number {
+    return this.open.size;
+  }
+
+  private async fill(entry: Open, batchSize: number): Promise<RawDocument[]> {
+    const docs: RawDocument[] = [];
+    let bytes = 0;
+    while (batchSize === 0 || docs.length < batchSize) {
+      const doc = entry.peeked ?? await entry.cursor.next();
+      entry.peeked = undefined;
+      if (!doc) break;
+      const raw = serializeDocument(doc);
+      if (docs.length > 0 && bytes + raw.length > Limits.maxBsonObjectSize) {
+        entry.peeked = doc;
+        break;
+      }
+      bytes += raw.length;
+      docs.push(new RawDocument(raw));
+    }
+    return docs;
+  }
+
+  private async hasMore(entry: Open): Promise<boolean> {
+    if (entry.peeked) return true;
+    entry.peeked = await entry.cursor.next();
+    return entry.peeked !== undefined;
+  }
+
+  private newId(): Long {
+    for (;;) {
+      const id = Long.fromBytesLE([...randomBytes(8)]).and(Long.MAX_VALUE);
+      if (!id.isZero() && !this.open.has(id.toString())) return id;
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../../commands/args.js';
+import { ShardKeyPattern } from '../../catalog/shard_key_pattern.js';
+import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
+import type { RouterCommand, RouterContext } from '../router_services.js';
+
+function toConfig(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  return ctx.router.client.command(ctx.router.options.configHost, 'admin', cmd);
+}
+
+export const addShardCommand: RouterCommand = {
+  names: ['addShard', 'addshard'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const host = requireString(cmd, Object.keys(cmd)[0]!);
+    const reply = checkOk(await toConfig(ctx, { _configsvrAddShard: host, name: optionalString(cmd, 'name') }));
+    await ctx.router.shardRegistry.reload();
+    return { shardAdded: reply.shardAdded, ok: 1 };
+  },
+};
+
+export const listShardsCommand: RouterCommand = {
+  names: ['listShards', 'listshards'],
+  adminOnly: true,
+  async run(ctx) {
+    const shards = await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', { find: 'shards', sort: { _id: 1 } });
+    return { shards, ok: 1 };
+  },
+};
+
+export const enableShardingCommand: RouterCommand = {
+  names: ['enableSharding', 'enablesharding'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const db = requireString(cmd, Object.keys(cmd)[0]!);
+    if (db === '' || db.includes('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `invalid db name specified: ${db}`);
+    checkOk(await toConfig(ctx, { _configsvrCreateDatabase: db, primaryShard: optionalString(cmd, 'primaryShard') }));
+    ctx.router.catalogCache.invalidateDatabase(db);
+    return { ok: 1 };
+  },
+};
+
+export const shardCollectionCommand: RouterCommand = {
+  names: ['shardCollection', 'shardcollection'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, Object.keys(cmd)[0]!);
+    if (!ns.includes('.') || ns.endsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
+    const key = requireDoc(cmd, 'key');
+    const reply = checkOk(await toConfig(ctx, {
+      _configsvrShardCollection: ns, key, unique: optionalBool(cmd, 'unique') ?? false,
+      numInitialChunks: optionalNumber(cmd, 'numInitialChunks'),
+    }));
+    ctx.router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
+    ctx.router.catalogCache.invalidateCollection(ns);
+    return { collectionsharded: ns, collectionUUID: reply.collectionUUID, ok: 1 };
+  },
+};
+
+async function shardedRouting(ctx: RouterContext, ns: string) {
+  ctx.router.catalogCache.invalidateCollection(ns);
+  const cm = await ctx.router.catalogCache.getCollection(ns);
+  if (!cm) throw new MongoError(ErrorCodes.NamespaceNotSharded, `${ns} is not sharded`);
+  return cm;
+}
+
+// split {middle}: at that key; {find}: the chunk holding the matching key, at its median, asked
+// of the owning shard; {bounds}: the chunk with those bounds, at its median.
+export const splitCommand: RouterCommand = {
+  names: ['split'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, 'split');
+    const cm = await shardedRouting(ctx, ns);
+    const pattern = new ShardKeyPattern(cm.keyPattern);
+    let chunk;
+    let splitPoint: Doc | undefined;
+    if (isPlainObject(cmd.middle)) {
+      splitPoint = cmd.middle;
+      chunk = cm.findIntersectingChunk(cmd.middle);
+    } else if (isPlainObject(cmd.find)) {
+      chunk = cm.findIntersectingChunk(pattern.extractShardKeyFromDoc(cmd.find));
+    } else if (Array.isArray(cmd.bounds) && isPlainObject(cmd.bounds[0])) {
+      chunk = cm.findIntersectingChunk(cmd.bounds[0] as Doc);
+    } else {
+      throw new MongoError(ErrorCodes.BadValue, 'need to specify find, bounds or middle for split');
+    }
+    if (!splitPoint) {
+      const host = await ctx.router.shardRegistry.host(chunk.shard);
+      const reply = checkOk(await ctx.router.client.command(host, 'admin', { splitVector: ns, keyPattern: cm.keyPattern, min: chunk.min, max: chunk.max, force: true }));
+      const [median] = reply.splitKeys as Doc[];
+      if (!median) throw new MongoError(ErrorCodes.CannotSplit, `cannot find a split point for chunk ${JSON.stringify(chunk.min)}`);
+      splitPoint = median;
+    }
+    checkOk(await toConfig(ctx, { _configsvrCommitChunkSplit: ns, chunkRange: { min: chunk.min, max: chunk.max }, splitPoints: [splitPoint] }));
+    ctx.router.catalogCache.invalidateCollection(ns);
+    return { ok: 1 };
+  },
+};
+
+export const mergeChunksCommand: RouterCommand = {
+  names: ['mergeChunks'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, 'mergeChunks');
+    const bounds = cmd.bounds;
+    if (!Array.isArray(bounds) || bounds.length !== 2 || !bounds.every(isPlainObject)) throw new MongoError(ErrorCodes.BadValue, 'mergeChunks requires bounds: [min, max]');
+    await shardedRouting(ctx, ns);
+    checkOk(await toConfig(ctx, { _configsvrCommitChunksMerge: ns, chunkRange: { min: bounds[0], max: bounds[1] } }));
+    ctx.router.catalogCache.invalidateCollection(ns);
+    return { ok: 1 };
+  },
+};
+
+export const balancerStatusRouterCommand: RouterCommand = {
+  names: ['balancerStatus'],
+  adminOnly: true,
+  run: (ctx) => toConfig(ctx, { balancerStatus: 1 }),
+};
+
+export const flushRouterConfigCommand: RouterCommand = {
+  names: ['flushRouterConfig', 'flushrouterconfig'],
+  adminOnly: true,
+  async run(ctx) {
+    ctx.router.catalogCache.purge();
+    await ctx.router.shardRegistry.reload();
+    return { flushed: true, ok: 1 };
+  },
+};

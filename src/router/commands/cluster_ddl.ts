@@ -1,0 +1,165 @@
+import { Long } from 'bson';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import { collectionArg } from '../../commands/args.js';
+import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
+import { forwardable } from '../remote_cursor_stream.js';
+import type { RouterCommand, RouterContext } from '../router_services.js';
+import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+import { proxyToConfig } from './cluster_find.js';
+
+// The shards a collection's DDL reaches (seed 000, "DDL operations"): every shard that owns
+// chunks, and the primary shard, which holds the collection's catalog entry.
+function ddlShards(routing: Routing): string[] {
+  const shards = new Set<string>([routing.db.primary]);
+  if (routing.cm) for (const s of routing.cm.getAllShardIds()) shards.add(s);
+  return [...shards].sort();
+}
+
+async function onShards(ctx: RouterContext, routing: Routing, shards: string[], cmd: Doc): Promise<Doc[]> {
+  return Promise.all(shards.map(async (shard) => throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...forwardable(cmd), ...versionFields(routing, shard) }))));
+}
+
+function firstError(replies: Doc[]): Doc | undefined {
+  return replies.find((r) => r.ok !== 1);
+}
+
+export const clusterCreateIndexesCommand: RouterCommand = {
+  names: ['createIndexes'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const shards = ddlShards(routing);
+      const replies = await onShards(ctx, routing, shards, cmd);
+      const failed = firstError(replies);
+      if (failed) return failed;
+      const raw: Doc = {};
+      shards.forEach((s, i) => { raw[s] = replies[i]; });
+      return { raw, ok: 1 };
+    }, true);
+  },
+};
+
+export const clusterDropIndexesCommand: RouterCommand = {
+  names: ['dropIndexes', 'deleteIndexes'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const replies = await onShards(ctx, routing, ddlShards(routing), cmd);
+      return firstError(replies) ?? { nIndexesWas: replies[0]!.nIndexesWas, ok: 1 };
+    });
+  },
+};
+
+// Single-shard reads of catalog information go to the primary shard.
+function onPrimary(names: string[]): RouterCommand {
+  return {
+    names,
+    async run(ctx, cmd) {
+      if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
+      const target = cmd[names[0]!];
+      const ns = typeof target === 'string' ? `${ctx.db}.${target}` : `${ctx.db}.$cmd`;
+      return withStaleRetry(ctx.router, ns, async (routing) => {
+        const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
+        if (!isPlainObject(reply!.cursor)) return reply!;
+        // Catalog cursors are small: answer them in one batch.
+        const host = await ctx.router.shardRegistry.host(routing.db.primary);
+        const docs = [...((reply!.cursor as Doc).firstBatch as Doc[])];
+        let id = (reply!.cursor as Doc).id;
+        const coll = String((reply!.cursor as Doc).ns).slice(ctx.db.length + 1);
+        while (String(id) !== '0') {
+          const more = checkOk(await ctx.router.client.command(host, ctx.db, { getMore: id, collection: coll }));
+          docs.push(...((more.cursor as Doc).nextBatch as Doc[]));
+          id = (more.cursor as Doc).id;
+        }
+        return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
+      });
+    },
+  };
+}
+
+export const clusterListIndexesCommand = onPrimary(['listIndexes']);
+export const clusterListCollectionsCommand = onPrimary(['listCollections']);
+
+export const clusterCreateCommand: RouterCommand = {
+  names: ['create'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
+      return reply!;
+    }, true);
+  },
+};
+
+export const clusterDropCommand: RouterCommand = {
+  names: ['drop'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const db = await ctx.router.catalogCache.getDatabase(ctx.db, { create: false });
+    if (!db) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
+    const reply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrDropCollection: ns }));
+    ctx.router.catalogCache.invalidateCollection(ns);
+    return reply;
+  },
+};
+
+export const clusterDropDatabaseCommand: RouterCommand = {
+  names: ['dropDatabase'],
+  async run(ctx) {
+    const reply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrDropDatabase: ctx.db }));
+    ctx.router.catalogCache.purge();
+    return { dropped: ctx.db, ...reply, ok: 1 };
+  },
+};
+
+export const clusterListDatabasesCommand: RouterCommand = {
+  names: ['listDatabases'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const sizes = new Map<string, number>();
+    for (const shard of await ctx.router.shardRegistry.all()) {
+      const reply = checkOk(await ctx.router.client.command(shard.host, 'admin', { listDatabases: 1 }));
+      for (const d of reply.databases as Doc[]) sizes.set(String(d.name), (sizes.get(String(d.name)) ?? 0) + (isNumber(d.sizeOnDisk) ? toDouble(d.sizeOnDisk) : 0));
+    }
+    const configReply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { listDatabases: 1 }));
+    for (const d of configReply.databases as Doc[]) if (d.name === 'config' || d.name === 'admin') sizes.set(String(d.name), (sizes.get(String(d.name)) ?? 0) + Number(d.sizeOnDisk ?? 0));
+    const names = [...sizes.keys()].sort();
+    const nameOnly = cmd.nameOnly === true;
+    const databases = names.map((name) => (nameOnly ? { name } : { name, sizeOnDisk: sizes.get(name)!, empty: sizes.get(name) === 0 }));
+    const totalSize = [...sizes.values()].reduce((a, b) => a + b, 0);
+    return nameOnly ? { databases, ok: 1 } : { databases, totalSize, totalSizeMb: Math.floor(totalSize / 1024 / 1024), ok: 1 };
+  },
+};
+
+export const clusterCollStatsCommand: RouterCommand = {
+  names: ['collStats'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const shards = ddlShards(routing);
+      const replies = await onShards(ctx, routing, shards, cmd);
+      const ok = replies.filter((r) => r.ok === 1);
+      if (ok.length === 0) return replies[0]!;
+      const sum = (f: string): number => ok.reduce((n, r) => n + (isNumber(r[f]) ? toDouble(r[f]) : 0), 0);
+      const perShard: Doc = {};
+      shards.forEach((s, i) => { if (replies[i]!.ok === 1) perShard[s] = replies[i]; });
+      const count = sum('count');
+      const size = sum('size');
+      return { sharded: routing.cm !== undefined, ns, count, size, avgObjSize: count ? Math.floor(size / count) : 0, storageSize: sum('storageSize'), nindexes: ok[0]!.nindexes, totalIndexSize: sum('totalIndexSize'), nchunks: routing.cm?.numChunks ?? 1, shards: perShard, ok: 1 };
+    });
+  },
+};
+
+export const clusterDbStatsCommand: RouterCommand = {
+  names: ['dbStats', 'dbstats'],
+  async run(ctx) {
+    const totals: Record<string, number> = {};
+    for (const shard of await ctx.router.shardRegistry.all()) {
+      const reply = checkOk(await ctx.router.client.command(shard.host, ctx.db, { dbStats: 1 }));
+      for (const f of ['collections', 'objects', 'dataSize', 'storageSize', 'indexes', 'indexSize', 'totalSize']) totals[f] = (totals[f] ?? 0) + Number(reply[f] ?? 0);
+    }
+    return { db: ctx.db, ...totals, ok: 1 };
+  },
+};

@@ -1,0 +1,70 @@
+import os from 'node:os';
+import type { RouterCommand } from '../router_services.js';
+import { helloReply } from '../../commands/diagnostic/hello.js';
+import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_info.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+
+// A mongos hello: `msg: "isdbgrid"` is what makes drivers and mongosh treat us as a router.
+export const clusterHelloCommand: RouterCommand = {
+  names: ['hello', 'isMaster', 'ismaster'],
+  run: (ctx, cmd) => ({ ...helloReply(ctx.conn, cmd), msg: 'isdbgrid', ok: 1 }),
+};
+
+export const clusterPingCommand: RouterCommand = { names: ['ping'], run: () => ({ ok: 1 }) };
+export const clusterBuildInfoCommand: RouterCommand = { names: ['buildInfo', 'buildinfo'], run: () => buildInfoReply() };
+export const clusterWhatsMyUriCommand: RouterCommand = { names: ['whatsmyuri'], run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }) };
+export const clusterConnectionStatusCommand: RouterCommand = {
+  names: ['connectionStatus'],
+  run: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
+};
+
+export const clusterGetParameterCommand: RouterCommand = {
+  names: ['getParameter'],
+  adminOnly: true,
+  run(_ctx, cmd) {
+    if (cmd.featureCompatibilityVersion !== undefined) return { featureCompatibilityVersion: { version: '7.0' }, ok: 1 };
+    throw new MongoError(ErrorCodes.InvalidOptions, 'no option found to get');
+  },
+};
+
+export const clusterGetLogCommand: RouterCommand = {
+  names: ['getLog'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    if (cmd.getLog === '*') return { names: ['global', 'startupWarnings'], ok: 1 };
+    if (cmd.getLog === 'global') return { totalLinesWritten: ctx.router.recentLog.length, log: [...ctx.router.recentLog], ok: 1 };
+    return { totalLinesWritten: 0, log: [], ok: 1 };
+  },
+};
+
+export const clusterServerStatusCommand: RouterCommand = {
+  names: ['serverStatus'],
+  run(ctx) {
+    const uptimeMs = Date.now() - ctx.router.startedAt.getTime();
+    return {
+      host: `${os.hostname()}:${ctx.router.options.port}`, version: SERVER_VERSION, process: 'mongos', pid: process.pid,
+      uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(),
+      connections: { current: ctx.router.connections.current, available: 1_000_000, totalCreated: ctx.router.connections.total },
+      metrics: { cursor: { open: { total: ctx.router.cursors.openCount } } },
+      ok: 1,
+    };
+  },
+};
+
+export const clusterEndSessionsCommand: RouterCommand = {
+  names: ['endSessions', 'killAllSessions', 'killSessions', 'refreshSessions'],
+  run(ctx, cmd) {
+    if (Array.isArray(cmd.endSessions)) ctx.router.sessions.end(cmd.endSessions);
+    return { ok: 1 };
+  },
+};
+
+export const clusterListCommandsCommand: RouterCommand = {
+  names: ['listCommands'],
+  run(ctx) {
+    const commands: Record<string, unknown> = {};
+    for (const name of ctx.router.commands.keys()) commands[name] = { help: '', adminOnly: ctx.router.commands.get(name)!.adminOnly === true };
+    return { commands, ok: 1 };
+  },
+};

@@ -1,0 +1,118 @@
+import { Long } from 'bson';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../commands/args.js';
+import { checkOk } from '../../wire/remote_cursor.js';
+import { mergeFindResults, planFindMerge } from '../merge/find_merge.js';
+import { forwardable, RemoteCursorStream } from '../remote_cursor_stream.js';
+import type { ClusterCursor } from '../cluster_cursor_manager.js';
+import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
+import { shardsForQuery } from '../targeter.js';
+import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+
+export function targetShards(routing: Routing, filter: Doc): string[] {
+  if (!routing.cm) return [routing.db.primary];
+  return [...shardsForQuery(routing.cm, filter)].sort();
+}
+
+// Sends `cmd` (a cursor command) to each shard with its version and returns their cursors; a
+// stale answer from any shard closes the others and throws, so the caller retries from scratch.
+export async function openShardCursors(router: RouterServices, routing: Routing, db: string, shards: string[], cmd: Doc): Promise<RemoteCursorStream[]> {
+  const replies = await Promise.allSettled(shards.map(async (shardId) => {
+    const host = await router.shardRegistry.host(shardId);
+    const reply = await sendToShard(router, shardId, db, { ...cmd, ...versionFields(routing, shardId) });
+    return { host, reply };
+  }));
+  const streams: RemoteCursorStream[] = [];
+  let failure: unknown;
+  for (const r of replies) {
+    if (r.status === 'rejected') failure ??= r.reason;
+    else {
+      try {
+        checkOk(throwIfStale(r.value.reply));
+        streams.push(new RemoteCursorStream(router, r.value.host, db, r.value.reply));
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  }
+  if (failure !== undefined) {
+    await Promise.all(streams.map((s) => s.close()));
+    throw failure;
+  }
+  return streams;
+}
+
+export function clusterCursor(source: AsyncIterable<Doc>, streams: RemoteCursorStream[]): ClusterCursor {
+  const it = source[Symbol.asyncIterator]();
+  return {
+    next: async () => {
+      const r = await it.next();
+      return r.done ? undefined : r.value;
+    },
+    close: async () => {
+      await it.return?.();
+      await Promise.all(streams.map((s) => s.close()));
+    },
+  };
+}
+
+export const clusterFindCommand: RouterCommand = {
+  names: ['find'],
+  async run(ctx, cmd) {
+    const coll = collectionArg(cmd);
+    const ns = `${ctx.db}.${coll}`;
+    const filter = optionalDoc(cmd, 'filter') ?? {};
+    const batchSize = optionalNonNegative(cmd, 'batchSize');
+    const limit = optionalNonNegative(cmd, 'limit');
+    optionalNonNegative(cmd, 'skip');
+    const singleBatch = optionalBool(cmd, 'singleBatch') ?? false;
+    if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const plan = planFindMerge(forwardable(cmd));
+      const shards = targetShards(routing, filter);
+      const streams = await openShardCursors(ctx.router, routing, ctx.db, shards, plan.shardCommand);
+      const merged = mergeFindResults(plan, streams);
+      const oneBatch = singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101));
+      return ctx.router.cursors.firstBatch(ns, clusterCursor(merged, streams), batchSize, oneBatch);
+    });
+  },
+};
+
+// Reads of the config and admin databases are answered by the config server (mongosh's
+// sh.status() reads config.* this way); the cursor is proxied through the router.
+export async function proxyToConfig(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  const host = ctx.router.options.configHost;
+  const reply = checkOk(await ctx.router.client.command(host, ctx.db, forwardable(cmd)));
+  if (!isPlainObject(reply.cursor)) return reply;
+  const stream = new RemoteCursorStream(ctx.router, host, ctx.db, reply);
+  const ns = String((reply.cursor as Doc).ns);
+  const batchSize = isPlainObject(cmd.cursor) && typeof cmd.cursor.batchSize === 'number' ? cmd.cursor.batchSize : undefined;
+  return ctx.router.cursors.firstBatch(ns, clusterCursor(stream, [stream]), batchSize ?? (typeof cmd.batchSize === 'number' ? cmd.batchSize : undefined));
+}
+
+export const clusterGetMoreCommand: RouterCommand = {
+  names: ['getMore'],
+  run(ctx, cmd) {
+    const id = cmd.getMore;
+    if (!(id instanceof Long)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.getMore' is the wrong type, expected type 'long'");
+    if (typeof cmd.collection !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.collection' is the wrong type, expected type 'string'");
+    return ctx.router.cursors.getMore(id, `${ctx.db}.${cmd.collection}`, optionalNonNegative(cmd, 'batchSize'));
+  },
+};
+
+export const clusterKillCursorsCommand: RouterCommand = {
+  names: ['killCursors'],
+  async run(ctx, cmd) {
+    collectionArg(cmd);
+    const ids = Array.isArray(cmd.cursors) ? cmd.cursors : [];
+    const killed: Long[] = [];
+    const notFound: Long[] = [];
+    for (const id of ids) {
+      if (!(id instanceof Long)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'killCursors.cursors' has an element of the wrong type, expected type 'long'");
+      ((await ctx.router.cursors.kill(id)) ? killed : notFound).push(id);
+    }
+    return { cursorsKilled: killed, cursorsNotFound: notFound, cursorsAlive: [], cursorsUnknown: [], ok: 1 };
+  },
+};

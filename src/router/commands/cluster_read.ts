@@ -1,0 +1,119 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import { collectionArg, optionalDoc, requireArray, requireString } from '../../commands/args.js';
+import { validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { checkOk } from '../../wire/remote_cursor.js';
+import { mergeCountReplies, shardCountCommand } from '../merge/count_merge.js';
+import { mergeDistinctValues } from '../merge/distinct_merge.js';
+import { runMergePartAsync } from '../merge/merge_part.js';
+import { splitPipeline } from '../merge/pipeline_split.js';
+import { mergeSorted, mergeUnsorted } from '../merge/stream_merge.js';
+import { forwardable } from '../remote_cursor_stream.js';
+import type { RouterCommand, RouterContext } from '../router_services.js';
+import { sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
+import { clusterCursor, openShardCursors, proxyToConfig, targetShards } from './cluster_find.js';
+
+export const clusterCountCommand: RouterCommand = {
+  names: ['count'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
+    const query = optionalDoc(cmd, 'query') ?? {};
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const shardCmd = shardCountCommand(forwardable(cmd));
+      const replies = await Promise.all(targetShards(routing, query).map(async (shard) => {
+        const reply = throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...shardCmd, ...versionFields(routing, shard) }));
+        return checkOk(reply);
+      }));
+      return mergeCountReplies(cmd, replies);
+    });
+  },
+};
+
+export const clusterDistinctCommand: RouterCommand = {
+  names: ['distinct'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    requireString(cmd, 'key');
+    if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
+    const query = optionalDoc(cmd, 'query') ?? {};
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const replies = await Promise.all(targetShards(routing, query).map(async (shard) => {
+        const reply = throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...forwardable(cmd), ...versionFields(routing, shard) }));
+        return checkOk(reply).values as unknown[];
+      }));
+      return { values: mergeDistinctValues(replies), ok: 1 };
+    });
+  },
+};
+
+// aggregate: the pipeline is split where it stops being per-shard work; shards run their part
+// behind a versioned aggregate, the router merges their cursors (sorted when the split says so)
+// and runs the rest. Collections read by $lookup/$unionWith on the router are fetched through the
+// router first, since the pipeline engine reads synchronously.
+export const clusterAggregateCommand: RouterCommand = {
+  names: ['aggregate'],
+  async run(ctx, cmd) {
+    if (ctx.db === 'config' || ctx.db === 'admin' || typeof cmd.aggregate !== 'string') return proxyToConfig(ctx, cmd);
+    const coll = cmd.aggregate;
+    const ns = `${ctx.db}.${coll}`;
+    const pipeline: unknown = requireArray(cmd, 'pipeline');
+    validatePipeline(pipeline);
+    const cursorSpec = optionalDoc(cmd, 'cursor');
+    if (!cursorSpec) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
+    const last = pipeline[pipeline.length - 1];
+    if (last && ('$out' in last || '$merge' in last)) {
+      throw new MongoError(ErrorCodes.CommandNotSupported, '$out and $merge through the router are not supported yet');
+    }
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const split = splitPipeline(pipeline);
+      const first = split.shardsPart[0];
+      const filter = first && isPlainObject(first.$match) ? first.$match as Doc : {};
+      const shardCmd = { ...forwardable(cmd), pipeline: split.shardsPart, cursor: {} };
+      const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, filter), shardCmd);
+      const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort) : mergeUnsorted(streams);
+      const pctx = await mergeContext(ctx, split.mergePart, cmd);
+      const output = runMergePartAsync(split.mergePart, merged, pctx);
+      const batchSize = typeof cursorSpec.batchSize === 'number' ? cursorSpec.batchSize : undefined;
+      return ctx.router.cursors.firstBatch(ns, clusterCursor(output, streams), batchSize);
+    });
+  },
+};
+
+async function mergeContext(ctx: RouterContext, mergePart: Doc[], cmd: Doc): Promise<PipelineContext> {
+  const foreign = new Map<string, Doc[]>();
+  for (const name of foreignCollections(mergePart)) foreign.set(name, await readAll(ctx, name));
+  return {
+    db: ctx.db,
+    readCollection: (name: string) => foreign.get(name) ?? [],
+    variables: optionalDoc(cmd, 'let'),
+    now: new Date(),
+  };
+}
+
+function foreignCollections(stages: unknown): Set<string> {
+  const out = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(visit);
+    else if (isPlainObject(v)) {
+      for (const [k, x] of Object.entries(v)) {
+        if (k === '$lookup' && isPlainObject(x) && typeof x.from === 'string') out.add(x.from);
+        if (k === '$unionWith') out.add(typeof x === 'string' ? x : String((x as Doc).coll));
+        visit(x);
+      }
+    }
+  };
+  visit(stages);
+  return out;
+}
+
+async function readAll(ctx: RouterContext, coll: string): Promise<Doc[]> {
+  const ns = `${ctx.db}.${coll}`;
+  return withStaleRetry(ctx.router, ns, async (routing) => {
+    const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, {}), { find: coll, filter: {} });
+    const out: Doc[] = [];
+    for await (const doc of mergeUnsorted(streams)) out.push(doc);
+    return out;
+  });
+}

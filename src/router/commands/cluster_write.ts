@@ -1,0 +1,195 @@
+import { ObjectId } from 'bson';
+import { errorReply, MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import { collectionArg, optionalBool, requireArray } from '../../commands/args.js';
+import { checkBatchSize } from '../../commands/crud/write_errors.js';
+import { forwardable } from '../remote_cursor_stream.js';
+import type { RouterCommand, RouterContext } from '../router_services.js';
+import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
+import { getRouting, isStaleError, MAX_STALE_RETRIES, sendToShard, versionFields, type Routing } from '../versioned_request.js';
+
+type WriteKind = 'insert' | 'update' | 'delete';
+const STATEMENTS_FIELD: Record<WriteKind, string> = { insert: 'documents', update: 'updates', delete: 'deletes' };
+
+interface Statement {
+  index: number;
+  body: Doc;
+}
+
+// Where one statement goes: one shard (batched with its neighbours), every targeted shard
+// (multi-document writes), or, for a single-document write without the full shard key, the shard
+// that holds the matching document (MongoDB 7.0's two-phase write without shard key).
+type Target = { kind: 'one'; shard: string } | { kind: 'broadcast'; shards: string[] } | { kind: 'twoPhase'; shards: string[] };
+
+function targetStatement(kind: WriteKind, routing: Routing, body: Doc): Target {
+  const cm = routing.cm;
+  if (!cm) return { kind: 'one', shard: routing.db.primary };
+  if (kind === 'insert') return { kind: 'one', shard: shardForInsert(cm, body) };
+  const filter = isPlainObject(body.q) ? body.q : {};
+  const multi = kind === 'update' ? body.multi === true : !(isNumber(body.limit) && toDouble(body.limit) === 1);
+  const t = targetUpdateOrDelete(cm, filter, multi);
+  if (kind === 'update' && body.upsert === true && t.exactKey === undefined && !multi) {
+    throw new MongoError(61, 'Sharded upserts must contain the shard key and have the simple collation');
+  }
+  const shards = [...t.shards].sort();
+  if (shards.length === 1) return { kind: 'one', shard: shards[0]! };
+  return t.singleWriteWithoutShardKey ? { kind: 'twoPhase', shards } : { kind: 'broadcast', shards };
+}
+
+// The reply being assembled for the client, in MongoDB's shape.
+class WriteResult {
+  n = 0;
+  nModified = 0;
+  upserted: Doc[] = [];
+  errors: Doc[] = [];
+
+  absorb(reply: Doc, statements: Statement[]): void {
+    if (isNumber(reply.n)) this.n += toDouble(reply.n);
+    if (isNumber(reply.nModified)) this.nModified += toDouble(reply.nModified);
+    for (const u of (reply.upserted as Doc[] | undefined) ?? []) this.upserted.push({ ...u, index: statements[Number(u.index)]!.index });
+    for (const e of (reply.writeErrors as Doc[] | undefined) ?? []) this.errors.push({ ...e, index: statements[Number(e.index)]!.index });
+  }
+
+  fail(index: number, err: unknown): void {
+    const { ok: _ok, ...rest } = errorReply(err);
+    this.errors.push({ index, ...rest });
+  }
+
+  reply(kind: WriteKind): Doc {
+    const out: Doc = { n: this.n };
+    if (kind === 'update') {
+      out.nModified = this.nModified;
+      if (this.upserted.length > 0) out.upserted = this.upserted.sort((a, b) => Number(a.index) - Number(b.index));
+    }
+    if (this.errors.length > 0) out.writeErrors = this.errors.sort((a, b) => Number(a.index) - Number(b.index));
+    out.ok = 1;
+    return out;
+  }
+}
+
+async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<Doc> {
+  const coll = collectionArg(cmd);
+  const ns = `${ctx.db}.${coll}`;
+  const raw = requireArray(cmd, STATEMENTS_FIELD[kind]);
+  checkBatchSize(raw.length);
+  const ordered = optionalBool(cmd, 'ordered') ?? true;
+  // mongos gives documents their _id, so a statement targets the same shard on every retry.
+  const bodies = raw.map((b) => (kind === 'insert' && isPlainObject(b) && b._id === undefined ? { _id: new ObjectId(), ...b } : b as Doc));
+  const base = forwardable(cmd);
+  delete base[STATEMENTS_FIELD[kind]];
+  const result = new WriteResult();
+  let pending: Statement[] = bodies.map((body, index) => ({ index, body }));
+  for (let tries = 0; pending.length > 0; tries++) {
+    const routing = await getRouting(ctx.router, ns, true);
+    const retry: Statement[] = [];
+    const stopped = await executeRound(ctx, routing, kind, base, pending, ordered, result, retry);
+    if (retry.length > 0) {
+      ctx.router.catalogCache.invalidateCollection(ns);
+      ctx.router.catalogCache.invalidateDatabase(ctx.db);
+      if (tries >= MAX_STALE_RETRIES) {
+        for (const s of retry) result.fail(s.index, new MongoError(ErrorCodes.StaleConfig, `routing information for ${ns} kept changing`));
+        break;
+      }
+    }
+    if (stopped) break;
+    pending = retry;
+  }
+  return result.reply(kind);
+}
+
+// One pass over the pending statements with one routing table. Statements whose shard answered
+// stale go to `retry`; returns true when an ordered batch stopped at an error.
+async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, pending: Statement[], ordered: boolean, result: WriteResult, retry: Statement[]): Promise<boolean> {
+  const targeted: { statement: Statement; target: Target }[] = [];
+  for (const statement of pending) {
+    try {
+      targeted.push({ statement, target: targetStatement(kind, routing, statement.body) });
+    } catch (err) {
+      if (!(err instanceof MongoError)) throw err;
+      result.fail(statement.index, err);
+      if (ordered) break;
+    }
+  }
+  const groups: { shard?: string; target: Target; statements: Statement[] }[] = [];
+  for (const { statement, target } of targeted) {
+    const last = groups[groups.length - 1];
+    const byShard = target.kind === 'one' ? groups.find((g) => g.target.kind === 'one' && g.shard === target.shard) : undefined;
+    if (target.kind === 'one' && ordered && last && last.target.kind === 'one' && last.shard === target.shard) last.statements.push(statement);
+    else if (target.kind === 'one' && !ordered && byShard) byShard.statements.push(statement);
+    else groups.push({ shard: target.kind === 'one' ? target.shard : undefined, target, statements: [statement] });
+  }
+  const runGroup = async (g: typeof groups[number]): Promise<boolean> => {
+    const errorsBefore = result.errors.length;
+    try {
+      if (g.target.kind === 'one') await sendBatch(ctx, routing, kind, base, g.target.shard, g.statements, result);
+      else if (g.target.kind === 'broadcast') await broadcast(ctx, routing, kind, base, g.target.shards, g.statements[0]!, result);
+      else await twoPhase(ctx, routing, kind, base, g.target.shards, g.statements[0]!, result);
+    } catch (err) {
+      if (isStaleError(err)) {
+        retry.push(...g.statements);
+        return true;
+      }
+      if (!(err instanceof MongoError)) throw err;
+      for (const s of g.statements) {
+        result.fail(s.index, err);
+        if (ordered) break;
+      }
+    }
+    return result.errors.length > errorsBefore;
+  };
+  if (!ordered) {
+    await Promise.all(groups.map(runGroup));
+    return false;
+  }
+  for (let i = 0; i < groups.length; i++) {
+    const staleBefore = retry.length;
+    const failed = await runGroup(groups[i]!);
+    if (retry.length > staleBefore) {
+      for (const g of groups.slice(i + 1)) retry.push(...g.statements);
+      return false;
+    }
+    if (failed) return true;
+  }
+  return targeted.length < pending.length;
+}
+
+async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
+  const reply = await sendToShard(ctx.router, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body), ...versionFields(routing, shard) });
+  throwUnlessOk(reply);
+  result.absorb(reply, statements);
+}
+
+async function broadcast(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
+  const replies = await Promise.all(shards.map((shard) => sendToShard(ctx.router, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: [statement.body], ...versionFields(routing, shard) })));
+  for (const reply of replies) throwUnlessOk(reply);
+  for (const reply of replies) result.absorb(reply, [statement]);
+}
+
+// Finds which shard holds a document matching the filter, then writes it there by _id as well,
+// so exactly one document is written even though the filter reaches several shards.
+async function twoPhase(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
+  const coll = String(base[kind]);
+  const filter = statement.body.q as Doc;
+  for (const shard of shards) {
+    const found = await sendToShard(ctx.router, shard, ctx.db, { find: coll, filter, limit: 1, singleBatch: true, projection: { _id: 1 }, ...versionFields(routing, shard) });
+    throwUnlessOk(found);
+    const [doc] = ((found.cursor as Doc).firstBatch as Doc[]);
+    if (!doc) continue;
+    const body = { ...statement.body, q: { $and: [filter, { _id: doc._id }] } };
+    const reply = await sendToShard(ctx.router, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: [body], ...versionFields(routing, shard) });
+    throwUnlessOk(reply);
+    result.absorb(reply, [statement]);
+    return;
+  }
+}
+
+function throwUnlessOk(reply: Doc): void {
+  if (reply.ok === 1) return;
+  const { ok: _ok, errmsg, code, ...extra } = reply;
+  throw new MongoError(typeof code === 'number' ? code : ErrorCodes.InternalError, String(errmsg ?? 'shard write failed'), extra);
+}
+
+export const clusterInsertCommand: RouterCommand = { names: ['insert'], run: (ctx, cmd) => runWrite(ctx, cmd, 'insert') };
+export const clusterUpdateCommand: RouterCommand = { names: ['update'], run: (ctx, cmd) => runWrite(ctx, cmd, 'update') };
+export const clusterDeleteCommand: RouterCommand = { names: ['delete'], run: (ctx, cmd) => runWrite(ctx, cmd, 'delete') };

@@ -1,0 +1,56 @@
+import type { StringComparator } from '../../bson/collation.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import { planFindProjection, type FindProjectionPlan } from './find_projection.js';
+import { applySkipLimit, mergeSorted } from './stream_merge.js';
+
+// How the router splits a find across shards and merges the answers (MongoDB's cluster_find):
+// every shard runs the same filter and sort; skip can only be applied to the merged stream, so
+// each shard must return up to skip+limit documents.
+
+export interface FindMergePlan {
+  shardCommand: Doc;
+  sort: Doc | undefined;
+  skip: number;
+  // 0 means no limit.
+  limit: number;
+  projection: FindProjectionPlan;
+}
+
+export function planFindMerge(find: Doc): FindMergePlan {
+  const sort = docArg(find.sort);
+  const skip = numberArg(find.skip);
+  const limit = numberArg(find.limit);
+  const projection = planFindProjection(docArg(find.projection), sort, docArg(find.filter) ?? {});
+  const shardCommand: Doc = { ...find };
+  delete shardCommand.skip;
+  if (limit > 0) shardCommand.limit = limit + skip;
+  if (projection.shard === undefined) delete shardCommand.projection;
+  else shardCommand.projection = projection.shard;
+  return { shardCommand, sort, skip, limit, projection };
+}
+
+// The find command each targeted shard receives.
+export function shardFindCommand(find: Doc): Doc {
+  return planFindMerge(find).shardCommand;
+}
+
+// The client's result: shard streams (each the answer to `plan.shardCommand`) merged, skipped,
+// limited and, where the shards could not, projected.
+export async function* mergeFindResults(plan: FindMergePlan, streams: AsyncIterable<Doc>[], collation?: StringComparator): AsyncIterable<Doc> {
+  const merged = applySkipLimit(mergeSorted(streams, plan.sort, collation), plan.skip, plan.limit);
+  const project = plan.projection.router;
+  if (project === undefined) {
+    yield* merged;
+    return;
+  }
+  for await (const doc of merged) yield project(doc);
+}
+
+function docArg(v: unknown): Doc | undefined {
+  return isPlainObject(v) && Object.keys(v).length > 0 ? v : undefined;
+}
+
+// The find command has validated these already; absent counts as 0.
+function numberArg(v: unknown): number {
+  return isNumber(v) ? Math.trunc(toDouble(v)) : 0;
+}

@@ -1,0 +1,50 @@
+import { Long } from 'bson';
+import type { Doc } from '../bson/values.js';
+import { checkOk } from '../wire/remote_cursor.js';
+import type { RouterServices } from './router_services.js';
+
+// One shard's cursor seen from the router: the documents of its first batch, then getMore until
+// the shard reports id 0. `close` kills the shard cursor if it is still open.
+export class RemoteCursorStream implements AsyncIterable<Doc> {
+  private id: unknown;
+  private readonly collection: string;
+
+  constructor(private readonly router: RouterServices, private readonly host: string, private readonly db: string, private readonly firstReply: Doc) {
+    const cursor = firstReply.cursor as Doc;
+    this.id = cursor.id;
+    this.collection = String(cursor.ns).slice(db.length + 1);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Doc> {
+    let batch = (this.firstReply.cursor as Doc).firstBatch as Doc[];
+    for (;;) {
+      yield* batch;
+      if (isZero(this.id)) return;
+      const reply = checkOk(await this.router.client.command(this.host, this.db, { getMore: this.id, collection: this.collection }));
+      const cursor = reply.cursor as Doc;
+      batch = cursor.nextBatch as Doc[];
+      this.id = cursor.id;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (isZero(this.id)) return;
+    const id = this.id;
+    this.id = Long.ZERO;
+    await this.router.client.command(this.host, this.db, { killCursors: this.collection, cursors: [id] }).catch(() => undefined);
+  }
+}
+
+function isZero(id: unknown): boolean {
+  return id === undefined || id === 0 || String(id) === '0';
+}
+
+// Generic arguments that belong to the client's conversation with the router, not to the
+// router's conversation with a shard.
+const ROUTER_ONLY_FIELDS = ['$db', 'lsid', 'txnNumber', '$clusterTime', '$readPreference', 'autocommit', 'startTransaction', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion'];
+
+export function forwardable(cmd: Doc): Doc {
+  const out: Doc = {};
+  for (const [k, v] of Object.entries(cmd)) if (!ROUTER_ONLY_FIELDS.includes(k)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,31 @@
+import type { RouterCommand } from './router_services.js';
+import {
+  addShardCommand, balancerStatusRouterCommand, enableShardingCommand, flushRouterConfigCommand, listShardsCommand,
+  mergeChunksCommand, shardCollectionCommand, splitCommand,
+} from './commands/cluster_admin.js';
+import {
+  clusterBuildInfoCommand, clusterConnectionStatusCommand, clusterEndSessionsCommand, clusterGetLogCommand,
+  clusterGetParameterCommand, clusterHelloCommand, clusterListCommandsCommand, clusterPingCommand,
+  clusterServerStatusCommand, clusterWhatsMyUriCommand,
+} from './commands/cluster_diagnostics.js';
+import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
+import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
+import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from './commands/cluster_write.js';
+import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.js';
+import {
+  clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
+  clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
+  clusterListIndexesCommand,
+} from './commands/cluster_ddl.js';
+
+// Every command a router answers.
+export const routerCommands: readonly RouterCommand[] = [
+  clusterHelloCommand, clusterPingCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
+  clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterEndSessionsCommand, clusterListCommandsCommand,
+  addShardCommand, listShardsCommand, enableShardingCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
+  balancerStatusRouterCommand, flushRouterConfigCommand,
+  clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
+  clusterAggregateCommand, clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
+  clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand,
+  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterCollStatsCommand, clusterDbStatsCommand,
+];

@@ -1,0 +1,30 @@
+import { errorReply, MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import { commandName } from '../commands/args.js';
+import type { ConnectionInfo } from '../commands/command.js';
+import type { RouterCommand, RouterServices } from './router_services.js';
+
+// The router's command entry: look-up, admin-only check, and errors shaped as mongos shapes them.
+// Stale routing errors never reach here: the commands retry them (versioned_request.ts).
+export async function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Promise<Doc> {
+  try {
+    const db = cmd.$db;
+    if (typeof db !== 'string') throw new MongoError(40571, 'OP_MSG requests require a $db argument');
+    const name = commandName(cmd);
+    const def = name === '' ? undefined : router.commands.get(name);
+    if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
+    if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
+    if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, new Date());
+    return await def.run({ router, conn, db }, cmd);
+  } catch (err) {
+    if (!(err instanceof MongoError)) router.logger.error({ err, c: 'COMMAND' }, 'router command failed with an unexpected error');
+    return errorReply(err);
+  }
+}
+
+export function buildRouterCommandTable(defs: readonly RouterCommand[]): Map<string, RouterCommand> {
+  const table = new Map<string, RouterCommand>();
+  for (const def of defs) for (const name of def.names) table.set(name, def);
+  return table;
+}

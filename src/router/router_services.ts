@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import type { Doc } from '../bson/values.js';
+import type { ConnectionInfo } from '../commands/command.js';
+import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { WireClient } from '../wire/client.js';
+import type { CatalogCache } from './catalog_cache.js';
+import type { ClusterCursorManager } from './cluster_cursor_manager.js';
+import type { ShardRegistry } from './shard_registry.js';
+
+export interface RouterOptions {
+  port: number;
+  bindIp: string;
+  configHost: string;
+}
+
+// Everything a router command may use. A router keeps nothing durable: these are caches of the
+// config server's catalog, open cluster cursors, and connections.
+export interface RouterServices {
+  options: RouterOptions;
+  client: WireClient;
+  shardRegistry: ShardRegistry;
+  catalogCache: CatalogCache;
+  cursors: ClusterCursorManager;
+  sessions: LogicalSessionCache;
+  logger: Logger;
+  startedAt: Date;
+  recentLog: string[];
+  connections: { current: number; total: number };
+  commands: ReadonlyMap<string, RouterCommand>;
+}
+
+export interface RouterContext {
+  router: RouterServices;
+  conn: ConnectionInfo;
+  db: string;
+}
+
+export interface RouterCommand {
+  names: readonly string[];
+  adminOnly?: boolean;
+  run(ctx: RouterContext, cmd: Doc): Doc | Promise<Doc>;
+}

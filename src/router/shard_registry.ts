@@ -1,0 +1,32 @@
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { ShardType } from '../catalog/type_chunk.js';
+import type { WireClient } from '../wire/client.js';
+import { fetchAll } from '../wire/remote_cursor.js';
+
+// The router's cache of config.shards (MongoDB's ShardRegistry): reloaded when a shard id is not
+// known, or when told to.
+export class ShardRegistry {
+  private shards = new Map<string, ShardType>();
+  private loaded = false;
+
+  constructor(private readonly client: WireClient, private readonly configHost: string) {}
+
+  async reload(): Promise<void> {
+    const docs = await fetchAll(this.client, this.configHost, 'config', { find: 'shards', sort: { _id: 1 } });
+    this.shards = new Map(docs.map((d) => [String(d._id), d as unknown as ShardType]));
+    this.loaded = true;
+  }
+
+  async all(): Promise<ShardType[]> {
+    if (!this.loaded) await this.reload();
+    return [...this.shards.values()];
+  }
+
+  async host(shardId: string): Promise<string> {
+    if (!this.shards.has(shardId)) await this.reload();
+    const shard = this.shards.get(shardId);
+    if (!shard) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${shardId} not found`);
+    return shard.host;
+  }
+}

@@ -1,0 +1,64 @@
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
+import type { DatabaseType } from '../catalog/type_chunk.js';
+import { checkOk } from '../wire/remote_cursor.js';
+import type { ChunkManager } from './chunk_manager.js';
+import type { RouterServices } from './router_services.js';
+
+// mongos retries a stale routing error this many times before giving up.
+export const MAX_STALE_RETRIES = 10;
+
+// What the router knows about a namespace: its database (primary shard, version) and, when the
+// collection is sharded, its routing table.
+export interface Routing {
+  ns: string;
+  db: DatabaseType;
+  cm: ChunkManager | undefined;
+}
+
+export async function getRouting(router: RouterServices, ns: string, createDatabase: boolean): Promise<Routing> {
+  const dbName = ns.slice(0, ns.indexOf('.'));
+  const db = await router.catalogCache.requireDatabase(dbName, createDatabase);
+  return { ns, db, cm: await router.catalogCache.getCollection(ns) };
+}
+
+// The token a routed command carries (seed 004): the shard version of the target shard for a
+// sharded collection, or UNSHARDED plus the database version for an unsharded one.
+export function versionFields(routing: Routing, shardId: string): Doc {
+  if (routing.cm) return { shardVersion: shardVersionToBSON(routing.cm.shardVersion(shardId)) };
+  return { shardVersion: shardVersionToBSON(unshardedVersion()), databaseVersion: routing.db.version };
+}
+
+export async function sendToShard(router: RouterServices, shardId: string, db: string, cmd: Doc): Promise<Doc> {
+  const host = await router.shardRegistry.host(shardId);
+  return router.client.command(host, db, cmd);
+}
+
+export function isStaleError(err: unknown): err is MongoError {
+  return err instanceof MongoError && (err.code === ErrorCodes.StaleConfig || err.code === ErrorCodes.StaleDbVersion);
+}
+
+// Runs `attempt` with fresh routing, refreshing the cached routing table and trying again while a
+// shard answers StaleConfig / StaleDbVersion, so the client never sees those errors.
+export async function withStaleRetry<T>(router: RouterServices, ns: string, attempt: (routing: Routing) => Promise<T>, createDatabase = false): Promise<T> {
+  const dbName = ns.slice(0, ns.indexOf('.'));
+  for (let tries = 0; ; tries++) {
+    const routing = await getRouting(router, ns, createDatabase);
+    try {
+      return await attempt(routing);
+    } catch (err) {
+      if (!isStaleError(err) || tries >= MAX_STALE_RETRIES) throw err;
+      router.logger.debug({ c: 'SHARDING', ns, code: err.code, tries }, 'Stale routing information; refreshing and retrying');
+      if (err.code === ErrorCodes.StaleDbVersion) router.catalogCache.invalidateDatabase(dbName);
+      router.catalogCache.invalidateCollection(ns);
+    }
+  }
+}
+
+// A shard reply, with stale routing errors thrown so withStaleRetry sees them.
+export function throwIfStale(reply: Doc): Doc {
+  if (reply.ok === 0 && (reply.code === ErrorCodes.StaleConfig || reply.code === ErrorCodes.StaleDbVersion)) checkOk(reply);
+  return reply;
+}

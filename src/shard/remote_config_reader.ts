@@ -1,0 +1,22 @@
+import type { Doc } from '../bson/values.js';
+import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
+import type { WireClient } from '../wire/client.js';
+import { fetchAll } from '../wire/remote_cursor.js';
+import type { ConfigReader } from './shard_metadata.js';
+
+// Reads routing metadata from the config server's config.* collections.
+export class RemoteConfigReader implements ConfigReader {
+  constructor(private readonly client: WireClient, private readonly configHost: string) {}
+
+  async readCollection(ns: string): Promise<{ collection: CollectionType; chunks: ChunkType[] } | undefined> {
+    const [collection] = await fetchAll(this.client, this.configHost, 'config', { find: 'collections', filter: { _id: ns } }) as unknown as CollectionType[];
+    if (!collection) return undefined;
+    const chunks = await fetchAll(this.client, this.configHost, 'config', { find: 'chunks', filter: { uuid: collection.uuid }, sort: { min: 1 } }) as unknown as ChunkType[];
+    return { collection, chunks };
+  }
+
+  async readDatabase(db: string): Promise<DatabaseType | undefined> {
+    const [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } as Doc });
+    return found as unknown as DatabaseType | undefined;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Doc } from '../bson/values.js';
+import { fromPlacementTimestamp, shardVersionFromBSON, type ChunkVersion } from '../catalog/chunk_version.js';
+import { databaseVersionFromBSON } from '../catalog/database_version.js';
+import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
+import { checkDatabaseVersion, checkShardVersion, type KnownDatabase, type KnownVersion, type VersionDecision } from './shard_version_check.js';
+
+// What a shard reads from the config server to refresh its filtering metadata.
+export interface ConfigReader {
+  readCollection(ns: string): Promise<{ collection: CollectionType; chunks: ChunkType[] } | undefined>;
+  readDatabase(db: string): Promise<DatabaseType | undefined>;
+}
+
+interface CollectionMetadata {
+  known: KnownVersion;
+  ownedChunks: ChunkType[];
+}
+
+// The shard's cache of routing metadata for the collections and databases it serves
+// (MongoDB's CollectionShardingRuntime / DatabaseShardingState, filtering part): checked on every
+// versioned request, refreshed from the config server when a request carries something newer.
+export class ShardMetadata {
+  private readonly collections = new Map<string, CollectionMetadata>();
+  private readonly databases = new Map<string, KnownDatabase>();
+
+  constructor(private readonly shardName: () => string | undefined, private readonly config: () => ConfigReader | undefined) {}
+
+  // Throws StaleConfig / StaleDbVersion when the router's versions are behind this shard's.
+  async checkRequest(db: string, ns: string | undefined, cmd: Doc): Promise<void> {
+    const shardId = this.shardName();
+    if (!shardId) return;
+    if (cmd.databaseVersion !== undefined) {
+      const received = databaseVersionFromBSON(cmd.databaseVersion);
+      await this.decide(
+        (mayRefresh) => checkDatabaseVersion(db, received, this.databases.get(db) ?? { kind: 'unknown' }, mayRefresh),
+        () => this.refreshDatabase(db, shardId),
+      );
+    }
+    if (cmd.shardVersion !== undefined && ns !== undefined) {
+      const received = shardVersionFromBSON(cmd.shardVersion);
+      await this.decide(
+        (mayRefresh) => checkShardVersion(ns, shardId, received, this.collections.get(ns)?.known ?? { kind: 'unknown' }, mayRefresh),
+        () => this.refreshCollection(ns, shardId),
+      );
+    }
+  }
+
+  private async decide(check: (mayRefresh: boolean) => VersionDecision, refresh: () => Promise<void>): Promise<void> {
+    let decision = check(true);
+    if (decision.kind === 'refresh') {
+      await refresh();
+      decision = check(false);
+    }
+    if (decision.kind === 'stale') throw decision.error;
+  }
+
+  async refreshCollection(ns: string, shardId = this.shardName() ?? ''): Promise<void> {
+    const reader = this.config();
+    if (!reader) return;
+    const found = await reader.readCollection(ns);
+    if (!found) {
+      this.collections.set(ns, { known: { kind: 'unsharded' }, ownedChunks: [] });
+      return;
+    }
+    const { collection, chunks } = found;
+    const owned = chunks.filter((c) => c.shard === shardId);
+    let version: ChunkVersion = fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, owned[0]?.lastmod ?? chunks[0]!.lastmod);
+    if (owned.length === 0) version = { ...version, major: 0, minor: 0 };
+    for (const c of owned) {
+      const v = fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, c.lastmod);
+      if (v.major > version.major || (v.major === version.major && v.minor > version.minor)) version = v;
+    }
+    this.collections.set(ns, { known: { kind: 'sharded', version }, ownedChunks: owned });
+  }
+
+  async refreshDatabase(db: string, shardId = this.shardName() ?? ''): Promise<void> {
+    const reader = this.config();
+    if (!reader) return;
+    const found = await reader.readDatabase(db);
+    if (!found || found.primary !== shardId) {
+      this.databases.set(db, { kind: 'notPrimary' });
+      return;
+    }
+    this.databases.set(db, { kind: 'primary', version: databaseVersionFromBSON(found.version) });
+  }
+
+  // _flushRoutingTableCacheUpdates: forget, so the next versioned request reloads.
+  forget(ns: string): void {
+    this.collections.delete(ns);
+  }
+
+  forgetDatabase(db: string): void {
+    this.databases.delete(db);
+    for (const ns of [...this.collections.keys()]) if (ns.startsWith(`${db}.`)) this.collections.delete(ns);
+  }
+
+  shardVersionOf(ns: string): KnownVersion {
+    return this.collections.get(ns)?.known ?? { kind: 'unknown' };
+  }
+}
+
+export function isVersionedRequest(cmd: Doc): boolean {
+  return cmd.shardVersion !== undefined || cmd.databaseVersion !== undefined;
+}

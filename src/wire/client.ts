@@ -1,0 +1,98 @@
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { parseHostAddress } from './client_connection.js';
+import { HostPool } from './host_pool.js';
+import { encodeOpMsgRequest } from './message.js';
+
+export interface WireClientOptions {
+  connectTimeoutMs?: number;
+  maxConnectionsPerHost?: number;
+}
+
+export interface CommandOptions {
+  // Covers waiting for a connection, connecting and the round trip; none means wait forever.
+  timeoutMs?: number;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000; // MongoDB's connectTimeoutMS default
+const DEFAULT_MAX_CONNECTIONS_PER_HOST = 16;
+const MAX_REQUEST_ID = 0x7fffffff;
+
+// Node-to-node commands over OP_MSG. Network failures reject with MongoError (HostUnreachable,
+// NetworkTimeout, SocketException); a reply with ok: 0 is a reply, returned as is, because only
+// the caller knows whether StaleConfig means "refresh" or "give up".
+export class WireClient {
+  private readonly pools = new Map<string, HostPool>();
+  private readonly connectTimeoutMs: number;
+  private readonly maxConnectionsPerHost: number;
+  private nextRequestId = 1;
+  private closed = false;
+
+  constructor(options: WireClientOptions = {}) {
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.maxConnectionsPerHost = options.maxConnectionsPerHost ?? DEFAULT_MAX_CONNECTIONS_PER_HOST;
+  }
+
+  async command(host: string, db: string, cmd: Doc, options: CommandOptions = {}): Promise<Doc> {
+    const body = serializeDocument({ ...cmd, $db: db });
+    return deserializeDocument(await this.commandRaw(host, db, body, options));
+  }
+
+  // Forwards a command already in BSON (a router passing a client's bytes on) and hands back the
+  // reply's bytes, so neither side pays for decoding and re-encoding. `db` names the target in
+  // errors; the body carries its own $db.
+  async commandRaw(host: string, db: string, body: Buffer, options: CommandOptions = {}): Promise<Buffer> {
+    if (this.closed) throw shutdownError();
+    const pool = this.poolFor(host);
+    const requestId = this.takeRequestId();
+    const message = encodeOpMsgRequest(body, requestId);
+    const deadline = options.timeoutMs === undefined ? undefined : new AbortController();
+    const timer = deadline && setTimeout(() => {
+      deadline.abort(new MongoError(ErrorCodes.NetworkTimeout, `${host}: command on ${db} timed out after ${options.timeoutMs}ms`));
+    }, options.timeoutMs);
+    try {
+      const conn = await pool.acquire(deadline?.signal);
+      // A late reply would arrive on a connection that has moved on, so a timed-out request
+      // takes its connection down with it.
+      const onTimeout = (): void => conn.destroy(deadline!.signal.reason as MongoError);
+      if (deadline?.signal.aborted) onTimeout();
+      else deadline?.signal.addEventListener('abort', onTimeout, { once: true });
+      try {
+        return await conn.request(message, requestId);
+      } finally {
+        deadline?.signal.removeEventListener('abort', onTimeout);
+        pool.release(conn);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // Fails every request in flight or waiting with ShutdownInProgress and drops all connections.
+  async close(): Promise<void> {
+    this.closed = true;
+    const reason = shutdownError();
+    for (const pool of this.pools.values()) pool.close(reason);
+    this.pools.clear();
+  }
+
+  private poolFor(host: string): HostPool {
+    let pool = this.pools.get(host);
+    if (!pool) {
+      pool = new HostPool(parseHostAddress(host), { connectTimeoutMs: this.connectTimeoutMs, maxConnections: this.maxConnectionsPerHost });
+      this.pools.set(host, pool);
+    }
+    return pool;
+  }
+
+  private takeRequestId(): number {
+    const id = this.nextRequestId;
+    this.nextRequestId = id === MAX_REQUEST_ID ? 1 : id + 1;
+    return id;
+  }
+}
+
+function shutdownError(): MongoError {
+  return new MongoError(ErrorCodes.ShutdownInProgress, 'wire client is closed');
+}

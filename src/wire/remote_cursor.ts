@@ -1,0 +1,32 @@
+import { MongoError } from '../base/errors.js';
+import type { Doc } from '../bson/values.js';
+import type { WireClient } from './client.js';
+
+// Runs a cursor-returning command (find, aggregate, listIndexes, ...) on another node and drains
+// it with getMore; an ok: 0 reply becomes the MongoError it describes.
+export async function fetchAll(client: WireClient, host: string, db: string, cmd: Doc): Promise<Doc[]> {
+  const first = checkOk(await client.command(host, db, cmd));
+  const cursor = first.cursor as Doc;
+  const out = [...(cursor.firstBatch as Doc[])];
+  let id = cursor.id;
+  const coll = String(cursor.ns).slice(db.length + 1);
+  while (id !== undefined && !isZero(id)) {
+    const more = checkOk(await client.command(host, db, { getMore: id, collection: coll }));
+    const c = more.cursor as Doc;
+    out.push(...(c.nextBatch as Doc[]));
+    id = c.id;
+  }
+  return out;
+}
+
+function isZero(id: unknown): boolean {
+  return typeof id === 'number' ? id === 0 : String(id) === '0';
+}
+
+export function checkOk(reply: Doc): Doc {
+  if (reply.ok === 1 || reply.ok === true || (typeof reply.ok === 'object' && Number(reply.ok) === 1)) return reply;
+  const extra: Doc = {};
+  for (const [k, v] of Object.entries(reply)) if (!['ok', 'errmsg', 'code', 'codeName'].includes(k)) extra[k] = v;
+  throw new MongoError(typeof reply.code === 'number' ? reply.code : 1, String(reply.errmsg ?? 'remote command failed'), extra,
+    Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : []);
+}

@@ -1,0 +1,41 @@
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { deserializeDocument, serializeDocument, type Doc } from '../../src/bson/values.js';
+import { encodeOpMsgReply, parseOpMsg, readHeader } from '../../src/wire/message.js';
+import { TcpServer } from '../../src/wire/tcp_server.js';
+
+// A role that only listens, answers ok: 1 to every command and writes what happens to it into
+// the journal file named by DOCSHARD_FAKE_JOURNAL, one line per event:
+//   start <name> <port> <pid> | addShard <host> <name> | stop <name>
+// DOCSHARD_FAKE_FAIL_ADD_SHARD=1 makes the router answer addShard with ok: 0.
+export async function runFakeRole(argv: string[]): Promise<void> {
+  const [role, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: { port: { type: 'string' }, dbpath: { type: 'string' }, configdb: { type: 'string' } },
+    strict: true,
+  });
+  const name = role === 'router' ? 'router' : path.basename(values.dbpath!);
+  const journal = (line: string): void => appendFileSync(process.env.DOCSHARD_FAKE_JOURNAL!, `${line}\n`);
+  const server = new TcpServer({
+    onMessage: async (_conn, message) => {
+      const header = readHeader(message);
+      const body = deserializeDocument(parseOpMsg(header, message).body);
+      let reply: Doc = { ok: 1 };
+      if (role === 'router' && 'addShard' in body) {
+        journal(`addShard ${String(body.addShard)} ${String(body.name)}`);
+        if (process.env.DOCSHARD_FAKE_FAIL_ADD_SHARD === '1') reply = { ok: 0, errmsg: 'refused by the fake', code: 96, codeName: 'OperationFailed' };
+      }
+      return encodeOpMsgReply(serializeDocument(reply), 0, header.requestId);
+    },
+  });
+  // Installed before it says it listens: a SIGTERM may follow that line at once.
+  process.on('SIGTERM', () => {
+    journal(`stop ${name}`);
+    void server.close().then(() => process.exit(0));
+  });
+  const port = await server.listen(Number(values.port), '127.0.0.1');
+  journal(`start ${name} ${port} ${process.pid}`);
+  process.stdout.write(`${JSON.stringify({ level: 30, msg: 'Waiting for connections', port })}\n`);
+}
