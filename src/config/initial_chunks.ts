@@ -4,10 +4,10 @@ import { compareStrings, compareValues } from '../bson/compare.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { globalMax, globalMin, hasHashedPrefix, type ShardKey } from './shard_key.js';
+import type { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 
 export interface InitialChunksRequest {
-  readonly key: ShardKey;
+  readonly key: ShardKeyPattern;
   readonly uuid: Binary;
   readonly primaryShard: string;
   readonly shards: readonly string[];
@@ -30,15 +30,15 @@ export function initialChunks(req: InitialChunksRequest): ChunkType[] {
   if (numInitialChunks !== 0 && !(key.hashedField !== undefined && req.collectionIsEmpty)) {
     throw new MongoError(ErrorCodes.InvalidOptions, 'numInitialChunks is only supported when the collection is empty and has a hashed field in the shard key pattern');
   }
-  if (numInitialChunks !== 0 && !hasHashedPrefix(key) && !req.presplitHashedZones) {
+  if (numInitialChunks !== 0 && !key.hasHashedPrefix() && !req.presplitHashedZones) {
     throw new MongoError(ErrorCodes.InvalidOptions, "When the prefix of the hashed shard key is a range field, 'numInitialChunks' can only be used when the 'presplitHashedZones' is true");
   }
   // Presplitting by zones needs zones, and these decisions are never given any.
   if (req.presplitHashedZones) {
     throw new MongoError(31387, "'presplitHashedZones' is only supported when the collection is empty, zones are set up and shard key pattern has a hashed field");
   }
-  if (hasHashedPrefix(key) && req.collectionIsEmpty) return presplitHashed(req);
-  return [makeChunk(req, globalMin(key), globalMax(key), 0, req.primaryShard)];
+  if (key.hasHashedPrefix() && req.collectionIsEmpty) return presplitHashed(req);
+  return [makeChunk(req, key.globalMin(), key.globalMax(), 0, req.primaryShard)];
 }
 
 function checkNumInitialChunks(n: number, numShards: number): void {
@@ -57,7 +57,7 @@ function presplitHashed(req: InitialChunksRequest): ChunkType[] {
   const numChunks = req.numInitialChunks !== 0 ? req.numInitialChunks : 2 * shards.length;
   const contiguous = Math.max(Math.floor(numChunks / shards.length), 1);
   const points = hashedSplitPoints(req.key, numChunks);
-  const bounds = [globalMin(req.key), ...points, globalMax(req.key)];
+  const bounds = [req.key.globalMin(), ...points, req.key.globalMax()];
   const chunks: ChunkType[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
     const shard = i === 0 && bounds.length - 1 < shards.length ? req.primaryShard : shards[Math.floor(i / contiguous) % shards.length]!;
@@ -72,7 +72,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 // cut the hash space into equal intervals symmetric around 0; fields after the hashed one are
 // MinKey so that every boundary is a full shard key. Only hashed-prefix keys are presplit without
 // zones, so no range fields ever precede the hashed one here.
-export function hashedSplitPoints(key: ShardKey, numInitialChunks: number): Doc[] {
+export function hashedSplitPoints(key: ShardKeyPattern, numInitialChunks: number): Doc[] {
   const n = BigInt(numInitialChunks);
   const intervalSize = (INT64_MAX / n) * 2n;
   const values: bigint[] = [];
@@ -90,7 +90,7 @@ export function hashedSplitPoints(key: ShardKey, numInitialChunks: number): Doc[
   return values.map((v) => splitPoint(key, v)).sort(compareValues);
 }
 
-function splitPoint(key: ShardKey, hash: bigint): Doc {
+function splitPoint(key: ShardKeyPattern, hash: bigint): Doc {
   const point: Doc = {};
   let afterHashed = false;
   for (const field of key.fields) {

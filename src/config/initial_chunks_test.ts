@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Long, ObjectId, Timestamp, UUID } from 'bson';
 import { MaxKey, MinKey, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
-import { parseShardKey } from './shard_key.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { hashedSplitPoints, initialChunks, type InitialChunksRequest } from './initial_chunks.js';
 
 const now = new Timestamp({ t: 200, i: 3 });
@@ -11,7 +11,7 @@ const uuid = new UUID();
 
 function request(pattern: Doc, over: Partial<InitialChunksRequest> = {}): InitialChunksRequest {
   return {
-    key: parseShardKey(pattern), uuid, primaryShard: 's1', shards: ['s2', 's0', 's1'], collectionIsEmpty: true,
+    key: new ShardKeyPattern(pattern), uuid, primaryShard: 's1', shards: ['s2', 's0', 's1'], collectionIsEmpty: true,
     numInitialChunks: 0, presplitHashedZones: false, now, chunkIdFactory: () => new ObjectId(), ...over,
   };
 }
@@ -25,7 +25,7 @@ function invalidOptions(message: RegExp) {
 }
 
 test('hashed split points cut the hash space evenly and symmetrically around zero', () => {
-  const key = parseShardKey({ x: 'hashed' });
+  const key = new ShardKeyPattern({ x: 'hashed' });
   assert.deepEqual(hashes(hashedSplitPoints(key, 4)), ['-4611686018427387902', '0', '4611686018427387902']);
   assert.deepEqual(hashes(hashedSplitPoints(key, 3)), ['-3074457345618258602', '3074457345618258602']);
   assert.deepEqual(hashedSplitPoints(key, 1), []);
@@ -33,7 +33,7 @@ test('hashed split points cut the hash space evenly and symmetrically around zer
 });
 
 test('fields after the hashed one are MinKey in every split point', () => {
-  const points = hashedSplitPoints(parseShardKey({ x: 'hashed', y: 1 }), 2);
+  const points = hashedSplitPoints(new ShardKeyPattern({ x: 'hashed', y: 1 }), 2);
   assert.deepEqual(points, [{ x: Long.fromNumber(0), y: new MinKey() }]);
 });
 

@@ -5,7 +5,7 @@ import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 import { chunkVersion } from '../catalog/chunk_version.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { parseShardKey } from './shard_key.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { decideShardKeyIndex } from './shard_key_index.js';
 import { initialChunks } from './initial_chunks.js';
 import { changeLogEntry, type ChangeLogContext } from './changelog.js';
@@ -44,7 +44,7 @@ const SESSIONS_NS = 'config.system.sessions';
 // CreateCollectionCoordinator (7.0) for shardCollection: argument checks, the idempotent
 // already-sharded answer, the shard key index, the initial chunks and the catalog entries.
 export function decideShardCollection(req: ShardCollectionRequest): ShardCollectionDecision {
-  const key = parseShardKey(req.key);
+  const key = new ShardKeyPattern(req.key);
   checkNamespace(req.ns);
   if (key.hashedField !== undefined && req.unique) {
     throw new MongoError(ErrorCodes.InvalidOptions, "Hashed shard keys cannot be declared unique. It's possible to ensure uniqueness on the hashed field by declaring an additional (non-hashed) unique index on the field.");

@@ -3,11 +3,11 @@ import { compareValues } from '../bson/compare.js';
 import { formatValue } from '../bson/format.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { ShardKey } from './shard_key.js';
+import type { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 
 export interface ShardKeyIndexRequest {
   readonly ns: string;
-  readonly key: ShardKey;
+  readonly key: ShardKeyPattern;
   readonly unique: boolean;
   readonly collectionIsEmpty: boolean;
   // listIndexes output of the collection on the primary shard.
@@ -19,7 +19,7 @@ export interface ShardKeyIndexRequest {
 // decided by the shard's checkShardingIndex, which the driver runs; no catalog data tells it.
 export function decideShardKeyIndex(req: ShardKeyIndexRequest): Doc | undefined {
   const { ns, key, existingIndexes } = req;
-  const pattern = key.pattern;
+  const pattern = key.keyPattern;
 
   // 1. Every unique index must be enforceable per shard: its fields must start with the shard key.
   for (const idx of existingIndexes) {
@@ -34,7 +34,7 @@ export function decideShardKeyIndex(req: ShardKeyIndexRequest): Doc | undefined 
   let reasons = '';
   for (const idx of existingIndexes) {
     const why = unusableReasons(idx);
-    if (why === '' && isPrefixOf(pattern, indexKey(idx))) {
+    if (why === '' && key.isShardKeyPrefixOf(indexKey(idx))) {
       // Only the default hash seed produces the hashes chunk ranges are made of.
       if (key.hashedField !== undefined && idx.seed !== undefined && toDouble(idx.seed) !== 0) {
         throw new MongoError(ErrorCodes.InvalidOptions, `can't shard collection ${ns} with hashed shard key ${formatValue(pattern)} because the hashed index uses a non-default seed of ${toDouble(idx.seed)}`);
@@ -75,17 +75,9 @@ function unusableReasons(idx: Doc): string {
   return why;
 }
 
-// BSONObj::isPrefixOf: the same leading fields with equal values ({a: 1} vs {a: 1, b: 1}).
-function isPrefixOf(prefix: Doc, full: Doc): boolean {
-  const p = Object.entries(prefix);
-  const f = Object.entries(full);
-  if (p.length > f.length) return false;
-  return p.every(([name, value], i) => f[i]![0] === name && compareValues(value, f[i]![1]) === 0);
-}
-
 // ShardKeyPattern::isUniqueIndexCompatible: an _id index always is; otherwise the shard key's
 // field names must lead the index's.
-function isUniqueIndexCompatible(key: ShardKey, idxKey: Doc): boolean {
+function isUniqueIndexCompatible(key: ShardKeyPattern, idxKey: Doc): boolean {
   const names = Object.keys(idxKey);
   if (names[0] === '_id') return true;
   return key.fields.every((f, i) => names[i] === f);

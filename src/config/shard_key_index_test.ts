@@ -2,13 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
-import { parseShardKey } from './shard_key.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { decideShardKeyIndex, shardKeyIndexSpec } from './shard_key_index.js';
 
 const ID_INDEX = { v: 2, key: { _id: 1 }, name: '_id_' };
 
 function decide(pattern: Doc, indexes: Doc[], opts: { unique?: boolean; empty?: boolean } = {}) {
-  return decideShardKeyIndex({ ns: 'db.c', key: parseShardKey(pattern), unique: opts.unique ?? false, collectionIsEmpty: opts.empty ?? false, existingIndexes: [ID_INDEX, ...indexes] });
+  return decideShardKeyIndex({ ns: 'db.c', key: new ShardKeyPattern(pattern), unique: opts.unique ?? false, collectionIsEmpty: opts.empty ?? false, existingIndexes: [ID_INDEX, ...indexes] });
 }
 
 function invalidOptions(message: RegExp) {

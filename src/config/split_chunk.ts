@@ -6,7 +6,8 @@ import { placementTimestamp, type ChunkVersion } from '../catalog/chunk_version.
 import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { isShardKeyShaped, isStorableShardKey, parseShardKey } from './shard_key.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
+import { isStorableShardKey } from './shard_key.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from './changelog.js';
 import { chunkDocument, collectionVersion, shortVersion, versionDoc, withMinor } from './placement.js';
 import { formatRange, type ChunkRange } from './chunk_range.js';
@@ -33,7 +34,7 @@ export interface SplitDecision {
 // collection version, since a split moves no data (only routers need to learn the new bounds).
 export function decideSplit(req: SplitRequest): SplitDecision {
   const { collection, chunkRange: range } = req;
-  const key = parseShardKey(collection.key);
+  const key = new ShardKeyPattern(collection.key);
   const before = collectionVersion(collection, req.chunks);
   if (req.splitPoints.length === 0) throw new MongoError(ErrorCodes.InvalidOptions, 'need to provide the split points');
 
@@ -51,7 +52,7 @@ export function decideSplit(req: SplitRequest): SplitDecision {
   for (const end of [...req.splitPoints, range.max]) {
     checkSplitKey(range, start, end);
     // MongoDB's shard checks this before asking; the commit is where all callers meet here.
-    if (!isShardKeyShaped(key, end)) {
+    if (!key.isShardKey(end)) {
       throw new MongoError(ErrorCodes.InvalidOptions, `Split key ${formatValue(end)} is not valid for shard key pattern ${formatValue(collection.key)}`);
     }
     version = withMinor(version, version.minor + 1);

@@ -4,7 +4,8 @@ import { formatValue } from '../bson/format.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { isShardKeyShaped, normalizeShardKey, shardKeyFromEqualityQuery, type ShardKey } from './shard_key.js';
+import type { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
+import { normalizeShardKey } from './shard_key.js';
 
 // The three forms of the user-facing `split` command (cluster_split_cmd.cpp).
 export type SplitForm =
@@ -50,7 +51,7 @@ export interface SplitTarget {
 
 // Which chunk to split and where; the result feeds decideSplit with chunkRange = the chunk's
 // bounds and splitPoints = [splitPoint].
-export function splitPointFor(form: SplitForm, key: ShardKey, chunks: readonly ChunkType[], medianKey: MedianKeyFinder): SplitTarget {
+export function splitPointFor(form: SplitForm, key: ShardKeyPattern, chunks: readonly ChunkType[], medianKey: MedianKeyFinder): SplitTarget {
   const chunk = targetChunk(form, key, chunks);
   if (form.kind === 'middle') return { chunk, splitPoint: normalizeShardKey(key, form.middle) };
   const splitPoint = medianKey(chunk);
@@ -58,17 +59,17 @@ export function splitPointFor(form: SplitForm, key: ShardKey, chunks: readonly C
   return { chunk, splitPoint };
 }
 
-function targetChunk(form: SplitForm, key: ShardKey, chunks: readonly ChunkType[]): ChunkType {
+function targetChunk(form: SplitForm, key: ShardKeyPattern, chunks: readonly ChunkType[]): ChunkType {
   switch (form.kind) {
     case 'find': {
-      const shardKey = shardKeyFromEqualityQuery(key, form.find);
+      const shardKey = key.extractShardKeyFromQuery(form.find);
       if (shardKey === undefined) throw commandError(`no shard key found in chunk query ${formatValue(form.find)}`);
       return intersectingChunk(chunks, shardKey);
     }
     case 'bounds': {
       const [lower, upper] = form.bounds;
-      if (!isShardKeyShaped(key, lower) || !isShardKeyShaped(key, upper)) {
-        throw commandError(`shard key bounds [${formatValue(lower)},${formatValue(upper)}) are not valid for shard key pattern ${formatValue(key.pattern)}`);
+      if (!key.isShardKey(lower) || !key.isShardKey(upper)) {
+        throw commandError(`shard key bounds [${formatValue(lower)},${formatValue(upper)}) are not valid for shard key pattern ${formatValue(key.keyPattern)}`);
       }
       const min = normalizeShardKey(key, lower);
       const max = normalizeShardKey(key, upper);
@@ -79,8 +80,8 @@ function targetChunk(form: SplitForm, key: ShardKey, chunks: readonly ChunkType[
       return chunk;
     }
     case 'middle': {
-      if (!isShardKeyShaped(key, form.middle)) {
-        throw commandError(`new split key ${formatValue(form.middle)} is not valid for shard key pattern ${formatValue(key.pattern)}`);
+      if (!key.isShardKey(form.middle)) {
+        throw commandError(`new split key ${formatValue(form.middle)} is not valid for shard key pattern ${formatValue(key.keyPattern)}`);
       }
       const middle = normalizeShardKey(key, form.middle);
       const chunk = intersectingChunk(chunks, middle);

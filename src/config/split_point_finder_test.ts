@@ -5,7 +5,7 @@ import { MaxKey, MinKey, type Doc } from '../bson/values.js';
 import { hashValue } from '../bson/hash.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import { parseShardKey } from './shard_key.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { parseSplitForm, splitPointFor } from './split_point_finder.js';
 
 const ts = new Timestamp({ t: 1, i: 0 });
@@ -13,7 +13,7 @@ function chunk(min: Doc, max: Doc): ChunkType {
   return { _id: new ObjectId(), uuid: new UUID(), min, max, shard: 's0', lastmod: ts, onCurrentShardSince: ts, history: [{ validAfter: ts, shard: 's0' }] };
 }
 
-const key = parseShardKey({ a: 1 });
+const key = new ShardKeyPattern({ a: 1 });
 const low = chunk({ a: new MinKey() }, { a: 0 });
 const high = chunk({ a: 0 }, { a: new MaxKey() });
 const chunks = [low, high];
@@ -52,7 +52,7 @@ test('find splits the chunk holding the document at the median the shard reports
 });
 
 test('find targets hashed keys by the hash of the value', () => {
-  const hashedKey = parseShardKey({ h: 'hashed' });
+  const hashedKey = new ShardKeyPattern({ h: 'hashed' });
   const h = hashValue('x');
   const hashedChunks = [chunk({ h: new MinKey() }, { h }), chunk({ h }, { h: new MaxKey() })];
   const target = splitPointFor({ kind: 'find', find: { h: 'x' } }, hashedKey, hashedChunks, () => ({ h: 1 }));

@@ -168,6 +168,15 @@ test('of two overlapping changed chunks the newer wins', () => {
   assert.equal(next.findIntersectingChunk({ x: 1 }).shard, 's3');
 });
 
+test('re-reading the chunk at the collection version changes nothing', () => {
+  const chunks = fourChunks();
+  const cm = ChunkManager.create(collection(), chunks);
+  const next = cm.applyChunkChanges([chunks[3]!]);
+  assert.deepEqual(next.allChunks(), cm.allChunks());
+  assert.deepEqual(next.shardVersion('s3'), cm.shardVersion('s3'));
+  assert.deepEqual(next.collectionVersion(), cm.collectionVersion());
+});
+
 test('a change that leaves a gap is refused, so the caller reloads everything', () => {
   const cm = ChunkManager.create(collection(), fourChunks());
   assertConflict(() => cm.applyChunkChanges([chunk(0, 5, 's1', 1, 4)]), /^Gap exists in the routing table between chunks \[\{ x: 0 \}, \{ x: 5 \}\) and \[\{ x: 10 \}/);

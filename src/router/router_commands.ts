@@ -12,6 +12,7 @@ import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } 
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
 import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from './commands/cluster_write.js';
 import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.js';
+import { clusterExplainCommand } from './commands/cluster_explain.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
@@ -28,4 +29,5 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterAggregateCommand, clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterCollStatsCommand, clusterDbStatsCommand,
+  clusterExplainCommand,
 ];

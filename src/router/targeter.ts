@@ -58,7 +58,7 @@ export function targetUpdateOrDelete(cm: ChunkManager, filter: Doc, multi: boole
 }
 
 // A range of shard keys as key strings; min inclusive.
-export interface KeyRange {
+interface KeyRange {
   min: Buffer;
   max: Buffer;
   maxInclusive: boolean;
@@ -66,7 +66,7 @@ export interface KeyRange {
 
 // The key ranges holding every document the filter can match; undefined when it does not
 // restrict the shard key at all.
-export function keyRangesForQuery(cm: ChunkManager, filter: Doc): KeyRange[] | undefined {
+function keyRangesForQuery(cm: ChunkManager, filter: Doc): KeyRange[] | undefined {
   const bounds = boundsForConjunction(cm, [filter]);
   if (bounds === undefined) return undefined;
   const ranges: KeyRange[] = [];

@@ -46,7 +46,7 @@ async function stopUp(up: Up): Promise<number | null> {
   return up.exited;
 }
 
-describe('docshard up', { skip: 'needs the router role' }, () => {
+describe('docshard up', () => {
   const dir = tempDir('docshard-up-it-');
   after(() => removeDir(dir));
 

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { MongoClient } from 'mongodb';
+import { removeDir, spawnNode, tempDir, type SpawnedNode } from './spawn_node.js';
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
+
+export interface SpawnedRouter {
+  port: number;
+  uri: string;
+  stop(): Promise<void>;
+}
+
+export interface SpawnedCluster {
+  config: SpawnedNode;
+  shards: SpawnedNode[];
+  routers: SpawnedRouter[];
+  stop(): Promise<void>;
+}
+
+export async function spawnRouter(configPort: number): Promise<SpawnedRouter> {
+  const child = spawn(process.execPath, [BIN, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`router did not start: ${logs.join('')}`)), 30_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      logs.push(line);
+      if (line.includes('"Waiting for connections"')) {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { port: number }).port);
+      }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`router exited with ${code}: ${logs.join('\n')}`)); });
+  });
+  return {
+    port,
+    uri: `mongodb://127.0.0.1:${port}/`,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+// A config server, `shards` shards and `routers` routers as real processes, with the shards added
+// (named shard0, shard1, ...) through the first router.
+export async function spawnCluster(options: { shards: number; routers?: number }): Promise<SpawnedCluster> {
+  const config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-') });
+  const shards = await Promise.all(Array.from({ length: options.shards }, () => spawnNode({ role: 'shard' })));
+  const routers: SpawnedRouter[] = [];
+  for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port));
+  const client = new MongoClient(routers[0]!.uri);
+  try {
+    for (const [i, shard] of shards.entries()) {
+      await client.db('admin').command({ addShard: `127.0.0.1:${shard.port}`, name: `shard${i}` });
+    }
+  } finally {
+    await client.close();
+  }
+  return {
+    config,
+    shards,
+    routers,
+    async stop() {
+      await Promise.all(routers.map((r) => r.stop()));
+      await Promise.all(shards.map((s) => s.stop()));
+      await config.stop();
+      for (const n of [config, ...shards]) removeDir(n.dbpath);
+    },
+  };
+}

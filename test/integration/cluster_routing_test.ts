@@ -1,0 +1,109 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, type Db } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+const DOCS = 20_000;
+
+async function perShardCounts(cluster: SpawnedCluster, ns: string): Promise<number[]> {
+  const [db, coll] = [ns.slice(0, ns.indexOf('.')), ns.slice(ns.indexOf('.') + 1)];
+  return Promise.all(cluster.shards.map(async (s) => {
+    const c = new MongoClient(s.uri);
+    try {
+      return await c.db(db).collection(coll).countDocuments();
+    } finally {
+      await c.close();
+    }
+  }));
+}
+
+function targetedShards(explain: AnyDoc): string[] {
+  return (explain.queryPlanner.winningPlan.shards as AnyDoc[]).map((s) => s.shardName).sort();
+}
+
+describe('a three-shard cluster through the router', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let db: Db;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 3 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    db = client.db('app');
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'app', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'app.ranged', key: { k: 1 } });
+    await admin.command({ split: 'app.ranged', middle: { k: DOCS / 3 } });
+    await admin.command({ split: 'app.ranged', middle: { k: (2 * DOCS) / 3 } });
+    await admin.command({ shardCollection: 'app.hashed', key: { k: 'hashed' } });
+  });
+
+  after(async () => {
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  it('spreads a hashed collection over every shard and targets equality to one shard', { timeout: 120_000 }, async () => {
+    const coll = db.collection<AnyDoc>('hashed');
+    for (let b = 0; b < DOCS; b += 1000) await coll.insertMany(Array.from({ length: 1000 }, (_, j) => ({ _id: b + j, k: b + j, g: (b + j) % 7 })));
+    const counts = await perShardCounts(cluster, 'app.hashed');
+    assert.equal(counts.reduce((a, b) => a + b, 0), DOCS);
+    assert.ok(counts.every((n) => n > DOCS / 10), `every shard holds a share: ${counts.join(', ')}`);
+    const eq = await coll.find({ k: 1234 }).explain('executionStats');
+    assert.equal(targetedShards(eq).length, 1);
+    assert.deepEqual(await coll.find({ k: 1234 }).toArray(), [{ _id: 1234, k: 1234, g: 1234 % 7 }]);
+    const range = await coll.find({ k: { $gte: 10, $lt: 20 } }).explain('executionStats');
+    assert.equal(targetedShards(range).length, 3, 'a range on a hashed key reaches every shard');
+    assert.equal(await coll.countDocuments({ k: { $gte: 10, $lt: 20 } }), 10);
+  });
+
+  it('routes a ranged collection by chunk and merges sorted, skipped and limited finds', { timeout: 120_000 }, async () => {
+    const coll = db.collection<AnyDoc>('ranged');
+    const chunks = await client.db('config').collection('chunks').find({}).toArray();
+    assert.ok(chunks.length >= 3 + 4);
+    for (let b = 0; b < DOCS; b += 1000) await coll.insertMany(Array.from({ length: 1000 }, (_, j) => ({ _id: b + j, k: b + j, g: (b + j) % 7 })));
+    assert.equal(await coll.countDocuments(), DOCS);
+    const eq = await coll.find({ k: 10 }).explain('executionStats');
+    assert.deepEqual(targetedShards(eq), ['shard0']);
+    const sorted = await coll.find({ g: 3 }).sort({ k: -1 }).skip(5).limit(20).toArray();
+    const expected = Array.from({ length: DOCS }, (_, i) => i).filter((i) => i % 7 === 3).sort((a, b) => b - a).slice(5, 25);
+    assert.deepEqual(sorted.map((d) => d.k), expected);
+    const totals = await coll.aggregate([{ $group: { _id: '$g', n: { $sum: 1 }, s: { $sum: '$k' } } }, { $sort: { _id: 1 } }]).toArray();
+    assert.equal(totals.length, 7);
+    for (const t of totals) {
+      const members = Array.from({ length: DOCS }, (_, i) => i).filter((i) => i % 7 === t._id);
+      assert.equal(t.n, members.length);
+      assert.equal(t.s, members.reduce((a, b) => a + b, 0));
+    }
+    const updated = await coll.updateMany({ k: { $lt: 100 } }, { $set: { touched: true } });
+    assert.equal(updated.modifiedCount, 100);
+    const one = await coll.updateOne({ g: 5, touched: true }, { $set: { once: true } });
+    assert.equal(one.modifiedCount, 1);
+    assert.equal(await coll.countDocuments({ once: true }), 1);
+    const removed = await coll.deleteMany({ k: { $gte: DOCS - 10 } });
+    assert.equal(removed.deletedCount, 10);
+  });
+
+  it('keeps unsharded collections on the primary shard and drops collections everywhere', async () => {
+    const coll = db.collection<AnyDoc>('plain');
+    await coll.insertMany([{ _id: 1 }, { _id: 2 }]);
+    assert.deepEqual(await perShardCounts(cluster, 'app.plain'), [2, 0, 0]);
+    await coll.createIndex({ x: 1 });
+    assert.deepEqual((await coll.listIndexes().toArray()).map((i) => i.name), ['_id_', 'x_1']);
+    assert.equal(await db.collection('hashed').drop(), true);
+    assert.deepEqual(await perShardCounts(cluster, 'app.hashed'), [0, 0, 0]);
+    assert.equal(await client.db('config').collection<AnyDoc>('collections').countDocuments({ _id: 'app.hashed' }), 0);
+  });
+
+  it('answers hello as a router and serves config reads for sh.status()', async () => {
+    const hello = await client.db('admin').command({ hello: 1 });
+    assert.equal(hello.msg, 'isdbgrid');
+    const version = await client.db('config').collection('version').find().toArray();
+    assert.equal(version.length, 1);
+    const shards = await client.db('admin').command({ listShards: 1 });
+    assert.deepEqual(shards.shards.map((s: AnyDoc) => s._id), ['shard0', 'shard1', 'shard2']);
+    const dbs = await client.db('config').collection<AnyDoc>('databases').find({ _id: 'app' }).toArray();
+    assert.equal(dbs[0]!.primary, 'shard0');
+  });
+});

@@ -1,0 +1,58 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+// Router A keeps a cached routing table while router B changes the collection behind its back.
+describe('the versioning protocol with two routers', () => {
+  let cluster: SpawnedCluster;
+  let a: MongoClient;
+  let b: MongoClient;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2, routers: 2 });
+    a = new MongoClient(cluster.routers[0]!.uri);
+    b = new MongoClient(cluster.routers[1]!.uri);
+    await a.db('admin').command({ enableSharding: 'v', primaryShard: 'shard0' });
+    await a.db('admin').command({ shardCollection: 'v.c', key: { k: 1 } });
+    await a.db('v').collection<AnyDoc>('c').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i })));
+  });
+
+  after(async () => {
+    await a?.close();
+    await b?.close();
+    await cluster?.stop();
+  });
+
+  it('keeps answering through a stale router after a split (minor version change)', async () => {
+    assert.equal(await a.db('v').collection('c').countDocuments(), 100);
+    await b.db('admin').command({ split: 'v.c', middle: { k: 50 } });
+    assert.equal(await a.db('v').collection('c').countDocuments({ k: { $gte: 50 } }), 50);
+    await a.db('v').collection<AnyDoc>('c').insertOne({ _id: 100, k: 100 });
+    assert.equal(await b.db('v').collection('c').countDocuments(), 101);
+  });
+
+  it('recovers from a drop and re-shard (generation change) without applying a write twice', async () => {
+    const staleA = a.db('v').collection<AnyDoc>('c');
+    assert.equal(await staleA.countDocuments(), 101);
+    await b.db('v').collection('c').drop();
+    await b.db('admin').command({ shardCollection: 'v.c', key: { k: 'hashed' } });
+    const res = await staleA.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: 1000 + i, k: 1000 + i })));
+    assert.equal(res.insertedCount, 50);
+    await staleA.updateMany({}, { $inc: { n: 1 } });
+    const docs = await b.db('v').collection<AnyDoc>('c').find({}).toArray();
+    assert.equal(docs.length, 50);
+    assert.ok(docs.every((d) => d.n === 1), 'each document was updated exactly once');
+    const perShard = await Promise.all(cluster.shards.map(async (s) => {
+      const c = new MongoClient(s.uri);
+      try {
+        return await c.db('v').collection('c').countDocuments();
+      } finally {
+        await c.close();
+      }
+    }));
+    assert.equal(perShard[0]! + perShard[1]!, 50);
+    assert.ok(perShard[1]! > 0, 'the re-sharded collection uses both shards');
+  });
+});
