@@ -24,9 +24,10 @@ export async function setUpCollections(internal: MongoClient, data: CollectionDa
   }
 }
 
-/** Through the router, as an operator would; shardCollection creates the collection if needed. */
+/** Through the router, as an operator would, on {_id: 'hashed'} so the data spreads over every shard
+ * (MongoDB's sharded-collections passthrough); shardCollection creates the collection if needed. */
 async function shardCollection(internal: MongoClient, c: CollectionData): Promise<void> {
-  const command: Doc = { shardCollection: `${c.databaseName}.${c.collectionName}`, key: { _id: 1 } };
+  const command: Doc = { shardCollection: `${c.databaseName}.${c.collectionName}`, key: { _id: 'hashed' } };
   // A collection with a default collation can only be sharded with the simple one stated.
   if (c.createOptions?.collation) command.collation = { locale: 'simple' };
   await internal.db('admin').command(command);

@@ -24,7 +24,7 @@ export const clusterFindAndModifyCommand: RouterCommand = {
       const shards = [...t.shards].sort();
       if (shards.length === 1) return send(shards[0]!, forwardable(cmd));
       for (const shard of shards) {
-        const found = await send(shard, { find: coll, filter: query, sort: cmd.sort, limit: 1, singleBatch: true, projection: { _id: 1 } });
+        const found = await send(shard, { find: coll, filter: query, sort: cmd.sort, limit: 1, singleBatch: true, projection: { _id: 1 }, collation: cmd.collation, let: cmd.let });
         const [doc] = isPlainObject(found.cursor) ? (found.cursor.firstBatch as Doc[]) : [];
         if (doc) return send(shard, { ...forwardable(cmd), query: { $and: [query, { _id: doc._id }] } });
       }

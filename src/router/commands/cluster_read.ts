@@ -2,7 +2,10 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc, requireArray, requireString } from '../../commands/args.js';
-import { validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { letVariables } from '../../commands/let_variables.js';
+import { Long } from 'bson';
+import { writeOutputStage } from './cluster_out_stage.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeCountReplies, shardCountCommand } from '../merge/count_merge.js';
 import { mergeDistinctValues } from '../merge/distinct_merge.js';
@@ -55,39 +58,58 @@ export const clusterDistinctCommand: RouterCommand = {
 export const clusterAggregateCommand: RouterCommand = {
   names: ['aggregate'],
   async run(ctx, cmd) {
+    const raw = requireArray(cmd, 'pipeline');
+    const cursorSpec = optionalDoc(cmd, 'cursor');
+    if (!cursorSpec) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
+    const batchSize = typeof cursorSpec.batchSize === 'number' ? cursorSpec.batchSize : undefined;
+    if (isPlainObject(raw[0]) && '$listLocalSessions' in raw[0]) return localSessions(ctx, cmd, raw.slice(1), batchSize);
     if (ctx.db === 'config' || ctx.db === 'admin' || typeof cmd.aggregate !== 'string') return proxyToConfig(ctx, cmd);
     const coll = cmd.aggregate;
     const ns = `${ctx.db}.${coll}`;
-    const pipeline: unknown = requireArray(cmd, 'pipeline');
+    const pipeline: unknown = raw;
     validatePipeline(pipeline);
-    const cursorSpec = optionalDoc(cmd, 'cursor');
-    if (!cursorSpec) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
+    const variables = letVariables(cmd);
     const last = pipeline[pipeline.length - 1];
-    if (last && ('$out' in last || '$merge' in last)) {
-      throw new MongoError(ErrorCodes.CommandNotSupported, '$out and $merge through the router are not supported yet');
-    }
-    return withStaleRetry(ctx.router, ns, async (routing) => {
-      const split = splitPipeline(pipeline);
+    const writeStage = last && ('$out' in last || '$merge' in last) ? last : undefined;
+    const body = writeStage ? pipeline.slice(0, -1) : pipeline;
+    const result = await withStaleRetry(ctx.router, ns, async (routing) => {
+      const split = splitPipeline(body, variables);
       const first = split.shardsPart[0];
       const filter = first && isPlainObject(first.$match) ? first.$match as Doc : {};
       const shardCmd = { ...forwardable(cmd), pipeline: split.shardsPart, cursor: {} };
       const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, filter), shardCmd);
       const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort) : mergeUnsorted(streams);
-      const pctx = await mergeContext(ctx, split.mergePart, cmd);
-      const output = runMergePartAsync(split.mergePart, merged, pctx);
-      const batchSize = typeof cursorSpec.batchSize === 'number' ? cursorSpec.batchSize : undefined;
-      return ctx.router.cursors.firstBatch(ns, clusterCursor(output, streams), batchSize);
+      const pctx = await mergeContext(ctx, split.mergePart, variables);
+      return { output: runMergePartAsync(split.mergePart, merged, pctx), streams };
     });
+    if (writeStage) {
+      await writeOutputStage(ctx, writeStage, result.output);
+      return { cursor: { firstBatch: [], id: Long.ZERO, ns }, ok: 1 };
+    }
+    return ctx.router.cursors.firstBatch(ns, clusterCursor(result.output, result.streams), batchSize);
   },
 };
 
-async function mergeContext(ctx: RouterContext, mergePart: Doc[], cmd: Doc): Promise<PipelineContext> {
+// $listLocalSessions lists the sessions this router has seen; the rest of the pipeline runs here.
+async function localSessions(ctx: RouterContext, cmd: Doc, rest: unknown[], batchSize: number | undefined): Promise<Doc> {
+  const pipeline: unknown = [{ $documents: ctx.router.sessions.list(new Date()) }, ...rest];
+  validatePipeline(pipeline);
+  const docs = runPipeline(pipeline, [], { db: ctx.db, readCollection: () => [], variables: letVariables(cmd) });
+  const ns = `${ctx.db}.$cmd.aggregate`;
+  return ctx.router.cursors.firstBatch(ns, clusterCursor(toAsync(docs), []), batchSize);
+}
+
+async function* toAsync(docs: Iterable<Doc>): AsyncIterable<Doc> {
+  yield* docs;
+}
+
+async function mergeContext(ctx: RouterContext, mergePart: Doc[], variables: Record<string, unknown> | undefined): Promise<PipelineContext> {
   const foreign = new Map<string, Doc[]>();
   for (const name of foreignCollections(mergePart)) foreign.set(name, await readAll(ctx, name));
   return {
     db: ctx.db,
     readCollection: (name: string) => foreign.get(name) ?? [],
-    variables: optionalDoc(cmd, 'let'),
+    variables,
     now: new Date(),
   };
 }

@@ -5,6 +5,7 @@ import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.j
 import { collectionArg, optionalBool, requireArray } from '../../commands/args.js';
 import { checkBatchSize } from '../../commands/crud/write_errors.js';
 import { forwardable } from '../remote_cursor_stream.js';
+import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
 import { getRouting, isStaleError, MAX_STALE_RETRIES, sendToShard, versionFields, type Routing } from '../versioned_request.js';
@@ -22,6 +23,7 @@ interface Statement {
 // that holds the matching document (MongoDB 7.0's two-phase write without shard key).
 type Target = { kind: 'one'; shard: string } | { kind: 'broadcast'; shards: string[] } | { kind: 'twoPhase'; shards: string[] };
 
+
 function targetStatement(kind: WriteKind, routing: Routing, body: Doc): Target {
   const cm = routing.cm;
   if (!cm) return { kind: 'one', shard: routing.db.primary };
@@ -29,10 +31,10 @@ function targetStatement(kind: WriteKind, routing: Routing, body: Doc): Target {
   const filter = isPlainObject(body.q) ? body.q : {};
   const multi = kind === 'update' ? body.multi === true : !(isNumber(body.limit) && toDouble(body.limit) === 1);
   const t = targetUpdateOrDelete(cm, filter, multi);
-  if (kind === 'update' && body.upsert === true && t.exactKey === undefined && !multi) {
-    throw new MongoError(61, 'Sharded upserts must contain the shard key and have the simple collation');
-  }
   const shards = [...t.shards].sort();
+  // An upsert that does not pin the shard key may have to insert on a shard its filter does not
+  // reach: the two-phase path decides where the new document belongs.
+  if (kind === 'update' && body.upsert === true && t.exactKey === undefined && !multi) return { kind: 'twoPhase', shards };
   if (shards.length === 1) return { kind: 'one', shard: shards[0]! };
   return t.singleWriteWithoutShardKey ? { kind: 'twoPhase', shards } : { kind: 'broadcast', shards };
 }
@@ -74,6 +76,10 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   const raw = requireArray(cmd, STATEMENTS_FIELD[kind]);
   checkBatchSize(raw.length);
   const ordered = optionalBool(cmd, 'ordered') ?? true;
+  // A 7.0 server refuses `sort` in update statements (8.0 added it) before running any of them.
+  if (kind === 'update' && raw.some((u) => isPlainObject(u) && u.sort !== undefined)) {
+    throw new MongoError(40415, "BSON field 'update.updates.sort' is an unknown field.");
+  }
   // mongos gives documents their _id, so a statement targets the same shard on every retry.
   const bodies = raw.map((b) => (kind === 'insert' && isPlainObject(b) && b._id === undefined ? { _id: new ObjectId(), ...b } : b as Doc));
   const base = forwardable(cmd);
@@ -171,8 +177,11 @@ async function broadcast(ctx: RouterContext, routing: Routing, kind: WriteKind, 
 async function twoPhase(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
   const coll = String(base[kind]);
   const filter = statement.body.q as Doc;
+  const lookup: Doc = { find: coll, filter, limit: 1, singleBatch: true, projection: { _id: 1 } };
+  if (statement.body.collation !== undefined) lookup.collation = statement.body.collation;
+  if (base.let !== undefined) lookup.let = base.let;
   for (const shard of shards) {
-    const found = await sendToShard(ctx.router, shard, ctx.db, { find: coll, filter, limit: 1, singleBatch: true, projection: { _id: 1 }, ...versionFields(routing, shard) });
+    const found = await sendToShard(ctx.router, shard, ctx.db, { ...lookup, ...versionFields(routing, shard) });
     throwUnlessOk(found);
     const [doc] = ((found.cursor as Doc).firstBatch as Doc[]);
     if (!doc) continue;
@@ -182,6 +191,21 @@ async function twoPhase(ctx: RouterContext, routing: Routing, kind: WriteKind, b
     result.absorb(reply, [statement]);
     return;
   }
+  if (kind === 'update' && statement.body.upsert === true) await upsertWithoutShardKey(ctx, routing, base, statement, result);
+}
+
+// No document matched anywhere: build the document the upsert would insert, give it its _id here,
+// and send the upsert, pinned to that _id, to the shard that owns its shard key.
+async function upsertWithoutShardKey(ctx: RouterContext, routing: Routing, base: Doc, statement: Statement, result: WriteResult): Promise<void> {
+  const filter = statement.body.q as Doc;
+  const update = compileUpdate(statement.body.u as Doc | Doc[], { arrayFilters: statement.body.arrayFilters as Doc[] | undefined, variables: base.let as Doc | undefined });
+  const doc = upsertDocument(filter, update);
+  const id = doc._id === undefined ? new ObjectId() : doc._id;
+  const shard = shardForInsert(routing.cm!, { ...doc, _id: id });
+  const body = { ...statement.body, q: { $and: [filter, { _id: id }] } };
+  const reply = await sendToShard(ctx.router, shard, ctx.db, { ...base, updates: [body], ...versionFields(routing, shard) });
+  throwUnlessOk(reply);
+  result.absorb(reply, [statement]);
 }
 
 function throwUnlessOk(reply: Doc): void {

@@ -26,8 +26,8 @@ export interface PipelineSplit {
 const SHARD_STREAMING = new Set(['$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$unwind', '$redact']);
 const ONE_TO_ONE = new Set(['$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith']);
 
-export function splitPipeline(pipeline: Doc[]): PipelineSplit {
-  validate(pipeline);
+export function splitPipeline(pipeline: Doc[], variables?: Record<string, unknown>): PipelineSplit {
+  validate(pipeline, variables);
   const stages = pipeline.flatMap(desugar);
   const shardsPart: Doc[] = [];
   let i = 0;
@@ -43,11 +43,11 @@ export function splitPipeline(pipeline: Doc[]): PipelineSplit {
 
 // Rejects what runPipeline would reject, before anything is sent: the shards would answer with
 // the same error, but only after the rewrites below had changed the stages it names.
-function validate(pipeline: Doc[]): void {
+function validate(pipeline: Doc[], variables: Record<string, unknown> | undefined): void {
   validatePipeline(pipeline);
   const last = pipeline[pipeline.length - 1];
   const body = last !== undefined && ('$out' in last || '$merge' in last) ? pipeline.slice(0, -1) : pipeline;
-  runPipeline(body, [], { db: '', readCollection: () => [] });
+  runPipeline(body, [], { db: '', readCollection: () => [], variables });
 }
 
 function nameOf(stage: Doc): string {
