@@ -1,7 +1,8 @@
 // npm run bench -- <suite>: runs one benchmark suite and prints its table.
 import { runNodeBench } from './node_bench.js';
+import { runRouterBench } from './router_bench.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {

@@ -56,6 +56,7 @@ export const ErrorCodes = {
   FailPointEnabled: 265,
   UnknownError: 8,
   StaleConfig: 13388,
+  WouldChangeOwningShard: 283,
   CannotSplit: 87,
   StaleDbVersion: 249,
   ShardNotFound: 70,

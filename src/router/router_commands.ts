@@ -11,6 +11,7 @@ import {
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
 import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from './commands/cluster_write.js';
+import { withClusterSourceStages } from './commands/cluster_aggregate_sources.js';
 import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.js';
 import { clusterExplainCommand } from './commands/cluster_explain.js';
 import {
@@ -26,7 +27,7 @@ export const routerCommands: readonly RouterCommand[] = [
   addShardCommand, listShardsCommand, enableShardingCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
   balancerStatusRouterCommand, flushRouterConfigCommand,
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
-  clusterAggregateCommand, clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
+  withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand,

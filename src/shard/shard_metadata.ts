@@ -2,6 +2,7 @@ import type { Doc } from '../bson/values.js';
 import { fromPlacementTimestamp, shardVersionFromBSON, type ChunkVersion } from '../catalog/chunk_version.js';
 import { databaseVersionFromBSON } from '../catalog/database_version.js';
 import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
+import { OwnershipFilter } from './ownership_filter.js';
 import { checkDatabaseVersion, checkShardVersion, type KnownDatabase, type KnownVersion, type VersionDecision } from './shard_version_check.js';
 
 // What a shard reads from the config server to refresh its filtering metadata.
@@ -12,7 +13,7 @@ export interface ConfigReader {
 
 interface CollectionMetadata {
   known: KnownVersion;
-  ownedChunks: ChunkType[];
+  ownership: OwnershipFilter | undefined;
 }
 
 // The shard's cache of routing metadata for the collections and databases it serves
@@ -58,7 +59,7 @@ export class ShardMetadata {
     if (!reader) return;
     const found = await reader.readCollection(ns);
     if (!found) {
-      this.collections.set(ns, { known: { kind: 'unsharded' }, ownedChunks: [] });
+      this.collections.set(ns, { known: { kind: 'unsharded' }, ownership: undefined });
       return;
     }
     const { collection, chunks } = found;
@@ -69,7 +70,7 @@ export class ShardMetadata {
       const v = fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, c.lastmod);
       if (v.major > version.major || (v.major === version.major && v.minor > version.minor)) version = v;
     }
-    this.collections.set(ns, { known: { kind: 'sharded', version }, ownedChunks: owned });
+    this.collections.set(ns, { known: { kind: 'sharded', version }, ownership: OwnershipFilter.of(collection.key, owned) });
   }
 
   async refreshDatabase(db: string, shardId = this.shardName() ?? ''): Promise<void> {
@@ -91,6 +92,11 @@ export class ShardMetadata {
   forgetDatabase(db: string): void {
     this.databases.delete(db);
     for (const ns of [...this.collections.keys()]) if (ns.startsWith(`${db}.`)) this.collections.delete(ns);
+  }
+
+  // The shard keys this shard owns for a sharded collection whose metadata is loaded.
+  ownership(ns: string): OwnershipFilter | undefined {
+    return this.collections.get(ns)?.ownership;
   }
 
   shardVersionOf(ns: string): KnownVersion {

@@ -1,3 +1,4 @@
+import { Long } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
@@ -94,7 +95,7 @@ export const configsvrDropDatabaseCommand: CommandDefinition = {
 export const balancerStatusCommand: CommandDefinition = {
   names: ['balancerStatus', '_configsvrBalancerStatus'],
   adminOnly: true,
-  run: () => ({ mode: 'off', inBalancerRound: false, numBalancerRounds: 0, ok: 1 }),
+  run: () => ({ mode: 'off', inBalancerRound: false, numBalancerRounds: Long.ZERO, ok: 1 }),
 };
 
 export const configServerCommands: readonly CommandDefinition[] = [

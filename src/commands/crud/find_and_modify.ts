@@ -45,7 +45,7 @@ export const findAndModifyCommand: CommandDefinition = {
         unit.remove(coll!, target.recordId, target.doc, target.size);
         return { lastErrorObject: { n: 1 }, value: target.doc };
       }
-      const { after } = applyUpdate(unit, coll!, target, update);
+      const { after } = applyUpdate(unit, coll!, target, update, cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
     }));
     await awaitWriteConcern(ctx, cmd);

@@ -43,6 +43,7 @@ export const updateCommand: CommandDefinition = {
     // Statement shapes are checked before any is applied: a malformed one fails the whole command
     // (as MongoDB's IDL parsing does), not just its own entry.
     const parsed = statements.map(parseStatement);
+    const ownership = cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined;
     const { storage } = ctx.node;
     const errors: Doc[] = [];
     const upserted: Doc[] = [];
@@ -67,7 +68,7 @@ export const updateCommand: CommandDefinition = {
           }
           for (const t of targets) {
             n += 1;
-            if (applyUpdate(unit, coll!, t, update).modified) nModified += 1;
+            if (applyUpdate(unit, coll!, t, update, ownership).modified) nModified += 1;
           }
         });
       };

@@ -4,6 +4,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { valuesEqual } from '../../bson/compare.js';
 import { serializeDocument, type Doc } from '../../bson/values.js';
 import type { StringComparator } from '../../bson/collation.js';
+import type { OwnershipFilter } from '../../shard/ownership_filter.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import type { CompiledUpdate } from '../../query/update/index.js';
 import { upsertDocument } from '../../query/update/index.js';
@@ -29,11 +30,17 @@ export function findTargets(storage: StorageEngine, coll: Collection | undefined
   return targets;
 }
 
-export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate): { after: Doc; modified: boolean } {
+// `ownership` is set for a versioned write to a sharded collection: an update may change a
+// document's shard key only while the new key stays on this shard (moving it between shards
+// needs a transaction, which is not there yet).
+export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, ownership?: OwnershipFilter): { after: Doc; modified: boolean } {
   const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false });
   if (!modified) return { after: target.doc, modified: false };
   if (!valuesEqual(after._id, target.doc._id)) {
     throw new MongoError(ErrorCodes.ImmutableField, "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + String(after._id));
+  }
+  if (ownership && !ownership.ownsDocument(after)) {
+    throw new MongoError(ErrorCodes.WouldChangeOwningShard, 'This update would cause the doc to change owning shards, which requires a transaction or retryable write; docshard does not move documents between shards in an update yet');
   }
   const bytes = serializeDocument(after);
   checkSize(bytes);

@@ -1,0 +1,88 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import { optionalDoc } from '../../commands/args.js';
+import { runPipeline, validatePipeline } from '../../query/agg/pipeline.js';
+import { fetchAll } from '../../wire/remote_cursor.js';
+import type { RouterCommand, RouterContext } from '../router_services.js';
+import { collStatsPerShard } from './cluster_coll_stats.js';
+
+// Aggregations whose first stage describes the cluster rather than reading documents are answered
+// by the router itself: `$collStats` on a user collection (one document per shard) and
+// `{aggregate: 1}` on admin starting with `$shardedDataDistribution`. The stages after it run on
+// the router. Every other aggregate goes to `inner`.
+export function withClusterSourceStages(inner: RouterCommand): RouterCommand {
+  return {
+    names: inner.names,
+    run(ctx, cmd) {
+      const first = Array.isArray(cmd.pipeline) && isPlainObject(cmd.pipeline[0]) ? cmd.pipeline[0] : undefined;
+      const userDb = ctx.db !== 'config' && ctx.db !== 'admin';
+      if (first && '$collStats' in first && typeof cmd.aggregate === 'string' && userDb) return collStatsAggregate(ctx, cmd);
+      if (first && '$shardedDataDistribution' in first && ctx.db === 'admin' && cmd.aggregate === 1) return shardedDataDistribution(ctx, cmd);
+      return inner.run(ctx, cmd);
+    },
+  };
+}
+
+async function collStatsAggregate(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  validatePipeline(cmd.pipeline);
+  const [stage, ...rest] = cmd.pipeline;
+  const ns = `${ctx.db}.${String(cmd.aggregate)}`;
+  const cursorSpec = requireCursor(cmd);
+  const docs = await collStatsPerShard(ctx, ns, stage!.$collStats as Doc);
+  return answer(ctx, cmd, cursorSpec, ns, docs, rest);
+}
+
+// mongos 7.0's shape: per sharded collection, each shard's owned and orphaned documents and
+// bytes, orphans taken from the shard's storageStats.numOrphanDocs (absent means none).
+async function shardedDataDistribution(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  const [, ...rest] = cmd.pipeline as Doc[];
+  validatePipeline(rest);
+  const cursorSpec = requireCursor(cmd);
+  const collections = await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', {
+    find: 'collections', filter: { unsplittable: { $ne: true } }, sort: { _id: 1 },
+  });
+  const docs: Doc[] = [];
+  for (const coll of collections) {
+    const perShard = await collStatsPerShard(ctx, String(coll._id), { storageStats: {} });
+    docs.push({ ns: coll._id, shards: perShard.map(ownership) });
+  }
+  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', docs, rest);
+}
+
+function ownership(stats: Doc): Doc {
+  const storage = stats.storageStats as Doc;
+  const num = (v: unknown): number => (isNumber(v) ? toDouble(v) : 0);
+  const count = num(storage.count);
+  const orphans = num(storage.numOrphanDocs);
+  const avgObjSize = num(storage.avgObjSize);
+  return {
+    shardName: stats.shard, numOrphanedDocs: orphans, numOwnedDocuments: count - orphans,
+    ownedSizeBytes: (count - orphans) * avgObjSize, orphanedSizeBytes: orphans * avgObjSize,
+  };
+}
+
+function requireCursor(cmd: Doc): Doc {
+  const cursorSpec = optionalDoc(cmd, 'cursor');
+  if (!cursorSpec) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
+  return cursorSpec;
+}
+
+// The rest of the pipeline runs here over the handful of documents the source stage produced;
+// it has no collections to read, so $lookup and $unionWith are refused rather than given none.
+function answer(ctx: RouterContext, cmd: Doc, cursorSpec: Doc, ns: string, docs: Doc[], rest: Doc[]): Promise<Doc> {
+  const output = runPipeline(rest, docs, {
+    db: ctx.db,
+    variables: optionalDoc(cmd, 'let'),
+    now: new Date(),
+    readCollection: (name) => {
+      throw new MongoError(ErrorCodes.NotImplemented, `reading ${ctx.db}.${name} after a cluster statistics stage is not supported`);
+    },
+  })[Symbol.iterator]();
+  const next = (): Doc | undefined => {
+    const r = output.next();
+    return r.done ? undefined : r.value;
+  };
+  const cursor = { next: () => Promise.resolve(next()), close: () => Promise.resolve() };
+  return ctx.router.cursors.firstBatch(ns, cursor, typeof cursorSpec.batchSize === 'number' ? cursorSpec.batchSize : undefined);
+}

@@ -1,0 +1,38 @@
+import type { Doc } from '../bson/values.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
+import type { ChunkType } from '../catalog/type_chunk.js';
+
+// Which shard keys this shard owns for one collection, from its chunks: [min, max) ranges compared
+// as key strings. Used to keep a document from changing owner through an update today, and to
+// filter orphans on reads when migrations arrive.
+export class OwnershipFilter {
+  private readonly ranges: { min: Buffer; max: Buffer }[];
+
+  constructor(readonly pattern: ShardKeyPattern, ownedChunks: readonly ChunkType[]) {
+    this.ranges = ownedChunks
+      .map((c) => ({ min: pattern.keyString(c.min), max: pattern.keyString(c.max) }))
+      .sort((a, b) => Buffer.compare(a.min, b.min));
+  }
+
+  static of(keyPattern: Doc, ownedChunks: readonly ChunkType[]): OwnershipFilter {
+    return new OwnershipFilter(new ShardKeyPattern(keyPattern), ownedChunks);
+  }
+
+  ownsKey(shardKey: Doc): boolean {
+    const key = this.pattern.keyString(shardKey);
+    let lo = 0;
+    let hi = this.ranges.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const r = this.ranges[mid]!;
+      if (Buffer.compare(key, r.min) < 0) hi = mid - 1;
+      else if (Buffer.compare(key, r.max) >= 0) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  }
+
+  ownsDocument(doc: Doc): boolean {
+    return this.ownsKey(this.pattern.extractShardKeyFromDoc(doc));
+  }
+}

@@ -1,0 +1,95 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, type Db } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+async function onEachShard<T>(cluster: SpawnedCluster, fn: (c: MongoClient) => Promise<T>): Promise<T[]> {
+  return Promise.all(cluster.shards.map(async (s) => {
+    const c = new MongoClient(s.uri);
+    try {
+      return await fn(c);
+    } finally {
+      await c.close();
+    }
+  }));
+}
+
+describe('cluster DDL, splits and merges through the router', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let db: Db;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    db = client.db('ddl');
+    await client.db('admin').command({ enableSharding: 'ddl', primaryShard: 'shard0' });
+  });
+
+  after(async () => {
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  it('splits by middle and by find, merges back, bumping minor versions and logging each step', async () => {
+    const admin = client.db('admin');
+    await admin.command({ shardCollection: 'ddl.s', key: { k: 1 } });
+    await db.collection<AnyDoc>('s').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i })));
+    await admin.command({ split: 'ddl.s', middle: { k: 50 } });
+    await admin.command({ split: 'ddl.s', find: { k: 10 } });
+    const chunks = await client.db('config').collection<AnyDoc>('chunks').find({}).sort({ min: 1 }).toArray();
+    assert.equal(chunks.length, 3);
+    assert.ok(chunks.every((c) => c.lastmod.high === 1), 'splits keep the major version');
+    assert.deepEqual(new Set(chunks.map((c) => c.lastmod.low)).size, 3, 'each piece has its own minor version');
+    await admin.command({ mergeChunks: 'ddl.s', bounds: [chunks[0]!.min, chunks[1]!.max] });
+    const merged = await client.db('config').collection<AnyDoc>('chunks').find({}).sort({ min: 1 }).toArray();
+    assert.equal(merged.length, 2);
+    const whats = (await client.db('config').collection<AnyDoc>('changelog').find({ ns: 'ddl.s' }).toArray()).map((e) => e.what);
+    assert.ok(whats.includes('split') && whats.includes('merge'), whats.join(','));
+    assert.equal(await db.collection('s').countDocuments(), 100);
+  });
+
+  it('creates and drops indexes on every shard that owns chunks', async () => {
+    await client.db('admin').command({ shardCollection: 'ddl.h', key: { k: 'hashed' } });
+    await db.collection<AnyDoc>('h').insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, k: i, v: i })));
+    await db.collection('h').createIndex({ v: 1 });
+    const names = await onEachShard(cluster, async (c) => (await c.db('ddl').collection('h').listIndexes().toArray()).map((i) => i.name).sort());
+    for (const n of names) assert.deepEqual(n, ['_id_', 'k_hashed', 'v_1']);
+    await db.collection('h').dropIndex('v_1');
+    const after = await onEachShard(cluster, async (c) => (await c.db('ddl').collection('h').listIndexes().toArray()).map((i) => i.name).sort());
+    for (const n of after) assert.deepEqual(n, ['_id_', 'k_hashed']);
+  });
+
+  it('reports write errors at their statement index across shards', async () => {
+    const coll = db.collection<AnyDoc>('h');
+    const res = await coll.insertMany([{ _id: 1000, k: 1000 }, { _id: 1, k: 1 }, { _id: 1001, k: 1001 }, { _id: 2, k: 2 }], { ordered: false }).catch((e) => e);
+    assert.equal(res.code, 11000);
+    assert.deepEqual(res.writeErrors.map((e: AnyDoc) => e.index).sort(), [1, 3]);
+    assert.equal(await coll.countDocuments({ _id: { $in: [1000, 1001] } }), 2);
+  });
+
+  it('keeps a document on its shard: a shard key change within the shard works, across shards is refused', async () => {
+    const ranged = db.collection<AnyDoc>('s');
+    const ok = await ranged.updateOne({ k: 60 }, { $set: { k: 61.5 } });
+    assert.equal(ok.modifiedCount, 1);
+    const hashed = db.collection<AnyDoc>('h');
+    const owner = async (k: number): Promise<string> => (await hashed.find({ k }).explain()).queryPlanner.winningPlan.shards[0].shardName;
+    const from = await owner(3);
+    let to = 100_000;
+    while ((await owner(to)) === from) to += 1;
+    const err = await hashed.updateOne({ k: 3 }, { $set: { k: to } }).catch((e) => e);
+    assert.equal(err.code, 283);
+    assert.equal(await hashed.countDocuments({ k: 3 }), 1);
+  });
+
+  it('drops a database everywhere: data on the shards and its catalog entries', async () => {
+    await db.dropDatabase();
+    const counts = await onEachShard(cluster, async (c) => (await c.db('ddl').listCollections().toArray()).length);
+    assert.deepEqual(counts, [0, 0]);
+    assert.equal(await client.db('config').collection<AnyDoc>('databases').countDocuments({ _id: 'ddl' }), 0);
+    assert.equal(await client.db('config').collection<AnyDoc>('collections').countDocuments({ _id: /^ddl\./ }), 0);
+    await db.collection<AnyDoc>('again').insertOne({ _id: 1 });
+    assert.equal(await db.collection('again').countDocuments(), 1, 'the database is created again on first write');
+  });
+});

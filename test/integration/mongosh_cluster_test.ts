@@ -1,0 +1,134 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { removeDir, spawnNode, type SpawnedNode } from '../helpers/spawn_node.js';
+
+const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
+const run = promisify(execFile);
+
+// mongosh prints the value of the script's last expression the way the interactive shell does,
+// so each helper is run last in its own invocation and its printed output is what is asserted.
+async function mongosh(uri: string, script: string): Promise<string> {
+  const { stdout } = await run(MONGOSH, [uri, '--quiet', '--norc', '--eval', script], { timeout: 60_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
+  return stdout.trim();
+}
+
+// The printed document of one sh.status() section (sections are separated by lines of ---).
+function section(status: string, name: string): string {
+  const parts = status.split(/^---$/m).map((p) => p.trim());
+  const found = parts.find((p) => p.startsWith(`${name}\n`));
+  assert.ok(found, `sh.status() has no "${name}" section:\n${status}`);
+  return found.slice(name.length + 1);
+}
+
+// Whitespace-insensitive match of shell output: mongosh wraps short documents onto one line and
+// long ones over several.
+function assertPrinted(output: string, expected: string): void {
+  const squash = (s: string): string => s.replace(/\s+/g, ' ').replace(/([{[]) /g, '$1').replace(/ ([}\]])/g, '$1');
+  assert.ok(squash(output).includes(squash(expected)), `expected to find\n${expected}\nin\n${output}`);
+}
+
+describe('mongosh sharding helpers against a docshard cluster', () => {
+  let cluster: SpawnedCluster;
+  let shards: SpawnedNode[];
+  let uri: string;
+  const host = (i: number): string => `127.0.0.1:${shards[i]!.port}`;
+
+  // The shards are added through sh.addShard, so the cluster starts with none.
+  before(async () => {
+    cluster = await spawnCluster({ shards: 0 });
+    shards = await Promise.all([spawnNode({ role: 'shard' }), spawnNode({ role: 'shard' })]);
+    uri = `mongodb://127.0.0.1:${cluster.routers[0]!.port}/test`;
+  });
+  after(async () => {
+    await cluster.stop();
+    await Promise.all(shards.map((s) => s.stop()));
+    for (const s of shards) removeDir(s.dbpath);
+  });
+
+  it('adds shards and lists them', { timeout: 120_000 }, async () => {
+    assertPrinted(await mongosh(uri, `sh.addShard('${host(0)}')`), "{shardAdded: 'shard0000', ok: 1}");
+    assertPrinted(await mongosh(uri, `sh.addShard('${host(1)}')`), "{shardAdded: 'shard0001', ok: 1}");
+    const listed = await mongosh(uri, 'sh.listShards()');
+    assertPrinted(listed, `_id: 'shard0000', host: '${host(0)}', state: 1`);
+    assertPrinted(listed, `_id: 'shard0001', host: '${host(1)}', state: 1`);
+    const command = await mongosh(uri, 'db.adminCommand({listShards: 1})');
+    assertPrinted(command, `shards: [{_id: 'shard0000', host: '${host(0)}'`);
+    assertPrinted(command, 'ok: 1');
+  });
+
+  it('enables sharding, shards two collections and splits one', { timeout: 120_000 }, async () => {
+    assertPrinted(await mongosh(uri, "sh.enableSharding('app', 'shard0000')"), '{ok: 1}');
+    const users = await mongosh(uri, `
+      const app = db.getSiblingDB('app');
+      app.users.insertMany(Array.from({length: 100}, (_, i) => ({uid: i})));
+      app.users.createIndex({uid: 1});
+      sh.shardCollection('app.users', {uid: 1})`);
+    assertPrinted(users, "collectionsharded: 'app.users'");
+    assertPrinted(await mongosh(uri, "sh.splitAt('app.users', {uid: 50})"), '{ok: 1}');
+    // A hashed key on an empty collection spreads its initial chunks over both shards.
+    const events = await mongosh(uri, `
+      sh.shardCollection('app.events', {k: 'hashed'});
+      const inserted = db.getSiblingDB('app').events.insertMany(Array.from({length: 200}, (_, i) => ({k: i, pad: 'x'.repeat(100)})));
+      Object.keys(inserted.insertedIds).length`);
+    assert.equal(events, '200');
+  });
+
+  it('sh.status() prints the shards, databases, collections and chunks per shard', { timeout: 120_000 }, async () => {
+    const status = await mongosh(uri, 'sh.status()');
+    assertPrinted(section(status, 'shards'), `{_id: 'shard0000', host: '${host(0)}', state: 1,`);
+    assertPrinted(section(status, 'shards'), `{_id: 'shard0001', host: '${host(1)}', state: 1,`);
+    assertPrinted(section(status, 'active mongoses'), "[{'7.0.0': 1}]");
+    assertPrinted(section(status, 'balancer'), "'Currently enabled': 'no'");
+    assertPrinted(section(status, 'balancer'), "'Currently running': 'no'");
+    const databases = section(status, 'databases');
+    assertPrinted(databases, "database: {_id: 'app', primary: 'shard0000',");
+    assertPrinted(databases, "'app.users': {shardKey: {uid: 1}, unique: false, balancing: true,");
+    assertPrinted(databases, "chunkMetadata: [{shard: 'shard0000', nChunks: 2}]");
+    assertPrinted(databases, "{min: {uid: MinKey()}, max: {uid: 50}, 'on shard': 'shard0000'");
+    assertPrinted(databases, "{min: {uid: 50}, max: {uid: MaxKey()}, 'on shard': 'shard0000'");
+    assertPrinted(databases, "'app.events': {shardKey: {k: 'hashed'},");
+    assertPrinted(databases, "chunkMetadata: [{shard: 'shard0000', nChunks: 2}, {shard: 'shard0001', nChunks: 2}]");
+    assertPrinted(databases, "database: {_id: 'config', primary: 'config', partitioned: true}");
+    const distribution = section(status, 'shardedDataDistribution');
+    assertPrinted(distribution, "{ns: 'app.users', shards: [{shardName: 'shard0000', numOrphanedDocs: 0, numOwnedDocuments: 100,");
+    assertPrinted(distribution, "{ns: 'app.events', shards: [{shardName: 'shard0000',");
+  });
+
+  it('getShardDistribution() prints each shard\'s share of the data', { timeout: 120_000 }, async () => {
+    const out = await mongosh(uri, "db.getSiblingDB('app').events.getShardDistribution()");
+    const docs = [0, 1].map((i) => {
+      const block = out.split(`Shard shard000${i} at ${host(i)}`)[1];
+      assert.ok(block, `no block for shard000${i}:\n${out}`);
+      assertPrinted(block, 'chunks: 2,');
+      return Number(/docs: (\d+)/.exec(block)![1]);
+    });
+    assert.ok(docs.every((n) => n > 0), 'a hashed key spreads the documents over both shards');
+    assert.equal(docs[0]! + docs[1]!, 200);
+    const totals = out.split('Totals')[1]!;
+    assertPrinted(totals, 'docs: 200, chunks: 4,');
+    // Equal-sized documents: each shard's share of the data is its share of the documents.
+    docs.forEach((n, i) => {
+      const pct = Math.floor((n / 200) * 10000) / 100;
+      assertPrinted(totals, `'Shard shard000${i}': ['${pct} % data', '${pct} % docs in cluster',`);
+    });
+    const users = await mongosh(uri, "db.getSiblingDB('app').users.getShardDistribution()");
+    assertPrinted(users, `Shard shard0000 at ${host(0)} {data:`);
+    assertPrinted(users, 'docs: 100, chunks: 2,');
+    assertPrinted(users, "'Shard shard0000': ['100 % data', '100 % docs in cluster',");
+  });
+
+  it('reports the balancer and reads config.chunks', { timeout: 120_000 }, async () => {
+    assert.equal(await mongosh(uri, 'sh.getBalancerState()'), 'false');
+    assertPrinted(await mongosh(uri, 'sh.isBalancerRunning()'), "{mode: 'off', inBalancerRound: false, numBalancerRounds: Long('0'), ok: 1}");
+    const chunks = await mongosh(uri, `
+      use config
+      db.chunks.find({uuid: db.collections.findOne({_id: 'app.users'}).uuid}, {_id: 0, min: 1, max: 1, shard: 1}).sort({min: 1})`);
+    assertPrinted(chunks, "[{min: {uid: MinKey()}, max: {uid: 50}, shard: 'shard0000'}, {min: {uid: 50}, max: {uid: MaxKey()}, shard: 'shard0000'}]");
+    assert.equal(await mongosh(uri, "db.getSiblingDB('config').chunks.countDocuments({shard: 'shard0001'})"), '2');
+  });
+});
