@@ -50,6 +50,27 @@ describe('cluster DDL, splits and merges through the router', () => {
     assert.equal(await db.collection('s').countDocuments(), 100);
   });
 
+  it('refuses to shard a non-empty collection without a shard key index, and creates it on an empty one', async () => {
+    const admin = client.db('admin');
+    await db.collection<AnyDoc>('full').insertMany([{ _id: 1, a: 1, b: 1 }, { _id: 2, a: 2, b: 2 }]);
+    const refused = await admin.command({ shardCollection: 'ddl.full', key: { a: 1, b: 1 } }).catch((e) => e);
+    assert.equal(refused.code, 72);
+    await db.collection('full').createIndex({ a: 1, b: 1, c: 1 });
+    await admin.command({ shardCollection: 'ddl.full', key: { a: 1, b: 1 } });
+    assert.equal(await db.collection('full').countDocuments({ a: 2, b: 2 }), 1);
+    await admin.command({ shardCollection: 'ddl.empty', key: { a: 1, h: 'hashed' }, unique: false });
+    const indexes = (await db.collection('empty').listIndexes().toArray()).map((i) => i.name);
+    assert.ok(indexes.includes('a_1_h_hashed'), indexes.join(','));
+    await admin.command({ shardCollection: 'ddl.presplit', key: { h: 'hashed' }, numInitialChunks: 6 });
+    const coll = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'ddl.presplit' });
+    assert.equal(await client.db('config').collection<AnyDoc>('chunks').countDocuments({ uuid: coll!.uuid }), 6);
+    const unique = await admin.command({ shardCollection: 'ddl.uniq', key: { u: 1 }, unique: true });
+    assert.equal(unique.ok, 1);
+    const uniq = db.collection<AnyDoc>('uniq');
+    await uniq.insertOne({ u: 1 });
+    assert.equal((await uniq.insertOne({ u: 1 }).catch((e) => e)).code, 11000);
+  });
+
   it('creates and drops indexes on every shard that owns chunks', async () => {
     await client.db('admin').command({ shardCollection: 'ddl.h', key: { k: 'hashed' } });
     await db.collection<AnyDoc>('h').insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, k: i, v: i })));

@@ -10,10 +10,12 @@ import { removeDir, spawnNode, type SpawnedNode } from '../helpers/spawn_node.js
 const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
 const run = promisify(execFile);
 
-// mongosh prints the value of the script's last expression the way the interactive shell does,
-// so each helper is run last in its own invocation and its printed output is what is asserted.
-async function mongosh(uri: string, script: string): Promise<string> {
-  const { stdout } = await run(MONGOSH, [uri, '--quiet', '--norc', '--eval', script], { timeout: 60_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
+// mongosh prints the value of the last script's last expression the way the interactive shell
+// does, so each helper is run last in its own invocation and its printed output is what is
+// asserted. Shell commands such as `use` must be a script of their own.
+async function mongosh(uri: string, ...scripts: string[]): Promise<string> {
+  const args = [uri, '--quiet', '--norc', ...scripts.flatMap((s) => ['--eval', s])];
+  const { stdout } = await run(MONGOSH, args, { timeout: 60_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
   return stdout.trim();
 }
 
@@ -125,8 +127,7 @@ describe('mongosh sharding helpers against a docshard cluster', () => {
   it('reports the balancer and reads config.chunks', { timeout: 120_000 }, async () => {
     assert.equal(await mongosh(uri, 'sh.getBalancerState()'), 'false');
     assertPrinted(await mongosh(uri, 'sh.isBalancerRunning()'), "{mode: 'off', inBalancerRound: false, numBalancerRounds: Long('0'), ok: 1}");
-    const chunks = await mongosh(uri, `
-      use config
+    const chunks = await mongosh(uri, 'use config', `
       db.chunks.find({uuid: db.collections.findOne({_id: 'app.users'}).uuid}, {_id: 0, min: 1, max: 1, shard: 1}).sort({min: 1})`);
     assertPrinted(chunks, "[{min: {uid: MinKey()}, max: {uid: 50}, shard: 'shard0000'}, {min: {uid: 50}, max: {uid: MaxKey()}, shard: 'shard0000'}]");
     assert.equal(await mongosh(uri, "db.getSiblingDB('config').chunks.countDocuments({shard: 'shard0001'})"), '2');
