@@ -56,7 +56,13 @@ export class CatalogCache {
     if (sameGeneration) {
       const since = placementTimestamp(previous.collectionVersion());
       const changed = await this.readChunks({ uuid: collection.uuid, lastmod: { $gte: since } });
-      return previous.applyChunkChanges(changed, collection);
+      try {
+        return previous.applyChunkChanges(changed, collection);
+      } catch (err) {
+        // The changes did not fit the cached table (e.g. read in the middle of a commit): a full
+        // load is always correct.
+        if (!(err instanceof MongoError)) throw err;
+      }
     }
     return ChunkManager.create(collection, await this.readChunks({ uuid: collection.uuid }));
   }
