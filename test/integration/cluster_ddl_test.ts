@@ -71,6 +71,23 @@ describe('cluster DDL, splits and merges through the router', () => {
     assert.equal((await uniq.insertOne({ u: 1 }).catch((e) => e)).code, 11000);
   });
 
+  it('hides documents a shard does not own from routed reads (orphan filtering)', async () => {
+    const before = await db.collection('s').countDocuments();
+    const direct = new MongoClient(cluster.shards[1]!.uri);
+    try {
+      await direct.db('ddl').collection<AnyDoc>('s').insertOne({ _id: 'orphan', k: 5 });
+    } finally {
+      await direct.close();
+    }
+    const coll = db.collection<AnyDoc>('s');
+    assert.equal(await coll.countDocuments(), before);
+    assert.equal(await coll.countDocuments({ k: 5 }), 1);
+    assert.equal((await coll.find({ _id: 'orphan' }).toArray()).length, 0);
+    const [group] = await coll.aggregate([{ $group: { _id: null, n: { $sum: 1 } } }]).toArray();
+    assert.equal(group!.n, before);
+    assert.deepEqual(await coll.distinct('k', { k: 5 }), [5]);
+  });
+
   it('creates and drops indexes on every shard that owns chunks', async () => {
     await client.db('admin').command({ shardCollection: 'ddl.h', key: { k: 'hashed' } });
     await db.collection<AnyDoc>('h').insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, k: i, v: i })));

@@ -11,6 +11,7 @@ import { optionalBool, optionalDoc, optionalNonNegative, requireArray } from '..
 import { cursorReply } from '../cursor_manager.js';
 import { collectionStatsDoc } from '../ddl/coll_stats.js';
 import { writeOutStage } from './out_stage.js';
+import { ownedDocuments } from './orphan_filter.js';
 
 export interface ParsedAggregate {
   ns: string;
@@ -20,6 +21,7 @@ export interface ParsedAggregate {
   variables: Doc | undefined;
   explain: boolean;
   collation: StringComparator | undefined;
+  keep?: (doc: Doc) => boolean;
 }
 
 export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
@@ -93,6 +95,7 @@ export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregat
   const { find, rest } = splitPushdown(pipeline);
   find.variables = parsed.variables;
   find.collation = parsed.collation;
+  find.keep = parsed.keep;
   const prepared = prepareFind(storage, storage.getCollection(parsed.ns), find);
   return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(rest, mapDocs(prepared.results), ctx)));
 }
@@ -104,7 +107,8 @@ function* mapDocs(results: Iterable<{ doc: Doc }>): Iterable<Doc> {
 export const aggregateCommand: CommandDefinition = {
   names: ['aggregate'],
   run(ctx, cmd) {
-    const parsed = parseAggregate(ctx, cmd);
+    const parsed = { ...parseAggregate(ctx, cmd) };
+    parsed.keep = ownedDocuments(ctx, cmd, parsed.ns);
     const { storage, cursors } = ctx.node;
     const last = parsed.pipeline[parsed.pipeline.length - 1];
     if (last && ('$out' in last || '$merge' in last)) {

@@ -5,6 +5,7 @@ import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalDoc, optionalNumber } from '../args.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { ownedDocuments } from './orphan_filter.js';
 
 export const countCommand: CommandDefinition = {
   names: ['count'],
@@ -17,14 +18,15 @@ export const countCommand: CommandDefinition = {
     const { storage } = ctx.node;
     const coll = storage.getCollection(ns);
     if (!coll) return { n: 0, ok: 1 };
-    if (Object.keys(query).length === 0 && cmd.hint === undefined) {
+    const keep = ownedDocuments(ctx, cmd, ns);
+    if (Object.keys(query).length === 0 && cmd.hint === undefined && !keep) {
       const total = storage.stats.get(coll.entry.id).count;
       const afterSkip = Math.max(0, total - skip);
       return { n: limit > 0 ? Math.min(limit, afterSkip) : afterSkip, ok: 1 };
     }
     const hint = cmd.hint !== undefined && (typeof cmd.hint === 'string' || isPlainObject(cmd.hint)) ? cmd.hint : undefined;
     let n = 0;
-    for (const _ of prepareFind(storage, coll, { filter: query as Doc, skip, limit, hint, collation: parseCollation(cmd.collation) }).results) n += 1;
+    for (const _ of prepareFind(storage, coll, { filter: query as Doc, skip, limit, hint, collation: parseCollation(cmd.collation), keep }).results) n += 1;
     return { n, ok: 1 };
   },
 };

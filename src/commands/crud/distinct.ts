@@ -6,6 +6,7 @@ import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalDoc, requireString } from '../args.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { ownedDocuments } from './orphan_filter.js';
 
 export const distinctCommand: CommandDefinition = {
   names: ['distinct'],
@@ -18,7 +19,7 @@ export const distinctCommand: CommandDefinition = {
     const collation = parseCollation(cmd.collation);
     const values: unknown[] = [];
     withCollation(collation, () => {
-      for (const out of prepareFind(storage, storage.getCollection(ns), { filter: query, hint: cmd.hint, collation }).results) {
+      for (const out of prepareFind(storage, storage.getCollection(ns), { filter: query, hint: cmd.hint, collation, keep: ownedDocuments(ctx, cmd, ns) }).results) {
         for (const v of distinctValues(out.doc, key)) {
           if (v === undefined) continue;
           if (!values.some((x) => valuesEqual(x, v))) values.push(v);

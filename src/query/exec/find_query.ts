@@ -20,6 +20,9 @@ export interface FindSpec {
   variables?: Record<string, unknown>;
   // Non-simple collation: strings compare by it, and index bounds (built on binary order) are not used.
   collation?: StringComparator;
+  // Documents the caller may see at all, applied before sort, skip and limit: a shard's orphan
+  // filter (documents in ranges it does not own are invisible to routed reads).
+  keep?: (doc: Doc) => boolean;
 }
 
 // A result document; `bytes` is set while the document is exactly as stored.
@@ -54,9 +57,14 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   if (!coll || !plan) return { plan: undefined, stats, blockingSort: false, results: [] };
   const blockingSort = sortCmp !== undefined && plan.kind !== 'IDHACK' && !(plan.kind === 'IXSCAN' && plan.providesSort);
   let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);
+  if (spec.keep) candidates = keepOnly(candidates, spec.keep);
   if (blockingSort) candidates = sortAll(candidates, sortCmp!);
   const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, projector, stats);
   return { plan, stats, blockingSort, results };
+}
+
+function* keepOnly(input: Iterable<Candidate>, keep: (doc: Doc) => boolean): Iterable<Candidate> {
+  for (const c of input) if (keep(c.doc)) yield c;
 }
 
 function sortAll(input: Iterable<Candidate>, cmp: (a: Doc, b: Doc) => number): Candidate[] {
