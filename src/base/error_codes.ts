@@ -74,6 +74,14 @@ export const ErrorCodes = {
   IncompatibleShardingMetadata: 105,
   Location17439: 17439,
   Location626840: 626840,
+  StaleEpoch: 150,
+  Location40165: 40165,
+  Location4683300: 4683300,
+  Location4914702: 4914702,
+  Location656450: 656450,
+  Location656451: 656451,
+  Location656452: 656452,
+  ExceededTimeLimit: 262,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

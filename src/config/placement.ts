@@ -47,3 +47,15 @@ export function chunkDocument(c: ChunkType): ChunkType {
   doc.history = c.history;
   return doc;
 }
+
+// A shard's placement version: the highest lastmod among its chunks, 0|0 when it owns none
+// (getShardPlacementVersion answers that way once a donor gave its last chunk away).
+export function shardPlacementVersion(collection: CollectionType, chunks: readonly ChunkType[], shard: string): ChunkVersion {
+  let newest: Timestamp | undefined;
+  for (const chunk of chunks) {
+    if (chunk.shard === shard && (newest === undefined || chunk.lastmod.compare(newest) > 0)) newest = chunk.lastmod;
+  }
+  return newest === undefined
+    ? chunkVersion(collection.lastmodEpoch, collection.timestamp, 0, 0)
+    : fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, newest);
+}
