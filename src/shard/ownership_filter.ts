@@ -14,6 +14,17 @@ export class OwnershipFilter {
       .sort((a, b) => Buffer.compare(a.min, b.min));
   }
 
+  // True when the owned ranges join up into the whole key space: nothing can be an orphan, so
+  // reads need not check each document.
+  ownsEverything(): boolean {
+    if (this.ranges.length === 0) return false;
+    if (Buffer.compare(this.ranges[0]!.min, this.pattern.keyString(this.pattern.globalMin())) !== 0) return false;
+    for (let i = 1; i < this.ranges.length; i++) {
+      if (Buffer.compare(this.ranges[i - 1]!.max, this.ranges[i]!.min) !== 0) return false;
+    }
+    return Buffer.compare(this.ranges[this.ranges.length - 1]!.max, this.pattern.keyString(this.pattern.globalMax())) === 0;
+  }
+
   static of(keyPattern: Doc, ownedChunks: readonly ChunkType[]): OwnershipFilter {
     return new OwnershipFilter(new ShardKeyPattern(keyPattern), ownedChunks);
   }

@@ -6,5 +6,6 @@ import type { CommandContext } from '../command.js';
 export function ownedDocuments(ctx: CommandContext, cmd: Doc, ns: string): ((doc: Doc) => boolean) | undefined {
   if (cmd.shardVersion === undefined) return undefined;
   const ownership = ctx.node.sharding.metadata.ownership(ns);
-  return ownership ? (doc) => ownership.ownsDocument(doc) : undefined;
+  if (!ownership || ownership.ownsEverything()) return undefined;
+  return (doc) => ownership.ownsDocument(doc);
 }
