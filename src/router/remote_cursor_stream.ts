@@ -27,6 +27,11 @@ export class RemoteCursorStream implements AsyncIterable<Doc> {
     }
   }
 
+  // The whole result when the shard answered it in its first batch (cursor id 0).
+  completeFirstBatch(): Doc[] | undefined {
+    return isZero(this.id) ? (this.firstReply.cursor as Doc).firstBatch as Doc[] : undefined;
+  }
+
   async close(): Promise<void> {
     if (isZero(this.id)) return;
     const id = this.id;

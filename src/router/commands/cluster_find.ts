@@ -73,6 +73,9 @@ export const clusterFindCommand: RouterCommand = {
       const plan = planFindMerge(forwardable(cmd));
       const shards = targetShards(routing, filter);
       const streams = await openShardCursors(ctx.router, routing, ctx.db, shards, plan.shardCommand);
+      // One shard that answered everything at once (point reads): its batch is the answer.
+      const whole = streams.length === 1 && plan.skip === 0 && plan.projection.router === undefined ? streams[0]!.completeFirstBatch() : undefined;
+      if (whole) return { cursor: { firstBatch: whole, id: Long.ZERO, ns }, ok: 1 };
       const merged = mergeFindResults(plan, streams);
       const oneBatch = singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101));
       return ctx.router.cursors.firstBatch(ns, clusterCursor(merged, streams), batchSize, oneBatch);
