@@ -28,6 +28,8 @@ export type DonorEffect =
   // _configsvrCommitChunkMigration; the config server checks the chunk still has
   // doc.preMigrationChunkVersion, so a commit that arrives after a fence fails.
   | { readonly type: 'sendCommitToConfig'; readonly doc: MigrationCoordinatorDocument }
+  // A majority read of config.chunks (by collection uuid) for the chunk holding range.min; the
+  // driver retries it until it answers, since nothing can be decided without it.
   | { readonly type: 'readConfigChunkOwner'; readonly collectionUuid: UUID; readonly range: MigrationCoordinatorDocument['range'] }
   // _configsvrEnsureChunkVersionIsGreaterThan: bumps the chunk's version past the one the commit
   // expects (a no-op if the chunk already moved), so no commit still in flight can land later.
