@@ -1,11 +1,10 @@
 import { MaxKey, MinKey } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { compareValues } from '../bson/compare.js';
 import { hashValue } from '../bson/hash.js';
 import { encodeKey } from '../bson/key_string.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
-import { ALL_VALUES, intervalsFor, isPoint, normalize, pointInterval, type Interval } from '../query/plan/index_bounds.js';
+import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, normalize, pointInterval, type Interval } from '../query/plan/index_bounds.js';
 import type { ChunkManager } from './chunk_manager.js';
 
 // Targeting of reads and writes on a sharded collection, as MongoDB's ChunkManager::
@@ -99,7 +98,7 @@ function boundsForConjunction(cm: ChunkManager, clauses: readonly Doc[]): FieldB
     for (const [path, condition] of conjuncts) {
       if (path !== field) continue;
       const next = intervalsFor(condition, false);
-      if (next !== undefined) intervals = intervals === undefined ? next : intersectLists(intervals, next);
+      if (next !== undefined) intervals = intervals === undefined ? next : intersectIntervalLists(intervals, next);
     }
     if (intervals === undefined) return undefined;
     return pattern.isHashedField(field) ? hashedIntervals(intervals) : intervals;
@@ -129,27 +128,6 @@ function fromConjuncts(conjuncts: readonly [string, unknown][]): Doc {
 function hashedIntervals(intervals: Interval[]): Interval[] {
   if (!intervals.every(isPoint)) return [ALL_VALUES];
   return normalize(intervals.map((i) => pointInterval(hashValue(i.low))));
-}
-
-function intersectLists(a: Interval[], b: Interval[]): Interval[] {
-  const out: Interval[] = [];
-  for (const x of a) {
-    for (const y of b) {
-      const i = intersect(x, y);
-      if (i) out.push(i);
-    }
-  }
-  return normalize(out);
-}
-
-function intersect(a: Interval, b: Interval): Interval | undefined {
-  const lowCmp = compareValues(a.low, b.low);
-  const low = lowCmp > 0 ? a : lowCmp < 0 ? b : { ...a, lowInclusive: a.lowInclusive && b.lowInclusive };
-  const highCmp = compareValues(a.high, b.high);
-  const high = highCmp < 0 ? a : highCmp > 0 ? b : { ...a, highInclusive: a.highInclusive && b.highInclusive };
-  const c = compareValues(low.low, high.high);
-  if (c > 0 || (c === 0 && !(low.lowInclusive && high.highInclusive))) return undefined;
-  return { low: low.low, lowInclusive: low.lowInclusive, high: high.high, highInclusive: high.highInclusive };
 }
 
 // ShardKeyPattern::flattenBounds: points on a prefix of the key, then the intervals of the first

@@ -4,7 +4,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { parseCollation, withCollation } from '../../bson/collation.js';
 import type { CommandDefinition } from '../command.js';
-import { collectionArg, optionalBool, optionalDoc, requireDocArray } from '../args.js';
+import { collectionArg, optionalBool, requireDocArray } from '../args.js';
 import { findTargets } from './write_ops.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { awaitWriteConcern } from './write_concern.js';

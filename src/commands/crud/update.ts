@@ -5,7 +5,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import { parseCollation, withCollation } from '../../bson/collation.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
-import { collectionArg, optionalBool, optionalDoc, requireDocArray } from '../args.js';
+import { collectionArg, optionalBool, requireDocArray } from '../args.js';
 import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { awaitWriteConcern } from './write_concern.js';

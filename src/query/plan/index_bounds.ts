@@ -88,10 +88,15 @@ function equalityIntervals(v: unknown): Interval[] | undefined {
 function intersectOrSet(current: Interval[] | undefined, next: Interval[] | undefined): Interval[] | undefined {
   if (next === undefined) return current;
   if (current === undefined) return next;
+  return intersectIntervalLists(current, next);
+}
+
+// The values both unions of intervals allow.
+export function intersectIntervalLists(a: Interval[], b: Interval[]): Interval[] {
   const out: Interval[] = [];
-  for (const a of current) {
-    for (const b of next) {
-      const i = intersect(a, b);
+  for (const x of a) {
+    for (const y of b) {
+      const i = intersect(x, y);
       if (i) out.push(i);
     }
   }

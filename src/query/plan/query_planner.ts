@@ -7,7 +7,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import { prefixSuccessor } from '../../storage/key_layout.js';
-import { ALL_VALUES, intervalsFor, isPoint, pointInterval, type Interval } from './index_bounds.js';
+import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, pointInterval, type Interval } from './index_bounds.js';
 
 // Chooses how to read a collection for a filter/sort: a collection scan, or one index scanned over
 // key ranges. A pure function of the request and the index catalog, so explain shows exactly
@@ -133,7 +133,7 @@ function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fi
       for (const c of conds) {
         const next = intervalsFor(c, index.entry.multikey);
         if (next === undefined) continue;
-        intervals = intervals === undefined ? next : intersectLists(intervals, next);
+        intervals = intervals === undefined ? next : intersectIntervalLists(intervals, next);
       }
       if (intervals && direction === 'hashed') intervals = hashedIntervals(intervals);
       if (intervals && index.entry.spec.sparse === true && intervals.some((i) => i.low === null || i.high === null)) intervals = undefined;
@@ -148,10 +148,6 @@ function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fi
     }
   }
   return { fields, score };
-}
-
-function intersectLists(a: Interval[], b: Interval[]): Interval[] {
-  return a.filter((x) => b.some((y) => compareValues(x.low, y.high) <= 0 && compareValues(y.low, x.high) <= 0));
 }
 
 function hashedIntervals(intervals: Interval[]): Interval[] | undefined {

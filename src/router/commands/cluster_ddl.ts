@@ -3,7 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg } from '../../commands/args.js';
-import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
+import { checkOk } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
