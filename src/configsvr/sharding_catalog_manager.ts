@@ -14,12 +14,14 @@ import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../config/changelog.js';
 import { ClusterClock } from './cluster_clock.js';
+import { MigrationCatalog } from './migration_catalog.js';
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
 // the changes in one local write unit, and only then tells the shards to refresh.
 export class ShardingCatalogManager {
   private readonly clock = new ClusterClock();
+  readonly migrations: MigrationCatalog;
 
   constructor(
     private readonly local: LocalCollections,
@@ -27,7 +29,9 @@ export class ShardingCatalogManager {
     private readonly selfHost: string,
     private readonly clusterId: ObjectId,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.migrations = new MigrationCatalog(this, local, client, () => this.log(), () => this.clock.now(), logger);
+  }
 
   shards(): ShardType[] {
     return this.local.find('config.shards', {}, { sort: { _id: 1 } }) as unknown as ShardType[];

@@ -14,6 +14,7 @@ import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from
 import { withClusterSourceStages } from './commands/cluster_aggregate_sources.js';
 import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.js';
 import { clusterExplainCommand } from './commands/cluster_explain.js';
+import { moveChunkCommand, moveRangeCommand } from './commands/cluster_move.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
@@ -25,7 +26,7 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterHelloCommand, clusterPingCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
   clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterEndSessionsCommand, clusterListCommandsCommand,
   addShardCommand, listShardsCommand, enableShardingCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
-  balancerStatusRouterCommand, flushRouterConfigCommand,
+  balancerStatusRouterCommand, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand,
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand,

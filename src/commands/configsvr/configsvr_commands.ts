@@ -4,7 +4,9 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
-import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../args.js';
+import { optionalBool, optionalDoc, optionalNumber, optionalString, requireDoc, requireString } from '../args.js';
+import type { Timestamp } from 'bson';
+import { shardVersionFromBSON } from '../../catalog/chunk_version.js';
 
 function manager(ctx: CommandContext): ShardingCatalogManager {
   const m = ctx.node.catalogManager;
@@ -91,6 +93,43 @@ export const configsvrDropDatabaseCommand: CommandDefinition = {
   },
 };
 
+export const configsvrMoveRangeCommand: CommandDefinition = {
+  names: ['_configsvrMoveRange'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, '_configsvrMoveRange');
+    await manager(ctx).migrations.move({
+      ns, toShard: requireString(cmd, 'toShard'), min: optionalDoc(cmd, 'min'), max: optionalDoc(cmd, 'max'), find: optionalDoc(cmd, 'find'),
+      bounds: Array.isArray(cmd.bounds) ? (cmd.bounds as Doc[]) : undefined, waitForDelete: optionalBool(cmd, 'waitForDelete') ?? false,
+    });
+    return { ok: 1 };
+  },
+};
+
+export const configsvrCommitChunkMigrationCommand: CommandDefinition = {
+  names: ['_configsvrCommitChunkMigration'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const migrated = requireDoc(cmd, 'migratedChunk');
+    if (!isPlainObject(migrated.min) || !isPlainObject(migrated.max)) throw new MongoError(ErrorCodes.BadValue, 'migratedChunk must have min and max');
+    return manager(ctx).migrations.commit({
+      ns: requireString(cmd, '_configsvrCommitChunkMigration'), fromShard: requireString(cmd, 'fromShard'), toShard: requireString(cmd, 'toShard'),
+      migratedChunk: { min: migrated.min, max: migrated.max, lastmod: migrated.lastmod as Timestamp | undefined },
+      fromShardCollectionVersion: shardVersionFromBSON(cmd.fromShardCollectionVersion), validAfter: cmd.validAfter as Timestamp | undefined,
+      counts: optionalDoc(cmd, 'counts'),
+    });
+  },
+};
+
+export const configsvrEnsureChunkVersionIsGreaterThanCommand: CommandDefinition = {
+  names: ['_configsvrEnsureChunkVersionIsGreaterThan'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    manager(ctx).migrations.ensureChunkVersionIsGreaterThan(requireString(cmd, 'nss'), requireDoc(cmd, 'minKey'), requireDoc(cmd, 'maxKey'), shardVersionFromBSON(cmd.version));
+    return { ok: 1 };
+  },
+};
+
 // The balancer arrives with its own issue; until then it is reported off, as sh.status() expects.
 export const balancerStatusCommand: CommandDefinition = {
   names: ['balancerStatus', '_configsvrBalancerStatus'],
@@ -101,5 +140,6 @@ export const balancerStatusCommand: CommandDefinition = {
 export const configServerCommands: readonly CommandDefinition[] = [
   configsvrAddShardCommand, configsvrCreateDatabaseCommand, configsvrShardCollectionCommand,
   configsvrCommitChunkSplitCommand, configsvrCommitChunksMergeCommand, balancerStatusCommand,
-  configsvrDropCollectionCommand, configsvrDropDatabaseCommand,
+  configsvrDropCollectionCommand, configsvrDropDatabaseCommand, configsvrMoveRangeCommand,
+  configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand,
 ];

@@ -1,0 +1,108 @@
+import { ObjectId, type Timestamp } from 'bson';
+import type { Logger } from 'pino';
+import { compareValues } from '../bson/compare.js';
+import type { Doc } from '../bson/values.js';
+import { placementTimestamp, type ChunkVersion } from '../catalog/chunk_version.js';
+import type { ChunkType } from '../catalog/type_chunk.js';
+import type { ChangeLogContext } from '../config/changelog.js';
+import { decideCommitChunkMigration } from '../config/commit_chunk_migration.js';
+import { decideMoveChunk, decideMoveRange, type MoveRangeDecision } from '../config/move_range.js';
+import { migrationId } from '../config/migration_request.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
+import type { WireClient } from '../wire/client.js';
+import { checkOk } from '../wire/remote_cursor.js';
+import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
+
+export interface MoveRequest {
+  ns: string;
+  toShard: string;
+  min?: Doc;
+  max?: Doc;
+  find?: Doc;
+  bounds?: Doc[];
+  waitForDelete: boolean;
+}
+
+// The config server's part of chunk migration (seed 001, "The Balancer" and the commit): it starts
+// a migration on the donor (an identical one in flight is joined), and commits the donor's result
+// into config.chunks with the version bumps of decideCommitChunkMigration.
+export class MigrationCatalog {
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly catalog: ShardingCatalogManager,
+    private readonly local: LocalCollections,
+    private readonly client: WireClient,
+    private readonly log: () => ChangeLogContext,
+    private readonly now: () => Timestamp,
+    private readonly logger: Logger,
+  ) {}
+
+  async move(req: MoveRequest): Promise<void> {
+    const collection = this.catalog.requireSharded(req.ns);
+    const chunks = this.catalog.chunks(collection.uuid);
+    const shards = this.catalog.shards();
+    const decision: MoveRangeDecision = req.find !== undefined || req.bounds !== undefined
+      ? decideMoveChunk({ collection, chunks, find: req.find, bounds: req.bounds, to: req.toShard, shards })
+      : decideMoveRange({ collection, chunks, min: req.min, max: req.max, toShard: req.toShard, shards });
+    const migration = decision.migration;
+    if (!migration) return;
+    const id = migrationId(migration);
+    const running = this.inFlight.get(id);
+    if (running) return running;
+    const donorHost = this.catalog.shard(migration.fromShard).host;
+    const started = (async () => {
+      this.logger.info({ c: 'MIGRATION', ns: req.ns, from: migration.fromShard, to: migration.toShard, min: migration.min, max: migration.max }, 'Starting migration');
+      checkOk(await this.client.command(donorHost, 'admin', {
+        _shardsvrMoveRange: req.ns, min: migration.min, max: migration.max, toShard: migration.toShard, waitForDelete: req.waitForDelete,
+      }));
+    })();
+    this.inFlight.set(id, started);
+    try {
+      await started;
+    } finally {
+      this.inFlight.delete(id);
+    }
+  }
+
+  commit(body: {
+    ns: string; fromShard: string; toShard: string; migratedChunk: { min: Doc; max: Doc; lastmod?: Timestamp };
+    fromShardCollectionVersion: ChunkVersion; validAfter?: Timestamp; counts?: Doc;
+  }): Doc {
+    const collection = this.catalog.requireSharded(body.ns);
+    const chunks = this.catalog.chunks(collection.uuid);
+    const decision = decideCommitChunkMigration({
+      collection, chunks, shards: this.catalog.shards(), migratedChunk: body.migratedChunk,
+      fromShardCollectionVersion: body.fromShardCollectionVersion, fromShard: body.fromShard, toShard: body.toShard,
+      validAfter: body.validAfter ?? this.now(), counts: body.counts ?? {}, chunkIdFactory: () => new ObjectId(), log: this.log(),
+    });
+    if (!decision.alreadyCommitted) {
+      this.local.write((w) => {
+        for (const c of decision.updated) w.update('config.chunks', { _id: c._id }, c as unknown as Doc);
+        for (const c of decision.inserted) w.insert('config.chunks', c as unknown as Doc);
+        for (const entry of decision.changelog) w.insert('config.changelog', entry);
+      });
+    }
+    return {
+      shardVersion: placementTimestamp(decision.shardVersions.donor),
+      collectionVersion: placementTimestamp(decision.collectionVersion),
+      ok: 1,
+    };
+  }
+
+  // Fences a commit that may still be in flight (MongoDB's _configsvrEnsureChunkVersionIsGreaterThan):
+  // the chunk with exactly these bounds, if it is still at or below `version`, takes a new major
+  // version, so a late commit at the old version is refused.
+  ensureChunkVersionIsGreaterThan(ns: string, minKey: Doc, maxKey: Doc, version: ChunkVersion): void {
+    const collection = this.catalog.collection(ns);
+    if (!collection || !collection.lastmodEpoch.equals(version.epoch)) return;
+    const chunks = this.catalog.chunks(collection.uuid);
+    const chunk = chunks.find((c) => compareValues(c.min, minKey) === 0 && compareValues(c.max, maxKey) === 0);
+    if (!chunk) return;
+    const current = chunk.lastmod;
+    if (current.high > version.major || (current.high === version.major && current.low > version.minor)) return;
+    const maxMajor = Math.max(...chunks.map((c: ChunkType) => c.lastmod.high));
+    const bumped = placementTimestamp({ ...version, major: maxMajor + 1, minor: 0 });
+    this.local.write((w) => { w.update('config.chunks', { _id: chunk._id }, { $set: { lastmod: bumped } }); });
+  }
+}
