@@ -9,6 +9,11 @@ import type { ShardMetadata } from '../shard/shard_metadata.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import type { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
+import type { CriticalSection } from '../shard/critical_section.js';
+import type { RangeDeleterService } from '../migration/range_deleter_service.js';
+import type { MigrationSourceManager } from '../migration/migration_source_manager.js';
+import type { MigrationDestinationManager } from '../migration/migration_destination_manager.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -39,6 +44,15 @@ export interface NodeServices {
   // Node-to-node connections (to the config server, to other shards).
   client: WireClient;
   sharding: { state: ShardingState; metadata: ShardMetadata };
+  // Chunk migration on a shard: the donation or reception in flight (the last one stays to answer
+  // late commands), the critical section the dispatcher waits on, and the range deleter.
+  migrations: {
+    registry: ActiveMigrationsRegistry;
+    criticalSection: CriticalSection;
+    rangeDeleter: RangeDeleterService;
+    source: MigrationSourceManager | undefined;
+    destination: MigrationDestinationManager | undefined;
+  };
   // Only on a config server.
   catalogManager?: ShardingCatalogManager;
   commands: ReadonlyMap<string, CommandDefinition>;

@@ -19,6 +19,7 @@ export async function dispatchCommand(node: NodeServices, conn: ConnectionInfo, 
     }
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, new Date());
+    await awaitCriticalSection(node, name, db, cmd);
     if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(db, cmd), cmd);
     countCommand(node, name);
     return await def.run(ctx, cmd);
@@ -26,6 +27,17 @@ export async function dispatchCommand(node: NodeServices, conn: ConnectionInfo, 
     if (!(err instanceof MongoError)) node.logger.error({ err, c: 'COMMAND' }, 'command failed with an unexpected error');
     return errorReply(err);
   }
+}
+
+// A migration's critical section holds writes to its collection back, and reads from the commit
+// on; the version check that follows then sees the ownership the donor refreshed.
+const CRITICAL_SECTION_WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
+const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
+
+async function awaitCriticalSection(node: NodeServices, name: string, db: string, cmd: Doc): Promise<void> {
+  const kind = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
+  const ns = kind === undefined ? undefined : targetNamespace(db, cmd);
+  if (ns !== undefined && kind !== undefined) await node.migrations.criticalSection.waitFor(ns, kind);
 }
 
 function lookup(node: NodeServices, name: string): CommandDefinition {

@@ -23,6 +23,8 @@ import {
 import { createIndexesCommand, dropIndexesCommand, listIndexesCommand } from './ddl/indexes.js';
 import { collStatsCommand, dbStatsCommand } from './ddl/coll_stats.js';
 import { splitVectorCommand } from './sharding/split_vector.js';
+import { donorCommands } from './migration/donor_commands.js';
+import { recipientCommands } from './migration/recipient_commands.js';
 import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRoutingTableCacheUpdatesCommand } from './sharding/shard_commands.js';
 
 // Every command a node (shard or config server) answers.
@@ -35,4 +37,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand,
+  ...donorCommands, ...recipientCommands,
 ];

@@ -18,6 +18,10 @@ import { configServerCommands } from '../commands/configsvr/configsvr_commands.j
 import { ensureConfigCollections } from '../configsvr/config_collections.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import { TcpServer } from '../wire/tcp_server.js';
+import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
+import { CriticalSection } from '../shard/critical_section.js';
+import { RangeDeleterService } from '../migration/range_deleter_service.js';
+import { recoverDonations } from '../migration/migration_source_manager.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 const CURSOR_REAP_INTERVAL_MS = 60 * 1000;
@@ -57,6 +61,13 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       const host = shardingState.configHost;
       return host ? new RemoteConfigReader(client, host) : undefined;
     }) },
+    migrations: {
+      registry: new ActiveMigrationsRegistry(),
+      criticalSection: new CriticalSection(),
+      rangeDeleter: new RangeDeleterService(storage, local, logger),
+      source: undefined,
+      destination: undefined,
+    },
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands] : nodeCommands),
   };
   const server = new TcpServer({
@@ -71,6 +82,11 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       logger.debug({ c: 'NETWORK', connectionId: conn.id, reason }, 'Connection ended');
     },
   });
+  if (options.role === 'shard') {
+    services.migrations.rangeDeleter.start();
+    // Registered before the port opens, so no new migration overlaps a recovering one.
+    for (const recovery of recoverDonations(services)) recovery.catch((err: unknown) => logger.error({ c: 'MIGRATION', err }, 'Migration recovery failed'));
+  }
   const port = await server.listen(options.port, options.bindIp);
   services.options = { ...options, port };
   if (options.role === 'config') {
@@ -85,6 +101,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     services,
     async stop() {
       clearInterval(reaper);
+      services.migrations.rangeDeleter.stop();
       await server.close();
       await client.close();
       await storage.close();

@@ -1,0 +1,63 @@
+import { Binary, UUID } from 'bson';
+import { bsonTag, type Doc } from '../../bson/values.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { RawDocument } from '../../wire/raw_bson.js';
+import { moveRange, type MigrationSourceManager } from '../../migration/migration_source_manager.js';
+import type { MigrationChunkClonerSource } from '../../migration/migration_chunk_cloner_source.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { optionalBool, requireDoc, requireString } from '../args.js';
+
+// Sent by the config server to the donor: runs the migration (or joins the identical one in
+// flight) and replies once it is committed, or with the reason it aborted.
+export const shardsvrMoveRangeCommand: CommandDefinition = {
+  names: ['_shardsvrMoveRange'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const nss = requireString(cmd, '_shardsvrMoveRange');
+    await moveRange(ctx.node, {
+      nss, range: { min: requireDoc(cmd, 'min'), max: requireDoc(cmd, 'max') }, toShard: requireString(cmd, 'toShard'),
+      waitForDelete: optionalBool(cmd, 'waitForDelete') ?? false,
+    });
+    return { ok: 1 };
+  },
+};
+
+// The recipient pulls the range's documents, raw as stored; an empty batch means all were sent.
+export const migrateCloneCommand: CommandDefinition = {
+  names: ['_migrateClone'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const objects = clonerFor(ctx, cmd).nextCloneBatch().map((b) => new RawDocument(b));
+    return { objects, ok: 1 };
+  },
+};
+
+// The recipient pulls what changed in the range since the clone started.
+export const transferModsCommand: CommandDefinition = {
+  names: ['_transferMods'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const batch = clonerFor(ctx, cmd).nextModsBatch();
+    return { reload: batch.reload.map((b) => new RawDocument(b)), deleted: batch.deleted, size: batch.size, ok: 1 };
+  },
+};
+
+function clonerFor(ctx: CommandContext, cmd: Doc): MigrationChunkClonerSource {
+  const sessionId = requireUuid(cmd, 'sessionId');
+  const source: MigrationSourceManager | undefined = ctx.node.migrations.source;
+  if (source === undefined || source.cloner === undefined || !source.doc._id.equals(sessionId)) {
+    throw new MongoError(ErrorCodes.OperationFailed, `No active migration with session id ${sessionId.toHexString()}`);
+  }
+  return source.cloner;
+}
+
+export function requireUuid(cmd: Doc, field: string): UUID {
+  const v = cmd[field];
+  if (bsonTag(v) !== 'Binary' || (v as Binary).sub_type !== Binary.SUBTYPE_UUID) {
+    throw new MongoError(ErrorCodes.TypeMismatch, `BSON field '${field}' is the wrong type, expected type 'uuid'`);
+  }
+  return v instanceof UUID ? v : (v as Binary).toUUID();
+}
+
+export const donorCommands: readonly CommandDefinition[] = [shardsvrMoveRangeCommand, migrateCloneCommand, transferModsCommand];

@@ -1,0 +1,63 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { deserializeDocument, MaxKey, MinKey } from '../bson/values.js';
+import { compileFilter } from '../query/match/matcher.js';
+import { LocalCollections } from '../query/exec/local_collection.js';
+import { StorageEngine } from '../storage/storage_engine.js';
+import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
+
+async function withCollection(fn: (engine: StorageEngine, local: LocalCollections) => void): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'docshard-cloner-'));
+  const engine = StorageEngine.open(dir, { compilePartialFilter: (f) => { const m = compileFilter(f); return (d) => m.matches(d); } });
+  try {
+    const coll = engine.createCollection('t.c');
+    engine.createIndexes(coll, [{ v: 2, key: { k: 1 }, name: 'k_1' }]);
+    const local = new LocalCollections(engine);
+    // Inserted out of key order, so the test sees that batches follow the shard key index.
+    local.write((w) => { for (const k of [5, 1, 9, 3, 7, 12, 0]) w.insert('t.c', { _id: k, k }); });
+    fn(engine, local);
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const ids = (batch: Buffer[]) => batch.map((b) => deserializeDocument(b)._id);
+
+describe('the chunk cloner', () => {
+  it('serves the range in shard key order, then an empty batch', () => withCollection((engine) => {
+    const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: new MinKey() }, max: { k: 9 } }, { k: 1 });
+    cloner.start();
+    assert.deepEqual(ids(cloner.nextCloneBatch()), [0, 1, 3, 5, 7]);
+    assert.deepEqual(cloner.nextCloneBatch(), []);
+    cloner.stop();
+  }));
+
+  it('captures writes in the range and serves their current state', () => withCollection((engine, local) => {
+    const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: 2 }, max: { k: new MaxKey() } }, { k: 1 });
+    cloner.start();
+    local.write((w) => {
+      w.insert('t.c', { _id: 20, k: 20 });
+      w.insert('t.c', { _id: 1.5, k: 1.5 }); // outside the range: not captured
+      w.update('t.c', { _id: 5 }, { $set: { v: 'new' } });
+      w.delete('t.c', { _id: 9 });
+      w.insert('t.c', { _id: 30, k: 30 });
+      w.delete('t.c', { _id: 30 });
+      w.update('t.c', { _id: 7 }, { $set: { k: 1 } }); // moved out of the range: a deletion there
+    });
+    assert.equal(cloner.pendingMods, 5);
+    // 9, deleted before its turn, is skipped; 7, moved out of the range, is still served, and
+    // removed again by the mods that the recipient applies after the clone.
+    assert.deepEqual(ids(cloner.nextCloneBatch()), [3, 5, 7, 12]);
+    const mods = cloner.nextModsBatch();
+    assert.deepEqual(mods.reload.map((b) => deserializeDocument(b)).sort((a, b) => Number(a._id) - Number(b._id)), [{ _id: 5, k: 5, v: 'new' }, { _id: 20, k: 20 }]);
+    assert.deepEqual(mods.deleted.map((d) => d._id).sort(), [30, 7, 9].sort());
+    assert.equal(cloner.pendingMods, 0);
+    cloner.stop();
+    local.write((w) => w.insert('t.c', { _id: 40, k: 40 }));
+    assert.equal(cloner.pendingMods, 0, 'a stopped cloner observes nothing');
+  }));
+});

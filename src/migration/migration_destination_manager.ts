@@ -1,0 +1,195 @@
+import { compareValues } from '../bson/compare.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { ChunkRange } from '../config/chunk_range.js';
+import type { NodeServices } from '../commands/command.js';
+import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import type { ScopedReceiveChunk } from './active_migrations_registry.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON } from './range_deletion_task.js';
+import type { RecipientCommand, RecipientEffect, RecvChunkStartRequest, RecvChunkStatus } from './recipient_effects.js';
+import { isRecipientDone, recipientInitialState, recipientStatus, recipientStep, type RecipientEvent, type RecipientState } from './recipient_state_machine.js';
+
+// How long the recipient waits before asking again after an empty _transferMods.
+const MODS_PAUSE_MS = 10;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+interface Waiter {
+  resolve(status: RecvChunkStatus): void;
+  reject(error: MongoError): void;
+}
+
+// The recipient's driver (MongoDB's MigrationDestinationManager): steps the recipient machine,
+// pulls documents and modifications from the donor, applies them through the storage write path,
+// and answers the donor's commands once the machine says so.
+export class MigrationDestinationManager {
+  private state: RecipientState = recipientInitialState();
+  // One entry per step: a failed local effect drops the rest of its own list only.
+  private readonly queue: RecipientEffect[][] = [];
+  private draining = false;
+  private readonly waiters = new Map<RecipientCommand, Waiter[]>();
+
+  private constructor(private readonly node: NodeServices, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
+
+  // _recvChunkStart: registers the reception (117 when busy), then lets the machine decide.
+  static async start(node: NodeServices, request: RecvChunkStartRequest, donorHost: string): Promise<{ manager: MigrationDestinationManager; status: RecvChunkStatus }> {
+    const scoped = node.migrations.registry.registerReceiveChunk(request.nss, request.range, request.donorShardId);
+    const manager = new MigrationDestinationManager(node, request, donorHost, scoped);
+    node.migrations.destination = manager;
+    const overlapping = countOverlappingRangeDeletions(node, request.nss, request.range);
+    const status = await manager.command('_recvChunkStart', { type: 'recvChunkStart', request, overlappingRangeDeletions: overlapping });
+    return { manager, status };
+  }
+
+  get done(): boolean {
+    return isRecipientDone(this.state);
+  }
+
+  status(): RecvChunkStatus {
+    return recipientStatus(this.state);
+  }
+
+  // Feeds a donor command to the machine; resolves with the reply the machine gives it.
+  command(name: RecipientCommand, event: RecipientEvent): Promise<RecvChunkStatus> {
+    const reply = new Promise<RecvChunkStatus>((resolve, reject) => {
+      const list = this.waiters.get(name) ?? [];
+      list.push({ resolve, reject });
+      this.waiters.set(name, list);
+    });
+    this.step(event);
+    return reply;
+  }
+
+  private step(event: RecipientEvent): void {
+    const { state, effects } = recipientStep(this.state, event);
+    this.state = state;
+    if (effects.length > 0) this.queue.push(effects);
+    if (isRecipientDone(state)) this.scoped.release();
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let list = this.queue.shift(); list !== undefined; list = this.queue.shift()) {
+        for (const e of list) {
+          try {
+            await this.execute(e);
+          } catch (err) {
+            if (e.type === 'persistRangeDeletionTask') {
+              this.node.logger.fatal({ c: 'MIGRATION', err }, 'Persisting the recipient range deletion task failed');
+              process.exit(1);
+            }
+            this.step({ type: 'failed', error: asMongoError(err) });
+            break;
+          }
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async execute(e: RecipientEffect): Promise<void> {
+    switch (e.type) {
+      case 'persistRangeDeletionTask':
+        this.node.local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(e.task)));
+        return this.node.storage.flushed();
+      case 'reply':
+        return this.reply(e.command, e.result);
+      case 'createCollectionAndIndexes':
+        return this.createCollectionAndIndexes(e.nss);
+      case 'requestCloneBatch':
+        return this.pull({ _migrateClone: 1, sessionId: e.migrationId }, (reply) => ({
+          type: 'cloneBatch', documents: (reply.objects as Doc[]).map((d) => serializeDocument(d)),
+        }));
+      case 'requestTransferMods':
+        if (e.pause) await sleep(MODS_PAUSE_MS);
+        return this.pull({ _transferMods: 1, sessionId: e.migrationId }, (reply) => ({
+          type: 'transferModsBatch',
+          deleted: (reply.deleted as Doc[]).map((d) => serializeDocument(d)),
+          reload: (reply.reload as Doc[]).map((d) => serializeDocument(d)),
+        }));
+      case 'applyCloneBatch':
+        return this.applyCloneBatch(e.nss, e.documents);
+      case 'applyMods':
+        return this.applyMods(e.nss, e.deleted, e.reload);
+    }
+  }
+
+  private reply(command: RecipientCommand, result: RecvChunkStatus | MongoError): void {
+    const waiter = this.waiters.get(command)?.shift();
+    if (waiter === undefined) return;
+    if (result instanceof MongoError) waiter.reject(result);
+    else waiter.resolve(result);
+  }
+
+  // A request completes once sent; its reply comes back as an event, a failure as `failed`.
+  private pull(cmd: Doc, onReply: (reply: Doc) => RecipientEvent): void {
+    void (async () => {
+      let event: RecipientEvent;
+      try {
+        event = onReply(checkOk(await this.node.client.command(this.donorHost, 'admin', cmd, { timeoutMs: REQUEST_TIMEOUT_MS })));
+      } catch (err) {
+        event = { type: 'failed', error: asMongoError(err) };
+      }
+      this.step(event);
+    })();
+  }
+
+  // The donor's indexes, so the shard key index (and unique indexes) exist before any document.
+  private async createCollectionAndIndexes(nss: string): Promise<void> {
+    const { storage } = this.node;
+    const dot = nss.indexOf('.');
+    const specs = await fetchAll(this.node.client, this.donorHost, nss.slice(0, dot), { listIndexes: nss.slice(dot + 1) });
+    const coll = storage.getCollection(nss) ?? storage.createCollection(nss);
+    const missing = specs.filter((s) => s.name !== '_id_' && coll.indexes.every((i) => i.name !== s.name)).map(({ ns: _ns, ...spec }) => spec);
+    if (missing.length > 0) storage.createIndexes(coll, missing);
+  }
+
+  private applyCloneBatch(nss: string, documents: readonly Uint8Array[]): void {
+    const { storage } = this.node;
+    const coll = storage.getCollection(nss);
+    if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
+    storage.write((unit) => {
+      for (const bytes of documents) unit.insert(coll, deserializeDocument(bytes), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    });
+  }
+
+  // Reloads replace (or insert) by _id, deletions remove by _id: both are idempotent, so a batch
+  // applied twice after a retry changes nothing.
+  private applyMods(nss: string, deleted: readonly Uint8Array[], reload: readonly Uint8Array[]): void {
+    this.node.local.write((w) => {
+      for (const bytes of deleted) w.delete(nss, { _id: deserializeDocument(bytes)._id }, { multi: false });
+      for (const bytes of reload) {
+        const doc = deserializeDocument(bytes);
+        w.update(nss, { _id: doc._id }, doc, { upsert: true });
+      }
+    });
+  }
+}
+
+// _recvChunkStatus's reply, in MongoDB's shape.
+export function statusReply(manager: MigrationDestinationManager, status: RecvChunkStatus): Doc {
+  const r = manager.request;
+  return {
+    active: !manager.done, sessionId: r.migrationId, ns: r.nss, from: manager.donorHost, fromShardName: r.donorShardId,
+    min: r.range.min, max: r.range.max, state: status.state, counts: status.counts, ...(status.errmsg !== undefined ? { errmsg: status.errmsg } : {}),
+  };
+}
+
+// Tasks for the same collection whose range overlaps [min, max): cloning over one would let its
+// deletion erase what is copied in.
+function countOverlappingRangeDeletions(node: NodeServices, nss: string, range: ChunkRange): number {
+  return node.local.find(RANGE_DELETIONS_NS, { nss }).map(rangeDeletionTaskFromBSON)
+    .filter((t) => compareValues(t.range.min, range.max) < 0 && compareValues(range.min, t.range.max) < 0).length;
+}
+
+function asMongoError(err: unknown): MongoError {
+  return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,364 @@
+import { Binary, UUID } from 'bson';
+import { compareValues } from '../bson/compare.js';
+import type { Doc } from '../bson/values.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { fromPlacementTimestamp, placementTimestamp, shardVersionToBSON } from '../catalog/chunk_version.js';
+import type { ChunkType } from '../catalog/type_chunk.js';
+import type { ChunkRange } from '../config/chunk_range.js';
+import type { NodeServices } from '../commands/command.js';
+import { RemoteConfigReader } from '../shard/remote_config_reader.js';
+import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import type { DonationOutcome } from './active_migrations_registry.js';
+import { donorEffectClass, type DonorEffect } from './donor_effects.js';
+import { donorInitialState, donorStep, isDonorDone, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
+import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
+import {
+  MIGRATION_COORDINATORS_NS, migrationCoordinatorDocumentFromBSON, migrationCoordinatorDocumentToBSON, type MigrationCoordinatorDocument,
+} from './migration_coordinator_document.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskToBSON } from './range_deletion_task.js';
+import type { RecvChunkStatus } from './recipient_effects.js';
+
+// Per-phase limits; the state machine ignores a timer armed in a phase it has left. From the
+// commit on only the config server decides, so those phases have none.
+const PHASE_TIMEOUT_MS: Partial<Record<DonorPhase, number>> = {
+  kCloning: 6 * 60 * 60 * 1000,
+  kCloneCaughtUp: 60_000,
+  kCriticalSection: 60_000,
+  kCloneCompleted: 60_000,
+};
+const STATUS_POLL_MS = 20;
+const RETRY_MS = 200;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+export interface MoveRangeRequest {
+  readonly nss: string;
+  readonly range: ChunkRange;
+  readonly toShard: string;
+  readonly waitForDelete: boolean;
+}
+
+// _shardsvrMoveRange: runs the migration on this (donor) shard, or joins the identical one in
+// flight; resolves when it committed, throws the reason it aborted.
+export async function moveRange(node: NodeServices, request: MoveRangeRequest): Promise<void> {
+  const shardId = requireShardName(node);
+  const scoped = node.migrations.registry.registerDonateChunk({
+    nss: request.nss, range: request.range, fromShardId: shardId, toShardId: request.toShard, waitForDelete: request.waitForDelete, forceJumbo: false,
+  });
+  if (scoped.mode === 'join') return throwIfFailed(await scoped.completion);
+  let outcome: DonationOutcome = { ok: true };
+  try {
+    const manager = await MigrationSourceManager.forNewMigration(node, shardId, request);
+    outcome = await manager.run({ type: 'start', doc: manager.doc, waitForDelete: request.waitForDelete });
+  } catch (err) {
+    outcome = { ok: false, error: err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err)) };
+  } finally {
+    scoped.signalComplete(outcome);
+  }
+  throwIfFailed(outcome);
+}
+
+// At startup, before migrations are accepted: finish every migration a coordinator document says
+// was in flight when the process stopped.
+export function recoverDonations(node: NodeServices): Promise<void>[] {
+  return node.local.find(MIGRATION_COORDINATORS_NS).map(async (raw) => {
+    const doc = migrationCoordinatorDocumentFromBSON(raw);
+    const scoped = node.migrations.registry.registerDonateChunk({
+      nss: doc.nss, range: doc.range, fromShardId: doc.donorShardId, toShardId: doc.recipientShardId, waitForDelete: false, forceJumbo: false,
+    });
+    if (scoped.mode === 'join') return;
+    node.sharding.metadata.forget(doc.nss);
+    const outcome = await new MigrationSourceManager(node, doc, undefined).run({ type: 'crashRecovered', doc });
+    scoped.signalComplete(outcome);
+  });
+}
+
+// The donor's driver (MongoDB's MigrationSourceManager + MigrationCoordinator): steps the donor
+// machine and runs its effects strictly one after another (donor_effects.ts).
+export class MigrationSourceManager {
+  private state: DonorState = donorInitialState();
+  private readonly queue: DonorEffect[] = [];
+  private draining = false;
+  private timer: NodeJS.Timeout | undefined;
+  private hosts: Map<string, string> | undefined;
+  private finish!: (outcome: DonationOutcome) => void;
+  private readonly finished = new Promise<DonationOutcome>((r) => { this.finish = r; });
+
+  constructor(private readonly node: NodeServices, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
+
+  // Reads the chunk's version and the collection's uuid from the config server: the coordinator
+  // document pins them, so recovery can fence and read the owner of exactly this chunk.
+  static async forNewMigration(node: NodeServices, shardId: string, request: MoveRangeRequest): Promise<MigrationSourceManager> {
+    const found = await new RemoteConfigReader(node.client, requireConfigHost(node)).readCollection(request.nss);
+    if (found === undefined) throw new MongoError(ErrorCodes.NamespaceNotSharded, `${request.nss} is not sharded`);
+    const { collection, chunks } = found;
+    const chunk = chunkContaining(chunks, request.range.min);
+    if (chunk === undefined || chunk.shard !== shardId) {
+      throw new MongoError(ErrorCodes.OperationFailed, `Range starting at ${JSON.stringify(request.range.min)} of ${request.nss} is not owned by shard ${shardId}`);
+    }
+    const doc: MigrationCoordinatorDocument = {
+      _id: new UUID(),
+      nss: request.nss,
+      collectionUuid: toUUID(collection.uuid),
+      donorShardId: shardId,
+      recipientShardId: request.toShard,
+      range: request.range,
+      preMigrationChunkVersion: fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, chunk.lastmod),
+    };
+    return new MigrationSourceManager(node, doc, new MigrationChunkClonerSource(node.storage, request.nss, request.range, collection.key));
+  }
+
+  get phase(): DonorPhase {
+    return this.state.phase;
+  }
+
+  run(first: DonorEvent): Promise<DonationOutcome> {
+    this.cloner?.start();
+    this.node.migrations.source = this;
+    this.step(first);
+    return this.finished;
+  }
+
+  private step(event: DonorEvent): void {
+    const before = this.state.phase;
+    const { state, effects } = donorStep(this.state, event);
+    this.state = state;
+    this.queue.push(...effects);
+    if (state.phase !== before) this.armTimer(state.phase);
+    void this.drain();
+  }
+
+  private armTimer(phase: DonorPhase): void {
+    clearTimeout(this.timer);
+    const ms = PHASE_TIMEOUT_MS[phase];
+    if (ms === undefined) return;
+    this.timer = setTimeout(() => this.step({ type: 'timeout', phase }), ms);
+    this.timer.unref();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        try {
+          await this.execute(e);
+        } catch (err) {
+          // Persist and command effects are the machine's memory: going on without one would
+          // break the recovery contract, so the process stops and recovery starts from disk.
+          this.node.logger.fatal({ c: 'MIGRATION', err, effect: e.type, class: donorEffectClass(e) }, 'Migration effect failed');
+          process.exit(1);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+    if (isDonorDone(this.state) && this.queue.length === 0) this.complete();
+  }
+
+  private complete(): void {
+    clearTimeout(this.timer);
+    this.cloner?.stop();
+    if (this.node.migrations.source === this) this.node.migrations.source = undefined;
+    const error = this.state.phase === 'kCommitted' ? undefined : this.state.error ?? new MongoError(ErrorCodes.OperationFailed, 'migration aborted');
+    this.finish(error === undefined ? { ok: true } : { ok: false, error });
+  }
+
+  private async execute(e: DonorEffect): Promise<void> {
+    const { local, migrations } = this.node;
+    const id = this.doc._id;
+    switch (e.type) {
+      case 'persistCoordinatorDoc':
+        return this.persist(() => local.write((w) => w.insert(MIGRATION_COORDINATORS_NS, migrationCoordinatorDocumentToBSON(e.doc))));
+      case 'persistRangeDeletionTask':
+        return this.persist(() => local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(e.task))));
+      case 'persistDecision':
+        return this.persist(() => local.write((w) => w.update(MIGRATION_COORDINATORS_NS, { _id: e.migrationId }, { $set: { decision: e.decision } })));
+      case 'markRangeDeletionReady':
+        return this.persist(() => local.write((w) => w.update(RANGE_DELETIONS_NS, { _id: e.migrationId }, { $unset: { pending: '' } })));
+      case 'deleteRangeDeletionTask':
+        return this.persist(() => local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: e.migrationId })));
+      case 'deleteCoordinatorDoc':
+        return this.persist(() => local.write((w) => w.delete(MIGRATION_COORDINATORS_NS, { _id: e.migrationId })));
+      case 'sendRecvChunkStart':
+        return this.request(this.doc.recipientShardId, await this.recvChunkStartCommand(), () => ({ type: 'recipientAcknowledgedStart' }));
+      case 'pollRecvChunkStatus':
+        await sleep(STATUS_POLL_MS);
+        return this.request(e.recipientShardId, { _recvChunkStatus: this.doc.nss, sessionId: id }, (reply) => ({
+          type: 'recipientStatus', status: parseStatus(reply), transferModsPending: this.cloner?.pendingMods ?? 0,
+        }));
+      case 'sendRecvChunkCommit':
+        return this.request(e.recipientShardId, { _recvChunkCommit: this.doc.nss, sessionId: id }, () => ({ type: 'recipientCommitted' }));
+      case 'sendCommitToConfig':
+        return this.sendCommit();
+      case 'readConfigChunkOwner':
+        void this.retry(() => this.readOwner()).then((shardId) => this.step({ type: 'configChunkOwnerRead', shardId }));
+        return;
+      case 'sendEnsureChunkVersionIsGreaterThan':
+        return this.retry(async () => {
+          checkOk(await this.node.client.command(requireConfigHost(this.node), 'admin', {
+            _configsvrEnsureChunkVersionIsGreaterThan: 1, nss: this.doc.nss, minKey: this.doc.range.min, maxKey: this.doc.range.max,
+            version: shardVersionToBSON(this.doc.preMigrationChunkVersion),
+          }, { timeoutMs: REQUEST_TIMEOUT_MS }));
+        });
+      case 'sendRecvChunkAbort':
+        return this.commandToShard(e.recipientShardId, 'admin', { _recvChunkAbort: this.doc.nss, sessionId: id });
+      case 'markRecipientRangeDeletionReady':
+        return this.commandToShard(e.recipientShardId, 'config', { update: 'rangeDeletions', updates: [{ q: { _id: id }, u: { $unset: { pending: '' } } }] });
+      case 'deleteRecipientRangeDeletionTask':
+        return this.commandToShard(e.recipientShardId, 'config', { delete: 'rangeDeletions', deletes: [{ q: { _id: id }, limit: 1 }] });
+      case 'enterCriticalSection':
+        migrations.criticalSection.enter(e.nss);
+        return this.step({ type: 'criticalSectionEntered' });
+      case 'enterCriticalSectionForReads':
+        migrations.criticalSection.enterForReads(e.nss);
+        return this.step({ type: 'criticalSectionEntered' });
+      case 'exitCriticalSection':
+        migrations.criticalSection.exit(e.nss);
+        return;
+      case 'refreshFilteringMetadata':
+        return this.refresh(e.nss);
+      case 'awaitRangeDeletion':
+        return migrations.rangeDeleter.awaitTask(e.migrationId);
+    }
+  }
+
+  private async persist(write: () => unknown): Promise<void> {
+    write();
+    await this.node.storage.flushed();
+  }
+
+  // A request completes once sent; its reply (or failure) comes back as an event.
+  private request(shardId: string, cmd: Doc, onReply: (reply: Doc) => DonorEvent): void {
+    void (async () => {
+      try {
+        const reply = checkOk(await this.node.client.command(await this.hostOf(shardId), 'admin', cmd, { timeoutMs: REQUEST_TIMEOUT_MS }));
+        this.step(onReply(reply));
+      } catch (err) {
+        this.step({ type: 'recipientError', error: asMongoError(err) });
+      }
+    })();
+  }
+
+  // A lost reply is not a refusal: only an answer with ok: 0 is an 'error'.
+  private sendCommit(): void {
+    const doc = this.doc;
+    const body = {
+      _configsvrCommitChunkMigration: doc.nss, fromShard: doc.donorShardId, toShard: doc.recipientShardId,
+      migratedChunk: { min: doc.range.min, max: doc.range.max, lastmod: placementTimestamp(doc.preMigrationChunkVersion) },
+      fromShardCollectionVersion: shardVersionToBSON(doc.preMigrationChunkVersion),
+      counts: { cloned: this.state.progress.clonedDocs, clonedBytes: this.state.progress.clonedBytes },
+    };
+    void (async () => {
+      let reply: Doc;
+      try {
+        reply = await this.node.client.command(requireConfigHost(this.node), 'admin', body, { timeoutMs: REQUEST_TIMEOUT_MS });
+      } catch (err) {
+        return this.step({ type: 'configCommitReplied', reply: { outcome: 'unknown', error: asMongoError(err) } });
+      }
+      try {
+        checkOk(reply);
+        this.step({ type: 'configCommitReplied', reply: { outcome: 'ok' } });
+      } catch (err) {
+        this.step({ type: 'configCommitReplied', reply: { outcome: 'error', error: asMongoError(err) } });
+      }
+    })();
+  }
+
+  private async readOwner(): Promise<string | null> {
+    const chunks = await fetchAll(this.node.client, requireConfigHost(this.node), 'config', { find: 'chunks', filter: { uuid: this.doc.collectionUuid } });
+    return chunkContaining(chunks as unknown as ChunkType[], this.doc.range.min)?.shard ?? null;
+  }
+
+  // "Command" effects: idempotent, retried until the target acknowledges them.
+  private commandToShard(shardId: string, db: string, cmd: Doc): Promise<void> {
+    return this.retry(async () => {
+      checkOk(await this.node.client.command(await this.hostOf(shardId), db, cmd, { timeoutMs: REQUEST_TIMEOUT_MS }));
+    });
+  }
+
+  private async retry<T>(fn: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await fn();
+      } catch (err) {
+        this.node.logger.warn({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration command failed; retrying');
+        this.hosts = undefined;
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  // After the commit the cached ownership is wrong either way; a failed refresh leaves it unknown,
+  // so the next versioned request reloads it.
+  private async refresh(nss: string): Promise<void> {
+    const { metadata } = this.node.sharding;
+    metadata.forget(nss);
+    try {
+      await metadata.refreshCollection(nss);
+    } catch (err) {
+      metadata.forget(nss);
+      this.node.logger.warn({ c: 'MIGRATION', err, nss }, 'Refresh after migration failed; metadata left unknown');
+    }
+  }
+
+  private async recvChunkStartCommand(): Promise<Doc> {
+    const doc = this.doc;
+    const keyPattern = Object.fromEntries(Object.keys(doc.range.min).map((f) => [f, 1]));
+    return {
+      _recvChunkStart: doc.nss, sessionId: doc._id, from: await this.hostOf(doc.donorShardId), fromShardName: doc.donorShardId,
+      toShardName: doc.recipientShardId, min: doc.range.min, max: doc.range.max, shardKeyPattern: keyPattern, uuid: doc.collectionUuid,
+    };
+  }
+
+  private async hostOf(shardId: string): Promise<string> {
+    if (this.hosts === undefined) {
+      const shards = await fetchAll(this.node.client, requireConfigHost(this.node), 'config', { find: 'shards' });
+      this.hosts = new Map(shards.map((s) => [String(s._id), String(s.host)]));
+    }
+    const host = this.hosts.get(shardId);
+    if (host === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${shardId} not found`);
+    return host;
+  }
+}
+
+function parseStatus(reply: Doc): RecvChunkStatus {
+  const counts = (reply.counts ?? {}) as Doc;
+  return {
+    state: String(reply.state) as RecvChunkStatus['state'],
+    counts: { cloned: Number(counts.cloned ?? 0), clonedBytes: Number(counts.clonedBytes ?? 0), catchup: Number(counts.catchup ?? 0), steady: Number(counts.steady ?? 0) },
+    ...(typeof reply.errmsg === 'string' ? { errmsg: reply.errmsg } : {}),
+  };
+}
+
+export function chunkContaining(chunks: readonly ChunkType[], key: Doc): ChunkType | undefined {
+  return chunks.find((c) => compareValues(c.min, key) <= 0 && compareValues(key, c.max) < 0);
+}
+
+function toUUID(b: Binary): UUID {
+  return b instanceof UUID ? b : b.toUUID();
+}
+
+function asMongoError(err: unknown): MongoError {
+  return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
+}
+
+function throwIfFailed(outcome: DonationOutcome): void {
+  if (!outcome.ok) throw outcome.error;
+}
+
+function requireShardName(node: NodeServices): string {
+  const name = node.sharding.state.shardName;
+  if (name === undefined) throw new MongoError(ErrorCodes.IllegalOperation, 'this node is not a shard');
+  return name;
+}
+
+function requireConfigHost(node: NodeServices): string {
+  const host = node.sharding.state.configHost;
+  if (host === undefined) throw new MongoError(ErrorCodes.IllegalOperation, 'this node is not a shard');
+  return host;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
