@@ -44,4 +44,33 @@ export class FailPoints {
   timesEntered(name: string): number {
     return this.points.get(name)?.timesEntered ?? 0;
   }
+
+  // Whether the fail point would fire, without counting an entry.
+  isEnabled(name: string): boolean {
+    const p = this.points.get(name);
+    return p !== undefined && p.mode !== 'off';
+  }
+}
+
+// How often a paused operation looks whether its fail point was turned off.
+const HANG_POLL_MS = 10;
+
+// MongoDB's pauseWhileSet: counts one entry, then waits (timers, not a busy loop, so the node keeps
+// serving) until a test turns the fail point off.
+export async function hangIfFailPointEnabled(node: { failPoints: FailPoints }, name: string): Promise<void> {
+  if (node.failPoints.shouldFire(name) === undefined) return;
+  while (node.failPoints.isEnabled(name)) await sleep(HANG_POLL_MS);
+}
+
+// waitForFailPoint: resolves once `name` has been entered `timesEntered` times in all.
+export async function waitForTimesEntered(failPoints: FailPoints, name: string, timesEntered: number, deadline: number): Promise<boolean> {
+  while (failPoints.timesEntered(name) < timesEntered) {
+    if (Date.now() >= deadline) return false;
+    await sleep(HANG_POLL_MS);
+  }
+  return true;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }

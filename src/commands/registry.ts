@@ -3,7 +3,7 @@ import { helloCommand } from './diagnostic/hello.js';
 import { buildInfoCommand } from './diagnostic/build_info.js';
 import { getParameterCommand } from './diagnostic/get_parameter.js';
 import { serverStatusCommand } from './diagnostic/server_status.js';
-import { configureFailPointCommand } from './diagnostic/configure_fail_point.js';
+import { configureFailPointCommand, waitForFailPointCommand } from './diagnostic/configure_fail_point.js';
 import {
   connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand, listCommandsCommand,
   pingCommand, startSessionCommand, whatsMyUriCommand,
@@ -29,7 +29,7 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 
 // Every command a node (shard or config server) answers.
 export const nodeCommands: readonly CommandDefinition[] = [
-  helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand,
+  helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand,
   listCommandsCommand, pingCommand, startSessionCommand, whatsMyUriCommand,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, findCommand, getMoreCommand, killCursorsCommand,

@@ -4,8 +4,10 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { ChunkRange } from '../config/chunk_range.js';
 import type { NodeServices } from '../commands/command.js';
+import { hangIfFailPointEnabled } from '../commands/fail_points.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { ScopedReceiveChunk } from './active_migrations_registry.js';
+import { withRecipientFailPoints, type FailPointHang } from './migration_fail_points.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON } from './range_deletion_task.js';
 import type { RecipientCommand, RecipientEffect, RecvChunkStartRequest, RecvChunkStatus } from './recipient_effects.js';
 import { isRecipientDone, recipientInitialState, recipientStatus, recipientStep, type RecipientEvent, type RecipientState } from './recipient_state_machine.js';
@@ -25,7 +27,7 @@ interface Waiter {
 export class MigrationDestinationManager {
   private state: RecipientState = recipientInitialState();
   // One entry per step: a failed local effect drops the rest of its own list only.
-  private readonly queue: RecipientEffect[][] = [];
+  private readonly queue: (RecipientEffect | FailPointHang)[][] = [];
   private draining = false;
   private readonly waiters = new Map<RecipientCommand, Waiter[]>();
 
@@ -61,9 +63,11 @@ export class MigrationDestinationManager {
   }
 
   private step(event: RecipientEvent): void {
+    const before = this.state;
     const { state, effects } = recipientStep(this.state, event);
     this.state = state;
-    if (effects.length > 0) this.queue.push(effects);
+    const list = withRecipientFailPoints(before, state, effects);
+    if (list.length > 0) this.queue.push(list);
     if (isRecipientDone(state)) this.scoped.release();
     void this.drain();
   }
@@ -74,6 +78,10 @@ export class MigrationDestinationManager {
     try {
       for (let list = this.queue.shift(); list !== undefined; list = this.queue.shift()) {
         for (const e of list) {
+          if (e.type === 'hang') {
+            await hangIfFailPointEnabled(this.node, e.failPoint);
+            continue;
+          }
           try {
             await this.execute(e);
           } catch (err) {

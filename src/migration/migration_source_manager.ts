@@ -7,12 +7,14 @@ import { fromPlacementTimestamp, placementTimestamp, shardVersionToBSON } from '
 import type { ChunkType } from '../catalog/type_chunk.js';
 import type { ChunkRange } from '../config/chunk_range.js';
 import type { NodeServices } from '../commands/command.js';
+import { hangIfFailPointEnabled } from '../commands/fail_points.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
 import { donorEffectClass, type DonorEffect } from './donor_effects.js';
 import { donorInitialState, donorStep, isDonorDone, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
 import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
+import { withDonorFailPoints, type FailPointHang } from './migration_fail_points.js';
 import {
   MIGRATION_COORDINATORS_NS, migrationCoordinatorDocumentFromBSON, migrationCoordinatorDocumentToBSON, type MigrationCoordinatorDocument,
 } from './migration_coordinator_document.js';
@@ -67,9 +69,9 @@ export function recoverDonations(node: NodeServices): Promise<void>[] {
       nss: doc.nss, range: doc.range, fromShardId: doc.donorShardId, toShardId: doc.recipientShardId, waitForDelete: false, forceJumbo: false,
     });
     if (scoped.mode === 'join') return;
-    node.sharding.metadata.forget(doc.nss);
-    const outcome = await new MigrationSourceManager(node, doc, undefined).run({ type: 'crashRecovered', doc });
-    scoped.signalComplete(outcome);
+    const recovery = new MigrationSourceManager(node, doc, undefined).run({ type: 'crashRecovered', doc });
+    node.sharding.metadata.holdUntilRecovered(doc.nss, recovery);
+    scoped.signalComplete(await recovery);
   });
 }
 
@@ -77,7 +79,7 @@ export function recoverDonations(node: NodeServices): Promise<void>[] {
 // machine and runs its effects strictly one after another (donor_effects.ts).
 export class MigrationSourceManager {
   private state: DonorState = donorInitialState();
-  private readonly queue: DonorEffect[] = [];
+  private readonly queue: (DonorEffect | FailPointHang)[] = [];
   private draining = false;
   private timer: NodeJS.Timeout | undefined;
   private hosts: Map<string, string> | undefined;
@@ -120,11 +122,11 @@ export class MigrationSourceManager {
   }
 
   private step(event: DonorEvent): void {
-    const before = this.state.phase;
+    const before = this.state;
     const { state, effects } = donorStep(this.state, event);
     this.state = state;
-    this.queue.push(...effects);
-    if (state.phase !== before) this.armTimer(state.phase);
+    this.queue.push(...withDonorFailPoints(before, event, state, effects));
+    if (state.phase !== before.phase) this.armTimer(state.phase);
     void this.drain();
   }
 
@@ -141,6 +143,10 @@ export class MigrationSourceManager {
     this.draining = true;
     try {
       for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        if (e.type === 'hang') {
+          await hangIfFailPointEnabled(this.node, e.failPoint);
+          continue;
+        }
         try {
           await this.execute(e);
         } catch (err) {

@@ -22,6 +22,8 @@ interface CollectionMetadata {
 export class ShardMetadata {
   private readonly collections = new Map<string, CollectionMetadata>();
   private readonly databases = new Map<string, KnownDatabase>();
+  // Namespaces whose migration is being recovered at startup, until that recovery settles.
+  private readonly recovering = new Map<string, Promise<void>>();
 
   constructor(private readonly shardName: () => string | undefined, private readonly config: () => ConfigReader | undefined) {}
 
@@ -37,6 +39,7 @@ export class ShardMetadata {
       );
     }
     if (cmd.shardVersion !== undefined && ns !== undefined) {
+      await this.recovering.get(ns);
       const received = shardVersionFromBSON(cmd.shardVersion);
       await this.decide(
         (mayRefresh) => checkShardVersion(ns, shardId, received, this.collections.get(ns)?.known ?? { kind: 'unknown' }, mayRefresh),
@@ -82,6 +85,19 @@ export class ShardMetadata {
       return;
     }
     this.databases.set(db, { kind: 'primary', version: databaseVersionFromBSON(found.version) });
+  }
+
+  // A restarted donor does not know yet whether the commit it may have sent landed: until its
+  // recovery fences the config server and decides, a refresh could read the range as still owned
+  // and accept writes a late commit would then give away. So the metadata stays unknown and
+  // versioned requests for `ns` wait (MongoDB keeps the filtering metadata unknown until the
+  // recovery refreshes it).
+  holdUntilRecovered(ns: string, recovery: Promise<unknown>): void {
+    this.collections.delete(ns);
+    const gate: Promise<void> = Promise.all([this.recovering.get(ns), recovery.catch(() => undefined)]).then(() => {
+      if (this.recovering.get(ns) === gate) this.recovering.delete(ns);
+    });
+    this.recovering.set(ns, gate);
   }
 
   // _flushRoutingTableCacheUpdates: forget, so the next versioned request reloads.

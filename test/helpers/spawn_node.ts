@@ -22,10 +22,18 @@ export function tempDir(prefix = 'docshard-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
 
-// Starts a real docshard node process on an ephemeral port and waits until it listens.
-export async function spawnNode(options: { dbpath?: string; role?: 'shard' | 'config'; extraArgs?: string[] } = {}): Promise<SpawnedNode> {
+export interface SpawnNodeOptions {
+  dbpath?: string;
+  role?: 'shard' | 'config';
+  // Ephemeral when absent; a restarted shard needs its old one, since config.shards names it by host:port.
+  port?: number;
+  extraArgs?: string[];
+}
+
+// Starts a real docshard node process and waits until it listens.
+export async function spawnNode(options: SpawnNodeOptions = {}): Promise<SpawnedNode> {
   const dbpath = options.dbpath ?? tempDir();
-  const args = [BIN, options.role ?? 'shard', '--port', '0', '--dbpath', dbpath, ...(options.extraArgs ?? [])];
+  const args = [BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
@@ -67,6 +75,19 @@ export async function spawnNode(options: { dbpath?: string; role?: 'shard' | 'co
       }
     },
   };
+}
+
+// Starts a stopped node again on its dbpath and port; the port may still be held for a moment
+// after a kill, so a failed start is retried briefly.
+export async function restartNode(old: SpawnedNode, options: Omit<SpawnNodeOptions, 'dbpath' | 'port'>): Promise<SpawnedNode> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnNode({ ...options, dbpath: old.dbpath, port: old.port });
+    } catch (err) {
+      if (attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
 
 export function removeDir(dir: string): void {

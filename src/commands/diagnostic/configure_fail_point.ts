@@ -1,7 +1,8 @@
-import { isPlainObject } from '../../bson/values.js';
+import { isNumber, isPlainObject, toDouble } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandDefinition } from '../command.js';
+import { waitForTimesEntered } from '../fail_points.js';
 
 export const configureFailPointCommand: CommandDefinition = {
   names: ['configureFailPoint'],
@@ -13,5 +14,25 @@ export const configureFailPointCommand: CommandDefinition = {
     const data = isPlainObject(cmd.data) ? cmd.data : {};
     const { count } = ctx.node.failPoints.configure(name, cmd.mode, data);
     return { count, ok: 1 };
+  },
+};
+
+// As mongod's: waits until the fail point has been entered `timesEntered` times in all (tests take
+// the count configureFailPoint returned and add one); maxTimeMS is required, since nothing else
+// would end the wait.
+export const waitForFailPointCommand: CommandDefinition = {
+  names: ['waitForFailPoint'],
+  adminOnly: true,
+  testOnly: true,
+  async run(ctx, cmd) {
+    const name = cmd.waitForFailPoint;
+    if (typeof name !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, 'waitForFailPoint takes a fail point name');
+    if (!isNumber(cmd.timesEntered)) throw new MongoError(ErrorCodes.TypeMismatch, "'timesEntered' must be a number");
+    if (!isNumber(cmd.maxTimeMS)) throw new MongoError(ErrorCodes.BadValue, 'waitForFailPoint requires maxTimeMS');
+    const deadline = Date.now() + toDouble(cmd.maxTimeMS);
+    if (!(await waitForTimesEntered(ctx.node.failPoints, name, toDouble(cmd.timesEntered), deadline))) {
+      throw new MongoError(ErrorCodes.MaxTimeMSExpired, `Fail point ${name} was not entered ${toDouble(cmd.timesEntered)} times within ${toDouble(cmd.maxTimeMS)}ms`);
+    }
+    return { ok: 1 };
   },
 };
