@@ -9,9 +9,8 @@ import { findTargets } from './write_ops.js';
 function target(db: string, spec: unknown, stage: string): string {
   if (typeof spec === 'string') return `${db}.${spec}`;
   if (isPlainObject(spec)) {
-    const coll = stage === '$out' ? spec.coll : spec.coll;
     const targetDb = typeof spec.db === 'string' ? spec.db : db;
-    if (typeof coll === 'string') return `${targetDb}.${coll}`;
+    if (typeof spec.coll === 'string') return `${targetDb}.${spec.coll}`;
   }
   throw new MongoError(ErrorCodes.FailedToParse, `${stage} stage requires a collection name`);
 }
