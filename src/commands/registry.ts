@@ -3,6 +3,8 @@ import { helloCommand } from './diagnostic/hello.js';
 import { buildInfoCommand } from './diagnostic/build_info.js';
 import { getParameterCommand } from './diagnostic/get_parameter.js';
 import { serverStatusCommand } from './diagnostic/server_status.js';
+import { currentOpCommand } from './diagnostic/current_op.js';
+import { cleanupOrphanedCommand } from './migration/cleanup_orphaned.js';
 import { configureFailPointCommand, waitForFailPointCommand } from './diagnostic/configure_fail_point.js';
 import {
   connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand, listCommandsCommand,
@@ -37,5 +39,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand,
-  ...donorCommands, ...recipientCommands,
+  ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
 ];

@@ -9,8 +9,11 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { ScopedReceiveChunk } from './active_migrations_registry.js';
 import { withRecipientFailPoints, type FailPointHang } from './migration_fail_points.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON } from './range_deletion_task.js';
+import { migrationStatistics } from './migration_statistics.js';
 import type { RecipientCommand, RecipientEffect, RecvChunkStartRequest, RecvChunkStatus } from './recipient_effects.js';
-import { isRecipientDone, recipientInitialState, recipientStatus, recipientStep, type RecipientEvent, type RecipientState } from './recipient_state_machine.js';
+import {
+  isRecipientDone, recipientInitialState, recipientStatus, recipientStep, type RecipientEvent, type RecipientPhase, type RecipientState,
+} from './recipient_state_machine.js';
 
 // How long the recipient waits before asking again after an empty _transferMods.
 const MODS_PAUSE_MS = 10;
@@ -30,12 +33,16 @@ export class MigrationDestinationManager {
   private readonly queue: (RecipientEffect | FailPointHang)[][] = [];
   private draining = false;
   private readonly waiters = new Map<RecipientCommand, Waiter[]>();
+  // _transferMods batches received from the donor, empty ones included; for currentOp.
+  private modsBatches = 0;
+  readonly startedAt = new Date();
 
   private constructor(private readonly node: NodeServices, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
 
   // _recvChunkStart: registers the reception (117 when busy), then lets the machine decide.
   static async start(node: NodeServices, request: RecvChunkStartRequest, donorHost: string): Promise<{ manager: MigrationDestinationManager; status: RecvChunkStatus }> {
     const scoped = node.migrations.registry.registerReceiveChunk(request.nss, request.range, request.donorShardId);
+    migrationStatistics(node).countRecipientMoveChunkStarted += 1;
     const manager = new MigrationDestinationManager(node, request, donorHost, scoped);
     node.migrations.destination = manager;
     const overlapping = countOverlappingRangeDeletions(node, request.nss, request.range);
@@ -45,6 +52,14 @@ export class MigrationDestinationManager {
 
   get done(): boolean {
     return isRecipientDone(this.state);
+  }
+
+  get phase(): RecipientPhase {
+    return this.state.phase;
+  }
+
+  get transferModsBatches(): number {
+    return this.modsBatches;
   }
 
   status(): RecvChunkStatus {
@@ -114,11 +129,15 @@ export class MigrationDestinationManager {
         }));
       case 'requestTransferMods':
         if (e.pause) await sleep(MODS_PAUSE_MS);
-        return this.pull({ _transferMods: 1, sessionId: e.migrationId }, (reply) => ({
-          type: 'transferModsBatch',
-          deleted: (reply.deleted as Doc[]).map((d) => serializeDocument(d)),
-          reload: (reply.reload as Doc[]).map((d) => serializeDocument(d)),
-        }));
+        return this.pull({ _transferMods: 1, sessionId: e.migrationId }, (reply) => {
+          this.modsBatches += 1;
+          migrationStatistics(this.node).countTransferModsBatchesOnRecipient += 1;
+          return {
+            type: 'transferModsBatch',
+            deleted: (reply.deleted as Doc[]).map((d) => serializeDocument(d)),
+            reload: (reply.reload as Doc[]).map((d) => serializeDocument(d)),
+          };
+        });
       case 'applyCloneBatch':
         return this.applyCloneBatch(e.nss, e.documents);
       case 'applyMods':
@@ -163,6 +182,9 @@ export class MigrationDestinationManager {
     storage.write((unit) => {
       for (const bytes of documents) unit.insert(coll, deserializeDocument(bytes), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     });
+    const stats = migrationStatistics(this.node);
+    stats.countDocsClonedOnRecipient += documents.length;
+    for (const bytes of documents) stats.countBytesClonedOnRecipient += bytes.byteLength;
   }
 
   // Reloads replace (or insert) by _id, deletions remove by _id: both are idempotent, so a batch

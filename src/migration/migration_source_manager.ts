@@ -12,13 +12,14 @@ import { RemoteConfigReader } from '../shard/remote_config_reader.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
 import { donorEffectClass, type DonorEffect } from './donor_effects.js';
-import { donorInitialState, donorStep, isDonorDone, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
+import { donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
 import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
 import { withDonorFailPoints, type FailPointHang } from './migration_fail_points.js';
 import {
   MIGRATION_COORDINATORS_NS, migrationCoordinatorDocumentFromBSON, migrationCoordinatorDocumentToBSON, type MigrationCoordinatorDocument,
 } from './migration_coordinator_document.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskToBSON } from './range_deletion_task.js';
+import { migrationStatistics } from './migration_statistics.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
 
 // Per-phase limits; the state machine ignores a timer armed in a phase it has left. From the
@@ -85,6 +86,8 @@ export class MigrationSourceManager {
   private hosts: Map<string, string> | undefined;
   private finish!: (outcome: DonationOutcome) => void;
   private readonly finished = new Promise<DonationOutcome>((r) => { this.finish = r; });
+  // When run() was called, for currentOp's secs_running.
+  startedAt: Date | undefined;
 
   constructor(private readonly node: NodeServices, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
 
@@ -114,7 +117,18 @@ export class MigrationSourceManager {
     return this.state.phase;
   }
 
+  // What the recipient last reported (documents and bytes cloned, mods pending), for currentOp.
+  get progress(): CloneProgress {
+    return this.state.progress;
+  }
+
+  get waitForDelete(): boolean {
+    return this.state.waitForDelete;
+  }
+
   run(first: DonorEvent): Promise<DonationOutcome> {
+    if (first.type === 'start') migrationStatistics(this.node).countDonorMoveChunkStarted += 1;
+    this.startedAt = new Date();
     this.cloner?.start();
     this.node.migrations.source = this;
     this.step(first);
@@ -167,6 +181,10 @@ export class MigrationSourceManager {
     this.cloner?.stop();
     if (this.node.migrations.source === this) this.node.migrations.source = undefined;
     const error = this.state.phase === 'kCommitted' ? undefined : this.state.error ?? new MongoError(ErrorCodes.OperationFailed, 'migration aborted');
+    const stats = migrationStatistics(this.node);
+    if (error === undefined) stats.countDonorMoveChunkCommitted += 1;
+    else stats.countDonorMoveChunkAborted += 1;
+    if (this.startedAt !== undefined) stats.totalDonorMoveChunkTimeMillis += Date.now() - this.startedAt.getTime();
     this.finish(error === undefined ? { ok: true } : { ok: false, error });
   }
 

@@ -62,6 +62,16 @@ export class RangeDeleterService implements OpObserver {
     if (ns === RANGE_DELETIONS_NS) this.schedule(after);
   }
 
+  // Ids (hex of the key) of the tasks being run now (waiting out their delay or deleting), for
+  // currentOp and serverStatus.
+  get runningTaskKeys(): string[] {
+    return [...this.running.keys()];
+  }
+
+  isRunning(id: unknown): boolean {
+    return this.running.has(keyOf(id));
+  }
+
   // Resolves when the task with this id is gone from disk (moveChunk's _waitForDelete).
   async awaitTask(id: UUID): Promise<void> {
     for (;;) {

@@ -1,5 +1,8 @@
 import os from 'node:os';
-import type { CommandDefinition } from '../command.js';
+import type { Doc } from '../../bson/values.js';
+import { migrationStatistics } from '../../migration/migration_statistics.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
+import type { CommandDefinition, NodeServices } from '../command.js';
 import { SERVER_VERSION } from './build_info.js';
 
 export const serverStatusCommand: CommandDefinition = {
@@ -22,7 +25,55 @@ export const serverStatusCommand: CommandDefinition = {
       mem: { bits: 64, resident: Math.round(mem.rss / 1024 / 1024), virtual: Math.round(mem.heapTotal / 1024 / 1024), supported: true },
       metrics: { cursor: { open: { total: node.cursors.openCount } } },
       storageEngine: { name: 'lmdb', supportsCommittedReads: true, persistent: true },
+      ...(node.options.role === 'shard' ? { shardingStatistics: shardingStatistics(node) } : {}),
       ok: 1,
     };
   },
 };
+
+// mongod's serverStatus.shardingStatistics on a shard: MongoDB's counter names where docshard has
+// the counter, and a `docshard` section with the migration in flight and the range deletions.
+export function shardingStatistics(node: NodeServices): Doc {
+  const stats = migrationStatistics(node);
+  const tasks = node.local.find(RANGE_DELETIONS_NS).map(rangeDeletionTaskFromBSON);
+  const pending = tasks.filter((t) => t.pending).length;
+  return {
+    countDonorMoveChunkStarted: stats.countDonorMoveChunkStarted,
+    countDonorMoveChunkCommitted: stats.countDonorMoveChunkCommitted,
+    countDonorMoveChunkAborted: stats.countDonorMoveChunkAborted,
+    totalDonorMoveChunkTimeMillis: stats.totalDonorMoveChunkTimeMillis,
+    countDocsClonedOnRecipient: stats.countDocsClonedOnRecipient,
+    countBytesClonedOnRecipient: stats.countBytesClonedOnRecipient,
+    countRecipientMoveChunkStarted: stats.countRecipientMoveChunkStarted,
+    rangeDeleterTasks: tasks.length,
+    docshard: {
+      migration: inFlightMigration(node),
+      transferModsBatchesOnRecipient: stats.countTransferModsBatchesOnRecipient,
+      rangeDeletions: { total: tasks.length, pending, ready: tasks.length - pending, running: node.migrations.rangeDeleter.runningTaskKeys.length },
+    },
+  };
+}
+
+// The donation or reception in flight, or null.
+function inFlightMigration(node: NodeServices): Doc | null {
+  const source = node.migrations.source;
+  if (source !== undefined) {
+    const p = source.progress;
+    return {
+      role: 'donor', migrationId: source.doc._id, ns: source.doc.nss, min: source.doc.range.min, max: source.doc.range.max,
+      toShard: source.doc.recipientShardId, phase: source.phase, recipientState: p.recipientState ?? null,
+      clonedDocs: p.clonedDocs, clonedBytes: p.clonedBytes, transferModsPending: p.transferModsPending,
+    };
+  }
+  const destination = node.migrations.destination;
+  if (destination !== undefined && !destination.done) {
+    const r = destination.request;
+    const { state, counts } = destination.status();
+    return {
+      role: 'recipient', migrationId: r.migrationId, ns: r.nss, min: r.range.min, max: r.range.max, fromShard: r.donorShardId,
+      phase: destination.phase, state, clonedDocs: counts.cloned, clonedBytes: counts.clonedBytes,
+      catchupMods: counts.catchup, steadyMods: counts.steady, transferModsBatches: destination.transferModsBatches,
+    };
+  }
+  return null;
+}

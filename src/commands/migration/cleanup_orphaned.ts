@@ -1,0 +1,35 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
+import type { CommandDefinition, NodeServices } from '../command.js';
+import { requireString } from '../args.js';
+
+// cleanupOrphaned (admin, on a shard), as since MongoDB 6.0: deletes nothing itself; waits until
+// every range deletion task of the collection on this shard (config.rangeDeletions) has been run
+// by the range deleter, then answers {ok: 1}. startingFromKey, secondaryThrottle and writeConcern
+// are accepted and ignored (deprecated in MongoDB). A task still pending waits for its migration
+// to be decided; a 'delayed' one for orphanCleanupDelaySecs.
+export const cleanupOrphanedCommand: CommandDefinition = {
+  names: ['cleanupOrphaned'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const nss = requireString(cmd, 'cleanupOrphaned');
+    const dot = nss.indexOf('.');
+    if (dot <= 0 || dot === nss.length - 1) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace: ${nss}`);
+    if (cmd.startingFromKey !== undefined && (typeof cmd.startingFromKey !== 'object' || cmd.startingFromKey === null)) {
+      throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'cleanupOrphaned.startingFromKey' is the wrong type, expected type 'object'");
+    }
+    if (ctx.node.options.role !== 'shard') throw new MongoError(ErrorCodes.IllegalOperation, 'cleanupOrphaned can only be run on a shard');
+    await awaitRangeDeletions(ctx.node, nss);
+    return { ok: 1 };
+  },
+};
+
+// Until no task for nss is left on disk; tasks written meanwhile are waited for too.
+export async function awaitRangeDeletions(node: NodeServices, nss: string): Promise<void> {
+  for (;;) {
+    const tasks = node.local.find(RANGE_DELETIONS_NS, { nss }).map(rangeDeletionTaskFromBSON);
+    if (tasks.length === 0) return;
+    for (const task of tasks) await node.migrations.rangeDeleter.awaitTask(task._id);
+  }
+}
