@@ -21,6 +21,8 @@ export interface NodeOptions {
   bindIp: string;
   dbpath: string;
   enableTestCommands: boolean;
+  // --setParameter values a node accepts at start-up (mongod's names).
+  parameters: { orphanCleanupDelaySecs: number };
 }
 
 export interface ServerCounters {

@@ -3,9 +3,10 @@ import { createLogger } from './logger.js';
 import { startNode } from './node_process.js';
 import { startRouter } from './router_process.js';
 import { runUp, UP_USAGE } from './up_command.js';
+import { parseSetParameters } from './set_parameter.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
   docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1]
 ${UP_USAGE}`;
@@ -27,6 +28,7 @@ export async function main(argv: string[]): Promise<void> {
       configdb: { type: 'string' },
       bind_ip: { type: 'string', default: '127.0.0.1' },
       enableTestCommands: { type: 'boolean', default: false },
+      setParameter: { type: 'string', multiple: true, default: [] },
     },
     strict: true,
   });
@@ -53,12 +55,19 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (!values.dbpath) usageExit('--dbpath is required', 2);
+  let parameters;
+  try {
+    parameters = parseSetParameters(values.setParameter ?? []);
+  } catch (err) {
+    usageExit((err as Error).message, 2);
+  }
   const node = await startNode({
     role,
     port: Number(values.port),
     bindIp: values.bind_ip!,
     dbpath: values.dbpath,
     enableTestCommands: values.enableTestCommands!,
+    parameters,
   }, logger, recent);
   stop = () => node.stop();
 }

@@ -20,7 +20,7 @@ import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js
 import { TcpServer } from '../wire/tcp_server.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
 import { CriticalSection } from '../shard/critical_section.js';
-import { RangeDeleterService } from '../migration/range_deleter_service.js';
+import { DEFAULT_RANGE_DELETER_OPTIONS, RangeDeleterService } from '../migration/range_deleter_service.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -64,7 +64,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     migrations: {
       registry: new ActiveMigrationsRegistry(),
       criticalSection: new CriticalSection(),
-      rangeDeleter: new RangeDeleterService(storage, local, logger),
+      rangeDeleter: new RangeDeleterService(storage, local, logger, { ...DEFAULT_RANGE_DELETER_OPTIONS, orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000 }),
       source: undefined,
       destination: undefined,
     },

@@ -99,6 +99,21 @@ describe('index kinds through the driver', () => {
   });
 });
 
+describe('start-up parameters', () => {
+  it('reports a --setParameter value through getParameter', async () => {
+    const node = await spawnNode({ extraArgs: ['--setParameter', 'orphanCleanupDelaySecs=3'] });
+    const client = new MongoClient(node.uri);
+    try {
+      const reply = await client.db('admin').command({ getParameter: 1, orphanCleanupDelaySecs: 1 });
+      assert.equal(reply.orphanCleanupDelaySecs, 3);
+    } finally {
+      await client.close();
+      await node.stop();
+      removeDir(node.dbpath);
+    }
+  });
+});
+
 describe('a node without --enableTestCommands', () => {
   it('does not know test-only commands and shuts down cleanly on SIGTERM', async () => {
     const node = await spawnNode();

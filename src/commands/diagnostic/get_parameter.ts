@@ -16,7 +16,7 @@ export const getParameterCommand: CommandDefinition = {
   names: ['getParameter'],
   adminOnly: true,
   run(ctx, cmd) {
-    const params: Record<string, unknown> = { ...PARAMETERS, enableTestCommands: ctx.node.options.enableTestCommands };
+    const params: Record<string, unknown> = { ...PARAMETERS, enableTestCommands: ctx.node.options.enableTestCommands, ...ctx.node.options.parameters };
     const which = cmd.getParameter;
     if (which === '*' || (isPlainObject(which) && which.allParameters === true)) return { ...params, ok: 1 };
     const reply: Record<string, unknown> = {};

@@ -1,0 +1,16 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_PARAMETERS, parseSetParameters } from './set_parameter.js';
+
+describe('--setParameter', () => {
+  it('keeps the defaults when none is given and reads orphanCleanupDelaySecs', () => {
+    assert.deepEqual(parseSetParameters([]), DEFAULT_PARAMETERS);
+    assert.equal(parseSetParameters(['orphanCleanupDelaySecs=2']).orphanCleanupDelaySecs, 2);
+  });
+
+  it('refuses unknown names and bad values', () => {
+    assert.throws(() => parseSetParameters(['noSuchParameter=1']), /Unknown --setParameter/);
+    assert.throws(() => parseSetParameters(['orphanCleanupDelaySecs=-1']), /Bad value/);
+    assert.throws(() => parseSetParameters(['orphanCleanupDelaySecs']), /Bad value/);
+  });
+});
