@@ -88,10 +88,6 @@ export function toBigIntExact(v: unknown): bigint | undefined {
   return Number.isInteger(d) ? BigInt(d) : undefined;
 }
 
-export function makeDouble(x: number): Double | number {
-  return new Double(x);
-}
-
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 const INT64_MIN = -(2n ** 63n);
@@ -125,12 +121,6 @@ function arith(a: unknown, b: unknown, onInt: (x: bigint, y: bigint) => bigint, 
   const r = onDouble(toDouble(a), toDouble(b));
   if (kind === 'decimal') return Decimal128.fromString(String(r));
   return new Double(r);
-}
-
-// A JS number computed here becomes the narrowest faithful BSON number (int32 when it fits).
-export function fromJsNumber(x: number): unknown {
-  if (Number.isInteger(x) && x >= INT32_MIN && x <= INT32_MAX && !Object.is(x, -0)) return x;
-  return new Double(x);
 }
 
 export function isNullish(v: unknown): boolean {

@@ -1,4 +1,4 @@
-import { ObjectId, Timestamp, UUID } from 'bson';
+import { ObjectId, UUID } from 'bson';
 import type { Logger } from 'pino';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
@@ -236,10 +236,6 @@ export class ShardingCatalogManager {
 
   private entry(what: string, ns: string, details: Doc): Doc {
     return changeLogEntry(this.log(), CONFIG_SHARD, what, ns, details);
-  }
-
-  nowTimestamp(): Timestamp {
-    return this.clock.now();
   }
 }
 

@@ -114,10 +114,6 @@ export class ShardMetadata {
   ownership(ns: string): OwnershipFilter | undefined {
     return this.collections.get(ns)?.ownership;
   }
-
-  shardVersionOf(ns: string): KnownVersion {
-    return this.collections.get(ns)?.known ?? { kind: 'unknown' };
-  }
 }
 
 export function isVersionedRequest(cmd: Doc): boolean {

@@ -253,10 +253,6 @@ const factories: Record<string, Factory> = {
 
 const UNARY = new Set(['$sum', '$avg', '$min', '$max', '$first', '$last', '$push', '$addToSet', '$mergeObjects', '$stdDevPop', '$stdDevSamp']);
 
-export function isAccumulatorName(name: string): boolean {
-  return Object.prototype.hasOwnProperty.call(factories, name);
-}
-
 export function parseAccumulator(name: string, arg: unknown, env: StageEnv): Accumulator {
   const factory = Object.prototype.hasOwnProperty.call(factories, name) ? factories[name] : undefined;
   if (factory === undefined) fail(15952, `Unknown group operator '${name}'`);

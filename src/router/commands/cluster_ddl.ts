@@ -3,7 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg } from '../../commands/args.js';
-import { checkOk } from '../../wire/remote_cursor.js';
+import { checkOk, drainCursor } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
@@ -65,14 +65,7 @@ function onPrimary(names: string[]): RouterCommand {
         if (!isPlainObject(reply!.cursor)) return reply!;
         // Catalog cursors are small: answer them in one batch.
         const host = await ctx.router.shardRegistry.host(routing.db.primary);
-        const docs = [...((reply!.cursor as Doc).firstBatch as Doc[])];
-        let id = (reply!.cursor as Doc).id;
-        const coll = String((reply!.cursor as Doc).ns).slice(ctx.db.length + 1);
-        while (String(id) !== '0') {
-          const more = checkOk(await ctx.router.client.command(host, ctx.db, { getMore: id, collection: coll }));
-          docs.push(...((more.cursor as Doc).nextBatch as Doc[]));
-          id = (more.cursor as Doc).id;
-        }
+        const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
         return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
       });
     },
