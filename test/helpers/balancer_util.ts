@@ -1,5 +1,6 @@
+import { after, before } from 'node:test';
 import { MongoClient, type Db } from 'mongodb';
-import type { SpawnedCluster } from './spawn_cluster.js';
+import { spawnCluster, type SpawnedCluster } from './spawn_cluster.js';
 import type { AnyDoc } from './spawn_node.js';
 
 // Config-server parameters that make the balancer take a round every 200 ms.
@@ -8,6 +9,32 @@ export const FAST_BALANCER_ARGS = [
   '--setParameter', 'balancerMigrationsThrottlingMs=0',
 ];
 export const FAST_RANGE_DELETION_ARGS = ['--setParameter', 'orphanCleanupDelaySecs=0'];
+
+export interface BalancerSuite {
+  cluster: SpawnedCluster;
+  client: MongoClient;
+  admin: Db;
+  config: Db;
+}
+
+// Registers the suite's before/after hooks: a cluster (3 shards, fast balancer rounds and range
+// deletion unless `options` say otherwise) and a client on its first router. The fields are set
+// once `before` has run, so tests read them through the returned object.
+export function balancerSuite(options: Partial<Parameters<typeof spawnCluster>[0]> = {}, setup?: (suite: BalancerSuite) => Promise<void>): BalancerSuite {
+  const suite = {} as BalancerSuite;
+  before(async () => {
+    suite.cluster = await spawnCluster({ shards: 3, configArgs: FAST_BALANCER_ARGS, shardArgs: FAST_RANGE_DELETION_ARGS, ...options });
+    suite.client = new MongoClient(suite.cluster.routers[0]!.uri);
+    suite.admin = suite.client.db('admin');
+    suite.config = suite.client.db('config');
+    await setup?.(suite);
+  });
+  after(async () => {
+    await suite.client?.close();
+    await suite.cluster?.stop();
+  });
+  return suite;
+}
 
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;

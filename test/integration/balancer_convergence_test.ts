@@ -1,9 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
-import { chunksOf, commits, FAST_BALANCER_ARGS, FAST_RANGE_DELETION_ARGS, ownedBytes, waitFor, waitRounds } from '../helpers/balancer_util.js';
+import { balancerSuite, chunksOf, commits, ownedBytes, waitFor, waitRounds } from '../helpers/balancer_util.js';
 
 const MB = 1024 * 1024;
 const TOTAL = 1024 * MB;
@@ -13,26 +11,12 @@ const DOC_BYTES = 16 * 1024;
 // router until 1 GB with the balancer on (default 128 MB chunk size, data-size policy): the spread
 // ends within 3 chunk sizes and then nothing moves for 3 rounds; every document is there once.
 describe('balancer convergence at 1 GB', () => {
-  let cluster: SpawnedCluster;
-  let client: MongoClient;
-  let admin: Db;
-  let config: Db;
-
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, configArgs: FAST_BALANCER_ARGS, shardArgs: FAST_RANGE_DELETION_ARGS });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    admin = client.db('admin');
-    config = client.db('config');
-  });
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
-  });
+  const ctx = balancerSuite();
 
   it('inserts 1 GB with increasing keys while balancing, and converges', { timeout: 900_000 }, async () => {
-    await admin.command({ enableSharding: 'big', primaryShard: 'shard0' });
-    await admin.command({ shardCollection: 'big.c', key: { k: 1 } });
-    const coll = client.db('big').collection<AnyDoc>('c');
+    await ctx.admin.command({ enableSharding: 'big', primaryShard: 'shard0' });
+    await ctx.admin.command({ shardCollection: 'big.c', key: { k: 1 } });
+    const coll = ctx.client.db('big').collection<AnyDoc>('c');
     const pad = 'z'.repeat(DOC_BYTES - 40);
     const docs = Math.ceil(TOTAL / DOC_BYTES);
     const started = Date.now();
@@ -40,13 +24,13 @@ describe('balancer convergence at 1 GB', () => {
       await coll.insertMany(Array.from({ length: Math.min(512, docs - i) }, (_, j) => ({ _id: i + j, k: i + j, pad })), { ordered: false });
     }
     const insertedMs = Date.now() - started;
-    await waitFor('big.c to become balanced', async () => (await admin.command({ balancerCollectionStatus: 'big.c' })).balancerCompliant === true, 600_000, 500);
-    const sizes = await ownedBytes(cluster, 'big.c');
+    await waitFor('big.c to become balanced', async () => (await ctx.admin.command({ balancerCollectionStatus: 'big.c' })).balancerCompliant === true, 600_000, 500);
+    const sizes = await ownedBytes(ctx.cluster, 'big.c');
     assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 3 * 128 * MB, `spread within 3 chunk sizes: ${sizes.map((s) => Math.round(s / MB))} MB`);
-    const moved = await commits(config, 'big.c');
+    const moved = await commits(ctx.config, 'big.c');
     assert.ok(moved >= 2, `data had to move: ${moved} migrations`);
-    await waitRounds(admin, 3);
-    assert.equal(await commits(config, 'big.c'), moved, 'no moves for 3 rounds once balanced');
+    await waitRounds(ctx.admin, 3);
+    assert.equal(await commits(ctx.config, 'big.c'), moved, 'no moves for 3 rounds once balanced');
     assert.equal(await coll.countDocuments(), docs);
     assert.equal(await coll.countDocuments({ k: { $gte: docs - 100 } }), 100);
     process.stdout.write(`# 1 GB: inserted in ${insertedMs} ms, balanced after ${Date.now() - started} ms, ${moved} migrations, MB per shard ${sizes.map((s) => Math.round(s / MB))}\n`);
@@ -56,12 +40,12 @@ describe('balancer convergence at 1 GB', () => {
   // the chunk size (32 MB here, so 1 GB makes 32 or more chunks: threshold 4), and the balancer
   // moves chunks until the shards differ by less than 2.
   it('the same under the chunk-count policy reaches the seeds\' thresholds', { timeout: 900_000 }, async () => {
-    await client.db('big').dropDatabase();
-    await config.collection('settings').updateOne({ _id: 'balancer' as never }, { $set: { policy: 'chunkCount' } }, { upsert: true });
-    await config.collection('settings').updateOne({ _id: 'chunksize' as never }, { $set: { value: 32 } }, { upsert: true });
-    await admin.command({ enableSharding: 'bigc', primaryShard: 'shard0' });
-    await admin.command({ shardCollection: 'bigc.c', key: { k: 1 } });
-    const coll = client.db('bigc').collection<AnyDoc>('c');
+    await ctx.client.db('big').dropDatabase();
+    await ctx.config.collection('settings').updateOne({ _id: 'balancer' as never }, { $set: { policy: 'chunkCount' } }, { upsert: true });
+    await ctx.config.collection('settings').updateOne({ _id: 'chunksize' as never }, { $set: { value: 32 } }, { upsert: true });
+    await ctx.admin.command({ enableSharding: 'bigc', primaryShard: 'shard0' });
+    await ctx.admin.command({ shardCollection: 'bigc.c', key: { k: 1 } });
+    const coll = ctx.client.db('bigc').collection<AnyDoc>('c');
     const pad = 'z'.repeat(DOC_BYTES - 40);
     const docs = Math.ceil(TOTAL / DOC_BYTES);
     for (let i = 0; i < docs; i += 512) {
@@ -69,7 +53,7 @@ describe('balancer convergence at 1 GB', () => {
     }
     const spread = async (): Promise<number[]> => {
       const counts = new Map<string, number>();
-      for (const c of await chunksOf(config, 'bigc.c')) counts.set(c.shard, (counts.get(c.shard) ?? 0) + 1);
+      for (const c of await chunksOf(ctx.config, 'bigc.c')) counts.set(c.shard, (counts.get(c.shard) ?? 0) + 1);
       return ['shard0', 'shard1', 'shard2'].map((s) => counts.get(s) ?? 0);
     };
     const counts = await waitFor('bigc.c chunk counts within 1 of each other', async () => {
@@ -78,9 +62,9 @@ describe('balancer convergence at 1 GB', () => {
     }, 600_000, 500);
     const total = counts.reduce((a, b) => a + b, 0);
     assert.ok(total >= 20, `auto-splitting made at least 20 chunks: ${counts}`);
-    const moved = await commits(config, 'bigc.c');
-    await waitRounds(admin, 3);
-    assert.equal(await commits(config, 'bigc.c'), moved, 'no moves for 3 rounds once balanced');
+    const moved = await commits(ctx.config, 'bigc.c');
+    await waitRounds(ctx.admin, 3);
+    assert.equal(await commits(ctx.config, 'bigc.c'), moved, 'no moves for 3 rounds once balanced');
     assert.equal(await coll.countDocuments(), docs);
     process.stdout.write(`# 1 GB chunkCount: chunks per shard ${counts}, ${moved} migrations\n`);
   });

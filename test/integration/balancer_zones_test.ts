@@ -1,38 +1,23 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Long, MaxKey, MinKey, MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { Long, MaxKey, MinKey } from 'mongodb';
 import type { AnyDoc } from '../helpers/spawn_node.js';
-import { chunksOf, FAST_BALANCER_ARGS, FAST_RANGE_DELETION_ARGS, waitFor } from '../helpers/balancer_util.js';
+import { balancerSuite, chunksOf, waitFor } from '../helpers/balancer_util.js';
 
 // Zones and the balancer (jstests zone_changes_range, zone_changes_hashed,
 // add_and_remove_shard_from_zone, in our own words): chunks go to their zone's shards, and move
 // again when a range or a shard's zones change.
 describe('balancer and zones', () => {
-  let cluster: SpawnedCluster;
-  let client: MongoClient;
-  let admin: Db;
-  let config: Db;
-
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, configArgs: FAST_BALANCER_ARGS, shardArgs: FAST_RANGE_DELETION_ARGS });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    admin = client.db('admin');
-    config = client.db('config');
-  });
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
-  });
+  const ctx = balancerSuite();
 
   // Every chunk whose range lies in a zone range is on a shard of that zone.
   async function placement(ns: string): Promise<{ min: unknown; shard: string }[]> {
-    return (await chunksOf(config, ns)).map((c) => ({ min: c.min.x, shard: c.shard }));
+    return (await chunksOf(ctx.config, ns)).map((c) => ({ min: c.min.x, shard: c.shard }));
   }
 
   async function waitForPlacement(ns: string, expected: (chunk: AnyDoc) => string | string[] | undefined): Promise<void> {
     await waitFor(`${ns} chunks on their zones' shards`, async () => {
-      const chunks = await chunksOf(config, ns);
+      const chunks = await chunksOf(ctx.config, ns);
       return chunks.every((c) => {
         const want = expected(c);
         return want === undefined || (Array.isArray(want) ? want.includes(c.shard) : c.shard === want);
@@ -41,14 +26,14 @@ describe('balancer and zones', () => {
   }
 
   it('moves chunks to their zone, splitting chunks that straddle a boundary, and follows range changes', { timeout: 180_000 }, async () => {
-    await admin.command({ enableSharding: 'zr', primaryShard: 'shard0' });
-    await admin.command({ shardCollection: 'zr.c', key: { x: 1 } });
-    const coll = client.db('zr').collection<AnyDoc>('c');
+    await ctx.admin.command({ enableSharding: 'zr', primaryShard: 'shard0' });
+    await ctx.admin.command({ shardCollection: 'zr.c', key: { x: 1 } });
+    const coll = ctx.client.db('zr').collection<AnyDoc>('c');
     await coll.insertMany(Array.from({ length: 400 }, (_, i) => ({ x: i - 100 })));
-    await admin.command({ addShardToZone: 'shard1', zone: 'A' });
-    await admin.command({ addShardToZone: 'shard2', zone: 'B' });
-    await admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 0 }, max: { x: 100 }, zone: 'A' });
-    await admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 100 }, max: { x: 200 }, zone: 'B' });
+    await ctx.admin.command({ addShardToZone: 'shard1', zone: 'A' });
+    await ctx.admin.command({ addShardToZone: 'shard2', zone: 'B' });
+    await ctx.admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 0 }, max: { x: 100 }, zone: 'A' });
+    await ctx.admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 100 }, max: { x: 200 }, zone: 'B' });
     const zoneOf = (c: AnyDoc): string | undefined => {
       const min = c.min.x;
       if (typeof min !== 'number') return undefined;
@@ -62,10 +47,10 @@ describe('balancer and zones', () => {
     assert.equal(await coll.countDocuments(), 400);
 
     // zone_changes_range: the ranges swap zones; the chunks follow.
-    await admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 0 }, max: { x: 100 }, zone: null });
-    await admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 100 }, max: { x: 200 }, zone: null });
-    await admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 0 }, max: { x: 100 }, zone: 'B' });
-    await admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 100 }, max: { x: 200 }, zone: 'A' });
+    await ctx.admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 0 }, max: { x: 100 }, zone: null });
+    await ctx.admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 100 }, max: { x: 200 }, zone: null });
+    await ctx.admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 0 }, max: { x: 100 }, zone: 'B' });
+    await ctx.admin.command({ updateZoneKeyRange: 'zr.c', min: { x: 100 }, max: { x: 200 }, zone: 'A' });
     await waitForPlacement('zr.c', (c) => {
       const s = zoneOf(c);
       return s === 'shard1' ? 'shard2' : s === 'shard2' ? 'shard1' : undefined;
@@ -76,21 +61,21 @@ describe('balancer and zones', () => {
 
   it('add_and_remove_shard_from_zone: chunks leave a shard that leaves their zone', { timeout: 180_000 }, async () => {
     // zone A ([100, 200) of zr.c) now lives on shard1; shard0 joins A, then shard1 leaves it.
-    await admin.command({ addShardToZone: 'shard0', zone: 'A' });
-    await admin.command({ removeShardFromZone: 'shard1', zone: 'A' });
+    await ctx.admin.command({ addShardToZone: 'shard0', zone: 'A' });
+    await ctx.admin.command({ removeShardFromZone: 'shard1', zone: 'A' });
     await waitForPlacement('zr.c', (c) => (typeof c.min.x === 'number' && c.min.x >= 100 && c.min.x < 200 ? 'shard0' : undefined));
-    assert.equal(await client.db('zr').collection('c').countDocuments(), 400);
+    assert.equal(await ctx.client.db('zr').collection('c').countDocuments(), 400);
   });
 
   it('zone_changes_hashed: zones over hashed key ranges', { timeout: 180_000 }, async () => {
-    await admin.command({ enableSharding: 'zh', primaryShard: 'shard0' });
-    await admin.command({ shardCollection: 'zh.c', key: { x: 'hashed' }, numInitialChunks: 6 });
-    const coll = client.db('zh').collection<AnyDoc>('c');
+    await ctx.admin.command({ enableSharding: 'zh', primaryShard: 'shard0' });
+    await ctx.admin.command({ shardCollection: 'zh.c', key: { x: 'hashed' }, numInitialChunks: 6 });
+    const coll = ctx.client.db('zh').collection<AnyDoc>('c');
     await coll.insertMany(Array.from({ length: 300 }, (_, i) => ({ x: i })));
-    await admin.command({ addShardToZone: 'shard2', zone: 'H1' });
-    await admin.command({ addShardToZone: 'shard1', zone: 'H2' });
-    await admin.command({ updateZoneKeyRange: 'zh.c', min: { x: new MinKey() }, max: { x: Long.fromNumber(0) }, zone: 'H1' });
-    await admin.command({ updateZoneKeyRange: 'zh.c', min: { x: Long.fromNumber(0) }, max: { x: new MaxKey() }, zone: 'H2' });
+    await ctx.admin.command({ addShardToZone: 'shard2', zone: 'H1' });
+    await ctx.admin.command({ addShardToZone: 'shard1', zone: 'H2' });
+    await ctx.admin.command({ updateZoneKeyRange: 'zh.c', min: { x: new MinKey() }, max: { x: Long.fromNumber(0) }, zone: 'H1' });
+    await ctx.admin.command({ updateZoneKeyRange: 'zh.c', min: { x: Long.fromNumber(0) }, max: { x: new MaxKey() }, zone: 'H2' });
     const side = (c: AnyDoc): string => {
       const min = c.min.x;
       if (min instanceof MinKey || min?._bsontype === 'MinKey') return 'shard2';
@@ -99,13 +84,13 @@ describe('balancer and zones', () => {
     await waitForPlacement('zh.c', side);
     assert.equal(await coll.countDocuments(), 300);
     // Swap the shards' zones: everything moves across.
-    await admin.command({ addShardToZone: 'shard1', zone: 'H1' });
-    await admin.command({ addShardToZone: 'shard2', zone: 'H2' });
-    await admin.command({ removeShardFromZone: 'shard2', zone: 'H1' });
-    await admin.command({ removeShardFromZone: 'shard1', zone: 'H2' });
+    await ctx.admin.command({ addShardToZone: 'shard1', zone: 'H1' });
+    await ctx.admin.command({ addShardToZone: 'shard2', zone: 'H2' });
+    await ctx.admin.command({ removeShardFromZone: 'shard2', zone: 'H1' });
+    await ctx.admin.command({ removeShardFromZone: 'shard1', zone: 'H2' });
     await waitForPlacement('zh.c', (c) => (side(c) === 'shard2' ? 'shard1' : 'shard2'));
     assert.equal(await coll.countDocuments(), 300);
-    const status = await admin.command({ balancerCollectionStatus: 'zh.c' });
+    const status = await ctx.admin.command({ balancerCollectionStatus: 'zh.c' });
     assert.equal(status.balancerCompliant, true);
   });
 });
