@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,17 @@ const FIND_SECONDS = 4;
 
 function doc(i: number): Record<string, unknown> {
   return { _id: i, k: i, name: `user-${i}`, email: `user-${i}@example.com`, score: i * 1.5, tags: ['alpha', 'beta', 'gamma'], note: 'x'.repeat(80) };
+}
+
+// The node process's user + system CPU time, in µs, from /proc (clock ticks of 10 ms): steadier
+// than throughput on a shared machine, where the client and other processes take the cores.
+function nodeCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+function perOp(cpuUs: number, count: number): string {
+  return `${(cpuUs / count).toFixed(1)} µs`;
 }
 
 function rate(count: number, ms: number): number {
@@ -87,7 +99,8 @@ function rawLmdbPuts(docs: Buffer[]): number {
 export async function runNodeBench(): Promise<void> {
   const node = await spawnNode();
   const client = new MongoClient(node.uri, { maxPoolSize: 16 });
-  const rows: [string, string, string, string][] = [];
+  const rows: [string, string, string, string, string][] = [];
+  const pid = node.child.pid!;
   try {
     const coll = client.db('bench').collection<AnyDoc>('docs');
     const sample = Buffer.from(BSON.serialize(doc(1)));
@@ -97,6 +110,7 @@ export async function runNodeBench(): Promise<void> {
     const raw = rawLmdbPuts(Array.from({ length: INSERT_DOCS }, (_, i) => Buffer.from(BSON.serialize(doc(i)))));
     for (const writers of [1, 4]) {
       await coll.drop().catch(() => undefined);
+      const cpu = nodeCpuUs(pid);
       const started = performance.now();
       let next = 0;
       await Promise.all(Array.from({ length: writers }, async () => {
@@ -106,7 +120,7 @@ export async function runNodeBench(): Promise<void> {
         }
       }));
       const driverInserts = rate(INSERT_DOCS, performance.now() - started);
-      rows.push([`insertMany, batches of 1000 ~${sample.length} B docs, ${writers} writer(s)`, `${driverInserts} docs/s`, `raw LMDB puts: ${raw}/s`, (driverInserts / raw).toFixed(2)]);
+      rows.push([`insertMany, batches of 1000 ~${sample.length} B docs, ${writers} writer(s)`, `${driverInserts} docs/s`, `raw LMDB puts: ${raw}/s`, (driverInserts / raw).toFixed(2), perOp(nodeCpuUs(pid) - cpu, INSERT_DOCS)]);
     }
 
     const findRequest = (id: number): Buffer => opMsg(id, { find: 'docs', filter: { _id: (id * 7919) % INSERT_DOCS }, limit: 1, singleBatch: true, $db: 'bench' });
@@ -114,15 +128,18 @@ export async function runNodeBench(): Promise<void> {
     const echo = await startEcho(replySize);
     try {
       for (const conns of [1, 16]) {
+        const cpu = nodeCpuUs(pid);
         const found = await pingPong(node.port, conns, FIND_SECONDS, findRequest);
+        const findCpu = nodeCpuUs(pid) - cpu;
         const pong = await pingPong(echo.port, conns, FIND_SECONDS, findRequest);
-        rows.push([`find by _id, raw OP_MSG, ${conns} conn`, `${found} ops/s`, `TCP ping-pong: ${pong}/s`, (found / pong).toFixed(2)]);
+        rows.push([`find by _id, raw OP_MSG, ${conns} conn`, `${found} ops/s`, `TCP ping-pong: ${pong}/s`, (found / pong).toFixed(2), perOp(findCpu, found * FIND_SECONDS)]);
       }
     } finally {
       echo.stop();
     }
     for (const conns of [1, 16]) {
       const deadline = Date.now() + FIND_SECONDS * 1000;
+      const cpu = nodeCpuUs(pid);
       let n = 0;
       await Promise.all(Array.from({ length: conns }, async (_, w) => {
         let i = w;
@@ -131,23 +148,24 @@ export async function runNodeBench(): Promise<void> {
           n += 1;
         }
       }));
-      rows.push([`findOne by _id via driver, ${conns} concurrent`, `${rate(n, FIND_SECONDS * 1000)} ops/s`, '', '']);
+      rows.push([`findOne by _id via driver, ${conns} concurrent`, `${rate(n, FIND_SECONDS * 1000)} ops/s`, '', '', perOp(nodeCpuUs(pid) - cpu, n)]);
     }
 
     await coll.createIndex({ k: 1 });
+    const scanCpu = nodeCpuUs(pid);
     const scanStart = performance.now();
     let scanned = 0;
     for (let r = 0; r < 5; r++) {
       const lo = r * 10_000;
       scanned += (await coll.find({ k: { $gte: lo, $lt: lo + 20_000 } }).toArray()).length;
     }
-    rows.push(['indexed range scan (find k in [a, a+20000))', `${rate(scanned, performance.now() - scanStart)} docs/s`, '', '']);
+    rows.push(['indexed range scan (find k in [a, a+20000))', `${rate(scanned, performance.now() - scanStart)} docs/s`, '', '', perOp(nodeCpuUs(pid) - scanCpu, scanned)]);
   } finally {
     await client.close();
     await node.stop();
     removeDir(node.dbpath);
   }
-  printTable(['measure', 'docshard', 'baseline', 'ratio'], rows);
+  printTable(['measure', 'docshard', 'baseline', 'ratio', 'node CPU/op'], rows);
 }
 
 async function measureReplySize(port: number, request: Buffer): Promise<number> {

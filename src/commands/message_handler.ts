@@ -6,7 +6,7 @@ import { finishOpMsgReply, finishOpReply, FramingError, OP_MSG_REPLY_PREFIX, OP_
 import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
 import type { ConnectionInfo } from './command.js';
-import { rememberBytes } from './original_bytes.js';
+import { attachSequence } from './original_bytes.js';
 
 let nextResponseId = 1;
 
@@ -60,7 +60,7 @@ function decodeCommand(request: OpMsgRequest): Doc {
     if (seq.identifier in cmd) {
       throw new MongoError(ErrorCodes.BadValue, `Duplicate field '${seq.identifier}' in OP_MSG body and document sequence`);
     }
-    cmd[seq.identifier] = rememberBytes(seq.documents.map(deserializeDocument), seq.documents);
+    attachSequence(cmd, seq.identifier, seq.documents);
   }
   return cmd;
 }

@@ -6,7 +6,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkRange } from '../config/chunk_range.js';
 import { prepareFind } from '../query/exec/find_query.js';
-import type { OpObserver } from '../storage/op_observer.js';
+import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 
 // MongoDB's BSONObjMaxUserSize: one _migrateClone or _transferMods batch stays under a message.
@@ -98,8 +98,10 @@ export class MigrationChunkClonerSource implements OpObserver {
     return { reload, deleted, size };
   }
 
-  onInsert(_w: unknown, ns: string, doc: Doc): void {
-    if (ns === this.nss && this.inRange(doc)) this.markDirty(doc._id);
+  onInsert(_w: unknown, ns: string, stored: StoredDocument): void {
+    if (ns !== this.nss) return;
+    const doc = stored.fields(['_id', ...Object.keys(this.pattern.keyPattern)]);
+    if (this.inRange(doc)) this.markDirty(doc._id);
   }
 
   onUpdate(_w: unknown, ns: string, before: Doc, after: Doc): void {

@@ -4,7 +4,7 @@ import { encodeKey } from '../bson/key_string.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import { prepareFind } from '../query/exec/find_query.js';
-import type { OpObserver } from '../storage/op_observer.js';
+import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import type { OngoingQueries } from '../shard/ongoing_queries.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, type RangeDeletionTask } from './range_deletion_task.js';
@@ -56,8 +56,8 @@ export class RangeDeleterService implements OpObserver {
 
   // Called inside the write unit: the task is run from a later turn, once the write committed,
   // and re-read from disk then.
-  onInsert(_w: unknown, ns: string, doc: Doc): void {
-    if (ns === RANGE_DELETIONS_NS) this.schedule(doc);
+  onInsert(_w: unknown, ns: string, stored: StoredDocument): void {
+    if (ns === RANGE_DELETIONS_NS) this.schedule(stored.whole());
   }
 
   onUpdate(_w: unknown, ns: string, _before: Doc, after: Doc): void {

@@ -1,5 +1,5 @@
 import { encodeKey, type Ordering } from '../bson/key_string.js';
-import type { Doc } from '../bson/values.js';
+import { isPlainObject, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
@@ -22,7 +22,14 @@ export class IndexAccess {
     this.ordering = Object.values(entry.spec.key as Doc).map((d) => (d === -1 ? -1 : 1));
     this.prefix = indexPrefix(entry.id);
     this.unique = entry.spec.unique === true || entry.spec.name === '_id_';
+    const partial = entry.spec.partialFilterExpression as Doc | undefined;
+    const filterPaths = partial === undefined ? [] : pathsOfFilter(partial);
+    this.pathsRead = filterPaths === null ? null : [...Object.keys(this.keyPattern), ...filterPaths];
   }
+
+  // The field paths that keysFor reads (key pattern and partial filter), so a document can be
+  // indexed from those fields alone; null when the partial filter might read any field.
+  readonly pathsRead: string[] | null;
 
   get name(): string {
     return this.entry.spec.name as string;
@@ -117,3 +124,24 @@ export class IndexAccess {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+const LOGICAL = new Set(['$and', '$or', '$nor']);
+
+// The paths a match expression tests: its field names, through $and/$or/$nor; null when it holds
+// any other top-level operator ($expr, $where, ...), which may read fields it does not name.
+function pathsOfFilter(filter: Doc): string[] | null {
+  const paths: string[] = [];
+  for (const [key, value] of Object.entries(filter)) {
+    if (!key.startsWith('$')) {
+      paths.push(key);
+      continue;
+    }
+    if (!LOGICAL.has(key) || !Array.isArray(value)) return null;
+    for (const clause of value) {
+      const inner = isPlainObject(clause) ? pathsOfFilter(clause) : null;
+      if (inner === null) return null;
+      paths.push(...inner);
+    }
+  }
+  return paths;
+}

@@ -1,10 +1,26 @@
 import type { Doc } from '../bson/values.js';
 import type { KvWriter } from './lmdb/kv_store.js';
 
+// A document as it is being stored: its bytes, and its values decoded on demand. A document that
+// arrived as BSON (an insert command's document sequence, a migration's clone batch) is never
+// decoded whole unless someone asks for `whole()`.
+export interface StoredDocument {
+  readonly bytes: Buffer;
+  // A document holding at least the top-level fields that `paths` start with ('a.b' needs 'a').
+  // Shared with the write path: do not change it.
+  fields(paths: readonly string[]): Doc;
+  whole(): Doc;
+}
+
 // Called inside the write unit of every document write, so whatever an observer persists
 // (migration capture today; the oplog and change streams later) commits atomically with the write.
 export interface OpObserver {
-  onInsert?(w: KvWriter, ns: string, doc: Doc, bytes: Buffer): void;
+  onInsert?(w: KvWriter, ns: string, doc: StoredDocument): void;
   onUpdate?(w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer): void;
   onDelete?(w: KvWriter, ns: string, before: Doc): void;
+}
+
+// A document the caller holds decoded already.
+export function decodedDocument(doc: Doc, bytes: Buffer): StoredDocument {
+  return { bytes, fields: () => doc, whole: () => doc };
 }

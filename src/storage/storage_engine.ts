@@ -9,7 +9,8 @@ import {
 } from './key_layout.js';
 import { KvStore, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
-import type { OpObserver } from './op_observer.js';
+import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
+import { LazyDocument } from '../bson/raw_document.js';
 
 export interface StorageOptions {
   compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
@@ -21,6 +22,9 @@ export class Collection {
   nextRecordId = 1;
   indexes: IndexAccess[] = [];
 
+  private pathsFor: IndexAccess[] | undefined;
+  private paths: string[] | null = null;
+
   constructor(public entry: CollectionEntry) {}
 
   get ns(): string {
@@ -30,6 +34,23 @@ export class Collection {
   index(name: string): IndexAccess | undefined {
     return this.indexes.find((i) => i.name === name);
   }
+
+  // The field paths that indexing a document reads (every index's pathsRead); null when some
+  // index might read any field. Worked out again whenever the index list is replaced.
+  pathsIndexed(): readonly string[] | null {
+    if (this.pathsFor !== this.indexes) {
+      const all = this.indexes.map((i) => i.pathsRead);
+      this.paths = all.includes(null) ? null : [...new Set((all as string[][]).flat())];
+      this.pathsFor = this.indexes;
+    }
+    return this.paths;
+  }
+}
+
+interface GroupMember {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
 }
 
 export interface RecordRef {
@@ -211,6 +232,40 @@ export class StorageEngine {
     });
   }
 
+  private readonly group: GroupMember[] = [];
+
+  // Runs `fn` (whose writes go through `write`, each unit still all-or-nothing) together with the
+  // other grouped writes that arrive before the event loop's next check phase, and commits them
+  // all at once: concurrent insert batches share one LMDB commit instead of paying one each. The
+  // promise settles after that commit, so an acknowledgement still means the data file has it.
+  writeGrouped<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.group.length === 0) setImmediate(() => this.commitGroup());
+      this.group.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+
+  private commitGroup(): void {
+    const members = this.group.splice(0);
+    const outcomes = members.map(() => ({ ok: false, value: undefined as unknown }));
+    const runs = members.map((m, i) => () => {
+      try {
+        outcomes[i] = { ok: true, value: m.fn() };
+      } catch (err) {
+        outcomes[i] = { ok: false, value: err };
+      }
+    });
+    try {
+      // Alone, a member commits its own units as write() always does.
+      if (runs.length === 1) runs[0]!();
+      else this.kv.writeGroup(runs);
+    } catch (err) {
+      for (const m of members) m.reject(err);
+      return;
+    }
+    members.forEach((m, i) => (outcomes[i]!.ok ? m.resolve(outcomes[i]!.value) : m.reject(outcomes[i]!.value)));
+  }
+
   markMultikey(w: KvWriter, coll: Collection, index: IndexAccess): void {
     index.entry.multikey = true;
     this.persistEntry(w, coll.entry);
@@ -236,10 +291,26 @@ export class WriteUnit {
     this.statDeltas.set(coll.entry.id, d);
   }
 
+  insert(coll: Collection, doc: Doc, bytes: Buffer = serializeDocument(doc)): number {
+    return this.insertStored(coll, decodedDocument(doc, bytes));
+  }
+
+  // Inserts a document from its BSON bytes as they are (`_id` first, as every stored document
+  // has it), decoding only the fields its indexes read. Called as
+  //   unit.insertBytes(coll: Collection, bytes: Uint8Array): number   (the new record id)
+  // by clone paths that receive documents another node stored (migration recipient, movePrimary).
+  insertBytes(coll: Collection, bytes: Uint8Array): number {
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return this.insertStored(coll, new LazyDocument(buffer));
+  }
+
   // Claims the document's unique index entries first (each claim is the uniqueness check) and
   // writes everything else afterwards; a failed claim takes back the claims before it, so a failing
   // document leaves nothing behind while earlier documents of the same unit stay written.
-  insert(coll: Collection, doc: Doc, bytes: Buffer = serializeDocument(doc)): number {
+  insertStored(coll: Collection, stored: StoredDocument): number {
+    const paths = coll.pathsIndexed();
+    const doc = paths === null ? stored.whole() : stored.fields(paths);
+    const { bytes } = stored;
     const recordId = coll.nextRecordId;
     const perIndex = coll.indexes.map((index) => index.keysFor(doc));
     this.claimUniqueEntries(coll, perIndex, recordId);
@@ -251,7 +322,7 @@ export class WriteUnit {
       if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
     });
     this.delta(coll, 1, bytes.length);
-    for (const o of this.engine.observers) o.onInsert?.(this.kv, coll.ns, doc, bytes);
+    for (const o of this.engine.observers) o.onInsert?.(this.kv, coll.ns, stored);
     return recordId;
   }
 

@@ -3,13 +3,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { deserializeDocument, type Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
+
+// Partial filters of the form {field: value, ...}: enough to tell which documents an index holds.
+const equalities = (filter: Doc) => (doc: Doc) => Object.entries(filter).every(([k, v]) => doc[k] === v);
 
 function withEngine(fn: (engine: StorageEngine, dir: string) => Promise<void> | void) {
   return async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
-    const engine = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+    const engine = StorageEngine.open(dir, { compilePartialFilter: equalities });
     try {
       await fn(engine, dir);
     } finally {
@@ -23,7 +26,7 @@ describe('the storage engine', () => {
   it('calls every op observer from inside the write unit, in write order', withEngine((engine) => {
     const seen: string[] = [];
     engine.observers.push({
-      onInsert: (_w, ns, doc) => seen.push(`insert ${ns} ${String(doc._id)}`),
+      onInsert: (_w, ns, doc) => seen.push(`insert ${ns} ${String(doc.fields(['_id'])._id)}`),
       onUpdate: (_w, ns, before, after) => seen.push(`update ${ns} ${String(before.v)}->${String(after.v)}`),
       onDelete: (_w, ns, before) => seen.push(`delete ${ns} ${String(before._id)}`),
     });
@@ -70,6 +73,60 @@ describe('the storage engine', () => {
     // The refused document's _id entry, claimed before e_1 refused it, was taken back.
     engine.write((unit) => unit.insert(coll, { _id: 2, e: 'c' }));
     assert.equal(engine.stats.get(coll.entry.id).count, 3);
+  }));
+
+  it('inserts documents from their bytes, indexing them from the fields the indexes read', withEngine((engine) => {
+    const coll = engine.createCollection('t.b');
+    engine.createIndexes(coll, [{ v: 2, key: { 'a.x': 1 }, name: 'a.x_1', unique: true, partialFilterExpression: { p: true } }]);
+    assert.deepEqual(coll.pathsIndexed(), ['_id', 'a.x', 'p']);
+    const seen: Doc[] = [];
+    engine.observers.push({ onInsert: (_w, _ns, doc) => seen.push(doc.fields(['_id', 'a'])) });
+    const docs = [{ _id: 1, a: { x: 5 }, p: true, other: 'x' }, { _id: 2, a: { x: 5 }, p: false }, { _id: 3, a: { x: 5 }, p: true }];
+    let refused: unknown;
+    engine.write((unit) => {
+      for (const doc of docs) {
+        try {
+          unit.insertBytes(coll, new Uint8Array(serializeDocument(doc)));
+        } catch (err) {
+          refused = err;
+        }
+      }
+    });
+    assert.equal((refused as Doc).code, 11000);
+    assert.deepEqual((refused as { extra: Doc }).extra.keyValue, { 'a.x': 5 });
+    assert.deepEqual([...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)), docs.slice(0, 2));
+    assert.deepEqual(seen.map((d) => [d._id, d.a]), [[1, { x: 5 }], [2, { x: 5 }]]);
+    assert.equal(seen[0]!.other, undefined, 'fields nobody asked for stay undecoded');
+  }));
+
+  it('commits concurrent grouped writes together, undoing only the unit that threw', withEngine(async (engine) => {
+    const coll = engine.createCollection('t.g');
+    const first = engine.writeGrouped(() => engine.write((unit) => unit.insert(coll, { _id: 1 })));
+    const failing = engine.writeGrouped(() => engine.write((unit) => {
+      unit.insert(coll, { _id: 2 });
+      unit.insert(coll, { _id: 1 });
+    }));
+    const third = engine.writeGrouped(() => engine.write((unit) => unit.insert(coll, { _id: 3 })));
+    assert.deepEqual([...engine.scanRecords(coll)], [], 'nothing is written before the group runs');
+    await first;
+    await assert.rejects(failing, { code: 11000 });
+    await third;
+    assert.deepEqual([...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id), [1, 3]);
+    assert.equal(engine.stats.get(coll.entry.id).count, 2);
+  }));
+
+  it('reads what the last commit wrote, after plain and grouped writes', withEngine(async (engine) => {
+    const coll = engine.createCollection('t.r');
+    const rid = engine.write((unit) => unit.insert(coll, { _id: 1, v: 1 }));
+    assert.deepEqual(deserializeDocument(engine.getRecord(coll, rid)!), { _id: 1, v: 1 });
+    engine.write((unit) => unit.update(coll, rid, { _id: 1, v: 1 }, engine.getRecord(coll, rid)!.length, { _id: 1, v: 2 }));
+    assert.deepEqual(deserializeDocument(engine.getRecord(coll, rid)!), { _id: 1, v: 2 });
+    const grouped = [2, 3].map((v) => engine.writeGrouped(() => engine.write((unit) => {
+      assert.equal(deserializeDocument(engine.getRecord(coll, rid)!).v, v, 'a grouped unit sees the units before it');
+      unit.update(coll, rid, { _id: 1, v }, engine.getRecord(coll, rid)!.length, { _id: 1, v: v + 1 });
+    })));
+    await Promise.all(grouped);
+    assert.deepEqual(deserializeDocument(engine.getRecord(coll, rid)!), { _id: 1, v: 4 });
   }));
 
   it('finds its catalog, records, indexes and counts again after reopening', async () => {

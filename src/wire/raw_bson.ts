@@ -24,9 +24,24 @@ function reserve(n: number): void {
 }
 
 // A UTF-8 string has at most 3 bytes per UTF-16 unit, so reserving that much lets `write` encode
-// in place without measuring first.
+// in place without measuring first. Short ASCII strings (field names, namespaces) are copied
+// here: cheaper than a call into the native encoder.
+const SHORT = 32;
+
 function writeUtf8(s: string): number {
   reserve(s.length * 3 + 1);
+  if (s.length <= SHORT) {
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[pos + i] = c;
+    }
+    if (i === s.length) {
+      pos += i;
+      return i;
+    }
+  }
   const n = buf.write(s, pos, 'utf8');
   pos += n;
   return n;

@@ -1,7 +1,9 @@
 import { ObjectId } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { bsonTag, serializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { bsonTag, deserializeDocument, serializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { decodeElement, LazyDocument, moveToFront, prependObjectId, type PlainDocument } from '../../bson/raw_document.js';
+import { decodedDocument, type StoredDocument } from '../../storage/op_observer.js';
 import { Limits } from '../../wire/op_codes.js';
 
 export function checkIdValue(id: unknown): void {
@@ -32,6 +34,29 @@ export function prepareInsert(raw: unknown, received?: Buffer): { doc: Doc; byte
   checkSize(bytes);
   return { doc, bytes };
 }
+
+// prepareInsert for a document that arrived as BSON: the same checks and the same stored bytes,
+// read from the bytes without decoding the document.
+export function prepareInsertBytes(received: PlainDocument): StoredDocument {
+  const { bytes, ids } = received;
+  // Two `_id`s: decoding keeps the last, as the decoded path always did.
+  if (ids.length > 1) {
+    const prepared = prepareInsert(deserializeDocument(bytes), bytes);
+    return decodedDocument(prepared.doc, prepared.bytes);
+  }
+  const span = ids[0];
+  const id = span === undefined ? new ObjectId() : decodeElement(bytes, span);
+  let stored: Buffer;
+  if (span === undefined) stored = prependObjectId(bytes, '_id', id as ObjectId);
+  else stored = span.start === FIRST_ELEMENT ? bytes : moveToFront(bytes, span);
+  checkIdValue(id);
+  checkSize(stored);
+  const doc = new LazyDocument(stored);
+  doc.know('_id', id);
+  return doc;
+}
+
+const FIRST_ELEMENT = 4;
 
 export function checkSize(bytes: Buffer): void {
   if (bytes.length > Limits.maxBsonObjectSize) {

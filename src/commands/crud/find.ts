@@ -5,7 +5,10 @@ import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '.
 import { prepareFind } from '../../query/exec/find_query.js';
 import { cursorReply } from '../cursor_manager.js';
 import { routedRead } from './orphan_filter.js';
-import { isPlainObject, type Doc } from '../../bson/values.js';
+import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { idHackPlan, type QueryPlan } from '../../query/plan/query_planner.js';
+import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
+import { RawDocument } from '../../wire/raw_bson.js';
 import { parseCollation } from '../../bson/collation.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
@@ -41,11 +44,33 @@ export const findCommand: CommandDefinition = {
     const req = parseFind(cmd);
     const { storage, cursors } = ctx.node;
     const read = routedRead(ctx, cmd, ns);
-    const prepared = prepareFind(storage, storage.getCollection(ns), { ...req, keep: read.keep });
+    const coll = storage.getCollection(ns);
+    const express = coll === undefined ? undefined : expressPlan(req, coll);
+    if (coll !== undefined && express !== undefined) {
+      return cursorReply(ns, { docs: [...read.track(idLookup(storage, coll, express, read.keep))], cursorId: Long.ZERO }, 'firstBatch');
+    }
+    const prepared = prepareFind(storage, coll, { ...req, keep: read.keep });
     const batch = cursors.firstBatch(ns, read.track(prepared.results), req.batchSize, req.singleBatch || (req.limit !== undefined && req.limit > 0 && req.limit <= (req.batchSize ?? 101)));
     return cursorReply(ns, batch, 'firstBatch');
   },
 };
+
+type FindRequest = ReturnType<typeof parseFind>;
+
+// MongoDB's express path: a bare `_id` equality with nothing to sort, skip, project or collate
+// is one point read whose result always fits the first batch, so it needs no plan stages and no
+// cursor. batchSize 0 asks for an empty first batch and an open cursor: the general path.
+function expressPlan(req: FindRequest, coll: Collection): (QueryPlan & { kind: 'IDHACK' }) | undefined {
+  if (req.sort !== undefined || req.projection !== undefined || req.skip || req.collation !== undefined || req.batchSize === 0) return undefined;
+  return idHackPlan(req, coll.indexes);
+}
+
+function idLookup(storage: StorageEngine, coll: Collection, plan: QueryPlan & { kind: 'IDHACK' }, keep: ((doc: Doc) => boolean) | undefined): RawDocument[] {
+  const recordId = plan.index.lookupUnique(storage.kv, plan.keyString);
+  const bytes = recordId === undefined ? undefined : storage.getRecord(coll, recordId);
+  if (bytes === undefined || (keep !== undefined && !keep(deserializeDocument(bytes)))) return [];
+  return [new RawDocument(bytes)];
+}
 
 export const getMoreCommand: CommandDefinition = {
   names: ['getMore'],

@@ -1,8 +1,11 @@
 import { MongoError } from '../../base/errors.js';
+import { readPlainDocument } from '../../bson/raw_document.js';
+import { deserializeDocument } from '../../bson/values.js';
+import { decodedDocument, type StoredDocument } from '../../storage/op_observer.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireArray } from '../args.js';
-import { prepareInsert } from './document_validation.js';
-import { originalBytes } from '../original_bytes.js';
+import { prepareInsert, prepareInsertBytes } from './document_validation.js';
+import { originalBytes, sequenceBytes } from '../original_bytes.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { replyAfterWriteConcern } from './write_concern.js';
 
@@ -10,27 +13,54 @@ export const insertCommand: CommandDefinition = {
   names: ['insert'],
   run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    const documents = requireArray(cmd, 'documents');
+    const received = sequenceBytes(cmd, 'documents');
+    const documents = received ?? requireArray(cmd, 'documents');
     const ordered = optionalBool(cmd, 'ordered') ?? true;
     checkBatchSize(documents.length);
+    const prepare = received === undefined ? decodedStatements(documents) : receivedStatements(received);
     const { storage } = ctx.node;
-    const errors: Record<string, unknown>[] = [];
-    let n = 0;
-    storage.write((unit) => {
-      const coll = storage.getCollection(ns) ?? storage.ensureCollection(ns).coll;
-      for (let i = 0; i < documents.length; i++) {
-        try {
-          const { doc, bytes } = prepareInsert(documents[i], originalBytes(documents, i));
-          unit.insert(coll, doc, bytes);
-          n += 1;
-        } catch (err) {
-          if (!(err instanceof MongoError)) throw err;
-          errors.push(writeError(i, err));
-          if (ordered) break;
+    const written = storage.writeGrouped(() => {
+      const errors: Record<string, unknown>[] = [];
+      let n = 0;
+      storage.write((unit) => {
+        const coll = storage.getCollection(ns) ?? storage.ensureCollection(ns).coll;
+        for (let i = 0; i < documents.length; i++) {
+          try {
+            unit.insertStored(coll, prepare(i));
+            n += 1;
+          } catch (err) {
+            if (!(err instanceof MongoError)) throw err;
+            errors.push(writeError(i, err));
+            if (ordered) break;
+          }
         }
-      }
+      });
+      ctx.node.counters.opcounters.insert += n;
+      return withWriteErrors({ n, ok: 1 }, errors);
     });
-    ctx.node.counters.opcounters.insert += n;
-    return replyAfterWriteConcern(ctx, cmd, withWriteErrors({ n, ok: 1 }, errors));
+    return written.then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
   },
 };
+
+// Statement i's document as stored; throws the statement's write error.
+type Prepare = (i: number) => StoredDocument;
+
+function decodedStatements(documents: unknown[]): Prepare {
+  return (i) => {
+    const { doc, bytes } = prepareInsert(documents[i], originalBytes(documents, i));
+    return decodedDocument(doc, bytes);
+  };
+}
+
+// Documents of a document sequence stay undecoded unless the fast reader declines them. Every one
+// is read before anything is written, so invalid BSON fails the whole command (InvalidBSON from
+// decoding), as it did when the message handler decoded them all.
+function receivedStatements(received: Buffer[]): Prepare {
+  const read = received.map((bytes) => readPlainDocument(bytes) ?? { bytes, decoded: deserializeDocument(bytes) });
+  return (i) => {
+    const item = read[i]!;
+    if (!('decoded' in item)) return prepareInsertBytes(item);
+    const { doc, bytes } = prepareInsert(item.decoded, item.bytes);
+    return decodedDocument(doc, bytes);
+  };
+}

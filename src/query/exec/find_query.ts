@@ -4,7 +4,7 @@ import type { Collection, StorageEngine } from '../../storage/storage_engine.js'
 import { compileFilter } from '../match/matcher.js';
 import { compileProjection } from '../projection/projection.js';
 import { compileSort } from '../sort.js';
-import { planQuery, type QueryPlan } from '../plan/query_planner.js';
+import { exactlyBounded, planQuery, type QueryPlan } from '../plan/query_planner.js';
 import type { MatchDetails } from '../match/matcher.js';
 import { executePlan, newStats, type Candidate, type ExecutionStats } from './plan_executor.js';
 
@@ -52,10 +52,12 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   const stats = newStats();
   const hint = spec.collation && spec.hint === undefined ? { $natural: 1 } : spec.hint;
   const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max }, coll.indexes) : undefined;
-  // An IDHACK filter is a bare _id equality that the index lookup already answers exactly; an
-  // empty filter matches everything, so documents stay undecoded until something reads them.
+  // An IDHACK filter is a bare _id equality that the index lookup already answers exactly, as do
+  // exact index bounds; an empty filter matches everything. Without a filter, documents stay
+  // undecoded until something reads them.
   const matchesAll = Object.keys(spec.filter).length === 0;
-  const matcher = plan?.kind === 'IDHACK' || matchesAll ? undefined : compileFilter(spec.filter, { variables: spec.variables });
+  const exact = plan !== undefined && (plan.kind === 'IDHACK' || (spec.collation === undefined && exactlyBounded(plan, spec)));
+  const matcher = exact || matchesAll ? undefined : compileFilter(spec.filter, { variables: spec.variables });
   if (!coll || !plan) return { plan: undefined, stats, blockingSort: false, results: [] };
   const blockingSort = sortCmp !== undefined && plan.kind !== 'IDHACK' && !(plan.kind === 'IXSCAN' && plan.providesSort);
   let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);

@@ -24,11 +24,22 @@ export class Candidate {
   }
 }
 
-// Streams the documents matching `matcher` in plan order (every document the plan yields when
-// there is none). Index scans fetch each record once (a multikey index can yield a record under
-// several keys).
-export function* executePlan(storage: StorageEngine, coll: Collection, plan: QueryPlan, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
-  for (const { recordId, bytes } of candidateRecords(storage, coll, plan, stats)) {
+// The documents matching `matcher` in plan order (every document the plan yields when there is
+// none): streamed for scans, an array for IDHACK's single point read, which needs no generator.
+// Index scans fetch each record once (a multikey index can yield a record under several keys).
+export function executePlan(storage: StorageEngine, coll: Collection, plan: QueryPlan, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
+  if (plan.kind !== 'IDHACK') return filtered(candidateRecords(storage, coll, plan, stats), matcher, stats);
+  const recordId = plan.index.lookupUnique(storage.kv, plan.keyString);
+  if (recordId === undefined) return [];
+  stats.keysExamined += 1;
+  const bytes = storage.getRecord(coll, recordId);
+  if (bytes === undefined) return [];
+  stats.docsExamined += 1;
+  return [new Candidate(recordId, bytes, undefined, {})];
+}
+
+function* filtered(records: Iterable<{ recordId: number; bytes: Buffer }>, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
+  for (const { recordId, bytes } of records) {
     stats.docsExamined += 1;
     if (!matcher) {
       yield new Candidate(recordId, bytes, undefined, {});
@@ -41,16 +52,9 @@ export function* executePlan(storage: StorageEngine, coll: Collection, plan: Que
   }
 }
 
-function* candidateRecords(storage: StorageEngine, coll: Collection, plan: QueryPlan, stats: ExecutionStats): Iterable<{ recordId: number; bytes: Buffer }> {
+function* candidateRecords(storage: StorageEngine, coll: Collection, plan: QueryPlan & { kind: 'COLLSCAN' | 'IXSCAN' }, stats: ExecutionStats): Iterable<{ recordId: number; bytes: Buffer }> {
   if (plan.kind === 'COLLSCAN') {
     yield* storage.scanRecords(coll, plan.direction === -1);
-    return;
-  }
-  if (plan.kind === 'IDHACK') {
-    const recordId = plan.index.lookupUnique(storage.kv, plan.keyString);
-    stats.keysExamined += recordId === undefined ? 0 : 1;
-    const bytes = recordId === undefined ? undefined : storage.getRecord(coll, recordId);
-    if (bytes) yield { recordId: recordId!, bytes };
     return;
   }
   const seen = plan.index.entry.multikey ? new Set<number>() : undefined;

@@ -70,7 +70,7 @@ export function planQuery(req: PlanRequest, indexes: readonly IndexAccess[]): Qu
   return { kind: 'COLLSCAN', direction: 1 };
 }
 
-function idHackPlan(req: PlanRequest, indexes: readonly IndexAccess[]): QueryPlan | undefined {
+export function idHackPlan(req: PlanRequest, indexes: readonly IndexAccess[]): (QueryPlan & { kind: 'IDHACK' }) | undefined {
   if (req.hint !== undefined || req.min !== undefined || req.max !== undefined) return undefined;
   const keys = Object.keys(req.filter);
   if (keys.length !== 1 || keys[0] !== '_id') return undefined;
@@ -80,6 +80,43 @@ function idHackPlan(req: PlanRequest, indexes: readonly IndexAccess[]): QueryPla
   if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
   const index = indexes.find((i) => i.name === '_id_');
   return index ? { kind: 'IDHACK', index, keyString: encodeKey([value], index.ordering) } : undefined;
+}
+
+// True when an IXSCAN's bounds select exactly the documents the filter matches, so the fetched
+// documents need no filter (MongoDB's exact index bounds). Kept to cases that are exact here: one
+// undotted top-level field, first in a non-multikey, non-sparse, non-partial, non-hashed index,
+// compared by equality to a string or finite number, or between two finite numbers (key strings
+// order numbers as compareValues does). A collation keeps the filter too (its caller's check).
+export function exactlyBounded(plan: QueryPlan, req: PlanRequest): boolean {
+  // min/max bound the scan themselves, whatever the filter says.
+  if (plan.kind !== 'IXSCAN' || req.min !== undefined || req.max !== undefined) return false;
+  const { filter } = req;
+  const { entry, keyPattern } = plan.index;
+  if (entry.multikey || entry.spec.sparse === true || entry.spec.partialFilterExpression !== undefined) return false;
+  const fields = Object.keys(filter);
+  const path = fields[0];
+  if (fields.length !== 1 || path !== Object.keys(keyPattern)[0] || path.includes('.') || keyPattern[path] === 'hashed') return false;
+  return exactCondition(filter[path]);
+}
+
+function exactCondition(condition: unknown): boolean {
+  if (typeof condition === 'string' || isFiniteNumber(condition)) return true;
+  if (!isPlainObject(condition)) return false;
+  let lower = false;
+  let upper = false;
+  for (const [op, arg] of Object.entries(condition)) {
+    if (!isFiniteNumber(arg)) return false;
+    if (op === '$gt' || op === '$gte') lower = true;
+    else if (op === '$lt' || op === '$lte') upper = true;
+    else return false;
+  }
+  return lower && upper;
+}
+
+// int32 and double values; int64 and decimal are left to the filter.
+function isFiniteNumber(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v);
+  return bsonTag(v) === 'Double' && Number.isFinite((v as { value: number }).value);
 }
 
 function naturalDirection(hint: unknown): 1 | -1 {

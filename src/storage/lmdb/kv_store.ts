@@ -1,4 +1,4 @@
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 
 // The only file that touches lmdb. Everything above sees an ordered byte-keyed store with
 // synchronous atomic write units: a write unit's commit is in the data file when writeSync
@@ -29,6 +29,12 @@ export interface KvWriter extends KvReader {
 
 const NO_OVERWRITE = { noOverwrite: true } as const;
 
+// With binary encoding lmdb-js hands out a fresh copy of each key and value (a slice of its
+// read buffer), never its reused buffer itself: it can be kept as it is, without copying again.
+function ownBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export class KvStore implements KvReader {
   private readonly root: RootDatabase;
   private readonly db: Database<Buffer, Buffer>;
@@ -52,9 +58,30 @@ export class KvStore implements KvReader {
     return new KvStore(path);
   }
 
+  // Point reads share one read transaction until the next write commits, instead of lmdb-js
+  // renewing its own on every event-loop turn (a timer, and a reset and renewal per turn). Every
+  // write goes through writeSync, which lets it go, so the snapshot is never older than the
+  // last commit.
+  private readTxn: Transaction | undefined;
+  private readOptions: { transaction?: Transaction } = {};
+
+  private reading(): { transaction?: Transaction } {
+    if (this.readTxn === undefined) {
+      this.readTxn = this.root.useReadTransaction();
+      this.readOptions = { transaction: this.readTxn };
+    }
+    return this.readOptions;
+  }
+
+  private endReading(): void {
+    if (this.readTxn === undefined) return;
+    this.readTxn.done();
+    this.readTxn = undefined;
+  }
+
   get(key: Buffer): Buffer | undefined {
-    const value = this.db.get(key);
-    return value === undefined ? undefined : Buffer.from(value);
+    const value = this.db.get(key, this.reading());
+    return value === undefined ? undefined : ownBuffer(value);
   }
 
   *range(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
@@ -62,13 +89,31 @@ export class KvStore implements KvReader {
       ? { start: end, end: start, reverse: true, limit: options.limit, exclusiveStart: true, inclusiveEnd: true }
       : { start, end, limit: options.limit };
     for (const { key, value } of this.db.getRange(spec)) {
-      yield { key: Buffer.from(key as Buffer), value: Buffer.from(value as Buffer) };
+      yield { key: ownBuffer(key), value: ownBuffer(value) };
     }
   }
 
   // Atomic: either every put/remove made by `fn` commits, or (when it throws) none does.
   writeSync<T>(fn: (w: KvWriter) => T): T {
-    return this.db.transactionSync(() => fn(this.writer));
+    this.endReading();
+    try {
+      return this.db.transactionSync(() => fn(this.writer));
+    } finally {
+      this.endReading();
+    }
+  }
+
+  // Runs `fns` in one write transaction and commits them together. A writeSync made by one of
+  // them runs as a child transaction (LMDB nests them), so it still commits or aborts on its own.
+  writeGroup(fns: readonly (() => void)[]): void {
+    this.endReading();
+    try {
+      this.db.transactionSync(() => {
+        for (const fn of fns) fn();
+      });
+    } finally {
+      this.endReading();
+    }
   }
 
   async flushed(): Promise<void> {
@@ -76,6 +121,7 @@ export class KvStore implements KvReader {
   }
 
   async close(): Promise<void> {
+    this.endReading();
     await this.root.close();
   }
 }
