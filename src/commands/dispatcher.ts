@@ -49,14 +49,14 @@ const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate'
 // the version check of a routed request. Undefined when there is nothing to wait for.
 function admission(node: NodeServices, name: string, db: string, cmd: Doc): Promise<void> | undefined {
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
-  const ns = kind === undefined ? undefined : targetNamespace(db, cmd);
+  const ns = kind === undefined ? undefined : targetNamespace(db, cmd, name);
   const cs = node.migrations.criticalSection;
   const section = kind !== undefined && ns !== undefined && cs.isHeld(ns) ? { ns, kind } : undefined;
   if (section === undefined && !isVersionedRequest(cmd)) return undefined;
   return (async () => {
     if (section !== undefined) await cs.waitFor(section.ns, section.kind);
     await awaitDatabaseCriticalSection(cs, name, db, cmd);
-    if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(db, cmd), cmd);
+    if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(db, cmd, name), cmd);
   })();
 }
 
@@ -88,7 +88,7 @@ export function buildCommandTable(defs: readonly CommandDefinition[]): Map<strin
 
 // The collection a versioned command is about: the string value of its first field (find: "c"),
 // or none for database-level commands (aggregate: 1).
-function targetNamespace(db: string, cmd: Doc): string | undefined {
-  const value = cmd[commandName(cmd)];
+function targetNamespace(db: string, cmd: Doc, name: string): string | undefined {
+  const value = cmd[name];
   return typeof value === 'string' ? `${db}.${value}` : undefined;
 }

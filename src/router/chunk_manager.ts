@@ -136,13 +136,13 @@ export class ChunkManager {
     return this.chunkAt(pos);
   }
 
-  // findIntersectingChunk(...).shard for a single-field, unhashed shard key and a number (JS
+  // findIntersectingChunk(...) for a single-field, unhashed shard key and a number (JS
   // number or Double, not NaN), without building the key string: a binary search over the
   // chunks' min values as doubles. Numbers order among themselves by value in key strings too,
   // and MinKey (only ever the first chunk's min) precedes them all, like -Infinity does here
   // because the search takes the last min <= key. Undefined when this path does not apply (the
   // key or a bound on the way is not a plain number): the caller then takes the general one.
-  shardForNumericKey(value: number): string | undefined {
+  chunkForNumericKey(value: number): ChunkType | undefined {
     if (Number.isNaN(value) || this.shardKeyPattern.fields.length !== 1 || this.shardKeyPattern.isHashed) return undefined;
     let blockMins = this.numericBlockMins;
     if (blockMins === undefined) blockMins = this.numericBlockMins = numericMins(this.blocks.map((block) => block.chunks[0]!), this.shardKeyPattern.fields[0]!);
@@ -154,7 +154,11 @@ export class ChunkManager {
     if (mins === undefined) mins = block.numericMins = numericMins(block.chunks, this.shardKeyPattern.fields[0]!);
     if (mins === null) return undefined;
     const i = upperBoundNumeric(mins, value) - 1;
-    return i < 0 ? undefined : block.chunks[i]!.shard;
+    return i < 0 ? undefined : block.chunks[i]!;
+  }
+
+  shardForNumericKey(value: number): string | undefined {
+    return this.chunkForNumericKey(value)?.shard;
   }
 
   // versionFields' token for a shard: built once per routing table and shard (never mutated).

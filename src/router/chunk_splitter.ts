@@ -113,6 +113,14 @@ export function statementWrite(cm: ChunkManager, kind: 'insert' | 'update', body
   return undefined;
 }
 
+// The chunk of a shard key that is one plain number, found without a key string (as the insert
+// was targeted); undefined when that path does not apply.
+function numericChunk(cm: ChunkManager, shardKey: Doc): ChunkType | undefined {
+  const fields = cm.shardKeyPattern.fields;
+  const value = fields.length === 1 ? shardKey[fields[0]!] : undefined;
+  return typeof value === 'number' ? cm.chunkForNumericKey(value) : undefined;
+}
+
 // What a check needs from the rest of the router (fakes in the unit test).
 export interface ChunkSplitterDeps {
   readSettings(): Promise<{ settings: Doc[]; collections: Doc[] }>;
@@ -163,7 +171,7 @@ export class ChunkSplitter {
       try {
         const w = statementWrite(cm, kind, bodies[i]!);
         if (!w) continue;
-        chunk = cm.findIntersectingChunk(w.shardKey);
+        chunk = numericChunk(cm, w.shardKey) ?? cm.findIntersectingChunk(w.shardKey);
         bytes = w.bytes;
       } catch {
         continue;

@@ -7,11 +7,12 @@ import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
 import { ChunkManager } from './chunk_manager.js';
 import { completedCursorBytes } from './raw_reply.js';
 import { numericPointShard, shardForInsert, shardsForQuery } from './targeter.js';
-import { encodeVersionedCommand, versionFields, type Routing } from './versioned_request.js';
+import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
+import { encodeVersionedMessage, versionFields, type Routing } from './versioned_request.js';
 
-// The router's single-shard find fast path: numeric targeting, the versioned command spliced
-// together from cached bytes, and the shard's completed cursor passed on as bytes. Each must
-// answer exactly what the general path answers.
+// The router's single-shard find fast path: numeric targeting, the versioned command written into
+// its message with cached version bytes, and the shard's completed cursor passed on as bytes.
+// Each must answer exactly what the general path answers.
 
 const uuid = new Binary(Buffer.alloc(16, 9), 4);
 const timestamp = new Timestamp({ t: 7, i: 1 });
@@ -47,7 +48,9 @@ test('numeric targeting agrees with key-string targeting (many blocks, every num
   const keys = [-Infinity, Infinity, -0, 0, -5000, -4999.5, 1e300, -1e300, Number.MIN_VALUE];
   for (let i = 0; i < 3000; i++) keys.push(Math.round((Math.random() - 0.5) * 20000) / 2);
   for (const k of keys) {
-    const expected = cm.findIntersectingChunk({ x: k }).shard;
+    const chunk = cm.findIntersectingChunk({ x: k });
+    const expected = chunk.shard;
+    assert.equal(cm.chunkForNumericKey(k), chunk, `key ${k}`);
     assert.equal(cm.shardForNumericKey(k), expected, `key ${k}`);
     assert.equal(numericPointShard(cm, { x: k }), expected);
     assert.equal(numericPointShard(cm, { x: new Double(k) }), expected);
@@ -85,7 +88,7 @@ test('only a lone numeric equality on an unhashed single-field key takes the num
   assert.deepEqual(shardsForQuery(hashed, { x: 5 }).size, 1);
 });
 
-test('the spliced versioned command is byte for byte the generic encoding', () => {
+test('the versioned command written into its message is byte for byte the generic encoding', () => {
   const cm = manager({ x: 1 }, [new MinKey(), 0, 10], (i) => `s${i % 2}`);
   const db: DatabaseType = { _id: 'db', primary: 's0', version: { uuid: new Binary(Buffer.alloc(16, 1), 4), timestamp, lastMod: 1 } };
   const sharded: Routing = { ns: 'db.c', db, cm };
@@ -94,7 +97,8 @@ test('the spliced versioned command is byte for byte the generic encoding', () =
   for (const routing of [sharded, unsharded]) {
     for (const shard of ['s0', 's1']) {
       for (let i = 0; i < 2; i++) { // the second time from the cache
-        assert.deepEqual(encodeVersionedCommand(routing, shard, 'db', cmd), serializeDocument({ ...cmd, ...versionFields(routing, shard), $db: 'db' }));
+        const message = encodeVersionedMessage(routing, shard, 'db', cmd);
+        assert.deepEqual(message.subarray(OP_MSG_REPLY_PREFIX), serializeDocument({ ...cmd, ...versionFields(routing, shard), $db: 'db' }));
       }
     }
   }

@@ -6,8 +6,9 @@ import type { ConnectionInfo } from '../commands/command.js';
 import type { RouterCommand, RouterServices } from './router_services.js';
 
 // The router's command entry: look-up, admin-only check, and errors shaped as mongos shapes them.
-// Stale routing errors never reach here: the commands retry them (versioned_request.ts).
-export async function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Promise<Doc> {
+// Stale routing errors never reach here: the commands retry them (versioned_request.ts). Not
+// async: a command's own promise is passed on with only a catch added.
+export function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   try {
     const db = cmd.$db;
     if (typeof db !== 'string') throw new MongoError(40571, 'OP_MSG requests require a $db argument');
@@ -16,11 +17,16 @@ export async function dispatchRouterCommand(router: RouterServices, conn: Connec
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, new Date());
-    return await def.run({ router, conn, db }, cmd);
+    const reply = def.run({ router, conn, db }, cmd);
+    return reply instanceof Promise ? reply.catch((err: unknown) => failed(router, err)) : reply;
   } catch (err) {
-    if (!(err instanceof MongoError)) router.logger.error({ err, c: 'COMMAND' }, 'router command failed with an unexpected error');
-    return errorReply(err);
+    return failed(router, err);
   }
+}
+
+function failed(router: RouterServices, err: unknown): Doc {
+  if (!(err instanceof MongoError)) router.logger.error({ err, c: 'COMMAND' }, 'router command failed with an unexpected error');
+  return errorReply(err);
 }
 
 export function buildRouterCommandTable(defs: readonly RouterCommand[]): Map<string, RouterCommand> {

@@ -1,9 +1,10 @@
 import { BSON } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { serializeDocument, type Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
 import type { DatabaseType } from '../catalog/type_chunk.js';
+import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
@@ -38,26 +39,35 @@ export function versionFields(routing: Routing, shardId: string): Doc {
   return { shardVersion: shardVersionToBSON(unshardedVersion()), databaseVersion: routing.db.version };
 }
 
-// `cmd` with versionFields(routing, shardId) and $db appended, in BSON: the bytes
+// The OP_MSG request that carries `cmd` with versionFields(routing, shardId) and $db appended, its
+// header left for WireClient.forwardMessage to fill: the body is the bytes
 // serializeDocument({ ...cmd, ...versionFields(routing, shardId), $db: db }) gives. The appended
-// elements are encoded once per routing table (or cached database), shard and db, and copied in
-// after the command's own, which saves encoding an ObjectId and two Timestamps per request.
-export function encodeVersionedCommand(routing: Routing, shardId: string, db: string, cmd: Doc): Buffer {
-  if ('shardVersion' in cmd || 'databaseVersion' in cmd || '$db' in cmd) return serializeDocument({ ...cmd, ...versionFields(routing, shardId), $db: db });
+// elements are encoded once per routing table (or cached database entry), shard and db and copied
+// in after the command's own, which saves encoding an ObjectId and two Timestamps per request.
+// (Spreading the command into a new object and writing that with raw_bson's writer measured
+// slower than this.)
+export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, cmd: Doc): Buffer {
+  if ('shardVersion' in cmd || 'databaseVersion' in cmd || '$db' in cmd) {
+    const whole = serializeDocument({ ...cmd, ...versionFields(routing, shardId), $db: db });
+    const message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + whole.length);
+    whole.copy(message, OP_MSG_REPLY_PREFIX);
+    return message;
+  }
   const tail = versionTail(routing, shardId, db);
   const head = BSON.serialize(cmd, SERIALIZE_OPTIONS);
-  const out = Buffer.allocUnsafe(head.length + tail.length);
-  out.set(head.subarray(0, head.length - 1), 0);
-  tail.copy(out, head.length - 1);
-  out[out.length - 1] = 0;
-  out.writeInt32LE(out.length, 0);
-  return out;
+  const bodyLength = head.length - 1 + tail.length;
+  const message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength);
+  message.set(head, OP_MSG_REPLY_PREFIX);
+  // Over the command's terminating 0: the tail ends with the terminator of the whole.
+  tail.copy(message, OP_MSG_REPLY_PREFIX + head.length - 1);
+  message.writeInt32LE(bodyLength, OP_MSG_REPLY_PREFIX);
+  return message;
 }
 
 const SERIALIZE_OPTIONS = { checkKeys: false, ignoreUndefined: true } as const;
 
 // Per routing table (or, unsharded, per cached database entry): "shardId\0db" -> the elements
-// versionFields + $db, without a document's length and terminator.
+// versionFields + $db and a document terminator, without a document's length.
 const versionTails = new WeakMap<object, Map<string, Buffer>>();
 
 function versionTail(routing: Routing, shardId: string, db: string): Buffer {
@@ -68,9 +78,18 @@ function versionTail(routing: Routing, shardId: string, db: string): Buffer {
   let tail = tails.get(key);
   if (tail === undefined) {
     const whole = serializeDocument({ ...versionFields(routing, shardId), $db: db });
-    tails.set(key, tail = whole.subarray(4, whole.length - 1));
+    tails.set(key, tail = whole.subarray(4));
   }
   return tail;
+}
+
+// sendToShard of `cmd` with versionFields(routing, shardId): encoded with the cached version
+// bytes (encodeVersionedMessage) and, like sendToShard, without a timeout.
+export function sendVersioned(router: RouterServices, routing: Routing, shardId: string, db: string, cmd: Doc): Promise<Doc> {
+  const message = encodeVersionedMessage(routing, shardId, db, cmd);
+  const host = router.shardRegistry.cachedHost(shardId);
+  const sent = host !== undefined ? router.client.forwardMessage(host, message) : router.shardRegistry.host(shardId).then((found) => router.client.forwardMessage(found, message));
+  return sent.then(deserializeDocument);
 }
 
 export async function sendToShard(router: RouterServices, shardId: string, db: string, cmd: Doc): Promise<Doc> {
@@ -85,20 +104,34 @@ export function isStaleError(err: unknown): err is MongoError {
 }
 
 // Runs `attempt` with fresh routing, refreshing the cached routing table and trying again while a
-// shard answers StaleConfig / StaleDbVersion, so the client never sees those errors.
-export async function withStaleRetry<T>(router: RouterServices, ns: string, attempt: (routing: Routing) => Promise<T>, createDatabase = false): Promise<T> {
-  const dbName = ns.slice(0, ns.indexOf('.'));
-  for (let tries = 0; ; tries++) {
+// shard answers StaleConfig / StaleDbVersion, so the client never sees those errors. The first
+// try on cached routing is chained without an async frame: it is every routed request's path.
+export function withStaleRetry<T>(router: RouterServices, ns: string, attempt: (routing: Routing) => Promise<T>, createDatabase = false): Promise<T> {
+  const routing = cachedRouting(router, ns);
+  if (routing === undefined) return retryStale(router, ns, attempt, createDatabase, 0);
+  return attempt(routing).catch((err: unknown) => {
+    if (!isStaleError(err)) throw err;
+    invalidateStale(router, ns, err, 0);
+    return retryStale(router, ns, attempt, createDatabase, 1);
+  });
+}
+
+async function retryStale<T>(router: RouterServices, ns: string, attempt: (routing: Routing) => Promise<T>, createDatabase: boolean, firstTry: number): Promise<T> {
+  for (let tries = firstTry; ; tries++) {
     const routing = cachedRouting(router, ns) ?? await getRouting(router, ns, createDatabase);
     try {
       return await attempt(routing);
     } catch (err) {
       if (!isStaleError(err) || tries >= MAX_STALE_RETRIES) throw err;
-      router.logger.debug({ c: 'SHARDING', ns, code: err.code, tries }, 'Stale routing information; refreshing and retrying');
-      if (err.code !== ErrorCodes.StaleConfig) router.catalogCache.invalidateDatabase(dbName);
-      router.catalogCache.invalidateCollection(ns);
+      invalidateStale(router, ns, err, tries);
     }
   }
+}
+
+function invalidateStale(router: RouterServices, ns: string, err: MongoError, tries: number): void {
+  router.logger.debug({ c: 'SHARDING', ns, code: err.code, tries }, 'Stale routing information; refreshing and retrying');
+  if (err.code !== ErrorCodes.StaleConfig) router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
+  router.catalogCache.invalidateCollection(ns);
 }
 
 // A shard reply, with stale routing errors thrown so withStaleRetry sees them.

@@ -7,16 +7,22 @@ import type { ChunkType } from '../catalog/type_chunk.js';
 // filter orphans on reads when migrations arrive.
 export class OwnershipFilter {
   private readonly ranges: { min: Buffer; max: Buffer }[];
+  private readonly whole: boolean;
 
   constructor(readonly pattern: ShardKeyPattern, ownedChunks: readonly ChunkType[]) {
     this.ranges = ownedChunks
       .map((c) => ({ min: pattern.keyString(c.min), max: pattern.keyString(c.max) }))
       .sort((a, b) => Buffer.compare(a.min, b.min));
+    this.whole = this.coversKeySpace();
   }
 
   // True when the owned ranges join up into the whole key space: nothing can be an orphan, so
-  // reads need not check each document.
+  // reads need not check each document. Worked out once: every routed read asks.
   ownsEverything(): boolean {
+    return this.whole;
+  }
+
+  private coversKeySpace(): boolean {
     if (this.ranges.length === 0) return false;
     if (Buffer.compare(this.ranges[0]!.min, this.pattern.keyString(this.pattern.globalMin())) !== 0) return false;
     for (let i = 1; i < this.ranges.length; i++) {

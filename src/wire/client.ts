@@ -3,7 +3,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { parseHostAddress } from './client_connection.js';
 import { HostPool } from './host_pool.js';
-import { encodeOpMsgRequest } from './message.js';
+import { encodeOpMsgRequest, finishOpMsgReply } from './message.js';
 
 export interface WireClientOptions {
   connectTimeoutMs?: number;
@@ -82,6 +82,17 @@ export class WireClient {
     } finally {
       pool.release(conn);
     }
+  }
+
+  // A whole OP_MSG request built by the caller, its first OP_MSG_REPLY_PREFIX bytes left for the
+  // header (as serializeWithRaw leaves them): the router's per-request path, which thereby
+  // encodes a command into the message buffer itself. No timeout, like forwardRaw.
+  forwardMessage(host: string, message: Buffer): Promise<Buffer> {
+    if (this.closed) return Promise.reject(shutdownError());
+    const requestId = this.takeRequestId();
+    // A request's header is a reply's with responseTo 0: flags 0, one kind-0 section.
+    finishOpMsgReply(message, requestId, 0);
+    return this.poolFor(host).send(message, requestId);
   }
 
   // Fails every request in flight or waiting with ShutdownInProgress and drops all connections.

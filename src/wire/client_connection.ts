@@ -44,6 +44,7 @@ interface Pending {
   requestId: number;
   resolve(body: Buffer): void;
   reject(err: MongoError): void;
+  settled: ((conn: ClientConnection) => void) | undefined;
 }
 
 // One socket to one host carrying one request at a time, so a reply must answer exactly the
@@ -91,12 +92,14 @@ export class ClientConnection {
     this.closeListeners.push(listener);
   }
 
-  // Resolves with the reply's body section (a BSON document, not yet validated).
-  request(message: Buffer, requestId: number): Promise<Buffer> {
+  // Resolves with the reply's body section (a BSON document, not yet validated). `settled` runs
+  // right after the promise is settled, before anything awaiting it: a pool that releases the
+  // connection there has it idle again for a request the awaiting code sends next.
+  request(message: Buffer, requestId: number, settled?: (conn: ClientConnection) => void): Promise<Buffer> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending) return Promise.reject(new MongoError(ErrorCodes.InternalError, `${this.address.label}: connection already has a request in flight`));
     return new Promise((resolve, reject) => {
-      this.pending = { requestId, resolve, reject };
+      this.pending = { requestId, resolve, reject, settled };
       this.setIdle(false);
       this.socket.write(message);
     });
@@ -110,6 +113,7 @@ export class ClientConnection {
     const pending = this.pending;
     this.pending = undefined;
     pending?.reject(reason);
+    pending?.settled?.(this);
     for (const listener of this.closeListeners) listener();
   }
 
@@ -154,6 +158,7 @@ export class ClientConnection {
     this.pending = undefined;
     this.setIdle(true);
     pending.resolve(body);
+    pending.settled?.(this);
   }
 
   private protocolError(detail: string): void {

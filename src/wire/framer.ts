@@ -8,6 +8,10 @@ export class MessageFramer {
   private buffered = 0;
 
   push(chunk: Buffer): Buffer[] {
+    // Most reads carry exactly one request: no copies, no slices.
+    if (this.buffered === 0 && chunk.length >= HEADER_SIZE && chunk.readInt32LE(0) === chunk.length && chunk.length <= Limits.maxMessageSizeBytes) {
+      return [chunk];
+    }
     this.chunks.push(chunk);
     this.buffered += chunk.length;
     const messages: Buffer[] = [];

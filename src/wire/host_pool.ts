@@ -14,6 +14,7 @@ export class HostPool {
   private readonly waiters: Waiter[] = [];
   private opening = 0;
   private closedReason: MongoError | undefined;
+  private readonly releaseOne = (conn: ClientConnection): void => this.release(conn);
 
   constructor(
     private readonly address: HostAddress,
@@ -41,6 +42,14 @@ export class HostPool {
       this.waiters.push(waiter);
       this.growIfNeeded();
     });
+  }
+
+  // One request on a connection of this pool, released as soon as its reply (or failure) is in.
+  // With an idle connection at hand the request is written before this returns.
+  send(message: Buffer, requestId: number): Promise<Buffer> {
+    const ready = this.closedReason ? undefined : this.idle.pop();
+    if (ready) return ready.request(message, requestId, this.releaseOne);
+    return this.acquire().then((conn) => conn.request(message, requestId, this.releaseOne));
   }
 
   release(conn: ClientConnection): void {

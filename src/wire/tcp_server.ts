@@ -22,6 +22,7 @@ export class TcpServer {
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private nextConnectionId = 1;
+  private readonly replies = new ReplyWriter();
 
   constructor(private readonly handlers: ServerHandlers) {
     this.server = net.createServer((socket) => this.accept(socket));
@@ -61,7 +62,7 @@ export class TcpServer {
       socket.destroy();
     };
     const send = (reply: Buffer | undefined): void => {
-      if (reply && !socket.destroyed) socket.write(reply);
+      if (reply && !socket.destroyed) this.replies.add(socket, reply);
     };
     // Handles queued messages in order; an asynchronous reply suspends the loop until it is sent.
     const pump = (): void => {
@@ -91,7 +92,7 @@ export class TcpServer {
 
     socket.on('data', (chunk: Buffer) => {
       try {
-        queue.push(...framer.push(chunk));
+        for (const message of framer.push(chunk)) queue.push(message);
       } catch (err) {
         closeReason = err instanceof FramingError ? err.message : String(err);
         socket.destroy();
@@ -105,4 +106,43 @@ export class TcpServer {
       this.handlers.onClose?.(conn, closeReason);
     });
   }
+}
+
+// The first reply of an event-loop turn is written at once; the rest wait for the turn's check
+// phase, after every connection that had data in this turn has been handled, and go out
+// together. Written one by one as they complete, nearly every reply pays for waking a client
+// that has gone idle waiting for it; written together, the first wakes it and the rest find it
+// awake. While turns carry a single reply (one busy connection), marking the end of each turn is
+// pure cost, so replies are then written at once for a while before the next turn is looked at.
+const DIRECT_WRITES_AFTER_LONE_TURN = 32;
+
+class ReplyWriter {
+  private pending: { socket: net.Socket; reply: Buffer }[] = [];
+  private turnMarked = false;
+  private directWrites = 0;
+
+  add(socket: net.Socket, reply: Buffer): void {
+    if (this.turnMarked) {
+      this.pending.push({ socket, reply });
+      return;
+    }
+    socket.write(reply);
+    if (this.directWrites > 0) {
+      this.directWrites -= 1;
+      return;
+    }
+    this.turnMarked = true;
+    setImmediate(this.endTurn);
+  }
+
+  private readonly endTurn = (): void => {
+    this.turnMarked = false;
+    const pending = this.pending;
+    if (pending.length === 0) {
+      this.directWrites = DIRECT_WRITES_AFTER_LONE_TURN;
+      return;
+    }
+    this.pending = [];
+    for (const { socket, reply } of pending) if (!socket.destroyed) socket.write(reply);
+  };
 }

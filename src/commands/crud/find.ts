@@ -47,7 +47,8 @@ export const findCommand: CommandDefinition = {
     const coll = storage.getCollection(ns);
     const express = coll === undefined ? undefined : expressPlan(req, coll);
     if (coll !== undefined && express !== undefined) {
-      return cursorReply(ns, { docs: [...read.track(idLookup(storage, coll, express, read.keep))], cursorId: Long.ZERO }, 'firstBatch');
+      const docs = read.track(idLookup(storage, coll, express, read.keep));
+      return cursorReply(ns, { docs: Array.isArray(docs) ? docs : [...docs], cursorId: Long.ZERO }, 'firstBatch');
     }
     const prepared = prepareFind(storage, coll, { ...req, keep: read.keep });
     const batch = cursors.firstBatch(ns, read.track(prepared.results), req.batchSize, req.singleBatch || (req.limit !== undefined && req.limit > 0 && req.limit <= (req.batchSize ?? 101)));

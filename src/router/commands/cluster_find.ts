@@ -5,13 +5,13 @@ import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.
 import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../commands/args.js';
 import { RawDocument } from '../../wire/raw_bson.js';
 import { checkOk } from '../../wire/remote_cursor.js';
-import { mergeFindResults, planFindMerge } from '../merge/find_merge.js';
+import { mergeFindResults, planFindMerge, type FindMergePlan } from '../merge/find_merge.js';
 import { batchSizeOf, forwardable, RemoteCursorStream } from '../remote_cursor_stream.js';
 import type { ClusterCursor } from '../cluster_cursor_manager.js';
 import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
 import { completedCursorBytes } from '../raw_reply.js';
 import { numericPointShard, shardsForQuery } from '../targeter.js';
-import { encodeVersionedCommand, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+import { encodeVersionedMessage, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
 
 export function targetShards(routing: Routing, filter: Doc): string[] {
   if (!routing.cm) return [routing.db.primary];
@@ -49,23 +49,30 @@ export async function openShardCursors(router: RouterServices, routing: Routing,
 }
 
 // openShardCursors for one shard, on raw bytes: the command is encoded once (with the shard's
-// version and $db) and the reply is looked at before anything decodes it. When `passThrough`
-// allows it (the shard's answer is the client's: no skip or projection left to the router) and
-// the shard answered everything in its first batch, the reply's cursor document is the router's,
-// handed on as is (a RawDocument). Otherwise the reply is decoded and checked exactly as
-// openShardCursors does (stale errors thrown for withStaleRetry) and becomes a cursor stream.
-async function openSingleShardCursor(ctx: RouterContext, routing: Routing, shardId: string, cmd: Doc, ns: string, passThrough: boolean): Promise<RemoteCursorStream | RawDocument> {
-  const router = ctx.router;
-  const host = router.shardRegistry.cachedHost(shardId) ?? await router.shardRegistry.host(shardId);
-  const body = encodeVersionedCommand(routing, shardId, ctx.db, cmd);
-  const raw = await router.client.forwardRaw(host, body);
-  if (passThrough) {
-    const cursor = completedCursorBytes(raw, ns);
-    if (cursor !== undefined) return new RawDocument(cursor);
-  }
-  const reply = deserializeDocument(raw);
-  checkOk(throwIfStale(reply));
-  return new RemoteCursorStream(router, host, ctx.db, reply, batchSizeOf(cmd));
+// version and $db) into the request message and the reply is looked at before anything decodes
+// it. When `passThrough` allows it (the shard's answer is the client's: no skip or projection left
+// to the router) and the shard answered everything in its first batch, the reply's cursor document
+// is the router's, handed on as is (a RawDocument). Otherwise the reply is decoded and checked
+// exactly as openShardCursors does (stale errors thrown for withStaleRetry) and becomes a cursor
+// stream. Chained without async frames when the shard's host is cached: this is a point read's
+// whole path through the router.
+function openSingleShardCursor(ctx: RouterContext, routing: Routing, shardId: string, cmd: Doc, ns: string, passThrough: boolean): Promise<RemoteCursorStream | RawDocument> {
+  const message = encodeVersionedMessage(routing, shardId, ctx.db, cmd);
+  const host = ctx.router.shardRegistry.cachedHost(shardId);
+  if (host === undefined) return ctx.router.shardRegistry.host(shardId).then((found) => sendFind(ctx, found, message, cmd, ns, passThrough));
+  return sendFind(ctx, host, message, cmd, ns, passThrough);
+}
+
+function sendFind(ctx: RouterContext, host: string, message: Buffer, cmd: Doc, ns: string, passThrough: boolean): Promise<RemoteCursorStream | RawDocument> {
+  return ctx.router.client.forwardMessage(host, message).then((raw) => {
+    if (passThrough) {
+      const cursor = completedCursorBytes(raw, ns);
+      if (cursor !== undefined) return new RawDocument(cursor);
+    }
+    const reply = deserializeDocument(raw);
+    checkOk(throwIfStale(reply));
+    return new RemoteCursorStream(ctx.router, host, ctx.db, reply, batchSizeOf(cmd));
+  });
 }
 
 export function clusterCursor(source: AsyncIterable<Doc>, streams: RemoteCursorStream[]): ClusterCursor {
@@ -82,6 +89,17 @@ export function clusterCursor(source: AsyncIterable<Doc>, streams: RemoteCursorS
   };
 }
 
+// A find as the router plans it, once per request (the plan does not depend on the routing).
+interface FindRequest {
+  ns: string;
+  filter: Doc;
+  plan: FindMergePlan;
+  // The shards' answer is the client's as it is: nothing left to skip or project on the router.
+  passThrough: boolean;
+  batchSize: number | undefined;
+  oneBatch: boolean;
+}
+
 export const clusterFindCommand: RouterCommand = {
   names: ['find'],
   // Not async: argument errors throw before any promise, which the dispatcher catches alike, and
@@ -95,26 +113,35 @@ export const clusterFindCommand: RouterCommand = {
     optionalNonNegative(cmd, 'skip');
     const singleBatch = optionalBool(cmd, 'singleBatch') ?? false;
     if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
-    return withStaleRetry(ctx.router, ns, async (routing) => {
-      const plan = planFindMerge(forwardable(cmd));
-      const shards = targetShards(routing, filter);
-      let streams: RemoteCursorStream[];
-      if (shards.length === 1) {
-        const first = await openSingleShardCursor(ctx, routing, shards[0]!, plan.shardCommand, ns, plan.skip === 0 && plan.projection.router === undefined);
-        if (first instanceof RawDocument) return { cursor: first, ok: 1 };
-        streams = [first];
-      } else {
-        streams = await openShardCursors(ctx.router, routing, ctx.db, shards, plan.shardCommand);
-      }
-      // One shard that answered everything at once (point reads): its batch is the answer.
-      const whole = streams.length === 1 && plan.skip === 0 && plan.projection.router === undefined ? streams[0]!.completeFirstBatch() : undefined;
-      if (whole) return { cursor: { firstBatch: whole, id: Long.ZERO, ns }, ok: 1 };
-      const merged = mergeFindResults(plan, streams);
-      const oneBatch = singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101));
-      return ctx.router.cursors.firstBatch(ns, clusterCursor(merged, streams), batchSize, oneBatch);
-    });
+    const plan = planFindMerge(forwardable(cmd));
+    const request: FindRequest = {
+      ns,
+      filter,
+      plan,
+      passThrough: plan.skip === 0 && plan.projection.router === undefined,
+      batchSize,
+      oneBatch: singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101)),
+    };
+    return withStaleRetry(ctx.router, ns, (routing) => findOnce(ctx, request, routing));
   },
 };
+
+function findOnce(ctx: RouterContext, request: FindRequest, routing: Routing): Promise<Doc> {
+  const shards = targetShards(routing, request.filter);
+  if (shards.length === 1) {
+    return openSingleShardCursor(ctx, routing, shards[0]!, request.plan.shardCommand, request.ns, request.passThrough)
+      .then((first) => first instanceof RawDocument ? { cursor: first, ok: 1 } : answerFind(ctx, request, [first]));
+  }
+  return openShardCursors(ctx.router, routing, ctx.db, shards, request.plan.shardCommand).then((streams) => answerFind(ctx, request, streams));
+}
+
+function answerFind(ctx: RouterContext, request: FindRequest, streams: RemoteCursorStream[]): Promise<Doc> | Doc {
+  // One shard that answered everything at once (point reads): its batch is the answer.
+  const whole = streams.length === 1 && request.passThrough ? streams[0]!.completeFirstBatch() : undefined;
+  if (whole) return { cursor: { firstBatch: whole, id: Long.ZERO, ns: request.ns }, ok: 1 };
+  const merged = mergeFindResults(request.plan, streams);
+  return ctx.router.cursors.firstBatch(request.ns, clusterCursor(merged, streams), request.batchSize, request.oneBatch);
+}
 
 // Reads of the config and admin databases are answered by the config server (mongosh's
 // sh.status() reads config.* this way); the cursor is proxied through the router.

@@ -9,7 +9,7 @@ import { forwardable } from '../remote_cursor_stream.js';
 import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
-import { getRouting, isStaleError, MAX_STALE_RETRIES, sendToShard, versionFields, type Routing } from '../versioned_request.js';
+import { cachedRouting, getRouting, isStaleError, MAX_STALE_RETRIES, sendToShard, sendVersioned, versionFields, type Routing } from '../versioned_request.js';
 
 type WriteKind = 'insert' | 'update' | 'delete';
 const STATEMENTS_FIELD: Record<WriteKind, string> = { insert: 'documents', update: 'updates', delete: 'deletes' };
@@ -101,7 +101,7 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   const result = new WriteResult();
   let pending: Statement[] = bodies.map((body, index) => ({ index, body }));
   for (let tries = 0; pending.length > 0; tries++) {
-    const routing = await getRouting(ctx.router, ns, true);
+    const routing = cachedRouting(ctx.router, ns) ?? await getRouting(ctx.router, ns, true);
     const retry: Statement[] = [];
     const stopped = await executeRound(ctx, routing, kind, base, pending, ordered, result, retry);
     if (retry.length > 0) {
@@ -175,7 +175,7 @@ async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKin
 }
 
 async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
-  const reply = await sendToShard(ctx.router, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body), ...versionFields(routing, shard) });
+  const reply = await sendVersioned(ctx.router, routing, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) });
   throwUnlessOk(reply);
   result.absorb(reply, statements);
   // Auto-splitting counts the bytes written per chunk; any check runs off this path.
