@@ -52,7 +52,11 @@ function admission(node: NodeServices, name: string, db: string, cmd: Doc): Prom
   const ns = kind === undefined ? undefined : targetNamespace(db, cmd, name);
   const cs = node.migrations.criticalSection;
   const section = kind !== undefined && ns !== undefined && cs.isHeld(ns) ? { ns, kind } : undefined;
-  if (section === undefined && !isVersionedRequest(cmd)) return undefined;
+  if (section === undefined) {
+    if (!isVersionedRequest(cmd)) return undefined;
+    // A routed request whose versions match what the shard has loaded runs at once, as a direct one.
+    if (cmd.databaseVersion === undefined || !cs.isHeld(db)) return node.sharding.metadata.admit(db, targetNamespace(db, cmd, name), cmd);
+  }
   return (async () => {
     if (section !== undefined) await cs.waitFor(section.ns, section.kind);
     await awaitDatabaseCriticalSection(cs, name, db, cmd);
