@@ -180,7 +180,7 @@ export class MigrationDestinationManager {
     const coll = storage.getCollection(nss);
     if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
     storage.write((unit) => {
-      for (const bytes of documents) unit.insert(coll, deserializeDocument(bytes), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      for (const bytes of documents) unit.insertBytes(coll, bytes);
     });
     const stats = migrationStatistics(this.node);
     stats.countDocsClonedOnRecipient += documents.length;

@@ -1,7 +1,7 @@
 import { BSON, Long } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { deserializeDocument, serializeDocument, type Doc } from '../../bson/values.js';
+import { serializeDocument, type Doc } from '../../bson/values.js';
 import type { Binary } from 'bson';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
 import type { NodeServices } from '../command.js';
@@ -57,7 +57,7 @@ function insertBatch(node: NodeServices, ns: string, documents: readonly Uint8Ar
   const coll = node.storage.getCollection(ns);
   if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${ns} was dropped during movePrimary`);
   node.storage.write((unit) => {
-    for (const bytes of documents) unit.insert(coll, deserializeDocument(bytes), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    for (const bytes of documents) unit.insertBytes(coll, bytes);
   });
 }
 
