@@ -16,6 +16,17 @@ export { Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinK
 
 const deserializeOptions = { promoteValues: false, bsonRegExp: true, validation: { utf8: true } } as const;
 
+// Decodes a reply whose named array fields hold documents to be passed on as they are (a
+// migration's clone batches): those arrays come back as each document's bytes, views into `bytes`
+// rather than copies, so nothing decodes and re-encodes them.
+export function deserializeWithRawArrays(bytes: Uint8Array, fields: readonly string[]): Doc {
+  try {
+    return BSON.deserialize(bytes, { ...deserializeOptions, fieldsAsRaw: Object.fromEntries(fields.map((f) => [f, true])) }) as Doc;
+  } catch (err) {
+    throw new MongoError(ErrorCodes.InvalidBSON, `invalid BSON: ${(err as Error).message}`);
+  }
+}
+
 export function deserializeDocument(bytes: Uint8Array): Doc {
   let doc: Doc;
   try {

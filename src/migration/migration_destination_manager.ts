@@ -1,5 +1,5 @@
 import { compareValues } from '../bson/compare.js';
-import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { deserializeDocument, deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { ChunkRange } from '../config/chunk_range.js';
@@ -124,18 +124,18 @@ export class MigrationDestinationManager {
       case 'createCollectionAndIndexes':
         return this.createCollectionAndIndexes(e.nss);
       case 'requestCloneBatch':
-        return this.pull({ _migrateClone: 1, sessionId: e.migrationId }, (reply) => ({
-          type: 'cloneBatch', documents: (reply.objects as Doc[]).map((d) => serializeDocument(d)),
+        return this.pull({ _migrateClone: 1, sessionId: e.migrationId }, ['objects'], (reply) => ({
+          type: 'cloneBatch', documents: reply.objects as Buffer[],
         }));
       case 'requestTransferMods':
         if (e.pause) await sleep(MODS_PAUSE_MS);
-        return this.pull({ _transferMods: 1, sessionId: e.migrationId }, (reply) => {
+        return this.pull({ _transferMods: 1, sessionId: e.migrationId }, ['deleted', 'reload'], (reply) => {
           this.modsBatches += 1;
           migrationStatistics(this.node).countTransferModsBatchesOnRecipient += 1;
           return {
             type: 'transferModsBatch',
-            deleted: (reply.deleted as Doc[]).map((d) => serializeDocument(d)),
-            reload: (reply.reload as Doc[]).map((d) => serializeDocument(d)),
+            deleted: reply.deleted as Buffer[],
+            reload: reply.reload as Buffer[],
           };
         });
       case 'applyCloneBatch':
@@ -153,11 +153,14 @@ export class MigrationDestinationManager {
   }
 
   // A request completes once sent; its reply comes back as an event, a failure as `failed`.
-  private pull(cmd: Doc, onReply: (reply: Doc) => RecipientEvent): void {
+  // `rawArrays` name the reply's arrays of documents, which stay as the donor's bytes.
+  private pull(cmd: Doc, rawArrays: readonly string[], onReply: (reply: Doc) => RecipientEvent): void {
     void (async () => {
       let event: RecipientEvent;
       try {
-        event = onReply(checkOk(await this.node.client.command(this.donorHost, 'admin', cmd, { timeoutMs: REQUEST_TIMEOUT_MS })));
+        const body = serializeDocument({ ...cmd, $db: 'admin' });
+        const reply = await this.node.client.commandRaw(this.donorHost, 'admin', body, { timeoutMs: REQUEST_TIMEOUT_MS });
+        event = onReply(checkOk(deserializeWithRawArrays(reply, rawArrays)));
       } catch (err) {
         event = { type: 'failed', error: asMongoError(err) };
       }
