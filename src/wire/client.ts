@@ -69,24 +69,10 @@ export class WireClient {
     }
   }
 
-  // commandRaw without a timeout, for a router's per-request path: the same pool, request ids and
-  // errors, minus the timer and abort bookkeeping a request without a deadline does not need.
-  async forwardRaw(host: string, body: Buffer): Promise<Buffer> {
-    if (this.closed) throw shutdownError();
-    const pool = this.poolFor(host);
-    const requestId = this.takeRequestId();
-    const message = encodeOpMsgRequest(body, requestId);
-    const conn = await pool.acquire();
-    try {
-      return await conn.request(message, requestId);
-    } finally {
-      pool.release(conn);
-    }
-  }
-
   // A whole OP_MSG request built by the caller, its first OP_MSG_REPLY_PREFIX bytes left for the
   // header (as serializeWithRaw leaves them): the router's per-request path, which thereby
-  // encodes a command into the message buffer itself. No timeout, like forwardRaw.
+  // encodes a command into the message buffer itself. No timeout, so no timer or abort
+  // bookkeeping per request.
   forwardMessage(host: string, message: Buffer): Promise<Buffer> {
     if (this.closed) return Promise.reject(shutdownError());
     const requestId = this.takeRequestId();
