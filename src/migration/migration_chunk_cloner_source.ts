@@ -6,11 +6,17 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkRange } from '../config/chunk_range.js';
 import { prepareFind } from '../query/exec/find_query.js';
+import type { IndexAccess } from '../storage/index_access.js';
+import { RECORD_ID_BYTES, writeRecordId } from '../storage/key_layout.js';
 import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 
-// MongoDB's BSONObjMaxUserSize: one _migrateClone or _transferMods batch stays under a message.
+// MongoDB's BSONObjMaxUserSize: one _transferMods batch stays under a message.
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+// A _migrateClone batch is read and encoded in one turn of the donor's event loop, so its size
+// bounds how long the donor's own writes wait behind it; the recipient asks for the next batch
+// before applying one, so small batches cost no throughput.
+export const CLONE_BATCH_BYTES = 1024 * 1024;
 
 export interface TransferModsBatch {
   readonly reload: Buffer[];
@@ -18,15 +24,23 @@ export interface TransferModsBatch {
   readonly size: number;
 }
 
-// The donor's side of the data transfer (MongoDB's MigrationChunkClonerSource). At start it
-// takes the record ids of the range in shard key order; _migrateClone serves those records as they
-// are at the moment of the batch. Its op observer remembers the _id of every document of the range
-// written since, and _transferMods serves each one's state at the moment of the batch: the
-// current document when it is still in the range, a deletion otherwise. Serving the current state
+// The donor's side of the data transfer (MongoDB's MigrationChunkClonerSource). _migrateClone
+// walks the shard key index over the range, a batch at a time from where the last one stopped,
+// and serves the records as they are at the moment of the batch. Unlike MongoDB, it takes no
+// snapshot of record ids up front: that read every document of the range in one synchronous
+// turn before the recipient could start. Its op observer, registered first, remembers the _id of
+// every document of the range written since, and _transferMods serves each one's state at the
+// moment of the batch: the current document when it is still in the range, a deletion otherwise.
+// So a document written during the clone may be cloned in its new state and then reloaded by
+// _transferMods; both land on the recipient as the same final state. Serving the current state
 // rather than a log of operations makes a write whose unit rolled back harmless.
 export class MigrationChunkClonerSource implements OpObserver {
-  private recordIds: number[] = [];
-  private next = 0;
+  private index: IndexAccess | undefined;
+  // Where the walk resumes: the last index entry served.
+  private resume: { keyString: Buffer; recordId: number } | undefined;
+  private exhausted = false;
+  // A document whose shard key moves up the range during the clone is met twice by the walk.
+  private readonly served = new Set<number>();
   private readonly dirty = new Map<string, unknown>();
   private readonly pattern: ShardKeyPattern;
   private readonly minKey: Buffer;
@@ -38,18 +52,16 @@ export class MigrationChunkClonerSource implements OpObserver {
     this.maxKey = this.pattern.keyString(range.max);
   }
 
-  // Registers the observer before the snapshot of record ids, so no write falls between them.
+  // Registers the observer before the first batch is read, so no write falls between them.
   start(): void {
     this.storage.observers.push(this);
     const coll = this.storage.getCollection(this.nss);
     if (coll === undefined) return;
-    const index = coll.indexes.find((i) => compareValues(i.keyPattern, this.pattern.keyPattern) === 0);
-    if (index === undefined) {
+    this.index = coll.indexes.find((i) => compareValues(i.keyPattern, this.pattern.keyPattern) === 0);
+    if (this.index === undefined) {
       this.stop();
       throw new MongoError(ErrorCodes.IndexNotFound, `couldn't find index over shard key ${this.pattern.toString()} for ${this.nss}`);
     }
-    const found = prepareFind(this.storage, coll, { filter: {}, hint: index.name, min: this.range.min, max: this.range.max });
-    this.recordIds = [...found.results].map((r) => r.recordId);
   }
 
   stop(): void {
@@ -57,20 +69,26 @@ export class MigrationChunkClonerSource implements OpObserver {
     if (at >= 0) this.storage.observers.splice(at, 1);
   }
 
-  // The next records of the initial snapshot (raw BSON); empty once all were served. A record
-  // deleted since the snapshot is skipped: its deletion is in the dirty set already.
+  // The next records of the range in shard key order (raw BSON); empty once all were served.
   nextCloneBatch(): Buffer[] {
     const coll = this.storage.getCollection(this.nss);
     const out: Buffer[] = [];
+    if (coll === undefined || this.index === undefined || this.exhausted) return out;
     let size = 0;
-    while (coll !== undefined && this.next < this.recordIds.length) {
-      const bytes = this.storage.getRecord(coll, this.recordIds[this.next]!);
-      if (bytes !== undefined && out.length > 0 && size + bytes.length > MAX_BATCH_BYTES) break;
-      this.next++;
+    const resume = this.resume;
+    const start = resume === undefined ? this.minKey : entryAfter(resume);
+    for (const entry of this.index.scan(this.storage.kv, start, this.maxKey, false)) {
+      if (this.served.has(entry.recordId)) continue;
+      const bytes = this.storage.getRecord(coll, entry.recordId);
       if (bytes === undefined) continue;
+      if (out.length > 0 && size + bytes.length > CLONE_BATCH_BYTES) return out;
+      // The scan's buffers may be reused by the next entry.
+      this.resume = { keyString: Buffer.from(entry.keyString), recordId: entry.recordId };
+      this.served.add(entry.recordId);
       out.push(bytes);
       size += bytes.length;
     }
+    this.exhausted = true;
     return out;
   }
 
@@ -126,3 +144,13 @@ export class MigrationChunkClonerSource implements OpObserver {
     return Buffer.compare(key, this.minKey) >= 0 && Buffer.compare(key, this.maxKey) < 0;
   }
 }
+
+// The lowest index position after `last`: entries are ordered by key string, then record id, and
+// key strings are prefix-free (src/bson/key_string.ts).
+function entryAfter(last: { keyString: Buffer; recordId: number }): Buffer {
+  const start = Buffer.allocUnsafe(last.keyString.length + RECORD_ID_BYTES);
+  last.keyString.copy(start, 0);
+  writeRecordId(start, last.keyString.length, last.recordId + 1);
+  return start;
+}
+

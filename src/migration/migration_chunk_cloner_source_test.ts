@@ -7,7 +7,7 @@ import { deserializeDocument, MaxKey, MinKey } from '../bson/values.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { StorageEngine } from '../storage/storage_engine.js';
-import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
+import { CLONE_BATCH_BYTES, MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
 
 async function withCollection(fn: (engine: StorageEngine, local: LocalCollections) => void): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-cloner-'));
@@ -49,9 +49,9 @@ describe('the chunk cloner', () => {
       w.update('t.c', { _id: 7 }, { $set: { k: 1 } }); // moved out of the range: a deletion there
     });
     assert.equal(cloner.pendingMods, 5);
-    // 9, deleted before its turn, is skipped; 7, moved out of the range, is still served, and
-    // removed again by the mods that the recipient applies after the clone.
-    assert.deepEqual(ids(cloner.nextCloneBatch()), [3, 5, 7, 12]);
+    // The clone serves the range as it is now (9 deleted, 7 moved out, 20 inserted); _transferMods
+    // serves every captured document again, which the recipient applies after the clone.
+    assert.deepEqual(ids(cloner.nextCloneBatch()), [3, 5, 12, 20]);
     const mods = cloner.nextModsBatch();
     assert.deepEqual(mods.reload.map((b) => deserializeDocument(b)).sort((a, b) => Number(a._id) - Number(b._id)), [{ _id: 5, k: 5, v: 'new' }, { _id: 20, k: 20 }]);
     assert.deepEqual(mods.deleted.map((d) => d._id).sort(), [30, 7, 9].sort());
@@ -59,5 +59,43 @@ describe('the chunk cloner', () => {
     cloner.stop();
     local.write((w) => w.insert('t.c', { _id: 40, k: 40 }));
     assert.equal(cloner.pendingMods, 0, 'a stopped cloner observes nothing');
+  }));
+  it('resumes each batch after the last entry served, across equal shard keys', () => withCollection((engine, local) => {
+    const pad = 'x'.repeat(100 * 1024);
+    // 30 documents of ~100 KB share k = 4, so batches of CLONE_BATCH_BYTES end inside that key.
+    local.write((w) => { for (let i = 100; i < 130; i++) w.insert('t.c', { _id: i, k: 4, pad }); });
+    const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: 1 }, max: { k: 10 } }, { k: 1 });
+    cloner.start();
+    const served: unknown[] = [];
+    let batches = 0;
+    for (let batch = cloner.nextCloneBatch(); batch.length > 0; batch = cloner.nextCloneBatch()) {
+      assert.ok(batch.reduce((n, b) => n + b.length, 0) <= CLONE_BATCH_BYTES || batch.length === 1);
+      served.push(...ids(batch));
+      batches++;
+      // A document written behind the walk is left to _transferMods; one ahead of it is cloned.
+      if (batches === 1) local.write((w) => { w.insert('t.c', { _id: 200, k: 1 }); w.insert('t.c', { _id: 201, k: 8 }); });
+    }
+    assert.ok(batches >= 3, `${batches} batches`);
+    const expected = [1, 3, ...Array.from({ length: 30 }, (_, i) => 100 + i), 5, 7, 201, 9];
+    assert.deepEqual(served, expected);
+    assert.equal(cloner.pendingMods, 2);
+    cloner.stop();
+  }));
+
+  it('serves a document once when its shard key moves up the range during the clone', () => withCollection((engine, local) => {
+    // ~400 KB each, so a batch holds two documents.
+    local.write((w) => w.update('t.c', {}, { $set: { pad: 'x'.repeat(400 * 1024) } }, { multi: true }));
+    const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: 0 }, max: { k: 100 } }, { k: 1 });
+    cloner.start();
+    const first = cloner.nextCloneBatch();
+    assert.deepEqual(ids(first), [0, 1]);
+    const seen = new Set(ids(first));
+    const moved = 0;
+    local.write((w) => w.update('t.c', { _id: moved }, { $set: { k: 50 } }));
+    const rest: unknown[] = [];
+    for (let batch = cloner.nextCloneBatch(); batch.length > 0; batch = cloner.nextCloneBatch()) rest.push(...ids(batch));
+    assert.ok(!rest.includes(moved), `${String(moved)} served twice`);
+    assert.deepEqual([...seen, ...rest].sort((a, b) => Number(a) - Number(b)), [0, 1, 3, 5, 7, 9, 12]);
+    cloner.stop();
   }));
 });

@@ -219,7 +219,7 @@ class World {
   private runRecipientEffect(e: RecipientEffect): void {
     switch (e.type) {
       case 'persistRangeDeletionTask': this.recipientTasks.set(KEY, rangeDeletionTaskToBSON(e.task)); break;
-      case 'createCollectionAndIndexes': case 'applyMods': break;
+      case 'createCollectionAndIndexes': case 'applyMods': case 'syncClonedDocuments': break;
       case 'applyCloneBatch': for (const d of e.documents) this.recipientData.add(deserializeDocument(d)._id as number); break;
       case 'requestCloneBatch': this.inbox.push(() => this.fromCloner((c) => ({ type: 'cloneBatch', documents: c.remaining.splice(0, 2).map((id) => serializeDocument({ _id: id })) }))); break;
       case 'requestTransferMods': this.inbox.push(() => this.fromCloner(() => ({ type: 'transferModsBatch', deleted: [], reload: [] }))); break;

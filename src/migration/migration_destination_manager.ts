@@ -140,6 +140,8 @@ export class MigrationDestinationManager {
         });
       case 'applyCloneBatch':
         return this.applyCloneBatch(e.nss, e.documents);
+      case 'syncClonedDocuments':
+        return this.node.storage.sync();
       case 'applyMods':
         return this.applyMods(e.nss, e.deleted, e.reload);
     }
@@ -182,7 +184,7 @@ export class MigrationDestinationManager {
     const { storage } = this.node;
     const coll = storage.getCollection(nss);
     if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
-    storage.write((unit) => {
+    storage.writeUnflushed((unit) => {
       for (const bytes of documents) unit.insertBytes(coll, bytes);
     });
     const stats = migrationStatistics(this.node);

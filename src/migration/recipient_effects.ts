@@ -6,7 +6,9 @@ import type { RangeDeletionTask } from './range_deletion_task.js';
 // What the recipient's state machine asks its driver to do. The ordering rules are the donor's
 // (donor_effects.ts): one list at a time, in order, each effect started when the previous one
 // completed. Classes:
-//   persist  persistRangeDeletionTask: durable before the next effect.
+//   persist  persistRangeDeletionTask: durable before the next effect; syncClonedDocuments:
+//            the cloned documents, committed without waiting for the disk, flushed to it
+//            before the catch-up starts (so before the recipient can report steady).
 //   request  requestCloneBatch (_migrateClone) and requestTransferMods (_transferMods) to the
 //            donor: complete once sent; the reply comes back as `cloneBatch` / `transferModsBatch`,
 //            a failure as `failed`. At most one of them is outstanding at any time.
@@ -21,6 +23,7 @@ export type RecipientEffect =
   | { readonly type: 'createCollectionAndIndexes'; readonly nss: string; readonly collectionUuid: UUID; readonly donorShardId: string }
   | { readonly type: 'requestCloneBatch'; readonly donorShardId: string; readonly migrationId: UUID }
   | { readonly type: 'applyCloneBatch'; readonly nss: string; readonly documents: readonly Uint8Array[] }
+  | { readonly type: 'syncClonedDocuments' }
   // `pause`: the last answer was empty, so the driver waits a moment before asking again.
   | { readonly type: 'requestTransferMods'; readonly donorShardId: string; readonly migrationId: UUID; readonly pause: boolean }
   | { readonly type: 'applyMods'; readonly nss: string; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[] }
@@ -33,6 +36,7 @@ const CLASSES: Record<RecipientEffect['type'], RecipientEffectClass> = {
   createCollectionAndIndexes: 'local',
   requestCloneBatch: 'request',
   applyCloneBatch: 'local',
+  syncClonedDocuments: 'persist',
   requestTransferMods: 'request',
   applyMods: 'local',
   reply: 'reply',

@@ -108,7 +108,7 @@ function onStart(state: RecipientState, event: Extract<RecipientEvent, { type: '
 function onCloneBatch(state: RecipientState, documents: readonly Uint8Array[]): RecipientStep {
   if (state.phase !== 'kClone') return to(state, []);
   const request = requestOf(state);
-  if (documents.length === 0) return to({ ...state, phase: 'kCatchup' }, [askMods(request, false)]);
+  if (documents.length === 0) return to({ ...state, phase: 'kCatchup' }, [{ type: 'syncClonedDocuments' }, askMods(request, false)]);
   const bytes = documents.reduce((n, d) => n + d.byteLength, 0);
   const counts = { ...state.counts, cloned: state.counts.cloned + documents.length, clonedBytes: state.counts.clonedBytes + bytes };
   return to({ ...state, counts }, [

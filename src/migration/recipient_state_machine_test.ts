@@ -50,7 +50,7 @@ const toSteady: Line[] = [
   [ev.batch(1, 2), 'kClone', ['requestCloneBatch', 'applyCloneBatch']],
   [ev.status, 'kClone', ['reply:_recvChunkStatus:clone']],
   [ev.batch(3), 'kClone', ['requestCloneBatch', 'applyCloneBatch']],
-  [ev.batch(), 'kCatchup', ['requestTransferMods']],
+  [ev.batch(), 'kCatchup', ['syncClonedDocuments', 'requestTransferMods']],
   [ev.mods([2], [3]), 'kCatchup', ['requestTransferMods', 'applyMods']],
   [ev.mods([]), 'kSteady', ['requestTransferMods']],
   [ev.status, 'kSteady', ['reply:_recvChunkStatus:steady']],

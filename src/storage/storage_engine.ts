@@ -232,6 +232,21 @@ export class StorageEngine {
     });
   }
 
+  // `write` whose commit does not wait for the disk; `sync` makes it durable. A migration's
+  // recipient clones this way: nobody relies on those documents until it has synced.
+  writeUnflushed<T>(fn: (unit: WriteUnit) => T): T {
+    return this.kv.writeUnflushed((w) => {
+      const unit = new WriteUnit(this, w);
+      const result = fn(unit);
+      unit.finish();
+      return result;
+    });
+  }
+
+  sync(): Promise<void> {
+    return this.kv.sync();
+  }
+
   private readonly group: GroupMember[] = [];
 
   // Runs `fn` (whose writes go through `write`, each unit still all-or-nothing) together with the

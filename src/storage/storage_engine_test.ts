@@ -149,4 +149,23 @@ describe('the storage engine', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('keeps an unflushed write unit atomic, visible at once, and durable after sync', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
+    try {
+      const first = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+      const coll = first.createCollection('t.u');
+      first.writeUnflushed((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i }); });
+      assert.throws(() => first.writeUnflushed((unit) => { unit.insert(coll, { _id: 10 }); unit.insert(coll, { _id: 0 }); }), /E11000/);
+      assert.equal(first.stats.get(coll.entry.id).count, 5);
+      await first.sync();
+      await first.close();
+      const second = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+      const again = second.getCollection('t.u')!;
+      assert.deepEqual([...second.scanRecords(again)].map((r) => deserializeDocument(r.bytes)._id), [0, 1, 2, 3, 4]);
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

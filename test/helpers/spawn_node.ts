@@ -33,7 +33,9 @@ export interface SpawnNodeOptions {
 // Starts a real docshard node process and waits until it listens.
 export async function spawnNode(options: SpawnNodeOptions = {}): Promise<SpawnedNode> {
   const dbpath = options.dbpath ?? tempDir();
-  const args = [BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
+  // DOCSHARD_NODE_FLAGS passes Node flags (e.g. --cpu-prof, refused in NODE_OPTIONS) to profile a benchmark's nodes.
+  const nodeFlags = process.env.DOCSHARD_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+  const args = [...nodeFlags, BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));

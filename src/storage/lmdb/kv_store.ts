@@ -1,4 +1,4 @@
-import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { open, TransactionFlags, type Database, type RootDatabase, type Transaction } from 'lmdb';
 
 // The only file that touches lmdb. Everything above sees an ordered byte-keyed store with
 // synchronous atomic write units: a write unit's commit is in the data file when writeSync
@@ -101,6 +101,25 @@ export class KvStore implements KvReader {
     } finally {
       this.endReading();
     }
+  }
+
+  // Like writeSync, but the commit does not wait for the disk (LMDB's NO_SYNC_FLUSH): a process
+  // crash keeps it, a machine crash may lose it until the next flushed commit or `sync`. For bulk
+  // writes that nobody relies on before a later `sync`.
+  writeUnflushed<T>(fn: (w: KvWriter) => T): T {
+    this.endReading();
+    try {
+      return this.db.transactionSync(() => fn(this.writer), TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH);
+    } finally {
+      this.endReading();
+    }
+  }
+
+  // Flushes every commit so far to disk (mdb_env_sync, on lmdb's worker thread). lmdb-js has the
+  // method on the root database but not in its typings.
+  sync(): Promise<void> {
+    const root = this.root as unknown as { sync(callback: (error?: Error) => void): void };
+    return new Promise((resolve, reject) => root.sync((error) => (error ? reject(error) : resolve())));
   }
 
   // Runs `fns` in one write transaction and commits them together. A writeSync made by one of
