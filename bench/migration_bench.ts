@@ -92,6 +92,12 @@ function routerPid(): number | undefined {
 }
 
 type Roles = Record<'shard0' | 'shard1' | 'router' | 'config' | 'client', number | undefined>;
+// Each process's CPU seconds per second of wall clock between two samples, shard1 (the donor of
+// the loaded move) first.
+function coresBusy(from: Record<keyof Roles, number>, to: Record<keyof Roles, number>, ms: number): string {
+  return (['shard1', 'shard0', 'router', 'client'] as const).map((k) => ((to[k] - from[k]) / (ms / 1000)).toFixed(2)).join(' / ');
+}
+
 const cpuOf = (pids: Roles): Record<keyof Roles, number> =>
   Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)])) as Record<keyof Roles, number>;
 
@@ -262,8 +268,11 @@ export async function runMigrationBench(): Promise<void> {
 
     // 2. Under load: steady rate first, then shard1 → shard0 while the load runs, then a little after.
     const load = startLoad(coll);
-    await new Promise((r) => setTimeout(r, WARMUP_MS + STEADY_MS));
+    await new Promise((r) => setTimeout(r, WARMUP_MS));
+    const cpuSteadyFrom = cpuOf(pids);
+    await new Promise((r) => setTimeout(r, STEADY_MS));
     const steadyTo = wall();
+    const cpuSteadyTo = cpuOf(pids);
     const steady = rate(load.ops, steadyTo - STEADY_MS, steadyTo);
     const m0 = wall();
     let finished = false;
@@ -272,6 +281,7 @@ export async function runMigrationBench(): Promise<void> {
     const loaded = await moving;
     clearTimeout(limit);
     const m1 = wall();
+    const cpuDuringTo = cpuOf(pids);
     await new Promise((r) => setTimeout(r, AFTER_MS));
     await load.stop();
     const overLimit = m1 - m0 > LOADED_MIGRATION_LIMIT_MS;
@@ -323,6 +333,7 @@ export async function runMigrationBench(): Promise<void> {
       ['critical section: enter → moveChunk.from (exit ≤ this)', '', ms(csBound - csEnter), '', ''],
       [`**CS stall p50 / p99** (${stalled.length} writes overlapping it)`, '', `**${ms(percentile(stalledLat, 0.5))} / ${ms(percentile(stalledLat, 0.99))}**`, 'p99 ≤ 100 ms', yes(percentile(stalledLat, 0.99) <= 100)],
       ['CS stall, every overlapping write (ms)', '', Array.from(stalledLat, (x) => x.toFixed(0)).join(', '), '', ''],
+      ['cores busy, steady → during the migration: donor / recipient / router / client', '', `${coresBusy(cpuSteadyFrom, cpuSteadyTo, STEADY_MS)} → ${coresBusy(cpuSteadyTo, cpuDuringTo, m1 - m0)}`, '', ''],
       ['CPU s in the kClone window: donor / recipient / router / client', cpuRow(idle, 'shard0', 'shard1'), cpuRow(loaded, 'shard1', 'shard0'), '', ''],
       ['failed writes', '', String(errors), '0', yes(errors === 0)],
     ]);

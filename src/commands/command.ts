@@ -30,6 +30,7 @@ export interface NodeOptions {
     balancerMigrationsThrottlingMs: number;
     autoMergerIntervalSecs: number;
     minSnapshotHistoryWindowInSeconds: number;
+    migrateClonePercentUnderLoad: number;
   };
 }
 

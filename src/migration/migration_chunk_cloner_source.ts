@@ -6,6 +6,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkRange } from '../config/chunk_range.js';
 import { prepareFind } from '../query/exec/find_query.js';
+import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import type { IndexAccess } from '../storage/index_access.js';
 import { RECORD_ID_BYTES, writeRecordId } from '../storage/key_layout.js';
 import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
@@ -46,7 +47,10 @@ export class MigrationChunkClonerSource implements OpObserver {
   private readonly minKey: Buffer;
   private readonly maxKey: Buffer;
 
-  constructor(private readonly storage: StorageEngine, readonly nss: string, readonly range: ChunkRange, keyPattern: Doc) {
+  constructor(
+    private readonly storage: StorageEngine, readonly nss: string, readonly range: ChunkRange, keyPattern: Doc,
+    readonly pacer: ClonePacer = new ClonePacer({ percentUnderLoad: 100, loadedOpsPerSecond: DEFAULT_LOADED_OPS_PER_SECOND }),
+  ) {
     this.pattern = new ShardKeyPattern(keyPattern);
     this.minKey = this.pattern.keyString(range.min);
     this.maxKey = this.pattern.keyString(range.max);

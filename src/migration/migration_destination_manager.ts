@@ -35,6 +35,8 @@ export class MigrationDestinationManager {
   private readonly waiters = new Map<RecipientCommand, Waiter[]>();
   // _transferMods batches received from the donor, empty ones included; for currentOp.
   private modsBatches = 0;
+  // How long the last clone batch took to apply; the donor paces the clone by it under load.
+  private lastApplyMs = 0;
   readonly startedAt = new Date();
 
   private constructor(private readonly node: NodeServices, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
@@ -124,7 +126,7 @@ export class MigrationDestinationManager {
       case 'createCollectionAndIndexes':
         return this.createCollectionAndIndexes(e.nss);
       case 'requestCloneBatch':
-        return this.pull({ _migrateClone: 1, sessionId: e.migrationId }, ['objects'], (reply) => ({
+        return this.pull({ _migrateClone: 1, sessionId: e.migrationId, applyMillis: this.lastApplyMs }, ['objects'], (reply) => ({
           type: 'cloneBatch', documents: reply.objects as Buffer[],
         }));
       case 'requestTransferMods':
@@ -184,9 +186,11 @@ export class MigrationDestinationManager {
     const { storage } = this.node;
     const coll = storage.getCollection(nss);
     if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
+    const started = performance.now();
     storage.writeUnflushed((unit) => {
       for (const bytes of documents) unit.insertBytes(coll, bytes);
     });
+    this.lastApplyMs = performance.now() - started;
     const stats = migrationStatistics(this.node);
     stats.countDocsClonedOnRecipient += documents.length;
     for (const bytes of documents) stats.countBytesClonedOnRecipient += bytes.byteLength;

@@ -13,6 +13,7 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
 import { donorEffectClass, type DonorEffect } from './donor_effects.js';
 import { donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
+import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
 import { withDonorFailPoints, type FailPointHang } from './migration_fail_points.js';
 import {
@@ -115,7 +116,8 @@ export class MigrationSourceManager {
       range: request.range,
       preMigrationChunkVersion: fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, chunk.lastmod),
     };
-    return new MigrationSourceManager(node, doc, new MigrationChunkClonerSource(node.storage, request.nss, request.range, collection.key));
+    const pacer = new ClonePacer({ percentUnderLoad: node.options.parameters.migrateClonePercentUnderLoad, loadedOpsPerSecond: DEFAULT_LOADED_OPS_PER_SECOND });
+    return new MigrationSourceManager(node, doc, new MigrationChunkClonerSource(node.storage, request.nss, request.range, collection.key, pacer));
   }
 
   get phase(): DonorPhase {

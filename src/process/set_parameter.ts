@@ -6,12 +6,15 @@ import type { NodeOptions } from '../commands/command.js';
 // autoMergerIntervalSecs and minSnapshotHistoryWindowInSeconds are MongoDB's (the pause after a
 // round that moved chunks, how often the AutoMerger runs, how long a chunk must stay put before it
 // is merged); balancerIdleRoundIntervalMillis is ours, for MongoDB's fixed 10 s between idle rounds.
+// migrateClonePercentUnderLoad is ours too: the share of the wall clock a migration's clone may
+// take while the donor serves users (src/migration/clone_pacer.ts); 100 clones flat out always.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   orphanCleanupDelaySecs: 900,
   balancerIdleRoundIntervalMillis: 10_000,
   balancerMigrationsThrottlingMs: 1000,
   autoMergerIntervalSecs: 3600,
   minSnapshotHistoryWindowInSeconds: 300,
+  migrateClonePercentUnderLoad: 10,
 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {

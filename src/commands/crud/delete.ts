@@ -20,31 +20,35 @@ export const deleteCommand: CommandDefinition = {
     checkBatchSize(statements.length);
     const { storage } = ctx.node;
     const owned = ownedDocuments(ctx, cmd, ns);
-    const errors: Doc[] = [];
-    let n = 0;
-    storage.write((unit) => {
-      for (let i = 0; i < statements.length; i++) {
-        try {
-          const st = statements[i]!;
-          if (!isPlainObject(st.q)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type, expected type 'object'");
-          if (!isNumber(st.limit)) throw new MongoError(40414, "BSON field 'delete.deletes.limit' is missing but a required field");
-          const limit = toDouble(st.limit);
-          if (limit !== 0 && limit !== 1) throw new MongoError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
-          const coll = storage.getCollection(ns);
-          const collation = parseCollation(st.collation);
-          const targets = withCollation(collation, () => findTargets(storage, coll, st.q as Doc, { hint: st.hint, limit, variables, collation, keep: owned }));
-          for (const t of targets) {
-            unit.remove(coll!, t.recordId, t.doc, t.size);
-            n += 1;
+    // Grouped like inserts: concurrent writes share one commit, each statement list still its own unit.
+    const written = storage.writeGrouped(() => {
+      const errors: Doc[] = [];
+      let n = 0;
+      storage.write((unit) => {
+        for (let i = 0; i < statements.length; i++) {
+          try {
+            const st = statements[i]!;
+            if (!isPlainObject(st.q)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type, expected type 'object'");
+            if (!isNumber(st.limit)) throw new MongoError(40414, "BSON field 'delete.deletes.limit' is missing but a required field");
+            const limit = toDouble(st.limit);
+            if (limit !== 0 && limit !== 1) throw new MongoError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
+            const coll = storage.getCollection(ns);
+            const collation = parseCollation(st.collation);
+            const targets = withCollation(collation, () => findTargets(storage, coll, st.q as Doc, { hint: st.hint, limit, variables, collation, keep: owned }));
+            for (const t of targets) {
+              unit.remove(coll!, t.recordId, t.doc, t.size);
+              n += 1;
+            }
+          } catch (err) {
+            if (!(err instanceof MongoError)) throw err;
+            errors.push(writeError(i, err));
+            if (ordered) break;
           }
-        } catch (err) {
-          if (!(err instanceof MongoError)) throw err;
-          errors.push(writeError(i, err));
-          if (ordered) break;
         }
-      }
+      });
+      ctx.node.counters.opcounters.delete += statements.length;
+      return withWriteErrors({ n, ok: 1 }, errors);
     });
-    ctx.node.counters.opcounters.delete += statements.length;
-    return replyAfterWriteConcern(ctx, cmd, withWriteErrors({ n, ok: 1 }, errors));
+    return written.then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
   },
 };

@@ -47,48 +47,52 @@ export const updateCommand: CommandDefinition = {
     const ownership = cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined;
     const owned = ownedDocuments(ctx, cmd, ns);
     const { storage } = ctx.node;
-    const errors: Doc[] = [];
-    const upserted: Doc[] = [];
-    let n = 0;
-    let nModified = 0;
-    storage.write((unit) => {
-      const runStatement = (i: number): void => {
-        const st = parsed[i]!;
-        const collation = parseCollation(statements[i]!.collation);
-        withCollation(collation, () => {
-          const update = compileUpdate(st.u, { arrayFilters: st.arrayFilters, variables });
-          if (st.multi && update.kind === 'replacement') {
-            throw new MongoError(ErrorCodes.FailedToParse, 'multi update is not supported for replacement-style update');
+    // Grouped like inserts: concurrent writes share one commit, each statement list still its own unit.
+    const written = storage.writeGrouped(() => {
+      const errors: Doc[] = [];
+      const upserted: Doc[] = [];
+      let n = 0;
+      let nModified = 0;
+      storage.write((unit) => {
+        const runStatement = (i: number): void => {
+          const st = parsed[i]!;
+          const collation = parseCollation(statements[i]!.collation);
+          withCollation(collation, () => {
+            const update = compileUpdate(st.u, { arrayFilters: st.arrayFilters, variables });
+            if (st.multi && update.kind === 'replacement') {
+              throw new MongoError(ErrorCodes.FailedToParse, 'multi update is not supported for replacement-style update');
+            }
+            const coll = storage.getCollection(ns);
+            const targets = findTargets(storage, coll, st.q, { hint: st.hint, limit: st.multi ? 0 : 1, variables, collation, keep: owned });
+            if (targets.length === 0 && st.upsert) {
+              const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update);
+              upserted.push({ index: i, _id: doc._id });
+              n += 1;
+              return;
+            }
+            for (const t of targets) {
+              n += 1;
+              if (applyUpdate(unit, coll!, t, update, ownership).modified) nModified += 1;
+            }
+          });
+        };
+        for (let i = 0; i < statements.length; i++) {
+          try {
+            runStatement(i);
+          } catch (err) {
+            if (!(err instanceof MongoError)) throw err;
+            errors.push(writeError(i, err));
+            if (ordered) break;
           }
-          const coll = storage.getCollection(ns);
-          const targets = findTargets(storage, coll, st.q, { hint: st.hint, limit: st.multi ? 0 : 1, variables, collation, keep: owned });
-          if (targets.length === 0 && st.upsert) {
-            const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update);
-            upserted.push({ index: i, _id: doc._id });
-            n += 1;
-            return;
-          }
-          for (const t of targets) {
-            n += 1;
-            if (applyUpdate(unit, coll!, t, update, ownership).modified) nModified += 1;
-          }
-        });
-      };
-      for (let i = 0; i < statements.length; i++) {
-        try {
-          runStatement(i);
-        } catch (err) {
-          if (!(err instanceof MongoError)) throw err;
-          errors.push(writeError(i, err));
-          if (ordered) break;
         }
-      }
+      });
+      ctx.node.counters.opcounters.update += statements.length;
+      const reply: Doc = { n, nModified };
+      if (upserted.length > 0) reply.upserted = upserted;
+      withWriteErrors(reply, errors);
+      reply.ok = 1;
+      return reply;
     });
-    ctx.node.counters.opcounters.update += statements.length;
-    const reply: Doc = { n, nModified };
-    if (upserted.length > 0) reply.upserted = upserted;
-    withWriteErrors(reply, errors);
-    reply.ok = 1;
-    return replyAfterWriteConcern(ctx, cmd, reply);
+    return written.then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
   },
 };

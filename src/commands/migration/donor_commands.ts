@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Binary, UUID } from 'bson';
 import { bsonTag, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
@@ -6,7 +7,7 @@ import { RawDocument } from '../../wire/raw_bson.js';
 import { moveRange, type MigrationSourceManager } from '../../migration/migration_source_manager.js';
 import type { MigrationChunkClonerSource } from '../../migration/migration_chunk_cloner_source.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
-import { optionalBool, requireDoc, requireString } from '../args.js';
+import { optionalBool, optionalNumber, requireDoc, requireString } from '../args.js';
 
 // Sent by the config server to the donor: runs the migration (or joins the identical one in
 // flight) and replies once it is committed, or with the reason it aborted.
@@ -24,11 +25,21 @@ export const shardsvrMoveRangeCommand: CommandDefinition = {
 };
 
 // The recipient pulls the range's documents, raw as stored; an empty batch means all were sent.
+// The recipient may say how long it took to apply its last batch (`applyMillis`, docshard's own
+// field), which the donor's pacing counts as clone work.
 export const migrateCloneCommand: CommandDefinition = {
   names: ['_migrateClone'],
   adminOnly: true,
-  run(ctx, cmd) {
-    const objects = clonerFor(ctx, cmd).nextCloneBatch().map((b) => new RawDocument(b));
+  async run(ctx, cmd) {
+    const { pacer } = clonerFor(ctx, cmd);
+    const { insert, update, delete: deletes, query, getmore } = ctx.node.counters.opcounters;
+    const delay = pacer.delayMs({ nowMs: performance.now(), userOps: insert + update + deletes + query + getmore, applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
+    if (delay > 0) await sleep(delay);
+    // Looked up again: the migration may have ended during the pause.
+    const cloner = clonerFor(ctx, cmd);
+    const started = performance.now();
+    const objects = cloner.nextCloneBatch().map((b) => new RawDocument(b));
+    cloner.pacer.batchServed(performance.now() - started);
     return { objects, ok: 1 };
   },
 };

@@ -1,0 +1,50 @@
+// How long the donor waits before serving the next _migrateClone batch.
+//
+// MongoDB clones at full speed and leaves the cost to the donor's own traffic to operators
+// (secondaryThrottle, migrateCloneInsertionBatchDelayMS). docshard paces itself: while the donor
+// is serving user operations, the clone's work, the donor's time to read a batch plus the
+// recipient's time to apply one, is held to `percentUnderLoad` of the wall clock, so a migration
+// takes longer but the shard's users keep most of it. An idle donor clones flat out.
+export interface ClonePacerOptions {
+  // 0 or 100 turns pacing off.
+  readonly percentUnderLoad: number;
+  // User operations per second (inserts, updates, deletes, queries, getMores) from which the
+  // donor counts as loaded.
+  readonly loadedOpsPerSecond: number;
+}
+
+export const DEFAULT_LOADED_OPS_PER_SECOND = 50;
+
+export interface ClonePacerSample {
+  readonly nowMs: number;
+  // The donor's user operations so far (a counter that only grows).
+  readonly userOps: number;
+  // The recipient's time to apply its last batch, as it reports it (0 when it does not).
+  readonly applyMs: number;
+}
+
+export class ClonePacer {
+  private last: { nowMs: number; userOps: number } | undefined;
+  private batchMs = 0;
+
+  constructor(private readonly options: ClonePacerOptions) {}
+
+  // The load is judged over the time since the previous batch was asked for.
+  delayMs(sample: ClonePacerSample): number {
+    const previous = this.last;
+    this.last = { nowMs: sample.nowMs, userOps: sample.userOps };
+    const share = this.options.percentUnderLoad / 100;
+    if (previous === undefined || share <= 0 || share >= 1) return 0;
+    const elapsed = sample.nowMs - previous.nowMs;
+    if (elapsed <= 0) return 0;
+    const opsPerSecond = ((sample.userOps - previous.userOps) * 1000) / elapsed;
+    if (opsPerSecond < this.options.loadedOpsPerSecond) return 0;
+    const work = this.batchMs + sample.applyMs;
+    return Math.round(work * (1 / share - 1));
+  }
+
+  // The donor's time to read the batch it just served.
+  batchServed(ms: number): void {
+    this.batchMs = ms;
+  }
+}

@@ -1,0 +1,34 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClonePacer } from './clone_pacer.js';
+
+describe('the clone pacer', () => {
+  const loaded = { percentUnderLoad: 10, loadedOpsPerSecond: 50 };
+
+  it('never waits on the first batch, nor while the donor serves no users', () => {
+    const pacer = new ClonePacer(loaded);
+    assert.equal(pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 }), 0);
+    pacer.batchServed(6);
+    assert.equal(pacer.delayMs({ nowMs: 100, userOps: 4, applyMs: 14 }), 0, '40 ops/s is below the threshold');
+  });
+
+  it('holds the clone to its share of the wall clock while users are served', () => {
+    const pacer = new ClonePacer(loaded);
+    pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 });
+    pacer.batchServed(6);
+    // 200 ops in 100 ms: loaded. 6 ms on the donor and 14 on the recipient are 10% of 200 ms.
+    assert.equal(pacer.delayMs({ nowMs: 100, userOps: 200, applyMs: 14 }), 180);
+    pacer.batchServed(2);
+    // The load is judged over the last interval only: the users went away.
+    assert.equal(pacer.delayMs({ nowMs: 400, userOps: 201, applyMs: 3 }), 0);
+  });
+
+  it('is off at 100 percent (and at 0, which would never finish)', () => {
+    for (const percentUnderLoad of [100, 0]) {
+      const pacer = new ClonePacer({ percentUnderLoad, loadedOpsPerSecond: 50 });
+      pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 });
+      pacer.batchServed(6);
+      assert.equal(pacer.delayMs({ nowMs: 100, userOps: 1000, applyMs: 14 }), 0);
+    }
+  });
+});
