@@ -1,23 +1,21 @@
 import { compareValues } from '../bson/compare.js';
 import { encodeKey } from '../bson/key_string.js';
-import { serializeDocument, type Doc } from '../bson/values.js';
+import { LazyDocument } from '../bson/raw_document.js';
+import type { Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkRange } from '../config/chunk_range.js';
-import { prepareFind } from '../query/exec/find_query.js';
 import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import type { IndexAccess } from '../storage/index_access.js';
 import { RECORD_ID_BYTES, writeRecordId } from '../storage/key_layout.js';
 import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
-import type { StorageEngine } from '../storage/storage_engine.js';
+import type { Collection, StorageEngine } from '../storage/storage_engine.js';
 
-// MongoDB's BSONObjMaxUserSize: one _transferMods batch stays under a message.
-export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
-// A _migrateClone batch is read and encoded in one turn of the donor's event loop, so its size
-// bounds how long the donor's own writes wait behind it; the recipient asks for the next batch
-// before applying one, so small batches cost no throughput.
-export const CLONE_BATCH_BYTES = 1024 * 1024;
+// A _migrateClone or _transferMods batch is read and encoded in one turn of the donor's event
+// loop, so its size bounds how long the donor's own writes wait behind it (MongoDB fills 16 MB);
+// the recipient asks for the next batch before applying one, so small batches cost no throughput.
+export const BATCH_BYTES = 1024 * 1024;
 
 export interface TransferModsBatch {
   readonly reload: Buffer[];
@@ -85,7 +83,7 @@ export class MigrationChunkClonerSource implements OpObserver {
       if (this.served.has(entry.recordId)) continue;
       const bytes = this.storage.getRecord(coll, entry.recordId);
       if (bytes === undefined) continue;
-      if (out.length > 0 && size + bytes.length > CLONE_BATCH_BYTES) return out;
+      if (out.length > 0 && size + bytes.length > BATCH_BYTES) return out;
       // The scan's buffers may be reused by the next entry.
       this.resume = { keyString: Buffer.from(entry.keyString), recordId: entry.recordId };
       this.served.add(entry.recordId);
@@ -103,21 +101,30 @@ export class MigrationChunkClonerSource implements OpObserver {
 
   nextModsBatch(): TransferModsBatch {
     const coll = this.storage.getCollection(this.nss);
+    const idIndex = coll?.index('_id_');
     const reload: Buffer[] = [];
     const deleted: Doc[] = [];
     let size = 0;
     for (const [key, id] of this.dirty) {
-      const found = coll === undefined ? undefined : [...prepareFind(this.storage, coll, { filter: { _id: id }, limit: 1 }).results][0];
-      const inRange = found !== undefined && this.inRange(found.doc);
-      const bytes = inRange ? (found.bytes ?? serializeDocument(found.doc)) : undefined;
+      const bytes = coll === undefined || idIndex === undefined ? undefined : this.currentInRange(coll, idIndex, id);
       const cost = bytes?.length ?? 32;
-      if (size > 0 && size + cost > MAX_BATCH_BYTES) break;
+      if (size > 0 && size + cost > BATCH_BYTES) break;
       this.dirty.delete(key);
       size += cost;
       if (bytes !== undefined) reload.push(bytes);
       else deleted.push({ _id: id });
     }
     return { reload, deleted, size };
+  }
+
+  // The document with this _id as stored now, if it is in the range: one point read in the _id
+  // index, keyed as the index keyed it.
+  private currentInRange(coll: Collection, idIndex: IndexAccess, id: unknown): Buffer | undefined {
+    const recordId = idIndex.lookupUnique(this.storage.kv, idIndex.keysFor({ _id: id }).keys[0]!);
+    const bytes = recordId === undefined ? undefined : this.storage.getRecord(coll, recordId);
+    if (bytes === undefined) return undefined;
+    const doc = new LazyDocument(bytes).fields(this.pattern.fields);
+    return this.inRange(doc) ? bytes : undefined;
   }
 
   onInsert(_w: unknown, ns: string, stored: StoredDocument): void {

@@ -7,7 +7,7 @@ import { deserializeDocument, MaxKey, MinKey } from '../bson/values.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { StorageEngine } from '../storage/storage_engine.js';
-import { CLONE_BATCH_BYTES, MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
+import { BATCH_BYTES, MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
 
 async function withCollection(fn: (engine: StorageEngine, local: LocalCollections) => void): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-cloner-'));
@@ -62,14 +62,14 @@ describe('the chunk cloner', () => {
   }));
   it('resumes each batch after the last entry served, across equal shard keys', () => withCollection((engine, local) => {
     const pad = 'x'.repeat(100 * 1024);
-    // 30 documents of ~100 KB share k = 4, so batches of CLONE_BATCH_BYTES end inside that key.
+    // 30 documents of ~100 KB share k = 4, so batches of BATCH_BYTES end inside that key.
     local.write((w) => { for (let i = 100; i < 130; i++) w.insert('t.c', { _id: i, k: 4, pad }); });
     const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: 1 }, max: { k: 10 } }, { k: 1 });
     cloner.start();
     const served: unknown[] = [];
     let batches = 0;
     for (let batch = cloner.nextCloneBatch(); batch.length > 0; batch = cloner.nextCloneBatch()) {
-      assert.ok(batch.reduce((n, b) => n + b.length, 0) <= CLONE_BATCH_BYTES || batch.length === 1);
+      assert.ok(batch.reduce((n, b) => n + b.length, 0) <= BATCH_BYTES || batch.length === 1);
       served.push(...ids(batch));
       batches++;
       // A document written behind the walk is left to _transferMods; one ahead of it is cloned.
@@ -96,6 +96,24 @@ describe('the chunk cloner', () => {
     for (let batch = cloner.nextCloneBatch(); batch.length > 0; batch = cloner.nextCloneBatch()) rest.push(...ids(batch));
     assert.ok(!rest.includes(moved), `${String(moved)} served twice`);
     assert.deepEqual([...seen, ...rest].sort((a, b) => Number(a) - Number(b)), [0, 1, 3, 5, 7, 9, 12]);
+    cloner.stop();
+  }));
+
+  it('splits the captured writes into batches of at most BATCH_BYTES', () => withCollection((engine, local) => {
+    const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: 100 }, max: { k: 200 } }, { k: 1 });
+    cloner.start();
+    const pad = 'y'.repeat(100 * 1024);
+    local.write((w) => { for (let i = 100; i < 130; i++) w.insert('t.c', { _id: i, k: i, pad }); });
+    local.write((w) => w.delete('t.c', { _id: 129 }));
+    const reloaded: unknown[] = [];
+    const deletedIds: unknown[] = [];
+    for (let batch = cloner.nextModsBatch(); batch.reload.length + batch.deleted.length > 0; batch = cloner.nextModsBatch()) {
+      assert.ok(batch.size <= BATCH_BYTES, `${batch.size} bytes`);
+      reloaded.push(...batch.reload.map((b) => deserializeDocument(b)._id));
+      deletedIds.push(...batch.deleted.map((d) => d._id));
+    }
+    assert.deepEqual(reloaded, Array.from({ length: 29 }, (_, i) => 100 + i));
+    assert.deepEqual(deletedIds, [129]);
     cloner.stop();
   }));
 });
