@@ -31,6 +31,8 @@ export interface NodeOptions {
     autoMergerIntervalSecs: number;
     minSnapshotHistoryWindowInSeconds: number;
     migrateClonePercentUnderLoad: number;
+    rangeDeleterBatchSize: number;
+    rangeDeleterBatchDelayMS: number;
   };
 }
 

@@ -18,8 +18,6 @@ export interface RangeDeleterOptions {
   readonly orphanCleanupDelayMs: number;
 }
 
-export const DEFAULT_RANGE_DELETER_OPTIONS: RangeDeleterOptions = { batchSize: 128, batchDelayMs: 20, orphanCleanupDelayMs: 900_000 };
-
 // Runs the tasks of config.rangeDeletions that are not pending (MongoDB's RangeDeleterService):
 // deletes the task's range in batches with a pause between them, then the task. It learns of
 // tasks by observing config.rangeDeletions (a task written ready, or made ready by an update from
@@ -34,7 +32,7 @@ export class RangeDeleterService implements OpObserver {
     private readonly storage: StorageEngine,
     private readonly local: LocalCollections,
     private readonly logger: Logger,
-    private readonly options: RangeDeleterOptions = DEFAULT_RANGE_DELETER_OPTIONS,
+    private readonly options: RangeDeleterOptions,
     private readonly queries?: OngoingQueries,
   ) {}
 

@@ -6,7 +6,7 @@ import { runUp, UP_USAGE } from './up_command.js';
 import { parseSetParameters } from './set_parameter.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs=N]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds=N]
   docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1]

@@ -26,7 +26,7 @@ import { balancerCommands } from '../commands/configsvr/balancer_commands.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
 import { CriticalSection } from '../shard/critical_section.js';
-import { DEFAULT_RANGE_DELETER_OPTIONS, RangeDeleterService } from '../migration/range_deleter_service.js';
+import { RangeDeleterService } from '../migration/range_deleter_service.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -71,7 +71,11 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     migrations: {
       registry: new ActiveMigrationsRegistry(),
       criticalSection: new CriticalSection(),
-      rangeDeleter: new RangeDeleterService(storage, local, logger, { ...DEFAULT_RANGE_DELETER_OPTIONS, orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000 }, queries),
+      rangeDeleter: new RangeDeleterService(storage, local, logger, {
+        batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
+        batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,
+        orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000,
+      }, queries),
       source: undefined,
       destination: undefined,
     },

@@ -8,6 +8,9 @@ import type { NodeOptions } from '../commands/command.js';
 // is merged); balancerIdleRoundIntervalMillis is ours, for MongoDB's fixed 10 s between idle rounds.
 // migrateClonePercentUnderLoad is ours too: the share of the wall clock a migration's clone may
 // take while the donor serves users (src/migration/clone_pacer.ts); 100 clones flat out always.
+// rangeDeleterBatchSize and rangeDeleterBatchDelayMS are MongoDB's. MongoDB deletes a whole range
+// in one batch by default (SERVER-61637) and yields inside it; a batch here is one synchronous
+// turn, so it stays small enough (~10 ms of 1 KB documents) not to stall the shard's users.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   orphanCleanupDelaySecs: 900,
   balancerIdleRoundIntervalMillis: 10_000,
@@ -15,6 +18,8 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   autoMergerIntervalSecs: 3600,
   minSnapshotHistoryWindowInSeconds: 300,
   migrateClonePercentUnderLoad: 10,
+  rangeDeleterBatchSize: 1024,
+  rangeDeleterBatchDelayMS: 20,
 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {
