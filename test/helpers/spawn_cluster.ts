@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from './spawn_node.js';
+import { nodeFlags, removeDir, spawnNode, tempDir, type SpawnedNode } from './spawn_node.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
 
@@ -21,7 +21,7 @@ export interface SpawnedCluster {
 }
 
 export async function spawnRouter(configPort: number): Promise<SpawnedRouter> {
-  const child = spawn(process.execPath, [BIN, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags(), BIN, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -30,12 +30,16 @@ export interface SpawnNodeOptions {
   extraArgs?: string[];
 }
 
+// DOCSHARD_NODE_FLAGS passes Node flags (e.g. --cpu-prof, which NODE_OPTIONS refuses) to every
+// process a test or benchmark starts, to profile them.
+export function nodeFlags(): string[] {
+  return process.env.DOCSHARD_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+}
+
 // Starts a real docshard node process and waits until it listens.
 export async function spawnNode(options: SpawnNodeOptions = {}): Promise<SpawnedNode> {
   const dbpath = options.dbpath ?? tempDir();
-  // DOCSHARD_NODE_FLAGS passes Node flags (e.g. --cpu-prof, refused in NODE_OPTIONS) to profile a benchmark's nodes.
-  const nodeFlags = process.env.DOCSHARD_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
-  const args = [...nodeFlags, BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
+  const args = [...nodeFlags(), BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
