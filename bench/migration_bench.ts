@@ -3,11 +3,11 @@
 // first with nothing else running, then back again under a steady insert/update load through the
 // router. Prints clone MB/s, total migration time, write ops/s during the migration ÷ steady, and
 // the latency of the writes that overlapped the donor's critical section (issue 4, "Benchmark").
-import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { BSON } from 'bson';
 import { MongoClient, type Collection, type Db } from 'mongodb';
 import { spawnCluster } from '../test/helpers/spawn_cluster.js';
+import { cpuSeconds } from './proc_cpu.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
 
 const MB = 1024 * 1024;
@@ -55,41 +55,6 @@ function latencies(ops: readonly Op[]): Float64Array {
 
 const ms = (x: number): string => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms` : '–');
 const secs = (x: number): string => `${(x / 1000).toFixed(1)} s`;
-
-// CPU seconds (user + system) a process has used, from /proc (Linux); NaN elsewhere.
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  if (pid === process.pid) {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1e6;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN;
-  }
-}
-
-// The router's pid: spawnCluster does not expose it, so find our child process started as `router`.
-function routerPid(): number | undefined {
-  try {
-    for (const d of readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        if (ppid === process.pid && readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes('router')) return Number(d);
-      } catch {
-        // the process went away
-      }
-    }
-  } catch {
-    // no /proc
-  }
-  return undefined;
-}
 
 type Roles = Record<'shard0' | 'shard1' | 'router' | 'config' | 'client', number | undefined>;
 // Each process's CPU seconds per second of wall clock between two samples, shard1 (the donor of
@@ -248,7 +213,7 @@ export async function runMigrationBench(): Promise<void> {
     await admin.command({ split: NS, middle: { k: 0 } });
     await admin.command({ split: NS, middle: { k: HI } });
     const coll = router.db(NS_DB).collection<AnyDoc>(NS_COLL);
-    const pids: Roles = { shard0: cluster.shards[0]!.child.pid, shard1: cluster.shards[1]!.child.pid, router: routerPid(), config: cluster.config.child.pid, client: process.pid };
+    const pids: Roles = { shard0: cluster.shards[0]!.child.pid, shard1: cluster.shards[1]!.child.pid, router: cluster.routers[0]!.pid, config: cluster.config.child.pid, client: process.pid };
 
     const tLoad = wall();
     let nextBatch = 0;

@@ -6,6 +6,7 @@ import { MongoClient, type Collection } from 'mongodb';
 import { Binary, MaxKey, MinKey, ObjectId, Timestamp } from '../src/bson/values.js';
 import type { ChunkType, CollectionType } from '../src/catalog/type_chunk.js';
 import { ChunkManager } from '../src/router/chunk_manager.js';
+import { cpuSeconds } from './proc_cpu.js';
 import { spawnCluster } from '../test/helpers/spawn_cluster.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
 
@@ -58,7 +59,7 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-async function startProxy(targetPort: number): Promise<{ port: number; stop(): Promise<void> }> {
+async function startProxy(targetPort: number): Promise<{ port: number; pid: number | undefined; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'tcp_proxy.ts'), String(targetPort)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -67,6 +68,7 @@ async function startProxy(targetPort: number): Promise<{ port: number; stop(): P
   });
   return {
     port,
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGKILL');
@@ -117,10 +119,18 @@ async function clusterRows(): Promise<string[][]> {
         for (let i = 0; i < 2000; i += CONCURRENCY) await Promise.all(Array.from({ length: CONCURRENCY }, (_, j) => run(i + j)));
       }
     }
+    // The CPU of the process in between (none for direct), per operation: the router's own cost
+    // beside the proxy's, steadier than throughput when the machine is shared.
+    const hopPid: Record<PathName, number | undefined> = { direct: undefined, proxy: proxy.pid, router: cluster.routers[0]!.pid };
+    const hopCpu: Record<string, number> = {};
     for (let round = 0; round < ROUNDS; round++) {
       const order = PATHS.map((_, i) => PATHS[(i + round) % PATHS.length]!);
       for (const op of Object.keys(ops) as OpName[]) {
-        for (const p of order) (samples[`${op}/${p}`] ??= []).push(await measure(ops[op](colls[p])));
+        for (const p of order) {
+          const before = cpuSeconds(hopPid[p]);
+          (samples[`${op}/${p}`] ??= []).push(await measure(ops[op](colls[p])));
+          hopCpu[`${op}/${p}`] = (hopCpu[`${op}/${p}`] ?? 0) + cpuSeconds(hopPid[p]) - before;
+        }
       }
     }
 
@@ -132,10 +142,11 @@ async function clusterRows(): Promise<string[][]> {
         const s = merge(samples[`${op}/${p}`]!);
         const sorted = Float64Array.from(s.latencies).sort();
         rate[p] = (s.ops / s.ms) * 1000;
-        rows.push([`${label[op]}, ${p}`, String(Math.round(rate[p]!)), `${percentile(sorted, 0.5).toFixed(2)} ms`, `${percentile(sorted, 0.99).toFixed(2)} ms`, (rate[p]! / rate.direct!).toFixed(2)]);
+        const cpu = p === 'direct' ? '' : `${((hopCpu[`${op}/${p}`]! * 1e6) / s.ops).toFixed(0)} µs`;
+        rows.push([`${label[op]}, ${p}`, String(Math.round(rate[p]!)), `${percentile(sorted, 0.5).toFixed(2)} ms`, `${percentile(sorted, 0.99).toFixed(2)} ms`, cpu, (rate[p]! / rate.direct!).toFixed(2)]);
       }
       const ratio = rate.router! / rate.direct! / (rate.proxy! / rate.direct!);
-      rows.push([`${label[op]}: (router/direct) ÷ (proxy/direct)`, '', '', '', `**${ratio.toFixed(2)}**`]);
+      rows.push([`${label[op]}: (router/direct) ÷ (proxy/direct)`, '', '', '', '', `**${ratio.toFixed(2)}**`]);
     }
     return rows;
   } finally {
@@ -221,7 +232,7 @@ function chunkManagerRows(): string[][] {
 export async function runRouterBench(): Promise<void> {
   // The cluster part first and on its own: the 1M-chunk tables take most of a gigabyte of heap,
   // whose garbage collection would otherwise land in the client's request timings.
-  printTable([`${CONCURRENCY} concurrent requesters, ${ROUNDS} × ${SECONDS} s per path`, 'ops/s', 'p50', 'p99', '÷ direct'], await clusterRows());
+  printTable([`${CONCURRENCY} concurrent requesters, ${ROUNDS} × ${SECONDS} s per path`, 'ops/s', 'p50', 'p99', 'hop CPU/op', '÷ direct'], await clusterRows());
   process.stdout.write('\n');
   printTable([`ChunkManager, ${CHUNKS / 1_000_000}M chunks (in process, no cluster)`, 'result', 'how'], chunkManagerRows());
 }

@@ -10,6 +10,7 @@ const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bi
 export interface SpawnedRouter {
   port: number;
   uri: string;
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -39,6 +40,7 @@ export async function spawnRouter(configPort: number): Promise<SpawnedRouter> {
   return {
     port,
     uri: `mongodb://127.0.0.1:${port}/`,
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

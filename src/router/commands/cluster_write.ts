@@ -96,8 +96,7 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   }
   // mongos gives documents their _id, so a statement targets the same shard on every retry.
   const bodies = raw.map((b) => (kind === 'insert' && isPlainObject(b) && b._id === undefined ? { _id: new ObjectId(), ...b } : b as Doc));
-  const base = forwardable(cmd);
-  delete base[STATEMENTS_FIELD[kind]];
+  const base = forwardable(cmd, STATEMENTS_FIELD[kind]);
   const result = new WriteResult();
   let pending: Statement[] = bodies.map((body, index) => ({ index, body }));
   for (let tries = 0; pending.length > 0; tries++) {
