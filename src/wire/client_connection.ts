@@ -4,6 +4,10 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { MessageFramer } from './framer.js';
 import { parseOpMsg, readHeader } from './message.js';
 import { OpCode } from './op_codes.js';
+import { TurnWriter } from './turn_writer.js';
+
+// Requests to every host, written as the server writes its replies (turn_writer.ts).
+const outgoing = new TurnWriter();
 
 export interface HostAddress {
   host: string;
@@ -101,7 +105,7 @@ export class ClientConnection {
     return new Promise((resolve, reject) => {
       this.pending = { requestId, resolve, reject, settled };
       this.setIdle(false);
-      this.socket.write(message);
+      outgoing.add(this.socket, message);
     });
   }
 

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { FramingError } from './message.js';
 import { MessageFramer } from './framer.js';
+import { TurnWriter } from './turn_writer.js';
 
 export interface Connection {
   id: number;
@@ -22,7 +23,7 @@ export class TcpServer {
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private nextConnectionId = 1;
-  private readonly replies = new ReplyWriter();
+  private readonly replies = new TurnWriter();
 
   constructor(private readonly handlers: ServerHandlers) {
     this.server = net.createServer((socket) => this.accept(socket));
@@ -106,43 +107,4 @@ export class TcpServer {
       this.handlers.onClose?.(conn, closeReason);
     });
   }
-}
-
-// The first reply of an event-loop turn is written at once; the rest wait for the turn's check
-// phase, after every connection that had data in this turn has been handled, and go out
-// together. Written one by one as they complete, nearly every reply pays for waking a client
-// that has gone idle waiting for it; written together, the first wakes it and the rest find it
-// awake. While turns carry a single reply (one busy connection), marking the end of each turn is
-// pure cost, so replies are then written at once for a while before the next turn is looked at.
-const DIRECT_WRITES_AFTER_LONE_TURN = 32;
-
-class ReplyWriter {
-  private pending: { socket: net.Socket; reply: Buffer }[] = [];
-  private turnMarked = false;
-  private directWrites = 0;
-
-  add(socket: net.Socket, reply: Buffer): void {
-    if (this.turnMarked) {
-      this.pending.push({ socket, reply });
-      return;
-    }
-    socket.write(reply);
-    if (this.directWrites > 0) {
-      this.directWrites -= 1;
-      return;
-    }
-    this.turnMarked = true;
-    setImmediate(this.endTurn);
-  }
-
-  private readonly endTurn = (): void => {
-    this.turnMarked = false;
-    const pending = this.pending;
-    if (pending.length === 0) {
-      this.directWrites = DIRECT_WRITES_AFTER_LONE_TURN;
-      return;
-    }
-    this.pending = [];
-    for (const { socket, reply } of pending) if (!socket.destroyed) socket.write(reply);
-  };
 }
