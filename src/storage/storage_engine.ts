@@ -66,7 +66,8 @@ export class StorageEngine {
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     this.stats = new CollectionStats(kv);
-    for (const { value } of kv.range(catalogRangeStart, catalogRangeEnd)) {
+    // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.
+    for (const { value } of [...kv.range(catalogRangeStart, catalogRangeEnd)]) {
       this.loadCollection(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
     }
   }
