@@ -130,7 +130,7 @@ async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKin
       if (ordered) break;
     }
   }
-  const groups: { shard?: string; target: Target; statements: Statement[] }[] = [];
+  const groups: Group[] = [];
   for (const { statement, target } of targeted) {
     const last = groups[groups.length - 1];
     const byShard = target.kind === 'one' ? groups.find((g) => g.target.kind === 'one' && g.shard === target.shard) : undefined;
@@ -138,32 +138,14 @@ async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKin
     else if (target.kind === 'one' && !ordered && byShard) byShard.statements.push(statement);
     else groups.push({ shard: target.kind === 'one' ? target.shard : undefined, target, statements: [statement] });
   }
-  const runGroup = async (g: typeof groups[number]): Promise<boolean> => {
-    const errorsBefore = result.errors.length;
-    try {
-      if (g.target.kind === 'one') await sendBatch(ctx, routing, kind, base, g.target.shard, g.statements, result);
-      else if (g.target.kind === 'broadcast') await broadcast(ctx, routing, kind, base, g.target.shards, g.statements[0]!, result);
-      else await twoPhase(ctx, routing, kind, base, g.target.shards, g.statements[0]!, result);
-    } catch (err) {
-      if (isStaleError(err)) {
-        retry.push(...g.statements);
-        return true;
-      }
-      if (!(err instanceof MongoError)) throw err;
-      for (const s of g.statements) {
-        result.fail(s.index, err);
-        if (ordered) break;
-      }
-    }
-    return result.errors.length > errorsBefore;
-  };
+  const round: Round = { ctx, routing, kind, base, ordered, result, retry };
   if (!ordered) {
-    await Promise.all(groups.map(runGroup));
+    await Promise.all(groups.map((g) => runGroup(round, g)));
     return false;
   }
   for (let i = 0; i < groups.length; i++) {
     const staleBefore = retry.length;
-    const failed = await runGroup(groups[i]!);
+    const failed = await runGroup(round, groups[i]!);
     if (retry.length > staleBefore) {
       for (const g of groups.slice(i + 1)) retry.push(...g.statements);
       return false;
@@ -171,6 +153,45 @@ async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKin
     if (failed) return true;
   }
   return targeted.length < pending.length;
+}
+
+// What one round's groups share. A module function rather than a closure per round: the write
+// path runs it for every request.
+interface Round {
+  ctx: RouterContext;
+  routing: Routing;
+  kind: WriteKind;
+  base: Doc;
+  ordered: boolean;
+  result: WriteResult;
+  retry: Statement[];
+}
+
+interface Group {
+  shard?: string;
+  target: Target;
+  statements: Statement[];
+}
+
+// Sends one group; true when it added a write error. A stale shard sends its statements to `retry`.
+async function runGroup({ ctx, routing, kind, base, ordered, result, retry }: Round, g: Group): Promise<boolean> {
+  const errorsBefore = result.errors.length;
+  try {
+    if (g.target.kind === 'one') await sendBatch(ctx, routing, kind, base, g.target.shard, g.statements, result);
+    else if (g.target.kind === 'broadcast') await broadcast(ctx, routing, kind, base, g.target.shards, g.statements[0]!, result);
+    else await twoPhase(ctx, routing, kind, base, g.target.shards, g.statements[0]!, result);
+  } catch (err) {
+    if (isStaleError(err)) {
+      retry.push(...g.statements);
+      return true;
+    }
+    if (!(err instanceof MongoError)) throw err;
+    for (const s of g.statements) {
+      result.fail(s.index, err);
+      if (ordered) break;
+    }
+  }
+  return result.errors.length > errorsBefore;
 }
 
 async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
