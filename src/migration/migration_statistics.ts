@@ -11,6 +11,8 @@ export interface MigrationStatistics {
   countBytesClonedOnRecipient: number;
   // Batches of _transferMods the recipient applied, over every migration.
   countTransferModsBatchesOnRecipient: number;
+  // How long this donor held _migrateClone replies back while it served users (clone_pacer.ts).
+  clonePausedMillisOnDonor: number;
 }
 
 const byNode = new WeakMap<object, MigrationStatistics>();
@@ -21,7 +23,7 @@ export function migrationStatistics(node: object): MigrationStatistics {
     stats = {
       countDonorMoveChunkStarted: 0, countDonorMoveChunkCommitted: 0, countDonorMoveChunkAborted: 0, totalDonorMoveChunkTimeMillis: 0,
       countRecipientMoveChunkStarted: 0, countDocsClonedOnRecipient: 0, countBytesClonedOnRecipient: 0,
-      countTransferModsBatchesOnRecipient: 0,
+      countTransferModsBatchesOnRecipient: 0, clonePausedMillisOnDonor: 0,
     };
     byNode.set(node, stats);
   }

@@ -49,6 +49,7 @@ export function shardingStatistics(node: NodeServices): Doc {
     docshard: {
       migration: inFlightMigration(node),
       transferModsBatchesOnRecipient: stats.countTransferModsBatchesOnRecipient,
+      clonePausedMillisOnDonor: stats.clonePausedMillisOnDonor,
       rangeDeletions: { total: tasks.length, pending, ready: tasks.length - pending, running: node.migrations.rangeDeleter.runningTaskKeys.length },
     },
   };

@@ -4,6 +4,7 @@ import { bsonTag, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { RawDocument } from '../../wire/raw_bson.js';
+import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { moveRange, type MigrationSourceManager } from '../../migration/migration_source_manager.js';
 import type { MigrationChunkClonerSource } from '../../migration/migration_chunk_cloner_source.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
@@ -34,7 +35,10 @@ export const migrateCloneCommand: CommandDefinition = {
     const { pacer } = clonerFor(ctx, cmd);
     const { insert, update, delete: deletes, query, getmore } = ctx.node.counters.opcounters;
     const delay = pacer.delayMs({ nowMs: performance.now(), userOps: insert + update + deletes + query + getmore, applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
-    if (delay > 0) await sleep(delay);
+    if (delay > 0) {
+      migrationStatistics(ctx.node).clonePausedMillisOnDonor += delay;
+      await sleep(delay);
+    }
     // Looked up again: the migration may have ended during the pause.
     const cloner = clonerFor(ctx, cmd);
     const started = performance.now();

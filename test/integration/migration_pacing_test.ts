@@ -1,0 +1,73 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+// 4,000 documents of ~1 KB: four _migrateClone batches, so the donor judges its load more than once.
+const N = 4000;
+const PAD = 'p'.repeat(1000);
+
+async function pausedMillis(donor: MongoClient): Promise<number> {
+  const status = await donor.db('admin').command({ serverStatus: 1 });
+  return (status.shardingStatistics as AnyDoc).docshard.clonePausedMillisOnDonor as number;
+}
+
+describe('a donor paces its clone while it serves users', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let donor: MongoClient;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    donor = new MongoClient(cluster.shards[0]!.uri);
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'pace', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'pace.c', key: { k: 1 } });
+    // [MinKey, 0) takes the users' writes and stays on shard0; [0, MaxKey) is moved.
+    await admin.command({ split: 'pace.c', middle: { k: 0 } });
+    await client.db('pace').collection<AnyDoc>('c').insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, k: i, pad: PAD })));
+  });
+
+  after(async () => {
+    await donor?.close();
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  it('clones flat out when idle, paced under load, and moves every document either way', async () => {
+    const admin = client.db('admin');
+    const coll = client.db('pace').collection<AnyDoc>('c');
+
+    const idleBefore = await pausedMillis(donor);
+    await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });
+    assert.equal(await pausedMillis(donor), idleBefore, 'an idle donor does not pause');
+    await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard0', _waitForDelete: true });
+
+    let running = true;
+    let written = 0;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; running; i++) {
+        await coll.insertOne({ _id: `w${w}-${i}`, k: -1 - (i % 1000), pad: 'x' });
+        written += 1;
+      }
+    });
+    const loadedBefore = await pausedMillis(donor);
+    try {
+      await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });
+    } finally {
+      running = false;
+      await Promise.all(writers);
+    }
+    assert.ok(await pausedMillis(donor) > loadedBefore, 'a donor serving users pauses between clone batches');
+    assert.equal(await coll.countDocuments({ k: { $gte: 0 } }), N);
+    assert.equal(await coll.countDocuments({ k: { $lt: 0 } }), written);
+    const onRecipient = new MongoClient(cluster.shards[1]!.uri);
+    try {
+      assert.equal(await onRecipient.db('pace').collection('c').countDocuments({ k: { $gte: 0 } }), N);
+    } finally {
+      await onRecipient.close();
+    }
+  });
+});
