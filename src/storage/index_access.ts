@@ -5,7 +5,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
 import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys } from './index_key_generator.js';
-import { indexEntryKey, indexSpace, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
+import { indexEntryKey, indexPrefix, prefixSuccessor, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
 import type { KvReader, KvWriter } from './lmdb/kv_store.js';
 
 // One index as the write path and the planner see it: key generation, entry maintenance and the
@@ -13,14 +13,14 @@ import type { KvReader, KvWriter } from './lmdb/kv_store.js';
 // not depend on the matcher.
 export class IndexAccess {
   readonly ordering: Ordering;
-  readonly space: string;
+  readonly prefix: Buffer;
 
   constructor(
     readonly entry: IndexEntry,
     private readonly partialFilter: ((doc: Doc) => boolean) | undefined,
   ) {
     this.ordering = Object.values(entry.spec.key as Doc).map((d) => (d === -1 ? -1 : 1));
-    this.space = indexSpace(entry.id);
+    this.prefix = indexPrefix(entry.id);
     this.unique = entry.spec.unique === true || entry.spec.name === '_id_';
     const partial = entry.spec.partialFilterExpression as Doc | undefined;
     const filterPaths = partial === undefined ? [] : pathsOfFilter(partial);
@@ -53,7 +53,14 @@ export class IndexAccess {
   // Entries of a unique index are keyed by the key string alone, with the record id as the value,
   // so the constraint is one point read; other indexes append the record id to the key.
   private entryKey(keyString: Buffer, recordId: number): Buffer {
-    return this.unique ? keyString : indexEntryKey(keyString, recordId);
+    return this.unique ? this.uniqueKey(keyString) : indexEntryKey(this.entry.id, keyString, recordId);
+  }
+
+  private uniqueKey(keyString: Buffer): Buffer {
+    const key = Buffer.allocUnsafe(this.prefix.length + keyString.length);
+    this.prefix.copy(key, 0);
+    keyString.copy(key, this.prefix.length);
+    return key;
   }
 
   private entryValue(recordId: number): Buffer {
@@ -65,7 +72,7 @@ export class IndexAccess {
 
   // The record holding `keyString` in a unique index, if any.
   lookupUnique(reader: KvReader, keyString: Buffer): number | undefined {
-    const value = reader.space(this.space).get(keyString);
+    const value = reader.get(this.uniqueKey(keyString));
     return value === undefined ? undefined : readRecordId(value, 0);
   }
 
@@ -76,19 +83,10 @@ export class IndexAccess {
   }
 
   // Writes the entry of a new record in a unique index, failing with DuplicateKey (and writing
-  // nothing) when another record holds the key. A key above every key seen so far (ascending
-  // `_id`s: counters, ObjectIds) is first tried as an append, which LMDB refuses unless the key is
-  // above every key in the index: one descent to the last page instead of lmdb-js's lookup plus
-  // insert. `highest` is only a hint: LMDB's refusal keeps this right whatever it holds.
+  // nothing) when another record holds the key.
   claimUnique(writer: KvWriter, ns: string, keyString: Buffer, values: unknown[], recordId: number): void {
-    const space = writer.space(this.space);
-    const value = this.entryValue(recordId);
-    const above = this.highest === undefined || Buffer.compare(keyString, this.highest) > 0;
-    if (!(above && space.append(keyString, value)) && !space.putIfAbsent(keyString, value)) throw this.duplicateKey(ns, values);
-    if (above) this.highest = keyString;
+    if (!writer.putIfAbsent(this.uniqueKey(keyString), this.entryValue(recordId))) throw this.duplicateKey(ns, values);
   }
-
-  private highest: Buffer | undefined;
 
   private duplicateKey(ns: string, values: unknown[]): MongoError {
     const fields = Object.keys(this.keyPattern);
@@ -103,25 +101,25 @@ export class IndexAccess {
   }
 
   insertEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
-    const space = writer.space(this.space);
-    for (const k of keys) space.put(this.entryKey(k, recordId), this.entryValue(recordId));
+    for (const k of keys) writer.put(this.entryKey(k, recordId), this.entryValue(recordId));
   }
 
   removeEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
-    const space = writer.space(this.space);
-    for (const k of keys) space.remove(this.entryKey(k, recordId));
+    for (const k of keys) writer.remove(this.entryKey(k, recordId));
   }
 
   // Record ids of entries with key strings in [start, end) (relative to this index), in key order.
   *scan(reader: KvReader, start: Buffer, end: Buffer, reverse: boolean): Iterable<{ keyString: Buffer; recordId: number }> {
-    for (const { key, value } of reader.space(this.space).range(start, end, { reverse })) {
-      if (this.unique) yield { keyString: key, recordId: readRecordId(value, 0) };
-      else yield { keyString: key.subarray(0, key.length - RECORD_ID_BYTES), recordId: recordIdOf(key) };
+    const from = Buffer.concat([this.prefix, start]);
+    const to = end.length === 0 ? prefixSuccessor(this.prefix) : Buffer.concat([this.prefix, end]);
+    for (const { key, value } of reader.range(from, to, { reverse })) {
+      if (this.unique) yield { keyString: key.subarray(this.prefix.length), recordId: readRecordId(value, 0) };
+      else yield { keyString: key.subarray(this.prefix.length, key.length - RECORD_ID_BYTES), recordId: recordIdOf(key) };
     }
   }
 
   dropAll(writer: KvWriter): void {
-    writer.dropSpace(this.space);
+    for (const { key } of writer.range(this.prefix, prefixSuccessor(this.prefix))) writer.remove(key);
   }
 }
 

@@ -4,7 +4,9 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
 import { IndexAccess } from './index_access.js';
-import { catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
+import {
+  catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, prefixSuccessor, recordIdOf, recordKey, recordPrefix,
+} from './key_layout.js';
 import { KvStore, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
@@ -19,14 +21,11 @@ export interface StorageOptions {
 export class Collection {
   nextRecordId = 1;
   indexes: IndexAccess[] = [];
-  readonly space: string;
 
   private pathsFor: IndexAccess[] | undefined;
   private paths: string[] | null = null;
 
-  constructor(public entry: CollectionEntry) {
-    this.space = recordSpace(entry.id);
-  }
+  constructor(public entry: CollectionEntry) {}
 
   get ns(): string {
     return this.entry.ns;
@@ -66,8 +65,7 @@ export class StorageEngine {
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     this.stats = new CollectionStats(kv);
-    // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.
-    for (const { value } of [...kv.range(catalogRangeStart, catalogRangeEnd)]) {
+    for (const { value } of kv.range(catalogRangeStart, catalogRangeEnd)) {
       this.loadCollection(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
     }
   }
@@ -88,7 +86,8 @@ export class StorageEngine {
     const entry = normalizeEntry(raw);
     const coll = new Collection(entry);
     coll.indexes = entry.indexes.map((i) => this.indexAccess(i));
-    for (const { key } of this.kv.space(coll.space).range(EMPTY, EMPTY, { reverse: true, limit: 1 })) {
+    const prefix = recordPrefix(entry.id);
+    for (const { key } of this.kv.range(prefix, prefixSuccessor(prefix), { reverse: true, limit: 1 })) {
       coll.nextRecordId = recordIdOf(key) + 1;
     }
     this.collections.set(entry.ns, coll);
@@ -154,7 +153,8 @@ export class StorageEngine {
     const coll = this.collections.get(ns);
     if (!coll) return false;
     this.kv.writeSync((w) => {
-      w.dropSpace(coll.space);
+      const prefix = recordPrefix(coll.entry.id);
+      for (const { key } of w.range(prefix, prefixSuccessor(prefix))) w.remove(key);
       for (const index of coll.indexes) index.dropAll(w);
       w.remove(catalogKey(ns));
       this.stats.drop(w, coll.entry.id);
@@ -183,7 +183,8 @@ export class StorageEngine {
       for (const spec of specs) {
         const entry: IndexEntry = { id: this.allocateId(w), spec, multikey: false };
         const access = this.indexAccess(entry);
-        for (const { key, value } of w.space(coll.space).range(EMPTY, EMPTY)) {
+        const prefix = recordPrefix(coll.entry.id);
+        for (const { key, value } of w.range(prefix, prefixSuccessor(prefix))) {
           const recordId = recordIdOf(key);
           const { keys, values, multikey } = access.keysFor(deserializeDocument(value));
           keys.forEach((k, i) => access.checkUnique(w, coll.ns, k, values[i]!, recordId));
@@ -210,11 +211,12 @@ export class StorageEngine {
   }
 
   getRecord(coll: Collection, recordId: number): Buffer | undefined {
-    return this.kv.space(coll.space).get(recordKey(recordId));
+    return this.kv.get(recordKey(coll.entry.id, recordId));
   }
 
   *scanRecords(coll: Collection, reverse = false): Iterable<RecordRef> {
-    for (const { key, value } of this.kv.space(coll.space).range(EMPTY, EMPTY, { reverse })) {
+    const prefix = recordPrefix(coll.entry.id);
+    for (const { key, value } of this.kv.range(prefix, prefixSuccessor(prefix), { reverse })) {
       yield { recordId: recordIdOf(key), bytes: value };
     }
   }
@@ -285,8 +287,6 @@ export class StorageEngine {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
-
 function normalizeEntry(raw: CollectionEntry): CollectionEntry {
   const plain = deserializeDocument(BSON.serialize(raw)) as unknown as CollectionEntry;
   return { ...plain, id: Number(plain.id), indexes: plain.indexes.map((i) => ({ ...i, id: Number(i.id) })) };
@@ -330,8 +330,7 @@ export class WriteUnit {
     const perIndex = coll.indexes.map((index) => index.keysFor(doc));
     this.claimUniqueEntries(coll, perIndex, recordId);
     coll.nextRecordId += 1;
-    // Record ids only grow, so a refused append means the allocator is behind what is stored.
-    if (!this.kv.space(coll.space).append(recordKey(recordId), bytes)) throw new Error(`record id ${recordId} of ${coll.ns} is already taken`);
+    this.kv.put(recordKey(coll.entry.id, recordId), bytes);
     coll.indexes.forEach((index, i) => {
       const { keys, multikey } = perIndex[i]!;
       if (!index.unique) index.insertEntries(this.kv, keys, recordId);
@@ -372,7 +371,7 @@ export class WriteUnit {
     for (const { index, added, addedValues } of changes) {
       added.forEach((k, i) => index.checkUnique(this.kv, coll.ns, k, addedValues[i]!, recordId));
     }
-    this.kv.space(coll.space).put(recordKey(recordId), bytes);
+    this.kv.put(recordKey(coll.entry.id, recordId), bytes);
     for (const { index, removed, added, multikey } of changes) {
       index.removeEntries(this.kv, removed, recordId);
       index.insertEntries(this.kv, added, recordId);
@@ -383,7 +382,7 @@ export class WriteUnit {
   }
 
   remove(coll: Collection, recordId: number, before: Doc, beforeSize: number): void {
-    this.kv.space(coll.space).remove(recordKey(recordId));
+    this.kv.remove(recordKey(coll.entry.id, recordId));
     for (const index of coll.indexes) index.removeEntries(this.kv, index.keysFor(before).keys, recordId);
     this.delta(coll, -1, -beforeSize);
     for (const o of this.engine.observers) o.onDelete?.(this.kv, coll.ns, before);
