@@ -136,7 +136,10 @@ function writeNumber(out: ByteWriter, v: unknown): void {
   if (d === Infinity) return out.byte(NUM_POS_INF);
   if (d === -Infinity) return out.byte(NUM_NEG_INF);
   if (d === 0) return out.byte(NUM_ZERO);
-  writeSigned(out, d < 0, doubleMagnitude(Math.abs(d)));
+  out.byte(d < 0 ? NUM_NEG : NUM_POS);
+  const start = out.length;
+  writeDoubleMagnitude(out, Math.abs(d));
+  if (d < 0) out.invertFrom(start);
 }
 
 function writeBigInt(out: ByteWriter, x: bigint): void {
@@ -153,22 +156,22 @@ const float64 = new Float64Array(1);
 const float64Words = new Uint32Array(float64.buffer);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-function doubleMagnitude(d: number): Buffer {
+// Written in place: a number is part of nearly every key, and a buffer per magnitude showed.
+function writeDoubleMagnitude(out: ByteWriter, d: number): void {
   float64[0] = d;
   const hi = float64Words[LITTLE_ENDIAN ? 1 : 0]!;
   const lo = float64Words[LITTLE_ENDIAN ? 0 : 1]!;
   const biasedExponent = (hi >>> 20) & 0x7ff;
   if (biasedExponent !== 0) {
-    const b = Buffer.allocUnsafe(MAGNITUDE_BYTES);
-    b.writeUInt16BE(biasedExponent - 1023 + EXPONENT_BIAS, 0);
-    b.writeUInt32BE((((hi & 0xfffff) << 12) | (lo >>> 20)) >>> 0, 2);
-    b.writeUInt32BE((lo << 12) >>> 0, 6);
-    return b;
+    out.uint16(biasedExponent - 1023 + EXPONENT_BIAS);
+    out.uint32((((hi & 0xfffff) << 12) | (lo >>> 20)) >>> 0);
+    out.uint32((lo << 12) >>> 0);
+    return;
   }
   // Subnormal: the value is fraction * 2^-1074 with fewer than 52 significant bits.
   const fraction = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
   const lead = fraction.toString(2).length - 1;
-  return magnitude(lead - 1074, (fraction - (1n << BigInt(lead))) << BigInt(64 - lead));
+  out.bytes(magnitude(lead - 1074, (fraction - (1n << BigInt(lead))) << BigInt(64 - lead)));
 }
 
 function magnitude(exponent: number, mantissa64: bigint): Buffer {
@@ -201,6 +204,20 @@ class ByteWriter {
     this.buf[this.length++] = b;
   }
 
+  uint16(n: number): void {
+    this.reserve(2);
+    this.buf[this.length++] = n >>> 8;
+    this.buf[this.length++] = n & 0xff;
+  }
+
+  uint32(n: number): void {
+    this.reserve(4);
+    this.buf[this.length++] = n >>> 24;
+    this.buf[this.length++] = (n >>> 16) & 0xff;
+    this.buf[this.length++] = (n >>> 8) & 0xff;
+    this.buf[this.length++] = n & 0xff;
+  }
+
   bytes(src: Uint8Array): void {
     this.reserve(src.length);
     this.buf.set(src, this.length);
@@ -217,7 +234,9 @@ class ByteWriter {
   }
 
   finish(): Buffer {
-    return Buffer.from(this.buf.subarray(0, this.length));
+    const out = Buffer.allocUnsafe(this.length);
+    this.buf.copy(out, 0, 0, this.length);
+    return out;
   }
 }
 
