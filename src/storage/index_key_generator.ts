@@ -14,17 +14,38 @@ export interface KeyGenResult {
 }
 
 export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: { sparse?: boolean } = {}): KeyGenResult {
-  const paths = Object.keys(keyPattern);
-  const kinds = paths.map((p) => fieldKind(keyPattern[p]));
+  const { paths, kinds, hashed, idOnly, ordering } = shapeOf(keyPattern);
   const sparse = options.sparse === true;
-  if (kinds.includes('hashed')) return { keys: hashedKeys(doc, paths, kinds, sparse), multikey: false };
+  if (hashed) return { keys: hashedKeys(doc, paths, kinds, sparse), multikey: false };
   // The _id index takes the value whole: _id is never an array.
-  if (paths.length === 1 && paths[0] === '_id') return { keys: [[fieldOf(doc, '_id') ?? null]], multikey: false };
-  const ordering = orderingOf(keyPattern);
+  if (idOnly) return { keys: [[fieldOf(doc, '_id') ?? null]], multikey: false };
   const gen = new BtreeKeys(sparse);
   gen.expand(paths.slice(), paths.map(() => null), doc, 0, []);
   const keys = uniqueSorted(gen.keys, ordering);
   return { keys, multikey: gen.expandedArray || keys.length > 1 };
+}
+
+interface PatternShape {
+  paths: string[];
+  kinds: FieldKind[];
+  hashed: boolean;
+  idOnly: boolean;
+  ordering: Ordering;
+}
+
+// Worked out once per key pattern (an index keeps its pattern object): every document written
+// asks again.
+const shapes = new WeakMap<Doc, PatternShape>();
+
+function shapeOf(keyPattern: Doc): PatternShape {
+  let shape = shapes.get(keyPattern);
+  if (shape === undefined) {
+    const paths = Object.keys(keyPattern);
+    const kinds = paths.map((p) => fieldKind(keyPattern[p]));
+    shape = { paths, kinds, hashed: kinds.includes('hashed'), idOnly: paths.length === 1 && paths[0] === '_id', ordering: orderingOf(keyPattern) };
+    shapes.set(keyPattern, shape);
+  }
+  return shape;
 }
 
 // Directions of a key pattern's fields, for encodeKey; hashed fields hold int64s in ascending order.
