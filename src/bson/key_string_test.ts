@@ -203,3 +203,21 @@ test('every element encoding is prefix-free, so a string ending never ties with 
 test('encodeValue is encodeKey of one value', () => {
   assert.deepEqual(encodeValue({ a: [1, 'x'] }), encodeKey([{ a: [1, 'x'] }]));
 });
+
+// Doubles that differ in a single bit of the mantissa: every bit must reach the bytes.
+test('tells apart and orders doubles that differ in any one mantissa bit', () => {
+  const plus = (x: number, bit: number): number => {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, x);
+    view.setBigUint64(0, view.getBigUint64(0) + (1n << BigInt(bit)));
+    return view.getFloat64(0);
+  };
+  for (const x of [1, Math.PI, 1e300, 123456789.123, 2 ** -1000, 5e-324, -7.25, -(2 ** 60)]) {
+    for (let bit = 0; bit < 52; bit++) {
+      const y = plus(x, bit);
+      if (!Number.isFinite(y)) continue;
+      assert.equal(sign(Buffer.compare(encodeValue(x), encodeValue(y))), compareValues(x, y), `${x} against ${y}`);
+      assert.equal(sign(Buffer.compare(encodeKey([x], [-1]), encodeKey([y], [-1]))), -compareValues(x, y), `${x} against ${y}, descending`);
+    }
+  }
+});
