@@ -59,8 +59,10 @@ export function batchSizeOf(cmd: Doc): number | undefined {
   return typeof size === 'number' ? size : undefined;
 }
 
-export function forwardable(cmd: Doc): Doc {
+// `except` is left out unread: a write's statements, which the router sends on itself (reading a
+// field that came as a document sequence would decode it).
+export function forwardable(cmd: Doc, except?: string): Doc {
   const out: Doc = {};
-  for (const [k, v] of Object.entries(cmd)) if (!ROUTER_ONLY_FIELDS.includes(k)) out[k] = v;
+  for (const k of Object.keys(cmd)) if (k !== except && !ROUTER_ONLY_FIELDS.includes(k)) out[k] = cmd[k];
   return out;
 }
