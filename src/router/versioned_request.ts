@@ -4,7 +4,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
 import type { DatabaseType } from '../catalog/type_chunk.js';
-import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
+import { OP_MSG_REPLY_PREFIX, type DocumentSequence } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
@@ -68,11 +68,6 @@ export function encodeVersionedMessage(routing: Routing, shardId: string, db: st
   }
   if (sequence !== undefined) writeSequence(message, OP_MSG_REPLY_PREFIX + bodyLength, sequence, extra);
   return message;
-}
-
-export interface DocumentSequence {
-  identifier: string;
-  documents: readonly Buffer[];
 }
 
 // The section's bytes: its kind byte, its size, the identifier and the documents.
