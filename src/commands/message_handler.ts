@@ -6,7 +6,7 @@ import { finishOpMsgReply, finishOpReply, FramingError, OP_MSG_REPLY_PREFIX, OP_
 import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
 import type { ConnectionInfo } from './command.js';
-import { attachSequence } from './original_bytes.js';
+import { attachSequence, bodyDocuments } from './original_bytes.js';
 
 let nextResponseId = 1;
 
@@ -54,6 +54,12 @@ function respond(request: OpMsgRequest, reply: Doc): Reply {
 function decodeCommand(request: OpMsgRequest): Doc {
   if (request.body.length > Limits.maxBsonInternalSize) {
     throw new MongoError(ErrorCodes.BSONObjectTooLarge, `BSONObj size: ${request.body.length} is invalid. Size must be between 0 and 16793600(16MB)`);
+  }
+  const inBody = request.sequences.length === 0 ? bodyDocuments(request.body) : undefined;
+  if (inBody !== undefined) {
+    const cmd = deserializeDocument(inBody.rest);
+    attachSequence(cmd, 'documents', inBody.documents);
+    return cmd;
   }
   const cmd = deserializeDocument(request.body);
   for (const seq of request.sequences) {

@@ -1,6 +1,7 @@
 import { chunkSizeBytesFromSetting, DEFAULT_CHUNK_SIZE_BYTES } from '../catalog/chunk_size.js';
 import { BSON } from 'bson';
 import type { Logger } from 'pino';
+import type { LazyDocument } from '../bson/raw_document.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { valueAtPath } from '../catalog/shard_key_pattern.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
@@ -96,11 +97,16 @@ export function shouldCheckChunk(state: ChunkCheckState, settings: AutoSplitSett
   return state.bytesWritten >= splitThreshold(chunkSizeFor(settings, ns));
 }
 
+export interface StatementWrite {
+  shardKey: Doc;
+  bytes: number;
+}
+
 // The shard key a successful write statement went to and the bytes it wrote: an insert's document,
 // or an update's update/replacement document, placed by the shard key its filter pins (or, for a
 // replacement without one, the key the replacement carries). undefined when the write cannot be
 // placed in one chunk (a range or multi update).
-export function statementWrite(cm: ChunkManager, kind: 'insert' | 'update', body: Doc): { shardKey: Doc; bytes: number } | undefined {
+export function statementWrite(cm: ChunkManager, kind: 'insert' | 'update', body: Doc): StatementWrite | undefined {
   const pattern = cm.shardKeyPattern;
   if (kind === 'insert') return { shardKey: pattern.extractShardKeyFromDoc(body), bytes: BSON.calculateObjectSize(body, { ignoreUndefined: true }) };
   if (body.multi === true) return undefined;
@@ -161,15 +167,26 @@ export class ChunkSplitter {
   // fail against its chunk, and start a check of each chunk that crossed its threshold. Synchronous
   // and never throws.
   noteWrites(cm: ChunkManager, kind: 'insert' | 'update', bodies: readonly Doc[], reply: Doc): void {
+    this.noteEach(cm, bodies.length, reply, (i) => statementWrite(cm, kind, bodies[i]!));
+  }
+
+  // noteWrites for inserts forwarded as the bytes they arrived in: the shard key is read from the
+  // bytes, and a document's size is theirs (what statementWrite computes for its decoded form).
+  noteReceivedInserts(cm: ChunkManager, docs: readonly LazyDocument[], reply: Doc): void {
+    const pattern = cm.shardKeyPattern;
+    this.noteEach(cm, docs.length, reply, (i) => ({ shardKey: pattern.extractShardKeyFromDoc(docs[i]!.fields(pattern.fields)), bytes: docs[i]!.bytes.length }));
+  }
+
+  private noteEach(cm: ChunkManager, count: number, reply: Doc, writeOf: (i: number) => StatementWrite | undefined): void {
     const settings = this.currentSettings();
     if (!tracksWrites(settings, cm.ns)) return;
     const failed = new Set(Array.isArray(reply.writeErrors) ? (reply.writeErrors as Doc[]).map((e) => Number(e.index)) : []);
-    for (let i = 0; i < bodies.length; i++) {
+    for (let i = 0; i < count; i++) {
       if (failed.has(i)) continue;
       let chunk: ChunkType;
       let bytes: number;
       try {
-        const w = statementWrite(cm, kind, bodies[i]!);
+        const w = writeOf(i);
         if (!w) continue;
         chunk = numericChunk(cm, w.shardKey) ?? cm.findIntersectingChunk(w.shardKey);
         bytes = w.bytes;

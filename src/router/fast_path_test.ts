@@ -7,7 +7,8 @@ import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
 import { ChunkManager } from './chunk_manager.js';
 import { completedCursorBytes } from './raw_reply.js';
 import { numericPointShard, shardForInsert, shardsForQuery } from './targeter.js';
-import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
+import { OP_MSG_REPLY_PREFIX, parseOpMsg, readHeader } from '../wire/message.js';
+import { OpCode } from '../wire/op_codes.js';
 import { encodeVersionedMessage, versionFields, type Routing } from './versioned_request.js';
 
 // The router's single-shard find fast path: numeric targeting, the versioned command written into
@@ -103,6 +104,24 @@ test('the versioned command written into its message is byte for byte the generi
     }
   }
   assert.deepEqual(versionFields(sharded, 's1'), { shardVersion: shardVersionToBSON(cm.shardVersion('s1')) });
+});
+
+test('documents passed on as received follow the versioned body as one kind-1 section', () => {
+  const cm = manager({ x: 1 }, [new MinKey(), 0, 10], (i) => `s${i % 2}`);
+  const db: DatabaseType = { _id: 'db', primary: 's0', version: { uuid: new Binary(Buffer.alloc(16, 1), 4), timestamp, lastMod: 1 } };
+  const routing: Routing = { ns: 'db.c', db, cm };
+  const documents = [serializeDocument({ _id: 1, x: 'é' }), serializeDocument({ _id: 2, x: 12 })];
+  for (const cmd of [{ insert: 'c', ordered: false }, { insert: 'c', $db: 'other' }]) {
+    const message = encodeVersionedMessage(routing, 's1', 'db', cmd, { identifier: 'documents', documents });
+    // What a request carries before the sections: the header and flags, then the body's kind byte.
+    message.writeInt32LE(message.length, 0);
+    message.writeInt32LE(OpCode.OP_MSG, 12);
+    message.writeUInt32LE(0, 16);
+    message[20] = 0;
+    const parsed = parseOpMsg(readHeader(message), message);
+    assert.deepEqual(parsed.body, serializeDocument({ ...cmd, ...versionFields(routing, 's1'), $db: 'db' }));
+    assert.deepEqual(parsed.sequences, [{ identifier: 'documents', documents }]);
+  }
 });
 
 function reply(doc: Doc): Buffer {

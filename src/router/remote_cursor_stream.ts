@@ -59,10 +59,10 @@ export function batchSizeOf(cmd: Doc): number | undefined {
   return typeof size === 'number' ? size : undefined;
 }
 
-// `omit` leaves out one more field (one the caller replaces), without a `delete` that would turn
-// the copy into a slow dictionary-mode object on the write path.
-export function forwardable(cmd: Doc, omit?: string): Doc {
+// `except` is left out unread: a write's statements, which the router sends on itself (reading a
+// field that came as a document sequence would decode it).
+export function forwardable(cmd: Doc, except?: string): Doc {
   const out: Doc = {};
-  for (const k in cmd) if (k !== omit && !ROUTER_ONLY_FIELDS.includes(k)) out[k] = cmd[k];
+  for (const k of Object.keys(cmd)) if (k !== except && !ROUTER_ONLY_FIELDS.includes(k)) out[k] = cmd[k];
   return out;
 }

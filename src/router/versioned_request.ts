@@ -4,7 +4,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
 import type { DatabaseType } from '../catalog/type_chunk.js';
-import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
+import { OP_MSG_REPLY_PREFIX, type DocumentSequence } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
@@ -45,24 +45,47 @@ export function versionFields(routing: Routing, shardId: string): Doc {
 // elements are encoded once per routing table (or cached database entry), shard and db and copied
 // in after the command's own, which saves encoding an ObjectId and two Timestamps per request.
 // (Spreading the command into a new object and writing that with raw_bson's writer measured
-// slower than this.)
-export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, cmd: Doc): Buffer {
+// slower than this.) A `sequence` follows the body as a kind-1 section: documents passed on as
+// the bytes they arrived in.
+export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, cmd: Doc, sequence?: DocumentSequence): Buffer {
+  const extra = sequence === undefined ? 0 : sequenceSize(sequence);
+  let message: Buffer;
+  let bodyLength: number;
   if ('shardVersion' in cmd || 'databaseVersion' in cmd || '$db' in cmd) {
     const whole = serializeDocument({ ...cmd, ...versionFields(routing, shardId), $db: db });
-    const message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + whole.length);
+    bodyLength = whole.length;
+    message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength + extra);
     whole.copy(message, OP_MSG_REPLY_PREFIX);
-    return message;
+  } else {
+    const tail = versionTail(routing, shardId, db);
+    const head = BSON.serialize(cmd, SERIALIZE_OPTIONS);
+    bodyLength = head.length - 1 + tail.length;
+    message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength + extra);
+    message.set(head, OP_MSG_REPLY_PREFIX);
+    // Over the command's terminating 0: the tail ends with the terminator of the whole.
+    tail.copy(message, OP_MSG_REPLY_PREFIX + head.length - 1);
+    message.writeInt32LE(bodyLength, OP_MSG_REPLY_PREFIX);
   }
-  const tail = versionTail(routing, shardId, db);
-  const head = BSON.serialize(cmd, SERIALIZE_OPTIONS);
-  const bodyLength = head.length - 1 + tail.length;
-  const message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength);
-  message.set(head, OP_MSG_REPLY_PREFIX);
-  // Over the command's terminating 0: the tail ends with the terminator of the whole.
-  tail.copy(message, OP_MSG_REPLY_PREFIX + head.length - 1);
-  message.writeInt32LE(bodyLength, OP_MSG_REPLY_PREFIX);
+  if (sequence !== undefined) writeSequence(message, OP_MSG_REPLY_PREFIX + bodyLength, sequence, extra);
   return message;
 }
+
+// The section's bytes: its kind byte, its size, the identifier and the documents.
+function sequenceSize(sequence: DocumentSequence): number {
+  let size = 1 + 4 + Buffer.byteLength(sequence.identifier) + 1;
+  for (const doc of sequence.documents) size += doc.length;
+  return size;
+}
+
+function writeSequence(message: Buffer, at: number, sequence: DocumentSequence, size: number): void {
+  message[at] = SEQUENCE_SECTION;
+  message.writeInt32LE(size - 1, at + 1);
+  let p = at + 5 + message.write(sequence.identifier, at + 5, 'utf8');
+  message[p++] = 0;
+  for (const doc of sequence.documents) p += doc.copy(message, p);
+}
+
+const SEQUENCE_SECTION = 1;
 
 const SERIALIZE_OPTIONS = { checkKeys: false, ignoreUndefined: true } as const;
 
@@ -83,10 +106,10 @@ function versionTail(routing: Routing, shardId: string, db: string): Buffer {
   return tail;
 }
 
-// sendToShard of `cmd` with versionFields(routing, shardId): encoded with the cached version
-// bytes (encodeVersionedMessage) and, like sendToShard, without a timeout.
-export function sendVersioned(router: RouterServices, routing: Routing, shardId: string, db: string, cmd: Doc): Promise<Doc> {
-  const message = encodeVersionedMessage(routing, shardId, db, cmd);
+// sendToShard of `cmd` (and `sequence`) with versionFields(routing, shardId): encoded with the
+// cached version bytes (encodeVersionedMessage) and, like sendToShard, without a timeout.
+export function sendVersioned(router: RouterServices, routing: Routing, shardId: string, db: string, cmd: Doc, sequence?: DocumentSequence): Promise<Doc> {
+  const message = encodeVersionedMessage(routing, shardId, db, cmd, sequence);
   const host = router.shardRegistry.cachedHost(shardId);
   const sent = host !== undefined ? router.client.forwardMessage(host, message) : router.shardRegistry.host(shardId).then((found) => router.client.forwardMessage(found, message));
   return sent.then(deserializeDocument);

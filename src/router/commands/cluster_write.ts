@@ -1,5 +1,6 @@
 import { proxyToConfig } from './cluster_find.js';
 import { ObjectId } from 'bson';
+import type { LazyDocument } from '../../bson/raw_document.js';
 import { errorReply, MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
@@ -8,6 +9,7 @@ import { checkBatchSize } from '../../commands/crud/write_errors.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
+import { receivedInserts, shardForReceivedInsert } from '../received_inserts.js';
 import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
 import { cachedRouting, getRouting, isStaleError, MAX_STALE_RETRIES, sendToShard, sendVersioned, versionFields, type Routing } from '../versioned_request.js';
 
@@ -16,8 +18,12 @@ const STATEMENTS_FIELD: Record<WriteKind, string> = { insert: 'documents', updat
 
 interface Statement {
   index: number;
+  // Empty for an insert forwarded as received: its document is `received`.
   body: Doc;
+  received?: LazyDocument;
 }
+
+const NO_BODY: Doc = Object.freeze({});
 
 // Where one statement goes: one shard (batched with its neighbours), every targeted shard
 // (multi-document writes), or, for a single-document write without the full shard key, the shard
@@ -25,10 +31,10 @@ interface Statement {
 type Target = { kind: 'one'; shard: string } | { kind: 'broadcast'; shards: string[] } | { kind: 'twoPhase'; shards: string[] };
 
 
-function targetStatement(kind: WriteKind, routing: Routing, body: Doc): Target {
+function targetStatement(kind: WriteKind, routing: Routing, { body, received }: Statement): Target {
   const cm = routing.cm;
   if (!cm) return { kind: 'one', shard: routing.db.primary };
-  if (kind === 'insert') return { kind: 'one', shard: shardForInsert(cm, body) };
+  if (kind === 'insert') return { kind: 'one', shard: received === undefined ? shardForInsert(cm, body) : shardForReceivedInsert(cm, received) };
   const filter = isPlainObject(body.q) ? body.q : {};
   const multi = kind === 'update' ? body.multi === true : !(isNumber(body.limit) && toDouble(body.limit) === 1);
   const t = targetUpdateOrDelete(cm, filter, multi);
@@ -87,18 +93,17 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd).finally(() => ctx.router.chunkSplitter.noteConfigWrite(ctx.db, cmd[kind]));
   const coll = collectionArg(cmd);
   const ns = `${ctx.db}.${coll}`;
-  const raw = requireArray(cmd, STATEMENTS_FIELD[kind]);
+  const received = kind === 'insert' ? receivedInserts(cmd) : undefined;
+  const raw = received ?? requireArray(cmd, STATEMENTS_FIELD[kind]);
   checkBatchSize(raw.length);
   const ordered = optionalBool(cmd, 'ordered') ?? true;
   // A 7.0 server refuses `sort` in update statements (8.0 added it) before running any of them.
   if (kind === 'update' && raw.some((u) => isPlainObject(u) && u.sort !== undefined)) {
     throw new MongoError(40415, "BSON field 'update.updates.sort' is an unknown field.");
   }
-  // mongos gives documents their _id, so a statement targets the same shard on every retry.
-  const bodies = raw.map((b) => (kind === 'insert' && isPlainObject(b) && b._id === undefined ? { _id: new ObjectId(), ...b } : b as Doc));
   const base = forwardable(cmd, STATEMENTS_FIELD[kind]);
   const result = new WriteResult();
-  let pending: Statement[] = bodies.map((body, index) => ({ index, body }));
+  let pending: Statement[] = received === undefined ? decodedStatements(kind, raw) : received.map((doc, index) => ({ index, body: NO_BODY, received: doc }));
   for (let tries = 0; pending.length > 0; tries++) {
     const routing = cachedRouting(ctx.router, ns) ?? await getRouting(ctx.router, ns, true);
     const retry: Statement[] = [];
@@ -117,13 +122,18 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   return result.reply(kind);
 }
 
+// mongos gives documents their _id, so a statement targets the same shard on every retry.
+function decodedStatements(kind: WriteKind, raw: unknown[]): Statement[] {
+  return raw.map((b, index) => ({ index, body: kind === 'insert' && isPlainObject(b) && b._id === undefined ? { _id: new ObjectId(), ...b } : b as Doc }));
+}
+
 // One pass over the pending statements with one routing table. Statements whose shard answered
 // stale go to `retry`; returns true when an ordered batch stopped at an error.
 async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, pending: Statement[], ordered: boolean, result: WriteResult, retry: Statement[]): Promise<boolean> {
   const targeted: { statement: Statement; target: Target }[] = [];
   for (const statement of pending) {
     try {
-      targeted.push({ statement, target: targetStatement(kind, routing, statement.body) });
+      targeted.push({ statement, target: targetStatement(kind, routing, statement) });
     } catch (err) {
       if (!(err instanceof MongoError)) throw err;
       result.fail(statement.index, err);
@@ -138,14 +148,13 @@ async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKin
     else if (target.kind === 'one' && !ordered && byShard) byShard.statements.push(statement);
     else groups.push({ shard: target.kind === 'one' ? target.shard : undefined, target, statements: [statement] });
   }
-  const round: Round = { ctx, routing, kind, base, ordered, result, retry };
   if (!ordered) {
-    await Promise.all(groups.map((g) => runGroup(round, g)));
+    await Promise.all(groups.map((g) => runGroup(ctx, routing, kind, base, g, ordered, result, retry)));
     return false;
   }
   for (let i = 0; i < groups.length; i++) {
     const staleBefore = retry.length;
-    const failed = await runGroup(round, groups[i]!);
+    const failed = await runGroup(ctx, routing, kind, base, groups[i]!, ordered, result, retry);
     if (retry.length > staleBefore) {
       for (const g of groups.slice(i + 1)) retry.push(...g.statements);
       return false;
@@ -155,26 +164,15 @@ async function executeRound(ctx: RouterContext, routing: Routing, kind: WriteKin
   return targeted.length < pending.length;
 }
 
-// What one round's groups share. A module function rather than a closure per round: the write
-// path runs it for every request.
-interface Round {
-  ctx: RouterContext;
-  routing: Routing;
-  kind: WriteKind;
-  base: Doc;
-  ordered: boolean;
-  result: WriteResult;
-  retry: Statement[];
-}
-
 interface Group {
   shard?: string;
   target: Target;
   statements: Statement[];
 }
 
-// Sends one group; true when it added a write error. A stale shard sends its statements to `retry`.
-async function runGroup({ ctx, routing, kind, base, ordered, result, retry }: Round, g: Group): Promise<boolean> {
+// Sends one group; its statements go to `retry` when a shard answered stale. Returns whether the
+// group added a write error (or went stale).
+async function runGroup(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, g: Group, ordered: boolean, result: WriteResult, retry: Statement[]): Promise<boolean> {
   const errorsBefore = result.errors.length;
   try {
     if (g.target.kind === 'one') await sendBatch(ctx, routing, kind, base, g.target.shard, g.statements, result);
@@ -195,11 +193,18 @@ async function runGroup({ ctx, routing, kind, base, ordered, result, retry }: Ro
 }
 
 async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
-  const reply = await sendVersioned(ctx.router, routing, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) });
+  // A batch's statements all came one way: received inserts, or decoded statements.
+  const docs = statements[0]!.received === undefined ? undefined : statements.map((s) => s.received!);
+  const reply = docs === undefined
+    ? await sendVersioned(ctx.router, routing, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) })
+    : await sendVersioned(ctx.router, routing, shard, ctx.db, base, { identifier: 'documents', documents: docs.map((d) => d.bytes) });
   throwUnlessOk(reply);
   result.absorb(reply, statements);
   // Auto-splitting counts the bytes written per chunk; any check runs off this path.
-  if (routing.cm && kind !== 'delete') ctx.router.chunkSplitter.noteWrites(routing.cm, kind, statements.map((s) => s.body), reply);
+  if (routing.cm && kind !== 'delete') {
+    if (docs === undefined) ctx.router.chunkSplitter.noteWrites(routing.cm, kind, statements.map((s) => s.body), reply);
+    else ctx.router.chunkSplitter.noteReceivedInserts(routing.cm, docs, reply);
+  }
 }
 
 async function broadcast(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
