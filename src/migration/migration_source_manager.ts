@@ -272,6 +272,7 @@ export class MigrationSourceManager {
         migrations.criticalSection.exit(e.nss);
         return;
       case 'refreshFilteringMetadata':
+        if (this.state.phase === 'kCommitted') this.hintRecipientRefresh(e.nss);
         return this.refresh(e.nss);
       case 'awaitRangeDeletion':
         return migrations.rangeDeleter.awaitTask(e.migrationId);
@@ -355,6 +356,21 @@ export class MigrationSourceManager {
       metadata.forget(nss);
       this.node.logger.warn({ c: 'MIGRATION', err, nss }, 'Refresh after migration failed; metadata left unknown');
     }
+  }
+
+  // The recipient owns the range now. Left alone, it refreshes on the first request carrying the
+  // new version: a write the critical section held back, which would then wait for that refresh
+  // too. Asked now, in parallel with the donor's own refresh, it is usually done before that write
+  // arrives. Best effort: a lost hint only costs that wait.
+  private hintRecipientRefresh(nss: string): void {
+    void (async () => {
+      try {
+        const host = await this.hostOf(this.doc.recipientShardId);
+        await this.node.client.command(host, 'admin', { _flushRoutingTableCacheUpdates: nss }, { timeoutMs: REQUEST_TIMEOUT_MS });
+      } catch (err) {
+        this.node.logger.debug({ c: 'MIGRATION', err, nss }, 'The recipient did not refresh after the commit; it will on its next request');
+      }
+    })();
   }
 
   private async recvChunkStartCommand(): Promise<Doc> {
