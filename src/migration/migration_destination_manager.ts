@@ -187,9 +187,9 @@ export class MigrationDestinationManager {
     const coll = storage.getCollection(nss);
     if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
     const started = performance.now();
-    storage.writeUnflushed((unit) => {
+    storage.write((unit) => {
       for (const bytes of documents) unit.insertBytes(coll, bytes);
-    });
+    }, { flush: false });
     this.lastApplyMs = performance.now() - started;
     const stats = migrationStatistics(this.node);
     stats.countDocsClonedOnRecipient += documents.length;

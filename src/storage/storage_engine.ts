@@ -223,26 +223,18 @@ export class StorageEngine {
 
   // Runs `fn` as one atomic write unit: all its document writes, index entries, statistics and
   // op-observer effects commit together, or none do.
-  write<T>(fn: (unit: WriteUnit) => T): T {
+  // `flush: false` (see KvStore.writeSync) is how a migration's recipient clones: nobody relies on
+  // those documents until it has called `sync`.
+  write<T>(fn: (unit: WriteUnit) => T, options: { flush?: boolean } = {}): T {
     return this.kv.writeSync((w) => {
       const unit = new WriteUnit(this, w);
       const result = fn(unit);
       unit.finish();
       return result;
-    });
+    }, options);
   }
 
-  // `write` whose commit does not wait for the disk; `sync` makes it durable. A migration's
-  // recipient clones this way: nobody relies on those documents until it has synced.
-  writeUnflushed<T>(fn: (unit: WriteUnit) => T): T {
-    return this.kv.writeUnflushed((w) => {
-      const unit = new WriteUnit(this, w);
-      const result = fn(unit);
-      unit.finish();
-      return result;
-    });
-  }
-
+  // Makes every commit so far durable, those made with `flush: false` included.
   sync(): Promise<void> {
     return this.kv.sync();
   }

@@ -155,8 +155,8 @@ describe('the storage engine', () => {
     try {
       const first = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
       const coll = first.createCollection('t.u');
-      first.writeUnflushed((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i }); });
-      assert.throws(() => first.writeUnflushed((unit) => { unit.insert(coll, { _id: 10 }); unit.insert(coll, { _id: 0 }); }), /E11000/);
+      first.write((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i }); }, { flush: false });
+      assert.throws(() => first.write((unit) => { unit.insert(coll, { _id: 10 }); unit.insert(coll, { _id: 0 }); }, { flush: false }), /E11000/);
       assert.equal(first.stats.get(coll.entry.id).count, 5);
       await first.sync();
       await first.close();

@@ -7,7 +7,7 @@ import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireDocArray } from '../args.js';
 import { findTargets } from './write_ops.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
-import { replyAfterWriteConcern } from './write_concern.js';
+import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 
 export const deleteCommand: CommandDefinition = {
@@ -20,8 +20,7 @@ export const deleteCommand: CommandDefinition = {
     checkBatchSize(statements.length);
     const { storage } = ctx.node;
     const owned = ownedDocuments(ctx, cmd, ns);
-    // Grouped like inserts: concurrent writes share one commit, each statement list still its own unit.
-    const written = storage.writeGrouped(() => {
+    return groupedWriteReply(ctx, cmd, () => {
       const errors: Doc[] = [];
       let n = 0;
       storage.write((unit) => {
@@ -49,6 +48,5 @@ export const deleteCommand: CommandDefinition = {
       ctx.node.counters.opcounters.delete += statements.length;
       return withWriteErrors({ n, ok: 1 }, errors);
     });
-    return written.then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
   },
 };

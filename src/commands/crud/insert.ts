@@ -7,7 +7,7 @@ import { collectionArg, optionalBool, requireArray } from '../args.js';
 import { prepareInsert, prepareInsertBytes } from './document_validation.js';
 import { originalBytes, sequenceBytes } from '../original_bytes.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
-import { replyAfterWriteConcern } from './write_concern.js';
+import { groupedWriteReply } from './write_concern.js';
 
 export const insertCommand: CommandDefinition = {
   names: ['insert'],
@@ -19,7 +19,7 @@ export const insertCommand: CommandDefinition = {
     checkBatchSize(documents.length);
     const prepare = received === undefined ? decodedStatements(documents) : receivedStatements(received);
     const { storage } = ctx.node;
-    const written = storage.writeGrouped(() => {
+    return groupedWriteReply(ctx, cmd, () => {
       const errors: Record<string, unknown>[] = [];
       let n = 0;
       storage.write((unit) => {
@@ -38,7 +38,6 @@ export const insertCommand: CommandDefinition = {
       ctx.node.counters.opcounters.insert += n;
       return withWriteErrors({ n, ok: 1 }, errors);
     });
-    return written.then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
   },
 };
 

@@ -8,7 +8,7 @@ import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireDocArray } from '../args.js';
 import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
-import { replyAfterWriteConcern } from './write_concern.js';
+import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 
 interface UpdateStatement {
@@ -47,8 +47,7 @@ export const updateCommand: CommandDefinition = {
     const ownership = cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined;
     const owned = ownedDocuments(ctx, cmd, ns);
     const { storage } = ctx.node;
-    // Grouped like inserts: concurrent writes share one commit, each statement list still its own unit.
-    const written = storage.writeGrouped(() => {
+    return groupedWriteReply(ctx, cmd, () => {
       const errors: Doc[] = [];
       const upserted: Doc[] = [];
       let n = 0;
@@ -93,6 +92,5 @@ export const updateCommand: CommandDefinition = {
       reply.ok = 1;
       return reply;
     });
-    return written.then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
   },
 };

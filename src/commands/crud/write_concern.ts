@@ -9,3 +9,10 @@ export function replyAfterWriteConcern(ctx: CommandContext, cmd: Doc, reply: Doc
   if (isPlainObject(wc) && (wc.j === true || wc.fsync === true)) return ctx.node.storage.flushed().then(() => reply);
   return reply;
 }
+
+// A write command's body run in the node's group commit (StorageEngine.writeGrouped: concurrent
+// writes share one commit, each unit still its own), answered once committed and, for `j: true`,
+// flushed.
+export function groupedWriteReply(ctx: CommandContext, cmd: Doc, body: () => Doc): Promise<Doc> {
+  return ctx.node.storage.writeGrouped(body).then((reply) => replyAfterWriteConcern(ctx, cmd, reply));
+}

@@ -27,6 +27,7 @@ export interface KvWriter extends KvReader {
   remove(key: Buffer): void;
 }
 
+const UNFLUSHED = TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH;
 const NO_OVERWRITE = { noOverwrite: true } as const;
 
 // With binary encoding lmdb-js hands out a fresh copy of each key and value (a slice of its
@@ -93,23 +94,14 @@ export class KvStore implements KvReader {
     }
   }
 
-  // Atomic: either every put/remove made by `fn` commits, or (when it throws) none does.
-  writeSync<T>(fn: (w: KvWriter) => T): T {
-    this.endReading();
-    try {
-      return this.db.transactionSync(() => fn(this.writer));
-    } finally {
-      this.endReading();
-    }
-  }
-
-  // Like writeSync, but the commit does not wait for the disk (LMDB's NO_SYNC_FLUSH): a process
-  // crash keeps it, a machine crash may lose it until the next flushed commit or `sync`. For bulk
+  // Atomic: either every put/remove made by `fn` commits, or (when it throws) none does. With
+  // `flush: false` the commit does not wait for the disk (LMDB's NO_SYNC_FLUSH): a process crash
+  // keeps it, a machine crash may lose it until the next flushed commit or `sync`; for bulk
   // writes that nobody relies on before a later `sync`.
-  writeUnflushed<T>(fn: (w: KvWriter) => T): T {
+  writeSync<T>(fn: (w: KvWriter) => T, options: { flush?: boolean } = {}): T {
     this.endReading();
     try {
-      return this.db.transactionSync(() => fn(this.writer), TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH);
+      return this.db.transactionSync(() => fn(this.writer), options.flush === false ? UNFLUSHED : undefined);
     } finally {
       this.endReading();
     }
