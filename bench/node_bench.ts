@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { BSON } from 'bson';
+import { cpuSeconds } from './proc_cpu.js';
 import { open } from 'lmdb';
 import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type AnyDoc } from '../test/helpers/spawn_node.js';
@@ -21,8 +21,7 @@ function doc(i: number): Record<string, unknown> {
 // The node process's user + system CPU time, in µs, from /proc (clock ticks of 10 ms): steadier
 // than throughput on a shared machine, where the client and other processes take the cores.
 function nodeCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  return cpuSeconds(pid) * 1e6;
 }
 
 function perOp(cpuUs: number, count: number): string {
