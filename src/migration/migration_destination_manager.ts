@@ -37,6 +37,7 @@ export class MigrationDestinationManager {
   private modsBatches = 0;
   // How long the last clone batch took to apply; the donor paces the clone by it under load.
   private lastApplyMs = 0;
+  private readonly clonesInFlight: Promise<void>[] = [];
   readonly startedAt = new Date();
 
   private constructor(private readonly node: NodeServices, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
@@ -117,6 +118,10 @@ export class MigrationDestinationManager {
   }
 
   private async execute(e: RecipientEffect): Promise<void> {
+    // Clone batches commit behind the clone loop (applyCloneBatch); anything else the state
+    // machine asks for comes after every batch before it, so it waits for them: the sync before
+    // the catch-up, mods on cloned documents, and a reply that lets the donor commit or clean up.
+    if (e.type !== 'applyCloneBatch' && e.type !== 'requestCloneBatch') await this.clonesCommitted();
     switch (e.type) {
       case 'persistRangeDeletionTask':
         this.node.local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(e.task)));
@@ -184,16 +189,25 @@ export class MigrationDestinationManager {
 
   private applyCloneBatch(nss: string, documents: readonly Uint8Array[]): void {
     const { storage } = this.node;
-    const coll = storage.getCollection(nss);
-    if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
-    const started = performance.now();
-    storage.write((unit) => {
+    const applied = storage.writeAsync((unit) => {
+      // Looked up when the batch runs, which is later than it was queued.
+      const coll = storage.getCollection(nss);
+      if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
+      const started = performance.now();
       for (const bytes of documents) unit.insertBytes(coll, bytes);
-    }, { flush: false });
-    this.lastApplyMs = performance.now() - started;
-    const stats = migrationStatistics(this.node);
-    stats.countDocsClonedOnRecipient += documents.length;
-    for (const bytes of documents) stats.countBytesClonedOnRecipient += bytes.byteLength;
+      this.lastApplyMs = performance.now() - started;
+    }).then(() => {
+      const stats = migrationStatistics(this.node);
+      stats.countDocsClonedOnRecipient += documents.length;
+      for (const bytes of documents) stats.countBytesClonedOnRecipient += bytes.byteLength;
+    });
+    // Not awaited: the next batch is applied while lmdb-js commits this one (on its own thread,
+    // with the wait for the disk); a failure fails the migration.
+    this.clonesInFlight.push(applied.catch((err: unknown) => this.step({ type: 'failed', error: asMongoError(err) })));
+  }
+
+  private async clonesCommitted(): Promise<void> {
+    await Promise.all(this.clonesInFlight.splice(0));
   }
 
   // Reloads replace (or insert) by _id, deletions remove by _id: both are idempotent, so a batch

@@ -13,7 +13,9 @@ import type { RangeDeletionTask } from './range_deletion_task.js';
 //            donor: complete once sent; the reply comes back as `cloneBatch` / `transferModsBatch`,
 //            a failure as `failed`. At most one of them is outstanding at any time.
 //   local    createCollectionAndIndexes (reads the donor's collection options and indexes),
-//            applyCloneBatch (inserts), applyMods (upserts `reload` by _id, deletes `deleted`
+//            applyCloneBatch (inserts; complete once queued: its commit runs behind the clone
+//            loop, and every effect other than the next clone request or batch waits for it),
+//            applyMods (upserts `reload` by _id, deletes `deleted`
 //            by _id); a failure is reported as `failed` and the rest of the list is dropped.
 //   reply    the answer to a command from the donor.
 // Because a batch is applied after the request for the next one is sent, fetching overlaps

@@ -234,6 +234,17 @@ export class StorageEngine {
     }, options);
   }
 
+  // A write whose commit does not hold up this thread (lmdb-js's write thread commits it; see
+  // KvStore.writeAsync): for bulk writes whose caller has other work meanwhile.
+  writeAsync<T>(fn: (unit: WriteUnit) => T): Promise<T> {
+    return this.kv.writeAsync((w) => {
+      const unit = new WriteUnit(this, w);
+      const result = fn(unit);
+      unit.finish();
+      return result;
+    });
+  }
+
   // Makes every commit so far durable, those made with `flush: false` included.
   sync(): Promise<void> {
     return this.kv.sync();

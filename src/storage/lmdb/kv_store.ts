@@ -107,6 +107,18 @@ export class KvStore implements KvReader {
     }
   }
 
+  // Like writeSync, but committed by lmdb-js's write thread: `fn` runs on this thread when that
+  // thread hands over its transaction (as a child transaction, so a throw still undoes all of
+  // it), and the commit, with the wait for the disk that LMDB's overlapping sync makes every
+  // commit pay, happens there while this thread goes on. The promise settles after the commit.
+  writeAsync<T>(fn: (w: KvWriter) => T): Promise<T> {
+    const commit = this.db.childTransaction(() => {
+      this.endReading();
+      return fn(this.writer);
+    }) as Promise<T>;
+    return commit.finally(() => this.endReading());
+  }
+
   // Flushes every commit so far to disk (mdb_env_sync, on lmdb's worker thread). lmdb-js has the
   // method on the root database but not in its typings.
   sync(): Promise<void> {
