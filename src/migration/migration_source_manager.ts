@@ -228,6 +228,9 @@ export class MigrationSourceManager {
       case 'persistRangeDeletionTask':
         return this.persist(() => local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(e.task))));
       case 'persistDecision':
+        // Decided: nothing more goes to the recipient, so writes need not be captured any more
+        // (with _waitForDelete the range deleter's own deletes would otherwise all pass through it).
+        this.cloner?.stop();
         return this.persist(() => local.write((w) => w.update(MIGRATION_COORDINATORS_NS, { _id: e.migrationId }, { $set: { decision: e.decision } })));
       case 'markRangeDeletionReady':
         return this.persist(() => local.write((w) => w.update(RANGE_DELETIONS_NS, { _id: e.migrationId }, { $unset: { pending: '' } })));
