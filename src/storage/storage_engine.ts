@@ -223,15 +223,13 @@ export class StorageEngine {
 
   // Runs `fn` as one atomic write unit: all its document writes, index entries, statistics and
   // op-observer effects commit together, or none do.
-  // `flush: false` (see KvStore.writeSync) is how a migration's recipient clones: nobody relies on
-  // those documents until it has called `sync`.
-  write<T>(fn: (unit: WriteUnit) => T, options: { flush?: boolean } = {}): T {
+  write<T>(fn: (unit: WriteUnit) => T): T {
     return this.kv.writeSync((w) => {
       const unit = new WriteUnit(this, w);
       const result = fn(unit);
       unit.finish();
       return result;
-    }, options);
+    });
   }
 
   // A write whose commit does not hold up this thread (lmdb-js's write thread commits it; see
@@ -245,7 +243,7 @@ export class StorageEngine {
     });
   }
 
-  // Makes every commit so far durable, those made with `flush: false` included.
+  // Makes every commit so far durable, those made by writeAsync included.
   sync(): Promise<void> {
     return this.kv.sync();
   }

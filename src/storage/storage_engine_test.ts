@@ -150,13 +150,16 @@ describe('the storage engine', () => {
     }
   });
 
-  it('keeps an unflushed write unit atomic, visible at once, and durable after sync', async () => {
+  it('keeps a write unit committed by writeAsync atomic, visible once settled, and durable after sync', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
     try {
       const first = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
       const coll = first.createCollection('t.u');
-      first.write((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i }); }, { flush: false });
-      assert.throws(() => first.write((unit) => { unit.insert(coll, { _id: 10 }); unit.insert(coll, { _id: 0 }); }, { flush: false }), /E11000/);
+      const five = first.writeAsync((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i }); });
+      const failing = first.writeAsync((unit) => { unit.insert(coll, { _id: 10 }); unit.insert(coll, { _id: 0 }); });
+      await five;
+      await assert.rejects(failing, /E11000/);
+      assert.deepEqual([...first.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id), [0, 1, 2, 3, 4]);
       assert.equal(first.stats.get(coll.entry.id).count, 5);
       await first.sync();
       await first.close();

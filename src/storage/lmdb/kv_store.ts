@@ -1,4 +1,4 @@
-import { open, TransactionFlags, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 
 // The only file that touches lmdb. Everything above sees an ordered byte-keyed store with
 // synchronous atomic write units: a write unit's commit is in the data file when writeSync
@@ -27,7 +27,6 @@ export interface KvWriter extends KvReader {
   remove(key: Buffer): void;
 }
 
-const UNFLUSHED = TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH;
 const NO_OVERWRITE = { noOverwrite: true } as const;
 
 // With binary encoding lmdb-js hands out a fresh copy of each key and value (a slice of its
@@ -94,14 +93,13 @@ export class KvStore implements KvReader {
     }
   }
 
-  // Atomic: either every put/remove made by `fn` commits, or (when it throws) none does. With
-  // `flush: false` the commit does not wait for the disk (LMDB's NO_SYNC_FLUSH): a process crash
-  // keeps it, a machine crash may lose it until the next flushed commit or `sync`; for bulk
-  // writes that nobody relies on before a later `sync`.
-  writeSync<T>(fn: (w: KvWriter) => T, options: { flush?: boolean } = {}): T {
+  // Atomic: either every put/remove made by `fn` commits, or (when it throws) none does. The
+  // commit is in the data file when this returns. With LMDB's overlapping sync (lmdb-js's default)
+  // this thread also waits for the disk here, whatever flags the transaction has.
+  writeSync<T>(fn: (w: KvWriter) => T): T {
     this.endReading();
     try {
-      return this.db.transactionSync(() => fn(this.writer), options.flush === false ? UNFLUSHED : undefined);
+      return this.db.transactionSync(() => fn(this.writer));
     } finally {
       this.endReading();
     }
