@@ -13,6 +13,8 @@ import type { RangeDeletionTask } from './range_deletion_task.js';
 //            answer that the target no longer knows the migration counts as acknowledged.
 //   local    an in-memory action on this shard; complete when done, except that the critical
 //            section effects also answer with `criticalSectionEntered`.
+//   hint     a command that only saves time (nothing waits for it, a failure is only logged);
+//            complete once sent.
 // Persist before send follows from the order: every list that first tells another node about a
 // migration or a decision lists the persist effects that make it recoverable before the send.
 export type DonorEffect =
@@ -41,10 +43,13 @@ export type DonorEffect =
   | { readonly type: 'enterCriticalSectionForReads'; readonly nss: string }
   | { readonly type: 'exitCriticalSection'; readonly nss: string }
   | { readonly type: 'refreshFilteringMetadata'; readonly nss: string }
+  // After a commit: the recipient refreshes at once instead of on the first request with the
+  // new version, which would otherwise wait for that refresh (the stall after the exit).
+  | { readonly type: 'hintRecipientRefresh'; readonly recipientShardId: string; readonly nss: string }
   // moveChunk's _waitForDelete: the reply waits until the range deleter has run this task.
   | { readonly type: 'awaitRangeDeletion'; readonly migrationId: UUID };
 
-export type DonorEffectClass = 'persist' | 'request' | 'command' | 'local';
+export type DonorEffectClass = 'persist' | 'request' | 'command' | 'local' | 'hint';
 
 const CLASSES: Record<DonorEffect['type'], DonorEffectClass> = {
   persistCoordinatorDoc: 'persist',
@@ -67,6 +72,7 @@ const CLASSES: Record<DonorEffect['type'], DonorEffectClass> = {
   exitCriticalSection: 'local',
   refreshFilteringMetadata: 'local',
   awaitRangeDeletion: 'local',
+  hintRecipientRefresh: 'hint',
 };
 
 export function donorEffectClass(effect: DonorEffect): DonorEffectClass {

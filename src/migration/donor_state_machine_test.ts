@@ -49,7 +49,7 @@ const toCommitting: Line[] = [
 test('a migration walks every phase in MongoDB\'s order and commits', () => {
   const { state, log } = run([
     ...toCommitting,
-    [ev.configOk, 'kCommitted', ['persistDecision', 'refreshFilteringMetadata', 'exitCriticalSection', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc']],
+    [ev.configOk, 'kCommitted', ['persistDecision', 'hintRecipientRefresh', 'refreshFilteringMetadata', 'exitCriticalSection', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc']],
   ]);
   assert.equal(isDonorDone(state), true);
   assert.equal(state.error, undefined);
@@ -68,7 +68,7 @@ test('_waitForDelete cleans now and makes the reply wait for the range deleter',
   const { log } = run([
     [{ ...ev.start, waitForDelete: true } as DonorEvent, 'kCloning', ['persistCoordinatorDoc', 'persistRangeDeletionTask', 'sendRecvChunkStart']],
     ...toCommitting.slice(1),
-    [ev.configOk, 'kCommitted', ['persistDecision', 'refreshFilteringMetadata', 'exitCriticalSection', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc', 'awaitRangeDeletion']],
+    [ev.configOk, 'kCommitted', ['persistDecision', 'hintRecipientRefresh', 'refreshFilteringMetadata', 'exitCriticalSection', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc', 'awaitRangeDeletion']],
   ]);
   const task = log.find((e) => e.type === 'persistRangeDeletionTask');
   assert.ok(task?.type === 'persistRangeDeletionTask' && task.task.whenToClean === 'now');
@@ -157,7 +157,7 @@ test('the owner the config server reports decides: the recipient means committed
   const { state, log } = run([
     ...toCommitting,
     [reply, 'kRecovering', ['sendEnsureChunkVersionIsGreaterThan', 'readConfigChunkOwner']],
-    [{ type: 'configChunkOwnerRead', shardId: 's1' }, 'kCommitted', ['persistDecision', 'refreshFilteringMetadata', 'exitCriticalSection', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc']],
+    [{ type: 'configChunkOwnerRead', shardId: 's1' }, 'kCommitted', ['persistDecision', 'hintRecipientRefresh', 'refreshFilteringMetadata', 'exitCriticalSection', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc']],
   ]);
   assert.equal(state.error, undefined);
   checkDonorOrdering(log);
@@ -178,7 +178,7 @@ test('a restarted donor finishes a persisted decision without persisting it agai
   for (const decision of ['committed', 'aborted'] as const) {
     const { state, log } = run([[{ type: 'crashRecovered', doc: { ...doc, decision } }, decision === 'committed' ? 'kCommitted' : 'kAborted',
       decision === 'committed'
-        ? ['refreshFilteringMetadata', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc']
+        ? ['hintRecipientRefresh', 'refreshFilteringMetadata', 'deleteRecipientRangeDeletionTask', 'markRangeDeletionReady', 'deleteCoordinatorDoc']
         : ['refreshFilteringMetadata', 'sendRecvChunkAbort', 'deleteRangeDeletionTask', 'markRecipientRangeDeletionReady', 'deleteCoordinatorDoc']]]);
     assert.equal(state.criticalSection, 'none');
     checkDonorOrdering(log, { decision });

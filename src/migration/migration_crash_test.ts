@@ -168,7 +168,7 @@ class World {
       case 'enterCriticalSection': this.criticalSection = 'writes'; this.toDonor({ type: 'criticalSectionEntered' }); break;
       case 'enterCriticalSectionForReads': this.criticalSection = 'reads'; this.toDonor({ type: 'criticalSectionEntered' }); break;
       case 'exitCriticalSection': this.criticalSection = 'none'; break;
-      case 'refreshFilteringMetadata': case 'awaitRangeDeletion': break;
+      case 'refreshFilteringMetadata': case 'hintRecipientRefresh': case 'awaitRangeDeletion': break;
     }
   }
 

@@ -32,7 +32,8 @@ export interface DecisionOptions {
 // The effects that carry out a decision, in the order that keeps every crash point recoverable:
 // 1. persist it, so nothing below runs on a decision a restart could contradict;
 // 2. refresh the filtering metadata while the critical section still holds writes back, so the
-//    first write let through is checked against the new ownership;
+//    first write let through is checked against the new ownership (after a commit, the recipient
+//    is asked to refresh too, without waiting for it);
 // 3. leave the critical section;
 // 4. resolve both range deletion tasks: the shard that keeps the range deletes its task, the other
 //    one's becomes ready. On abort the recipient is first told to stop, so it copies nothing into
@@ -44,6 +45,8 @@ export function decisionEffects(doc: MigrationCoordinatorDocument, decision: Mig
   const recipientShardId = doc.recipientShardId;
   const effects: DonorEffect[] = [];
   if (opts.persist) effects.push({ type: 'persistDecision', migrationId, decision });
+  // The hint goes out first, so both shards refresh at the same time.
+  if (opts.refresh && decision === 'committed') effects.push({ type: 'hintRecipientRefresh', recipientShardId, nss: doc.nss });
   if (opts.refresh) effects.push({ type: 'refreshFilteringMetadata', nss: doc.nss });
   if (opts.criticalSectionHeld) effects.push({ type: 'exitCriticalSection', nss: doc.nss });
   if (decision === 'committed') {

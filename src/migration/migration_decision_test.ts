@@ -30,7 +30,9 @@ test('an undecided document is fenced and read before it is decided, then the de
   assert.deepEqual(asking.effects.map((e) => e.type), ['sendEnsureChunkVersionIsGreaterThan', 'readConfigChunkOwner']);
   const decided = resolveMigration(doc, 's1');
   assert.equal(decided.decision, 'committed');
-  assert.deepEqual(decided.effects.slice(0, 2).map((e) => e.type), ['persistDecision', 'refreshFilteringMetadata']);
+  assert.deepEqual(decided.effects.slice(0, 3).map((e) => e.type), ['persistDecision', 'hintRecipientRefresh', 'refreshFilteringMetadata']);
+  const aborted = resolveMigration(doc, 's0');
+  assert.deepEqual(aborted.effects.slice(0, 2).map((e) => e.type), ['persistDecision', 'refreshFilteringMetadata']);
 });
 
 test('a decided document is finished with its own decision, whatever the config server says', () => {

@@ -275,8 +275,9 @@ export class MigrationSourceManager {
         migrations.criticalSection.exit(e.nss);
         return;
       case 'refreshFilteringMetadata':
-        if (this.state.phase === 'kCommitted') this.hintRecipientRefresh(e.nss);
         return this.refresh(e.nss);
+      case 'hintRecipientRefresh':
+        return this.hintRecipientRefresh(e.recipientShardId, e.nss);
       case 'awaitRangeDeletion':
         return migrations.rangeDeleter.awaitTask(e.migrationId);
     }
@@ -365,10 +366,10 @@ export class MigrationSourceManager {
   // new version: a write the critical section held back, which would then wait for that refresh
   // too. Asked now, in parallel with the donor's own refresh, it is usually done before that write
   // arrives. Best effort: a lost hint only costs that wait.
-  private hintRecipientRefresh(nss: string): void {
+  private hintRecipientRefresh(recipientShardId: string, nss: string): void {
     void (async () => {
       try {
-        const host = await this.hostOf(this.doc.recipientShardId);
+        const host = await this.hostOf(recipientShardId);
         await this.node.client.command(host, 'admin', { _flushRoutingTableCacheUpdates: nss }, { timeoutMs: REQUEST_TIMEOUT_MS });
       } catch (err) {
         this.node.logger.debug({ c: 'MIGRATION', err, nss }, 'The recipient did not refresh after the commit; it will on its next request');
