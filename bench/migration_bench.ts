@@ -29,6 +29,7 @@ const AFTER_MS = 3_000;
 // the table then says so.
 const LOADED_MIGRATION_LIMIT_MS = 120_000;
 const DONOR_STEPS = 6;
+const WARMUP_DOCS = 16_384; // 16 MB in [HI, MaxKey)
 
 // {_id, k, n, pad}: all integers fit int32, so every document has the same BSON size.
 const PAD = 'x'.repeat(DOC_BYTES - BSON.calculateObjectSize({ _id: 0, k: 0, n: 0, pad: '' }));
@@ -228,6 +229,11 @@ export async function runMigrationBench(): Promise<void> {
     process.stderr.write(`loaded ${DOCS} × ${DOC_BYTES} B (${(DOCS * DOC_BYTES) / MB} MB) in ${secs(loadMs)}\n`);
 
     // 1. Idle: shard0 → shard1, waiting for the donor's range deletion.
+    // Warm-up: V8 compiles the clone path (donor and recipient, both directions) on a small chunk
+    // first, so the measured moves show the steady throughput rather than the first run's.
+    await coll.insertMany(Array.from({ length: WARMUP_DOCS }, (_, i) => doc(HI + i)), { ordered: false });
+    for (const to of ['shard1', 'shard0']) await admin.command({ moveChunk: NS, find: { k: HI }, to, _waitForDelete: true });
+
     const idle = await moveChunk(router, direct[1]!.db('admin'), 'shard0', 'shard1', true, pids);
     process.stderr.write(`idle move: ${secs(idle.totalMs)}, steps ${idle.steps.join(', ')} ms\n`);
 
