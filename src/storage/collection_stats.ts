@@ -40,4 +40,9 @@ export class CollectionStats {
     w.remove(statsKey(collectionId));
     this.cache.delete(collectionId);
   }
+
+  // After an abort: the next read takes the committed figures from the store again.
+  forget(collectionId: number): void {
+    this.cache.delete(collectionId);
+  }
 }

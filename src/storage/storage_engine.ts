@@ -62,6 +62,11 @@ export class StorageEngine {
   private readonly collections = new Map<string, Collection>();
   readonly observers: OpObserver[] = [];
   readonly stats: CollectionStats;
+  // What to undo in memory (catalog map, collection entries, statistics cache) if the transaction
+  // that changed it aborts: one frame per open transaction, innermost last, as MongoDB's
+  // RecoveryUnit::onRollback. A nested unit that commits hands its frame to the enclosing one,
+  // whose abort undoes the child's commit too.
+  private readonly rollbacks: (() => void)[][] = [];
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     this.stats = new CollectionStats(kv);
@@ -129,7 +134,7 @@ export class StorageEngine {
   // `uuid` keeps the identity of a collection copied from another node (movePrimary).
   createCollection(ns: string, options: Doc = {}, uuid: Binary = new UUID()): Collection {
     if (this.collections.has(ns)) throw new MongoError(ErrorCodes.NamespaceExists, `Collection ${ns} already exists.`);
-    return this.kv.writeSync((w) => this.createCollectionIn(w, ns, options, uuid));
+    return this.writeSync((w) => this.createCollectionIn(w, ns, options, uuid));
   }
 
   private createCollectionIn(w: KvWriter, ns: string, options: Doc, uuid: Binary): Collection {
@@ -140,6 +145,7 @@ export class StorageEngine {
     const coll = new Collection(entry);
     coll.indexes = [this.indexAccess(idIndex)];
     this.collections.set(ns, coll);
+    this.onRollback(() => this.collections.delete(ns));
     return coll;
   }
 
@@ -152,33 +158,49 @@ export class StorageEngine {
   dropCollection(ns: string): boolean {
     const coll = this.collections.get(ns);
     if (!coll) return false;
-    this.kv.writeSync((w) => {
+    this.writeSync((w) => {
       const prefix = recordPrefix(coll.entry.id);
       for (const { key } of w.range(prefix, prefixSuccessor(prefix))) w.remove(key);
       for (const index of coll.indexes) index.dropAll(w);
       w.remove(catalogKey(ns));
       this.stats.drop(w, coll.entry.id);
+      this.collections.delete(ns);
+      this.onRollback(() => this.collections.set(ns, coll));
     });
-    this.collections.delete(ns);
     return true;
   }
 
   renameCollection(from: string, to: string): void {
     const coll = this.collections.get(from);
     if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
-    this.kv.writeSync((w) => {
+    this.writeSync((w) => {
       w.remove(catalogKey(from));
-      coll.entry = { ...coll.entry, ns: to };
+      this.replaceEntry(coll, { ...coll.entry, ns: to });
       this.persistEntry(w, coll.entry);
+      this.collections.delete(from);
+      this.collections.set(to, coll);
+      this.onRollback(() => {
+        this.collections.delete(to);
+        this.collections.set(from, coll);
+      });
     });
-    this.collections.delete(from);
-    this.collections.set(to, coll);
+  }
+
+  // Replaces a collection's catalog entry and index list inside a transaction, restored if it aborts.
+  private replaceEntry(coll: Collection, entry: CollectionEntry, indexes: IndexAccess[] = coll.indexes): void {
+    const before = { entry: coll.entry, indexes: coll.indexes };
+    coll.entry = entry;
+    coll.indexes = indexes;
+    this.onRollback(() => {
+      coll.entry = before.entry;
+      coll.indexes = before.indexes;
+    });
   }
 
   // Adds indexes and builds them over the existing documents in one atomic unit, so a crash
   // never leaves a half-built index in the catalog.
   createIndexes(coll: Collection, specs: Doc[]): void {
-    this.kv.writeSync((w) => {
+    this.writeSync((w) => {
       const added: IndexAccess[] = [];
       for (const spec of specs) {
         const entry: IndexEntry = { id: this.allocateId(w), spec, multikey: false };
@@ -193,21 +215,19 @@ export class StorageEngine {
         }
         added.push(access);
       }
-      coll.entry = { ...coll.entry, indexes: [...coll.entry.indexes, ...added.map((a) => a.entry)] };
+      this.replaceEntry(coll, { ...coll.entry, indexes: [...coll.entry.indexes, ...added.map((a) => a.entry)] }, [...coll.indexes, ...added]);
       this.persistEntry(w, coll.entry);
-      coll.indexes = [...coll.indexes, ...added];
     });
   }
 
   dropIndex(coll: Collection, name: string): void {
     const index = coll.index(name);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
-    this.kv.writeSync((w) => {
+    this.writeSync((w) => {
       index.dropAll(w);
-      coll.entry = { ...coll.entry, indexes: coll.entry.indexes.filter((i) => i.id !== index.entry.id) };
+      this.replaceEntry(coll, { ...coll.entry, indexes: coll.entry.indexes.filter((i) => i.id !== index.entry.id) }, coll.indexes.filter((i) => i !== index));
       this.persistEntry(w, coll.entry);
     });
-    coll.indexes = coll.indexes.filter((i) => i !== index);
   }
 
   getRecord(coll: Collection, recordId: number): Buffer | undefined {
@@ -224,7 +244,7 @@ export class StorageEngine {
   // Runs `fn` as one atomic write unit: all its document writes, index entries, statistics and
   // op-observer effects commit together, or none do.
   write<T>(fn: (unit: WriteUnit) => T): T {
-    return this.kv.writeSync((w) => {
+    return this.writeSync((w) => {
       const unit = new WriteUnit(this, w);
       const result = fn(unit);
       unit.finish();
@@ -235,12 +255,51 @@ export class StorageEngine {
   // A write whose commit does not hold up this thread (lmdb-js's write thread commits it; see
   // KvStore.writeAsync): for bulk writes whose caller has other work meanwhile.
   writeAsync<T>(fn: (unit: WriteUnit) => T): Promise<T> {
-    return this.kv.writeAsync((w) => {
-      const unit = new WriteUnit(this, w);
-      const result = fn(unit);
-      unit.finish();
-      return result;
+    let frame: (() => void)[] = [];
+    const commit = this.kv.writeAsync((w) => {
+      // lmdb-js runs this between events, never inside another transaction of this thread.
+      this.rollbacks.push(frame);
+      try {
+        const unit = new WriteUnit(this, w);
+        const result = fn(unit);
+        unit.finish();
+        return result;
+      } catch (err) {
+        undo(frame);
+        frame = [];
+        throw err;
+      } finally {
+        this.rollbacks.pop();
+      }
     });
+    return commit.catch((err: unknown) => {
+      undo(frame);
+      throw err;
+    });
+  }
+
+  // Every synchronous transaction of the engine: the in-memory changes its units register with
+  // onRollback are undone if it aborts, or handed to the enclosing transaction if it commits.
+  private writeSync<T>(fn: (w: KvWriter) => T): T {
+    return this.transact(() => this.kv.writeSync(fn));
+  }
+
+  private transact<T>(run: () => T): T {
+    this.rollbacks.push([]);
+    let result: T;
+    try {
+      result = run();
+    } catch (err) {
+      undo(this.rollbacks.pop()!);
+      throw err;
+    }
+    const frame = this.rollbacks.pop()!;
+    this.rollbacks.at(-1)?.push(...frame);
+    return result;
+  }
+
+  onRollback(undoChange: () => void): void {
+    this.rollbacks.at(-1)?.push(undoChange);
   }
 
   // Makes every commit so far durable, those made by writeAsync included.
@@ -274,7 +333,7 @@ export class StorageEngine {
     try {
       // Alone, a member commits its own units as write() always does.
       if (runs.length === 1) runs[0]!();
-      else this.kv.writeGroup(runs);
+      else this.transact(() => this.kv.writeGroup(runs));
     } catch (err) {
       for (const m of members) m.reject(err);
       return;
@@ -284,8 +343,13 @@ export class StorageEngine {
 
   markMultikey(w: KvWriter, coll: Collection, index: IndexAccess): void {
     index.entry.multikey = true;
+    this.onRollback(() => (index.entry.multikey = false));
     this.persistEntry(w, coll.entry);
   }
+}
+
+function undo(frame: readonly (() => void)[]): void {
+  for (let i = frame.length - 1; i >= 0; i--) frame[i]!();
 }
 
 function normalizeEntry(raw: CollectionEntry): CollectionEntry {
@@ -390,6 +454,9 @@ export class WriteUnit {
   }
 
   finish(): void {
-    for (const [id, d] of this.statDeltas) this.engine.stats.apply(this.kv, id, d.count, d.size);
+    for (const [id, d] of this.statDeltas) {
+      this.engine.stats.apply(this.kv, id, d.count, d.size);
+      this.engine.onRollback(() => this.engine.stats.forget(id));
+    }
   }
 }

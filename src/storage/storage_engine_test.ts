@@ -115,6 +115,49 @@ describe('the storage engine', () => {
     assert.equal(engine.stats.get(coll.entry.id).count, 2);
   }));
 
+  it('forgets in memory what an aborted unit created, dropped, indexed or counted', withEngine(async (engine) => {
+    const kept = engine.createCollection('t.kept');
+    engine.write((unit) => unit.insert(kept, { _id: 1, a: 1 }));
+    const boom = new Error('unit fails after its nested writes committed');
+    assert.throws(() => engine.write(() => {
+      // Each of these is a child transaction that commits inside the unit that then aborts.
+      const made = engine.ensureCollection('t.made').coll;
+      engine.write((unit) => unit.insert(made, { _id: 1 }));
+      engine.write((unit) => unit.insert(kept, { _id: 2, a: [1, 2] }));
+      engine.createIndexes(kept, [{ key: { a: 1 }, name: 'a_1' }]);
+      engine.renameCollection('t.kept', 't.renamed');
+      engine.dropCollection('t.renamed');
+      throw boom;
+    }), boom);
+    assert.equal(engine.getCollection('t.made'), undefined, 'a collection created in the aborted unit is not in the catalog');
+    assert.equal(engine.getCollection('t.renamed'), undefined);
+    assert.equal(engine.getCollection('t.kept'), kept, 'a collection dropped (after a rename) in the aborted unit is still there');
+    assert.equal(kept.ns, 't.kept');
+    assert.deepEqual(kept.indexes.map((i) => i.name), ['_id_']);
+    assert.equal(engine.stats.get(kept.entry.id).count, 1, 'the counts are those committed');
+    assert.deepEqual([...engine.scanRecords(kept)].map((r) => deserializeDocument(r.bytes)._id), [1]);
+
+    // The same inside a group: the unit that threw is undone, in memory too; the others stay.
+    const grouped = [
+      engine.writeGrouped(() => engine.write((unit) => unit.insert(engine.ensureCollection('t.g1').coll, { _id: 1 }))),
+      engine.writeGrouped(() => engine.write((unit) => {
+        unit.insert(engine.ensureCollection('t.g2').coll, { _id: 1 });
+        throw boom;
+      })),
+    ];
+    await grouped[0];
+    await assert.rejects(grouped[1]!, boom);
+    assert.equal(engine.getCollection('t.g2'), undefined);
+    assert.equal(engine.stats.get(engine.getCollection('t.g1')!.entry.id).count, 1);
+
+    // An asynchronous unit too.
+    await assert.rejects(engine.writeAsync((unit) => {
+      unit.insert(engine.ensureCollection('t.a').coll, { _id: 1 });
+      throw boom;
+    }), boom);
+    assert.equal(engine.getCollection('t.a'), undefined);
+  }));
+
   it('reads what the last commit wrote, after plain and grouped writes', withEngine(async (engine) => {
     const coll = engine.createCollection('t.r');
     const rid = engine.write((unit) => unit.insert(coll, { _id: 1, v: 1 }));
