@@ -44,6 +44,7 @@ export const ErrorCodes = {
   QueryFeatureNotAllowed: 224,
   BSONObjectTooLarge: 10334,
   DuplicateKey: 11000,
+  KeyTooLong: 17280,
   Location16755: 16755,
   Location17419: 17419,
   Location15998: 15998,

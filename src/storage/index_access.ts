@@ -6,7 +6,7 @@ import { formatValue } from '../bson/format.js';
 import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys } from './index_key_generator.js';
 import { indexEntryKey, indexPrefix, prefixSuccessor, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
-import type { KvReader, KvWriter } from './lmdb/kv_store.js';
+import { MAX_KEY_BYTES, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 
 // One index as the write path and the planner see it: key generation, entry maintenance and the
 // unique constraint. `partialFilter` is compiled by the query layer and handed in, so storage does
@@ -47,7 +47,19 @@ export class IndexAccess {
   keysFor(doc: Doc): { keys: Buffer[]; values: unknown[][]; multikey: boolean } {
     if (this.partialFilter && !this.partialFilter(doc)) return { keys: [], values: [], multikey: false };
     const { keys, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true });
-    return { keys: keys.map((k) => encodeKey(k, this.ordering)), values: keys, multikey };
+    const encoded = keys.map((k) => encodeKey(k, this.ordering));
+    encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
+    return { keys: encoded, values: keys, multikey };
+  }
+
+  // MongoDB 4.2+ indexes keys of any size; LMDB's keys have a limit, so a longer key is refused
+  // the way MongoDB refused one before 4.2 (KeyTooLong), before the document writes anything.
+  private checkKeySize(keyString: Buffer, values: unknown[]): void {
+    const size = this.prefix.length + keyString.length + (this.unique ? 0 : RECORD_ID_BYTES);
+    if (size <= MAX_KEY_BYTES) return;
+    const shown = values.map((v) => formatValue(v ?? null).slice(0, 60)).join(', ');
+    const limit = MAX_KEY_BYTES - this.prefix.length - (this.unique ? 0 : RECORD_ID_BYTES);
+    throw new MongoError(ErrorCodes.KeyTooLong, `key too large to index: ${keyString.length} bytes where index ${this.name} takes at most ${limit} (docshard's limit), key { ${shown} }`);
   }
 
   // Entries of a unique index are keyed by the key string alone, with the record id as the value,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
+import { MAX_KEY_BYTES } from './lmdb/kv_store.js';
 
 // Partial filters of the form {field: value, ...}: enough to tell which documents an index holds.
 const equalities = (filter: Doc) => (doc: Doc) => Object.entries(filter).every(([k, v]) => doc[k] === v);
@@ -156,6 +157,34 @@ describe('the storage engine', () => {
       throw boom;
     }), boom);
     assert.equal(engine.getCollection('t.a'), undefined);
+  }));
+
+  it('refuses an index key over the store key limit with KeyTooLong, leaving nothing behind', withEngine((engine) => {
+    const coll = engine.createCollection('t.long');
+    engine.createIndexes(coll, [{ key: { s: 1 }, name: 's_1' }]);
+    engine.write((unit) => unit.insert(coll, { _id: 1, s: 'x'.repeat(1900) }));
+    for (const doc of [{ _id: 2, s: 'x'.repeat(2000) }, { _id: 'y'.repeat(2000), s: 'short' }]) {
+      assert.throws(() => engine.write((unit) => unit.insert(coll, doc)), { code: 17280, codeName: 'KeyTooLong' });
+    }
+    assert.deepEqual([...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id), [1]);
+    assert.equal(engine.stats.get(coll.entry.id).count, 1);
+  }));
+
+  it('answers reads and ranges whose bounds are longer than any stored key', withEngine((engine) => {
+    const max = MAX_KEY_BYTES;
+    const key = (s: string) => Buffer.from(s, 'latin1');
+    const atLimit = 'a'.repeat(max);
+    const stored = ['a'.repeat(1000), atLimit, 'a'.repeat(max - 1) + 'b', 'c'];
+    engine.kv.writeSync((w) => stored.forEach((k) => w.put(key(k), key('v'))));
+    const keys = (start: string, end: string, options = {}) => [...engine.kv.range(key(start), key(end), options)].map((e) => e.key.toString('latin1'));
+    const long = atLimit + 'x';
+    assert.equal(engine.kv.get(key(long)), undefined);
+    assert.deepEqual(keys(long, 'c'), [stored[2]], 'the cut start bound itself is below the bound');
+    assert.deepEqual(keys(long, 'c', { reverse: true }), [stored[2]]);
+    assert.deepEqual(keys(long, 'd', { limit: 1 }), [stored[2]]);
+    assert.deepEqual(keys('a', long), [stored[0], atLimit], 'the cut end bound itself is below the bound');
+    assert.deepEqual(keys('a', long, { reverse: true }), [atLimit, stored[0]]);
+    assert.deepEqual(keys('a', long, { reverse: true, limit: 1 }), [atLimit]);
   }));
 
   it('reads what the last commit wrote, after plain and grouped writes', withEngine(async (engine) => {

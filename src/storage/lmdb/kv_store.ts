@@ -29,6 +29,10 @@ export interface KvWriter extends KvReader {
 
 const NO_OVERWRITE = { noOverwrite: true } as const;
 
+// The longest key lmdb-js stores (its build of LMDB raises MDB_MAXKEYSIZE to this). Longer keys
+// are refused by put; reads and ranges given one answer as if the store could hold it.
+export const MAX_KEY_BYTES = 1978;
+
 // With binary encoding lmdb-js hands out a fresh copy of each key and value (a slice of its
 // read buffer), never its reused buffer itself: it can be kept as it is, without copying again.
 function ownBuffer(bytes: Uint8Array): Buffer {
@@ -80,15 +84,28 @@ export class KvStore implements KvReader {
   }
 
   get(key: Buffer): Buffer | undefined {
+    if (key.length > MAX_KEY_BYTES) return undefined;
     const value = this.db.get(key, this.reading());
     return value === undefined ? undefined : ownBuffer(value);
   }
 
   *range(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
+    // A bound longer than any key is cut to MAX_KEY_BYTES. The cut is below the bound, and the
+    // only key that can lie between them is the cut itself (it is a prefix of the bound; any
+    // other stored key differs from both in a byte within the cut): an end bound then takes the
+    // cut in, a start bound leaves it out.
+    const longStart = start.length > MAX_KEY_BYTES;
+    const longEnd = end.length > MAX_KEY_BYTES;
+    const from = longStart ? start.subarray(0, MAX_KEY_BYTES) : start;
+    const to = longEnd ? end.subarray(0, MAX_KEY_BYTES) : end;
+    const limit = longStart ? undefined : options.limit;
     const spec = options.reverse
-      ? { start: end, end: start, reverse: true, limit: options.limit, exclusiveStart: true, inclusiveEnd: true }
-      : { start, end, limit: options.limit };
+      ? { start: to, end: from, reverse: true, limit, exclusiveStart: !longEnd, inclusiveEnd: true }
+      : { start: from, end: to, limit, inclusiveEnd: longEnd };
+    let left = options.limit ?? Infinity;
     for (const { key, value } of this.db.getRange(spec)) {
+      if (longStart && key.length === MAX_KEY_BYTES && Buffer.compare(key, start) < 0) continue;
+      if (left-- <= 0) return;
       yield { key: ownBuffer(key), value: ownBuffer(value) };
     }
   }
