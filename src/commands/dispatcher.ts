@@ -21,7 +21,7 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
       throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     }
     const ctx: CommandContext = { node, conn, db };
-    if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, new Date());
+    if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
     const admitted = admission(node, name, db, cmd);
     const reply = admitted === undefined ? run(node, def, ctx, name, cmd) : admitted.then(() => run(node, def, ctx, name, cmd));
     return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err)) : reply;

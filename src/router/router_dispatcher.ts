@@ -16,7 +16,7 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     const def = name === '' ? undefined : router.commands.get(name);
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
-    if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, new Date());
+    if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, Date.now());
     const reply = def.run({ router, conn, db }, cmd);
     return reply instanceof Promise ? reply.catch((err: unknown) => failed(router, err)) : reply;
   } catch (err) {

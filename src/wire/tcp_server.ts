@@ -81,11 +81,17 @@ export class TcpServer {
           fail(err);
           break;
         }
+        // One reaction for both outcomes: a `.catch` chained after would cost every request a
+        // second microtask.
         reply.then((r) => {
           busy = false;
-          send(r);
-          pump();
-        }).catch(fail);
+          try {
+            send(r);
+            pump();
+          } catch (err) {
+            fail(err);
+          }
+        }, fail);
         return;
       }
       busy = false;

@@ -48,30 +48,30 @@ export async function openShardCursors(router: RouterServices, routing: Routing,
   return streams;
 }
 
-// openShardCursors for one shard, on raw bytes: the command is encoded once (with the shard's
-// version and $db) into the request message and the reply is looked at before anything decodes
-// it. When `passThrough` allows it (the shard's answer is the client's: no skip or projection left
-// to the router) and the shard answered everything in its first batch, the reply's cursor document
-// is the router's, handed on as is (a RawDocument). Otherwise the reply is decoded and checked
-// exactly as openShardCursors does (stale errors thrown for withStaleRetry) and becomes a cursor
-// stream. Chained without async frames when the shard's host is cached: this is a point read's
-// whole path through the router.
-function openSingleShardCursor(ctx: RouterContext, routing: Routing, shardId: string, cmd: Doc, ns: string, passThrough: boolean): Promise<RemoteCursorStream | RawDocument> {
-  const message = encodeVersionedMessage(routing, shardId, ctx.db, cmd);
+// The find on one shard, on raw bytes: the command is encoded once (with the shard's version and
+// $db) into the request message and the reply is looked at before anything decodes it. When
+// `passThrough` allows it (the shard's answer is the client's: no skip or projection left to the
+// router) and the shard answered everything in its first batch, the reply's cursor document is
+// the router's, handed on as is (a RawDocument). Otherwise the reply is decoded and checked
+// exactly as openShardCursors does (stale errors thrown for withStaleRetry) and answered from a
+// cursor stream. One promise reaction from the shard's reply to the answer when the shard's host
+// is cached: this is a point read's whole path through the router.
+function findOnOneShard(ctx: RouterContext, request: FindRequest, routing: Routing, shardId: string): Promise<Doc> {
+  const message = encodeVersionedMessage(routing, shardId, ctx.db, request.plan.shardCommand);
   const host = ctx.router.shardRegistry.cachedHost(shardId);
-  if (host === undefined) return ctx.router.shardRegistry.host(shardId).then((found) => sendFind(ctx, found, message, cmd, ns, passThrough));
-  return sendFind(ctx, host, message, cmd, ns, passThrough);
+  if (host === undefined) return ctx.router.shardRegistry.host(shardId).then((found) => sendFind(ctx, request, found, message));
+  return sendFind(ctx, request, host, message);
 }
 
-function sendFind(ctx: RouterContext, host: string, message: Buffer, cmd: Doc, ns: string, passThrough: boolean): Promise<RemoteCursorStream | RawDocument> {
+function sendFind(ctx: RouterContext, request: FindRequest, host: string, message: Buffer): Promise<Doc> {
   return ctx.router.client.forwardMessage(host, message).then((raw) => {
-    if (passThrough) {
-      const cursor = completedCursorBytes(raw, ns);
-      if (cursor !== undefined) return new RawDocument(cursor);
+    if (request.passThrough) {
+      const cursor = completedCursorBytes(raw, request.ns);
+      if (cursor !== undefined) return { cursor: new RawDocument(cursor), ok: 1 };
     }
     const reply = deserializeDocument(raw);
     checkOk(throwIfStale(reply));
-    return new RemoteCursorStream(ctx.router, host, ctx.db, reply, batchSizeOf(cmd));
+    return answerFind(ctx, request, [new RemoteCursorStream(ctx.router, host, ctx.db, reply, batchSizeOf(request.plan.shardCommand))]);
   });
 }
 
@@ -128,10 +128,7 @@ export const clusterFindCommand: RouterCommand = {
 
 function findOnce(ctx: RouterContext, request: FindRequest, routing: Routing): Promise<Doc> {
   const shards = targetShards(routing, request.filter);
-  if (shards.length === 1) {
-    return openSingleShardCursor(ctx, routing, shards[0]!, request.plan.shardCommand, request.ns, request.passThrough)
-      .then((first) => first instanceof RawDocument ? { cursor: first, ok: 1 } : answerFind(ctx, request, [first]));
-  }
+  if (shards.length === 1) return findOnOneShard(ctx, request, routing, shards[0]!);
   return openShardCursors(ctx.router, routing, ctx.db, shards, request.plan.shardCommand).then((streams) => answerFind(ctx, request, streams));
 }
 
