@@ -1,6 +1,7 @@
-import type { Binary, BSONRegExp, Code, Decimal128, Long, ObjectId, Timestamp } from 'bson';
+import type { Binary, BSONRegExp, Code, Long, ObjectId, Timestamp } from 'bson';
 import { bsonTag, isNumber, toDouble, type Doc } from './values.js';
 import { activeStringComparator } from './collation.js';
+import { compareExact, exactOf } from './exact_number.js';
 
 // MongoDB's canonical type order (BSONElement::canonicalType): values of different canonical
 // types compare by this number alone; numbers of every width share one bracket.
@@ -61,7 +62,7 @@ export function compareNumbers(a: unknown, b: unknown): number {
   const ta = bsonTag(a);
   const tb = bsonTag(b);
   if (ta === 'Long' && tb === 'Long') return (a as Long).compare(b as Long);
-  if (ta === 'Decimal128' || tb === 'Decimal128') return compareDoubles(decimalToNumber(a), decimalToNumber(b));
+  if (ta === 'Decimal128' || tb === 'Decimal128') return compareExact(exactOf(a), exactOf(b));
   if (ta === 'Long' || tb === 'Long') {
     const da = toDouble(a);
     const db = toDouble(b);
@@ -82,10 +83,6 @@ function compareBigDouble(x: bigint, d: number): number {
   if (x < big) return -1;
   if (x > big) return 1;
   return fl === d ? 0 : -1;
-}
-
-function decimalToNumber(v: unknown): number {
-  return bsonTag(v) === 'Decimal128' ? Number((v as Decimal128).toString()) : toDouble(v);
 }
 
 function compareDoubles(a: number, b: number): number {

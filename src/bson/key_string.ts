@@ -1,6 +1,7 @@
 import type { Binary, BSONRegExp, Code, Decimal128, Long, ObjectId, Timestamp } from 'bson';
 import { canonicalType } from './compare.js';
 import { bsonTag, toDouble, type Doc } from './values.js';
+import { binaryScientific, normalizedDecimal, parseDecimal, type Exact, type Special } from './exact_number.js';
 
 // An order-preserving binary form of index keys: for lists of equal length, comparing the bytes
 // (Buffer.compare) agrees with comparing the values element by element with `compareValues`, each
@@ -118,8 +119,12 @@ function writeTimestamp(out: ByteWriter, ts: Timestamp): void {
 // A finite non-zero magnitude is 2^E * 1.m; it is written as E (2 bytes, biased) and the bits of m
 // left-aligned in 8 bytes. Doubles have at most 52 bits after the leading one and int64 at most
 // 62, so the 10 bytes are exact and of fixed length; negatives are the inverted magnitude.
-// Decimal128 goes through a double, as compareValues compares it (so decimals closer than a
-// double's precision, and an int64 beyond 2^53 against a decimal, are not told apart).
+// Both leave the last two of the 64 mantissa bits zero. A Decimal128 on that grid (every decimal
+// equal to a double or an int64 is) is written the same way, so equal values of any type have one
+// key. Any other decimal lies between two grid points: it is written as the lower one with the
+// last bit set, then its decimal digits (decimalSuffix), which puts it above the lower point,
+// below the next one, and in order among the decimals between them. Decimals below 2^-1090, under
+// every double, share the exponent field 0 and are ordered by their digits alone.
 const NUM_NAN = 0x01;
 const NUM_NEG_INF = 0x02;
 const NUM_NEG = 0x03;
@@ -130,8 +135,10 @@ const EXPONENT_BIAS = 1100;
 const MAGNITUDE_BYTES = 10;
 
 function writeNumber(out: ByteWriter, v: unknown): void {
-  if (bsonTag(v) === 'Long') return writeBigInt(out, (v as Long).toBigInt());
-  const d = bsonTag(v) === 'Decimal128' ? Number((v as Decimal128).toString()) : toDouble(v);
+  const tag = bsonTag(v);
+  if (tag === 'Long') return writeBigInt(out, (v as Long).toBigInt());
+  if (tag === 'Decimal128') return writeDecimal(out, parseDecimal((v as Decimal128).toString()));
+  const d = toDouble(v);
   if (Number.isNaN(d)) return out.byte(NUM_NAN);
   if (d === Infinity) return out.byte(NUM_POS_INF);
   if (d === -Infinity) return out.byte(NUM_NEG_INF);
@@ -140,6 +147,40 @@ function writeNumber(out: ByteWriter, v: unknown): void {
   const start = out.length;
   writeDoubleMagnitude(out, Math.abs(d));
   if (d < 0) out.invertFrom(start);
+}
+
+const TINY_EXPONENT = -1090;
+const MANTISSA_BITS = 64n;
+const OFF_GRID = 1n;
+const POINT_BIAS = 7000;
+
+function writeDecimal(out: ByteWriter, x: Exact | Special): void {
+  if (x === 'nan') return out.byte(NUM_NAN);
+  if (x === 'inf') return out.byte(NUM_POS_INF);
+  if (x === '-inf') return out.byte(NUM_NEG_INF);
+  if (x.n === 0n) return out.byte(NUM_ZERO);
+  out.byte(x.negative ? NUM_NEG : NUM_POS);
+  const start = out.length;
+  const { exponent, fraction, exact } = binaryScientific(x, Number(MANTISSA_BITS));
+  if (exponent < TINY_EXPONENT) {
+    out.bytes(magnitude(-EXPONENT_BIAS, OFF_GRID));
+    writeDecimalSuffix(out, x);
+  } else if (exact && (fraction & 3n) === 0n) {
+    out.bytes(magnitude(exponent, fraction));
+  } else {
+    out.bytes(magnitude(exponent, (fraction & ~3n) | OFF_GRID));
+    writeDecimalSuffix(out, x);
+  }
+  if (x.negative) out.invertFrom(start);
+}
+
+// 0.D1…Dk × 10^point as point (2 bytes, biased) and each digit plus one, then 0: a shorter
+// digit string that is a prefix of a longer one ends first and sorts first, as its value does.
+function writeDecimalSuffix(out: ByteWriter, x: Exact): void {
+  const { point, digits } = normalizedDecimal(x);
+  out.uint16(point + POINT_BIAS);
+  for (let i = 0; i < digits.length; i++) out.byte(digits.charCodeAt(i) - 0x2f);
+  out.byte(0);
 }
 
 function writeBigInt(out: ByteWriter, x: bigint): void {

@@ -32,6 +32,31 @@ const edgeLongs = [
   2n ** 63n - 1024n, 2n ** 63n - 512n, 2147483648n, -2147483649n,
 ];
 
+// The exact decimal text of n / 2^k (n × 5^k × 10^-k), a decimal equal to that double.
+function dyadicText(n: number, k: number): string {
+  return `${BigInt(n) * 5n ** BigInt(k)}E-${k}`;
+}
+
+const edgeDecimals = [
+  '0', '-0', '1', '1.5', '-2.50', '0.1', '1E+2', 'NaN', 'Infinity', '-Infinity', '123456789.123456789', '1E-400',
+  '9007199254740992', '9007199254740993', '-9007199254740993', '9223372036854775807', '9223372036854775808', '-9223372036854775808',
+  '-9223372036854775809', '18446744073709551615', '18446744073709551616', '0.3', '0.30000000000000004', '0.1000000000000000055511151231257827',
+  '1.000000000000000000000000000000001', '0.9999999999999999999999999999999999', '1E-6176', '-1E-6176',
+  '9.999999999999999999999999999999999E+6144', '4.940656458412465441765687928682213E-324', '5E-324', '2.2250738585072014E-308',
+  '1.797693134862315708145274237317044E+308', '1.797693134862315708145274237317044E+309', '1E-1090', '1E-1091', '1E-330', '9.999E-329',
+];
+
+function decimalArb(): fc.Arbitrary<Decimal128> {
+  return fc.oneof(
+    fc.constantFrom(...edgeDecimals),
+    // Any coefficient and exponent Decimal128 holds, and a denser band around ordinary values.
+    fc.tuple(fc.bigInt({ min: -(10n ** 34n) + 1n, max: 10n ** 34n - 1n }), fc.integer({ min: -6176, max: 6111 })).map(([c, e]) => `${c}E${e}`),
+    fc.tuple(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), fc.integer({ min: -30, max: 10 })).map(([c, e]) => `${c}E${e}`),
+    // Decimals equal to a double (or an integer): they must tie with it.
+    fc.tuple(fc.integer({ min: -(2 ** 30), max: 2 ** 30 }), fc.integer({ min: 0, max: 20 })).map(([n, k]) => dyadicText(n, k)),
+  ).map((text) => Decimal128.fromString(text));
+}
+
 const doubleArb = fc.oneof(
   fc.constantFrom(...edgeDoubles),
   fc.double(),
@@ -43,10 +68,7 @@ const numberArb = fc.oneof(
   doubleArb.map((d) => new Double(d)),
   fc.oneof(fc.constantFrom(...edgeLongs), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -10n, max: 10n }))
     .map((b) => Long.fromBigInt(b)),
-  // Decimals compare through doubles, so they stay below 2^53 where that comparison is exact
-  // against int64 values too.
-  fc.constantFrom('0', '-0', '1', '1.5', '-2.50', '0.1', '1E+2', 'NaN', 'Infinity', '-Infinity', '123456789.123456789', '1E-400')
-    .map((s) => Decimal128.fromString(s)),
+  { weight: 3, arbitrary: decimalArb() },
 );
 
 const stringArb = fc.oneof(
@@ -87,7 +109,10 @@ const { value: valueArb } = fc.letrec((tie) => ({
 
 // Pairs that are close enough to exercise ties: the second is often a re-typed or tweaked copy.
 function near(v: unknown): fc.Arbitrary<unknown> {
-  if (typeof v === 'number') return fc.constantFrom(v, new Double(v), Long.fromNumber(v), v + 1);
+  if (typeof v === 'number') {
+    const same = Number.isInteger(v) && Math.abs(v) < 1e15 ? [Decimal128.fromString(String(v))] : [];
+    return fc.constantFrom(v, new Double(v), Long.fromNumber(v), v + 1, ...same);
+  }
   return fc.constant(v);
 }
 
@@ -149,6 +174,23 @@ const cases: [string, unknown, unknown, number][] = [
   ['a tiny fraction above an integer is above it', 1 + Number.EPSILON, 1, 1],
   ['the smallest subnormal is above zero', 5e-324, 0, 1],
   ['decimal 1.5 equals double 1.5', Decimal128.fromString('1.50'), 1.5, 0],
+  ['decimal 0.1 is below the double 0.1 (which is 0.1000000000000000055…)', Decimal128.fromString('0.1'), 0.1, -1],
+  ['decimal 0.3 is above the double 0.3 (which is 0.2999999999999999888…)', Decimal128.fromString('0.3'), 0.3, 1],
+  ['decimal 2^53 + 1 equals the long', Decimal128.fromString('9007199254740993'), Long.fromBigInt(2n ** 53n + 1n), 0],
+  ['decimal 2^53 + 1 is above the double 2^53', Decimal128.fromString('9007199254740993'), TWO_53, 1],
+  ['decimal 2^63 is above the highest long', Decimal128.fromString('9223372036854775808'), Long.fromBigInt(2n ** 63n - 1n), 1],
+  ['decimal 2^63 equals the double 2^63', Decimal128.fromString('9.223372036854775808E18'), 2 ** 63, 0],
+  ['a decimal a 34th digit above 1 is above 1', Decimal128.fromString('1.000000000000000000000000000000001'), 1, 1],
+  ['decimals a 34th digit apart are told apart', Decimal128.fromString('1.000000000000000000000000000000001'), Decimal128.fromString('1.000000000000000000000000000000002'), -1],
+  ['the smallest decimal is above zero', Decimal128.fromString('1E-6176'), 0, 1],
+  ['the smallest decimal is below the smallest double', Decimal128.fromString('1E-6176'), 5e-324, -1],
+  ['a negative tiny decimal is below -0', Decimal128.fromString('-1E-6176'), -0, -1],
+  ['tiny decimals keep their order', Decimal128.fromString('2E-1200'), Decimal128.fromString('1E-1100'), -1],
+  ['the largest decimal is below +Infinity and above the largest double', Decimal128.fromString('9.999999999999999999999999999999999E+6144'), Infinity, -1],
+  ['a decimal above the largest double is above it', Decimal128.fromString('1.8E+308'), Number.MAX_VALUE, 1],
+  ['decimal NaN equals double NaN', Decimal128.fromString('NaN'), NaN, 0],
+  ['decimal -Infinity equals double -Infinity', Decimal128.fromString('-Infinity'), -Infinity, 0],
+  ['decimal -0 equals 0', Decimal128.fromString('-0E+5'), 0, 0],
   ['MinKey is below null', new MinKey(), null, -1],
   ['undefined is below null', undefined, null, -1],
   ['null is below numbers', null, NaN, -1],
