@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { UUID } from 'bson';
 import { encodeKey } from '../bson/key_string.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
+import { LazyDocument } from '../bson/raw_document.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import { prepareFind } from '../query/exec/find_query.js';
 import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
@@ -147,8 +148,15 @@ export class RangeDeleterService implements OpObserver {
       return 0;
     }
     const batch = [...prepareFind(this.storage, coll, { filter: {}, hint: index.name, min: task.range.min, max: task.range.max, limit: this.options.batchSize }).results];
+    // A removal reads only the indexed fields (index entries, and the observers' _id and shard
+    // key), so the rest of each document stays undecoded.
+    const paths = coll.pathsIndexed();
     this.storage.write((unit) => {
-      for (const r of batch) unit.remove(coll, r.recordId, r.doc, (r.bytes ?? serializeDocument(r.doc)).length);
+      for (const r of batch) {
+        // Without a projection every result is the stored document, bytes included.
+        const bytes = r.bytes ?? serializeDocument(r.doc);
+        unit.remove(coll, r.recordId, paths === null ? r.doc : new LazyDocument(bytes).fields(paths), bytes.length);
+      }
     });
     return batch.length;
   }

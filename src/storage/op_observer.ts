@@ -17,6 +17,8 @@ export interface StoredDocument {
 export interface OpObserver {
   onInsert?(w: KvWriter, ns: string, doc: StoredDocument): void;
   onUpdate?(w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer): void;
+  // `before` holds at least the fields the collection's indexes read (so `_id` and the shard key),
+  // as MongoDB's observer gets the document key; a bulk deleter need not decode the rest.
   onDelete?(w: KvWriter, ns: string, before: Doc): void;
 }
 

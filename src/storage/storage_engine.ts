@@ -446,6 +446,7 @@ export class WriteUnit {
     for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
   }
 
+  // `before`: the document, or at least the fields `coll.pathsIndexed()` names.
   remove(coll: Collection, recordId: number, before: Doc, beforeSize: number): void {
     this.kv.remove(recordKey(coll.entry.id, recordId));
     for (const index of coll.indexes) index.removeEntries(this.kv, index.keysFor(before).keys, recordId);
