@@ -201,6 +201,37 @@ describe('the storage engine', () => {
     assert.deepEqual(deserializeDocument(engine.getRecord(coll, rid)!), { _id: 1, v: 4 });
   }));
 
+  it('refuses duplicate _ids whether they arrive above, below or equal to the highest seen, also after an abort', withEngine((engine) => {
+    const coll = engine.createCollection('t.u');
+    const insert = (id: number) => {
+      try {
+        engine.write((unit) => unit.insert(coll, { _id: id }));
+        return 'ok';
+      } catch (err) {
+        return (err as { code?: number }).code === 11000 ? 'dup' : String(err);
+      }
+    };
+    assert.deepEqual([5, 3, 5, 3, 7, 6, 7].map(insert), ['ok', 'ok', 'dup', 'dup', 'ok', 'ok', 'dup']);
+    assert.throws(() => engine.write((unit) => { unit.insert(coll, { _id: 10 }); throw new Error('abort'); }), /abort/);
+    assert.deepEqual([8, 10, 10, 11].map(insert), ['ok', 'ok', 'dup', 'ok']);
+    const ids = [...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id);
+    assert.deepEqual(ids, [5, 3, 7, 6, 8, 10, 11]);
+    const byId = coll.index('_id_')!;
+    assert.deepEqual([...byId.scan(engine.kv, Buffer.alloc(0), Buffer.alloc(0), false)].length, 7);
+  }));
+
+  it('drops a collection with its records and index entries, and creates it again empty', withEngine((engine) => {
+    const coll = engine.createCollection('t.d');
+    engine.createIndexes(coll, [{ v: 2, key: { k: 1 }, name: 'k_1' }]);
+    engine.write((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i, k: i }); });
+    assert.equal(engine.dropCollection('t.d'), true);
+    const again = engine.createCollection('t.d');
+    engine.createIndexes(again, [{ v: 2, key: { k: 1 }, name: 'k_1' }]);
+    engine.write((unit) => unit.insert(again, { _id: 1, k: 1 }));
+    assert.equal([...engine.scanRecords(again)].length, 1);
+    assert.equal([...again.index('k_1')!.scan(engine.kv, Buffer.alloc(0), Buffer.alloc(0), true)].length, 1);
+  }));
+
   it('finds its catalog, records, indexes and counts again after reopening', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
     try {
@@ -216,6 +247,9 @@ describe('the storage engine', () => {
       assert.deepEqual(again.indexes.map((i) => i.name), ['_id_', 'k_-1']);
       assert.equal(second.stats.get(again.entry.id).count, 10);
       assert.equal(again.nextRecordId, 11);
+      assert.throws(() => second.write((unit) => unit.insert(again, { _id: 5, k: 5 })), /duplicate key/);
+      second.write((unit) => { unit.insert(again, { _id: -1, k: -1 }); unit.insert(again, { _id: 10, k: 10 }); });
+      assert.deepEqual([...second.scanRecords(again)].map((r) => deserializeDocument(r.bytes)._id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, 10]);
       await second.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
