@@ -7,6 +7,7 @@ import { IndexAccess } from './index_access.js';
 import { catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
 import { KvStore, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
+import { upgradeLayout } from './layout_upgrade.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
 import { LazyDocument } from '../bson/raw_document.js';
 
@@ -70,6 +71,7 @@ export class StorageEngine {
   private readonly rollbacks: (() => void)[][] = [];
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
+    upgradeLayout(kv);
     this.stats = new CollectionStats(kv);
     // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.
     for (const { value } of [...kv.range(catalogRangeStart, catalogRangeEnd)]) {

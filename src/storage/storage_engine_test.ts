@@ -6,6 +6,7 @@ import path from 'node:path';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
 import { MAX_KEY_BYTES } from './lmdb/kv_store.js';
+import { layoutVersionKey } from './layout_upgrade.js';
 
 // Partial filters of the form {field: value, ...}: enough to tell which documents an index holds.
 const equalities = (filter: Doc) => (doc: Doc) => Object.entries(filter).every(([k, v]) => doc[k] === v);
@@ -186,6 +187,40 @@ describe('the storage engine', () => {
     assert.deepEqual(keys('a', long, { reverse: true }), [atLimit, stored[0]]);
     assert.deepEqual(keys('a', long, { reverse: true, limit: 1 }), [atLimit]);
   }));
+
+  it('moves a data directory of the single-space layout into spaces on open, losing nothing', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
+    try {
+      const first = StorageEngine.open(dir, { compilePartialFilter: equalities });
+      const coll = first.createCollection('t.old');
+      first.createIndexes(coll, [{ key: { a: 1 }, name: 'a_1' }]);
+      first.write((unit) => [1, 2, 3].forEach((i) => unit.insert(coll, { _id: i, a: i * 10 })));
+      // Rewrite what the layout keeps in spaces the way older nodes kept it, in the main space.
+      first.kv.writeSync((w) => {
+        for (const [kind, id, space] of [[1, coll.entry.id, coll.space], ...coll.indexes.map((i) => [2, i.entry.id, i.space] as const)] as const) {
+          for (const { key, value } of [...w.space(space).range(Buffer.alloc(0), Buffer.alloc(0))]) {
+            const old = Buffer.alloc(5);
+            old[0] = kind;
+            old.writeUInt32BE(id, 1);
+            w.put(Buffer.concat([old, key]), value);
+          }
+          w.dropSpace(space);
+        }
+        w.remove(layoutVersionKey);
+      });
+      await first.close();
+      const second = StorageEngine.open(dir, { compilePartialFilter: equalities });
+      const again = second.getCollection('t.old')!;
+      assert.deepEqual([...second.scanRecords(again)].map((r) => deserializeDocument(r.bytes)), [1, 2, 3].map((i) => ({ _id: i, a: i * 10 })));
+      const a = again.index('a_1')!;
+      assert.deepEqual([...a.scan(second.kv, Buffer.alloc(0), Buffer.alloc(0), true)].map((e) => e.recordId), [3, 2, 1]);
+      assert.throws(() => second.write((unit) => unit.insert(again, { _id: 2 })), { code: 11000 }, 'the _id index moved too');
+      assert.deepEqual([...second.kv.range(Buffer.from([1]), Buffer.from([3]))], [], 'nothing is left behind in the old places');
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('reads what the last commit wrote, after plain and grouped writes', withEngine(async (engine) => {
     const coll = engine.createCollection('t.r');
