@@ -35,7 +35,9 @@ export class MigrationDestinationManager {
   private readonly waiters = new Map<RecipientCommand, Waiter[]>();
   // _transferMods batches received from the donor, empty ones included; for currentOp.
   private modsBatches = 0;
-  // How long the last clone batch took to apply; the donor paces the clone by it under load.
+  // How long the last clone batch took to apply and commit; the donor paces the clone by it under
+  // load. The commit counts: its wait for the disk is the clone's share of a disk the donor's own
+  // writes wait for too.
   private lastApplyMs = 0;
   private readonly clonesInFlight: Promise<void>[] = [];
   readonly startedAt = new Date();
@@ -189,14 +191,15 @@ export class MigrationDestinationManager {
 
   private applyCloneBatch(nss: string, documents: readonly Uint8Array[]): void {
     const { storage } = this.node;
+    let started = 0;
     const applied = storage.writeAsync((unit) => {
       // Looked up when the batch runs, which is later than it was queued.
       const coll = storage.getCollection(nss);
       if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
-      const started = performance.now();
+      started = performance.now();
       for (const bytes of documents) unit.insertBytes(coll, bytes);
-      this.lastApplyMs = performance.now() - started;
     }).then(() => {
+      this.lastApplyMs = performance.now() - started;
       const stats = migrationStatistics(this.node);
       stats.countDocsClonedOnRecipient += documents.length;
       for (const bytes of documents) stats.countBytesClonedOnRecipient += bytes.byteLength;

@@ -5,7 +5,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
 import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys } from './index_key_generator.js';
-import { indexEntryKey, indexPrefix, prefixSuccessor, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
+import { indexEntryKey, indexSpace, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
 import { MAX_KEY_BYTES, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 
 // One index as the write path and the planner see it: key generation, entry maintenance and the
@@ -13,14 +13,14 @@ import { MAX_KEY_BYTES, type KvReader, type KvWriter } from './lmdb/kv_store.js'
 // not depend on the matcher.
 export class IndexAccess {
   readonly ordering: Ordering;
-  readonly prefix: Buffer;
+  readonly space: string;
 
   constructor(
     readonly entry: IndexEntry,
     private readonly partialFilter: ((doc: Doc) => boolean) | undefined,
   ) {
     this.ordering = Object.values(entry.spec.key as Doc).map((d) => (d === -1 ? -1 : 1));
-    this.prefix = indexPrefix(entry.id);
+    this.space = indexSpace(entry.id);
     this.unique = entry.spec.unique === true || entry.spec.name === '_id_';
     const partial = entry.spec.partialFilterExpression as Doc | undefined;
     const filterPaths = partial === undefined ? [] : pathsOfFilter(partial);
@@ -55,24 +55,17 @@ export class IndexAccess {
   // MongoDB 4.2+ indexes keys of any size; LMDB's keys have a limit, so a longer key is refused
   // the way MongoDB refused one before 4.2 (KeyTooLong), before the document writes anything.
   private checkKeySize(keyString: Buffer, values: unknown[]): void {
-    const size = this.prefix.length + keyString.length + (this.unique ? 0 : RECORD_ID_BYTES);
+    const size = keyString.length + (this.unique ? 0 : RECORD_ID_BYTES);
     if (size <= MAX_KEY_BYTES) return;
     const shown = values.map((v) => formatValue(v ?? null).slice(0, 60)).join(', ');
-    const limit = MAX_KEY_BYTES - this.prefix.length - (this.unique ? 0 : RECORD_ID_BYTES);
+    const limit = MAX_KEY_BYTES - (this.unique ? 0 : RECORD_ID_BYTES);
     throw new MongoError(ErrorCodes.KeyTooLong, `key too large to index: ${keyString.length} bytes where index ${this.name} takes at most ${limit} (docshard's limit), key { ${shown} }`);
   }
 
   // Entries of a unique index are keyed by the key string alone, with the record id as the value,
   // so the constraint is one point read; other indexes append the record id to the key.
   private entryKey(keyString: Buffer, recordId: number): Buffer {
-    return this.unique ? this.uniqueKey(keyString) : indexEntryKey(this.entry.id, keyString, recordId);
-  }
-
-  private uniqueKey(keyString: Buffer): Buffer {
-    const key = Buffer.allocUnsafe(this.prefix.length + keyString.length);
-    this.prefix.copy(key, 0);
-    keyString.copy(key, this.prefix.length);
-    return key;
+    return this.unique ? keyString : indexEntryKey(keyString, recordId);
   }
 
   private entryValue(recordId: number): Buffer {
@@ -84,7 +77,7 @@ export class IndexAccess {
 
   // The record holding `keyString` in a unique index, if any.
   lookupUnique(reader: KvReader, keyString: Buffer): number | undefined {
-    const value = reader.get(this.uniqueKey(keyString));
+    const value = reader.space(this.space).get(keyString);
     return value === undefined ? undefined : readRecordId(value, 0);
   }
 
@@ -95,10 +88,19 @@ export class IndexAccess {
   }
 
   // Writes the entry of a new record in a unique index, failing with DuplicateKey (and writing
-  // nothing) when another record holds the key.
+  // nothing) when another record holds the key. A key above every key seen so far (ascending
+  // `_id`s: counters, ObjectIds) is first tried as an append, which LMDB refuses unless the key is
+  // above every key in the index: one descent to the last page instead of lmdb-js's lookup plus
+  // insert. `highest` is only a hint: LMDB's refusal keeps this right whatever it holds.
   claimUnique(writer: KvWriter, ns: string, keyString: Buffer, values: unknown[], recordId: number): void {
-    if (!writer.putIfAbsent(this.uniqueKey(keyString), this.entryValue(recordId))) throw this.duplicateKey(ns, values);
+    const space = writer.space(this.space);
+    const value = this.entryValue(recordId);
+    const above = this.highest === undefined || Buffer.compare(keyString, this.highest) > 0;
+    if (!(above && space.append(keyString, value)) && !space.putIfAbsent(keyString, value)) throw this.duplicateKey(ns, values);
+    if (above) this.highest = keyString;
   }
+
+  private highest: Buffer | undefined;
 
   private duplicateKey(ns: string, values: unknown[]): MongoError {
     const fields = Object.keys(this.keyPattern);
@@ -113,25 +115,25 @@ export class IndexAccess {
   }
 
   insertEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
-    for (const k of keys) writer.put(this.entryKey(k, recordId), this.entryValue(recordId));
+    const space = writer.space(this.space);
+    for (const k of keys) space.put(this.entryKey(k, recordId), this.entryValue(recordId));
   }
 
   removeEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {
-    for (const k of keys) writer.remove(this.entryKey(k, recordId));
+    const space = writer.space(this.space);
+    for (const k of keys) space.remove(this.entryKey(k, recordId));
   }
 
   // Record ids of entries with key strings in [start, end) (relative to this index), in key order.
   *scan(reader: KvReader, start: Buffer, end: Buffer, reverse: boolean): Iterable<{ keyString: Buffer; recordId: number }> {
-    const from = Buffer.concat([this.prefix, start]);
-    const to = end.length === 0 ? prefixSuccessor(this.prefix) : Buffer.concat([this.prefix, end]);
-    for (const { key, value } of reader.range(from, to, { reverse })) {
-      if (this.unique) yield { keyString: key.subarray(this.prefix.length), recordId: readRecordId(value, 0) };
-      else yield { keyString: key.subarray(this.prefix.length, key.length - RECORD_ID_BYTES), recordId: recordIdOf(key) };
+    for (const { key, value } of reader.space(this.space).range(start, end, { reverse })) {
+      if (this.unique) yield { keyString: key, recordId: readRecordId(value, 0) };
+      else yield { keyString: key.subarray(0, key.length - RECORD_ID_BYTES), recordId: recordIdOf(key) };
     }
   }
 
   dropAll(writer: KvWriter): void {
-    for (const { key } of writer.range(this.prefix, prefixSuccessor(this.prefix))) writer.remove(key);
+    writer.dropSpace(this.space);
   }
 }
 

@@ -1,13 +1,15 @@
-// How everything a node stores maps onto one ordered LMDB key space:
-//   0x00 'c' <ns utf8>                         -> collection catalog entry (BSON)
-//   0x00 'n'                                   -> next collection/index id (u32)
-//   0x01 <collection id u32> <record id u64>   -> the document (BSON)
-//   0x02 <index id u32> <key_string> <record id u64> -> empty         (non-unique index)
-//   0x02 <index id u32> <key_string>                -> record id u64 (unique index)
-// Record ids are big-endian so that key order is insertion order (natural order of a COLLSCAN).
+// How everything a node stores maps onto LMDB databases ("spaces", see lmdb/kv_store.ts):
+//   main space:
+//     0x00 'c' <ns utf8>         -> collection catalog entry (BSON)
+//     0x00 'n'                   -> next collection/index id (u32)
+//     0x00 's' <collection id>   -> document count and data size
+//   'r<collection id>': <record id u64>               -> the document (BSON)
+//   'i<index id>':      <key_string> <record id u64>  -> empty         (non-unique index)
+//                       <key_string>                  -> record id u64 (unique index)
+// A space per collection and per index keeps keys short, lets ever-increasing keys (record ids,
+// most `_id`s) be appended, and makes dropping one a single operation. Record ids are big-endian
+// so that key order is insertion order (natural order of a COLLSCAN).
 const META = 0x00;
-const RECORD = 0x01;
-const INDEX = 0x02;
 
 export const RECORD_ID_BYTES = 8;
 
@@ -19,22 +21,17 @@ export const catalogRangeStart = Buffer.from([META, 0x63]);
 export const catalogRangeEnd = Buffer.from([META, 0x64]);
 export const nextIdKey = Buffer.from([META, 0x6e]);
 
-function prefixed(kind: number, id: number): Buffer {
-  const b = Buffer.allocUnsafe(5);
-  b[0] = kind;
-  b.writeUInt32BE(id, 1);
-  return b;
+export function recordSpace(collectionId: number): string {
+  return `r${collectionId}`;
 }
 
-export function recordPrefix(collectionId: number): Buffer {
-  return prefixed(RECORD, collectionId);
+export function indexSpace(indexId: number): string {
+  return `i${indexId}`;
 }
 
-export function recordKey(collectionId: number, recordId: number): Buffer {
-  const b = Buffer.allocUnsafe(13);
-  b[0] = RECORD;
-  b.writeUInt32BE(collectionId, 1);
-  writeRecordId(b, 5, recordId);
+export function recordKey(recordId: number): Buffer {
+  const b = Buffer.allocUnsafe(RECORD_ID_BYTES);
+  writeRecordId(b, 0, recordId);
   return b;
 }
 
@@ -52,16 +49,10 @@ export function recordIdOf(key: Buffer): number {
   return readRecordId(key, key.length - RECORD_ID_BYTES);
 }
 
-export function indexPrefix(indexId: number): Buffer {
-  return prefixed(INDEX, indexId);
-}
-
-export function indexEntryKey(indexId: number, keyString: Buffer, recordId: number): Buffer {
-  const b = Buffer.allocUnsafe(5 + keyString.length + RECORD_ID_BYTES);
-  b[0] = INDEX;
-  b.writeUInt32BE(indexId, 1);
-  keyString.copy(b, 5);
-  writeRecordId(b, 5 + keyString.length, recordId);
+export function indexEntryKey(keyString: Buffer, recordId: number): Buffer {
+  const b = Buffer.allocUnsafe(keyString.length + RECORD_ID_BYTES);
+  keyString.copy(b, 0);
+  writeRecordId(b, keyString.length, recordId);
   return b;
 }
 

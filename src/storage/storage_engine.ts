@@ -4,11 +4,10 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
 import { IndexAccess } from './index_access.js';
-import {
-  catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, prefixSuccessor, recordIdOf, recordKey, recordPrefix,
-} from './key_layout.js';
+import { catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
 import { KvStore, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
+import { upgradeLayout } from './layout_upgrade.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
 import { LazyDocument } from '../bson/raw_document.js';
 
@@ -21,11 +20,14 @@ export interface StorageOptions {
 export class Collection {
   nextRecordId = 1;
   indexes: IndexAccess[] = [];
+  readonly space: string;
 
   private pathsFor: IndexAccess[] | undefined;
   private paths: string[] | null = null;
 
-  constructor(public entry: CollectionEntry) {}
+  constructor(public entry: CollectionEntry) {
+    this.space = recordSpace(entry.id);
+  }
 
   get ns(): string {
     return this.entry.ns;
@@ -69,8 +71,10 @@ export class StorageEngine {
   private readonly rollbacks: (() => void)[][] = [];
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
+    upgradeLayout(kv);
     this.stats = new CollectionStats(kv);
-    for (const { value } of kv.range(catalogRangeStart, catalogRangeEnd)) {
+    // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.
+    for (const { value } of [...kv.range(catalogRangeStart, catalogRangeEnd)]) {
       this.loadCollection(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
     }
   }
@@ -91,8 +95,7 @@ export class StorageEngine {
     const entry = normalizeEntry(raw);
     const coll = new Collection(entry);
     coll.indexes = entry.indexes.map((i) => this.indexAccess(i));
-    const prefix = recordPrefix(entry.id);
-    for (const { key } of this.kv.range(prefix, prefixSuccessor(prefix), { reverse: true, limit: 1 })) {
+    for (const { key } of this.kv.space(coll.space).range(EMPTY, EMPTY, { reverse: true, limit: 1 })) {
       coll.nextRecordId = recordIdOf(key) + 1;
     }
     this.collections.set(entry.ns, coll);
@@ -159,8 +162,7 @@ export class StorageEngine {
     const coll = this.collections.get(ns);
     if (!coll) return false;
     this.writeSync((w) => {
-      const prefix = recordPrefix(coll.entry.id);
-      for (const { key } of w.range(prefix, prefixSuccessor(prefix))) w.remove(key);
+      w.dropSpace(coll.space);
       for (const index of coll.indexes) index.dropAll(w);
       w.remove(catalogKey(ns));
       this.stats.drop(w, coll.entry.id);
@@ -205,8 +207,7 @@ export class StorageEngine {
       for (const spec of specs) {
         const entry: IndexEntry = { id: this.allocateId(w), spec, multikey: false };
         const access = this.indexAccess(entry);
-        const prefix = recordPrefix(coll.entry.id);
-        for (const { key, value } of w.range(prefix, prefixSuccessor(prefix))) {
+        for (const { key, value } of w.space(coll.space).range(EMPTY, EMPTY)) {
           const recordId = recordIdOf(key);
           const { keys, values, multikey } = access.keysFor(deserializeDocument(value));
           keys.forEach((k, i) => access.checkUnique(w, coll.ns, k, values[i]!, recordId));
@@ -231,12 +232,11 @@ export class StorageEngine {
   }
 
   getRecord(coll: Collection, recordId: number): Buffer | undefined {
-    return this.kv.get(recordKey(coll.entry.id, recordId));
+    return this.kv.space(coll.space).get(recordKey(recordId));
   }
 
   *scanRecords(coll: Collection, reverse = false): Iterable<RecordRef> {
-    const prefix = recordPrefix(coll.entry.id);
-    for (const { key, value } of this.kv.range(prefix, prefixSuccessor(prefix), { reverse })) {
+    for (const { key, value } of this.kv.space(coll.space).range(EMPTY, EMPTY, { reverse })) {
       yield { recordId: recordIdOf(key), bytes: value };
     }
   }
@@ -352,6 +352,8 @@ function undo(frame: readonly (() => void)[]): void {
   for (let i = frame.length - 1; i >= 0; i--) frame[i]!();
 }
 
+const EMPTY = Buffer.alloc(0);
+
 function normalizeEntry(raw: CollectionEntry): CollectionEntry {
   const plain = deserializeDocument(BSON.serialize(raw)) as unknown as CollectionEntry;
   return { ...plain, id: Number(plain.id), indexes: plain.indexes.map((i) => ({ ...i, id: Number(i.id) })) };
@@ -395,7 +397,8 @@ export class WriteUnit {
     const perIndex = coll.indexes.map((index) => index.keysFor(doc));
     this.claimUniqueEntries(coll, perIndex, recordId);
     coll.nextRecordId += 1;
-    this.kv.put(recordKey(coll.entry.id, recordId), bytes);
+    // Record ids only grow, so a refused append means the allocator is behind what is stored.
+    if (!this.kv.space(coll.space).append(recordKey(recordId), bytes)) throw new Error(`record id ${recordId} of ${coll.ns} is already taken`);
     coll.indexes.forEach((index, i) => {
       const { keys, multikey } = perIndex[i]!;
       if (!index.unique) index.insertEntries(this.kv, keys, recordId);
@@ -436,7 +439,7 @@ export class WriteUnit {
     for (const { index, added, addedValues } of changes) {
       added.forEach((k, i) => index.checkUnique(this.kv, coll.ns, k, addedValues[i]!, recordId));
     }
-    this.kv.put(recordKey(coll.entry.id, recordId), bytes);
+    this.kv.space(coll.space).put(recordKey(recordId), bytes);
     for (const { index, removed, added, multikey } of changes) {
       index.removeEntries(this.kv, removed, recordId);
       index.insertEntries(this.kv, added, recordId);
@@ -448,7 +451,7 @@ export class WriteUnit {
 
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.
   remove(coll: Collection, recordId: number, before: Doc, beforeSize: number): void {
-    this.kv.remove(recordKey(coll.entry.id, recordId));
+    this.kv.space(coll.space).remove(recordKey(recordId));
     for (const index of coll.indexes) index.removeEntries(this.kv, index.keysFor(before).keys, recordId);
     this.delta(coll, -1, -beforeSize);
     for (const o of this.engine.observers) o.onDelete?.(this.kv, coll.ns, before);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
 import { MAX_KEY_BYTES } from './lmdb/kv_store.js';
+import { layoutVersionKey } from './layout_upgrade.js';
 
 // Partial filters of the form {field: value, ...}: enough to tell which documents an index holds.
 const equalities = (filter: Doc) => (doc: Doc) => Object.entries(filter).every(([k, v]) => doc[k] === v);
@@ -187,6 +188,40 @@ describe('the storage engine', () => {
     assert.deepEqual(keys('a', long, { reverse: true, limit: 1 }), [atLimit]);
   }));
 
+  it('moves a data directory of the single-space layout into spaces on open, losing nothing', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
+    try {
+      const first = StorageEngine.open(dir, { compilePartialFilter: equalities });
+      const coll = first.createCollection('t.old');
+      first.createIndexes(coll, [{ key: { a: 1 }, name: 'a_1' }]);
+      first.write((unit) => [1, 2, 3].forEach((i) => unit.insert(coll, { _id: i, a: i * 10 })));
+      // Rewrite what the layout keeps in spaces the way older nodes kept it, in the main space.
+      first.kv.writeSync((w) => {
+        for (const [kind, id, space] of [[1, coll.entry.id, coll.space], ...coll.indexes.map((i) => [2, i.entry.id, i.space] as const)] as const) {
+          for (const { key, value } of [...w.space(space).range(Buffer.alloc(0), Buffer.alloc(0))]) {
+            const old = Buffer.alloc(5);
+            old[0] = kind;
+            old.writeUInt32BE(id, 1);
+            w.put(Buffer.concat([old, key]), value);
+          }
+          w.dropSpace(space);
+        }
+        w.remove(layoutVersionKey);
+      });
+      await first.close();
+      const second = StorageEngine.open(dir, { compilePartialFilter: equalities });
+      const again = second.getCollection('t.old')!;
+      assert.deepEqual([...second.scanRecords(again)].map((r) => deserializeDocument(r.bytes)), [1, 2, 3].map((i) => ({ _id: i, a: i * 10 })));
+      const a = again.index('a_1')!;
+      assert.deepEqual([...a.scan(second.kv, Buffer.alloc(0), Buffer.alloc(0), true)].map((e) => e.recordId), [3, 2, 1]);
+      assert.throws(() => second.write((unit) => unit.insert(again, { _id: 2 })), { code: 11000 }, 'the _id index moved too');
+      assert.deepEqual([...second.kv.range(Buffer.from([1]), Buffer.from([3]))], [], 'nothing is left behind in the old places');
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads what the last commit wrote, after plain and grouped writes', withEngine(async (engine) => {
     const coll = engine.createCollection('t.r');
     const rid = engine.write((unit) => unit.insert(coll, { _id: 1, v: 1 }));
@@ -199,6 +234,37 @@ describe('the storage engine', () => {
     })));
     await Promise.all(grouped);
     assert.deepEqual(deserializeDocument(engine.getRecord(coll, rid)!), { _id: 1, v: 4 });
+  }));
+
+  it('refuses duplicate _ids whether they arrive above, below or equal to the highest seen, also after an abort', withEngine((engine) => {
+    const coll = engine.createCollection('t.u');
+    const insert = (id: number) => {
+      try {
+        engine.write((unit) => unit.insert(coll, { _id: id }));
+        return 'ok';
+      } catch (err) {
+        return (err as { code?: number }).code === 11000 ? 'dup' : String(err);
+      }
+    };
+    assert.deepEqual([5, 3, 5, 3, 7, 6, 7].map(insert), ['ok', 'ok', 'dup', 'dup', 'ok', 'ok', 'dup']);
+    assert.throws(() => engine.write((unit) => { unit.insert(coll, { _id: 10 }); throw new Error('abort'); }), /abort/);
+    assert.deepEqual([8, 10, 10, 11].map(insert), ['ok', 'ok', 'dup', 'ok']);
+    const ids = [...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id);
+    assert.deepEqual(ids, [5, 3, 7, 6, 8, 10, 11]);
+    const byId = coll.index('_id_')!;
+    assert.deepEqual([...byId.scan(engine.kv, Buffer.alloc(0), Buffer.alloc(0), false)].length, 7);
+  }));
+
+  it('drops a collection with its records and index entries, and creates it again empty', withEngine((engine) => {
+    const coll = engine.createCollection('t.d');
+    engine.createIndexes(coll, [{ v: 2, key: { k: 1 }, name: 'k_1' }]);
+    engine.write((unit) => { for (let i = 0; i < 5; i++) unit.insert(coll, { _id: i, k: i }); });
+    assert.equal(engine.dropCollection('t.d'), true);
+    const again = engine.createCollection('t.d');
+    engine.createIndexes(again, [{ v: 2, key: { k: 1 }, name: 'k_1' }]);
+    engine.write((unit) => unit.insert(again, { _id: 1, k: 1 }));
+    assert.equal([...engine.scanRecords(again)].length, 1);
+    assert.equal([...again.index('k_1')!.scan(engine.kv, Buffer.alloc(0), Buffer.alloc(0), true)].length, 1);
   }));
 
   it('finds its catalog, records, indexes and counts again after reopening', async () => {
@@ -216,6 +282,9 @@ describe('the storage engine', () => {
       assert.deepEqual(again.indexes.map((i) => i.name), ['_id_', 'k_-1']);
       assert.equal(second.stats.get(again.entry.id).count, 10);
       assert.equal(again.nextRecordId, 11);
+      assert.throws(() => second.write((unit) => unit.insert(again, { _id: 5, k: 5 })), /duplicate key/);
+      second.write((unit) => { unit.insert(again, { _id: -1, k: -1 }); unit.insert(again, { _id: 10, k: 10 }); });
+      assert.deepEqual([...second.scanRecords(again)].map((r) => deserializeDocument(r.bytes)._id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, 10]);
       await second.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
