@@ -64,11 +64,6 @@ export class StorageEngine {
   private readonly collections = new Map<string, Collection>();
   readonly observers: OpObserver[] = [];
   readonly stats: CollectionStats;
-  // What to undo in memory (catalog map, collection entries, statistics cache) if the transaction
-  // that changed it aborts: one frame per open transaction, innermost last, as MongoDB's
-  // RecoveryUnit::onRollback. A nested unit that commits hands its frame to the enclosing one,
-  // whose abort undoes the child's commit too.
-  private readonly rollbacks: (() => void)[][] = [];
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     upgradeLayout(kv);
@@ -137,7 +132,7 @@ export class StorageEngine {
   // `uuid` keeps the identity of a collection copied from another node (movePrimary).
   createCollection(ns: string, options: Doc = {}, uuid: Binary = new UUID()): Collection {
     if (this.collections.has(ns)) throw new MongoError(ErrorCodes.NamespaceExists, `Collection ${ns} already exists.`);
-    return this.writeSync((w) => this.createCollectionIn(w, ns, options, uuid));
+    return this.kv.writeSync((w) => this.createCollectionIn(w, ns, options, uuid));
   }
 
   private createCollectionIn(w: KvWriter, ns: string, options: Doc, uuid: Binary): Collection {
@@ -161,7 +156,7 @@ export class StorageEngine {
   dropCollection(ns: string): boolean {
     const coll = this.collections.get(ns);
     if (!coll) return false;
-    this.writeSync((w) => {
+    this.kv.writeSync((w) => {
       w.dropSpace(coll.space);
       for (const index of coll.indexes) index.dropAll(w);
       w.remove(catalogKey(ns));
@@ -175,7 +170,7 @@ export class StorageEngine {
   renameCollection(from: string, to: string): void {
     const coll = this.collections.get(from);
     if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
-    this.writeSync((w) => {
+    this.kv.writeSync((w) => {
       w.remove(catalogKey(from));
       this.replaceEntry(coll, { ...coll.entry, ns: to });
       this.persistEntry(w, coll.entry);
@@ -202,7 +197,7 @@ export class StorageEngine {
   // Adds indexes and builds them over the existing documents in one atomic unit, so a crash
   // never leaves a half-built index in the catalog.
   createIndexes(coll: Collection, specs: Doc[]): void {
-    this.writeSync((w) => {
+    this.kv.writeSync((w) => {
       const added: IndexAccess[] = [];
       for (const spec of specs) {
         const entry: IndexEntry = { id: this.allocateId(w), spec, multikey: false };
@@ -224,7 +219,7 @@ export class StorageEngine {
   dropIndex(coll: Collection, name: string): void {
     const index = coll.index(name);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
-    this.writeSync((w) => {
+    this.kv.writeSync((w) => {
       index.dropAll(w);
       this.replaceEntry(coll, { ...coll.entry, indexes: coll.entry.indexes.filter((i) => i.id !== index.entry.id) }, coll.indexes.filter((i) => i !== index));
       this.persistEntry(w, coll.entry);
@@ -244,7 +239,7 @@ export class StorageEngine {
   // Runs `fn` as one atomic write unit: all its document writes, index entries, statistics and
   // op-observer effects commit together, or none do.
   write<T>(fn: (unit: WriteUnit) => T): T {
-    return this.writeSync((w) => {
+    return this.kv.writeSync((w) => {
       const unit = new WriteUnit(this, w);
       const result = fn(unit);
       unit.finish();
@@ -255,51 +250,18 @@ export class StorageEngine {
   // A write whose commit does not hold up this thread (lmdb-js's write thread commits it; see
   // KvStore.writeAsync): for bulk writes whose caller has other work meanwhile.
   writeAsync<T>(fn: (unit: WriteUnit) => T): Promise<T> {
-    let frame: (() => void)[] = [];
-    const commit = this.kv.writeAsync((w) => {
-      // lmdb-js runs this between events, never inside another transaction of this thread.
-      this.rollbacks.push(frame);
-      try {
-        const unit = new WriteUnit(this, w);
-        const result = fn(unit);
-        unit.finish();
-        return result;
-      } catch (err) {
-        undo(frame);
-        frame = [];
-        throw err;
-      } finally {
-        this.rollbacks.pop();
-      }
-    });
-    return commit.catch((err: unknown) => {
-      undo(frame);
-      throw err;
+    return this.kv.writeAsync((w) => {
+      const unit = new WriteUnit(this, w);
+      const result = fn(unit);
+      unit.finish();
+      return result;
     });
   }
 
-  // Every synchronous transaction of the engine: the in-memory changes its units register with
-  // onRollback are undone if it aborts, or handed to the enclosing transaction if it commits.
-  private writeSync<T>(fn: (w: KvWriter) => T): T {
-    return this.transact(() => this.kv.writeSync(fn));
-  }
-
-  private transact<T>(run: () => T): T {
-    this.rollbacks.push([]);
-    let result: T;
-    try {
-      result = run();
-    } catch (err) {
-      undo(this.rollbacks.pop()!);
-      throw err;
-    }
-    const frame = this.rollbacks.pop()!;
-    this.rollbacks.at(-1)?.push(...frame);
-    return result;
-  }
-
+  // In-memory changes (catalog map, collection entries, cached counts) register their undo here:
+  // KvStore runs it if the transaction that made them aborts.
   onRollback(undoChange: () => void): void {
-    this.rollbacks.at(-1)?.push(undoChange);
+    this.kv.onRollback(undoChange);
   }
 
   // Makes every commit so far durable, those made by writeAsync included.
@@ -333,7 +295,7 @@ export class StorageEngine {
     try {
       // Alone, a member commits its own units as write() always does.
       if (runs.length === 1) runs[0]!();
-      else this.transact(() => this.kv.writeGroup(runs));
+      else this.kv.writeGroup(runs);
     } catch (err) {
       for (const m of members) m.reject(err);
       return;
@@ -348,9 +310,6 @@ export class StorageEngine {
   }
 }
 
-function undo(frame: readonly (() => void)[]): void {
-  for (let i = frame.length - 1; i >= 0; i--) frame[i]!();
-}
 
 const EMPTY = Buffer.alloc(0);
 

@@ -125,9 +125,10 @@ export class KvStore implements KvReader {
   private readonly spaces = new Map<string, Space>();
   private readonly main: Space;
   private readonly writer: KvWriter;
-  private depth = 0;
-  // Spaces whose handles the current outermost write unit created or dropped.
-  private changed: Space[] = [];
+  // What to undo in memory if the transaction that changed it aborts: one frame per open
+  // transaction, innermost last, as MongoDB's RecoveryUnit::onRollback. A nested transaction that
+  // commits hands its frame to the enclosing one, whose abort undoes the child's commit too.
+  private readonly rollbacks: (() => void)[][] = [];
 
   private constructor(path: string) {
     this.root = open({ path, keyEncoding: 'binary', encoding: 'binary', mapSize: 2 ** 36, maxDbs: MAX_SPACES, compression: false });
@@ -167,7 +168,8 @@ export class KvStore implements KvReader {
     const db = this.root.openDB<Buffer, Buffer>({ name: space.name, keyEncoding: 'binary', encoding: 'binary' });
     // A read transaction begun before the handle existed cannot use it.
     this.endReading();
-    if (this.depth > 0) this.changed.push(space);
+    // LMDB closes a handle that an aborted transaction created: forgotten, to be opened again.
+    this.onRollback(() => space.forget());
     return db;
   }
 
@@ -176,7 +178,11 @@ export class KvStore implements KvReader {
     space.handle().dropSync();
     space.forget();
     this.spaces.delete(name);
-    this.changed.push(space);
+  }
+
+  // Registers an in-memory change's undo with the innermost open transaction (none outside one).
+  onRollback(undo: () => void): void {
+    this.rollbacks.at(-1)?.push(undo);
   }
 
   // Point reads share one read transaction until the next write commits, instead of lmdb-js
@@ -220,8 +226,21 @@ export class KvStore implements KvReader {
   // it), and the commit, with the wait for the disk that LMDB's overlapping sync makes every
   // commit pay, happens there while this thread goes on. The promise settles after the commit.
   writeAsync<T>(fn: (w: KvWriter) => T): Promise<T> {
-    const commit = this.main.handle().childTransaction(() => this.inUnit(() => fn(this.writer))) as Promise<T>;
-    return commit.finally(() => this.endReading());
+    // lmdb-js runs the callback between events, never inside another transaction of this thread;
+    // its frame is kept until the commit, which may still fail.
+    let frame: (() => void)[] = [];
+    const commit = this.main.handle().childTransaction(() => this.inUnit(() => fn(this.writer), (f) => (frame = f))) as Promise<T>;
+    return commit.then(
+      (result) => {
+        this.endReading();
+        return result;
+      },
+      (err: unknown) => {
+        this.endReading();
+        undo(frame);
+        throw err;
+      },
+    );
   }
 
   // Flushes every commit so far to disk (mdb_env_sync, on lmdb's worker thread). lmdb-js has the
@@ -243,20 +262,21 @@ export class KvStore implements KvReader {
     return this.inUnit(() => this.main.handle().transactionSync(fn));
   }
 
-  // Handles that an aborted transaction created or dropped are closed by LMDB: forgotten, to be
-  // opened again by name.
-  private inUnit<T>(run: () => T): T {
+  // Runs `run` as one transaction level: its rollbacks are undone if it throws, and otherwise go
+  // to the enclosing level, or to `keep` for an outermost level whose commit is still to come.
+  private inUnit<T>(run: () => T, keep?: (frame: (() => void)[]) => void): T {
     this.endReading();
-    this.depth += 1;
+    this.rollbacks.push([]);
     try {
-      return run();
+      const result = run();
+      const frame = this.rollbacks.pop()!;
+      if (this.rollbacks.length > 0) this.rollbacks.at(-1)!.push(...frame);
+      else keep?.(frame);
+      return result;
     } catch (err) {
-      for (const space of this.changed) space.forget();
-      this.changed = [];
+      undo(this.rollbacks.pop()!);
       throw err;
     } finally {
-      this.depth -= 1;
-      if (this.depth === 0) this.changed = [];
       this.endReading();
     }
   }
@@ -269,4 +289,8 @@ export class KvStore implements KvReader {
     this.endReading();
     await this.root.close();
   }
+}
+
+function undo(frame: readonly (() => void)[]): void {
+  for (let i = frame.length - 1; i >= 0; i--) frame[i]!();
 }
