@@ -10,12 +10,20 @@ import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import type { IndexAccess } from '../storage/index_access.js';
 import { RECORD_ID_BYTES, writeRecordId } from '../storage/key_layout.js';
 import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
+import { RawArray, RawArrayBuilder } from '../wire/raw_bson.js';
 import type { Collection, StorageEngine } from '../storage/storage_engine.js';
 
 // A _migrateClone or _transferMods batch is read and encoded in one turn of the donor's event
 // loop, so its size bounds how long the donor's own writes wait behind it (MongoDB fills 16 MB);
 // the recipient asks for the next batch before applying one, so small batches cost no throughput.
 export const BATCH_BYTES = 1024 * 1024;
+
+// A _migrateClone batch: the documents as one BSON array, copied straight out of the store.
+export interface CloneBatch {
+  readonly objects: RawArray;
+  readonly count: number;
+  readonly size: number;
+}
 
 export interface TransferModsBatch {
   readonly reload: Buffer[];
@@ -71,27 +79,29 @@ export class MigrationChunkClonerSource implements OpObserver {
     if (at >= 0) this.storage.observers.splice(at, 1);
   }
 
-  // The next records of the range in shard key order (raw BSON); empty once all were served.
-  nextCloneBatch(): Buffer[] {
+  // The next records of the range in shard key order; empty once all were served. Each record is
+  // copied from the store's read buffer into the batch, the one copy it needs before the reply.
+  nextCloneBatch(): CloneBatch {
     const coll = this.storage.getCollection(this.nss);
-    const out: Buffer[] = [];
-    if (coll === undefined || this.index === undefined || this.exhausted) return out;
+    const out = new RawArrayBuilder(BATCH_BYTES);
     let size = 0;
-    const resume = this.resume;
-    const start = resume === undefined ? this.minKey : entryAfter(resume);
-    for (const entry of this.index.scan(this.storage.kv, start, this.maxKey, false)) {
-      if (this.served.has(entry.recordId)) continue;
-      const bytes = this.storage.getRecord(coll, entry.recordId);
-      if (bytes === undefined) continue;
-      if (out.length > 0 && size + bytes.length > BATCH_BYTES) return out;
-      // The scan's buffers may be reused by the next entry.
-      this.resume = { keyString: Buffer.from(entry.keyString), recordId: entry.recordId };
-      this.served.add(entry.recordId);
-      out.push(bytes);
-      size += bytes.length;
+    if (coll !== undefined && this.index !== undefined && !this.exhausted) {
+      const resume = this.resume;
+      const start = resume === undefined ? this.minKey : entryAfter(resume);
+      for (const entry of this.index.scan(this.storage.kv, start, this.maxKey, false)) {
+        if (this.served.has(entry.recordId)) continue;
+        const bytes = this.storage.peekRecord(coll, entry.recordId);
+        if (bytes === undefined) continue;
+        if (out.length > 0 && size + bytes.length > BATCH_BYTES) return { objects: out.finish(), count: out.length, size };
+        // The scan's buffers may be reused by the next entry.
+        this.resume = { keyString: Buffer.from(entry.keyString), recordId: entry.recordId };
+        this.served.add(entry.recordId);
+        out.push(bytes);
+        size += bytes.length;
+      }
+      this.exhausted = true;
     }
-    this.exhausted = true;
-    return out;
+    return { objects: out.finish(), count: out.length, size };
   }
 
   // How many documents _transferMods still has to send (the donor's transferModsPending).

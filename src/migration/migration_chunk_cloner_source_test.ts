@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { deserializeDocument, MaxKey, MinKey } from '../bson/values.js';
+import { deserializeDocument, MaxKey, MinKey, serializeDocument, type Doc } from '../bson/values.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { StorageEngine } from '../storage/storage_engine.js';
-import { BATCH_BYTES, MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
+import { BATCH_BYTES, MigrationChunkClonerSource, type CloneBatch } from './migration_chunk_cloner_source.js';
 
 async function withCollection(fn: (engine: StorageEngine, local: LocalCollections) => void): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-cloner-'));
@@ -25,14 +25,21 @@ async function withCollection(fn: (engine: StorageEngine, local: LocalCollection
   }
 }
 
-const ids = (batch: Buffer[]) => batch.map((b) => deserializeDocument(b)._id);
+// The batch's array decoded, checked against the count and size the batch reports.
+function docs(batch: CloneBatch): Doc[] {
+  const list = Object.values(deserializeDocument(batch.objects.bytes)) as Doc[];
+  assert.equal(list.length, batch.count);
+  assert.equal(list.reduce((n, d) => n + serializeDocument(d).length, 0), batch.size);
+  return list;
+}
+const ids = (batch: CloneBatch) => docs(batch).map((d) => d._id);
 
 describe('the chunk cloner', () => {
   it('serves the range in shard key order, then an empty batch', () => withCollection((engine) => {
     const cloner = new MigrationChunkClonerSource(engine, 't.c', { min: { k: new MinKey() }, max: { k: 9 } }, { k: 1 });
     cloner.start();
     assert.deepEqual(ids(cloner.nextCloneBatch()), [0, 1, 3, 5, 7]);
-    assert.deepEqual(cloner.nextCloneBatch(), []);
+    assert.deepEqual(ids(cloner.nextCloneBatch()), []);
     cloner.stop();
   }));
 
@@ -68,8 +75,8 @@ describe('the chunk cloner', () => {
     cloner.start();
     const served: unknown[] = [];
     let batches = 0;
-    for (let batch = cloner.nextCloneBatch(); batch.length > 0; batch = cloner.nextCloneBatch()) {
-      assert.ok(batch.reduce((n, b) => n + b.length, 0) <= BATCH_BYTES || batch.length === 1);
+    for (let batch = cloner.nextCloneBatch(); batch.count > 0; batch = cloner.nextCloneBatch()) {
+      assert.ok(batch.size <= BATCH_BYTES || batch.count === 1);
       served.push(...ids(batch));
       batches++;
       // A document written behind the walk is left to _transferMods; one ahead of it is cloned.
@@ -93,7 +100,7 @@ describe('the chunk cloner', () => {
     const moved = 0;
     local.write((w) => w.update('t.c', { _id: moved }, { $set: { k: 50 } }));
     const rest: unknown[] = [];
-    for (let batch = cloner.nextCloneBatch(); batch.length > 0; batch = cloner.nextCloneBatch()) rest.push(...ids(batch));
+    for (let batch = cloner.nextCloneBatch(); batch.count > 0; batch = cloner.nextCloneBatch()) rest.push(...ids(batch));
     assert.ok(!rest.includes(moved), `${String(moved)} served twice`);
     assert.deepEqual([...seen, ...rest].sort((a, b) => Number(a) - Number(b)), [0, 1, 3, 5, 7, 9, 12]);
     cloner.stop();

@@ -1,10 +1,10 @@
-import { encodeKey, type Ordering } from '../bson/key_string.js';
+import type { Ordering } from '../bson/key_string.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
 import type { IndexEntry } from './catalog_entry.js';
-import { generateIndexKeys } from './index_key_generator.js';
+import { generateIndexKeys, orderingOf } from './index_key_generator.js';
 import { indexEntryKey, indexSpace, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
 import { MAX_KEY_BYTES, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 
@@ -19,7 +19,8 @@ export class IndexAccess {
     readonly entry: IndexEntry,
     private readonly partialFilter: ((doc: Doc) => boolean) | undefined,
   ) {
-    this.ordering = Object.values(entry.spec.key as Doc).map((d) => (d === -1 ? -1 : 1));
+    // The ordering key generation encodes with (any negative number is descending, as in MongoDB).
+    this.ordering = orderingOf(entry.spec.key as Doc);
     this.space = indexSpace(entry.id);
     this.unique = entry.spec.unique === true || entry.spec.name === '_id_';
     const partial = entry.spec.partialFilterExpression as Doc | undefined;
@@ -46,8 +47,7 @@ export class IndexAccess {
   // Key strings this document contributes, and whether any came from an array.
   keysFor(doc: Doc): { keys: Buffer[]; values: unknown[][]; multikey: boolean } {
     if (this.partialFilter && !this.partialFilter(doc)) return { keys: [], values: [], multikey: false };
-    const { keys, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true });
-    const encoded = keys.map((k) => encodeKey(k, this.ordering));
+    const { keys, encoded, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true });
     encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
     return { keys: encoded, values: keys, multikey };
   }

@@ -7,22 +7,29 @@ import { bsonTag, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 
 // The index keys of one document, as MongoDB's BtreeKeyGenerator and (for patterns with a hashed
 // field) ExpressionKeysPrivate::getHashKeys make them. Keys are value lists in pattern order,
-// deduplicated and sorted as the index would hold them.
+// deduplicated and sorted as the index would hold them; `encoded` holds their key strings (in the
+// pattern's ordering), made once here since deduplicating needs them anyway.
 export interface KeyGenResult {
   keys: unknown[][];
+  encoded: Buffer[];
   multikey: boolean;
 }
 
 export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: { sparse?: boolean } = {}): KeyGenResult {
   const { paths, kinds, hashed, idOnly, ordering } = shapeOf(keyPattern);
   const sparse = options.sparse === true;
-  if (hashed) return { keys: hashedKeys(doc, paths, kinds, sparse), multikey: false };
+  if (hashed) return encodedOnce(hashedKeys(doc, paths, kinds, sparse), ordering, false);
   // The _id index takes the value whole: _id is never an array.
-  if (idOnly) return { keys: [[fieldOf(doc, '_id') ?? null]], multikey: false };
+  if (idOnly) return encodedOnce([[fieldOf(doc, '_id') ?? null]], ordering, false);
   const gen = new BtreeKeys(sparse);
   gen.expand(paths.slice(), paths.map(() => null), doc, 0, []);
-  const keys = uniqueSorted(gen.keys, ordering);
-  return { keys, multikey: gen.expandedArray || keys.length > 1 };
+  if (gen.keys.length <= 1) return encodedOnce(gen.keys, ordering, gen.expandedArray);
+  const { keys, encoded } = uniqueSorted(gen.keys, ordering);
+  return { keys, encoded, multikey: gen.expandedArray || keys.length > 1 };
+}
+
+function encodedOnce(keys: unknown[][], ordering: Ordering, multikey: boolean): KeyGenResult {
+  return { keys, encoded: keys.map((k) => encodeKey(k, ordering)), multikey };
 }
 
 interface PatternShape {
@@ -234,12 +241,13 @@ class BtreeKeys {
 }
 
 // Keys equal under compareValues (1 and 1.0) are one index entry; the first generated stays.
-function uniqueSorted(keys: unknown[][], ordering: Ordering): unknown[][] {
+function uniqueSorted(keys: unknown[][], ordering: Ordering): { keys: unknown[][]; encoded: Buffer[] } {
   const byEncoding = new Map<string, { encoded: Buffer; key: unknown[] }>();
   for (const key of keys) {
     const encoded = encodeKey(key, ordering);
     const id = encoded.toString('latin1');
     if (!byEncoding.has(id)) byEncoding.set(id, { encoded, key });
   }
-  return [...byEncoding.values()].sort((a, b) => Buffer.compare(a.encoded, b.encoded)).map((e) => e.key);
+  const sorted = [...byEncoding.values()].sort((a, b) => Buffer.compare(a.encoded, b.encoded));
+  return { keys: sorted.map((e) => e.key), encoded: sorted.map((e) => e.encoded) };
 }

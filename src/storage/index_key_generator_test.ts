@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { MongoError } from '../base/errors.js';
 import { compareValues } from '../bson/compare.js';
 import { hashValue } from '../bson/hash.js';
+import { encodeKey } from '../bson/key_string.js';
 import { Double, Long, type Doc } from '../bson/values.js';
 import { generateIndexKeys, orderingOf } from './index_key_generator.js';
 
@@ -129,8 +130,9 @@ const cases: Case[] = [
 
 for (const c of cases) {
   test(c.name, () => {
-    const result = generateIndexKeys(c.doc, c.pattern, { sparse: c.sparse });
+    const { encoded, ...result } = generateIndexKeys(c.doc, c.pattern, { sparse: c.sparse });
     assert.deepEqual(result, { keys: c.keys, multikey: c.multikey });
+    assert.deepEqual(encoded, c.keys.map((k) => encodeKey(k, orderingOf(c.pattern))));
   });
 }
 

@@ -230,6 +230,11 @@ export class StorageEngine {
     return this.kv.space(coll.space).get(recordKey(recordId));
   }
 
+  // The record as a view valid until the next read of the store (KvSpaceReader.peek).
+  peekRecord(coll: Collection, recordId: number): Buffer | undefined {
+    return this.kv.space(coll.space).peek(recordKey(recordId));
+  }
+
   *scanRecords(coll: Collection, reverse = false): Iterable<RecordRef> {
     for (const { key, value } of this.kv.space(coll.space).range(EMPTY, EMPTY, { reverse })) {
       yield { recordId: recordIdOf(key), bytes: value };

@@ -7,6 +7,49 @@ export class RawDocument {
   constructor(readonly bytes: Buffer) {}
 }
 
+// A whole BSON array (length prefix and terminator included), written verbatim.
+export class RawArray {
+  constructor(readonly bytes: Buffer) {}
+}
+
+// Builds a RawArray of documents out of buffers that do not stay valid (a store's read buffer):
+// each document is copied once, into the array, with no object per document.
+export class RawArrayBuilder {
+  private buf: Buffer;
+  private pos = 4;
+  private count = 0;
+
+  constructor(expectedBytes: number) {
+    this.buf = Buffer.allocUnsafe(expectedBytes + 1024);
+  }
+
+  get length(): number {
+    return this.count;
+  }
+
+  push(doc: Uint8Array): void {
+    const name = String(this.count);
+    const need = this.pos + 2 + name.length + doc.byteLength + 1;
+    if (need > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, need));
+      this.buf.copy(next, 0, 0, this.pos);
+      this.buf = next;
+    }
+    this.buf[this.pos++] = 0x03;
+    this.pos += this.buf.write(name, this.pos, 'latin1');
+    this.buf[this.pos++] = 0;
+    this.buf.set(doc, this.pos);
+    this.pos += doc.byteLength;
+    this.count += 1;
+  }
+
+  finish(): RawArray {
+    this.buf[this.pos++] = 0;
+    this.buf.writeInt32LE(this.pos, 0);
+    return new RawArray(this.buf.subarray(0, this.pos));
+  }
+}
+
 const serializeOptions = { checkKeys: false, ignoreUndefined: true } as const;
 
 // Every reply is written into one growing scratch buffer and copied out once, into a buffer that
@@ -56,7 +99,7 @@ function header(type: number, name: string): void {
 
 function isPlain(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
-    && (value as { _bsontype?: string })._bsontype === undefined && !(value instanceof RawDocument);
+    && (value as { _bsontype?: string })._bsontype === undefined && !(value instanceof RawDocument) && !(value instanceof RawArray);
 }
 
 function writeDouble(name: string, value: number): void {
@@ -67,8 +110,8 @@ function writeDouble(name: string, value: number): void {
 
 function writeElement(name: string, value: unknown): void {
   if (value === undefined) return;
-  if (value instanceof RawDocument) {
-    header(0x03, name);
+  if (value instanceof RawDocument || value instanceof RawArray) {
+    header(value instanceof RawDocument ? 0x03 : 0x04, name);
     reserve(value.bytes.length);
     pos += value.bytes.copy(buf, pos);
   } else if (Array.isArray(value)) {

@@ -16,6 +16,9 @@ export interface RangeOptions {
 
 export interface KvSpaceReader {
   get(key: Buffer): Buffer | undefined;
+  // The value without a copy of its own: a view of lmdb-js's read buffer, overwritten by the next
+  // read of the store. For a caller that copies the bytes at once (a clone batch).
+  peek(key: Buffer): Buffer | undefined;
   // [start, end) in forward order (an empty start or end is unbounded); with reverse, iterates
   // from just below `end` down to `start`.
   range(start: Buffer, end: Buffer, options?: RangeOptions): Iterable<KvEntry>;
@@ -81,6 +84,16 @@ class Space implements KvSpaceWriter {
     return value === undefined ? undefined : ownBuffer(value);
   }
 
+  // lmdb-js's getBinaryFast takes the read transaction too, though its typings leave it out. Its
+  // buffer has a `length` property set to the value's size over a larger typed array, which
+  // native copies ignore: the view returned has the value's size as its own.
+  peek(key: Buffer): Buffer | undefined {
+    if (key.length > MAX_KEY_BYTES) return undefined;
+    const db = this.handle() as unknown as { getBinaryFast(key: Buffer, options: { transaction?: Transaction }): Buffer | undefined };
+    const value = db.getBinaryFast(key, this.store.reading());
+    return value?.subarray(0, value.length);
+  }
+
   *range(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
     // A bound longer than any key is cut to MAX_KEY_BYTES. The cut is below the bound, and the
     // only key that can lie between them is the cut itself (it is a prefix of the bound; any
@@ -136,6 +149,7 @@ export class KvStore implements KvReader {
     const main = this.main;
     this.writer = {
       get: (key) => main.get(key),
+      peek: (key) => main.peek(key),
       range: (start, end, options) => main.range(start, end, options),
       put: (key, value) => main.put(key, value),
       append: (key, value) => main.append(key, value),
@@ -208,6 +222,10 @@ export class KvStore implements KvReader {
 
   get(key: Buffer): Buffer | undefined {
     return this.main.get(key);
+  }
+
+  peek(key: Buffer): Buffer | undefined {
+    return this.main.peek(key);
   }
 
   range(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
