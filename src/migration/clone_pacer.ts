@@ -23,9 +23,15 @@ export interface ClonePacerSample {
   readonly applyMs: number;
 }
 
+// Batch sizes: an idle donor serves large batches (fewer round trips and recipient transactions
+// per MB); a loaded one serves small ones, so each stalls its users' operations for less time.
+export const IDLE_BATCH_BYTES = 2 * 1024 * 1024;
+export const LOADED_BATCH_BYTES = 1024 * 1024;
+
 export class ClonePacer {
   private last: { nowMs: number; userOps: number } | undefined;
   private batchMs = 0;
+  private loaded = false;
 
   constructor(private readonly options: ClonePacerOptions) {}
 
@@ -38,9 +44,15 @@ export class ClonePacer {
     const elapsed = sample.nowMs - previous.nowMs;
     if (elapsed <= 0) return 0;
     const opsPerSecond = ((sample.userOps - previous.userOps) * 1000) / elapsed;
-    if (opsPerSecond < this.options.loadedOpsPerSecond) return 0;
+    this.loaded = opsPerSecond >= this.options.loadedOpsPerSecond;
+    if (!this.loaded) return 0;
     const work = this.batchMs + sample.applyMs;
     return Math.round(work * (1 / share - 1));
+  }
+
+  // The size of the batch to serve after the last delayMs (pacing off: always the idle size).
+  batchBytes(): number {
+    return this.loaded ? LOADED_BATCH_BYTES : IDLE_BATCH_BYTES;
   }
 
   // The donor's time to read the batch it just served.

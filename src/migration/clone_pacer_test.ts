@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClonePacer } from './clone_pacer.js';
+import { ClonePacer, IDLE_BATCH_BYTES, LOADED_BATCH_BYTES } from './clone_pacer.js';
 
 describe('the clone pacer', () => {
   const loaded = { percentUnderLoad: 10, loadedOpsPerSecond: 50 };
@@ -21,6 +21,17 @@ describe('the clone pacer', () => {
     pacer.batchServed(2);
     // The load is judged over the last interval only: the users went away.
     assert.equal(pacer.delayMs({ nowMs: 400, userOps: 201, applyMs: 3 }), 0);
+  });
+
+  it('serves large batches while the donor is idle and small ones while it is loaded', () => {
+    const pacer = new ClonePacer(loaded);
+    pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 });
+    assert.equal(pacer.batchBytes(), IDLE_BATCH_BYTES);
+    pacer.delayMs({ nowMs: 100, userOps: 200, applyMs: 14 });
+    assert.equal(pacer.batchBytes(), LOADED_BATCH_BYTES);
+    pacer.delayMs({ nowMs: 400, userOps: 201, applyMs: 3 });
+    assert.equal(pacer.batchBytes(), IDLE_BATCH_BYTES);
+    assert.ok(LOADED_BATCH_BYTES < IDLE_BATCH_BYTES);
   });
 
   it('is off at 100 percent (and at 0, which would never finish)', () => {

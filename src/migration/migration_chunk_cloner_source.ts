@@ -14,8 +14,9 @@ import { RawArray, RawArrayBuilder } from '../wire/raw_bson.js';
 import type { Collection, StorageEngine } from '../storage/storage_engine.js';
 
 // A _migrateClone or _transferMods batch is read and encoded in one turn of the donor's event
-// loop, so its size bounds how long the donor's own writes wait behind it (MongoDB fills 16 MB);
-// the recipient asks for the next batch before applying one, so small batches cost no throughput.
+// loop, so its size bounds how long the donor's own writes wait behind it (MongoDB fills 16 MB).
+// The clone's batch size is the pacer's (ClonePacer.batchBytes): larger on an idle donor, where
+// each batch's fixed costs (a round trip, a transaction on the recipient) are what is left to save.
 export const BATCH_BYTES = 1024 * 1024;
 
 // A _migrateClone batch: the documents as one BSON array, copied straight out of the store.
@@ -38,9 +39,11 @@ export interface TransferModsBatch {
 // turn before the recipient could start. Its op observer, registered first, remembers the _id of
 // every document of the range written since, and _transferMods serves each one's state at the
 // moment of the batch: the current document when it is still in the range, a deletion otherwise.
-// So a document written during the clone may be cloned in its new state and then reloaded by
-// _transferMods; both land on the recipient as the same final state. Serving the current state
-// rather than a log of operations makes a write whose unit rolled back harmless.
+// A document the clone serves after such a write leaves the set (the batch has its current state),
+// so the catch-up carries only what changed behind the walk or after it was served. Serving the
+// current state rather than a log of operations makes a write whose unit rolled back harmless:
+// the observer sees writes before they commit, the clone reads committed documents only, and
+// every write unit on a donor commits synchronously (asynchronous commits are the recipient's).
 export class MigrationChunkClonerSource implements OpObserver {
   private index: IndexAccess | undefined;
   // Where the walk resumes: the last index entry served.
@@ -81,26 +84,33 @@ export class MigrationChunkClonerSource implements OpObserver {
 
   // The next records of the range in shard key order; empty once all were served. Each record is
   // copied from the store's read buffer into the batch, the one copy it needs before the reply.
-  nextCloneBatch(): CloneBatch {
+  nextCloneBatch(maxBytes = BATCH_BYTES): CloneBatch {
     const coll = this.storage.getCollection(this.nss);
-    const out = new RawArrayBuilder(BATCH_BYTES);
+    const out = new RawArrayBuilder(maxBytes);
     let size = 0;
-    if (coll !== undefined && this.index !== undefined && !this.exhausted) {
-      const resume = this.resume;
-      const start = resume === undefined ? this.minKey : entryAfter(resume);
-      for (const entry of this.index.scan(this.storage.kv, start, this.maxKey, false)) {
-        if (this.served.has(entry.recordId)) continue;
-        const bytes = this.storage.peekRecord(coll, entry.recordId);
-        if (bytes === undefined) continue;
-        if (out.length > 0 && size + bytes.length > BATCH_BYTES) return { objects: out.finish(), count: out.length, size };
-        // The scan's buffers may be reused by the next entry.
-        this.resume = { keyString: Buffer.from(entry.keyString), recordId: entry.recordId };
-        this.served.add(entry.recordId);
-        out.push(bytes);
-        size += bytes.length;
+    if (coll === undefined || this.index === undefined || this.exhausted) return { objects: out.finish(), count: 0, size };
+    const resume = this.resume;
+    const start = resume === undefined ? this.minKey : entryAfter(resume);
+    let last: { keyString: Buffer; recordId: number } | undefined;
+    let full = false;
+    for (const entry of this.index.scan(this.storage.kv, start, this.maxKey, false)) {
+      if (this.served.has(entry.recordId)) continue;
+      const bytes = this.storage.peekRecord(coll, entry.recordId);
+      if (bytes === undefined) continue;
+      if (out.length > 0 && size + bytes.length > maxBytes) {
+        full = true;
+        break;
       }
-      this.exhausted = true;
+      last = entry;
+      this.served.add(entry.recordId);
+      // Served as it is now, so a write captured before needs no reload (a later one marks it again).
+      if (this.dirty.size > 0) this.dirty.delete(dirtyKey(new LazyDocument(bytes).fields(ID)._id));
+      out.push(bytes);
+      size += bytes.length;
     }
+    // The scan's buffers may be reused once it moves on.
+    if (last !== undefined) this.resume = { keyString: Buffer.from(last.keyString), recordId: last.recordId };
+    if (!full) this.exhausted = true;
     return { objects: out.finish(), count: out.length, size };
   }
 
@@ -152,7 +162,7 @@ export class MigrationChunkClonerSource implements OpObserver {
   }
 
   private markDirty(id: unknown): void {
-    this.dirty.set(encodeKey([id]).toString('hex'), id);
+    this.dirty.set(dirtyKey(id), id);
   }
 
   private inRange(doc: Doc): boolean {
@@ -164,6 +174,12 @@ export class MigrationChunkClonerSource implements OpObserver {
     }
     return Buffer.compare(key, this.minKey) >= 0 && Buffer.compare(key, this.maxKey) < 0;
   }
+}
+
+const ID = ['_id'];
+
+function dirtyKey(id: unknown): string {
+  return encodeKey([id]).toString('hex');
 }
 
 // The lowest index position after `last`: entries are ordered by key string, then record id, and

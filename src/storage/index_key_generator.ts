@@ -16,11 +16,15 @@ export interface KeyGenResult {
 }
 
 export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: { sparse?: boolean } = {}): KeyGenResult {
-  const { paths, kinds, hashed, idOnly, ordering } = shapeOf(keyPattern);
+  const { paths, kinds, hashed, idOnly, topLevel, ordering } = shapeOf(keyPattern);
   const sparse = options.sparse === true;
   if (hashed) return encodedOnce(hashedKeys(doc, paths, kinds, sparse), ordering, false);
   // The _id index takes the value whole: _id is never an array.
   if (idOnly) return encodedOnce([[fieldOf(doc, '_id') ?? null]], ordering, false);
+  if (topLevel) {
+    const flat = flatKey(doc, paths, sparse);
+    if (flat !== undefined) return encodedOnce(flat, ordering, false);
+  }
   const gen = new BtreeKeys(sparse);
   gen.expand(paths.slice(), paths.map(() => null), doc, 0, []);
   if (gen.keys.length <= 1) return encodedOnce(gen.keys, ordering, gen.expandedArray);
@@ -37,7 +41,24 @@ interface PatternShape {
   kinds: FieldKind[];
   hashed: boolean;
   idOnly: boolean;
+  // No dotted path: a document without arrays in those fields has one key, its fields' values.
+  topLevel: boolean;
   ordering: Ordering;
+}
+
+// The key of a document whose indexed top-level fields hold no array (what BtreeKeys makes of it:
+// missing fields are null, and a sparse index skips a document that has none of them); undefined
+// when one holds an array, which the general walk expands.
+function flatKey(doc: Doc, paths: readonly string[], sparse: boolean): unknown[][] | undefined {
+  const key: unknown[] = new Array(paths.length);
+  let found = 0;
+  for (let i = 0; i < paths.length; i++) {
+    const value = fieldOf(doc, paths[i]!);
+    if (Array.isArray(value)) return undefined;
+    if (value !== undefined) found++;
+    key[i] = value ?? null;
+  }
+  return sparse && found === 0 ? [] : [key];
 }
 
 // Worked out once per key pattern (an index keeps its pattern object): every document written
@@ -49,7 +70,10 @@ function shapeOf(keyPattern: Doc): PatternShape {
   if (shape === undefined) {
     const paths = Object.keys(keyPattern);
     const kinds = paths.map((p) => fieldKind(keyPattern[p]));
-    shape = { paths, kinds, hashed: kinds.includes('hashed'), idOnly: paths.length === 1 && paths[0] === '_id', ordering: orderingOf(keyPattern) };
+    shape = {
+      paths, kinds, hashed: kinds.includes('hashed'), idOnly: paths.length === 1 && paths[0] === '_id',
+      topLevel: paths.every((p) => !p.includes('.')), ordering: orderingOf(keyPattern),
+    };
     shapes.set(keyPattern, shape);
   }
   return shape;

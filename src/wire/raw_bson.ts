@@ -28,19 +28,24 @@ export class RawArrayBuilder {
   }
 
   push(doc: Uint8Array): void {
-    const name = String(this.count);
-    const need = this.pos + 2 + name.length + doc.byteLength + 1;
+    // The element's name is its index in decimal: at most 10 digits.
+    const need = this.pos + 12 + doc.byteLength + 1;
     if (need > this.buf.length) {
       const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, need));
       this.buf.copy(next, 0, 0, this.pos);
       this.buf = next;
     }
     this.buf[this.pos++] = 0x03;
-    this.pos += this.buf.write(name, this.pos, 'latin1');
+    this.writeIndex(this.count);
     this.buf[this.pos++] = 0;
     this.buf.set(doc, this.pos);
     this.pos += doc.byteLength;
     this.count += 1;
+  }
+
+  private writeIndex(n: number): void {
+    if (n >= 10) this.writeIndex(Math.floor(n / 10));
+    this.buf[this.pos++] = 0x30 + (n % 10);
   }
 
   finish(): RawArray {

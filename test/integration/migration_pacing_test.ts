@@ -4,8 +4,9 @@ import { MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
-// 4,000 documents of ~1 KB: four _migrateClone batches, so the donor judges its load more than once.
-const N = 4000;
+// 8,000 documents of ~1 KB: four _migrateClone batches of an idle donor's size (2 MB), more when
+// loaded, so the donor judges its load several times.
+const N = 8000;
 const PAD = 'p'.repeat(1000);
 
 async function pausedMillis(donor: MongoClient): Promise<number> {

@@ -42,7 +42,7 @@ export const migrateCloneCommand: CommandDefinition = {
     // Looked up again: the migration may have ended during the pause.
     const cloner = clonerFor(ctx, cmd);
     const started = performance.now();
-    const { objects } = cloner.nextCloneBatch();
+    const { objects } = cloner.nextCloneBatch(cloner.pacer.batchBytes());
     cloner.pacer.batchServed(performance.now() - started);
     return { objects, ok: 1 };
   },
