@@ -1,5 +1,6 @@
 import { compareValues } from '../bson/compare.js';
-import { deserializeDocument, deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
+import { LazyDocument } from '../bson/raw_document.js';
+import { deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { ChunkRange } from '../config/chunk_range.js';
@@ -39,7 +40,8 @@ export class MigrationDestinationManager {
   // load. The commit counts: its wait for the disk is the clone's share of a disk the donor's own
   // writes wait for too.
   private lastApplyMs = 0;
-  private readonly clonesInFlight: Promise<void>[] = [];
+  // Clone and mods batches whose commits lmdb-js's write thread has not finished.
+  private readonly writesInFlight: Promise<void>[] = [];
   readonly startedAt = new Date();
 
   private constructor(private readonly node: NodeServices, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
@@ -120,10 +122,11 @@ export class MigrationDestinationManager {
   }
 
   private async execute(e: RecipientEffect): Promise<void> {
-    // Clone batches commit behind the clone loop (applyCloneBatch); anything else the state
+    // Clone and mods batches commit behind the loop that fetches them (applyCloneBatch,
+    // applyMods; lmdb-js commits them in the order they were queued); anything else the state
     // machine asks for comes after every batch before it, so it waits for them: the sync before
-    // the catch-up, mods on cloned documents, and a reply that lets the donor commit or clean up.
-    if (e.type !== 'applyCloneBatch' && e.type !== 'requestCloneBatch') await this.clonesCommitted();
+    // the catch-up, and a reply that lets the donor commit or clean up.
+    if (!PIPELINED.has(e.type)) await this.writesCommitted();
     switch (e.type) {
       case 'persistRangeDeletionTask':
         this.node.local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(e.task)));
@@ -145,6 +148,7 @@ export class MigrationDestinationManager {
             type: 'transferModsBatch',
             deleted: reply.deleted as Buffer[],
             reload: reply.reload as Buffer[],
+            ...(typeof reply.pending === 'number' ? { pending: reply.pending } : {}),
           };
         });
       case 'applyCloneBatch':
@@ -206,24 +210,41 @@ export class MigrationDestinationManager {
     });
     // Not awaited: the next batch is applied while lmdb-js commits this one (on its own thread,
     // with the wait for the disk); a failure fails the migration.
-    this.clonesInFlight.push(applied.catch((err: unknown) => this.step({ type: 'failed', error: asMongoError(err) })));
+    this.inFlight(applied);
   }
 
-  private async clonesCommitted(): Promise<void> {
-    await Promise.all(this.clonesInFlight.splice(0));
+  // Not awaited: a failure fails the migration.
+  private inFlight(commit: Promise<void>): void {
+    this.writesInFlight.push(commit.catch((err: unknown) => this.step({ type: 'failed', error: asMongoError(err) })));
+  }
+
+  private async writesCommitted(): Promise<void> {
+    await Promise.all(this.writesInFlight.splice(0));
   }
 
   // Reloads replace (or insert) by _id, deletions remove by _id: both are idempotent, so a batch
-  // applied twice after a retry changes nothing.
+  // applied twice after a retry changes nothing. The documents stay the donor's bytes and go
+  // straight to the records and index entries: the catch-up is not paced, and while it runs its
+  // cost is shared by the donor's users.
   private applyMods(nss: string, deleted: readonly Uint8Array[], reload: readonly Uint8Array[]): void {
-    this.node.local.write((w) => {
-      for (const bytes of deleted) w.delete(nss, { _id: deserializeDocument(bytes)._id }, { multi: false });
-      for (const bytes of reload) {
-        const doc = deserializeDocument(bytes);
-        w.update(nss, { _id: doc._id }, doc, { upsert: true });
-      }
-    });
+    const { storage } = this.node;
+    this.inFlight(storage.writeAsync((unit) => {
+      const coll = storage.getCollection(nss);
+      if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
+      for (const bytes of deleted) unit.removeById(coll, idOf(bytes));
+      for (const bytes of reload) unit.upsertBytes(coll, bytes);
+    }));
   }
+}
+
+const ID = ['_id'];
+
+// Effects that do not wait for the batches in flight: fetching the next batch and queueing one.
+const PIPELINED: ReadonlySet<RecipientEffect['type']> = new Set(['applyCloneBatch', 'requestCloneBatch', 'applyMods', 'requestTransferMods']);
+
+function idOf(bytes: Uint8Array): unknown {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return new LazyDocument(buffer).fields(ID)._id;
 }
 
 // _recvChunkStatus's reply, in MongoDB's shape.

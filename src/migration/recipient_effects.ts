@@ -13,13 +13,15 @@ import type { RangeDeletionTask } from './range_deletion_task.js';
 //            donor: complete once sent; the reply comes back as `cloneBatch` / `transferModsBatch`,
 //            a failure as `failed`. At most one of them is outstanding at any time.
 //   local    createCollectionAndIndexes (reads the donor's collection options and indexes),
-//            applyCloneBatch (inserts; complete once queued: its commit runs behind the clone
-//            loop, and every effect other than the next clone request or batch waits for it),
-//            applyMods (upserts `reload` by _id, deletes `deleted`
-//            by _id); a failure is reported as `failed` and the rest of the list is dropped.
+//            applyCloneBatch (inserts) and applyMods (replaces `reload` by _id, deletes `deleted`
+//            by _id): both complete once queued; their commits run behind the loop that fetches
+//            batches, in the order queued, and every effect other than the next request or batch
+//            waits for them; a failure is reported as `failed` and the rest of the list is dropped.
 //   reply    the answer to a command from the donor.
 // Because a batch is applied after the request for the next one is sent, fetching overlaps
-// applying; because lists run in order, batches are still applied in the order they came.
+// applying; because lists run in order, batches are still applied in the order they came; and
+// because commits are awaited before any reply, the donor hears nothing that lets it commit or
+// clean up before every batch is on disk.
 export type RecipientEffect =
   | { readonly type: 'persistRangeDeletionTask'; readonly task: RangeDeletionTask }
   | { readonly type: 'createCollectionAndIndexes'; readonly nss: string; readonly collectionUuid: UUID; readonly donorShardId: string }

@@ -15,8 +15,14 @@ import {
 // The recipient side of a chunk migration (MongoDB's MigrationDestinationManager) as a pure
 // state machine. Phases, in MongoDB's names:
 //
-//   kReady ─_recvChunkStart─▶ kClone ─empty _migrateClone─▶ kCatchup ─empty _transferMods─▶ kSteady
+//   kReady ─_recvChunkStart─▶ kClone ─empty _migrateClone─▶ kCatchup ─caught up─▶ kSteady
 //   ─_recvChunkCommit─▶ kCommitStart ─empty _transferMods asked after the commit─▶ kDone
+//
+// Caught up: a _transferMods answer that is empty, or that left nothing pending on the donor
+// (`pending`, docshard's own field). Under a steady write load an empty answer may never come:
+// every round trip brings the writes made meanwhile, and the catch-up would run flat out (on
+// both shards, at the donor's users' expense) until one happened to. Steady only lets the donor
+// enter its critical section; the drain after the commit still takes everything.
 //
 // and kFail (a request or a local write failed) or kAbort (_recvChunkAbort) from any active
 // phase. The recipient never decides the migration: its range deletion task stays pending until
@@ -50,7 +56,8 @@ export type RecipientEvent =
   // the incoming one. Cloning over them would let their deletion erase what is copied in.
   | { readonly type: 'recvChunkStart'; readonly request: RecvChunkStartRequest; readonly overlappingRangeDeletions: number; readonly timestamp?: Timestamp }
   | { readonly type: 'cloneBatch'; readonly documents: readonly Uint8Array[] }
-  | { readonly type: 'transferModsBatch'; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[] }
+  // `pending`: documents the donor still had to send after this batch, when it says.
+  | { readonly type: 'transferModsBatch'; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[]; readonly pending?: number }
   | { readonly type: 'recvChunkStatus'; readonly migrationId: UUID }
   | { readonly type: 'recvChunkCommit'; readonly migrationId: UUID }
   | { readonly type: 'recvChunkAbort'; readonly migrationId: UUID }
@@ -77,7 +84,7 @@ export function recipientStep(state: RecipientState, event: RecipientEvent): Rec
   switch (event.type) {
     case 'recvChunkStart': return onStart(state, event);
     case 'cloneBatch': return onCloneBatch(state, event.documents);
-    case 'transferModsBatch': return onTransferMods(state, event.deleted, event.reload);
+    case 'transferModsBatch': return onTransferMods(state, event.deleted, event.reload, event.pending);
     case 'recvChunkStatus': return onCommand(state, '_recvChunkStatus', event.migrationId, () => to(state, [reply('_recvChunkStatus', recipientStatus(state))]));
     case 'recvChunkCommit': return onCommand(state, '_recvChunkCommit', event.migrationId, () => onCommit(state));
     case 'recvChunkAbort': return onCommand(state, '_recvChunkAbort', event.migrationId, () => onAbort(state));
@@ -117,7 +124,7 @@ function onCloneBatch(state: RecipientState, documents: readonly Uint8Array[]): 
   ]);
 }
 
-function onTransferMods(state: RecipientState, deleted: readonly Uint8Array[], reload: readonly Uint8Array[]): RecipientStep {
+function onTransferMods(state: RecipientState, deleted: readonly Uint8Array[], reload: readonly Uint8Array[], pending: number | undefined): RecipientStep {
   const { phase } = state;
   if (phase !== 'kCatchup' && phase !== 'kSteady' && phase !== 'kCommitStart') return to(state, []);
   const request = requestOf(state);
@@ -132,7 +139,8 @@ function onTransferMods(state: RecipientState, deleted: readonly Uint8Array[], r
     return to({ ...state, drainRequested: true }, [askMods(request, false)]);
   }
   const counts = phase === 'kCatchup' ? { ...state.counts, catchup: state.counts.catchup + n } : { ...state.counts, steady: state.counts.steady + n };
-  return to({ ...state, counts, drainRequested: phase === 'kCommitStart' }, [
+  const next = phase === 'kCatchup' && pending === 0 ? 'kSteady' : phase;
+  return to({ ...state, phase: next, counts, drainRequested: phase === 'kCommitStart' }, [
     askMods(request, false),
     { type: 'applyMods', nss: request.nss, deleted, reload },
   ]);

@@ -20,7 +20,9 @@ const bson = (n: number) => serializeDocument({ _id: n, a: n });
 const ev = {
   start: { type: 'recvChunkStart', request, overlappingRangeDeletions: 0 } as RecipientEvent,
   batch: (...ids: number[]): RecipientEvent => ({ type: 'cloneBatch', documents: ids.map(bson) }),
-  mods: (reload: number[], deleted: number[] = []): RecipientEvent => ({ type: 'transferModsBatch', reload: reload.map(bson), deleted: deleted.map((n) => serializeDocument({ _id: n })) }),
+  mods: (reload: number[], deleted: number[] = [], pending?: number): RecipientEvent => ({
+    type: 'transferModsBatch', reload: reload.map(bson), deleted: deleted.map((n) => serializeDocument({ _id: n })), ...(pending !== undefined ? { pending } : {}),
+  }),
   status: { type: 'recvChunkStatus', migrationId } as RecipientEvent,
   commit: { type: 'recvChunkCommit', migrationId } as RecipientEvent,
   abort: { type: 'recvChunkAbort', migrationId } as RecipientEvent,
@@ -74,6 +76,17 @@ test('the range deletion task is durable before the donor hears the recipient st
   const [persist] = effects;
   assert.ok(persist?.type === 'persistRangeDeletionTask' && persist.task.pending && persist.task.whenToClean === 'now' && persist.task._id.equals(migrationId));
   assert.deepEqual(effects.map(recipientEffectClass), ['persist', 'reply', 'local', 'request']);
+});
+
+test('a batch that leaves nothing pending on the donor ends the catch-up, one that leaves some does not', () => {
+  const catchup = toSteady.slice(0, 5);
+  const state = run([
+    ...catchup,
+    [ev.mods([6], [], 40), 'kCatchup', ['requestTransferMods', 'applyMods']],
+    [ev.mods([7], [8], 0), 'kSteady', ['requestTransferMods', 'applyMods']],
+    [ev.status, 'kSteady', ['reply:_recvChunkStatus:steady']],
+  ]);
+  assert.equal(recipientStatus(state).counts.catchup, 1 + 2, 'the last catch-up batch counts as catch-up');
 });
 
 test('polling in steady asks the driver to pause between empty answers, not while busy', () => {

@@ -16,6 +16,8 @@ export interface StoredDocument {
 // (migration capture today; the oplog and change streams later) commits atomically with the write.
 export interface OpObserver {
   onInsert?(w: KvWriter, ns: string, doc: StoredDocument): void;
+  // `before` and `after` hold at least the fields the collection's indexes read (a document
+  // replaced from its bytes, WriteUnit.upsertBytes, is decoded no further); `bytes` is `after`'s.
   onUpdate?(w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer): void;
   // `before` holds at least the fields the collection's indexes read (so `_id` and the shard key),
   // as MongoDB's observer gets the document key; a bulk deleter need not decode the rest.

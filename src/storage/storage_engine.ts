@@ -323,6 +323,14 @@ function normalizeEntry(raw: CollectionEntry): CollectionEntry {
   return { ...plain, id: Number(plain.id), indexes: plain.indexes.map((i) => ({ ...i, id: Number(i.id) })) };
 }
 
+// The fields of stored bytes that the collection's indexes read (the whole document when a
+// partial filter may read any field).
+function indexedFields(coll: Collection, bytes: Buffer): Doc {
+  const paths = coll.pathsIndexed();
+  const stored = new LazyDocument(bytes);
+  return paths === null ? stored.whole() : stored.fields(paths);
+}
+
 // The single write path: every insert, update and delete of a document goes through here, keeps
 // the indexes and statistics in step, and tells the op observers.
 export class WriteUnit {
@@ -411,6 +419,34 @@ export class WriteUnit {
     }
     this.delta(coll, 0, bytes.length - beforeSize);
     for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
+  }
+
+  // Removes the document with this _id, if any, decoding only the fields its indexes read; true
+  // when there was one. For paths that hold documents as bytes (the migration recipient's mods).
+  removeById(coll: Collection, id: unknown): boolean {
+    const found = this.findById(coll, id);
+    if (found === undefined) return false;
+    this.remove(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length);
+    return true;
+  }
+
+  // Replaces the document with the same _id by these bytes, or inserts them when there is none.
+  // Only the fields the indexes read are decoded, on both sides; index entries whose keys did not
+  // change are left alone. The observers get those fields as `before` and `after`.
+  upsertBytes(coll: Collection, bytes: Uint8Array): void {
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const after = indexedFields(coll, buffer);
+    const found = this.findById(coll, after._id);
+    if (found === undefined) this.insertStored(coll, new LazyDocument(buffer));
+    else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer);
+  }
+
+  private findById(coll: Collection, id: unknown): { recordId: number; bytes: Buffer } | undefined {
+    const idIndex = coll.index('_id_');
+    if (idIndex === undefined) throw new Error(`${coll.ns} has no _id index`);
+    const recordId = idIndex.lookupUnique(this.kv, idIndex.keysFor({ _id: id }).keys[0]!);
+    const bytes = recordId === undefined ? undefined : this.kv.space(coll.space).get(recordKey(recordId));
+    return recordId === undefined || bytes === undefined ? undefined : { recordId, bytes };
   }
 
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.

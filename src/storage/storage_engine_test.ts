@@ -101,6 +101,40 @@ describe('the storage engine', () => {
     assert.equal(seen[0]!.other, undefined, 'fields nobody asked for stay undecoded');
   }));
 
+  it('removes a document by _id with its index entries, and says when there was none', withEngine((engine) => {
+    const coll = engine.createCollection('t.r');
+    engine.createIndexes(coll, [{ v: 2, key: { a: 1 }, name: 'a_1', unique: true }]);
+    engine.write((unit) => {
+      unit.insert(coll, { _id: 1, a: 'x', pad: 'p' });
+      unit.insert(coll, { _id: 2, a: 'y' });
+    });
+    assert.equal(engine.write((unit) => unit.removeById(coll, 1.0)), true, '1.0 and 1 are the same _id');
+    assert.equal(engine.write((unit) => unit.removeById(coll, 3)), false);
+    assert.deepEqual([...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id), [2]);
+    assert.equal(engine.stats.get(coll.entry.id).count, 1);
+    // Its unique entry is gone: the value can be used again, and so can the _id.
+    engine.write((unit) => unit.insert(coll, { _id: 1, a: 'x' }));
+    assert.equal(engine.stats.get(coll.entry.id).count, 2);
+  }));
+
+  it('replaces a document by _id from its bytes, or inserts it, keeping the indexes in step', withEngine((engine) => {
+    const coll = engine.createCollection('t.u');
+    engine.createIndexes(coll, [{ v: 2, key: { a: 1 }, name: 'a_1', unique: true }]);
+    engine.write((unit) => unit.insert(coll, { _id: 1, a: 'x', n: 1 }));
+    const updates: [Doc, Doc][] = [];
+    engine.observers.push({ onUpdate: (_w, _ns, before, after) => updates.push([before, after]) });
+    engine.write((unit) => {
+      unit.upsertBytes(coll, serializeDocument({ _id: 1, a: 'y', n: 2 }));
+      unit.upsertBytes(coll, serializeDocument({ _id: 2, a: 'x' }));
+    });
+    assert.deepEqual([...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)), [{ _id: 1, a: 'y', n: 2 }, { _id: 2, a: 'x' }]);
+    assert.equal(engine.stats.get(coll.entry.id).count, 2);
+    assert.deepEqual(updates, [[{ _id: 1, a: 'x' }, { _id: 1, a: 'y' }]], 'observers get the indexed fields');
+    // 'x' moved from _id 1 to _id 2 and 'y' is taken: the unique index says so.
+    assert.throws(() => engine.write((unit) => unit.insert(coll, { _id: 3, a: 'y' })), { code: 11000 });
+    assert.throws(() => engine.write((unit) => unit.upsertBytes(coll, serializeDocument({ _id: 2, a: 'y' }))), { code: 11000 });
+  }));
+
   it('commits concurrent grouped writes together, undoing only the unit that threw', withEngine(async (engine) => {
     const coll = engine.createCollection('t.g');
     const first = engine.writeGrouped(() => engine.write((unit) => unit.insert(coll, { _id: 1 })));

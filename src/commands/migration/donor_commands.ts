@@ -53,8 +53,10 @@ export const transferModsCommand: CommandDefinition = {
   names: ['_transferMods'],
   adminOnly: true,
   run(ctx, cmd) {
-    const batch = clonerFor(ctx, cmd).nextModsBatch();
-    return { reload: batch.reload.map((b) => new RawDocument(b)), deleted: batch.deleted, size: batch.size, ok: 1 };
+    const cloner = clonerFor(ctx, cmd);
+    const batch = cloner.nextModsBatch();
+    // `pending` is docshard's own: what is still to send, so the recipient knows it caught up.
+    return { reload: batch.reload.map((b) => new RawDocument(b)), deleted: batch.deleted, size: batch.size, pending: cloner.pendingMods, ok: 1 };
   },
 };
 
