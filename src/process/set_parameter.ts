@@ -8,6 +8,9 @@ import type { NodeOptions } from '../commands/command.js';
 // is merged); balancerIdleRoundIntervalMillis is ours, for MongoDB's fixed 10 s between idle rounds.
 // migrateClonePercentUnderLoad is ours too: the share of the wall clock a migration's clone may
 // take while the donor serves users (src/migration/clone_pacer.ts); 100 clones flat out always.
+// The clone's cost to the users is about twice its measured share (the disk it shares, its
+// garbage, the catch-up that is not paced), so 7 keeps them above 0.8 of their rate where 10 did
+// not reliably (docs/benchmarks.md, Migration).
 // rangeDeleterBatchSize and rangeDeleterBatchDelayMS are MongoDB's. MongoDB deletes a whole range
 // in one batch by default (SERVER-61637) and yields inside it; a batch here is one synchronous
 // turn, so it stays small enough (~10 ms of 1 KB documents) not to stall the shard's users.
@@ -17,7 +20,7 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   balancerMigrationsThrottlingMs: 1000,
   autoMergerIntervalSecs: 3600,
   minSnapshotHistoryWindowInSeconds: 300,
-  migrateClonePercentUnderLoad: 10,
+  migrateClonePercentUnderLoad: 7,
   rangeDeleterBatchSize: 1024,
   rangeDeleterBatchDelayMS: 20,
 };
