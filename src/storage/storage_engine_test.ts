@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { encodeKey } from '../bson/key_string.js';
 import { StorageEngine } from './storage_engine.js';
 import { MAX_KEY_BYTES } from './lmdb/kv_store.js';
 import { layoutVersionKey } from './layout_upgrade.js';
@@ -133,6 +134,16 @@ describe('the storage engine', () => {
     // 'x' moved from _id 1 to _id 2 and 'y' is taken: the unique index says so.
     assert.throws(() => engine.write((unit) => unit.insert(coll, { _id: 3, a: 'y' })), { code: 11000 });
     assert.throws(() => engine.write((unit) => unit.upsertBytes(coll, serializeDocument({ _id: 2, a: 'y' }))), { code: 11000 });
+  }));
+
+  it('takes any negative number in a key pattern as descending, when writing and when reading', withEngine((engine) => {
+    const coll = engine.createCollection('t.o');
+    engine.createIndexes(coll, [{ v: 2, key: { a: -2, b: 0.5 }, name: 'a_-2_b_0.5' }]);
+    engine.write((unit) => { for (const a of [1, 3, 2]) unit.insert(coll, { _id: a, a, b: a }); });
+    const index = coll.index('a_-2_b_0.5')!;
+    assert.deepEqual(index.ordering, [-1, 1]);
+    const scanned = [...index.scan(engine.kv, Buffer.alloc(0), Buffer.alloc(0), false)];
+    assert.deepEqual(scanned.map((e) => e.keyString), [3, 2, 1].map((a) => encodeKey([a, a], [-1, 1])));
   }));
 
   it('commits concurrent grouped writes together, undoing only the unit that threw', withEngine(async (engine) => {
