@@ -246,6 +246,18 @@ function decodeValue(b: Buffer, type: number, start: number, value: number, end:
   return doc[Object.keys(doc)[0]!];
 }
 
+// BSON bytes as a Buffer over the same memory (documents arrive as either).
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+const ID_PATH = ['_id'];
+
+// A stored document's `_id`, decoding nothing else.
+export function idOfBytes(bytes: Uint8Array): unknown {
+  return new LazyDocument(asBuffer(bytes)).fields(ID_PATH)._id;
+}
+
 // A document stored as received, read on demand: top-level fields are decoded when first asked
 // for, the whole document only if someone needs it.
 export class LazyDocument {

@@ -1,6 +1,6 @@
 import { compareValues } from '../bson/compare.js';
 import { encodeKey } from '../bson/key_string.js';
-import { LazyDocument } from '../bson/raw_document.js';
+import { idOfBytes, LazyDocument } from '../bson/raw_document.js';
 import type { Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
@@ -86,9 +86,9 @@ export class MigrationChunkClonerSource implements OpObserver {
   // copied from the store's read buffer into the batch, the one copy it needs before the reply.
   nextCloneBatch(maxBytes = BATCH_BYTES): CloneBatch {
     const coll = this.storage.getCollection(this.nss);
+    if (coll === undefined || this.index === undefined || this.exhausted) return { objects: new RawArrayBuilder(0).finish(), count: 0, size: 0 };
     const out = new RawArrayBuilder(maxBytes);
     let size = 0;
-    if (coll === undefined || this.index === undefined || this.exhausted) return { objects: out.finish(), count: 0, size };
     const resume = this.resume;
     const start = resume === undefined ? this.minKey : entryAfter(resume);
     let last: { keyString: Buffer; recordId: number } | undefined;
@@ -104,7 +104,7 @@ export class MigrationChunkClonerSource implements OpObserver {
       last = entry;
       this.served.add(entry.recordId);
       // Served as it is now, so a write captured before needs no reload (a later one marks it again).
-      if (this.dirty.size > 0) this.dirty.delete(dirtyKey(new LazyDocument(bytes).fields(ID)._id));
+      if (this.dirty.size > 0) this.dirty.delete(dirtyKey(idOfBytes(bytes)));
       out.push(bytes);
       size += bytes.length;
     }
@@ -121,12 +121,11 @@ export class MigrationChunkClonerSource implements OpObserver {
 
   nextModsBatch(): TransferModsBatch {
     const coll = this.storage.getCollection(this.nss);
-    const idIndex = coll?.index('_id_');
     const reload: Buffer[] = [];
     const deleted: Doc[] = [];
     let size = 0;
     for (const [key, id] of this.dirty) {
-      const bytes = coll === undefined || idIndex === undefined ? undefined : this.currentInRange(coll, idIndex, id);
+      const bytes = coll === undefined ? undefined : this.currentInRange(coll, id);
       const cost = bytes?.length ?? 32;
       if (size > 0 && size + cost > BATCH_BYTES) break;
       this.dirty.delete(key);
@@ -137,11 +136,9 @@ export class MigrationChunkClonerSource implements OpObserver {
     return { reload, deleted, size };
   }
 
-  // The document with this _id as stored now, if it is in the range: one point read in the _id
-  // index, keyed as the index keyed it.
-  private currentInRange(coll: Collection, idIndex: IndexAccess, id: unknown): Buffer | undefined {
-    const recordId = idIndex.lookupUnique(this.storage.kv, idIndex.keysFor({ _id: id }).keys[0]!);
-    const bytes = recordId === undefined ? undefined : this.storage.getRecord(coll, recordId);
+  // The document with this _id as stored now, if it is in the range.
+  private currentInRange(coll: Collection, id: unknown): Buffer | undefined {
+    const bytes = coll.findById(this.storage.kv, id)?.bytes;
     if (bytes === undefined) return undefined;
     const doc = new LazyDocument(bytes).fields(this.pattern.fields);
     return this.inRange(doc) ? bytes : undefined;
@@ -175,8 +172,6 @@ export class MigrationChunkClonerSource implements OpObserver {
     return Buffer.compare(key, this.minKey) >= 0 && Buffer.compare(key, this.maxKey) < 0;
   }
 }
-
-const ID = ['_id'];
 
 function dirtyKey(id: unknown): string {
   return encodeKey([id]).toString('hex');

@@ -1,5 +1,5 @@
 import { compareValues } from '../bson/compare.js';
-import { LazyDocument } from '../bson/raw_document.js';
+import { idOfBytes } from '../bson/raw_document.js';
 import { deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
@@ -231,21 +231,14 @@ export class MigrationDestinationManager {
     this.inFlight(storage.writeAsync((unit) => {
       const coll = storage.getCollection(nss);
       if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
-      for (const bytes of deleted) unit.removeById(coll, idOf(bytes));
+      for (const bytes of deleted) unit.removeById(coll, idOfBytes(bytes));
       for (const bytes of reload) unit.upsertBytes(coll, bytes);
     }));
   }
 }
 
-const ID = ['_id'];
-
 // Effects that do not wait for the batches in flight: fetching the next batch and queueing one.
 const PIPELINED: ReadonlySet<RecipientEffect['type']> = new Set(['applyCloneBatch', 'requestCloneBatch', 'applyMods', 'requestTransferMods']);
-
-function idOf(bytes: Uint8Array): unknown {
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return new LazyDocument(buffer).fields(ID)._id;
-}
 
 // _recvChunkStatus's reply, in MongoDB's shape.
 export function statusReply(manager: MigrationDestinationManager, status: RecvChunkStatus): Doc {

@@ -5,11 +5,11 @@ import { deserializeDocument, serializeDocument, type Doc } from '../bson/values
 import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
 import { IndexAccess } from './index_access.js';
 import { catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
-import { KvStore, type KvWriter } from './lmdb/kv_store.js';
+import { KvStore, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
 import { upgradeLayout } from './layout_upgrade.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
-import { LazyDocument } from '../bson/raw_document.js';
+import { asBuffer, LazyDocument } from '../bson/raw_document.js';
 
 export interface StorageOptions {
   compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
@@ -35,6 +35,16 @@ export class Collection {
 
   index(name: string): IndexAccess | undefined {
     return this.indexes.find((i) => i.name === name);
+  }
+
+  // The record holding this _id: one point read in the _id index (keyed as the index keys it),
+  // one in the records.
+  findById(reader: KvReader, id: unknown): { recordId: number; bytes: Buffer } | undefined {
+    const idIndex = this.index('_id_');
+    if (idIndex === undefined) throw new Error(`${this.ns} has no _id index`);
+    const recordId = idIndex.lookupUnique(reader, idIndex.keysFor({ _id: id }).keys[0]!);
+    const bytes = recordId === undefined ? undefined : reader.space(this.space).get(recordKey(recordId));
+    return recordId === undefined || bytes === undefined ? undefined : { recordId, bytes };
   }
 
   // The field paths that indexing a document reads (every index's pathsRead); null when some
@@ -354,8 +364,7 @@ export class WriteUnit {
   //   unit.insertBytes(coll: Collection, bytes: Uint8Array): number   (the new record id)
   // by clone paths that receive documents another node stored (migration recipient, movePrimary).
   insertBytes(coll: Collection, bytes: Uint8Array): number {
-    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return this.insertStored(coll, new LazyDocument(buffer));
+    return this.insertStored(coll, new LazyDocument(asBuffer(bytes)));
   }
 
   // Claims the document's unique index entries first (each claim is the uniqueness check) and
@@ -424,7 +433,7 @@ export class WriteUnit {
   // Removes the document with this _id, if any, decoding only the fields its indexes read; true
   // when there was one. For paths that hold documents as bytes (the migration recipient's mods).
   removeById(coll: Collection, id: unknown): boolean {
-    const found = this.findById(coll, id);
+    const found = coll.findById(this.kv, id);
     if (found === undefined) return false;
     this.remove(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length);
     return true;
@@ -434,19 +443,11 @@ export class WriteUnit {
   // Only the fields the indexes read are decoded, on both sides; index entries whose keys did not
   // change are left alone. The observers get those fields as `before` and `after`.
   upsertBytes(coll: Collection, bytes: Uint8Array): void {
-    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const buffer = asBuffer(bytes);
     const after = indexedFields(coll, buffer);
-    const found = this.findById(coll, after._id);
+    const found = coll.findById(this.kv, after._id);
     if (found === undefined) this.insertStored(coll, new LazyDocument(buffer));
     else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer);
-  }
-
-  private findById(coll: Collection, id: unknown): { recordId: number; bytes: Buffer } | undefined {
-    const idIndex = coll.index('_id_');
-    if (idIndex === undefined) throw new Error(`${coll.ns} has no _id index`);
-    const recordId = idIndex.lookupUnique(this.kv, idIndex.keysFor({ _id: id }).keys[0]!);
-    const bytes = recordId === undefined ? undefined : this.kv.space(coll.space).get(recordKey(recordId));
-    return recordId === undefined || bytes === undefined ? undefined : { recordId, bytes };
   }
 
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.
