@@ -54,6 +54,10 @@ describe('a donor paces its clone while it serves users', () => {
         written += 1;
       }
     });
+    // The donor judges its load between two clone batches, and the whole clone takes a few tens
+    // of milliseconds: the writers must be running before it starts, not still opening their
+    // connections.
+    for (let waited = 0; written < 200 && waited < 10_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
     const loadedBefore = await pausedMillis(donor);
     try {
       await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });
