@@ -28,31 +28,32 @@ export interface ClonePacerSample {
 export const IDLE_BATCH_BYTES = 2 * 1024 * 1024;
 export const LOADED_BATCH_BYTES = 1024 * 1024;
 
+// The decision for the next batch: how long to wait before serving it, and how large to make it.
+export interface ClonePacing {
+  readonly delayMs: number;
+  readonly batchBytes: number;
+}
+
+const FLAT_OUT: ClonePacing = { delayMs: 0, batchBytes: IDLE_BATCH_BYTES };
+
 export class ClonePacer {
   private last: { nowMs: number; userOps: number } | undefined;
   private batchMs = 0;
-  private loaded = false;
 
   constructor(private readonly options: ClonePacerOptions) {}
 
   // The load is judged over the time since the previous batch was asked for.
-  delayMs(sample: ClonePacerSample): number {
+  next(sample: ClonePacerSample): ClonePacing {
     const previous = this.last;
     this.last = { nowMs: sample.nowMs, userOps: sample.userOps };
     const share = this.options.percentUnderLoad / 100;
-    if (previous === undefined || share <= 0 || share >= 1) return 0;
+    if (previous === undefined || share <= 0 || share >= 1) return FLAT_OUT;
     const elapsed = sample.nowMs - previous.nowMs;
-    if (elapsed <= 0) return 0;
+    if (elapsed <= 0) return FLAT_OUT;
     const opsPerSecond = ((sample.userOps - previous.userOps) * 1000) / elapsed;
-    this.loaded = opsPerSecond >= this.options.loadedOpsPerSecond;
-    if (!this.loaded) return 0;
+    if (opsPerSecond < this.options.loadedOpsPerSecond) return FLAT_OUT;
     const work = this.batchMs + sample.applyMs;
-    return Math.round(work * (1 / share - 1));
-  }
-
-  // The size of the batch to serve after the last delayMs (pacing off: always the idle size).
-  batchBytes(): number {
-    return this.loaded ? LOADED_BATCH_BYTES : IDLE_BATCH_BYTES;
+    return { delayMs: Math.round(work * (1 / share - 1)), batchBytes: LOADED_BATCH_BYTES };
   }
 
   // The donor's time to read the batch it just served.

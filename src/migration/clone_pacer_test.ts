@@ -7,39 +7,36 @@ describe('the clone pacer', () => {
 
   it('never waits on the first batch, nor while the donor serves no users', () => {
     const pacer = new ClonePacer(loaded);
-    assert.equal(pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 }), 0);
+    assert.equal(pacer.next({ nowMs: 0, userOps: 0, applyMs: 0 }).delayMs, 0);
     pacer.batchServed(6);
-    assert.equal(pacer.delayMs({ nowMs: 100, userOps: 4, applyMs: 14 }), 0, '40 ops/s is below the threshold');
+    assert.equal(pacer.next({ nowMs: 100, userOps: 4, applyMs: 14 }).delayMs, 0, '40 ops/s is below the threshold');
   });
 
   it('holds the clone to its share of the wall clock while users are served', () => {
     const pacer = new ClonePacer(loaded);
-    pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 });
+    pacer.next({ nowMs: 0, userOps: 0, applyMs: 0 });
     pacer.batchServed(6);
     // 200 ops in 100 ms: loaded. 6 ms on the donor and 14 on the recipient are 10% of 200 ms.
-    assert.equal(pacer.delayMs({ nowMs: 100, userOps: 200, applyMs: 14 }), 180);
+    assert.equal(pacer.next({ nowMs: 100, userOps: 200, applyMs: 14 }).delayMs, 180);
     pacer.batchServed(2);
     // The load is judged over the last interval only: the users went away.
-    assert.equal(pacer.delayMs({ nowMs: 400, userOps: 201, applyMs: 3 }), 0);
+    assert.equal(pacer.next({ nowMs: 400, userOps: 201, applyMs: 3 }).delayMs, 0);
   });
 
   it('serves large batches while the donor is idle and small ones while it is loaded', () => {
     const pacer = new ClonePacer(loaded);
-    pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 });
-    assert.equal(pacer.batchBytes(), IDLE_BATCH_BYTES);
-    pacer.delayMs({ nowMs: 100, userOps: 200, applyMs: 14 });
-    assert.equal(pacer.batchBytes(), LOADED_BATCH_BYTES);
-    pacer.delayMs({ nowMs: 400, userOps: 201, applyMs: 3 });
-    assert.equal(pacer.batchBytes(), IDLE_BATCH_BYTES);
+    assert.equal(pacer.next({ nowMs: 0, userOps: 0, applyMs: 0 }).batchBytes, IDLE_BATCH_BYTES);
+    assert.equal(pacer.next({ nowMs: 100, userOps: 200, applyMs: 14 }).batchBytes, LOADED_BATCH_BYTES);
+    assert.equal(pacer.next({ nowMs: 400, userOps: 201, applyMs: 3 }).batchBytes, IDLE_BATCH_BYTES);
     assert.ok(LOADED_BATCH_BYTES < IDLE_BATCH_BYTES);
   });
 
   it('is off at 100 percent (and at 0, which would never finish)', () => {
     for (const percentUnderLoad of [100, 0]) {
       const pacer = new ClonePacer({ percentUnderLoad, loadedOpsPerSecond: 50 });
-      pacer.delayMs({ nowMs: 0, userOps: 0, applyMs: 0 });
+      pacer.next({ nowMs: 0, userOps: 0, applyMs: 0 });
       pacer.batchServed(6);
-      assert.equal(pacer.delayMs({ nowMs: 100, userOps: 1000, applyMs: 14 }), 0);
+      assert.deepEqual(pacer.next({ nowMs: 100, userOps: 1000, applyMs: 14 }), { delayMs: 0, batchBytes: IDLE_BATCH_BYTES });
     }
   });
 });

@@ -15,7 +15,7 @@ import type { Collection, StorageEngine } from '../storage/storage_engine.js';
 
 // A _migrateClone or _transferMods batch is read and encoded in one turn of the donor's event
 // loop, so its size bounds how long the donor's own writes wait behind it (MongoDB fills 16 MB).
-// The clone's batch size is the pacer's (ClonePacer.batchBytes): larger on an idle donor, where
+// The clone's batch size is the pacer's (ClonePacing.batchBytes): larger on an idle donor, where
 // each batch's fixed costs (a round trip, a transaction on the recipient) are what is left to save.
 export const BATCH_BYTES = 1024 * 1024;
 

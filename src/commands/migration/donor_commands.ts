@@ -34,15 +34,15 @@ export const migrateCloneCommand: CommandDefinition = {
   async run(ctx, cmd) {
     const { pacer } = clonerFor(ctx, cmd);
     const { insert, update, delete: deletes, query, getmore } = ctx.node.counters.opcounters;
-    const delay = pacer.delayMs({ nowMs: performance.now(), userOps: insert + update + deletes + query + getmore, applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
-    if (delay > 0) {
-      migrationStatistics(ctx.node).clonePausedMillisOnDonor += delay;
-      await sleep(delay);
+    const { delayMs, batchBytes } = pacer.next({ nowMs: performance.now(), userOps: insert + update + deletes + query + getmore, applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
+    if (delayMs > 0) {
+      migrationStatistics(ctx.node).clonePausedMillisOnDonor += delayMs;
+      await sleep(delayMs);
     }
     // Looked up again: the migration may have ended during the pause.
     const cloner = clonerFor(ctx, cmd);
     const started = performance.now();
-    const { objects } = cloner.nextCloneBatch(cloner.pacer.batchBytes());
+    const { objects } = cloner.nextCloneBatch(batchBytes);
     cloner.pacer.batchServed(performance.now() - started);
     return { objects, ok: 1 };
   },
