@@ -3,7 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { collated, parseCollation, withCollation, type StringComparator } from '../../bson/collation.js';
-import { runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
 import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
@@ -34,6 +34,7 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   const raw: unknown[] = requireArray(cmd, 'pipeline');
   const pipeline: unknown = expandSessionStage(ctx, raw);
   validatePipeline(pipeline);
+  checkWriteStageReadConcern(pipeline, cmd.readConcern);
   const explain = optionalBool(cmd, 'explain') ?? false;
   const cursor = optionalDoc(cmd, 'cursor');
   if (!cursor && !explain) {

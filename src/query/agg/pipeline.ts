@@ -75,6 +75,15 @@ export function validatePipeline(pipeline: unknown): asserts pipeline is Doc[] {
   validate(pipeline, undefined);
 }
 
+// A pipeline that ends in $out or $merge writes, which a linearizable read concern cannot cover:
+// MongoDB refuses the pair (the write stages' read concern support) before anything runs.
+export function checkWriteStageReadConcern(pipeline: Doc[], readConcern: unknown): void {
+  if (!isPlainObject(readConcern) || readConcern.level !== 'linearizable') return;
+  const last = pipeline[pipeline.length - 1];
+  const name = last === undefined ? '' : stageName(last);
+  if (name === '$out' || name === '$merge') fail(ErrorCodes.InvalidOptions, `${name} cannot be used with a 'linearizable' read concern level`);
+}
+
 function compile(pipeline: unknown, ctx: PipelineContext, varNames: string[], kind: SubPipelineKind | undefined): CompiledPipeline {
   validate(pipeline, kind);
   const env: StageEnv = {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { MongoError } from '../../base/errors.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import { Double, Long, type Doc } from '../../bson/values.js';
-import { runPipeline, validatePipeline, type PipelineContext } from './pipeline.js';
+import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from './pipeline.js';
 
 const collections: Record<string, Doc[]> = {
   orders: [
@@ -290,6 +290,18 @@ describe('sources and validation', () => {
   it('accepts $out and $merge as the last stage', () => {
     validatePipeline([{ $match: {} }, { $out: 'x' }]);
     validatePipeline([{ $merge: { into: 'x' } }]);
+  });
+
+  it('refuses $out and $merge under a linearizable read concern with InvalidOptions, and nothing else', () => {
+    const linearizable = { level: 'linearizable' };
+    const cases: [Doc[], string][] = [[[{ $match: {} }, { $out: 'x' }], '$out'], [[{ $merge: { into: 'x' } }], '$merge']];
+    for (const [pipeline, stage] of cases) {
+      assert.throws(() => checkWriteStageReadConcern(pipeline, linearizable), (err: unknown) => err instanceof MongoError && err.code === 72 && err.message === `${stage} cannot be used with a 'linearizable' read concern level`);
+      checkWriteStageReadConcern(pipeline, { level: 'majority' });
+      checkWriteStageReadConcern(pipeline, undefined);
+    }
+    checkWriteStageReadConcern([{ $match: {} }], linearizable);
+    checkWriteStageReadConcern([], linearizable);
   });
 
   it('reports unknown expression operators when the pipeline is parsed', () => {

@@ -2,7 +2,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc, requireArray, requireString } from '../../commands/args.js';
-import { runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
 import { letVariables } from '../../commands/let_variables.js';
 import { Long } from 'bson';
 import { writeOutputStage } from './cluster_out_stage.js';
@@ -68,6 +68,7 @@ export const clusterAggregateCommand: RouterCommand = {
     const ns = `${ctx.db}.${coll}`;
     const pipeline: unknown = raw;
     validatePipeline(pipeline);
+    checkWriteStageReadConcern(pipeline, cmd.readConcern);
     const variables = letVariables(cmd);
     const last = pipeline[pipeline.length - 1];
     const writeStage = last && ('$out' in last || '$merge' in last) ? last : undefined;
