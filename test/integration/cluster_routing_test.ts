@@ -87,6 +87,30 @@ describe('a three-shard cluster through the router', () => {
     assert.equal(removed.deletedCount, 10);
   });
 
+  it('writes $merge and $out results through the router, with MongoDB\'s modes and errors', async () => {
+    const src = db.collection<AnyDoc>('mergesrc');
+    await src.insertMany([{ _id: 1, v: 'a' }, { _id: 2, v: 'b' }, { _id: 3, v: 'c' }]);
+    await client.db('admin').command({ shardCollection: 'app.mergedst', key: { _id: 'hashed' } });
+    const dst = db.collection<AnyDoc>('mergedst');
+    const codeOf = (p: Promise<unknown>): Promise<number> => p.then(() => 0, (err: { code: number }) => err.code);
+
+    await src.aggregate([{ $merge: { into: 'mergedst' } }]).toArray();
+    assert.deepEqual(await dst.find().sort({ _id: 1 }).toArray(), [{ _id: 1, v: 'a' }, { _id: 2, v: 'b' }, { _id: 3, v: 'c' }]);
+    assert.ok((await perShardCounts(cluster, 'app.mergedst')).filter((n) => n > 0).length > 1, 'the results land on the shards that own them');
+    assert.equal(await codeOf(src.aggregate([{ $merge: { into: 'mergedst', whenMatched: 'fail' } }]).toArray()), 11000);
+
+    await src.updateOne({ _id: 1 }, { $set: { v: 'changed' } });
+    await src.insertOne({ _id: 4, v: 'd' });
+    await src.aggregate([{ $merge: { into: 'mergedst', whenMatched: 'keepExisting', whenNotMatched: 'discard' } }]).toArray();
+    assert.deepEqual(await dst.find().sort({ _id: 1 }).toArray(), [{ _id: 1, v: 'a' }, { _id: 2, v: 'b' }, { _id: 3, v: 'c' }]);
+    assert.equal(await codeOf(src.aggregate([{ $merge: { into: 'mergedst', whenNotMatched: 'fail' } }]).toArray()), 13113);
+    assert.equal(await codeOf(src.aggregate([{ $merge: { into: 'mergedst', whenMatched: 'overwrite' } }]).toArray()), 2);
+
+    await src.aggregate([{ $match: { _id: { $gte: 3 } } }, { $out: 'outdst' }]).toArray();
+    assert.deepEqual(await db.collection('outdst').find().sort({ _id: 1 }).toArray(), [{ _id: 3, v: 'c' }, { _id: 4, v: 'd' }]);
+    assert.equal(await codeOf(src.aggregate([{ $out: 'outdst' }], { readConcern: { level: 'linearizable' } }).toArray()), 72);
+  });
+
   it('keeps unsharded collections on the primary shard and drops collections everywhere', async () => {
     const coll = db.collection<AnyDoc>('plain');
     await coll.insertMany([{ _id: 1 }, { _id: 2 }]);

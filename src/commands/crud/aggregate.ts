@@ -4,6 +4,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { collated, parseCollation, withCollation, type StringComparator } from '../../bson/collation.js';
 import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { outputStageOf } from '../../query/agg/stage_output.js';
 import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
@@ -112,10 +113,10 @@ export const aggregateCommand: CommandDefinition = {
     const read = routedRead(ctx, cmd, parsed.ns);
     parsed.keep = read.keep;
     const { storage, cursors } = ctx.node;
-    const last = parsed.pipeline[parsed.pipeline.length - 1];
-    if (last && ('$out' in last || '$merge' in last)) {
+    const output = outputStageOf(parsed.pipeline, ctx.db);
+    if (output) {
       const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
-      writeOutStage(storage, ctx.db, last, runAggregateInput(storage, inner));
+      writeOutStage(storage, output, runAggregateInput(storage, inner));
       return cursorReply(parsed.ns, { docs: [], cursorId: cursors.firstBatch(parsed.ns, [], 0).cursorId }, 'firstBatch');
     }
     const docs = runAggregateInput(storage, parsed);

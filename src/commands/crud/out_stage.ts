@@ -2,24 +2,16 @@ import { ObjectId } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { valuesEqual } from '../../bson/compare.js';
-import { isPlainObject, serializeDocument, type Doc } from '../../bson/values.js';
+import { serializeDocument, type Doc } from '../../bson/values.js';
+import { mergeFilter, mergeNoMatchError, type OutputStage } from '../../query/agg/stage_output.js';
 import type { StorageEngine } from '../../storage/storage_engine.js';
 import { findTargets } from './write_ops.js';
 
-function target(db: string, spec: unknown, stage: string): string {
-  if (typeof spec === 'string') return `${db}.${spec}`;
-  if (isPlainObject(spec)) {
-    const targetDb = typeof spec.db === 'string' ? spec.db : db;
-    if (typeof spec.coll === 'string') return `${targetDb}.${spec.coll}`;
-  }
-  throw new MongoError(ErrorCodes.FailedToParse, `${stage} stage requires a collection name`);
-}
-
 // $out replaces the target collection with the results; $merge folds them into it by `on`
 // (default _id) with whenMatched/whenNotMatched as MongoDB defines them.
-export function writeOutStage(storage: StorageEngine, db: string, stage: Doc, docs: Iterable<Doc>): void {
-  if ('$out' in stage) {
-    const ns = target(db, stage.$out, '$out');
+export function writeOutStage(storage: StorageEngine, stage: OutputStage, docs: Iterable<Doc>): void {
+  const ns = `${stage.db}.${stage.coll}`;
+  if (stage.kind === '$out') {
     const results = [...docs].map((d) => (d._id === undefined ? { _id: new ObjectId(), ...d } : d));
     const existing = storage.getCollection(ns);
     const indexes = existing ? existing.entry.indexes.filter((i) => i.spec.name !== '_id_').map((i) => i.spec) : [];
@@ -29,22 +21,17 @@ export function writeOutStage(storage: StorageEngine, db: string, stage: Doc, do
     storage.write((unit) => { for (const d of results) unit.insert(coll, d); });
     return;
   }
-  const spec = isPlainObject(stage.$merge) ? stage.$merge : { into: stage.$merge };
-  const ns = target(db, spec.into, '$merge');
-  const on = (Array.isArray(spec.on) ? spec.on : [spec.on ?? '_id']) as string[];
-  const whenMatched = spec.whenMatched ?? 'merge';
-  const whenNotMatched = spec.whenNotMatched ?? 'insert';
+  const { on, whenMatched, whenNotMatched } = stage;
   const results = [...docs];
   storage.write((unit) => {
     const coll = storage.ensureCollection(ns).coll;
     for (const raw of results) {
       const d = raw._id === undefined ? { _id: new ObjectId(), ...raw } : raw;
-      const filter: Doc = {};
-      for (const f of on) filter[f] = d[f] ?? null;
+      const filter = mergeFilter(d, on);
       const [existing] = findTargets(storage, coll, filter, { limit: 1 });
       if (!existing) {
         if (whenNotMatched === 'insert') unit.insert(coll, d);
-        else if (whenNotMatched === 'fail') throw new MongoError(13113, 'Merge failed: target document not found');
+        else if (whenNotMatched === 'fail') throw mergeNoMatchError();
         continue;
       }
       if (whenMatched === 'keepExisting') continue;

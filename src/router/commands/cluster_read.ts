@@ -6,6 +6,7 @@ import { checkWriteStageReadConcern, runPipeline, validatePipeline, type Pipelin
 import { letVariables } from '../../commands/let_variables.js';
 import { Long } from 'bson';
 import { writeOutputStage } from './cluster_out_stage.js';
+import { outputStageOf } from '../../query/agg/stage_output.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeCountReplies, shardCountCommand } from '../merge/count_merge.js';
 import { mergeDistinctValues } from '../merge/distinct_merge.js';
@@ -70,8 +71,7 @@ export const clusterAggregateCommand: RouterCommand = {
     validatePipeline(pipeline);
     checkWriteStageReadConcern(pipeline, cmd.readConcern);
     const variables = letVariables(cmd);
-    const last = pipeline[pipeline.length - 1];
-    const writeStage = last && ('$out' in last || '$merge' in last) ? last : undefined;
+    const writeStage = outputStageOf(pipeline, ctx.db);
     const body = writeStage ? pipeline.slice(0, -1) : pipeline;
     const result = await withStaleRetry(ctx.router, ns, async (routing) => {
       const split = splitPipeline(body, variables);
