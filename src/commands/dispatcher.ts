@@ -5,6 +5,7 @@ import type { CommandContext, CommandDefinition, ConnectionInfo, NodeServices } 
 import { commandName } from './args.js';
 import { isVersionedRequest } from '../shard/shard_metadata.js';
 import { awaitDatabaseCriticalSection } from '../shard/database_critical_section.js';
+import { runOnView } from './views/view_commands.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, error shaping.
 // The reply is returned directly when nothing had to wait (the common case: no critical section
@@ -32,7 +33,7 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
 
 function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, name: string, cmd: Doc): Doc | Promise<Doc> {
   countCommand(node, name);
-  return def.run(ctx, cmd);
+  return runOnView(ctx, name, cmd) ?? def.run(ctx, cmd);
 }
 
 function failure(node: NodeServices, err: unknown): Doc {

@@ -4,10 +4,12 @@ import type { Doc } from '../bson/values.js';
 import { commandName } from '../commands/args.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import type { RouterCommand, RouterServices } from './router_services.js';
+import { isResolvedViewError, runResolvedView } from './commands/cluster_views.js';
 
 // The router's command entry: look-up, admin-only check, and errors shaped as mongos shapes them.
 // Stale routing errors never reach here: the commands retry them (versioned_request.ts). Not
-// async: a command's own promise is passed on with only a catch added.
+// async: a command's own promise is passed on with only a catch added (which also answers a read
+// of a view by its resolution).
 export function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   try {
     const db = cmd.$db;
@@ -17,12 +19,20 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, Date.now());
-    const reply = def.run({ router, conn, db }, cmd);
-    return reply instanceof Promise ? reply.catch((err: unknown) => failed(router, err)) : reply;
+    const ctx = { router, conn, db };
+    const reply = def.run(ctx, cmd);
+    if (!(reply instanceof Promise)) return reply;
+    return reply.catch((err: unknown) => {
+      if (!VIEW_READS.has(name) || !isResolvedViewError(err)) return failed(router, err);
+      return runResolvedView(ctx, name, cmd, err).catch((again: unknown) => failed(router, again));
+    });
   } catch (err) {
     return failed(router, err);
   }
 }
+
+// The reads a view answers by its resolution (cluster_views.ts).
+const VIEW_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
 
 function failed(router: RouterServices, err: unknown): Doc {
   if (!(err instanceof MongoError)) router.logger.error({ err, c: 'COMMAND' }, 'router command failed with an unexpected error');

@@ -108,22 +108,27 @@ function* mapDocs(results: Iterable<{ doc: Doc }>): Iterable<Doc> {
 
 export const aggregateCommand: CommandDefinition = {
   names: ['aggregate'],
-  run(ctx, cmd) {
-    const parsed = { ...parseAggregate(ctx, cmd) };
-    const read = routedRead(ctx, cmd, parsed.ns);
-    parsed.keep = read.keep;
-    const { storage, cursors } = ctx.node;
-    const output = outputStageOf(parsed.pipeline, ctx.db);
-    if (output) {
-      const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
-      writeOutStage(storage, output, runAggregateInput(storage, inner));
-      return cursorReply(parsed.ns, { docs: [], cursorId: cursors.firstBatch(parsed.ns, [], 0).cursorId }, 'firstBatch');
-    }
-    const docs = runAggregateInput(storage, parsed);
-    const batch = cursors.firstBatch(parsed.ns, read.track(wrap(docs)), parsed.batchSize);
-    return cursorReply(parsed.ns, batch, 'firstBatch');
-  },
+  run: (ctx, cmd) => runAggregate(ctx, cmd),
 };
+
+// `asView`: the aggregate stands for a read of a view, whose namespace its cursor carries (and a
+// find's singleBatch) instead of the aggregated collection's.
+export function runAggregate(ctx: CommandContext, cmd: Doc, asView?: { ns: string; singleBatch: boolean }): Doc {
+  const parsed = { ...parseAggregate(ctx, cmd) };
+  const read = routedRead(ctx, cmd, parsed.ns);
+  parsed.keep = read.keep;
+  const cursorNs = asView?.ns ?? parsed.ns;
+  const { storage, cursors } = ctx.node;
+  const output = outputStageOf(parsed.pipeline, ctx.db);
+  if (output) {
+    const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
+    writeOutStage(storage, output, runAggregateInput(storage, inner));
+    return cursorReply(cursorNs, { docs: [], cursorId: cursors.firstBatch(cursorNs, [], 0).cursorId }, 'firstBatch');
+  }
+  const docs = runAggregateInput(storage, parsed);
+  const batch = cursors.firstBatch(cursorNs, read.track(wrap(docs)), parsed.batchSize, asView?.singleBatch);
+  return cursorReply(cursorNs, batch, 'firstBatch');
+}
 
 function* wrap(docs: Iterable<Doc>): Iterable<{ doc: Doc }> {
   for (const doc of docs) yield { doc };

@@ -6,12 +6,17 @@ import { splitNamespace } from '../../storage/catalog_entry.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc, requireString } from '../args.js';
 import { cursorReply } from '../cursor_manager.js';
+import { createView, dropView, getView, listViews } from '../views/view_catalog.js';
 
 export const createCommand: CommandDefinition = {
   names: ['create'],
   run(ctx, cmd) {
     const name = collectionArg(cmd);
-    if (cmd.viewOn !== undefined) throw new MongoError(ErrorCodes.CommandNotSupported, 'views are not supported by docshard yet');
+    if (cmd.viewOn !== undefined) {
+      createView(ctx.node.storage, `${ctx.db}.${name}`, cmd.viewOn, cmd.pipeline);
+      return { ok: 1 };
+    }
+    if (getView(ctx.node.storage, `${ctx.db}.${name}`) !== undefined) throw new MongoError(ErrorCodes.NamespaceExists, `Namespace ${ctx.db}.${name} already exists`);
     const options: Doc = {};
     for (const [k, v] of Object.entries(cmd)) {
       if (k === 'create' || k.startsWith('$') || ['lsid', 'txnNumber', 'writeConcern', 'comment', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'maxTimeMS'].includes(k)) continue;
@@ -28,6 +33,7 @@ export const dropCommand: CommandDefinition = {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const { storage } = ctx.node;
     const coll = storage.getCollection(ns);
+    if (!coll && dropView(storage, ns)) return { ns, ok: 1 };
     if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
     const nIndexesWas = coll.indexes.length;
     storage.dropCollection(ns);
@@ -62,6 +68,12 @@ export const listCollectionsCommand: CommandDefinition = {
       };
       if (!matcher.matches(full)) continue;
       docs.push({ doc: nameOnly ? { name, type: 'collection' } : full });
+    }
+    for (const view of listViews(ctx.node.storage, ctx.db)) {
+      const name = splitNamespace(view.ns).coll;
+      const full: Doc = { name, type: 'view', options: { viewOn: splitNamespace(view.viewOn).coll, pipeline: view.pipeline }, info: { readOnly: true } };
+      if (!matcher.matches(full)) continue;
+      docs.push({ doc: nameOnly ? { name, type: 'view' } : full });
     }
     docs.sort((a, b) => String(a.doc.name).localeCompare(String(b.doc.name)));
     const ns = `${ctx.db}.$cmd.listCollections`;

@@ -1,0 +1,31 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { Doc } from '../../bson/values.js';
+import { optionalDoc, optionalNonNegative, optionalNumber } from '../args.js';
+
+// The stages a find or a count of a view appends to the view's pipeline (MongoDB's
+// asAggregationCommand), for a node and a router alike.
+export function findStages(cmd: Doc): Doc[] {
+  const stages: Doc[] = [{ $match: optionalDoc(cmd, 'filter') ?? {} }];
+  const sort = optionalDoc(cmd, 'sort');
+  if (sort !== undefined && Object.keys(sort).length > 0) stages.push({ $sort: sort });
+  const skip = optionalNonNegative(cmd, 'skip');
+  if (skip !== undefined && skip > 0) stages.push({ $skip: skip });
+  const limit = optionalNonNegative(cmd, 'limit');
+  if (limit !== undefined && limit > 0) stages.push({ $limit: limit });
+  const projection = optionalDoc(cmd, 'projection');
+  if (projection !== undefined && Object.keys(projection).length > 0) stages.push({ $project: projection });
+  return stages;
+}
+
+// Ends in {$count: 'n'}: one document {n} unless nothing matched.
+export function countStages(cmd: Doc): Doc[] {
+  const stages: Doc[] = [{ $match: optionalDoc(cmd, 'query') ?? {} }];
+  const skip = Math.trunc(optionalNumber(cmd, 'skip') ?? 0);
+  if (skip < 0) throw new MongoError(ErrorCodes.BadValue, 'skip value is negative in count query');
+  if (skip > 0) stages.push({ $skip: skip });
+  const limit = Math.abs(Math.trunc(optionalNumber(cmd, 'limit') ?? 0));
+  if (limit > 0) stages.push({ $limit: limit });
+  stages.push({ $count: 'n' });
+  return stages;
+}
