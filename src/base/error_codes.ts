@@ -23,6 +23,7 @@ export const ErrorCodes = {
   CommandNotSupportedOnView: 166,
   OptionNotSupportedOnView: 167,
   CommandOnShardedViewNotSupportedOnMongod: 169,
+  DocumentValidationFailure: 121,
   MaxTimeMSExpired: 50,
   DollarPrefixedFieldName: 52,
   InvalidIdField: 53,

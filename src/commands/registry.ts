@@ -24,6 +24,7 @@ import {
 } from './ddl/collections.js';
 import { createIndexesCommand, dropIndexesCommand, listIndexesCommand } from './ddl/indexes.js';
 import { collStatsCommand, dbStatsCommand } from './ddl/coll_stats.js';
+import { collModCommand } from './ddl/coll_mod.js';
 import { splitVectorCommand } from './sharding/split_vector.js';
 import { balancingShardCommands } from './sharding/balancing_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
@@ -39,7 +40,7 @@ export const nodeCommands: readonly CommandDefinition[] = [
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
-  createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand,
+  createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
   ...movePrimaryShardCommands,

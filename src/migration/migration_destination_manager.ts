@@ -183,12 +183,15 @@ export class MigrationDestinationManager {
     })();
   }
 
-  // The donor's indexes, so the shard key index (and unique indexes) exist before any document.
+  // The donor's collection options (a validator, for one) and indexes, so the shard key index
+  // (and unique indexes) exist before any document.
   private async createCollectionAndIndexes(nss: string): Promise<void> {
     const { storage } = this.node;
     const dot = nss.indexOf('.');
-    const specs = await fetchAll(this.node.client, this.donorHost, nss.slice(0, dot), { listIndexes: nss.slice(dot + 1) });
-    const coll = storage.getCollection(nss) ?? storage.createCollection(nss);
+    const [db, name] = [nss.slice(0, dot), nss.slice(dot + 1)];
+    const specs = await fetchAll(this.node.client, this.donorHost, db, { listIndexes: name });
+    const [info] = await fetchAll(this.node.client, this.donorHost, db, { listCollections: 1, filter: { name } });
+    const coll = storage.getCollection(nss) ?? storage.createCollection(nss, (info?.options as Doc | undefined) ?? {});
     const missing = specs.filter((s) => s.name !== '_id_' && coll.indexes.every((i) => i.name !== s.name)).map(({ ns: _ns, ...spec }) => spec);
     if (missing.length > 0) storage.createIndexes(coll, missing);
   }

@@ -226,6 +226,14 @@ export class StorageEngine {
     });
   }
 
+  // collMod: the collection's options (its validator, for one) replaced in one unit.
+  setCollectionOptions(coll: Collection, options: Doc): void {
+    this.kv.writeSync((w) => {
+      this.replaceEntry(coll, { ...coll.entry, options });
+      this.persistEntry(w, coll.entry);
+    });
+  }
+
   dropIndex(coll: Collection, name: string): void {
     const index = coll.index(name);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);

@@ -8,6 +8,7 @@ import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc } from '../args.js';
 import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
+import { validatorFor } from './document_validator.js';
 import { replyAfterWriteConcern } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 
@@ -36,17 +37,18 @@ export const findAndModifyCommand: CommandDefinition = {
     const collation = parseCollation(cmd.collation);
     const result = storage.write((unit) => withCollation(collation, () => {
       const coll = storage.getCollection(ns);
+      const validator = validatorFor(ctx, coll, cmd);
       const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables, collation, keep: ownedDocuments(ctx, cmd, ns) });
       if (!target) {
         if (!update || !upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null };
-        const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update);
+        const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update, validator);
         return { lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id }, value: returnNew ? doc : null };
       }
       if (!update) {
         unit.remove(coll!, target.recordId, target.doc, target.size);
         return { lastErrorObject: { n: 1 }, value: target.doc };
       }
-      const { after } = applyUpdate(unit, coll!, target, update, cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined);
+      const { after } = applyUpdate(unit, coll!, target, update, cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined, validator);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
     }));
     const value = result.value && projector ? projector.apply(result.value) : result.value;

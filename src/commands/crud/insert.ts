@@ -8,6 +8,7 @@ import { prepareInsert, prepareInsertBytes } from './document_validation.js';
 import { originalBytes, sequenceBytes } from '../original_bytes.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
+import { validatorFor } from './document_validator.js';
 
 export const insertCommand: CommandDefinition = {
   names: ['insert'],
@@ -24,9 +25,12 @@ export const insertCommand: CommandDefinition = {
       let n = 0;
       storage.write((unit) => {
         const coll = storage.getCollection(ns) ?? storage.ensureCollection(ns).coll;
+        const validator = validatorFor(ctx, coll, cmd);
         for (let i = 0; i < documents.length; i++) {
           try {
-            unit.insertStored(coll, prepare(i));
+            const stored = prepare(i);
+            validator?.check(stored.whole());
+            unit.insertStored(coll, stored);
             n += 1;
           } catch (err) {
             if (!(err instanceof MongoError)) throw err;

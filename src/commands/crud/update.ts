@@ -7,6 +7,7 @@ import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireDocArray } from '../args.js';
 import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
+import { validatorFor } from './document_validator.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
@@ -62,16 +63,17 @@ export const updateCommand: CommandDefinition = {
               throw new MongoError(ErrorCodes.FailedToParse, 'multi update is not supported for replacement-style update');
             }
             const coll = storage.getCollection(ns);
+            const validator = validatorFor(ctx, coll, cmd);
             const targets = findTargets(storage, coll, st.q, { hint: st.hint, limit: st.multi ? 0 : 1, variables, collation, keep: owned });
             if (targets.length === 0 && st.upsert) {
-              const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update);
+              const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update, validator);
               upserted.push({ index: i, _id: doc._id });
               n += 1;
               return;
             }
             for (const t of targets) {
               n += 1;
-              if (applyUpdate(unit, coll!, t, update, ownership).modified) nModified += 1;
+              if (applyUpdate(unit, coll!, t, update, ownership, validator).modified) nModified += 1;
             }
           });
         };

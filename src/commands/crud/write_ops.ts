@@ -11,6 +11,7 @@ import { upsertDocument } from '../../query/update/index.js';
 import type { MatchDetails } from '../../query/match/matcher.js';
 import type { Collection, StorageEngine, WriteUnit } from '../../storage/storage_engine.js';
 import { checkIdValue, checkSize } from './document_validation.js';
+import type { DocumentValidator } from './document_validator.js';
 
 export interface Target {
   recordId: number;
@@ -35,7 +36,7 @@ export function findTargets(storage: StorageEngine, coll: Collection | undefined
 // `ownership` is set for a versioned write to a sharded collection: an update may change a
 // document's shard key only while the new key stays on this shard (moving it between shards
 // needs a transaction, which is not there yet).
-export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, ownership?: OwnershipFilter): { after: Doc; modified: boolean } {
+export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, ownership?: OwnershipFilter, validator?: DocumentValidator): { after: Doc; modified: boolean } {
   const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false });
   if (!modified) return { after: target.doc, modified: false };
   if (!valuesEqual(after._id, target.doc._id)) {
@@ -44,13 +45,14 @@ export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, u
   if (ownership && !ownership.ownsDocument(after)) {
     throw new MongoError(ErrorCodes.WouldChangeOwningShard, 'This update would cause the doc to change owning shards, which requires a transaction or retryable write; docshard does not move documents between shards in an update yet');
   }
+  validator?.check(after, target.doc);
   const bytes = serializeDocument(after);
   checkSize(bytes);
   unit.update(coll, target.recordId, target.doc, target.size, after, bytes);
   return { after, modified: true };
 }
 
-export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, update: CompiledUpdate): Doc {
+export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, update: CompiledUpdate, validator?: DocumentValidator): Doc {
   let doc = upsertDocument(query, update);
   if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
   else if (Object.keys(doc)[0] !== '_id') {
@@ -58,6 +60,7 @@ export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, updat
     doc = { _id, ...rest };
   }
   checkIdValue(doc._id);
+  validator?.check(doc);
   const bytes = serializeDocument(doc);
   checkSize(bytes);
   unit.insert(coll, doc, bytes);

@@ -7,6 +7,7 @@ import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc, requireString } from '../args.js';
 import { cursorReply } from '../cursor_manager.js';
 import { createView, dropView, getView, listViews } from '../views/view_catalog.js';
+import { parseValidationOptions } from '../crud/document_validator.js';
 
 export const createCommand: CommandDefinition = {
   names: ['create'],
@@ -19,9 +20,10 @@ export const createCommand: CommandDefinition = {
     if (getView(ctx.node.storage, `${ctx.db}.${name}`) !== undefined) throw new MongoError(ErrorCodes.NamespaceExists, `Namespace ${ctx.db}.${name} already exists`);
     const options: Doc = {};
     for (const [k, v] of Object.entries(cmd)) {
-      if (k === 'create' || k.startsWith('$') || ['lsid', 'txnNumber', 'writeConcern', 'comment', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'maxTimeMS'].includes(k)) continue;
+      if (k === 'create' || k.startsWith('$') || ['lsid', 'txnNumber', 'writeConcern', 'comment', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'maxTimeMS', 'shardVersion', 'databaseVersion'].includes(k)) continue;
       options[k] = v;
     }
+    parseValidationOptions(cmd);
     ctx.node.storage.createCollection(`${ctx.db}.${name}`, options);
     return { ok: 1 };
   },

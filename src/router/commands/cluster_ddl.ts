@@ -41,6 +41,15 @@ export const clusterCreateIndexesCommand: RouterCommand = {
   },
 };
 
+// collMod (validation options) on every shard that holds the collection, as createIndexes.
+export const clusterCollModCommand: RouterCommand = {
+  names: ['collMod'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    return withStaleRetry(ctx.router, ns, async (routing) => firstError(await onShards(ctx, routing, ddlShards(routing), cmd)) ?? { ok: 1 });
+  },
+};
+
 export const clusterDropIndexesCommand: RouterCommand = {
   names: ['dropIndexes', 'deleteIndexes'],
   async run(ctx, cmd) {

@@ -1,0 +1,28 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg } from '../args.js';
+import { parseValidationOptions } from '../crud/document_validator.js';
+
+// Arguments every command may carry, which collMod does not change anything with.
+const GENERIC = new Set(['collMod', 'writeConcern', 'comment', 'lsid', 'txnNumber', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion']);
+
+// collMod for a collection's validation options (validator, validationLevel, validationAction);
+// MongoDB's other modifications (index options, TTL, views' pipelines) are not implemented and
+// answered InvalidOptions rather than ignored.
+export const collModCommand: CommandDefinition = {
+  names: ['collMod'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    for (const field of Object.keys(cmd)) {
+      if (GENERIC.has(field) || field.startsWith('$') || field === 'validator' || field === 'validationLevel' || field === 'validationAction') continue;
+      throw new MongoError(ErrorCodes.InvalidOptions, `collMod option '${field}' is not supported by docshard`);
+    }
+    const changes = parseValidationOptions(cmd);
+    const { storage } = ctx.node;
+    const coll = storage.getCollection(ns);
+    if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
+    storage.setCollectionOptions(coll, { ...coll.entry.options, ...changes });
+    return { ok: 1 };
+  },
+};
