@@ -4,7 +4,8 @@ import type { Doc } from '../bson/values.js';
 import { commandName } from '../commands/args.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import type { RouterCommand, RouterServices } from './router_services.js';
-import { isResolvedViewError, runResolvedView } from './commands/cluster_views.js';
+import { runResolvedView } from './commands/cluster_views.js';
+import { resolvedViewOf } from './resolved_view.js';
 
 // The router's command entry: look-up, admin-only check, and errors shaped as mongos shapes them.
 // Stale routing errors never reach here: the commands retry them (versioned_request.ts). Not
@@ -23,8 +24,9 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     const reply = def.run(ctx, cmd);
     if (!(reply instanceof Promise)) return reply;
     return reply.catch((err: unknown) => {
-      if (!VIEW_READS.has(name) || !isResolvedViewError(err)) return failed(router, err);
-      return runResolvedView(ctx, name, cmd, err).catch((again: unknown) => failed(router, again));
+      const view = VIEW_READS.has(name) ? resolvedViewOf(err) : undefined;
+      if (view === undefined) return failed(router, err);
+      return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => failed(router, again));
     });
   } catch (err) {
     return failed(router, err);

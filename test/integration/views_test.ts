@@ -24,6 +24,14 @@ async function checkReads(db: Db): Promise<void> {
   assert.deepEqual((await view.distinct('g')).sort(), [0, 1, 2]);
   assert.deepEqual(await view.aggregate([{ $group: { _id: null, n: { $sum: 1 }, s: { $sum: '$k' } } }]).toArray(), [{ _id: null, n: 20, s: 390 }]);
 
+  const joined = await db.collection<AnyDoc>('people').aggregate([
+    { $match: { k: { $in: [5, 12] } } },
+    { $lookup: { from: 'adults', localField: 'k', foreignField: 'k', as: 'adult' } },
+    { $project: { k: 1, n: { $size: '$adult' } } },
+    { $sort: { k: 1 } },
+  ]).toArray();
+  assert.deepEqual(joined, [{ _id: 5, k: 5, n: 0 }, { _id: 12, k: 12, n: 1 }], '$lookup reads a view through its pipeline');
+
   await db.createCollection('adultsInGroup2', { viewOn: 'adults', pipeline: [{ $match: { g: 2 } }] });
   assert.deepEqual((await db.collection<AnyDoc>('adultsInGroup2').find().sort({ k: 1 }).toArray()).map((d) => d.k), [11, 14, 17, 20, 23, 26, 29], 'a view on a view');
 }

@@ -13,6 +13,7 @@ import { cursorReply } from '../cursor_manager.js';
 import { collectionStatsDoc } from '../ddl/coll_stats.js';
 import { writeOutStage } from './out_stage.js';
 import { routedRead } from './orphan_filter.js';
+import { resolveView } from '../views/view_catalog.js';
 
 export interface ParsedAggregate {
   ns: string;
@@ -73,14 +74,20 @@ function containsText(filter: Doc): boolean {
 }
 
 export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined): PipelineContext {
-  return {
+  const ctx: PipelineContext = {
     db,
     collection,
     variables,
     now: new Date(),
-    readCollection: (name: string) => readAll(storage, storage.getCollection(`${db}.${name}`)),
+    // $lookup and $unionWith read a view as its pipeline over the collection under it.
+    readCollection: (name: string) => {
+      const view = resolveView(storage, `${db}.${name}`);
+      if (view === undefined) return readAll(storage, storage.getCollection(`${db}.${name}`));
+      return runPipeline(view.pipeline, readAll(storage, storage.getCollection(view.ns)), ctx);
+    },
     collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec),
   };
+  return ctx;
 }
 
 function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterable<Doc> {

@@ -7,6 +7,7 @@ import { letVariables } from '../../commands/let_variables.js';
 import { Long } from 'bson';
 import { writeOutputStage } from './cluster_out_stage.js';
 import { outputStageOf } from '../../query/agg/stage_output.js';
+import { resolvedViewOf } from '../resolved_view.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeCountReplies, shardCountCommand } from '../merge/count_merge.js';
 import { mergeDistinctValues } from '../merge/distinct_merge.js';
@@ -131,12 +132,20 @@ function foreignCollections(stages: unknown): Set<string> {
   return out;
 }
 
+// A view is read as its pipeline over the collection under it, here on the router.
 async function readAll(ctx: RouterContext, coll: string): Promise<Doc[]> {
   const ns = `${ctx.db}.${coll}`;
-  return withStaleRetry(ctx.router, ns, async (routing) => {
-    const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, {}), { find: coll, filter: {} });
-    const out: Doc[] = [];
-    for await (const doc of mergeUnsorted(streams)) out.push(doc);
-    return out;
-  });
+  try {
+    return await withStaleRetry(ctx.router, ns, async (routing) => {
+      const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, {}), { find: coll, filter: {} });
+      const out: Doc[] = [];
+      for await (const doc of mergeUnsorted(streams)) out.push(doc);
+      return out;
+    });
+  } catch (err) {
+    const view = resolvedViewOf(err);
+    if (view === undefined) throw err;
+    const docs = await readAll(ctx, view.coll);
+    return [...runPipeline(view.pipeline, docs, await mergeContext(ctx, view.pipeline, undefined))];
+  }
 }

@@ -1,9 +1,8 @@
-import { MongoError } from '../../base/errors.js';
-import { ErrorCodes } from '../../base/error_codes.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { RawDocument } from '../../wire/raw_bson.js';
 import { optionalDoc, optionalNonNegative, requireString } from '../../commands/args.js';
 import { countStages, findStages } from '../../commands/views/view_stages.js';
+import type { ResolvedView } from '../resolved_view.js';
 import type { RouterContext } from '../router_services.js';
 import { clusterAggregateCommand } from './cluster_read.js';
 
@@ -11,14 +10,7 @@ import { clusterAggregateCommand } from './cluster_read.js';
 // CommandOnShardedViewNotSupportedOnMongod with the resolved view (the collection under it and
 // the pipelines in front), and the router runs that as an aggregation across the shards, as
 // mongos does.
-export function isResolvedViewError(err: unknown): err is MongoError {
-  return err instanceof MongoError && err.code === ErrorCodes.CommandOnShardedViewNotSupportedOnMongod && isPlainObject(err.extra.resolvedView);
-}
-
-export async function runResolvedView(ctx: RouterContext, name: string, cmd: Doc, err: MongoError): Promise<Doc> {
-  const resolved = err.extra.resolvedView as Doc;
-  const ns = String(resolved.ns);
-  const view = { coll: ns.slice(ns.indexOf('.') + 1), pipeline: Array.isArray(resolved.pipeline) ? (resolved.pipeline as Doc[]) : [] };
+export async function runResolvedView(ctx: RouterContext, name: string, cmd: Doc, view: ResolvedView): Promise<Doc> {
   const aggregate = (stages: unknown[], cursor: Doc = {}): Promise<Doc> => {
     const agg: Doc = { aggregate: view.coll, pipeline: [...view.pipeline, ...stages], cursor, $db: ctx.db };
     for (const field of ['let', 'collation', 'readConcern']) if (cmd[field] !== undefined) agg[field] = cmd[field];
