@@ -228,7 +228,8 @@ class PolicyRound {
   // Step 3. Donors sorted most loaded first, receivers least loaded first; pairs are taken in
   // that order, skipping shards already used, until a pair is not imbalanced enough. Later pairs
   // are no more imbalanced than earlier ones, so stopping there misses nothing. This is MongoDB's
-  // loop of _singleZoneBalance calls without rescanning every shard per migration.
+  // loop of _singleZoneBalance calls without rescanning every shard per migration. A donor needs
+  // a chunk it may move: a jumbo one only with forceJumbo (attemptToBalanceJumboChunks).
   balanceZones(): void {
     const { columns, noZone, inZone } = this.dist;
     for (let z = 0; z <= noZone; z++) {
@@ -237,7 +238,7 @@ class PolicyRound {
       for (let s = 0; s < this.shards.length; s++) {
         const cell = s * columns + z;
         if (!inZone[cell] || this.used[s]) continue;
-        if (this.loads.zoneNonJumbo[cell]! > 0) donors.push(s);
+        if ((this.settings.forceJumbo ? this.loads.zoneChunks : this.loads.zoneNonJumbo)[cell]! > 0) donors.push(s);
         if (this.canReceive(s)) receivers.push(s);
       }
       if (donors.length === 0 || receivers.length === 0) continue;
@@ -258,7 +259,7 @@ class PolicyRound {
         // The same shard is the most loaded donor and the least loaded receiver: every other
         // pair differs by <= 0.
         if (from === to || !this.imbalanced(load(from), load(to), ideal)) break;
-        this.emit(from, to, z, this.dist.firstNonJumbo[from * columns + z]!, 'chunksImbalance', this.settings.forceJumbo);
+        this.emit(from, to, z, this.movableChunk(from * columns + z), 'chunksImbalance', this.settings.forceJumbo);
         this.imbalanceMoves++;
       }
     }

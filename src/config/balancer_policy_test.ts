@@ -163,18 +163,22 @@ test('dataSize balances bytes, not chunks: one big chunk against many empty ones
   assert.deepEqual(reverse.migrations, []);
 });
 
-test('an imbalance migration names the donor\'s first non-jumbo chunk and carries the chunk size and forceJumbo', () => {
+test('an imbalance migration names the donor\'s first chunk it may move (a jumbo one only with forceJumbo) and carries the chunk size and forceJumbo', () => {
   const list = chunks('AAAB', [0]);
   for (const forceJumbo of [false, true]) {
     const r = balanceCollection(shardsOf('AB'), coll(list, { dataSizeBytes: bytes({ A: 9 * C }) }), { policy: 'dataSize', forceJumbo }, new Set());
     assert.equal(r.migrations.length, 1);
     const m = r.migrations[0]!;
-    assert.deepEqual([m.min, m.max], [list[1]!.min, list[1]!.max]);
+    const chosen = list[forceJumbo ? 0 : 1]!;
+    assert.deepEqual([m.min, m.max], [chosen.min, chosen.max]);
     assert.deepEqual([m.ns, m.reason, m.maxChunkSizeBytes, m.forceJumbo], ['db.c', 'chunksImbalance', C, forceJumbo]);
   }
-  // Only jumbo chunks on the donor: nothing to move.
-  const stuck = balanceCollection(shardsOf('AB'), coll(chunks('AAAB', [0, 1, 2]), { dataSizeBytes: bytes({ A: 9 * C }) }), byData, new Set());
+  // Only jumbo chunks on the donor: nothing to move, unless forceJumbo (attemptToBalanceJumboChunks).
+  const allJumbo = chunks('AAAB', [0, 1, 2]);
+  const stuck = balanceCollection(shardsOf('AB'), coll(allJumbo, { dataSizeBytes: bytes({ A: 9 * C }) }), byData, new Set());
   assert.deepEqual(stuck.migrations, []);
+  const forced = balanceCollection(shardsOf('AB'), coll(allJumbo, { dataSizeBytes: bytes({ A: 9 * C }) }), { policy: 'dataSize', forceJumbo: true }, new Set());
+  assert.deepEqual(forced.migrations.map((m) => [m.fromShard, m.toShard, m.min]), [['A', 'B', allJumbo[0]!.min]]);
 });
 
 test('dataSize pairs the most loaded with the least loaded, then the next two, while they differ by 3C', () => {
