@@ -189,8 +189,10 @@ export class MigrationDestinationManager {
     const { storage } = this.node;
     const dot = nss.indexOf('.');
     const [db, name] = [nss.slice(0, dot), nss.slice(dot + 1)];
-    const specs = await fetchAll(this.node.client, this.donorHost, db, { listIndexes: name });
-    const [info] = await fetchAll(this.node.client, this.donorHost, db, { listCollections: 1, filter: { name } });
+    const [specs, [info]] = await Promise.all([
+      fetchAll(this.node.client, this.donorHost, db, { listIndexes: name }),
+      fetchAll(this.node.client, this.donorHost, db, { listCollections: 1, filter: { name } }),
+    ]);
     const coll = storage.getCollection(nss) ?? storage.createCollection(nss, (info?.options as Doc | undefined) ?? {});
     const missing = specs.filter((s) => s.name !== '_id_' && coll.indexes.every((i) => i.name !== s.name)).map(({ ns: _ns, ...spec }) => spec);
     if (missing.length > 0) storage.createIndexes(coll, missing);

@@ -4,8 +4,8 @@ import type { Doc } from '../../bson/values.js';
 import { validatePipeline } from '../../query/agg/pipeline.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import { splitNamespace } from '../../storage/catalog_entry.js';
-import type { StorageEngine } from '../../storage/storage_engine.js';
-import { findTargets } from '../crud/write_ops.js';
+import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
+import { findTargets, type Target } from '../crud/write_ops.js';
 
 // Views as MongoDB keeps them: one document per view in the database's `system.views` collection,
 // {_id: "db.view", viewOn: "coll", pipeline: [...]}, read on every use (no cache to keep true).
@@ -38,24 +38,19 @@ export function listViews(storage: StorageEngine, db: string): ViewDefinition[] 
 }
 
 export function getView(storage: StorageEngine, ns: string): ViewDefinition | undefined {
-  const coll = storage.getCollection(viewsNs(splitNamespace(ns).db));
-  if (coll === undefined) return undefined;
-  const [found] = findTargets(storage, coll, { _id: ns }, { limit: 1 });
-  return found === undefined ? undefined : definitionOf(found.doc);
+  const found = viewDocument(storage, ns);
+  return found === undefined ? undefined : definitionOf(found.target.doc);
 }
 
 // undefined when `ns` is not a view.
 export function resolveView(storage: StorageEngine, ns: string): ResolvedView | undefined {
-  let view = getView(storage, ns);
-  if (view === undefined) return undefined;
+  let bottom: string | undefined;
   const pipeline: Doc[] = [];
-  for (let depth = 0; ; depth++) {
-    if (depth >= MAX_VIEW_DEPTH) throw new MongoError(ErrorCodes.ViewDepthLimitExceeded, `View depth too deep or view cycle detected. Maximum depth is ${MAX_VIEW_DEPTH}`);
+  for (const view of viewChain(storage, ns)) {
     pipeline.unshift(...view.pipeline);
-    const under = getView(storage, view.viewOn);
-    if (under === undefined) return { ns: view.viewOn, pipeline };
-    view = under;
+    bottom = view.viewOn;
   }
+  return bottom === undefined ? undefined : { ns: bottom, pipeline };
 }
 
 export function createView(storage: StorageEngine, ns: string, viewOn: unknown, pipeline: unknown): void {
@@ -74,21 +69,44 @@ export function createView(storage: StorageEngine, ns: string, viewOn: unknown, 
   }
   const onNs = `${db}.${viewOn}`;
   if (onNs === ns) throw new MongoError(ErrorCodes.GraphContainsCycle, `View cycle detected: ${ns} => ${onNs}`);
-  for (let under = getView(storage, onNs), depth = 1; under !== undefined; under = getView(storage, under.viewOn), depth++) {
+  // The new view goes on top of the chain under it: that chain must not lead back to it, and
+  // with it must stay within the depth limit.
+  let depth = 0;
+  for (const under of viewChain(storage, onNs)) {
     if (under.viewOn === ns) throw new MongoError(ErrorCodes.GraphContainsCycle, `View cycle detected: ${ns} => ${onNs}`);
-    if (depth >= MAX_VIEW_DEPTH) throw new MongoError(ErrorCodes.ViewDepthLimitExceeded, `View depth too deep or view cycle detected. Maximum depth is ${MAX_VIEW_DEPTH}`);
+    if (++depth >= MAX_VIEW_DEPTH) throw depthError();
   }
   storage.write((unit) => unit.insert(storage.ensureCollection(viewsNs(db)).coll, { _id: ns, viewOn, pipeline: stages }));
 }
 
 // false when `ns` is not a view.
 export function dropView(storage: StorageEngine, ns: string): boolean {
-  const coll = storage.getCollection(viewsNs(splitNamespace(ns).db));
-  if (coll === undefined) return false;
-  const [found] = findTargets(storage, coll, { _id: ns }, { limit: 1 });
+  const found = viewDocument(storage, ns);
   if (found === undefined) return false;
-  storage.write((unit) => unit.remove(coll, found.recordId, found.doc, found.size));
+  storage.write((unit) => unit.remove(found.coll, found.target.recordId, found.target.doc, found.target.size));
   return true;
+}
+
+// The view at `ns` and every view under it, top first; more than MAX_VIEW_DEPTH is an error (a
+// cycle that slipped in, or a chain too deep).
+function* viewChain(storage: StorageEngine, ns: string): Iterable<ViewDefinition> {
+  let depth = 0;
+  for (let view = getView(storage, ns); view !== undefined; view = getView(storage, view.viewOn)) {
+    if (depth++ >= MAX_VIEW_DEPTH) throw depthError();
+    yield view;
+  }
+}
+
+// The document of the view at `ns` in its database's system.views, with where it is stored.
+function viewDocument(storage: StorageEngine, ns: string): { coll: Collection; target: Target } | undefined {
+  const coll = storage.getCollection(viewsNs(splitNamespace(ns).db));
+  if (coll === undefined) return undefined;
+  const [target] = findTargets(storage, coll, { _id: ns }, { limit: 1 });
+  return target === undefined ? undefined : { coll, target };
+}
+
+function depthError(): MongoError {
+  return new MongoError(ErrorCodes.ViewDepthLimitExceeded, `View depth too deep or view cycle detected. Maximum depth is ${MAX_VIEW_DEPTH}`);
 }
 
 export function notOnView(ns: string): MongoError {

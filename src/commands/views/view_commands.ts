@@ -8,7 +8,7 @@ import { optionalBool, optionalDoc, optionalNonNegative } from '../args.js';
 import { parseAggregate, runAggregate, runAggregateInput } from '../crud/aggregate.js';
 import { distinctOf, parseDistinct } from '../crud/distinct.js';
 import { notOnView, resolveView, type ResolvedView } from './view_catalog.js';
-import { countStages, findStages } from './view_stages.js';
+import { countStages, findStages, viewAggregate } from './view_stages.js';
 
 // Reads of a view run as an aggregation of the collection under it with the views' pipelines in
 // front (MongoDB's view resolution); writes and index commands are refused. A routed read gets
@@ -44,9 +44,7 @@ export function runOnView(ctx: CommandContext, name: string, cmd: Doc): Doc | un
 // The aggregate command over the view's collection: the view's pipeline, then `stages`.
 function aggregateOf(ctx: CommandContext, cmd: Doc, view: ResolvedView, stages: unknown, cursor: Doc | undefined): Doc {
   if (stages !== undefined && !Array.isArray(stages)) throw new MongoError(ErrorCodes.TypeMismatch, "'pipeline' option must be specified as an array");
-  const agg: Doc = { aggregate: splitNamespace(view.ns).coll, pipeline: [...view.pipeline, ...((stages as unknown[] | undefined) ?? [])], cursor: cursor ?? {}, $db: ctx.db };
-  for (const field of ['let', 'collation', 'readConcern']) if (cmd[field] !== undefined) agg[field] = cmd[field];
-  return agg;
+  return viewAggregate(ctx.db, splitNamespace(view.ns).coll, view.pipeline, (stages as unknown[] | undefined) ?? [], cursor ?? {}, cmd);
 }
 
 function findOnView(ctx: CommandContext, cmd: Doc, ns: string, view: ResolvedView): Doc {

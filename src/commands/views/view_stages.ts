@@ -3,6 +3,14 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { optionalDoc, optionalNonNegative, optionalNumber } from '../args.js';
 
+// The aggregate command a read of a view becomes: over `coll`, the collection under the view, the
+// views' pipeline and then `stages`, with the read's own `let`, `collation` and `readConcern`.
+export function viewAggregate(db: string, coll: string, viewPipeline: readonly Doc[], stages: readonly unknown[], cursor: Doc, cmd: Doc): Doc {
+  const agg: Doc = { aggregate: coll, pipeline: [...viewPipeline, ...stages], cursor, $db: db };
+  for (const field of ['let', 'collation', 'readConcern']) if (cmd[field] !== undefined) agg[field] = cmd[field];
+  return agg;
+}
+
 // The stages a find or a count of a view appends to the view's pipeline (MongoDB's
 // asAggregationCommand), for a node and a router alike.
 export function findStages(cmd: Doc): Doc[] {

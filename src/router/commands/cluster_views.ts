@@ -1,7 +1,7 @@
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { RawDocument } from '../../wire/raw_bson.js';
 import { optionalDoc, optionalNonNegative, requireString } from '../../commands/args.js';
-import { countStages, findStages } from '../../commands/views/view_stages.js';
+import { countStages, findStages, viewAggregate } from '../../commands/views/view_stages.js';
 import type { ResolvedView } from '../resolved_view.js';
 import type { RouterContext } from '../router_services.js';
 import { clusterAggregateCommand } from './cluster_read.js';
@@ -11,11 +11,8 @@ import { clusterAggregateCommand } from './cluster_read.js';
 // the pipelines in front), and the router runs that as an aggregation across the shards, as
 // mongos does.
 export async function runResolvedView(ctx: RouterContext, name: string, cmd: Doc, view: ResolvedView): Promise<Doc> {
-  const aggregate = (stages: unknown[], cursor: Doc = {}): Promise<Doc> => {
-    const agg: Doc = { aggregate: view.coll, pipeline: [...view.pipeline, ...stages], cursor, $db: ctx.db };
-    for (const field of ['let', 'collation', 'readConcern']) if (cmd[field] !== undefined) agg[field] = cmd[field];
-    return clusterAggregateCommand.run(ctx, agg) as Promise<Doc>;
-  };
+  const aggregate = (stages: unknown[], cursor: Doc = {}): Promise<Doc> =>
+    clusterAggregateCommand.run(ctx, viewAggregate(ctx.db, view.coll, view.pipeline, stages, cursor, cmd)) as Promise<Doc>;
   switch (name) {
     case 'find': {
       const batchSize = optionalNonNegative(cmd, 'batchSize');
