@@ -33,6 +33,31 @@ describe('the versioning protocol with two routers', () => {
     assert.equal(await b.db('v').collection('c').countDocuments(), 101);
   });
 
+  it('sends a one-shard insert refused as stale again after a move, writing it once', async () => {
+    await a.db('admin').command({ shardCollection: 'v.m', key: { k: 1 } });
+    await a.db('admin').command({ split: 'v.m', middle: { k: 100 } });
+    const staleA = a.db('v').collection<AnyDoc>('m');
+    await staleA.insertOne({ _id: 1, k: 150 });
+    await b.db('admin').command({ moveChunk: 'v.m', find: { k: 150 }, to: 'shard1', _waitForDelete: true });
+    // Router A still sends [100, MaxKey) to shard0, which no longer owns it.
+    await staleA.insertOne({ _id: 2, k: 160 });
+    const failure = await staleA.insertMany([{ _id: 3, k: 170 }, { _id: 2, k: 160 }, { _id: 4, k: 180 }]).then(() => undefined, (err: unknown) => err as { code?: number; insertedCount?: number; writeErrors?: { index: number; code: number }[] | { index: number; code: number } });
+    assert.equal(failure?.code, 11000);
+    assert.equal(failure?.insertedCount, 1, 'an ordered batch stops at its duplicate');
+    const writeErrors = [failure?.writeErrors ?? []].flat();
+    assert.deepEqual(writeErrors.map((e) => [e.index, e.code]), [[1, 11000]]);
+    const counts = await Promise.all(cluster.shards.map(async (s) => {
+      const c = new MongoClient(s.uri);
+      try {
+        return await c.db('v').collection('m').countDocuments();
+      } finally {
+        await c.close();
+      }
+    }));
+    assert.deepEqual(counts, [0, 3]);
+    assert.deepEqual((await b.db('v').collection<AnyDoc>('m').find({}).sort({ _id: 1 }).toArray()).map((d) => d._id), [1, 2, 3]);
+  });
+
   it('recovers from a drop and re-shard (generation change) without applying a write twice', async () => {
     const staleA = a.db('v').collection<AnyDoc>('c');
     assert.equal(await staleA.countDocuments(), 101);
