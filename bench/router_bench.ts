@@ -12,10 +12,12 @@ import type { AnyDoc } from '../test/helpers/spawn_node.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONCURRENCY = 8;
-const SECONDS = 4;
+const SECONDS = 1;
 // Each path is measured once per round, in a rotated order, so drift on this shared machine (other
 // load, the shard's growing data) falls on all three paths alike instead of on whichever ran last.
-const ROUNDS = 3;
+// Many short rounds rather than a few long ones: this machine's speed drifts by a third or more
+// within a minute, and 3 rounds of 4 s let one slow stretch decide a ratio.
+const ROUNDS = 12;
 const PRELOAD = 10_000;
 const CHUNKS = 1_000_000;
 // Gap between synthetic chunk bounds, so a chunk can be split at an integer in its middle.

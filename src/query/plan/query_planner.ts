@@ -144,19 +144,22 @@ function resolveHint(hint: unknown, indexes: readonly IndexAccess[]): IndexAcces
 // Top-level predicates per path, including those inside a top-level $and.
 function collectConditions(filter: Doc): Map<string, unknown[]> {
   const out = new Map<string, unknown[]>();
-  const visit = (f: Doc): void => {
-    for (const [key, value] of Object.entries(f)) {
-      if (key === '$and' && Array.isArray(value)) {
-        for (const sub of value) if (isPlainObject(sub)) visit(sub);
-      } else if (!key.startsWith('$')) {
-        const list = out.get(key) ?? [];
-        list.push(value);
-        out.set(key, list);
-      }
-    }
-  };
-  visit(filter);
+  addConditions(filter, out);
   return out;
+}
+
+// A function of its own rather than a closure in collectConditions: tsx names each closure
+// assigned to a variable where it is created (esbuild's keepNames), a cost on every query.
+function addConditions(filter: Doc, out: Map<string, unknown[]>): void {
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(value)) {
+      for (const sub of value) if (isPlainObject(sub)) addConditions(sub, out);
+    } else if (!key.startsWith('$')) {
+      const list = out.get(key) ?? [];
+      list.push(value);
+      out.set(key, list);
+    }
+  }
 }
 
 function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fields: Interval[][]; score: number } {
