@@ -19,6 +19,18 @@ describe('the versioning protocol with two routers', () => {
     await a.db('v').collection<AnyDoc>('c').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i })));
   });
 
+  // Documents of v.<coll> on each shard, read directly from the shards.
+  async function countsOnShards(coll: string): Promise<number[]> {
+    return Promise.all(cluster.shards.map(async (s) => {
+      const c = new MongoClient(s.uri);
+      try {
+        return await c.db('v').collection(coll).countDocuments();
+      } finally {
+        await c.close();
+      }
+    }));
+  }
+
   after(async () => {
     await a?.close();
     await b?.close();
@@ -46,15 +58,7 @@ describe('the versioning protocol with two routers', () => {
     assert.equal(failure?.insertedCount, 1, 'an ordered batch stops at its duplicate');
     const writeErrors = [failure?.writeErrors ?? []].flat();
     assert.deepEqual(writeErrors.map((e) => [e.index, e.code]), [[1, 11000]]);
-    const counts = await Promise.all(cluster.shards.map(async (s) => {
-      const c = new MongoClient(s.uri);
-      try {
-        return await c.db('v').collection('m').countDocuments();
-      } finally {
-        await c.close();
-      }
-    }));
-    assert.deepEqual(counts, [0, 3]);
+    assert.deepEqual(await countsOnShards('m'), [0, 3]);
     assert.deepEqual((await b.db('v').collection<AnyDoc>('m').find({}).sort({ _id: 1 }).toArray()).map((d) => d._id), [1, 2, 3]);
   });
 
@@ -69,14 +73,7 @@ describe('the versioning protocol with two routers', () => {
     const docs = await b.db('v').collection<AnyDoc>('c').find({}).toArray();
     assert.equal(docs.length, 50);
     assert.ok(docs.every((d) => d.n === 1), 'each document was updated exactly once');
-    const perShard = await Promise.all(cluster.shards.map(async (s) => {
-      const c = new MongoClient(s.uri);
-      try {
-        return await c.db('v').collection('c').countDocuments();
-      } finally {
-        await c.close();
-      }
-    }));
+    const perShard = await countsOnShards('c');
     assert.equal(perShard[0]! + perShard[1]!, 50);
     assert.ok(perShard[1]! > 0, 'the re-sharded collection uses both shards');
   });
