@@ -87,7 +87,7 @@ class WriteResult {
   }
 }
 
-function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<Doc> {
+async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<Doc> {
   // The config server owns config and admin (sh.disableBalancing and sh.setBalancerState-style
   // helpers write config.collections and config.settings through the router).
   if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd).finally(() => ctx.router.chunkSplitter.noteConfigWrite(ctx.db, cmd[kind]));
@@ -102,20 +102,15 @@ function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<Doc> {
     throw new MongoError(40415, "BSON field 'update.updates.sort' is an unknown field.");
   }
   const base = forwardable(cmd, STATEMENTS_FIELD[kind]);
-  const statements = received === undefined ? decodedStatements(kind, raw) : received.map((doc, index) => ({ index, body: NO_BODY, received: doc }));
-  return (received !== undefined ? oneShardInsert(ctx, ns, base, statements, ordered) : undefined) ?? writeRounds(ctx, ns, kind, base, statements, ordered, 0);
-}
-
-// Rounds of executeRound, each with fresh routing, until no statement is left to retry.
-async function writeRounds(ctx: RouterContext, ns: string, kind: WriteKind, base: Doc, statements: Statement[], ordered: boolean, firstTry: number): Promise<Doc> {
   const result = new WriteResult();
-  let pending = statements;
-  for (let tries = firstTry; pending.length > 0; tries++) {
+  let pending: Statement[] = received === undefined ? decodedStatements(kind, raw) : received.map((doc, index) => ({ index, body: NO_BODY, received: doc }));
+  for (let tries = 0; pending.length > 0; tries++) {
     const routing = cachedRouting(ctx.router, ns) ?? await getRouting(ctx.router, ns, true);
     const retry: Statement[] = [];
     const stopped = await executeRound(ctx, routing, kind, base, pending, ordered, result, retry);
     if (retry.length > 0) {
-      invalidateRouting(ctx, ns);
+      ctx.router.catalogCache.invalidateCollection(ns);
+      ctx.router.catalogCache.invalidateDatabase(ctx.db);
       if (tries >= MAX_STALE_RETRIES) {
         for (const s of retry) result.fail(s.index, new MongoError(ErrorCodes.StaleConfig, `routing information for ${ns} kept changing`));
         break;
@@ -125,47 +120,6 @@ async function writeRounds(ctx: RouterContext, ns: string, kind: WriteKind, base
     pending = retry;
   }
   return result.reply(kind);
-}
-
-function invalidateRouting(ctx: RouterContext, ns: string): void {
-  ctx.router.catalogCache.invalidateCollection(ns);
-  ctx.router.catalogCache.invalidateDatabase(ctx.db);
-}
-
-// An insert whose documents all belong to one shard (a driver's insertOne, say), on cached
-// routing: one batch, as the first round would send it, answered in the shard reply's promise
-// reaction instead of through the rounds' async frames. A stale shard wrote nothing, so the
-// rounds then take it from their second try. Undefined when the routing is not cached or the
-// documents are not all one shard's, and when the targeter refuses one of them or the batch
-// cannot be encoded: the rounds report those as write errors.
-function oneShardInsert(ctx: RouterContext, ns: string, base: Doc, statements: Statement[], ordered: boolean): Promise<Doc> | undefined {
-  const routing = cachedRouting(ctx.router, ns);
-  if (routing === undefined) return undefined;
-  let shard: string | undefined;
-  try {
-    for (const statement of statements) {
-      const target = targetStatement('insert', routing, statement);
-      if (target.kind !== 'one' || (shard !== undefined && target.shard !== shard)) return undefined;
-      shard = target.shard;
-    }
-  } catch {
-    return undefined;
-  }
-  const result = new WriteResult();
-  let sent: Promise<void>;
-  try {
-    sent = sendBatch(ctx, routing, 'insert', base, shard!, statements, result);
-  } catch {
-    return undefined;
-  }
-  return sent.then(() => result.reply('insert'), (err: unknown) => {
-    if (isStaleError(err)) {
-      invalidateRouting(ctx, ns);
-      return writeRounds(ctx, ns, 'insert', base, statements, ordered, 1);
-    }
-    failStatements(result, statements, err, ordered);
-    return result.reply('insert');
-  });
 }
 
 // mongos gives documents their _id, so a statement targets the same shard on every retry.
@@ -229,36 +183,28 @@ async function runGroup(ctx: RouterContext, routing: Routing, kind: WriteKind, b
       retry.push(...g.statements);
       return true;
     }
-    failStatements(result, g.statements, err, ordered);
+    if (!(err instanceof MongoError)) throw err;
+    for (const s of g.statements) {
+      result.fail(s.index, err);
+      if (ordered) break;
+    }
   }
   return result.errors.length > errorsBefore;
 }
 
-// A batch its shard refused: each statement failed with the error, or the first when ordered.
-function failStatements(result: WriteResult, statements: Statement[], err: unknown, ordered: boolean): void {
-  if (!(err instanceof MongoError)) throw err;
-  for (const s of statements) {
-    result.fail(s.index, err);
-    if (ordered) break;
-  }
-}
-
-// Rejects with the shard's error (stale ones included) before anything is absorbed.
-function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
+async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
   // A batch's statements all came one way: received inserts, or decoded statements.
   const docs = statements[0]!.received === undefined ? undefined : statements.map((s) => s.received!);
-  const sent = docs === undefined
-    ? sendVersioned(ctx.router, routing, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) })
-    : sendVersioned(ctx.router, routing, shard, ctx.db, base, { identifier: 'documents', documents: docs.map((d) => d.bytes) });
-  return sent.then((reply) => {
-    throwUnlessOk(reply);
-    result.absorb(reply, statements);
-    // Auto-splitting counts the bytes written per chunk; any check runs off this path.
-    if (routing.cm && kind !== 'delete') {
-      if (docs === undefined) ctx.router.chunkSplitter.noteWrites(routing.cm, kind, statements.map((s) => s.body), reply);
-      else ctx.router.chunkSplitter.noteReceivedInserts(routing.cm, docs, reply);
-    }
-  });
+  const reply = docs === undefined
+    ? await sendVersioned(ctx.router, routing, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) })
+    : await sendVersioned(ctx.router, routing, shard, ctx.db, base, { identifier: 'documents', documents: docs.map((d) => d.bytes) });
+  throwUnlessOk(reply);
+  result.absorb(reply, statements);
+  // Auto-splitting counts the bytes written per chunk; any check runs off this path.
+  if (routing.cm && kind !== 'delete') {
+    if (docs === undefined) ctx.router.chunkSplitter.noteWrites(routing.cm, kind, statements.map((s) => s.body), reply);
+    else ctx.router.chunkSplitter.noteReceivedInserts(routing.cm, docs, reply);
+  }
 }
 
 async function broadcast(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
