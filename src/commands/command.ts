@@ -12,6 +12,7 @@ import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import type { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
+import type { UserLoadMeter } from '../migration/user_load_meter.js';
 import type { CriticalSection } from '../shard/critical_section.js';
 import type { RangeDeleterService } from '../migration/range_deleter_service.js';
 import type { MigrationSourceManager } from '../migration/migration_source_manager.js';
@@ -65,6 +66,8 @@ export interface NodeServices {
     rangeDeleter: RangeDeleterService;
     source: MigrationSourceManager | undefined;
     destination: MigrationDestinationManager | undefined;
+    // The user load the clone pacer judges.
+    loadMeter: UserLoadMeter;
   };
   // Only on a config server.
   catalogManager?: ShardingCatalogManager;

@@ -16,9 +16,8 @@ export interface ClonePacerOptions {
 export const DEFAULT_LOADED_OPS_PER_SECOND = 50;
 
 export interface ClonePacerSample {
-  readonly nowMs: number;
-  // The donor's user operations so far (a counter that only grows).
-  readonly userOps: number;
+  // The donor's user operations per second over the last second (user_load_meter.ts).
+  readonly opsPerSecond: number;
   // The recipient's time to apply its last batch, as it reports it (0 when it does not).
   readonly applyMs: number;
 }
@@ -37,21 +36,14 @@ export interface ClonePacing {
 const FLAT_OUT: ClonePacing = { delayMs: 0, batchBytes: IDLE_BATCH_BYTES };
 
 export class ClonePacer {
-  private last: { nowMs: number; userOps: number } | undefined;
   private batchMs = 0;
 
   constructor(private readonly options: ClonePacerOptions) {}
 
-  // The load is judged over the time since the previous batch was asked for.
   next(sample: ClonePacerSample): ClonePacing {
-    const previous = this.last;
-    this.last = { nowMs: sample.nowMs, userOps: sample.userOps };
     const share = this.options.percentUnderLoad / 100;
-    if (previous === undefined || share <= 0 || share >= 1) return FLAT_OUT;
-    const elapsed = sample.nowMs - previous.nowMs;
-    if (elapsed <= 0) return FLAT_OUT;
-    const opsPerSecond = ((sample.userOps - previous.userOps) * 1000) / elapsed;
-    if (opsPerSecond < this.options.loadedOpsPerSecond) return FLAT_OUT;
+    if (share <= 0 || share >= 1) return FLAT_OUT;
+    if (sample.opsPerSecond < this.options.loadedOpsPerSecond) return FLAT_OUT;
     const work = this.batchMs + sample.applyMs;
     return { delayMs: Math.round(work * (1 / share - 1)), batchBytes: LOADED_BATCH_BYTES };
   }

@@ -27,6 +27,7 @@ import { TcpServer } from '../wire/tcp_server.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
 import { CriticalSection } from '../shard/critical_section.js';
 import { RangeDeleterService } from '../migration/range_deleter_service.js';
+import { LOAD_SAMPLE_INTERVAL_MS, UserLoadMeter, userOps } from '../migration/user_load_meter.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -78,6 +79,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       }, queries),
       source: undefined,
       destination: undefined,
+      loadMeter: new UserLoadMeter(),
     },
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };
@@ -116,12 +118,15 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   }
   const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
   reaper.unref();
+  const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now(), userOps(services.counters.opcounters)), LOAD_SAMPLE_INTERVAL_MS);
+  loadSampler.unref();
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
   return {
     port,
     services,
     async stop() {
       clearInterval(reaper);
+      clearInterval(loadSampler);
       await services.balancer?.stop();
       services.migrations.rangeDeleter.stop();
       await server.close();

@@ -9,9 +9,24 @@ import type { AnyDoc } from '../helpers/spawn_node.js';
 const N = 8000;
 const PAD = 'p'.repeat(1000);
 
-async function pausedMillis(donor: MongoClient): Promise<number> {
+async function donorStatistics(donor: MongoClient): Promise<AnyDoc> {
   const status = await donor.db('admin').command({ serverStatus: 1 });
-  return (status.shardingStatistics as AnyDoc).docshard.clonePausedMillisOnDonor as number;
+  return (status.shardingStatistics as AnyDoc).docshard as AnyDoc;
+}
+
+async function pausedMillis(donor: MongoClient): Promise<number> {
+  return (await donorStatistics(donor)).clonePausedMillisOnDonor as number;
+}
+
+// The donor judges its load over about the last second (user_load_meter.ts); the test waits until
+// its reading is on the side the test is about.
+async function untilLoad(donor: MongoClient, loaded: boolean): Promise<void> {
+  for (let waited = 0; waited < 20_000; waited += 50) {
+    const rate = (await donorStatistics(donor)).userOpsPerSecond as number;
+    if (rate >= 50 === loaded) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`the donor never read as ${loaded ? 'loaded' : 'idle'}`);
 }
 
 describe('a donor paces its clone while it serves users', () => {
@@ -41,6 +56,8 @@ describe('a donor paces its clone while it serves users', () => {
     const admin = client.db('admin');
     const coll = client.db('pace').collection<AnyDoc>('c');
 
+    // The documents inserted before this test count as load until they leave the window.
+    await untilLoad(donor, false);
     const idleBefore = await pausedMillis(donor);
     await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });
     assert.equal(await pausedMillis(donor), idleBefore, 'an idle donor does not pause');
@@ -54,10 +71,7 @@ describe('a donor paces its clone while it serves users', () => {
         written += 1;
       }
     });
-    // The donor judges its load between two clone batches, and the whole clone takes a few tens
-    // of milliseconds: the writers must be running before it starts, not still opening their
-    // connections.
-    for (let waited = 0; written < 200 && waited < 10_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    await untilLoad(donor, true);
     const loadedBefore = await pausedMillis(donor);
     try {
       await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });
