@@ -40,8 +40,12 @@ describe('AutoMerger', () => {
   });
 
   it('configureCollectionBalancing sets a collection\'s chunk size and keeps the AutoMerger off it', { timeout: 120_000 }, async () => {
+    // Stopped while the chunks are made: they count as settled up to a second after they are (the
+    // cluster time is in whole seconds), and a round in between would merge them.
+    await ctx.admin.command({ balancerStop: 1 });
     await splitInto('amoff.c', [10, 20, 30]);
     await ctx.admin.command({ configureCollectionBalancing: 'amoff.c', chunkSize: 64, enableAutoMerger: false });
+    await ctx.admin.command({ balancerStart: 1 });
     const coll = await ctx.config.collection('collections').findOne({ _id: 'amoff.c' as never });
     assert.equal(coll!.maxChunkSizeBytes, 64 * 1024 * 1024);
     assert.equal(coll!.enableAutoMerge, false);

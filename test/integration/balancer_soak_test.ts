@@ -135,8 +135,10 @@ describe('balancer soak with a draining shard (issue 5)', () => {
       }
     };
 
+    let chunksToDrain = 0;
     const drain = async (): Promise<string[]> => {
       await sleep(DURATION_MS / 2);
+      chunksToDrain = await config.collection('chunks').countDocuments({ shard: 'shard2' });
       const states: string[] = [];
       for (;;) {
         const reply = await admin.command({ removeShard: 'shard2' });
@@ -158,7 +160,10 @@ describe('balancer soak with a draining shard (issue 5)', () => {
 
     assert.deepEqual(writeErrors, [], 'every write was acknowledged');
     assert.deepEqual(failures, []);
-    assert.deepEqual(states, ['started', 'ongoing', 'completed']);
+    // A fast machine may drain shard2's few chunks between two polls, so 'ongoing' may not be seen.
+    assert.ok(chunksToDrain > 0, 'shard2 had chunks to drain');
+    assert.deepEqual(states.filter((s) => s !== 'ongoing'), ['started', 'completed']);
+    assert.ok(states.length <= 3, `states in order: ${states.join(', ')}`);
     assert.ok(scans > 0 && ops > 100, `work was done: ${scans} scans, ${ops} writes`);
     const moves = await config.collection('changelog').countDocuments({ what: 'moveChunk.commit', ns: NS });
     assert.ok(moves > 0, 'the balancer moved data');
