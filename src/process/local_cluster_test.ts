@@ -103,9 +103,11 @@ describe('LocalCluster (with stand-in roles)', () => {
 
   it('appends the output of each child to its own log file', async () => {
     await cluster(1).start();
+    // The file is written behind the pipe, so the last child's line may land a moment later.
     for (const name of ['config', 'shard0', 'router']) {
-      const log = readFileSync(path.join(dir, 'data', 'logs', `${name}.log`), 'utf8');
-      assert.match(log, /"msg":"Waiting for connections"/, name);
+      const read = (): string => readFileSync(path.join(dir, 'data', 'logs', `${name}.log`), 'utf8');
+      for (let waited = 0; waited < 5000 && !read().includes('"msg":"Waiting for connections"'); waited += 20) await new Promise((r) => setTimeout(r, 20));
+      assert.match(read(), /"msg":"Waiting for connections"/, name);
     }
   });
 });
