@@ -8,8 +8,8 @@ import { BSON } from 'bson';
 import { MongoClient, type Collection, type Db } from 'mongodb';
 import { spawnCluster } from '../test/helpers/spawn_cluster.js';
 import { cpuSeconds } from './proc_cpu.js';
-import { DEFAULT_LOADED_OPS_PER_SECOND } from '../src/migration/clone_pacer.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
+import { untilDonorReads } from '../test/helpers/donor_load.js';
 
 const MB = 1024 * 1024;
 const NS_DB = 'bench';
@@ -86,14 +86,6 @@ const SAMPLE_MS = 100;
 
 async function shardingStats(db: Db): Promise<AnyDoc> {
   return (await db.command({ serverStatus: 1 })).shardingStatistics as AnyDoc;
-}
-
-async function untilDonorIdle(donor: MongoClient): Promise<void> {
-  for (;;) {
-    const status = await donor.db('admin').command({ serverStatus: 1 });
-    if ((status.shardingStatistics as AnyDoc).docshard.userOpsPerSecond < DEFAULT_LOADED_OPS_PER_SECOND) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // moveChunk of [0, HI) through the router, timed; then the donor's changelog entries and the
@@ -242,9 +234,8 @@ export async function runMigrationBench(): Promise<void> {
     // first, so the measured moves show the steady throughput rather than the first run's.
     await coll.insertMany(Array.from({ length: WARMUP_DOCS }, (_, i) => doc(HI + i)), { ordered: false });
     for (const to of ['shard1', 'shard0']) await admin.command({ moveChunk: NS, find: { k: HI }, to, _waitForDelete: true });
-    // The donor judges its load over about the last second; the warm-up's inserts must have left
-    // that window, or the idle move starts paced.
-    await untilDonorIdle(direct[0]!);
+    // The warm-up's inserts must have left the donor's load window, or the idle move starts paced.
+    await untilDonorReads(direct[0]!, false);
 
     const idle = await moveChunk(router, direct[1]!.db('admin'), 'shard0', 'shard1', true, pids);
     process.stderr.write(`idle move: ${secs(idle.totalMs)}, steps ${idle.steps.join(', ')} ms\n`);

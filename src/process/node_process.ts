@@ -27,7 +27,7 @@ import { TcpServer } from '../wire/tcp_server.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
 import { CriticalSection } from '../shard/critical_section.js';
 import { RangeDeleterService } from '../migration/range_deleter_service.js';
-import { LOAD_SAMPLE_INTERVAL_MS, UserLoadMeter, userOps } from '../migration/user_load_meter.js';
+import { LOAD_SAMPLE_INTERVAL_MS, UserLoadMeter } from '../migration/user_load_meter.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -53,13 +53,14 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   const shardingState = new ShardingState(local);
   const client = new WireClient();
   const queries = new OngoingQueries();
+  const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
   const services: NodeServices = {
     options,
     storage,
     cursors: new CursorManager(),
     logger,
     startedAt: new Date(),
-    counters: { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } },
+    counters,
     recentLog,
     failPoints: new FailPoints(),
     sessions: new LogicalSessionCache(),
@@ -79,7 +80,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       }, queries),
       source: undefined,
       destination: undefined,
-      loadMeter: new UserLoadMeter(),
+      loadMeter: new UserLoadMeter(counters.opcounters),
     },
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };
@@ -118,7 +119,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   }
   const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
   reaper.unref();
-  const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now(), userOps(services.counters.opcounters)), LOAD_SAMPLE_INTERVAL_MS);
+  const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now()), LOAD_SAMPLE_INTERVAL_MS);
   loadSampler.unref();
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
   return {

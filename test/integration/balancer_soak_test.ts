@@ -162,8 +162,7 @@ describe('balancer soak with a draining shard (issue 5)', () => {
     assert.deepEqual(failures, []);
     // A fast machine may drain shard2's few chunks between two polls, so 'ongoing' may not be seen.
     assert.ok(chunksToDrain > 0, 'shard2 had chunks to drain');
-    assert.deepEqual(states.filter((s) => s !== 'ongoing'), ['started', 'completed']);
-    assert.ok(states.length <= 3, `states in order: ${states.join(', ')}`);
+    assert.match(states.join(', '), /^started, (ongoing, )?completed$/);
     assert.ok(scans > 0 && ops > 100, `work was done: ${scans} scans, ${ops} writes`);
     const moves = await config.collection('changelog').countDocuments({ what: 'moveChunk.commit', ns: NS });
     assert.ok(moves > 0, 'the balancer moved data');

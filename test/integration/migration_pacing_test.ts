@@ -3,31 +3,17 @@ import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { donorStatistics, untilDonorReads } from '../helpers/donor_load.js';
 
 // 8,000 documents of ~1 KB: four _migrateClone batches of an idle donor's size (2 MB), more when
 // loaded, so the donor judges its load several times.
 const N = 8000;
 const PAD = 'p'.repeat(1000);
 
-async function donorStatistics(donor: MongoClient): Promise<AnyDoc> {
-  const status = await donor.db('admin').command({ serverStatus: 1 });
-  return (status.shardingStatistics as AnyDoc).docshard as AnyDoc;
-}
-
 async function pausedMillis(donor: MongoClient): Promise<number> {
   return (await donorStatistics(donor)).clonePausedMillisOnDonor as number;
 }
 
-// The donor judges its load over about the last second (user_load_meter.ts); the test waits until
-// its reading is on the side the test is about.
-async function untilLoad(donor: MongoClient, loaded: boolean): Promise<void> {
-  for (let waited = 0; waited < 20_000; waited += 50) {
-    const rate = (await donorStatistics(donor)).userOpsPerSecond as number;
-    if (rate >= 50 === loaded) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`the donor never read as ${loaded ? 'loaded' : 'idle'}`);
-}
 
 describe('a donor paces its clone while it serves users', () => {
   let cluster: SpawnedCluster;
@@ -57,7 +43,7 @@ describe('a donor paces its clone while it serves users', () => {
     const coll = client.db('pace').collection<AnyDoc>('c');
 
     // The documents inserted before this test count as load until they leave the window.
-    await untilLoad(donor, false);
+    await untilDonorReads(donor, false);
     const idleBefore = await pausedMillis(donor);
     await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });
     assert.equal(await pausedMillis(donor), idleBefore, 'an idle donor does not pause');
@@ -71,7 +57,7 @@ describe('a donor paces its clone while it serves users', () => {
         written += 1;
       }
     });
-    await untilLoad(donor, true);
+    await untilDonorReads(donor, true);
     const loadedBefore = await pausedMillis(donor);
     try {
       await admin.command({ moveChunk: 'pace.c', find: { k: 0 }, to: 'shard1', _waitForDelete: true });

@@ -1,7 +1,6 @@
 import os from 'node:os';
 import type { Doc } from '../../bson/values.js';
 import { migrationStatistics } from '../../migration/migration_statistics.js';
-import { userOps } from '../../migration/user_load_meter.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import type { CommandDefinition, NodeServices } from '../command.js';
 import { SERVER_VERSION } from './build_info.js';
@@ -51,7 +50,7 @@ export function shardingStatistics(node: NodeServices): Doc {
       migration: inFlightMigration(node),
       transferModsBatchesOnRecipient: stats.countTransferModsBatchesOnRecipient,
       clonePausedMillisOnDonor: stats.clonePausedMillisOnDonor,
-      userOpsPerSecond: Math.round(node.migrations.loadMeter.opsPerSecond(performance.now(), userOps(node.counters.opcounters))),
+      userOpsPerSecond: Math.round(node.migrations.loadMeter.opsPerSecond(performance.now())),
       rangeDeletions: { total: tasks.length, pending, ready: tasks.length - pending, running: node.migrations.rangeDeleter.runningTaskKeys.length },
     },
   };

@@ -5,7 +5,6 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { RawDocument } from '../../wire/raw_bson.js';
 import { migrationStatistics } from '../../migration/migration_statistics.js';
-import { userOps } from '../../migration/user_load_meter.js';
 import { moveRange, type MigrationSourceManager } from '../../migration/migration_source_manager.js';
 import type { MigrationChunkClonerSource } from '../../migration/migration_chunk_cloner_source.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
@@ -34,8 +33,7 @@ export const migrateCloneCommand: CommandDefinition = {
   adminOnly: true,
   async run(ctx, cmd) {
     const { pacer } = clonerFor(ctx, cmd);
-    const opsPerSecond = ctx.node.migrations.loadMeter.opsPerSecond(performance.now(), userOps(ctx.node.counters.opcounters));
-    const { delayMs, batchBytes } = pacer.next({ opsPerSecond, applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
+    const { delayMs, batchBytes } = pacer.next({ opsPerSecond: ctx.node.migrations.loadMeter.opsPerSecond(performance.now()), applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
     if (delayMs > 0) {
       migrationStatistics(ctx.node).clonePausedMillisOnDonor += delayMs;
       await sleep(delayMs);
