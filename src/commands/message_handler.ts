@@ -15,6 +15,8 @@ export type Dispatch = (conn: ConnectionInfo, cmd: Doc) => Doc | Promise<Doc>;
 
 type Reply = Buffer | undefined;
 
+export type MessageHandler = (conn: ConnectionInfo, message: Buffer) => Reply | Promise<Reply>;
+
 // Turns one framed message into at most one reply message. Errors inside a well-framed message
 // become error replies; errors that make the stream untrustworthy throw FramingError (the
 // connection is then closed). The reply comes back without a promise when the command ran
@@ -97,8 +99,15 @@ async function handleOpQuery(dispatch: Dispatch, conn: ConnectionInfo, request: 
   return finishOpReply(serializeReply(reply, OP_REPLY_PREFIX), nextResponseId++, request.header.requestId);
 }
 
-function opMsgReply(reply: Doc, responseTo: number): Buffer {
+export function opMsgReply(reply: Doc, responseTo: number): Buffer {
   return finishOpMsgReply(serializeReply(reply, OP_MSG_REPLY_PREFIX), nextResponseId++, responseTo);
+}
+
+// The reply message whose body is `body` (a BSON document), as it is.
+export function opMsgReplyOfBody(body: Buffer, responseTo: number): Buffer {
+  const out = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + body.length);
+  body.copy(out, OP_MSG_REPLY_PREFIX);
+  return finishOpMsgReply(out, nextResponseId++, responseTo);
 }
 
 // The body goes after `prefix` bytes that the caller fills with the message header.

@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
-import { handleMessage } from '../commands/message_handler.js';
+import { handleMessage, type Dispatch, type MessageHandler } from '../commands/message_handler.js';
 import { CatalogCache } from '../router/catalog_cache.js';
 import { createChunkSplitter } from '../router/chunk_splitter.js';
 import { ClusterCursorManager } from '../router/cluster_cursor_manager.js';
+import { findFastPath } from '../router/find_fast_path.js';
+import { insertFastPath } from '../router/insert_fast_path.js';
 import { buildRouterCommandTable, dispatchRouterCommand } from '../router/router_dispatcher.js';
 import { routerCommands } from '../router/router_commands.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
@@ -37,10 +39,13 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     startedAt: new Date(),
     recentLog,
     connections: { current: 0, total: 0 },
+    fastPaths: { insert: 0, find: 0 },
     commands: buildRouterCommandTable(routerCommands),
   };
+  const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
+  const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);
   const server = new TcpServer({
-    onMessage: (conn, message) => handleMessage((c, cmd) => dispatchRouterCommand(router, c, cmd), conn, message),
+    onMessage: (conn, message) => insertFastPath(router, conn, message, handle) ?? findFastPath(router, conn, message, handle) ?? handle(conn, message),
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
   });

@@ -177,6 +177,13 @@ export class ChunkSplitter {
     this.noteEach(cm, docs.length, reply, (i) => ({ shardKey: pattern.extractShardKeyFromDoc(docs[i]!.fields(pattern.fields)), bytes: docs[i]!.bytes.length }));
   }
 
+  // noteWrites for inserts that were all stored, each in the chunk targeting found for it.
+  noteStoredInserts(cm: ChunkManager, chunks: readonly ChunkType[], bytes: readonly number[]): void {
+    const settings = this.currentSettings();
+    if (!tracksWrites(settings, cm.ns)) return;
+    for (let i = 0; i < chunks.length; i++) this.add(cm, settings, chunks[i]!, bytes[i]!);
+  }
+
   private noteEach(cm: ChunkManager, count: number, reply: Doc, writeOf: (i: number) => StatementWrite | undefined): void {
     const settings = this.currentSettings();
     if (!tracksWrites(settings, cm.ns)) return;
@@ -193,12 +200,16 @@ export class ChunkSplitter {
       } catch {
         continue;
       }
-      let state = this.chunks.get(chunk);
-      if (!state) this.chunks.set(chunk, state = { bytes: 0, checking: false });
-      state.bytes += bytes;
-      if (shouldCheckChunk({ bytesWritten: state.bytes, checkInFlight: state.checking, checksRunning: this.running }, settings, cm.ns)) {
-        this.startCheck(cm, chunk, state, chunkSizeFor(settings!, cm.ns));
-      }
+      this.add(cm, settings, chunk, bytes);
+    }
+  }
+
+  private add(cm: ChunkManager, settings: AutoSplitSettings | undefined, chunk: ChunkType, bytes: number): void {
+    let state = this.chunks.get(chunk);
+    if (!state) this.chunks.set(chunk, state = { bytes: 0, checking: false });
+    state.bytes += bytes;
+    if (shouldCheckChunk({ bytesWritten: state.bytes, checkInFlight: state.checking, checksRunning: this.running }, settings, cm.ns)) {
+      this.startCheck(cm, chunk, state, chunkSizeFor(settings!, cm.ns));
     }
   }
 

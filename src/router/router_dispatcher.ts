@@ -25,18 +25,18 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     if (!(reply instanceof Promise)) return reply;
     return reply.catch((err: unknown) => {
       const view = VIEW_READS.has(name) ? resolvedViewOf(err) : undefined;
-      if (view === undefined) return failed(router, err);
-      return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => failed(router, again));
+      if (view === undefined) return routerErrorReply(router, err);
+      return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => routerErrorReply(router, again));
     });
   } catch (err) {
-    return failed(router, err);
+    return routerErrorReply(router, err);
   }
 }
 
 // The reads a view answers by its resolution (cluster_views.ts).
 const VIEW_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
 
-function failed(router: RouterServices, err: unknown): Doc {
+export function routerErrorReply(router: RouterServices, err: unknown): Doc {
   if (!(err instanceof MongoError)) router.logger.error({ err, c: 'COMMAND' }, 'router command failed with an unexpected error');
   return errorReply(err);
 }

@@ -28,6 +28,8 @@ export interface RouterServices {
   startedAt: Date;
   recentLog: string[];
   connections: { current: number; total: number };
+  // Requests answered by the fast paths (insert_fast_path.ts, find_fast_path.ts), shown by serverStatus.
+  fastPaths: { insert: number; find: number };
   commands: ReadonlyMap<string, RouterCommand>;
 }
 

@@ -5,6 +5,7 @@ import { hashValue } from '../bson/hash.js';
 import { encodeKey } from '../bson/key_string.js';
 import { bsonTag, isPlainObject, type Doc, type Double } from '../bson/values.js';
 import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, normalize, pointInterval, type Interval } from '../query/plan/index_bounds.js';
+import type { ChunkType } from '../catalog/type_chunk.js';
 import type { ChunkManager } from './chunk_manager.js';
 
 // Targeting of reads and writes on a sharded collection, as MongoDB's ChunkManager::
@@ -37,12 +38,18 @@ export function shardsForQuery(cm: ChunkManager, filter: Doc): Set<string> {
 }
 
 export function shardForInsert(cm: ChunkManager, doc: Doc): string {
+  return chunkForInsert(cm, doc).shard;
+}
+
+// The chunk an inserted document belongs to: on a single-field key holding a number, found
+// without building a shard key document or a key string.
+export function chunkForInsert(cm: ChunkManager, doc: Doc): ChunkType {
   const fields = cm.shardKeyPattern.fields;
   if (fields.length === 1 && !fields[0]!.includes('.')) {
-    const shard = numericShard(cm, doc[fields[0]!]);
-    if (shard !== undefined) return shard;
+    const chunk = numericChunk(cm, doc[fields[0]!]);
+    if (chunk !== undefined) return chunk;
   }
-  return cm.findIntersectingChunk(cm.shardKeyPattern.extractShardKeyFromDoc(doc)).shard;
+  return cm.findIntersectingChunk(cm.shardKeyPattern.extractShardKeyFromDoc(doc));
 }
 
 // The commonest point query, {k: <number>} alone on a single-field shard key {k: 1}, targeted
@@ -62,8 +69,12 @@ export function numericPointShard(cm: ChunkManager, filter: Doc): string | undef
 }
 
 function numericShard(cm: ChunkManager, value: unknown): string | undefined {
-  if (typeof value === 'number') return cm.shardForNumericKey(value);
-  return bsonTag(value) === 'Double' ? cm.shardForNumericKey((value as Double).value) : undefined;
+  return numericChunk(cm, value)?.shard;
+}
+
+function numericChunk(cm: ChunkManager, value: unknown): ChunkType | undefined {
+  if (typeof value === 'number') return cm.chunkForNumericKey(value);
+  return bsonTag(value) === 'Double' ? cm.chunkForNumericKey((value as Double).value) : undefined;
 }
 
 export interface WriteTargeting {

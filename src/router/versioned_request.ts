@@ -93,7 +93,7 @@ const SERIALIZE_OPTIONS = { checkKeys: false, ignoreUndefined: true } as const;
 // versionFields + $db and a document terminator, without a document's length.
 const versionTails = new WeakMap<object, Map<string, Buffer>>();
 
-function versionTail(routing: Routing, shardId: string, db: string): Buffer {
+export function versionTail(routing: Routing, shardId: string, db: string): Buffer {
   const owner: object = routing.cm ?? routing.db;
   let tails = versionTails.get(owner);
   if (tails === undefined) versionTails.set(owner, tails = new Map());

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Binary } from 'bson';
-import { bsonTag, isPlainObject, type Doc } from '../bson/values.js';
+import { bsonTag, deserializeDocument, isPlainObject, type Doc } from '../bson/values.js';
 
 const SESSION_TIMEOUT_MS = 30 * 60 * 1000;
 // Without authentication every session belongs to the same (empty) user; MongoDB's uid is the
@@ -21,6 +21,15 @@ export class LogicalSessionCache {
     const known = this.sessions.get(key);
     if (known !== undefined) known.lastUse = nowMs;
     else this.sessions.set(key, { id, lastUse: nowMs });
+  }
+
+  // touch of an lsid still in its bytes (a document): a known session is found by its id's bytes
+  // without decoding the lsid; an unknown one is decoded and added.
+  touchBytes(lsid: Buffer, nowMs: number): void {
+    const id = binaryIdData(lsid);
+    const known = id === undefined ? undefined : this.sessions.get(id.toString('latin1'));
+    if (known !== undefined) known.lastUse = nowMs;
+    else this.touch(deserializeDocument(lsid), nowMs);
   }
 
   end(lsids: unknown[]): void {
@@ -45,6 +54,17 @@ export class LogicalSessionCache {
   get size(): number {
     return this.sessions.size;
   }
+}
+
+const ID_ELEMENT = Buffer.from('\x05id\0', 'latin1');
+
+// The data of the lsid's `id` when it is its first element and a binary value, as sessionKey reads it.
+function binaryIdData(lsid: Buffer): Buffer | undefined {
+  if (lsid.length < 4 + ID_ELEMENT.length + 5 + 1 || lsid.compare(ID_ELEMENT, 0, ID_ELEMENT.length, 4, 4 + ID_ELEMENT.length) !== 0) return undefined;
+  const at = 4 + ID_ELEMENT.length;
+  const size = lsid.readInt32LE(at);
+  if (size < 0 || at + 5 + size > lsid.length - 1) return undefined;
+  return lsid.subarray(at + 5, at + 5 + size);
 }
 
 function sessionKey(id: Binary): string {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Binary } from 'bson';
+import { Binary, BSON } from 'bson';
 import { LogicalSessionCache } from './logical_session_cache.js';
 
 const lsid = (byte: number) => ({ id: new Binary(Buffer.alloc(16, byte), 4) });
@@ -26,5 +26,15 @@ describe('LogicalSessionCache', () => {
     cache.end([lsid(2), 'junk']);
     assert.deepEqual(cache.list(new Date(31 * 60_000)).map((s) => (s._id as { id: Binary }).id.buffer[0]), [3]);
     assert.equal(cache.size, 1);
+  });
+
+  it('touches a session from its lsid bytes as from the decoded lsid', () => {
+    const cache = new LogicalSessionCache();
+    cache.touchBytes(Buffer.from(BSON.serialize(lsid(1))), 1_000);
+    cache.touch(lsid(2), 2_000);
+    cache.touchBytes(Buffer.from(BSON.serialize(lsid(2))), 3_000);
+    cache.touchBytes(Buffer.from(BSON.serialize({ other: 1, id: lsid(3).id })), 4_000);
+    cache.touchBytes(Buffer.from(BSON.serialize({ id: 'not a binary' })), 4_000);
+    assert.deepEqual(cache.list(new Date(5_000)).map((s) => [((s._id as { id: Binary }).id.buffer[0]), (s.lastUse as Date).getTime()]), [[1, 1_000], [2, 3_000], [3, 4_000]]);
   });
 });

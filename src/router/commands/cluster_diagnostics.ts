@@ -47,6 +47,7 @@ export const clusterServerStatusCommand: RouterCommand = {
       uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(),
       connections: { current: ctx.router.connections.current, available: 1_000_000, totalCreated: ctx.router.connections.total },
       metrics: { cursor: { open: { total: ctx.router.cursors.openCount } } },
+      docshard: { fastPaths: { ...ctx.router.fastPaths } },
       ok: 1,
     };
   },

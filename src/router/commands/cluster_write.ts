@@ -183,13 +183,33 @@ async function runGroup(ctx: RouterContext, routing: Routing, kind: WriteKind, b
       retry.push(...g.statements);
       return true;
     }
-    if (!(err instanceof MongoError)) throw err;
-    for (const s of g.statements) {
-      result.fail(s.index, err);
-      if (ordered) break;
-    }
+    failStatements(result, g.statements, ordered, err);
   }
   return result.errors.length > errorsBefore;
+}
+
+// A group's send failed with `err` (not stale): each statement failed, or the first if ordered.
+function failStatements(result: WriteResult, statements: Statement[], ordered: boolean, err: unknown): void {
+  if (!(err instanceof MongoError)) throw err;
+  for (const s of statements) {
+    result.fail(s.index, err);
+    if (ordered) break;
+  }
+}
+
+// runWrite's reply to an insert of `count` documents sent whole to one shard in one round, from
+// what came back: the shard's reply (not stale), or the error that stopped the send.
+export function oneShardInsertReply(count: number, ordered: boolean, outcome: Doc | MongoError): Doc {
+  const result = new WriteResult();
+  const statements = Array.from({ length: count }, (_, index): Statement => ({ index, body: NO_BODY }));
+  try {
+    if (outcome instanceof MongoError) throw outcome;
+    throwUnlessOk(outcome);
+    result.absorb(outcome, statements);
+  } catch (err) {
+    failStatements(result, statements, ordered, err);
+  }
+  return result.reply('insert');
 }
 
 async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {

@@ -1,0 +1,134 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+// The router's fast paths (src/router/insert_fast_path.ts, find_fast_path.ts): a driver's insert
+// whose documents all belong to one shard, and its point read by shard key, are passed on as
+// bytes. Each must answer exactly what the general path answers, the router's serverStatus counts
+// what they answered, and anything else (several shards, stale routing, views) takes the general
+// path. Collection fp.c is sharded on {k: 1}: k < 100 on shard0, k ≥ 100 on shard1.
+describe('router fast paths', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let other: MongoClient;
+  let shards: MongoClient[];
+  let db: Db;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2, routers: 2 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    other = new MongoClient(cluster.routers[1]!.uri);
+    shards = cluster.shards.map((s) => new MongoClient(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
+    const admin = client.db('admin');
+    await admin.command({ balancerStop: 1 });
+    await admin.command({ enableSharding: 'fp', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'fp.c', key: { k: 1 } });
+    await admin.command({ split: 'fp.c', middle: { k: 100 } });
+    await admin.command({ moveChunk: 'fp.c', find: { k: 100 }, to: 'shard1' });
+    db = client.db('fp');
+    // The first request of a namespace loads its routing (the general path); later ones find it cached.
+    await db.collection<AnyDoc>('c').insertOne({ _id: 'warm', k: 0 });
+    await db.collection<AnyDoc>('u').insertOne({ _id: 'warm' });
+  });
+  after(async () => {
+    await client?.close();
+    await other?.close();
+    for (const s of shards ?? []) await s.close();
+    await cluster?.stop();
+  });
+
+  async function fastPaths(): Promise<{ insert: number; find: number }> {
+    const status = await client.db('admin').command({ serverStatus: 1 });
+    return status.docshard.fastPaths as { insert: number; find: number };
+  }
+
+  async function onShard(i: number, coll: string, filter: Document): Promise<Document[]> {
+    return shards[i]!.db('fp').collection(coll).find(filter).toArray();
+  }
+
+  it('answers single-shard inserts and point reads, storing each document on its owner', async () => {
+    const c = db.collection<AnyDoc>('c');
+    const before = await fastPaths();
+    await c.insertOne({ _id: 'a', k: 5 });
+    await c.insertOne({ _id: 'b', k: 150 });
+    await c.insertMany([{ _id: 'c', k: 6 }, { _id: 'd', k: 7.5 }]);
+    await db.collection<AnyDoc>('u').insertOne({ _id: 'u1', x: 1 });
+    assert.deepEqual((await c.findOne({ k: 5 }))?._id, 'a');
+    assert.deepEqual((await c.findOne({ k: 150 }))?._id, 'b');
+    assert.equal(await c.findOne({ k: 99 }), null);
+    assert.deepEqual(await db.collection<AnyDoc>('u').findOne({ x: 1 }), { _id: 'u1', x: 1 });
+    const afterwards = await fastPaths();
+    assert.equal(afterwards.insert - before.insert, 4);
+    assert.equal(afterwards.find - before.find, 4);
+    assert.deepEqual((await onShard(0, 'c', { k: { $gt: 0 } })).map((d) => d._id).sort(), ['a', 'c', 'd']);
+    assert.deepEqual((await onShard(1, 'c', {})).map((d) => d._id), ['b']);
+    assert.deepEqual(await onShard(0, 'u', { _id: 'u1' }), [{ _id: 'u1', x: 1 }]);
+  });
+
+  it('leaves inserts spanning shards and other reads to the general path', async () => {
+    const c = db.collection<AnyDoc>('c');
+    const before = await fastPaths();
+    await c.insertMany([{ _id: 'e', k: 8 }, { _id: 'f', k: 151 }]);
+    assert.equal((await c.find({ k: { $gte: 8, $lte: 151 } }).sort({ k: 1 }).toArray()).length >= 2, true);
+    assert.deepEqual(await c.findOne({ k: 8 }, { projection: { _id: 1 } }), { _id: 'e' });
+    const afterwards = await fastPaths();
+    assert.deepEqual(afterwards, before);
+    assert.deepEqual((await onShard(0, 'c', { _id: 'e' })).length, 1);
+    assert.deepEqual((await onShard(1, 'c', { _id: 'f' })).length, 1);
+  });
+
+  it('gives write errors exactly as the general path does', async () => {
+    const c = db.collection<AnyDoc>('c');
+    await c.insertMany([{ _id: 'd1', k: 20 }, { _id: 'd2', k: 21 }]);
+    // `comment` is outside the fast path's shape: the same command then takes the general path.
+    const cases: [string, Document][] = [
+      ['one duplicate', { documents: [{ _id: 'd1', k: 20 }] }],
+      ['ordered, stopping at the first', { documents: [{ _id: 'd1', k: 20 }, { _id: 'd2', k: 21 }], ordered: true }],
+      ['unordered, every error', { documents: [{ _id: 'd2', k: 21 }, { _id: 'd1', k: 20 }], ordered: false }],
+    ];
+    for (const [what, args] of cases) {
+      const before = await fastPaths();
+      const fast = await db.command({ insert: 'c', ...args });
+      const middle = await fastPaths();
+      const general = await db.command({ insert: 'c', ...args, comment: 'general path' });
+      assert.equal(middle.insert - before.insert, 1, `${what}: the fast path answered`);
+      assert.equal((await fastPaths()).insert, middle.insert, `${what}: the general path answered`);
+      assert.deepEqual(fast, general, what);
+      assert.ok(Array.isArray(fast.writeErrors) && fast.writeErrors.every((e: Document) => e.code === 11000), what);
+    }
+    await assert.rejects(c.insertOne({ _id: 'd1', k: 20 }), (err: unknown) => err instanceof MongoServerError && err.code === 11000);
+    assert.equal(await c.countDocuments({ _id: { $in: ['d1', 'd2'] } }), 2);
+  });
+
+  it('follows a chunk that moved behind its back, writing and reading it once on its new owner', async () => {
+    const c = db.collection<AnyDoc>('c');
+    assert.equal(await c.findOne({ k: 60 }), null); // router 0 caches the chunk on shard0
+    const admin = other.db('admin');
+    await admin.command({ split: 'fp.c', middle: { k: 50 } });
+    await admin.command({ moveChunk: 'fp.c', find: { k: 50 }, to: 'shard1' });
+    await c.insertOne({ _id: 'moved', k: 60 });
+    assert.deepEqual(await c.findOne({ k: 60 }), { _id: 'moved', k: 60 });
+    assert.deepEqual(await onShard(1, 'c', { _id: 'moved' }), [{ _id: 'moved', k: 60 }]);
+    assert.deepEqual(await onShard(0, 'c', { _id: 'moved' }), []);
+    const before = await fastPaths();
+    await c.insertOne({ _id: 'moved2', k: 70 });
+    assert.equal((await fastPaths()).insert - before.insert, 1, 'refreshed, the fast path applies again');
+    assert.equal(await other.db('fp').collection('c').countDocuments({ k: { $gte: 60, $lt: 100 } }), 2);
+  });
+
+  it('touches the session of a fast-path write, and reads a view through the general path', async () => {
+    const session = client.startSession();
+    try {
+      await db.collection<AnyDoc>('u').insertOne({ _id: 'in session', x: 2 }, { session });
+      const sessions = await client.db('admin').aggregate([{ $listLocalSessions: {} }]).toArray();
+      const id = (session.id!.id as { toString(format: string): string }).toString('hex');
+      assert.ok(sessions.some((s) => (s._id.id as { toString(format: string): string }).toString('hex') === id), 'the router lists the session');
+    } finally {
+      await session.endSession();
+    }
+    await db.createCollection('v', { viewOn: 'u', pipeline: [{ $match: { x: { $exists: true } } }, { $project: { x: 1, _id: 0 } }] });
+    assert.deepEqual(await db.collection<AnyDoc>('v').findOne({ x: 2 }), { x: 2 });
+  });
+});
