@@ -84,21 +84,23 @@ function valueSize(b: Buffer, type: number, at: number, limit: number): number {
 export interface PlainDocument {
   bytes: Buffer;
   ids: ElementSpan[];
+  // The top-level elements named as readPlainDocument's `also` asked (none when it did not).
+  named: ElementSpan[];
 }
 
 // The document when `bytes` is exactly one BSON document that deserializeDocument accepts, using
 // only types this file knows, and with no '$'-prefixed field name at any depth (those may be
 // DBRefs, which decoding turns into other objects). Undefined proves nothing: the caller decodes
 // to find out, so decoding stays the judge of what is valid and of the error message.
-export function readPlainDocument(bytes: Buffer): PlainDocument | undefined {
+export function readPlainDocument(bytes: Buffer, also?: Buffer): PlainDocument | undefined {
   if (bytes.length < 5 || bytes.readInt32LE(0) !== bytes.length) return undefined;
-  const top: PlainDocument = { bytes, ids: [] };
-  return validDocument(bytes, 0, bytes.length, false, 0, top) ? top : undefined;
+  const top: PlainDocument = { bytes, ids: [], named: [] };
+  return validDocument(bytes, 0, bytes.length, false, 0, top, also) ? top : undefined;
 }
 
 const ID = Buffer.from('_id');
 
-function validDocument(b: Buffer, start: number, end: number, isArray: boolean, depth: number, top?: PlainDocument): boolean {
+function validDocument(b: Buffer, start: number, end: number, isArray: boolean, depth: number, top?: PlainDocument, also?: Buffer): boolean {
   if (depth > MAX_FAST_DEPTH || b[end - 1] !== 0) return false;
   const last = end - 1;
   let i = start + 4;
@@ -127,7 +129,10 @@ function validDocument(b: Buffer, start: number, end: number, isArray: boolean, 
       case REGEX: case UNDEFINED:
         return false;
     }
-    if (top !== undefined && sameName(b, i + 1, at - 1, ID)) top.ids.push({ type, start: i, value: at, end: at + size });
+    if (top !== undefined) {
+      if (sameName(b, i + 1, at - 1, ID)) top.ids.push({ type, start: i, value: at, end: at + size });
+      else if (also !== undefined && sameName(b, i + 1, at - 1, also)) top.named.push({ type, start: i, value: at, end: at + size });
+    }
     i = at + size;
   }
   return i === last;

@@ -107,6 +107,11 @@ export function opMsgReply(reply: Doc, responseTo: number): Buffer {
 export function opMsgReplyOfBody(body: Buffer, responseTo: number): Buffer {
   const out = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + body.length);
   body.copy(out, OP_MSG_REPLY_PREFIX);
+  return opMsgReplyIn(out, responseTo);
+}
+
+// The reply message whose body the caller wrote after OP_MSG_REPLY_PREFIX bytes of `out`.
+export function opMsgReplyIn(out: Buffer, responseTo: number): Buffer {
   return finishOpMsgReply(out, nextResponseId++, responseTo);
 }
 

@@ -1,9 +1,9 @@
 import { deserializeDocument } from '../bson/values.js';
 import type { ConnectionInfo } from '../commands/command.js';
-import { opMsgReply, type MessageHandler } from '../commands/message_handler.js';
-import { RawDocument } from '../wire/raw_bson.js';
+import { opMsgReplyIn, type MessageHandler } from '../commands/message_handler.js';
+import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { cstringEnd, stringIs, TYPE_BOOL, TYPE_DOCUMENT, TYPE_DOUBLE, TYPE_INT32 } from './raw_elements.js';
-import { completedCursorBytes } from './raw_reply.js';
+import { completedCursorBytes, cursorReplyBody } from './raw_reply.js';
 import { commandShape, field, valueBytes } from './received_command.js';
 import { passOn, readRoutedCommand } from './routed_command.js';
 import type { RouterServices } from './router_services.js';
@@ -38,7 +38,7 @@ export function findFastPath(router: RouterServices, conn: ConnectionInfo, messa
     const cursor = completedCursorBytes(reply, routed.ns);
     if (cursor !== undefined) {
       router.fastPaths.find += 1;
-      return opMsgReply({ cursor: new RawDocument(cursor), ok: 1 }, command.requestId);
+      return opMsgReplyIn(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX), command.requestId);
     }
     if (staleReply(reply)) {
       router.catalogCache.invalidateCollection(routed.ns);
@@ -57,7 +57,7 @@ function staleReply(reply: Buffer): boolean {
   }
 }
 
-function negative(message: Buffer, values: Int32Array, slot: number): boolean {
+function negative(message: Buffer, values: number[], slot: number): boolean {
   const at = values[2 * slot]!;
   return at !== -1 && message.readInt32LE(at) < 0;
 }

@@ -1,4 +1,4 @@
-import { LazyDocument, readPlainDocument } from '../bson/raw_document.js';
+import { LazyDocument, readPlainDocument, type ElementSpan, type PlainDocument } from '../bson/raw_document.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
@@ -7,7 +7,8 @@ import { opMsgReply, opMsgReplyOfBody, type MessageHandler } from '../commands/m
 import { Limits } from '../wire/op_codes.js';
 import { oneShardInsertReply } from './commands/cluster_write.js';
 import { plainInsertReply } from './raw_reply.js';
-import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
+import { TYPE_ARRAY, TYPE_BOOL, TYPE_DOUBLE, TYPE_INT32, TYPE_INT64 } from './raw_elements.js';
+import type { ChunkManager } from './chunk_manager.js';
 import { commandShape, field, receivedDocuments, valueBytes } from './received_command.js';
 import { passOn, readRoutedCommand } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
@@ -65,20 +66,17 @@ export function insertFastPath(router: RouterServices, conn: ConnectionInfo, mes
 // of each (auto-splitting counts bytes per chunk).
 function targetDocuments(routing: Routing, documents: Buffer[]): { shard: string; chunks: ChunkType[] } | undefined {
   const { cm } = routing;
+  const key = cm === undefined ? undefined : topLevelKey(cm);
   const chunks: ChunkType[] = [];
   let shard: string | undefined;
   for (const bytes of documents) {
-    const plain = readPlainDocument(bytes);
+    const plain = readPlainDocument(bytes, key);
     if (plain === undefined || plain.ids.length !== 1) return undefined;
     let owner: string;
     if (cm === undefined) owner = routing.db.primary;
     else {
-      let chunk: ChunkType;
-      try {
-        chunk = chunkForInsert(cm, new LazyDocument(bytes).fields(cm.shardKeyPattern.fields));
-      } catch {
-        return undefined;
-      }
+      const chunk = chunkOf(cm, plain, key === ID ? plain.ids : plain.named);
+      if (chunk === undefined) return undefined;
       chunks.push(chunk);
       owner = chunk.shard;
     }
@@ -86,6 +84,38 @@ function targetDocuments(routing: Routing, documents: Buffer[]): { shard: string
     shard = owner;
   }
   return shard === undefined ? undefined : { shard, chunks };
+}
+
+// chunkForInsert of the decoded document. A single top-level key field found once, holding an
+// int32 or a double, is looked up by its number (what chunkForInsert does with the decoded value)
+// without decoding anything; otherwise the key fields are decoded. Undefined when targeting
+// throws (runWrite then reports it).
+function chunkOf(cm: ChunkManager, plain: PlainDocument, keyElements: ElementSpan[]): ChunkType | undefined {
+  if (keyElements.length === 1) {
+    const { type, value } = keyElements[0]!;
+    const n = type === TYPE_INT32 ? plain.bytes.readInt32LE(value) : type === TYPE_DOUBLE ? plain.bytes.readDoubleLE(value) : undefined;
+    const chunk = n === undefined ? undefined : cm.chunkForNumericKey(n);
+    if (chunk !== undefined) return chunk;
+  }
+  try {
+    return chunkForInsert(cm, new LazyDocument(plain.bytes).fields(cm.shardKeyPattern.fields));
+  } catch {
+    return undefined;
+  }
+}
+
+const ID = Buffer.from('_id');
+const KEY_NAMES = new WeakMap<ChunkManager, Buffer | null>();
+
+// The name of the shard key's one field when it is a top-level field (no dot), as bytes.
+function topLevelKey(cm: ChunkManager): Buffer | undefined {
+  let name = KEY_NAMES.get(cm);
+  if (name === undefined) {
+    const fields = cm.shardKeyPattern.fields;
+    name = fields.length === 1 && !fields[0]!.includes('.') ? (fields[0] === '_id' ? ID : Buffer.from(fields[0]!)) : null;
+    KEY_NAMES.set(cm, name);
+  }
+  return name ?? undefined;
 }
 
 // The error a shard's reply carries, as throwUnlessOk in runWrite makes it.

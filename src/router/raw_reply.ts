@@ -62,6 +62,23 @@ function isCompletedCursor(doc: Buffer, ns: string): boolean {
   return pos === end && field === 3;
 }
 
+const CURSOR_ELEMENT = Buffer.from('\x03cursor\0', 'latin1');
+const OK_ONE_ELEMENT = Buffer.from('\x10ok\0\x01\0\0\0', 'latin1');
+
+// The router's reply {cursor: <cursor>, ok: 1} to a find the shard answered whole (the bytes
+// serializeWithRaw writes for it), after `prefix` bytes left for the message header.
+export function cursorReplyBody(cursor: Buffer, prefix: number): Buffer {
+  const length = 4 + CURSOR_ELEMENT.length + cursor.length + OK_ONE_ELEMENT.length + 1;
+  const out = Buffer.allocUnsafe(prefix + length);
+  out.writeInt32LE(length, prefix);
+  let pos = prefix + 4;
+  pos += CURSOR_ELEMENT.copy(out, pos);
+  pos += cursor.copy(out, pos);
+  pos += OK_ONE_ELEMENT.copy(out, pos);
+  out[pos] = 0;
+  return out;
+}
+
 const N = Buffer.from('n');
 
 // Whether the reply is exactly {n: <count>, ok: 1}: a shard that stored every document of an

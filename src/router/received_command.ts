@@ -29,7 +29,7 @@ export interface ReceivedCommand {
   requestId: number;
   // [start, end) of each field's value in the message, by its place in the shape (the command's
   // own value at 0, then the fields from 1); -1 for a field the command does not hold.
-  values: Int32Array;
+  values: number[];
   // The elements passed on (the command's and the forwarded fields'), as [start, end) pairs.
   forwarded: number[];
   // The document sequence, passed on as it is: where its section starts, where its documents
@@ -65,7 +65,8 @@ export function readReceivedCommand(message: Buffer, shape: CommandShape): Recei
   const sequence = bodyEnd === message.length ? undefined : readSequence(message, bodyEnd, shape.sequence);
   if (bodyEnd !== message.length && sequence === undefined) return undefined;
   const { fields } = shape;
-  const values = new Int32Array(2 * (fields.length + 1)).fill(-1);
+  const values: number[] = [];
+  for (let i = 0; i <= fields.length; i++) values.push(-1, -1);
   const forwarded: number[] = [];
   const end = bodyEnd - 1;
   const e = newElement();

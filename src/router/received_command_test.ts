@@ -5,7 +5,8 @@ import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
 import { encodeOpMsgRequest, OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { ChunkManager } from './chunk_manager.js';
 import { pointShard } from './find_fast_path.js';
-import { plainInsertReply } from './raw_reply.js';
+import { cursorReplyBody, plainInsertReply } from './raw_reply.js';
+import { RawDocument, serializeWithRaw } from '../wire/raw_bson.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
 import { commandShape, field, readReceivedCommand, receivedDocuments, routedNamespace, shardRequest, valueBytes, type CommandShape } from './received_command.js';
 import { numericPointShard } from './targeter.js';
@@ -158,6 +159,11 @@ test('a point read targeted from its filter bytes goes where numericPointShard s
   assert.equal(pointShard({ ns: 'db.c', db: database, cm: undefined }, serializeDocument({ anything: 1 })), 's0', 'unsharded: the primary shard');
   const hashed: Routing = { ns: 'db.c', db: database, cm: manager({ x: 'hashed' }, [new MinKey(), Long.fromNumber(0)]) };
   assert.equal(pointShard(hashed, serializeDocument({ x: 5 })), undefined);
+});
+
+test("the find's reply is written as the general path's encoder writes it", () => {
+  const cursor = serializeDocument({ firstBatch: [{ _id: 1, s: 'é' }], id: Long.ZERO, ns: 'db.c' });
+  assert.deepEqual(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX).subarray(OP_MSG_REPLY_PREFIX), serializeWithRaw({ cursor: new RawDocument(cursor), ok: 1 }));
 });
 
 test('only {n: <count>, ok: 1} is a plain insert reply', () => {
