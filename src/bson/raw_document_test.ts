@@ -53,6 +53,16 @@ describe('reading a document from its bytes', () => {
     assert.equal(readPlainDocument(bytes)?.ids.length, 2);
   });
 
+  it('finds the top-level elements of one more name on the same walk', () => {
+    const bytes = serializeDocument({ _id: 1, k: 5, a: { k: 6 }, b: [{ k: 7 }] });
+    const plain = readPlainDocument(bytes, Buffer.from('k'));
+    assert.equal(plain?.named.length, 1);
+    assert.equal(bytes.readInt32LE(plain!.named[0]!.value), 5);
+    assert.equal(plain!.ids.length, 1);
+    assert.deepEqual(readPlainDocument(bytes)?.named, []);
+    assert.deepEqual(readPlainDocument(bytes, Buffer.from('missing'))?.named, []);
+  });
+
   it('finds plain documents valid and leaves documents with $-prefixed names to decoding', () => {
     assert.equal(isPlainValidBson(serializeDocument({ _id: 1, a: [{ b: 'x' }], s: 'é' })), true);
     assert.equal(isPlainValidBson(serializeDocument({ _id: 1, a: { $ref: 'c', $id: 1 } })), false);

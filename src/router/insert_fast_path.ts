@@ -64,7 +64,7 @@ export function insertFastPath(router: RouterServices, conn: ConnectionInfo, mes
 // Every document read without decoding, with exactly one _id (runWrite gives one to a document
 // without; that changes its bytes), and all on one shard; on a sharded collection, with the chunk
 // of each (auto-splitting counts bytes per chunk).
-function targetDocuments(routing: Routing, documents: Buffer[]): { shard: string; chunks: ChunkType[] } | undefined {
+export function targetDocuments(routing: Routing, documents: Buffer[]): { shard: string; chunks: ChunkType[] } | undefined {
   const { cm } = routing;
   const key = cm === undefined ? undefined : topLevelKey(cm);
   const chunks: ChunkType[] = [];

@@ -9,7 +9,8 @@ import { cursorReplyBody, plainInsertReply } from './raw_reply.js';
 import { RawDocument, serializeWithRaw } from '../wire/raw_bson.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
 import { commandShape, field, readReceivedCommand, receivedDocuments, routedNamespace, shardRequest, valueBytes, type CommandShape } from './received_command.js';
-import { numericPointShard } from './targeter.js';
+import { chunkForInsert, numericPointShard } from './targeter.js';
+import { targetDocuments } from './insert_fast_path.js';
 import { encodeVersionedMessage, versionFields, versionTail, type Routing } from './versioned_request.js';
 
 // The router's fast paths read a driver's command from its bytes; whatever they accept must mean
@@ -173,4 +174,28 @@ test('only {n: <count>, ok: 1} is a plain insert reply', () => {
     assert.equal(plainInsertReply(serializeDocument(other), 3), false, JSON.stringify(other));
   }
   assert.equal(plainInsertReply(serializeDocument({ n: 3, ok: 1 }).subarray(0, 10), 3), false, 'truncated');
+});
+
+test("an insert's documents are targeted from their bytes to the chunks of their decoded form", () => {
+  const numeric = manager({ k: 1 }, [new MinKey(), -100, 0, 0.5, 10, 1e6]);
+  const strings = manager({ k: 1 }, [new MinKey(), 'b', 'm']);
+  const byId = manager({ _id: 1 }, [new MinKey(), 0, 10]);
+  const nested = manager({ 'k.x': 1 }, [new MinKey(), 0, 10]);
+  const hashed = manager({ k: 'hashed' }, [new MinKey(), Long.fromNumber(0)]);
+  const docs: Doc[] = [
+    { _id: 1, k: 5 }, { _id: 2, k: -1e9 }, { k: 0.25, _id: 3 }, { _id: 4, k: new Double(10) }, { _id: 5, k: NaN }, { _id: 6 },
+    { _id: 7, k: 'c' }, { _id: 8, k: 'z' }, { _id: 9, k: null }, { _id: 10, k: Long.fromNumber(12) }, { _id: 11, k: { x: 3 } }, { _id: 12, k: 1e6 },
+  ];
+  for (const cm of [numeric, strings, byId, nested, hashed]) {
+    const routing: Routing = { ns: 'db.c', db: database, cm };
+    for (const doc of docs) {
+      const bytes = serializeDocument(doc);
+      const expected = chunkForInsert(cm, deserializeDocument(bytes));
+      assert.deepEqual(targetDocuments(routing, [bytes]), { shard: expected.shard, chunks: [expected] }, `${JSON.stringify(cm.shardKeyPattern.fields)} ${String(doc.k)}`);
+    }
+  }
+  const two = targetDocuments({ ns: 'db.c', db: database, cm: numeric }, [serializeDocument({ _id: 1, k: -1e9 }), serializeDocument({ _id: 2, k: 5 })]);
+  assert.equal(two, undefined, 'documents of two shards');
+  assert.equal(targetDocuments({ ns: 'db.c', db: database, cm: numeric }, [serializeDocument({ k: 5 })]), undefined, 'no _id: the router gives one on the general path');
+  assert.deepEqual(targetDocuments({ ns: 'db.c', db: database, cm: undefined }, [serializeDocument({ _id: 1 })]), { shard: 's0', chunks: [] }, 'unsharded: the primary shard');
 });
