@@ -7,22 +7,22 @@ import { deserializeDocument, type Doc } from './values.js';
 // Reading a BSON document from its bytes without decoding all of it: the write path needs only
 // `_id` and the indexed fields of a document it stores as received.
 
-const DOUBLE = 0x01;
-const STRING = 0x02;
-const OBJECT = 0x03;
-const ARRAY = 0x04;
+export const DOUBLE = 0x01;
+export const STRING = 0x02;
+export const OBJECT = 0x03;
+export const ARRAY = 0x04;
 const BINARY = 0x05;
 const UNDEFINED = 0x06;
 const OBJECT_ID = 0x07;
-const BOOLEAN = 0x08;
+export const BOOLEAN = 0x08;
 const DATE = 0x09;
 const NULL = 0x0a;
 const REGEX = 0x0b;
 const CODE = 0x0d;
 const SYMBOL = 0x0e;
-const INT32 = 0x10;
+export const INT32 = 0x10;
 const TIMESTAMP = 0x11;
-const INT64 = 0x12;
+export const INT64 = 0x12;
 const DECIMAL = 0x13;
 const MIN_KEY = 0xff;
 const MAX_KEY = 0x7f;
@@ -33,14 +33,14 @@ const DOLLAR = 0x24;
 const MAX_FAST_DEPTH = 100;
 
 // Bytes from `at` to the end of the cstring there, its NUL included; -1 when unterminated before `limit`.
-function cstringSize(b: Buffer, at: number, limit: number): number {
+export function cstringSize(b: Buffer, at: number, limit: number): number {
   const nul = b.indexOf(0, at);
   return nul < 0 || nul >= limit ? -1 : nul - at + 1;
 }
 
 // Size of the value of an element of `type` that starts at `at`, or -1 when the bytes before
 // `limit` cannot hold it (or the type is unknown).
-function valueSize(b: Buffer, type: number, at: number, limit: number): number {
+export function valueSize(b: Buffer, type: number, at: number, limit: number): number {
   let size: number;
   switch (type) {
     case DOUBLE: case DATE: case TIMESTAMP: case INT64: size = 8; break;
@@ -194,7 +194,7 @@ function nameBytes(name: string): Buffer {
   return bytes;
 }
 
-function sameName(b: Buffer, at: number, end: number, name: Buffer): boolean {
+export function sameName(b: Buffer, at: number, end: number, name: Buffer): boolean {
   if (end - at !== name.length) return false;
   for (let k = 0; k < name.length; k++) if (b[at + k] !== name[k]) return false;
   return true;

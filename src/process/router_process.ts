@@ -40,6 +40,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     recentLog,
     connections: { current: 0, total: 0 },
     fastPaths: { insert: 0, find: 0 },
+    knownViews: new Set(),
     commands: buildRouterCommandTable(routerCommands),
   };
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);

@@ -9,12 +9,12 @@ import { oneShardInsertReply } from './commands/cluster_write.js';
 import { plainInsertReply } from './raw_reply.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_DOUBLE, TYPE_INT32, TYPE_INT64 } from './raw_elements.js';
 import type { ChunkManager } from './chunk_manager.js';
-import { commandShape, field, receivedDocuments, valueBytes } from './received_command.js';
+import { commandShape, field, receivedDocuments, valueBytes, type ReceivedCommand } from './received_command.js';
 import { passOn, readRoutedCommand } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
 import { chunkForInsert } from './targeter.js';
-import { isStaleError, type Routing } from './versioned_request.js';
+import { invalidateNamespace, isStaleCode, type Routing } from './versioned_request.js';
 
 // A driver's insert whose documents all belong to one shard, with the routing and the shard's host
 // cached: passed on from the client's message to the shard's and, when the shard stored every
@@ -45,20 +45,26 @@ export function insertFastPath(router: RouterServices, conn: ConnectionInfo, mes
       router.fastPaths.insert += 1;
       return opMsgReplyOfBody(reply, command.requestId);
     }
+    let decoded: Doc;
     try {
-      const decoded = deserializeDocument(reply);
-      if (isStaleError(replyError(decoded))) {
-        router.catalogCache.invalidateCollection(routed.ns);
-        router.catalogCache.invalidateDatabase(routed.db);
-        return fallback(conn, message);
-      }
-      if (routing.cm !== undefined) router.chunkSplitter.noteReceivedInserts(routing.cm, documents.map((d) => new LazyDocument(d)), decoded);
-      router.fastPaths.insert += 1;
-      return opMsgReply(oneShardInsertReply(documents.length, isOrdered, decoded), command.requestId);
+      decoded = deserializeDocument(reply);
     } catch (err) {
-      return opMsgReply(routerErrorReply(router, err), command.requestId);
+      return failed(router, command, documents.length, isOrdered, err);
     }
-  }, (err: unknown) => opMsgReply(err instanceof MongoError ? oneShardInsertReply(documents.length, isOrdered, err) : routerErrorReply(router, err), command.requestId));
+    if (decoded.ok !== 1 && isStaleCode(decoded.code)) {
+      invalidateNamespace(router, routed.ns);
+      return fallback(conn, message);
+    }
+    if (routing.cm !== undefined && decoded.ok === 1) router.chunkSplitter.noteReceivedInserts(routing.cm, documents.map((d) => new LazyDocument(d)), decoded);
+    router.fastPaths.insert += 1;
+    return opMsgReply(oneShardInsertReply(documents.length, isOrdered, decoded), command.requestId);
+  }, (err: unknown) => failed(router, command, documents.length, isOrdered, err));
+}
+
+// runGroup's answer when the send failed or the reply did not decode: each document failed (the
+// first if ordered) with a MongoError, anything else the dispatcher's error reply.
+function failed(router: RouterServices, command: ReceivedCommand, count: number, ordered: boolean, err: unknown): Buffer {
+  return opMsgReply(err instanceof MongoError ? oneShardInsertReply(count, ordered, err) : routerErrorReply(router, err), command.requestId);
 }
 
 // Every document read without decoding, with exactly one _id (runWrite gives one to a document
@@ -116,9 +122,4 @@ function topLevelKey(cm: ChunkManager): Buffer | undefined {
     KEY_NAMES.set(cm, name);
   }
   return name ?? undefined;
-}
-
-// The error a shard's reply carries, as throwUnlessOk in runWrite makes it.
-function replyError(reply: Doc): MongoError | undefined {
-  return reply.ok === 1 || typeof reply.code !== 'number' ? undefined : new MongoError(reply.code, String(reply.errmsg ?? ''));
 }

@@ -1,13 +1,9 @@
 // Just enough of BSON, read in place, for the router's byte-level paths (raw_reply.ts,
 // received_command.ts): elements walked one at a time, names and values compared without decoding.
 
-export const TYPE_DOUBLE = 0x01;
-export const TYPE_STRING = 0x02;
-export const TYPE_DOCUMENT = 0x03;
-export const TYPE_ARRAY = 0x04;
-export const TYPE_BOOL = 0x08;
-export const TYPE_INT32 = 0x10;
-export const TYPE_INT64 = 0x12;
+import { BOOLEAN, cstringSize, DOUBLE, INT32, INT64, valueSize } from '../bson/raw_document.js';
+
+export { ARRAY as TYPE_ARRAY, BOOLEAN as TYPE_BOOL, DOUBLE as TYPE_DOUBLE, INT32 as TYPE_INT32, INT64 as TYPE_INT64, OBJECT as TYPE_DOCUMENT, STRING as TYPE_STRING, sameName as nameIs } from '../bson/raw_document.js';
 
 // One element of a document, as readElement finds it.
 export interface Element {
@@ -28,18 +24,13 @@ export function newElement(): Element {
 export function readElement(buf: Buffer, pos: number, end: number, e: Element): boolean {
   e.type = buf[pos]!;
   e.nameStart = pos + 1;
-  e.nameEnd = cstringEnd(buf, e.nameStart, end);
-  if (e.nameEnd < 0) return false;
+  const name = cstringSize(buf, e.nameStart, end);
+  if (name < 0) return false;
+  e.nameEnd = e.nameStart + name - 1;
   e.valueStart = e.nameEnd + 1;
   const size = valueSize(buf, e.type, e.valueStart, end);
   e.end = e.valueStart + size;
   return size >= 0;
-}
-
-// Index of the NUL ending the cstring at `start`, or -1 when there is none before `end`.
-export function cstringEnd(buf: Buffer, start: number, end: number): number {
-  for (let i = start; i < end; i++) if (buf[i] === 0) return i;
-  return -1;
 }
 
 // The UTF-8 bytes [start, end) spell `s` (compared per char while it is ASCII).
@@ -53,62 +44,13 @@ export function stringIs(buf: Buffer, start: number, end: number, s: string): bo
   return true;
 }
 
-export function nameIs(buf: Buffer, start: number, end: number, name: Buffer): boolean {
-  if (end - start !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (buf[start + i] !== name[i]) return false;
-  return true;
-}
-
 // checkOk's test (ok is 1 or true) on the raw value.
 export function isOne(buf: Buffer, type: number, at: number): boolean {
   switch (type) {
-    case TYPE_DOUBLE: return buf.readDoubleLE(at) === 1;
-    case TYPE_INT32: return buf.readInt32LE(at) === 1;
-    case TYPE_INT64: return buf.readInt32LE(at) === 1 && buf.readInt32LE(at + 4) === 0;
-    case TYPE_BOOL: return buf[at] === 1;
+    case DOUBLE: return buf.readDoubleLE(at) === 1;
+    case INT32: return buf.readInt32LE(at) === 1;
+    case INT64: return buf.readInt32LE(at) === 1 && buf.readInt32LE(at + 4) === 0;
+    case BOOLEAN: return buf[at] === 1;
     default: return false;
   }
-}
-
-// Bytes of the value of a `type` element starting at `at`; -1 when unknown or past `end`.
-export function valueSize(buf: Buffer, type: number, at: number, end: number): number {
-  let size: number;
-  switch (type) {
-    case 0x06: case 0x0a: case 0x7f: case 0xff: size = 0; break; // undefined, null, MaxKey, MinKey
-    case TYPE_BOOL: size = 1; break;
-    case TYPE_INT32: size = 4; break;
-    case TYPE_DOUBLE: case 0x09: case 0x11: case TYPE_INT64: size = 8; break; // double, date, timestamp, int64
-    case 0x07: size = 12; break; // ObjectId
-    case 0x13: size = 16; break; // decimal
-    case TYPE_STRING: case 0x0d: case 0x0e: // string, code, symbol
-      if (at + 4 > end) return -1;
-      size = 4 + buf.readInt32LE(at);
-      if (size < 5) return -1;
-      break;
-    case TYPE_DOCUMENT: case TYPE_ARRAY: case 0x0f: // document, array, code with scope
-      if (at + 4 > end) return -1;
-      size = buf.readInt32LE(at);
-      if (size < 5) return -1;
-      break;
-    case 0x05: // binary
-      if (at + 4 > end) return -1;
-      size = 5 + buf.readInt32LE(at);
-      if (size < 5) return -1;
-      break;
-    case 0x0b: { // regex: two cstrings
-      const first = buf.indexOf(0, at);
-      const second = first < 0 ? -1 : buf.indexOf(0, first + 1);
-      if (second < 0) return -1;
-      size = second + 1 - at;
-      break;
-    }
-    case 0x0c: // DBPointer
-      if (at + 4 > end) return -1;
-      size = 4 + buf.readInt32LE(at) + 12;
-      if (size < 17) return -1;
-      break;
-    default:
-      return -1;
-  }
-  return at + size <= end ? size : -1;
 }

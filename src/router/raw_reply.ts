@@ -81,8 +81,8 @@ export function cursorReplyBody(cursor: Buffer, prefix: number): Buffer {
 
 const N = Buffer.from('n');
 
-// Whether the reply is exactly {n: <count>, ok: 1}: a shard that stored every document of an
-// insert, which is also the router's reply to it (no write error, nothing else to add).
+// Whether the reply is exactly {n: <count>, ok: 1} (both int32): a shard that stored every document
+// of an insert, which is also, byte for byte, the router's reply to it.
 export function plainInsertReply(reply: Buffer, count: number): boolean {
   if (reply.length < 5 || reply.readInt32LE(0) !== reply.length || reply[reply.length - 1] !== 0) return false;
   const end = reply.length - 1;
@@ -96,7 +96,7 @@ export function plainInsertReply(reply: Buffer, count: number): boolean {
         if (e.type !== TYPE_INT32 || !nameIs(reply, e.nameStart, e.nameEnd, N) || reply.readInt32LE(e.valueStart) !== count) return false;
         break;
       case 1:
-        if (!nameIs(reply, e.nameStart, e.nameEnd, OK) || !isOne(reply, e.type, e.valueStart)) return false;
+        if (e.type !== TYPE_INT32 || !nameIs(reply, e.nameStart, e.nameEnd, OK) || reply.readInt32LE(e.valueStart) !== 1) return false;
         break;
       default:
         return false;

@@ -1,6 +1,8 @@
 import { HEADER_SIZE, Limits, OpCode } from '../wire/op_codes.js';
 import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
-import { cstringEnd, nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './raw_elements.js';
+import { cstringSize, readPlainDocument } from '../bson/raw_document.js';
+import { DOCUMENT_SEQUENCE_SECTION } from '../wire/message.js';
+import { nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './raw_elements.js';
 
 // A command as a driver sends it, read from its OP_MSG bytes without decoding it: where each of
 // the fields a fast path knows is. The router's fast paths (insert_fast_path.ts,
@@ -86,6 +88,8 @@ export function readReceivedCommand(message: Buffer, shape: CommandShape): Recei
       while (slot <= fields.length && !nameIs(message, nameStart, nameEnd, fields[slot - 1]!.name)) slot++;
       if (slot > fields.length || fields[slot - 1]!.type !== type || values[2 * slot] !== -1) return undefined;
       forward = fields[slot - 1]!.forward;
+      // The shard judges what it is sent; a document kept here must be one decoding accepts.
+      if (!forward && type === TYPE_DOCUMENT && readPlainDocument(message.subarray(e.valueStart, e.end)) === undefined) return undefined;
     }
     values[2 * slot] = e.valueStart;
     values[2 * slot + 1] = e.end;
@@ -96,14 +100,12 @@ export function readReceivedCommand(message: Buffer, shape: CommandShape): Recei
   return { requestId: message.readInt32LE(4), values, forwarded, sequence };
 }
 
-const SEQUENCE_SECTION = 1;
-
 // The kind-1 section at `at` when it runs exactly to the message's end and carries `identifier`.
 function readSequence(message: Buffer, at: number, identifier: Buffer | undefined): [number, number, number] | undefined {
-  if (identifier === undefined || at + 5 > message.length || message[at] !== SEQUENCE_SECTION || at + 1 + message.readInt32LE(at + 1) !== message.length) return undefined;
-  const nameEnd = cstringEnd(message, at + 5, message.length);
-  if (nameEnd < 0 || !nameIs(message, at + 5, nameEnd, identifier)) return undefined;
-  return [at, nameEnd + 1, message.length];
+  if (identifier === undefined || at + 5 > message.length || message[at] !== DOCUMENT_SEQUENCE_SECTION || at + 1 + message.readInt32LE(at + 1) !== message.length) return undefined;
+  const name = cstringSize(message, at + 5, message.length);
+  if (name < 0 || !nameIs(message, at + 5, at + 5 + name - 1, identifier)) return undefined;
+  return [at, at + 5 + name, message.length];
 }
 
 // The documents of the body's array at `slot`, or of the document sequence: each in bounds, and
@@ -121,9 +123,9 @@ function documentsBetween(b: Buffer, start: number, end: number, keyed: boolean)
   while (pos < end) {
     let at = pos;
     if (keyed) {
-      if (b[pos] !== TYPE_DOCUMENT) return undefined;
-      at = cstringEnd(b, pos + 1, end) + 1;
-      if (at === 0) return undefined;
+      const name = b[pos] === TYPE_DOCUMENT ? cstringSize(b, pos + 1, end) : -1;
+      if (name < 0) return undefined;
+      at = pos + 1 + name;
     }
     if (at + 4 > end) return undefined;
     const size = b.readInt32LE(at);

@@ -14,9 +14,11 @@ export interface RoutedCommand {
 
 export function readRoutedCommand(router: RouterServices, message: Buffer, shape: CommandShape): RoutedCommand | undefined {
   const command = readReceivedCommand(message, shape);
-  const names = command === undefined ? undefined : routedNamespace(message, command, shape);
-  const routing = names === undefined ? undefined : router.catalogCache.peekRouting(names.ns);
-  return routing === undefined ? undefined : { command: command!, db: names!.db, ns: names!.ns, routing };
+  if (command === undefined) return undefined;
+  const names = routedNamespace(message, command, shape);
+  if (names === undefined) return undefined;
+  const routing = router.catalogCache.peekRouting(names.ns);
+  return routing === undefined ? undefined : { command, db: names.db, ns: names.ns, routing };
 }
 
 // The command sent to `shard` with its version, when the shard's host is cached (undefined

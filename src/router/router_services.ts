@@ -30,6 +30,8 @@ export interface RouterServices {
   connections: { current: number; total: number };
   // Requests answered by the fast paths (insert_fast_path.ts, find_fast_path.ts), shown by serverStatus.
   fastPaths: { insert: number; find: number };
+  // Namespaces a shard answered as views: find_fast_path.ts leaves their reads to the general path.
+  knownViews: Set<string>;
   commands: ReadonlyMap<string, RouterCommand>;
 }
 

@@ -4,7 +4,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
 import type { DatabaseType } from '../catalog/type_chunk.js';
-import { OP_MSG_REPLY_PREFIX, type DocumentSequence } from '../wire/message.js';
+import { DOCUMENT_SEQUENCE_SECTION, OP_MSG_REPLY_PREFIX, type DocumentSequence } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
@@ -78,14 +78,12 @@ function sequenceSize(sequence: DocumentSequence): number {
 }
 
 function writeSequence(message: Buffer, at: number, sequence: DocumentSequence, size: number): void {
-  message[at] = SEQUENCE_SECTION;
+  message[at] = DOCUMENT_SEQUENCE_SECTION;
   message.writeInt32LE(size - 1, at + 1);
   let p = at + 5 + message.write(sequence.identifier, at + 5, 'utf8');
   message[p++] = 0;
   for (const doc of sequence.documents) p += doc.copy(message, p);
 }
-
-const SEQUENCE_SECTION = 1;
 
 const SERIALIZE_OPTIONS = { checkKeys: false, ignoreUndefined: true } as const;
 
@@ -123,7 +121,18 @@ export async function sendToShard(router: RouterServices, shardId: string, db: s
 // ShardNotFound counts too: a cached routing table or database that still names a removed shard
 // is stale (MongoDB's router refreshes on it as well).
 export function isStaleError(err: unknown): err is MongoError {
-  return err instanceof MongoError && (err.code === ErrorCodes.StaleConfig || err.code === ErrorCodes.StaleDbVersion || err.code === ErrorCodes.ShardNotFound);
+  return err instanceof MongoError && isStaleCode(err.code);
+}
+
+export function isStaleCode(code: unknown): boolean {
+  return code === ErrorCodes.StaleConfig || code === ErrorCodes.StaleDbVersion || code === ErrorCodes.ShardNotFound;
+}
+
+// What runWrite forgets when a shard answered a write stale: the collection's routing and its
+// database's entry, whatever the error was.
+export function invalidateNamespace(router: RouterServices, ns: string): void {
+  router.catalogCache.invalidateCollection(ns);
+  router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
 }
 
 // Runs `attempt` with fresh routing, refreshing the cached routing table and trying again while a
@@ -151,7 +160,7 @@ async function retryStale<T>(router: RouterServices, ns: string, attempt: (routi
   }
 }
 
-function invalidateStale(router: RouterServices, ns: string, err: MongoError, tries: number): void {
+export function invalidateStale(router: RouterServices, ns: string, err: MongoError, tries: number): void {
   router.logger.debug({ c: 'SHARDING', ns, code: err.code, tries }, 'Stale routing information; refreshing and retrying');
   if (err.code !== ErrorCodes.StaleConfig) router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
   router.catalogCache.invalidateCollection(ns);

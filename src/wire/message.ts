@@ -95,7 +95,7 @@ export function parseOpMsg(header: MessageHeader, buf: Buffer): OpMsgRequest {
       if (body !== undefined) throw parseError(ErrorCodes.InvalidBSON, 'Multiple body sections in OP_MSG');
       body = sliceDocument(buf, offset, end);
       offset += body.length;
-    } else if (kind === 1) {
+    } else if (kind === DOCUMENT_SEQUENCE_SECTION) {
       if (offset + 4 > end) throw parseError(ErrorCodes.InvalidBSON, 'OP_MSG document sequence truncated');
       const size = buf.readInt32LE(offset);
       const seqEnd = offset + size;
@@ -155,6 +155,9 @@ function writeHeader(buf: Buffer, requestId: number, responseTo: number, opCode:
 // Replies carry exactly one kind-0 section and never a checksum: the driver reads anything after
 // the body as another section and fails on kind 1.
 export const OP_MSG_REPLY_PREFIX = HEADER_SIZE + 4 + 1;
+
+// An OP_MSG section's kind byte: 0 is the body, 1 a document sequence.
+export const DOCUMENT_SEQUENCE_SECTION = 1;
 export const OP_REPLY_PREFIX = HEADER_SIZE + 20;
 
 // Fills in the first OP_MSG_REPLY_PREFIX bytes of `out`, whose body is already in place after them.

@@ -129,6 +129,19 @@ describe('router fast paths', () => {
       await session.endSession();
     }
     await db.createCollection('v', { viewOn: 'u', pipeline: [{ $match: { x: { $exists: true } } }, { $project: { x: 1, _id: 0 } }] });
+    const queries = async (): Promise<number> => (await shards[0]!.db('admin').command({ serverStatus: 1 })).opcounters.query as number;
     assert.deepEqual(await db.collection<AnyDoc>('v').findOne({ x: 2 }), { x: 2 });
+    const before = await queries();
+    assert.deepEqual(await db.collection<AnyDoc>('v').findOne({ x: 1 }), { x: 1 });
+    assert.equal(await queries() - before, 1, 'once known, a view is asked once (the general path), not first by the fast path');
+  });
+
+  it("answers a shard's error to a point read as the general path does", async () => {
+    const find = { find: 'u', filter: { x: { $bogus: 1 } }, limit: 1, singleBatch: true };
+    const fast = await db.command(find).catch((err: unknown) => err);
+    const general = await db.command({ ...find, comment: 'general path' }).catch((err: unknown) => err);
+    assert.ok(fast instanceof MongoServerError && general instanceof MongoServerError);
+    assert.deepEqual([fast.code, fast.codeName, fast.message], [general.code, general.codeName, general.message]);
+    assert.deepEqual(await db.collection<AnyDoc>('u').findOne({ _id: 'u1' }), { _id: 'u1', x: 1 }, 'the connection still serves');
   });
 });

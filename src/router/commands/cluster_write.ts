@@ -11,7 +11,7 @@ import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { receivedInserts, shardForReceivedInsert } from '../received_inserts.js';
 import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
-import { cachedRouting, getRouting, isStaleError, MAX_STALE_RETRIES, sendToShard, sendVersioned, versionFields, type Routing } from '../versioned_request.js';
+import { cachedRouting, getRouting, invalidateNamespace, isStaleError, MAX_STALE_RETRIES, sendToShard, sendVersioned, versionFields, type Routing } from '../versioned_request.js';
 
 type WriteKind = 'insert' | 'update' | 'delete';
 const STATEMENTS_FIELD: Record<WriteKind, string> = { insert: 'documents', update: 'updates', delete: 'deletes' };
@@ -109,8 +109,7 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
     const retry: Statement[] = [];
     const stopped = await executeRound(ctx, routing, kind, base, pending, ordered, result, retry);
     if (retry.length > 0) {
-      ctx.router.catalogCache.invalidateCollection(ns);
-      ctx.router.catalogCache.invalidateDatabase(ctx.db);
+      invalidateNamespace(ctx.router, ns);
       if (tries >= MAX_STALE_RETRIES) {
         for (const s of retry) result.fail(s.index, new MongoError(ErrorCodes.StaleConfig, `routing information for ${ns} kept changing`));
         break;
