@@ -2,8 +2,8 @@ import net from 'node:net';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { MessageFramer } from './framer.js';
-import { parseOpMsg, readHeader } from './message.js';
-import { OpCode } from './op_codes.js';
+import { OP_MSG_REPLY_PREFIX, parseOpMsg, readHeader } from './message.js';
+import { HEADER_SIZE, OpCode } from './op_codes.js';
 import { TurnWriter } from './turn_writer.js';
 
 // Requests to every host, written as the server writes its replies (turn_writer.ts).
@@ -142,22 +142,25 @@ export class ClientConnection {
   }
 
   private answer(message: Buffer): void {
-    const header = readHeader(message);
+    const responseTo = message.readInt32LE(8);
     const pending = this.pending;
-    if (!pending || header.responseTo !== pending.requestId) {
-      this.protocolError(`reply to request ${header.responseTo} while ${pending ? `request ${pending.requestId}` : 'no request'} is in flight`);
+    if (!pending || responseTo !== pending.requestId) {
+      this.protocolError(`reply to request ${responseTo} while ${pending ? `request ${pending.requestId}` : 'no request'} is in flight`);
       return;
     }
-    if (header.opCode !== OpCode.OP_MSG) {
-      this.protocolError(`unexpected reply opCode ${header.opCode}`);
+    const opCode = message.readInt32LE(12);
+    if (opCode !== OpCode.OP_MSG) {
+      this.protocolError(`unexpected reply opCode ${opCode}`);
       return;
     }
-    let body: Buffer;
-    try {
-      body = parseOpMsg(header, message).body;
-    } catch (err) {
-      this.protocolError((err as Error).message);
-      return;
+    let body = soleBody(message);
+    if (body === undefined) {
+      try {
+        body = parseOpMsg(readHeader(message), message).body;
+      } catch (err) {
+        this.protocolError((err as Error).message);
+        return;
+      }
     }
     this.pending = undefined;
     this.setIdle(true);
@@ -168,4 +171,11 @@ export class ClientConnection {
   private protocolError(detail: string): void {
     this.destroy(new MongoError(ErrorCodes.SocketException, `${this.address.label}: invalid reply: ${detail}`));
   }
+}
+
+// The body of a reply that is one body section and no flags (as every node writes its replies),
+// cut out without parsing the message; undefined for any other, which parseOpMsg then reads.
+function soleBody(message: Buffer): Buffer | undefined {
+  if (message.length < OP_MSG_REPLY_PREFIX + 5 || message.readUInt32LE(HEADER_SIZE) !== 0 || message[HEADER_SIZE + 4] !== 0) return undefined;
+  return OP_MSG_REPLY_PREFIX + message.readInt32LE(OP_MSG_REPLY_PREFIX) === message.length ? message.subarray(OP_MSG_REPLY_PREFIX) : undefined;
 }
