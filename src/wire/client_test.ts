@@ -9,7 +9,8 @@ import { WireClient } from './client.js';
 import { encodeOpMsgReply, parseOpMsg, readHeader } from './message.js';
 import { TcpServer } from './tcp_server.js';
 
-// An echo server whose requests script its misbehaviour: {delayMs}, {close}, {wrongResponseTo}.
+// An echo server whose requests script its misbehaviour: {delayMs}, {close}, {wrongResponseTo},
+// and replies of other shapes: {checksum} (flag and trailing checksum), {headerOnly}, {badSection}.
 class EchoServer {
   active = 0;
   maxActive = 0;
@@ -28,7 +29,20 @@ class EchoServer {
         const reply: Doc = body.fail
           ? { ok: 0, errmsg: 'asked to fail', code: ErrorCodes.BadValue, codeName: 'BadValue' }
           : { ok: 1, echo: body, connectionId: conn.id };
-        return encodeOpMsgReply(serializeDocument(reply), 1, responseTo);
+        const message = encodeOpMsgReply(serializeDocument(reply), 1, responseTo);
+        if (body.checksum) {
+          const withSum = Buffer.concat([message, Buffer.alloc(4)]);
+          withSum.writeInt32LE(withSum.length, 0);
+          withSum.writeUInt32LE(1, 16);
+          return withSum;
+        }
+        if (body.headerOnly) {
+          const header = Buffer.from(message.subarray(0, 16));
+          header.writeInt32LE(16, 0);
+          return header;
+        }
+        if (body.badSection) message[20] = 7;
+        return message;
       } finally {
         this.active -= 1;
       }
@@ -116,6 +130,14 @@ describe('WireClient', () => {
     await assert.rejects(client.command(host, 'test', { wrongResponseTo: 1 }), isMongoError(ErrorCodes.SocketException));
     const after = await client.command(host, 'test', { ping: 1 });
     assert.notEqual(after.connectionId, first.connectionId);
+  });
+
+  it('reads a reply with flags and a checksum, and fails a reply it cannot read with SocketException', async () => {
+    const { host, client } = await setup();
+    assert.equal(((await client.command(host, 'test', { checksum: true })).echo as Doc).checksum, true);
+    await assert.rejects(client.command(host, 'test', { headerOnly: true }), isMongoError(ErrorCodes.SocketException));
+    await assert.rejects(client.command(host, 'test', { badSection: true }), isMongoError(ErrorCodes.SocketException));
+    assert.equal((await client.command(host, 'test', { ping: 1 })).ok, 1);
   });
 
   it('fails a command that outlives its timeout with NetworkTimeout and drops that connection', async () => {
