@@ -150,6 +150,28 @@ function validUtf8(b: Buffer, start: number, end: number): boolean {
   return isUtf8(b.subarray(start, end));
 }
 
+// The documents laid end to end in b[start, end): an array's elements (`keyed`: each a document
+// behind its type byte and key) or a document sequence's; each a view into `b`. Undefined when
+// one is not a document or does not fit (sizes only: the documents' contents are not checked).
+export function embeddedDocuments(b: Buffer, start: number, end: number, keyed: boolean): Buffer[] | undefined {
+  const documents: Buffer[] = [];
+  let pos = start;
+  while (pos < end) {
+    let at = pos;
+    if (keyed) {
+      const name = b[pos] === OBJECT ? cstringSize(b, pos + 1, end) : -1;
+      if (name < 0) return undefined;
+      at = pos + 1 + name;
+    }
+    if (at + 4 > end) return undefined;
+    const size = b.readInt32LE(at);
+    if (size < 5 || at + size > end) return undefined;
+    documents.push(b.subarray(at, at + size));
+    pos = at + size;
+  }
+  return pos === end ? documents : undefined;
+}
+
 // One top-level element: where it starts (its type byte), where its value starts, where it ends.
 export interface ElementSpan {
   type: number;
@@ -185,7 +207,7 @@ function invalid(b: Buffer): MongoError {
 const NAME_CACHE_MAX = 1024;
 const nameCache = new Map<string, Buffer>();
 
-function nameBytes(name: string): Buffer {
+export function nameBytes(name: string): Buffer {
   let bytes = nameCache.get(name);
   if (bytes === undefined) {
     bytes = Buffer.from(name, 'utf8');

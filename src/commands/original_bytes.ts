@@ -1,3 +1,4 @@
+import { embeddedDocuments } from '../bson/raw_document.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 
 // The bytes the documents of an OP_MSG document sequence arrived in. A command that can take BSON
@@ -67,7 +68,6 @@ export function originalBytes(docs: unknown[], index: number): Buffer | undefine
 const INSERT = Buffer.from('\x02insert\0', 'latin1');
 const DOCUMENTS = Buffer.from('\x04documents\0', 'latin1');
 const DOCUMENTS_NAME = DOCUMENTS.subarray(1);
-const OBJECT = 0x03;
 
 // An insert whose documents came in the body (drivers send a single insert so) read as if they
 // had come as a document sequence: the body without its `documents` array, and each document's
@@ -85,18 +85,8 @@ export function bodyDocuments(body: Buffer): { rest: Buffer; documents: Buffer[]
   const size = body.readInt32LE(value);
   const end = value + size;
   if (size < 5 || end > body.length - 1 || body[end - 1] !== 0 || body.indexOf(DOCUMENTS_NAME, end) !== -1) return undefined;
-  const documents: Buffer[] = [];
-  const last = end - 1;
-  let i = value + 4;
-  while (i < last) {
-    if (body[i] !== OBJECT) return undefined;
-    const at = body.indexOf(0, i + 1) + 1;
-    if (at === 0 || at + 4 > last) return undefined;
-    const docSize = body.readInt32LE(at);
-    if (docSize < 5 || at + docSize > last) return undefined;
-    documents.push(body.subarray(at, at + docSize));
-    i = at + docSize;
-  }
+  const documents = embeddedDocuments(body, value + 4, end - 1, true);
+  if (documents === undefined) return undefined;
   const rest = Buffer.allocUnsafe(body.length - (end - start));
   body.copy(rest, 0, 0, start);
   body.copy(rest, start, end);

@@ -177,11 +177,12 @@ export class ChunkSplitter {
     this.noteEach(cm, docs.length, reply, (i) => ({ shardKey: pattern.extractShardKeyFromDoc(docs[i]!.fields(pattern.fields)), bytes: docs[i]!.bytes.length }));
   }
 
-  // noteWrites for inserts that were all stored, each in the chunk targeting found for it.
-  noteStoredInserts(cm: ChunkManager, chunks: readonly ChunkType[], bytes: readonly number[]): void {
+  // noteWrites for inserts that were all stored: each document's bytes, in the chunk targeting
+  // found for it.
+  noteStoredInserts(cm: ChunkManager, chunks: readonly ChunkType[], documents: readonly Uint8Array[]): void {
     const settings = this.currentSettings();
     if (!tracksWrites(settings, cm.ns)) return;
-    for (let i = 0; i < chunks.length; i++) this.add(cm, settings, chunks[i]!, bytes[i]!);
+    for (let i = 0; i < chunks.length; i++) this.add(cm, settings, chunks[i]!, documents[i]!.length);
   }
 
   private noteEach(cm: ChunkManager, count: number, reply: Doc, writeOf: (i: number) => StatementWrite | undefined): void {

@@ -1,4 +1,4 @@
-import { LazyDocument, readPlainDocument, type ElementSpan, type PlainDocument } from '../bson/raw_document.js';
+import { LazyDocument, readPlainDocument } from '../bson/raw_document.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
@@ -7,13 +7,12 @@ import { opMsgReply, opMsgReplyOfBody, type MessageHandler } from '../commands/m
 import { Limits } from '../wire/op_codes.js';
 import { oneShardInsertReply } from './commands/cluster_write.js';
 import { plainInsertReply } from './raw_reply.js';
-import { TYPE_ARRAY, TYPE_BOOL, TYPE_DOUBLE, TYPE_INT32, TYPE_INT64 } from './raw_elements.js';
-import type { ChunkManager } from './chunk_manager.js';
+import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
 import { commandShape, field, receivedDocuments, valueBytes, type ReceivedCommand } from './received_command.js';
 import { passOn, readRoutedCommand } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
-import { chunkForInsert } from './targeter.js';
+import { chunkForPlainInsert, topLevelKeyName } from './received_inserts.js';
 import { invalidateNamespace, isStaleCode, type Routing } from './versioned_request.js';
 
 // A driver's insert whose documents all belong to one shard, with the routing and the shard's host
@@ -41,7 +40,7 @@ export function insertFastPath(router: RouterServices, conn: ConnectionInfo, mes
   const isOrdered = ordered === undefined || ordered[0] === 1;
   return sent.then((reply) => {
     if (plainInsertReply(reply, documents.length)) {
-      if (routing.cm !== undefined) router.chunkSplitter.noteStoredInserts(routing.cm, target!.chunks, documents.map((d) => d.length));
+      if (routing.cm !== undefined) router.chunkSplitter.noteStoredInserts(routing.cm, target!.chunks, documents);
       router.fastPaths.insert += 1;
       return opMsgReplyOfBody(reply, command.requestId);
     }
@@ -72,7 +71,7 @@ function failed(router: RouterServices, command: ReceivedCommand, count: number,
 // of each (auto-splitting counts bytes per chunk).
 export function targetDocuments(routing: Routing, documents: Buffer[]): { shard: string; chunks: ChunkType[] } | undefined {
   const { cm } = routing;
-  const key = cm === undefined ? undefined : topLevelKey(cm);
+  const key = cm === undefined ? undefined : topLevelKeyName(cm);
   const chunks: ChunkType[] = [];
   let shard: string | undefined;
   for (const bytes of documents) {
@@ -81,7 +80,7 @@ export function targetDocuments(routing: Routing, documents: Buffer[]): { shard:
     let owner: string;
     if (cm === undefined) owner = routing.db.primary;
     else {
-      const chunk = chunkOf(cm, plain, key === ID ? plain.ids : plain.named);
+      const chunk = chunkForPlainInsert(cm, plain);
       if (chunk === undefined) return undefined;
       chunks.push(chunk);
       owner = chunk.shard;
@@ -90,36 +89,4 @@ export function targetDocuments(routing: Routing, documents: Buffer[]): { shard:
     shard = owner;
   }
   return shard === undefined ? undefined : { shard, chunks };
-}
-
-// chunkForInsert of the decoded document. A single top-level key field found once, holding an
-// int32 or a double, is looked up by its number (what chunkForInsert does with the decoded value)
-// without decoding anything; otherwise the key fields are decoded. Undefined when targeting
-// throws (runWrite then reports it).
-function chunkOf(cm: ChunkManager, plain: PlainDocument, keyElements: ElementSpan[]): ChunkType | undefined {
-  if (keyElements.length === 1) {
-    const { type, value } = keyElements[0]!;
-    const n = type === TYPE_INT32 ? plain.bytes.readInt32LE(value) : type === TYPE_DOUBLE ? plain.bytes.readDoubleLE(value) : undefined;
-    const chunk = n === undefined ? undefined : cm.chunkForNumericKey(n);
-    if (chunk !== undefined) return chunk;
-  }
-  try {
-    return chunkForInsert(cm, new LazyDocument(plain.bytes).fields(cm.shardKeyPattern.fields));
-  } catch {
-    return undefined;
-  }
-}
-
-const ID = Buffer.from('_id');
-const KEY_NAMES = new WeakMap<ChunkManager, Buffer | null>();
-
-// The name of the shard key's one field when it is a top-level field (no dot), as bytes.
-function topLevelKey(cm: ChunkManager): Buffer | undefined {
-  let name = KEY_NAMES.get(cm);
-  if (name === undefined) {
-    const fields = cm.shardKeyPattern.fields;
-    name = fields.length === 1 && !fields[0]!.includes('.') ? (fields[0] === '_id' ? ID : Buffer.from(fields[0]!)) : null;
-    KEY_NAMES.set(cm, name);
-  }
-  return name ?? undefined;
 }

@@ -1,8 +1,9 @@
-// Just enough of a shard's find reply, read in its BSON bytes, to pass the answer on without
-// decoding and re-encoding the documents: the router's reply to a find the shard answered whole
-// is the shard's `cursor` sub-document itself.
+// Just enough of a shard's find and insert replies, read in their BSON bytes, to pass the answer
+// on without decoding and re-encoding it: the router's reply to a find the shard answered whole
+// is the shard's `cursor` sub-document itself, and to an insert it stored whole the shard's reply.
 
-import { isOne, nameIs, newElement, readElement, stringIs, TYPE_ARRAY, TYPE_DOCUMENT, TYPE_INT32, TYPE_INT64, TYPE_STRING } from './raw_elements.js';
+import { serializeDocument } from '../bson/values.js';
+import { isOne, nameIs, newElement, readElement, stringIs, TYPE_ARRAY, TYPE_DOCUMENT, TYPE_INT64, TYPE_STRING } from './raw_elements.js';
 
 const OK = Buffer.from('ok');
 const CURSOR = Buffer.from('cursor');
@@ -79,29 +80,14 @@ export function cursorReplyBody(cursor: Buffer, prefix: number): Buffer {
   return out;
 }
 
-const N = Buffer.from('n');
+// {n: <int32>, ok: <int32 1>}: 20 bytes whatever the count, which sits at N_AT.
+const PLAIN_INSERT_REPLY = serializeDocument({ n: 0, ok: 1 });
+const N_AT = 7;
 
 // Whether the reply is exactly {n: <count>, ok: 1} (both int32): a shard that stored every document
 // of an insert, which is also, byte for byte, the router's reply to it.
 export function plainInsertReply(reply: Buffer, count: number): boolean {
-  if (reply.length < 5 || reply.readInt32LE(0) !== reply.length || reply[reply.length - 1] !== 0) return false;
-  const end = reply.length - 1;
-  const e = newElement();
-  let pos = 4;
-  let field = 0;
-  while (pos < end) {
-    if (!readElement(reply, pos, end, e)) return false;
-    switch (field++) {
-      case 0:
-        if (e.type !== TYPE_INT32 || !nameIs(reply, e.nameStart, e.nameEnd, N) || reply.readInt32LE(e.valueStart) !== count) return false;
-        break;
-      case 1:
-        if (e.type !== TYPE_INT32 || !nameIs(reply, e.nameStart, e.nameEnd, OK) || reply.readInt32LE(e.valueStart) !== 1) return false;
-        break;
-      default:
-        return false;
-    }
-    pos = e.end;
-  }
-  return pos === end && field === 2;
+  return reply.length === PLAIN_INSERT_REPLY.length && reply.readInt32LE(N_AT) === count
+    && reply.compare(PLAIN_INSERT_REPLY, 0, N_AT, 0, N_AT) === 0
+    && reply.compare(PLAIN_INSERT_REPLY, N_AT + 4, PLAIN_INSERT_REPLY.length, N_AT + 4, PLAIN_INSERT_REPLY.length) === 0;
 }

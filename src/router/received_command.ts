@@ -1,6 +1,6 @@
 import { HEADER_SIZE, Limits, OpCode } from '../wire/op_codes.js';
 import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
-import { cstringSize, readPlainDocument } from '../bson/raw_document.js';
+import { cstringSize, embeddedDocuments, readPlainDocument } from '../bson/raw_document.js';
 import { DOCUMENT_SEQUENCE_SECTION } from '../wire/message.js';
 import { nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './raw_elements.js';
 
@@ -112,28 +112,9 @@ function readSequence(message: Buffer, at: number, identifier: Buffer | undefine
 // (in an array) every element a document; undefined when any is not.
 export function receivedDocuments(message: Buffer, command: ReceivedCommand, slot: number): Buffer[] | undefined {
   const { values, sequence } = command;
-  if (sequence !== undefined) return documentsBetween(message, sequence[1], sequence[2], false);
+  if (sequence !== undefined) return embeddedDocuments(message, sequence[1], sequence[2], false);
   const start = values[2 * slot]!;
-  return start === -1 ? undefined : documentsBetween(message, start + 4, values[2 * slot + 1]! - 1, true);
-}
-
-function documentsBetween(b: Buffer, start: number, end: number, keyed: boolean): Buffer[] | undefined {
-  const documents: Buffer[] = [];
-  let pos = start;
-  while (pos < end) {
-    let at = pos;
-    if (keyed) {
-      const name = b[pos] === TYPE_DOCUMENT ? cstringSize(b, pos + 1, end) : -1;
-      if (name < 0) return undefined;
-      at = pos + 1 + name;
-    }
-    if (at + 4 > end) return undefined;
-    const size = b.readInt32LE(at);
-    if (size < 5 || at + size > end) return undefined;
-    documents.push(b.subarray(at, at + size));
-    pos = at + size;
-  }
-  return pos === end ? documents : undefined;
+  return start === -1 ? undefined : embeddedDocuments(message, start + 4, values[2 * slot + 1]! - 1, true);
 }
 
 // The string value at [start, end) (its length, its bytes, its NUL) when it is printable ASCII.

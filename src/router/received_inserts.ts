@@ -1,9 +1,10 @@
 import { ObjectId } from 'bson';
-import { LazyDocument, prependObjectId, readPlainDocument } from '../bson/raw_document.js';
+import { DOUBLE, INT32, LazyDocument, nameBytes, prependObjectId, readPlainDocument, type PlainDocument } from '../bson/raw_document.js';
 import type { Doc } from '../bson/values.js';
 import { sequenceBytes } from '../commands/original_bytes.js';
 import type { ChunkManager } from './chunk_manager.js';
-import { shardForInsert } from './targeter.js';
+import type { ChunkType } from '../catalog/type_chunk.js';
+import { chunkForInsert, shardForInsert } from './targeter.js';
 
 // Inserts the router passes on as the bytes they arrived in: targeted from their shard-key fields
 // read out of the bytes, sent to the shard as a document sequence, never decoded here.
@@ -30,4 +31,30 @@ export function receivedInserts(cmd: Doc): LazyDocument[] | undefined {
 // decoded, which is all extractShardKeyFromDoc reads (a missing one counts as null there too).
 export function shardForReceivedInsert(cm: ChunkManager, doc: LazyDocument): string {
   return shardForInsert(cm, doc.fields(cm.shardKeyPattern.fields));
+}
+
+// The name of the shard key's one field when it is a top-level field (no dot), as bytes: what
+// readPlainDocument is asked to find (`also`) for chunkForPlainInsert.
+export function topLevelKeyName(cm: ChunkManager): Buffer | undefined {
+  const fields = cm.shardKeyPattern.fields;
+  return fields.length === 1 && !fields[0]!.includes('.') ? nameBytes(fields[0]!) : undefined;
+}
+
+// chunkForInsert of the decoded document, for a document readPlainDocument read with
+// topLevelKeyName(cm). A key field found once, holding an int32 or a double, is looked up by its
+// number (what chunkForInsert does with the decoded value) without decoding anything; otherwise
+// the key fields are decoded. Undefined when targeting throws (runWrite then reports it).
+export function chunkForPlainInsert(cm: ChunkManager, plain: PlainDocument): ChunkType | undefined {
+  const keyElements = cm.shardKeyPattern.fields[0] === '_id' ? plain.ids : plain.named;
+  if (keyElements.length === 1) {
+    const { type, value } = keyElements[0]!;
+    const n = type === INT32 ? plain.bytes.readInt32LE(value) : type === DOUBLE ? plain.bytes.readDoubleLE(value) : undefined;
+    const chunk = n === undefined ? undefined : cm.chunkForNumericKey(n);
+    if (chunk !== undefined) return chunk;
+  }
+  try {
+    return chunkForInsert(cm, new LazyDocument(plain.bytes).fields(cm.shardKeyPattern.fields));
+  } catch {
+    return undefined;
+  }
 }
