@@ -16,8 +16,9 @@ const SECONDS = 1;
 // Each path is measured once per round, in a rotated order, so drift on this shared machine (other
 // load, the shard's growing data) falls on all three paths alike instead of on whichever ran last.
 // Many short rounds rather than a few long ones: this machine's speed drifts by a third or more
-// within a minute, and 3 rounds of 4 s let one slow stretch decide a ratio.
-const ROUNDS = 12;
+// within a minute, and 3 rounds of 4 s let one slow stretch decide a ratio. 24 rather than 12:
+// with 12, two runs of the same tree differed by up to 0.08 in a ratio whose aim is 0.9.
+const ROUNDS = 24;
 const PRELOAD = 10_000;
 const CHUNKS = 1_000_000;
 // Gap between synthetic chunk bounds, so a chunk can be split at an integer in its middle.
@@ -50,6 +51,13 @@ async function measure(op: (i: number) => Promise<unknown>): Promise<Sample> {
 
 function merge(samples: Sample[]): Sample {
   return { ops: samples.reduce((n, s) => n + s.ops, 0), ms: samples.reduce((n, s) => n + s.ms, 0), latencies: samples.flatMap((s) => s.latencies) };
+}
+
+// The router ÷ proxy ratio of each round on its own (their rounds ran back to back), so a reader
+// sees how far one round strays from the run's ratio: the median and the middle half of them.
+function roundSpread(router: Sample[], proxy: Sample[]): string {
+  const ratios = Float64Array.from(router, (r, i) => (r.ops / r.ms) / (proxy[i]!.ops / proxy[i]!.ms)).sort();
+  return `${percentile(ratios, 0.5).toFixed(2)}; ${percentile(ratios, 0.25).toFixed(2)}–${percentile(ratios, 0.75).toFixed(2)}`;
 }
 
 function percentile(sorted: ArrayLike<number>, p: number): number {
@@ -148,7 +156,7 @@ async function clusterRows(): Promise<string[][]> {
         rows.push([`${label[op]}, ${p}`, String(Math.round(rate[p]!)), `${percentile(sorted, 0.5).toFixed(2)} ms`, `${percentile(sorted, 0.99).toFixed(2)} ms`, cpu, (rate[p]! / rate.direct!).toFixed(2)]);
       }
       const ratio = rate.router! / rate.direct! / (rate.proxy! / rate.direct!);
-      rows.push([`${label[op]}: (router/direct) ÷ (proxy/direct)`, '', '', '', '', `**${ratio.toFixed(2)}**`]);
+      rows.push([`${label[op]}: (router/direct) ÷ (proxy/direct)`, '', '', '', '', `**${ratio.toFixed(2)}**`, roundSpread(samples[`${op}/router`]!, samples[`${op}/proxy`]!)]);
     }
     return rows;
   } finally {
@@ -234,7 +242,7 @@ function chunkManagerRows(): string[][] {
 export async function runRouterBench(): Promise<void> {
   // The cluster part first and on its own: the 1M-chunk tables take most of a gigabyte of heap,
   // whose garbage collection would otherwise land in the client's request timings.
-  printTable([`${CONCURRENCY} concurrent requesters, ${ROUNDS} × ${SECONDS} s per path`, 'ops/s', 'p50', 'p99', 'hop CPU/op', '÷ direct'], await clusterRows());
+  printTable([`${CONCURRENCY} concurrent requesters, ${ROUNDS} × ${SECONDS} s per path`, 'ops/s', 'p50', 'p99', 'hop CPU/op', '÷ direct', 'per round: median; middle half'], await clusterRows());
   process.stdout.write('\n');
   printTable([`ChunkManager, ${CHUNKS / 1_000_000}M chunks (in process, no cluster)`, 'result', 'how'], chunkManagerRows());
 }
@@ -242,6 +250,6 @@ export async function runRouterBench(): Promise<void> {
 function printTable(header: string[], rows: string[][]): void {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const line = (r: string[]): string => `| ${widths.map((w, i) => (r[i] ?? '').padEnd(w)).join(' | ')} |`;
   process.stdout.write([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n') + '\n');
 }
