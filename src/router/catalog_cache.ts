@@ -10,12 +10,20 @@ import { ChunkManager } from './chunk_manager.js';
 interface CollectionEntry {
   cm: ChunkManager | undefined;
   stale: boolean;
+  // Counts invalidations, so a load can tell whether one came while it was reading.
+  invalidations: number;
+  loading: Promise<ChunkManager | undefined> | undefined;
+  // `invalidations` when the running load began.
+  loadingAt: number;
 }
 
 // The router's cache of the routing table (seed 001: CatalogCache -> DBConfig -> ChunkManager).
 // Entries are refreshed only when a shard says they are stale; a refresh of a known collection
 // reads just the chunks whose lastmod is at or above the cached collection version, and falls
-// back to a full load when the generation (epoch/timestamp) changed.
+// back to a full load when the generation (epoch/timestamp) changed. As MongoDB's read-through
+// cache: callers asking for a collection while it loads share that load, and an invalidation
+// that arrives during a load leaves the entry stale, so the next caller reads again instead of
+// trusting a table that may predate the change.
 export class CatalogCache {
   private readonly databases = new Map<string, DatabaseType>();
   private readonly collections = new Map<string, CollectionEntry>();
@@ -41,12 +49,36 @@ export class CatalogCache {
   }
 
   // The routing table of a sharded collection; undefined when the collection is not sharded.
-  async getCollection(ns: string): Promise<ChunkManager | undefined> {
-    const entry = this.collections.get(ns);
-    if (entry && !entry.stale) return entry.cm;
-    const cm = await this.load(ns, entry?.cm);
-    this.collections.set(ns, { cm, stale: false });
-    return cm;
+  getCollection(ns: string): Promise<ChunkManager | undefined> {
+    let entry = this.collections.get(ns);
+    if (entry && !entry.stale) return Promise.resolve(entry.cm);
+    if (entry === undefined) {
+      entry = { cm: undefined, stale: true, invalidations: 0, loading: undefined, loadingAt: 0 };
+      this.collections.set(ns, entry);
+    }
+    const running = entry.loading;
+    if (running === undefined) return this.startLoad(ns, entry);
+    if (entry.loadingAt === entry.invalidations) return running;
+    // The running load may have read the config server before the change that invalidated the
+    // entry: wait for it, then load again (or join the load another such caller started).
+    const again = (): Promise<ChunkManager | undefined> => this.getCollection(ns);
+    return running.then(again, again);
+  }
+
+  private startLoad(ns: string, entry: CollectionEntry): Promise<ChunkManager | undefined> {
+    const at = entry.invalidations;
+    const loading = this.load(ns, entry.cm).then((cm) => {
+      entry.loading = undefined;
+      entry.cm = cm;
+      entry.stale = entry.invalidations !== at;
+      return cm;
+    }, (err: unknown) => {
+      entry.loading = undefined;
+      throw err;
+    });
+    entry.loading = loading;
+    entry.loadingAt = at;
+    return loading;
   }
 
   // The routing of `ns` when both its database and a fresh routing table are cached (what
@@ -83,7 +115,9 @@ export class CatalogCache {
 
   invalidateCollection(ns: string): void {
     const entry = this.collections.get(ns);
-    if (entry) entry.stale = true;
+    if (entry === undefined) return;
+    entry.stale = true;
+    entry.invalidations += 1;
   }
 
   invalidateDatabase(db: string): void {

@@ -19,14 +19,28 @@ describe('the shard version check', () => {
     assert.equal(checkShardVersion('d.c', 's0', v(3, 0), sharded(2, 0), true).kind, 'refresh');
   });
 
-  it('answers StaleConfig with both versions when the router is behind', () => {
-    const d = checkShardVersion('d.c', 's0', v(1, 0), sharded(2, 0), true);
-    assert.equal(d.kind, 'stale');
+  it('answers StaleConfig when the router is behind, with ns, vReceived, vWanted and shardId as MongoDB serializes StaleConfigInfo', () => {
+    const d = checkShardVersion('d.c', 's0', v(1, 3), sharded(2, 1), true);
+    assert.equal(d.kind === 'stale' && d.error.code, ErrorCodes.StaleConfig);
     if (d.kind !== 'stale') return;
-    assert.equal(d.error.code, ErrorCodes.StaleConfig);
-    assert.equal(d.error.extra.ns, 'd.c');
-    assert.equal(d.error.extra.shardId, 's0');
-    assert.ok(d.error.extra.vReceived && d.error.extra.vWanted);
+    assert.deepEqual(d.error.extra, {
+      ns: 'd.c',
+      vReceived: { e: epoch, t: ts, v: new Timestamp({ t: 1, i: 3 }) },
+      vWanted: { e: epoch, t: ts, v: new Timestamp({ t: 2, i: 1 }) },
+      shardId: 's0',
+    });
+  });
+
+  it('leaves vWanted out of StaleConfig when the shard has no metadata, and wants UNSHARDED when it knows the collection is unsharded', () => {
+    const unknown = checkShardVersion('d.c', 's1', v(1, 0), { kind: 'unknown' }, false);
+    assert.equal(unknown.kind, 'stale');
+    if (unknown.kind !== 'stale') return;
+    assert.deepEqual(unknown.error.extra, { ns: 'd.c', vReceived: { e: epoch, t: ts, v: new Timestamp({ t: 1, i: 0 }) }, shardId: 's1' });
+
+    const unsharded = checkShardVersion('d.c', 's1', v(1, 0), { kind: 'unsharded' }, false);
+    assert.equal(unsharded.kind, 'stale');
+    if (unsharded.kind !== 'stale') return;
+    assert.deepEqual(unsharded.error.extra.vWanted, { e: new ObjectId('000000000000000000000000'), t: new Timestamp({ t: 0, i: 0 }), v: new Timestamp({ t: 0, i: 0 }) });
   });
 
   it('turns a refresh into StaleConfig once the shard has refreshed and is still older', () => {
@@ -59,5 +73,24 @@ describe('the database version check', () => {
     const older = checkDatabaseVersion('d', dbv(1), { kind: 'primary', version: dbv(2) }, true);
     assert.equal(older.kind === 'stale' && older.error.code, ErrorCodes.StaleDbVersion);
     assert.equal(checkDatabaseVersion('d', dbv(1), { kind: 'notPrimary' }, false).kind, 'stale');
+  });
+
+  it('puts db, vReceived and vWanted in StaleDbVersion as MongoDB serializes StaleDbRoutingVersion', () => {
+    const older = checkDatabaseVersion('d', dbv(1), { kind: 'primary', version: dbv(2) }, true);
+    assert.equal(older.kind, 'stale');
+    if (older.kind !== 'stale') return;
+    assert.equal(older.error.codeName, 'StaleDbVersion');
+    assert.deepEqual(older.error.extra, {
+      db: 'd',
+      vReceived: { uuid, timestamp: ts, lastMod: 1 },
+      vWanted: { uuid, timestamp: ts, lastMod: 2 },
+    });
+  });
+
+  it('leaves vWanted out of StaleDbVersion on a shard that is not the primary', () => {
+    const notPrimary = checkDatabaseVersion('d', dbv(3), { kind: 'notPrimary' }, false);
+    assert.equal(notPrimary.kind, 'stale');
+    if (notPrimary.kind !== 'stale') return;
+    assert.deepEqual(notPrimary.error.extra, { db: 'd', vReceived: { uuid, timestamp: ts, lastMod: 3 } });
   });
 });
