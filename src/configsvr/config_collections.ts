@@ -10,6 +10,7 @@ const INDEXES: Record<string, Doc[]> = {
     { v: 2, key: { uuid: 1, min: 1 }, name: 'uuid_1_min_1', unique: true },
     { v: 2, key: { uuid: 1, shard: 1, min: 1 }, name: 'uuid_1_shard_1_min_1', unique: true },
     { v: 2, key: { uuid: 1, lastmod: 1 }, name: 'uuid_1_lastmod_1', unique: true },
+    { v: 2, key: { uuid: 1, shard: 1, onCurrentShardSince: 1 }, name: 'uuid_1_shard_1_onCurrentShardSince_1' },
   ],
   'config.shards': [{ v: 2, key: { host: 1 }, name: 'host_1', unique: true }],
   'config.tags': [

@@ -1,5 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { valuesEqual } from '../../bson/compare.js';
+import { formatValue } from '../../bson/format.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../../commands/args.js';
 import { ShardKeyPattern } from '../../catalog/shard_key_pattern.js';
@@ -82,8 +84,16 @@ export const splitCommand: RouterCommand = {
       chunk = cm.findIntersectingChunk(cmd.middle);
     } else if (isPlainObject(cmd.find)) {
       chunk = cm.findIntersectingChunk(pattern.extractShardKeyFromDoc(cmd.find));
-    } else if (Array.isArray(cmd.bounds) && isPlainObject(cmd.bounds[0])) {
-      chunk = cm.findIntersectingChunk(cmd.bounds[0] as Doc);
+    } else if (cmd.bounds !== undefined) {
+      const bounds = cmd.bounds;
+      if (!Array.isArray(bounds) || bounds.length !== 2 || !isPlainObject(bounds[0]) || !isPlainObject(bounds[1])) {
+        throw new MongoError(ErrorCodes.BadValue, 'split bounds must be an array of two shard key documents: [min, max]');
+      }
+      chunk = cm.findIntersectingChunk(bounds[0]);
+      // As mongos: bounds name one chunk exactly, never a range to be cut out of one.
+      if (!valuesEqual(chunk.min, bounds[0]) || !valuesEqual(chunk.max, bounds[1])) {
+        throw new MongoError(ErrorCodes.BadValue, `no chunk found with the shard key bounds [${formatValue(bounds[0])}, ${formatValue(bounds[1])})`);
+      }
     } else {
       throw new MongoError(ErrorCodes.BadValue, 'need to specify find, bounds or middle for split');
     }
