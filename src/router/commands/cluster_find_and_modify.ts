@@ -1,13 +1,15 @@
 import { MongoError } from '../../base/errors.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc } from '../../commands/args.js';
+import { compileSort } from '../../query/sort.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand } from '../router_services.js';
 import { targetUpdateOrDelete } from '../targeter.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
 
 // findAndModify goes to the one shard its query targets; without the full shard key it first
-// asks the targeted shards which one holds a matching document (MongoDB 7.0's two-phase write).
+// asks every targeted shard for its first match in the command's sort order and writes the
+// first of those on its shard (MongoDB 7.0's two-phase write: the sort holds across shards).
 export const clusterFindAndModifyCommand: RouterCommand = {
   names: ['findAndModify', 'findandmodify'],
   async run(ctx, cmd) {
@@ -23,11 +25,22 @@ export const clusterFindAndModifyCommand: RouterCommand = {
       }
       const shards = [...t.shards].sort();
       if (shards.length === 1) return send(shards[0]!, forwardable(cmd));
-      for (const shard of shards) {
-        const found = await send(shard, { find: coll, filter: query, sort: cmd.sort, limit: 1, singleBatch: true, projection: { _id: 1 }, collation: cmd.collation, let: cmd.let });
+      const sort = isPlainObject(cmd.sort) && Object.keys(cmd.sort).length > 0 ? cmd.sort : undefined;
+      // With a sort, each shard's first match is compared on the router, so the whole document
+      // comes back; without one, any match will do.
+      const lookup: Doc = { find: coll, filter: query, sort, limit: 1, singleBatch: true, projection: sort ? undefined : { _id: 1 }, collation: cmd.collation, let: cmd.let };
+      const firsts = await Promise.all(shards.map(async (shard) => {
+        const found = await send(shard, lookup);
         const [doc] = isPlainObject(found.cursor) ? (found.cursor.firstBatch as Doc[]) : [];
-        if (doc) return send(shard, { ...forwardable(cmd), query: { $and: [query, { _id: doc._id }] } });
+        return doc === undefined ? [] : [{ shard, doc }];
+      }));
+      const matches = firsts.flat();
+      if (sort) {
+        const compare = compileSort(sort);
+        matches.sort((a, b) => compare(a.doc, b.doc));
       }
+      const chosen = matches[0];
+      if (chosen) return send(chosen.shard, { ...forwardable(cmd), query: { $and: [query, { _id: chosen.doc._id }] } });
       return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
     }, true);
   },
