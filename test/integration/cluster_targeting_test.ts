@@ -237,6 +237,13 @@ describe('targeting and merging over chunks moved to three shards', () => {
     const first = await coll.findOneAndUpdate({ g: 5 }, { $set: { fam: 3 } }, { sort: { s: 1 } });
     assert.deepEqual(first, sortedModel((a, b) => a.s.localeCompare(b.s), (d) => d.g === 5)[0]);
 
+    // The shards' first matches are compared under the command's collation: binary order puts
+    // 'B' (shard2) first, English order 'b' (shard0).
+    await coll.insertMany([{ _id: -10, k: 10, g: 9, cs: 'b' }, { _id: -11, k: 2500, g: 9, cs: 'B' }]);
+    assert.equal((await coll.findOneAndUpdate({ g: 9 }, { $set: { fam: 5 } }, { sort: { cs: 1 } }))?._id, -11);
+    assert.equal((await coll.findOneAndUpdate({ g: 9 }, { $set: { fam: 5 } }, { sort: { cs: 1 }, collation: { locale: 'en' } }))?._id, -10);
+    await coll.deleteMany({ g: 9 });
+
     const removed = await coll.findOneAndDelete({ s: docOf(2700).s });
     assert.deepEqual(removed, docOf(2700));
     assert.deepEqual(await perShardIds({ _id: 2700 }), [[], [], []]);

@@ -1,4 +1,5 @@
 import { MongoError } from '../../base/errors.js';
+import { parseCollation, withCollation } from '../../bson/collation.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc } from '../../commands/args.js';
 import { compileSort } from '../../query/sort.js';
@@ -37,7 +38,7 @@ export const clusterFindAndModifyCommand: RouterCommand = {
       const matches = firsts.flat();
       if (sort) {
         const compare = compileSort(sort);
-        matches.sort((a, b) => compare(a.doc, b.doc));
+        withCollation(parseCollation(cmd.collation), () => matches.sort((a, b) => compare(a.doc, b.doc)));
       }
       const chosen = matches[0];
       if (chosen) return send(chosen.shard, { ...forwardable(cmd), query: { $and: [query, { _id: chosen.doc._id }] } });
