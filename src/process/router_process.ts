@@ -14,7 +14,8 @@ import { WireClient } from '../wire/client.js';
 import { TcpServer } from '../wire/tcp_server.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
-const PING_INTERVAL_MS = 30 * 1000;
+// How often the router reports itself in config.mongos: MongoDB's ShardingUptimeReporter interval.
+const PING_INTERVAL_MS = 10 * 1000;
 
 export interface RunningRouter {
   port: number;

@@ -184,4 +184,21 @@ describe('the config server catalog through the router', () => {
     assert.equal(direct.length, 1);
     assert.ok(direct[0].clusterId.equals(id), `${direct[0].clusterId} after restart, ${id} before`);
   });
+
+  // Last in the file, so most of the router's 10 s ping interval has passed already.
+  it('has the router ping config.mongos again while it runs', async () => {
+    const mongos = config.collection<AnyDoc>('mongos');
+    const [first] = await mongos.find({}).toArray();
+    // Twice MongoDB's interval, so a router that pings less often fails here.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const [now] = await mongos.find({}).toArray();
+      if (now.ping > first.ping) {
+        assert.ok(now.up >= first.up);
+        break;
+      }
+      assert.ok(Date.now() < deadline, `config.mongos ping stayed at ${first.ping.toISOString()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
 });
