@@ -38,6 +38,12 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
   };
   process.on('SIGINT', () => finish(0));
   process.on('SIGTERM', () => finish(0));
+  // The children are in process groups of their own, so a closed terminal reaches only this
+  // process: left to its default, SIGHUP would end it and leave them running.
+  process.on('SIGHUP', () => finish(0));
+  // Output is best effort: a reader that goes away (`| head`, a closed terminal) must not end
+  // this process with an EPIPE before it has stopped its children.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   void cluster.unexpectedExit.then((exit) => {
     logger.error({ c: 'CONTROL', child: exit.name, code: exit.code, signal: exit.signal }, 'Child exited unexpectedly');
     finish(1);

@@ -73,6 +73,18 @@ describe('docshard up (with stand-in roles)', () => {
     assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config', 'router', 'shard0', 'shard1']);
   });
 
+  // A closing terminal takes the reader of up's output away and sends SIGHUP to up alone (the
+  // children have process groups of their own): up must still stop them all.
+  it('stops every child and exits 0 when its terminal closes', async () => {
+    const up = startUp(['--shards', '2', '--port', '0', '--dir', path.join(dir, 'data')], journalFile);
+    running.push(up);
+    await up.waitForLine((l) => l.includes('"Cluster ready"'));
+    up.child.stdout!.destroy();
+    up.child.kill('SIGHUP');
+    assert.equal(await up.exited, 0, up.lines.join('\n'));
+    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config', 'router', 'shard0', 'shard1']);
+  });
+
   it('stops the others and exits 1 when a child dies on its own', async () => {
     const up = startUp(['--shards', '2', '--port', '0', '--dir', path.join(dir, 'data')], journalFile);
     running.push(up);

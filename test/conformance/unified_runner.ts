@@ -3,6 +3,7 @@ import { checkOutcome, setUpCollections } from './collection_data.js';
 import { createEntity, EntityMap, type Entity } from './entities.js';
 import { checkError } from './expected_error.js';
 import { checkEvents } from './expected_events.js';
+import { afterOperation, beforeOperation } from './implicit_sharding.js';
 import { describe, matchDocuments, matchValue, show } from './matcher.js';
 import { ENTITY_OPERATION_NAMES, entityOperation, type OperationResult } from './operations.js';
 import { schemaVersionProblem, unmetRequirements, type ServerInfo } from './requirements.js';
@@ -124,6 +125,8 @@ export class UnifiedRunner {
     if (!run) throw new Unsupported(`operation ${op.name} on a ${target.kind}`);
     const args = resolveSession(op.arguments ?? {}, ctx.entities);
 
+    const shard = this.options.shardCollections;
+    if (shard) await beforeOperation(ctx.internal, op.name, target, args);
     let result: OperationResult | undefined;
     let error: unknown;
     try {
@@ -131,6 +134,7 @@ export class UnifiedRunner {
     } catch (err) {
       error = err;
     }
+    if (shard && result) await afterOperation(ctx.internal, op.name, target, args);
     if (op.ignoreResultAndError) return;
     const matchContext = ctx.entities.matchContext();
     if (op.expectError) {

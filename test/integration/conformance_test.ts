@@ -1,44 +1,114 @@
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { removeDir, spawnNode } from '../helpers/spawn_node.js';
-import { spawnCluster } from '../helpers/spawn_cluster.js';
+import { MongoClient } from 'mongodb';
+import { removeDir, spawnNode, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CRUD_TESTS = path.resolve(ROOT, '../shared/compat/specs/crud/tests/unified');
 const run = promisify(execFile);
 
-async function conformance(args: string[], minimumRate: number): Promise<void> {
-  const result = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/conformance/run.ts'), ...args, CRUD_TESTS], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
-    .catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+interface Totals {
+  passed: number;
+  failed: number;
+  skipped: number;
+  output: string;
+}
+
+async function conformance(args: string[]): Promise<Totals> {
+  const result = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/conformance/run.ts'), ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
+    .catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
   const last = result.stdout.trim().split('\n').pop() ?? '';
   const m = /^(\d+) passed, (\d+) failed, (\d+) skipped$/.exec(last);
-  assert.ok(m, `runner summary line missing: ${last}`);
-  const [passed, failed] = [Number(m[1]), Number(m[2])];
-  assert.ok(passed > 200, `only ${passed} tests passed`);
-  assert.ok(passed / (passed + failed) >= minimumRate, `pass rate ${passed}/${passed + failed} is below ${minimumRate * 100}%:\n${result.stdout}`);
+  assert.ok(m, `runner summary line missing: ${last}\n${result.stderr}`);
+  return { passed: Number(m[1]), failed: Number(m[2]), skipped: Number(m[3]), output: result.stdout };
 }
+
+function assertPassRate(totals: Totals, minimumRate: number): void {
+  const { passed, failed } = totals;
+  assert.ok(passed > 200, `only ${passed} tests passed`);
+  assert.ok(passed / (passed + failed) >= minimumRate, `pass rate ${passed}/${passed + failed} is below ${minimumRate * 100}%:\n${totals.output}`);
+}
+
+// One unified test that creates collections in each way the passthrough has to catch: initialData,
+// an explicit createCollection, a first insert and an upsert into collections that do not exist,
+// and a capped collection, which MongoDB refuses to shard.
+const PASSTHROUGH_TEST = {
+  description: 'collections a test creates',
+  schemaVersion: '1.0',
+  createEntities: [
+    { client: { id: 'client0' } },
+    { database: { id: 'database0', client: 'client0', databaseName: 'passthrough' } },
+    { collection: { id: 'initial', database: 'database0', collectionName: 'initial' } },
+    { collection: { id: 'inserted', database: 'database0', collectionName: 'inserted' } },
+    { collection: { id: 'upserted', database: 'database0', collectionName: 'upserted' } },
+  ],
+  initialData: [{ collectionName: 'initial', databaseName: 'passthrough', documents: [{ _id: 1 }] }],
+  tests: [{
+    description: 'each created collection is sharded before its data arrives',
+    operations: [
+      { name: 'createCollection', object: 'database0', arguments: { collection: 'created' } },
+      { name: 'createCollection', object: 'database0', arguments: { collection: 'capped', capped: true, size: 4096 } },
+      { name: 'insertMany', object: 'inserted', arguments: { documents: [{ _id: 1 }, { _id: 2 }, { _id: 3 }, { _id: 4 }] } },
+      { name: 'updateOne', object: 'upserted', arguments: { filter: { _id: 1 }, update: { $set: { x: 1 } }, upsert: true } },
+    ],
+    outcome: [
+      { collectionName: 'inserted', databaseName: 'passthrough', documents: [{ _id: 1 }, { _id: 2 }, { _id: 3 }, { _id: 4 }] },
+      { collectionName: 'upserted', databaseName: 'passthrough', documents: [{ _id: 1, x: 1 }] },
+    ],
+  }],
+};
 
 describe('driver specification conformance', () => {
   it('passes at least 95% of the applicable unified CRUD tests against one node', { timeout: 300_000 }, async () => {
     const node = await spawnNode();
     try {
-      await conformance(['--uri', `mongodb://127.0.0.1:${node.port}`], 0.95);
+      assertPassRate(await conformance(['--uri', `mongodb://127.0.0.1:${node.port}`, CRUD_TESTS]), 0.95);
     } finally {
       await node.stop();
       removeDir(node.dbpath);
     }
   });
 
-  it('passes at least 90% through a router with every collection sharded on {_id: "hashed"}', { timeout: 600_000 }, async () => {
-    const cluster = await spawnCluster({ shards: 2 });
-    try {
-      await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections'], 0.9);
-    } finally {
-      await cluster.stop();
-    }
+  describe('through a router with --shard-collections', () => {
+    let cluster: SpawnedCluster;
+    before(async () => {
+      cluster = await spawnCluster({ shards: 2 });
+    });
+    after(async () => {
+      await cluster?.stop();
+    });
+
+    it('shards every collection a test creates on {_id: "hashed"} over both shards, and no capped one', { timeout: 120_000 }, async () => {
+      const dir = tempDir('docshard-passthrough-');
+      const client = new MongoClient(cluster.routers[0]!.uri);
+      try {
+        const file = path.join(dir, 'passthrough.json');
+        writeFileSync(file, JSON.stringify(PASSTHROUGH_TEST));
+        const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', file]);
+        assert.deepEqual([totals.passed, totals.failed, totals.skipped], [1, 0, 0], totals.output);
+        const config = client.db('config');
+        const sharded = await config.collection<AnyDoc>('collections').find({ _id: /^passthrough\./ }).sort({ _id: 1 }).toArray();
+        assert.deepEqual(sharded.map((c) => [c._id, c.key]), ['created', 'initial', 'inserted', 'upserted'].map((name) => [`passthrough.${name}`, { _id: 'hashed' }]));
+        for (const { uuid, _id } of sharded) {
+          const shards = await config.collection<AnyDoc>('chunks').distinct('shard', { uuid });
+          assert.equal(shards.length, 2, `${_id} has chunks on ${shards.join(', ')} only`);
+        }
+        const capped = await client.db('passthrough').listCollections<AnyDoc>({ name: 'capped' }).toArray();
+        assert.equal(capped[0]?.options?.capped, true, 'the capped collection was created, unsharded');
+      } finally {
+        await client.close();
+        removeDir(dir);
+      }
+    });
+
+    it('passes at least 90% of the unified CRUD tests with every collection sharded on {_id: "hashed"}', { timeout: 600_000 }, async () => {
+      assertPassRate(await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', CRUD_TESTS]), 0.9);
+    });
   });
 });

@@ -4,10 +4,12 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { removeDir, spawnNode, type SpawnedNode } from '../helpers/spawn_node.js';
+import { MongoClient } from 'mongodb';
+import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
+import { startUp, type Up } from '../helpers/spawn_up.js';
 
-const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const MONGOSH = path.join(ROOT, 'node_modules/.bin/mongosh');
 const run = promisify(execFile);
 
 // mongosh prints the value of the last script's last expression the way the interactive shell
@@ -15,7 +17,7 @@ const run = promisify(execFile);
 // asserted. Shell commands such as `use` must be a script of their own.
 async function mongosh(uri: string, ...scripts: string[]): Promise<string> {
   const args = [uri, '--quiet', '--norc', ...scripts.flatMap((s) => ['--eval', s])];
-  const { stdout } = await run(MONGOSH, args, { timeout: 60_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
+  const { stdout } = await run(MONGOSH, args, { timeout: 90_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
   return stdout.trim();
 }
 
@@ -34,37 +36,48 @@ function assertPrinted(output: string, expected: string): void {
   assert.ok(squash(output).includes(squash(expected)), `expected to find\n${expected}\nin\n${output}`);
 }
 
-describe('mongosh sharding helpers against a docshard cluster', () => {
-  let cluster: SpawnedCluster;
-  let shards: SpawnedNode[];
+describe('mongosh sharding helpers against `docshard up`', () => {
+  const dir = tempDir('docshard-mongosh-up-');
+  let up: Up;
+  let added: SpawnedNode;
   let uri: string;
-  const host = (i: number): string => `127.0.0.1:${shards[i]!.port}`;
+  // shard0 is the one `up` started; shard0000 is added through sh.addShard.
+  const names = ['shard0', 'shard0000'];
+  const hosts: string[] = [];
 
-  // The shards are added through sh.addShard, so the cluster starts with none.
   before(async () => {
-    cluster = await spawnCluster({ shards: 0 });
-    shards = await Promise.all([spawnNode({ role: 'shard' }), spawnNode({ role: 'shard' })]);
-    uri = `mongodb://127.0.0.1:${cluster.routers[0]!.port}/test`;
+    [up, added] = await Promise.all([startUp(dir, 1), spawnNode({ role: 'shard' })]);
+    uri = `${up.uri}/test`;
+    const client = new MongoClient(up.uri);
+    try {
+      const listed = await client.db('admin').command({ listShards: 1 });
+      hosts.push(listed.shards[0].host, `127.0.0.1:${added.port}`);
+    } finally {
+      await client.close();
+    }
   });
   after(async () => {
-    await cluster.stop();
-    await Promise.all(shards.map((s) => s.stop()));
-    for (const s of shards) removeDir(s.dbpath);
+    if (up?.child.exitCode === null) {
+      up.child.kill('SIGTERM');
+      await up.exited;
+    }
+    await added?.stop();
+    removeDir(dir);
+    if (added) removeDir(added.dbpath);
   });
 
-  it('adds shards and lists them', { timeout: 120_000 }, async () => {
-    assertPrinted(await mongosh(uri, `sh.addShard('${host(0)}')`), "{shardAdded: 'shard0000', ok: 1}");
-    assertPrinted(await mongosh(uri, `sh.addShard('${host(1)}')`), "{shardAdded: 'shard0001', ok: 1}");
+  it('adds a shard to the running cluster and lists both', { timeout: 120_000 }, async () => {
+    assertPrinted(await mongosh(uri, `sh.addShard('${hosts[1]}')`), "{shardAdded: 'shard0000', ok: 1}");
     const listed = await mongosh(uri, 'sh.listShards()');
-    assertPrinted(listed, `_id: 'shard0000', host: '${host(0)}', state: 1`);
-    assertPrinted(listed, `_id: 'shard0001', host: '${host(1)}', state: 1`);
+    assertPrinted(listed, `_id: 'shard0', host: '${hosts[0]}', state: 1`);
+    assertPrinted(listed, `_id: 'shard0000', host: '${hosts[1]}', state: 1`);
     const command = await mongosh(uri, 'db.adminCommand({listShards: 1})');
-    assertPrinted(command, `shards: [{_id: 'shard0000', host: '${host(0)}'`);
+    assertPrinted(command, `shards: [{_id: 'shard0', host: '${hosts[0]}'`);
     assertPrinted(command, 'ok: 1');
   });
 
   it('enables sharding, shards two collections and splits one', { timeout: 120_000 }, async () => {
-    assertPrinted(await mongosh(uri, "sh.enableSharding('app', 'shard0000')"), '{ok: 1}');
+    assertPrinted(await mongosh(uri, "sh.enableSharding('app', 'shard0')"), '{ok: 1}');
     const users = await mongosh(uri, `
       const app = db.getSiblingDB('app');
       app.users.insertMany(Array.from({length: 100}, (_, i) => ({uid: i})));
@@ -82,31 +95,31 @@ describe('mongosh sharding helpers against a docshard cluster', () => {
 
   it('sh.status() prints the shards, databases, collections and chunks per shard', { timeout: 120_000 }, async () => {
     const status = await mongosh(uri, 'sh.status()');
-    assertPrinted(section(status, 'shards'), `{_id: 'shard0000', host: '${host(0)}', state: 1,`);
-    assertPrinted(section(status, 'shards'), `{_id: 'shard0001', host: '${host(1)}', state: 1,`);
+    assertPrinted(section(status, 'shards'), `{_id: 'shard0', host: '${hosts[0]}', state: 1,`);
+    assertPrinted(section(status, 'shards'), `{_id: 'shard0000', host: '${hosts[1]}', state: 1,`);
     assertPrinted(section(status, 'active mongoses'), "[{'7.0.0': 1}]");
     assertPrinted(section(status, 'balancer'), "'Currently enabled': 'yes'");
     // The balancer is on, so a round may be under way when mongosh asks.
     assert.match(section(status, 'balancer'), /'Currently running': '(no|yes)'/);
     const databases = section(status, 'databases');
-    assertPrinted(databases, "database: {_id: 'app', primary: 'shard0000',");
+    assertPrinted(databases, "database: {_id: 'app', primary: 'shard0',");
     assertPrinted(databases, "'app.users': {shardKey: {uid: 1}, unique: false, balancing: true,");
-    assertPrinted(databases, "chunkMetadata: [{shard: 'shard0000', nChunks: 2}]");
-    assertPrinted(databases, "{min: {uid: MinKey()}, max: {uid: 50}, 'on shard': 'shard0000'");
-    assertPrinted(databases, "{min: {uid: 50}, max: {uid: MaxKey()}, 'on shard': 'shard0000'");
+    assertPrinted(databases, "chunkMetadata: [{shard: 'shard0', nChunks: 2}]");
+    assertPrinted(databases, "{min: {uid: MinKey()}, max: {uid: 50}, 'on shard': 'shard0'");
+    assertPrinted(databases, "{min: {uid: 50}, max: {uid: MaxKey()}, 'on shard': 'shard0'");
     assertPrinted(databases, "'app.events': {shardKey: {k: 'hashed'},");
-    assertPrinted(databases, "chunkMetadata: [{shard: 'shard0000', nChunks: 2}, {shard: 'shard0001', nChunks: 2}]");
+    assertPrinted(databases, "chunkMetadata: [{shard: 'shard0', nChunks: 2}, {shard: 'shard0000', nChunks: 2}]");
     assertPrinted(databases, "database: {_id: 'config', primary: 'config', partitioned: true}");
     const distribution = section(status, 'shardedDataDistribution');
-    assertPrinted(distribution, "{ns: 'app.users', shards: [{shardName: 'shard0000', numOrphanedDocs: 0, numOwnedDocuments: 100,");
-    assertPrinted(distribution, "{ns: 'app.events', shards: [{shardName: 'shard0000',");
+    assertPrinted(distribution, "{ns: 'app.users', shards: [{shardName: 'shard0', numOrphanedDocs: 0, numOwnedDocuments: 100,");
+    assertPrinted(distribution, "{ns: 'app.events', shards: [{shardName: 'shard0',");
   });
 
   it('getShardDistribution() prints each shard\'s share of the data', { timeout: 120_000 }, async () => {
     const out = await mongosh(uri, "db.getSiblingDB('app').events.getShardDistribution()");
-    const docs = [0, 1].map((i) => {
-      const block = out.split(`Shard shard000${i} at ${host(i)}`)[1];
-      assert.ok(block, `no block for shard000${i}:\n${out}`);
+    const docs = names.map((name, i) => {
+      const block = out.split(`Shard ${name} at ${hosts[i]}`)[1];
+      assert.ok(block, `no block for ${name}:\n${out}`);
       assertPrinted(block, 'chunks: 2,');
       return Number(/docs: (\d+)/.exec(block)![1]);
     });
@@ -117,12 +130,12 @@ describe('mongosh sharding helpers against a docshard cluster', () => {
     // Equal-sized documents: each shard's share of the data is its share of the documents.
     docs.forEach((n, i) => {
       const pct = Math.floor((n / 200) * 10000) / 100;
-      assertPrinted(totals, `'Shard shard000${i}': ['${pct} % data', '${pct} % docs in cluster',`);
+      assertPrinted(totals, `'Shard ${names[i]}': ['${pct} % data', '${pct} % docs in cluster',`);
     });
     const users = await mongosh(uri, "db.getSiblingDB('app').users.getShardDistribution()");
-    assertPrinted(users, `Shard shard0000 at ${host(0)} {data:`);
+    assertPrinted(users, `Shard shard0 at ${hosts[0]} {data:`);
     assertPrinted(users, 'docs: 100, chunks: 2,');
-    assertPrinted(users, "'Shard shard0000': ['100 % data', '100 % docs in cluster',");
+    assertPrinted(users, "'Shard shard0': ['100 % data', '100 % docs in cluster',");
   });
 
   it('reports the balancer and reads config.chunks', { timeout: 120_000 }, async () => {
@@ -141,7 +154,7 @@ describe('mongosh sharding helpers against a docshard cluster', () => {
     assert.equal(await mongosh(uri, "db.getSiblingDB('config').collections.findOne({_id: 'app.users'}).noBalance"), 'false');
     const chunks = await mongosh(uri, 'use config', `
       db.chunks.find({uuid: db.collections.findOne({_id: 'app.users'}).uuid}, {_id: 0, min: 1, max: 1, shard: 1}).sort({min: 1})`);
-    assertPrinted(chunks, "[{min: {uid: MinKey()}, max: {uid: 50}, shard: 'shard0000'}, {min: {uid: 50}, max: {uid: MaxKey()}, shard: 'shard0000'}]");
-    assert.equal(await mongosh(uri, "db.getSiblingDB('config').chunks.countDocuments({shard: 'shard0001'})"), '2');
+    assertPrinted(chunks, "[{min: {uid: MinKey()}, max: {uid: 50}, shard: 'shard0'}, {min: {uid: 50}, max: {uid: MaxKey()}, shard: 'shard0'}]");
+    assert.equal(await mongosh(uri, "db.getSiblingDB('config').chunks.countDocuments({shard: 'shard0000'})"), '2');
   });
 });

@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
+
+export interface Up {
+  child: ChildProcess;
+  uri: string;
+  exited: Promise<number | null>;
+}
+
+// Starts `docshard up` (the README's first command) on an ephemeral router port and waits for its
+// "Cluster ready" JSON line.
+export async function startUp(dir: string, shards: number): Promise<Up> {
+  const child = spawn(process.execPath, [BIN, 'up', '--shards', String(shards), '--port', '0', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const output: string[] = [];
+  child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
+  const uri = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`up did not get ready:\n${output.join('')}`));
+    }, 90_000);
+    let partial = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        output.push(`${line}\n`);
+        if (!line.includes('"Cluster ready"')) continue;
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { uri: string }).uri);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`up exited with ${code}:\n${output.join('')}`));
+    });
+  });
+  return { child, uri, exited };
+}
