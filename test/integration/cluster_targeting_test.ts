@@ -187,6 +187,21 @@ describe('targeting and merging over chunks moved to three shards', () => {
     assert.equal((await db.command({ count: 'c', query: { g: 3 } })).n, MODEL.filter((d) => d.g === 3).length);
   });
 
+  it('merges the shards\' sorted answers and distinct values under the command\'s collation', async () => {
+    // One document on each shard; binary order is B < a < b, English order a < b < B.
+    await coll.insertMany([{ _id: -20, k: 10, g: 9, cs: 'b' }, { _id: -21, k: 1500, g: 9, cs: 'a' }, { _id: -22, k: 2500, g: 9, cs: 'B' }]);
+    try {
+      const english = { locale: 'en' };
+      assert.deepEqual((await coll.find({ g: 9 }).sort({ cs: 1 }).toArray()).map((d) => d.cs), ['B', 'a', 'b']);
+      assert.deepEqual((await coll.find({ g: 9 }).sort({ cs: 1 }).collation(english).toArray()).map((d) => d.cs), ['a', 'b', 'B']);
+      assert.deepEqual((await coll.aggregate([{ $match: { g: 9 } }, { $sort: { cs: 1 } }], { collation: english }).toArray()).map((d) => d.cs), ['a', 'b', 'B']);
+      assert.deepEqual((await coll.distinct('cs', { g: 9 })).sort(), ['B', 'a', 'b']);
+      assert.equal((await coll.distinct('cs', { g: 9 }, { collation: { locale: 'en', strength: 2 } })).length, 2, 'b and B are one value ignoring case');
+    } finally {
+      await coll.deleteMany({ g: 9 });
+    }
+  });
+
   it('kills the shard cursors of a cluster cursor closed with killCursors', async () => {
     const openOnShards = async (): Promise<number[]> => (await serverStatuses()).map((s) => s.metrics.cursor.open.total);
     const openOnRouter = async (): Promise<number> => (await client.db('admin').command({ serverStatus: 1 })).metrics.cursor.open.total;

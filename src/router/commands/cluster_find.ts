@@ -1,6 +1,7 @@
 import { Long } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { parseCollation, type StringComparator } from '../../bson/collation.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../commands/args.js';
 import { RawDocument } from '../../wire/raw_bson.js';
@@ -98,6 +99,8 @@ interface FindRequest {
   passThrough: boolean;
   batchSize: number | undefined;
   oneBatch: boolean;
+  // The shards sort under it, so the router's merge of their sorted streams must too.
+  collation: StringComparator | undefined;
 }
 
 export const clusterFindCommand: RouterCommand = {
@@ -121,6 +124,7 @@ export const clusterFindCommand: RouterCommand = {
       passThrough: plan.skip === 0 && plan.projection.router === undefined,
       batchSize,
       oneBatch: singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101)),
+      collation: parseCollation(cmd.collation),
     };
     return withStaleRetry(ctx.router, ns, (routing) => findOnce(ctx, request, routing));
   },
@@ -136,7 +140,7 @@ function answerFind(ctx: RouterContext, request: FindRequest, streams: RemoteCur
   // One shard that answered everything at once (point reads): its batch is the answer.
   const whole = streams.length === 1 && request.passThrough ? streams[0]!.completeFirstBatch() : undefined;
   if (whole) return { cursor: { firstBatch: whole, id: Long.ZERO, ns: request.ns }, ok: 1 };
-  const merged = mergeFindResults(request.plan, streams);
+  const merged = mergeFindResults(request.plan, streams, request.collation);
   return ctx.router.cursors.firstBatch(request.ns, clusterCursor(merged, streams), request.batchSize, request.oneBatch);
 }
 

@@ -1,5 +1,6 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { parseCollation } from '../../bson/collation.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc, requireArray, requireString } from '../../commands/args.js';
 import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
@@ -43,12 +44,13 @@ export const clusterDistinctCommand: RouterCommand = {
     requireString(cmd, 'key');
     if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
     const query = optionalDoc(cmd, 'query') ?? {};
+    const collation = parseCollation(cmd.collation);
     return withStaleRetry(ctx.router, ns, async (routing) => {
       const replies = await Promise.all(targetShards(routing, query).map(async (shard) => {
         const reply = throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...forwardable(cmd), ...versionFields(routing, shard) }));
         return checkOk(reply).values as unknown[];
       }));
-      return { values: mergeDistinctValues(replies), ok: 1 };
+      return { values: mergeDistinctValues(replies, collation), ok: 1 };
     });
   },
 };
@@ -80,7 +82,7 @@ export const clusterAggregateCommand: RouterCommand = {
       const filter = first && isPlainObject(first.$match) ? first.$match as Doc : {};
       const shardCmd = { ...forwardable(cmd), pipeline: split.shardsPart, cursor: {} };
       const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, filter), shardCmd);
-      const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort) : mergeUnsorted(streams);
+      const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort, parseCollation(cmd.collation)) : mergeUnsorted(streams);
       const pctx = await mergeContext(ctx, split.mergePart, variables);
       return { output: runMergePartAsync(split.mergePart, merged, pctx), streams };
     });
