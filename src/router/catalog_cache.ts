@@ -21,25 +21,50 @@ interface CollectionEntry {
 // Entries are refreshed only when a shard says they are stale; a refresh of a known collection
 // reads just the chunks whose lastmod is at or above the cached collection version, and falls
 // back to a full load when the generation (epoch/timestamp) changed. As MongoDB's read-through
-// cache: callers asking for a collection while it loads share that load, and an invalidation
-// that arrives during a load leaves the entry stale, so the next caller reads again instead of
-// trusting a table that may predate the change.
+// cache: callers asking for a database or collection while it loads share that load, and an
+// invalidation that arrives during a load leaves the entry stale, so the next caller reads again
+// instead of trusting an answer that may predate the change.
 export class CatalogCache {
   private readonly databases = new Map<string, DatabaseType>();
   private readonly collections = new Map<string, CollectionEntry>();
+  private readonly databaseLoads = new Map<string, { loading: Promise<DatabaseType | undefined>; at: number }>();
+  // Counts database invalidations (of any database: they are rare), for lookUpDatabase.
+  private databaseInvalidations = 0;
 
   constructor(private readonly client: WireClient, private readonly configHost: string) {}
 
   async getDatabase(db: string, options: { create: boolean }): Promise<DatabaseType | undefined> {
     const cached = this.databases.get(db);
     if (cached) return cached;
-    let [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }) as unknown as DatabaseType[];
+    let found = await this.lookUpDatabase(db, false);
     if (!found && options.create) {
       checkOk(await this.client.command(this.configHost, 'admin', { _configsvrCreateDatabase: db }));
-      [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }) as unknown as DatabaseType[];
+      // A look-up already running may have read before the database existed.
+      found = await this.lookUpDatabase(db, true);
     }
-    if (found) this.databases.set(db, found);
     return found;
+  }
+
+  // Shared by the callers that ask while it runs, unless a database was invalidated since it
+  // began: what it read may then predate that change, so it is neither joined nor cached.
+  private lookUpDatabase(db: string, fresh: boolean): Promise<DatabaseType | undefined> {
+    const running = this.databaseLoads.get(db);
+    if (!fresh && running && running.at === this.databaseInvalidations) return running.loading;
+    const at = this.databaseInvalidations;
+    const done = (): void => {
+      if (this.databaseLoads.get(db)?.loading === loading) this.databaseLoads.delete(db);
+    };
+    const loading = fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }).then((docs) => {
+      done();
+      const found = docs[0] as unknown as DatabaseType | undefined;
+      if (found && at === this.databaseInvalidations) this.databases.set(db, found);
+      return found;
+    }, (err: unknown) => {
+      done();
+      throw err;
+    });
+    this.databaseLoads.set(db, { loading, at });
+    return loading;
   }
 
   async requireDatabase(db: string, create: boolean): Promise<DatabaseType> {
@@ -122,9 +147,11 @@ export class CatalogCache {
 
   invalidateDatabase(db: string): void {
     this.databases.delete(db);
+    this.databaseInvalidations += 1;
   }
 
   purge(): void {
+    this.databaseInvalidations += 1;
     this.databases.clear();
     this.collections.clear();
   }

@@ -213,6 +213,24 @@ describe('CatalogCache', () => {
     assert.equal(config.sent.length, sent, 'the second load filled the entry fresh');
   });
 
+  test('callers asking for an uncached database at the same time share one look-up', async () => {
+    const found = await Promise.all([cache.requireDatabase('db', false), cache.requireDatabase('db', false), cache.requireDatabase('db', false)]);
+    assert.equal(config.sent.filter((s) => s.cmd.find === 'databases').length, 1);
+    assert.ok(found.every((d) => d === found[0]));
+  });
+
+  test('a database invalidated while it is being looked up is not cached from that look-up', async () => {
+    config.afterFind = (cmd) => {
+      if (cmd.find !== 'databases') return;
+      config.afterFind = undefined;
+      // A movePrimary commits and a shard's StaleDbVersion invalidates the database meanwhile.
+      config.put('config.databases', [database('db', 's1', 2)]);
+      cache.invalidateDatabase('db');
+    };
+    assert.equal((await cache.requireDatabase('db', false)).primary, 's0', 'read before the move');
+    assert.equal((await cache.requireDatabase('db', false)).primary, 's1');
+  });
+
   test('an unsharded collection is cached as such until invalidated, and one dropped on the config server stops being routed as sharded', async () => {
     config.put('config.collections', []);
     assert.equal(await cache.getCollection(NS), undefined);
