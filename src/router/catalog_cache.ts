@@ -6,65 +6,44 @@ import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_ch
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { ChunkManager } from './chunk_manager.js';
-
-interface CollectionEntry {
-  cm: ChunkManager | undefined;
-  stale: boolean;
-  // Counts invalidations, so a load can tell whether one came while it was reading.
-  invalidations: number;
-  loading: Promise<ChunkManager | undefined> | undefined;
-  // `invalidations` when the running load began.
-  loadingAt: number;
-}
+import { ReadThroughEntry } from './read_through.js';
 
 // The router's cache of the routing table (seed 001: CatalogCache -> DBConfig -> ChunkManager).
 // Entries are refreshed only when a shard says they are stale; a refresh of a known collection
 // reads just the chunks whose lastmod is at or above the cached collection version, and falls
-// back to a full load when the generation (epoch/timestamp) changed. As MongoDB's read-through
-// cache: callers asking for a database or collection while it loads share that load, and an
-// invalidation that arrives during a load leaves the entry stale, so the next caller reads again
-// instead of trusting an answer that may predate the change.
+// back to a full load when the generation (epoch/timestamp) changed. Each database and collection
+// is a ReadThroughEntry: callers share a running load, and an invalidation during one is kept.
 export class CatalogCache {
-  private readonly databases = new Map<string, DatabaseType>();
-  private readonly collections = new Map<string, CollectionEntry>();
-  private readonly databaseLoads = new Map<string, { loading: Promise<DatabaseType | undefined>; at: number }>();
-  // Counts database invalidations (of any database: they are rare), for lookUpDatabase.
-  private databaseInvalidations = 0;
+  private readonly databases = new Map<string, ReadThroughEntry<DatabaseType | undefined>>();
+  private readonly collections = new Map<string, ReadThroughEntry<ChunkManager | undefined>>();
 
   constructor(private readonly client: WireClient, private readonly configHost: string) {}
 
   async getDatabase(db: string, options: { create: boolean }): Promise<DatabaseType | undefined> {
-    const cached = this.databases.get(db);
-    if (cached) return cached;
-    let found = await this.lookUpDatabase(db, false);
+    const entry = this.databaseEntry(db);
+    let found = await entry.get();
     if (!found && options.create) {
       checkOk(await this.client.command(this.configHost, 'admin', { _configsvrCreateDatabase: db }));
       // A look-up already running may have read before the database existed.
-      found = await this.lookUpDatabase(db, true);
+      entry.invalidate();
+      found = await entry.get();
     }
+    // A database that is not there is not remembered, so made-up names do not pile up.
+    if (entry.idle && this.databases.get(db) === entry) this.databases.delete(db);
     return found;
   }
 
-  // Shared by the callers that ask while it runs, unless a database was invalidated since it
-  // began: what it read may then predate that change, so it is neither joined nor cached.
-  private lookUpDatabase(db: string, fresh: boolean): Promise<DatabaseType | undefined> {
-    const running = this.databaseLoads.get(db);
-    if (!fresh && running && running.at === this.databaseInvalidations) return running.loading;
-    const at = this.databaseInvalidations;
-    const done = (): void => {
-      if (this.databaseLoads.get(db)?.loading === loading) this.databaseLoads.delete(db);
-    };
-    const loading = fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }).then((docs) => {
-      done();
-      const found = docs[0] as unknown as DatabaseType | undefined;
-      if (found && at === this.databaseInvalidations) this.databases.set(db, found);
-      return found;
-    }, (err: unknown) => {
-      done();
-      throw err;
-    });
-    this.databaseLoads.set(db, { loading, at });
-    return loading;
+  private databaseEntry(db: string): ReadThroughEntry<DatabaseType | undefined> {
+    let entry = this.databases.get(db);
+    if (entry === undefined) {
+      const lookUp = async (): Promise<DatabaseType | undefined> => {
+        const [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db } }) as unknown as DatabaseType[];
+        return found;
+      };
+      entry = new ReadThroughEntry(lookUp, (found) => found !== undefined);
+      this.databases.set(db, entry);
+    }
+    return entry;
   }
 
   async requireDatabase(db: string, create: boolean): Promise<DatabaseType> {
@@ -76,44 +55,21 @@ export class CatalogCache {
   // The routing table of a sharded collection; undefined when the collection is not sharded.
   getCollection(ns: string): Promise<ChunkManager | undefined> {
     let entry = this.collections.get(ns);
-    if (entry && !entry.stale) return Promise.resolve(entry.cm);
     if (entry === undefined) {
-      entry = { cm: undefined, stale: true, invalidations: 0, loading: undefined, loadingAt: 0 };
+      entry = new ReadThroughEntry((previous) => this.load(ns, previous));
       this.collections.set(ns, entry);
     }
-    const running = entry.loading;
-    if (running === undefined) return this.startLoad(ns, entry);
-    if (entry.loadingAt === entry.invalidations) return running;
-    // The running load may have read the config server before the change that invalidated the
-    // entry: wait for it, then load again (or join the load another such caller started).
-    const again = (): Promise<ChunkManager | undefined> => this.getCollection(ns);
-    return running.then(again, again);
-  }
-
-  private startLoad(ns: string, entry: CollectionEntry): Promise<ChunkManager | undefined> {
-    const at = entry.invalidations;
-    const loading = this.load(ns, entry.cm).then((cm) => {
-      entry.loading = undefined;
-      entry.cm = cm;
-      entry.stale = entry.invalidations !== at;
-      return cm;
-    }, (err: unknown) => {
-      entry.loading = undefined;
-      throw err;
-    });
-    entry.loading = loading;
-    entry.loadingAt = at;
-    return loading;
+    return entry.get();
   }
 
   // The routing of `ns` when both its database and a fresh routing table are cached (what
   // requireDatabase + getCollection would answer without a round trip); undefined otherwise.
   peekRouting(ns: string): { ns: string; db: DatabaseType; cm: ChunkManager | undefined } | undefined {
     const db = this.databases.get(ns.slice(0, ns.indexOf('.')));
-    if (db === undefined) return undefined;
+    if (db === undefined || !db.fresh) return undefined;
     const entry = this.collections.get(ns);
-    if (entry === undefined || entry.stale) return undefined;
-    return { ns, db, cm: entry.cm };
+    if (entry === undefined || !entry.fresh) return undefined;
+    return { ns, db: db.value!, cm: entry.value };
   }
 
   private async load(ns: string, previous: ChunkManager | undefined): Promise<ChunkManager | undefined> {
@@ -139,19 +95,16 @@ export class CatalogCache {
   }
 
   invalidateCollection(ns: string): void {
-    const entry = this.collections.get(ns);
-    if (entry === undefined) return;
-    entry.stale = true;
-    entry.invalidations += 1;
+    this.collections.get(ns)?.invalidate();
   }
 
   invalidateDatabase(db: string): void {
-    this.databases.delete(db);
-    this.databaseInvalidations += 1;
+    this.databases.get(db)?.invalidate();
   }
 
   purge(): void {
-    this.databaseInvalidations += 1;
+    for (const entry of this.databases.values()) entry.invalidate();
+    for (const entry of this.collections.values()) entry.invalidate();
     this.databases.clear();
     this.collections.clear();
   }

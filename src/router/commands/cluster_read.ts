@@ -75,6 +75,7 @@ export const clusterAggregateCommand: RouterCommand = {
     checkWriteStageReadConcern(pipeline, cmd.readConcern);
     const variables = letVariables(cmd);
     const writeStage = outputStageOf(pipeline, ctx.db);
+    const collation = parseCollation(cmd.collation);
     const body = writeStage ? pipeline.slice(0, -1) : pipeline;
     const result = await withStaleRetry(ctx.router, ns, async (routing) => {
       const split = splitPipeline(body, variables);
@@ -82,7 +83,7 @@ export const clusterAggregateCommand: RouterCommand = {
       const filter = first && isPlainObject(first.$match) ? first.$match as Doc : {};
       const shardCmd = { ...forwardable(cmd), pipeline: split.shardsPart, cursor: {} };
       const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, filter), shardCmd);
-      const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort, parseCollation(cmd.collation)) : mergeUnsorted(streams);
+      const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort, collation) : mergeUnsorted(streams);
       const pctx = await mergeContext(ctx, split.mergePart, variables);
       return { output: runMergePartAsync(split.mergePart, merged, pctx), streams };
     });
