@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MinKey, MongoClient, ObjectId, type Db } from 'mongodb';
+import { waitFor } from '../helpers/balancer_util.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 
@@ -190,15 +191,10 @@ describe('the config server catalog through the router', () => {
     const mongos = config.collection<AnyDoc>('mongos');
     const [first] = await mongos.find({}).toArray();
     // Twice MongoDB's interval, so a router that pings less often fails here.
-    const deadline = Date.now() + 20_000;
-    for (;;) {
+    const next = await waitFor('the router to ping config.mongos again', async () => {
       const [now] = await mongos.find({}).toArray();
-      if (now.ping > first.ping) {
-        assert.ok(now.up >= first.up);
-        break;
-      }
-      assert.ok(Date.now() < deadline, `config.mongos ping stayed at ${first.ping.toISOString()}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+      return now.ping > first.ping ? now : undefined;
+    }, 20_000);
+    assert.ok(next.up >= first.up);
   });
 });

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoBulkWriteError, MongoClient, type Collection, type Db } from 'mongodb';
+import { waitFor } from '../helpers/balancer_util.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
@@ -9,7 +10,6 @@ import type { AnyDoc } from '../helpers/spawn_node.js';
 const DOCS = 3000;
 const SPLITS = [500, 1000, 1500, 2000, 2500];
 const OWNER_OF_SPLIT: Record<number, string> = { 1000: 'shard1', 1500: 'shard1', 2000: 'shard2', 2500: 'shard2' };
-const WAIT_MS = 30_000;
 
 // `s` is a permutation of the keys (7919 is prime to DOCS), so sorting by it interleaves shards.
 function docOf(i: number): AnyDoc {
@@ -27,14 +27,6 @@ function targetedShards(explain: AnyDoc): string[] {
 
 function indexesAndCodes(err: MongoBulkWriteError): [number, unknown][] {
   return [err.writeErrors].flat().map((e): [number, unknown] => [e.index, e.code]).sort((a, b) => a[0] - b[0]);
-}
-
-async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('targeting and merging over chunks moved to three shards', () => {
@@ -215,7 +207,7 @@ describe('targeting and merging over chunks moved to three shards', () => {
     assert.equal(await openOnRouter(), routerBefore + 1);
 
     await cursor.close();
-    await waitFor('the shard cursors to be killed', async () => (await openOnShards()).every((n, i) => n === shardsBefore[i]));
+    await waitFor('the shard cursors to be killed', async () => (await openOnShards()).every((n, i) => n === shardsBefore[i]), 30_000, 50);
     assert.equal(await openOnRouter(), routerBefore);
     await assert.rejects(db.command({ getMore: id, collection: 'c' }), { code: 43, codeName: 'CursorNotFound' });
   });
