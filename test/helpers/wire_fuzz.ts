@@ -1,0 +1,114 @@
+import net from 'node:net';
+import { BSON } from 'bson';
+
+// What the bad-input tests send: deterministic random bytes and mutations of valid messages, so a
+// failing run replays exactly, and a prober that tells whether the server dealt with each one.
+
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function frame(opCode: number, requestId: number, payload: Buffer): Buffer {
+  const out = Buffer.alloc(16 + payload.length);
+  out.writeInt32LE(out.length, 0);
+  out.writeInt32LE(requestId, 4);
+  out.writeInt32LE(0, 8);
+  out.writeInt32LE(opCode, 12);
+  payload.copy(out, 16);
+  return out;
+}
+
+export function opMsgPayload(body: Buffer, flags = 0): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt32LE(flags, 0);
+  return Buffer.concat([head, body]);
+}
+
+// An OP_MSG payload of a body section and one document sequence (kind 1) of already encoded documents.
+export function sequencePayload(body: Buffer, identifier: string, docs: Buffer): Buffer {
+  const name = Buffer.from(identifier + '\0');
+  const size = Buffer.alloc(4);
+  size.writeInt32LE(4 + name.length + docs.length);
+  return Buffer.concat([Buffer.alloc(4), Buffer.from([0]), body, Buffer.from([1]), size, name, docs]);
+}
+
+// Overwrites 1 to 4 bytes at or after `from` with random values, single flipped bits or the
+// int8 edge values.
+export function mutate(buf: Buffer, next: () => number, from = 0): Buffer {
+  const out = Buffer.from(buf);
+  const flips = 1 + Math.floor(next() * 4);
+  for (let i = 0; i < flips; i++) {
+    const at = from + Math.floor(next() * (out.length - from));
+    switch (Math.floor(next() * 3)) {
+      case 0: out[at] = Math.floor(next() * 256); break;
+      case 1: out[at] = out[at]! ^ (1 << Math.floor(next() * 8)); break;
+      default: out.writeInt8([0, -1, 127, -128][Math.floor(next() * 4)]!, at); break;
+    }
+  }
+  return out;
+}
+
+// Sends one message followed by a ping and waits until the ping's reply arrives or the server
+// closes the connection: either way the server has dealt with the message.
+export class Prober {
+  private socket: net.Socket | undefined;
+  private buffer = Buffer.alloc(0);
+  private waiter: (() => void) | undefined;
+  private closed = true;
+  replies = 0;
+  closes = 0;
+
+  constructor(private readonly port: number) {}
+
+  private async connect(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      const s = net.connect(this.port, '127.0.0.1', () => resolve());
+      s.once('error', reject);
+      s.on('data', (d) => { this.buffer = Buffer.concat([this.buffer, d]); this.waiter?.(); });
+      s.on('close', () => { this.closed = true; this.waiter?.(); });
+      s.on('error', () => undefined);
+      this.socket = s;
+    });
+    this.closed = false;
+    this.buffer = Buffer.alloc(0);
+  }
+
+  async probe(message: Buffer, pingId: number): Promise<void> {
+    if (this.closed) await this.connect();
+    this.socket!.write(message);
+    this.socket!.write(frame(2013, pingId, opMsgPayload(Buffer.from(BSON.serialize({ ping: 1, $db: 'admin' })))));
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      while (this.buffer.length >= 16 && this.buffer.length >= this.buffer.readInt32LE(0)) {
+        const len = this.buffer.readInt32LE(0);
+        const responseTo = this.buffer.readInt32LE(8);
+        this.buffer = this.buffer.subarray(len);
+        this.replies += 1;
+        if (responseTo === pingId) return;
+      }
+      if (this.closed) {
+        this.closes += 1;
+        return;
+      }
+      if (Date.now() > deadline) {
+        // The fuzzed message declared more bytes than it carried: the server is still waiting for
+        // them, which is correct. Start a new connection.
+        this.socket!.destroy();
+        this.closed = true;
+        return;
+      }
+      await new Promise<void>((r) => { this.waiter = r; setTimeout(r, 100); });
+    }
+  }
+
+  close(): void {
+    this.socket?.destroy();
+  }
+}
