@@ -1,4 +1,6 @@
+import os from 'node:os';
 import type { Logger } from 'pino';
+import { SERVER_VERSION } from '../commands/diagnostic/build_info.js';
 import { handleMessage, type Dispatch, type MessageHandler } from '../commands/message_handler.js';
 import { CatalogCache } from '../router/catalog_cache.js';
 import { createChunkSplitter } from '../router/chunk_splitter.js';
@@ -53,11 +55,13 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   });
   const port = await server.listen(options.port, options.bindIp);
   router.options = { ...options, port };
+  // Named as mongos names itself there: the machine's host name and the port, as serverStatus reports.
+  const mongosId = `${os.hostname()}:${port}`;
   const ping = async (): Promise<void> => {
     const now = new Date();
     await client.command(options.configHost, 'config', {
       update: 'mongos',
-      updates: [{ q: { _id: `${options.bindIp}:${port}` }, u: { $set: { ping: now, up: Math.floor((now.getTime() - router.startedAt.getTime()) / 1000), waiting: true, mongoVersion: '7.0.0', advisoryHostFQDNs: [] } }, upsert: true }],
+      updates: [{ q: { _id: mongosId }, u: { $set: { ping: now, up: Math.floor((now.getTime() - router.startedAt.getTime()) / 1000), waiting: true, mongoVersion: SERVER_VERSION, advisoryHostFQDNs: [] } }, upsert: true }],
     }).catch((err: unknown) => logger.warn({ c: 'SHARDING', err }, 'Could not ping the config server'));
     await router.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, now.getTime());
   };
