@@ -5,11 +5,14 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { RawDocument } from '../wire/raw_bson.js';
 import { Limits } from '../wire/op_codes.js';
+import type { PartialResults } from './partial_results.js';
 
-// A router-side cursor: documents merged from shard cursors, pulled one at a time.
+// A router-side cursor: documents merged from shard cursors, pulled one at a time. `partial` is
+// set for a find with allowPartialResults: once it has left a shard out, every batch says so.
 export interface ClusterCursor {
   next(): Promise<Doc | undefined>;
   close(): Promise<void>;
+  partial?: PartialResults;
 }
 
 interface Open {
@@ -31,11 +34,11 @@ export class ClusterCursorManager {
     const docs = await this.fill(entry, batchSize ?? DEFAULT_FIRST_BATCH);
     if (singleBatch || !(await this.hasMore(entry))) {
       await cursor.close();
-      return { cursor: { firstBatch: docs, id: Long.ZERO, ns }, ok: 1 };
+      return { cursor: withPartial({ firstBatch: docs, id: Long.ZERO, ns }, cursor), ok: 1 };
     }
     const id = this.newId();
     this.open.set(id.toString(), entry);
-    return { cursor: { firstBatch: docs, id, ns }, ok: 1 };
+    return { cursor: withPartial({ firstBatch: docs, id, ns }, cursor), ok: 1 };
   }
 
   async getMore(id: Long, ns: string, batchSize: number | undefined): Promise<Doc> {
@@ -44,10 +47,10 @@ export class ClusterCursorManager {
     if (entry.ns !== ns) throw new MongoError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${entry.ns}`);
     entry.lastUsedMs = Date.now();
     const docs = await this.fill(entry, batchSize ?? 0);
-    if (await this.hasMore(entry)) return { cursor: { nextBatch: docs, id, ns }, ok: 1 };
+    if (await this.hasMore(entry)) return { cursor: withPartial({ nextBatch: docs, id, ns }, entry.cursor), ok: 1 };
     this.open.delete(id.toString());
     await entry.cursor.close();
-    return { cursor: { nextBatch: docs, id: Long.ZERO, ns }, ok: 1 };
+    return { cursor: withPartial({ nextBatch: docs, id: Long.ZERO, ns }, entry.cursor), ok: 1 };
   }
 
   async kill(id: Long): Promise<boolean> {
@@ -101,4 +104,9 @@ export class ClusterCursorManager {
       if (!id.isZero() && !this.open.has(id.toString())) return id;
     }
   }
+}
+
+export function withPartial(cursor: Doc, from: { partial?: PartialResults }): Doc {
+  if (from.partial?.returned) cursor.partialResultsReturned = true;
+  return cursor;
 }

@@ -1,6 +1,7 @@
 import { Long } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { checkOk } from '../wire/remote_cursor.js';
+import type { PartialResults } from './partial_results.js';
 import type { RouterServices } from './router_services.js';
 
 // One shard's cursor seen from the router: the documents of its first batch, then getMore until
@@ -11,8 +12,9 @@ export class RemoteCursorStream implements AsyncIterable<Doc> {
 
   // `batchSize` is the one the router's command to the shard carried: its getMores ask for the
   // same, as mongos does, so a slow client does not make the router drain the shard's cursor (a
-  // shard keeps a donated range while a cursor that still owns it is open).
-  constructor(private readonly router: RouterServices, private readonly host: string, private readonly db: string, private readonly firstReply: Doc, private readonly batchSize?: number) {
+  // shard keeps a donated range while a cursor that still owns it is open). With `partial` (a find
+  // with allowPartialResults), a shard lost during a getMore ends its stream instead of the find.
+  constructor(private readonly router: RouterServices, private readonly host: string, private readonly db: string, private readonly firstReply: Doc, private readonly batchSize?: number, private readonly partial?: PartialResults) {
     const cursor = firstReply.cursor as Doc;
     this.id = cursor.id;
     this.collection = String(cursor.ns).slice(db.length + 1);
@@ -25,7 +27,14 @@ export class RemoteCursorStream implements AsyncIterable<Doc> {
       if (isZero(this.id)) return;
       const getMore: Doc = { getMore: this.id, collection: this.collection };
       if (this.batchSize !== undefined && this.batchSize > 0) getMore.batchSize = this.batchSize;
-      const reply = checkOk(await this.router.client.command(this.host, this.db, getMore));
+      let reply: Doc;
+      try {
+        reply = checkOk(await this.router.client.command(this.host, this.db, getMore));
+      } catch (err) {
+        if (!this.partial?.tolerate(err)) throw err;
+        this.id = Long.ZERO;
+        return;
+      }
       const cursor = reply.cursor as Doc;
       batch = cursor.nextBatch as Doc[];
       this.id = cursor.id;

@@ -8,7 +8,8 @@ import { RawDocument } from '../../wire/raw_bson.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeFindResults, planFindMerge, type FindMergePlan } from '../merge/find_merge.js';
 import { batchSizeOf, forwardable, RemoteCursorStream } from '../remote_cursor_stream.js';
-import type { ClusterCursor } from '../cluster_cursor_manager.js';
+import { withPartial, type ClusterCursor } from '../cluster_cursor_manager.js';
+import { PartialResults } from '../partial_results.js';
 import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
 import { completedCursorBytes } from '../raw_reply.js';
 import { numericPointShard, shardsForQuery } from '../targeter.js';
@@ -23,7 +24,8 @@ export function targetShards(routing: Routing, filter: Doc): string[] {
 
 // Sends `cmd` (a cursor command) to each shard with its version and returns their cursors; a
 // stale answer from any shard closes the others and throws, so the caller retries from scratch.
-export async function openShardCursors(router: RouterServices, routing: Routing, db: string, shards: string[], cmd: Doc): Promise<RemoteCursorStream[]> {
+// With `partial`, a shard that cannot be reached is left out instead (allowPartialResults).
+export async function openShardCursors(router: RouterServices, routing: Routing, db: string, shards: string[], cmd: Doc, partial?: PartialResults): Promise<RemoteCursorStream[]> {
   const replies = await Promise.allSettled(shards.map(async (shardId) => {
     const host = await router.shardRegistry.host(shardId);
     const reply = await sendToShard(router, shardId, db, { ...cmd, ...versionFields(routing, shardId) });
@@ -32,13 +34,14 @@ export async function openShardCursors(router: RouterServices, routing: Routing,
   const streams: RemoteCursorStream[] = [];
   let failure: unknown;
   for (const r of replies) {
-    if (r.status === 'rejected') failure ??= r.reason;
-    else {
+    if (r.status === 'rejected') {
+      if (!partial?.tolerate(r.reason)) failure ??= r.reason;
+    } else {
       try {
         checkOk(throwIfStale(r.value.reply));
-        streams.push(new RemoteCursorStream(router, r.value.host, db, r.value.reply, batchSizeOf(cmd)));
+        streams.push(new RemoteCursorStream(router, r.value.host, db, r.value.reply, batchSizeOf(cmd), partial));
       } catch (err) {
-        failure ??= err;
+        if (!partial?.tolerate(err)) failure ??= err;
       }
     }
   }
@@ -76,9 +79,10 @@ function sendFind(ctx: RouterContext, request: FindRequest, host: string, messag
   });
 }
 
-export function clusterCursor(source: AsyncIterable<Doc>, streams: RemoteCursorStream[]): ClusterCursor {
+export function clusterCursor(source: AsyncIterable<Doc>, streams: RemoteCursorStream[], partial?: PartialResults): ClusterCursor {
   const it = source[Symbol.asyncIterator]();
   return {
+    partial,
     next: async () => {
       const r = await it.next();
       return r.done ? undefined : r.value;
@@ -101,6 +105,7 @@ interface FindRequest {
   oneBatch: boolean;
   // The shards sort under it, so the router's merge of their sorted streams must too.
   collation: StringComparator | undefined;
+  allowPartialResults: boolean;
 }
 
 export const clusterFindCommand: RouterCommand = {
@@ -115,6 +120,7 @@ export const clusterFindCommand: RouterCommand = {
     const limit = optionalNonNegative(cmd, 'limit');
     optionalNonNegative(cmd, 'skip');
     const singleBatch = optionalBool(cmd, 'singleBatch') ?? false;
+    const allowPartialResults = optionalBool(cmd, 'allowPartialResults') ?? false;
     if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
     const plan = planFindMerge(forwardable(cmd));
     const request: FindRequest = {
@@ -125,6 +131,7 @@ export const clusterFindCommand: RouterCommand = {
       batchSize,
       oneBatch: singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101)),
       collation: parseCollation(cmd.collation),
+      allowPartialResults,
     };
     return withStaleRetry(ctx.router, ns, (routing) => findOnce(ctx, request, routing));
   },
@@ -132,16 +139,20 @@ export const clusterFindCommand: RouterCommand = {
 
 function findOnce(ctx: RouterContext, request: FindRequest, routing: Routing): Promise<Doc> {
   const shards = targetShards(routing, request.filter);
+  if (request.allowPartialResults) {
+    const partial = new PartialResults();
+    return openShardCursors(ctx.router, routing, ctx.db, shards, request.plan.shardCommand, partial).then((streams) => answerFind(ctx, request, streams, partial));
+  }
   if (shards.length === 1) return findOnOneShard(ctx, request, routing, shards[0]!);
   return openShardCursors(ctx.router, routing, ctx.db, shards, request.plan.shardCommand).then((streams) => answerFind(ctx, request, streams));
 }
 
-function answerFind(ctx: RouterContext, request: FindRequest, streams: RemoteCursorStream[]): Promise<Doc> | Doc {
+function answerFind(ctx: RouterContext, request: FindRequest, streams: RemoteCursorStream[], partial?: PartialResults): Promise<Doc> | Doc {
   // One shard that answered everything at once (point reads): its batch is the answer.
   const whole = streams.length === 1 && request.passThrough ? streams[0]!.completeFirstBatch() : undefined;
-  if (whole) return { cursor: { firstBatch: whole, id: Long.ZERO, ns: request.ns }, ok: 1 };
+  if (whole) return { cursor: withPartial({ firstBatch: whole, id: Long.ZERO, ns: request.ns }, { partial }), ok: 1 };
   const merged = mergeFindResults(request.plan, streams, request.collation);
-  return ctx.router.cursors.firstBatch(request.ns, clusterCursor(merged, streams), request.batchSize, request.oneBatch);
+  return ctx.router.cursors.firstBatch(request.ns, clusterCursor(merged, streams, partial), request.batchSize, request.oneBatch);
 }
 
 // Reads of the config and admin databases are answered by the config server (mongosh's
