@@ -11,8 +11,9 @@ const RAW = { promoteLongs: false };
 const SPLIT = 500;
 
 // Routers, shards and the config server killed with SIGKILL in turn: the router answers what it
-// can while a shard is gone, says clearly what it cannot, picks the shard up again when it is back,
-// and no write the client saw acknowledged is lost.
+// can while a shard or the config server is gone (its cached routing table is enough for reads and
+// writes), says clearly what it cannot, picks the process up again when it is back, and no write
+// the client saw acknowledged is lost.
 describe('a cluster through kill -9 of its processes', () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
@@ -103,6 +104,28 @@ describe('a cluster through kill -9 of its processes', () => {
     await coll.insertOne({ _id: 2001, k: SPLIT + 1, v: 0 });
     acknowledged.set(2001, { _id: 2001, k: SPLIT + 1, v: 0 });
     await assertAllAcknowledged();
+  });
+
+  it('keeps serving from its cached routing while the config server is down, and refuses catalog work until it is back', async () => {
+    await cluster.config.kill9();
+
+    assert.deepEqual(await coll.findOne({ k: SPLIT + 100 }), acknowledged.get(SPLIT + 100));
+    await coll.insertOne({ _id: 2002, k: SPLIT + 3, v: 0 });
+    acknowledged.set(2002, { _id: 2002, k: SPLIT + 3, v: 0 });
+    await coll.updateMany({ k: { $gte: 300, $lt: 310 } }, { $set: { v: 2 } });
+    for (let k = 300; k < 310; k++) acknowledged.set(k, { _id: k, k, v: 2 });
+    await assertAllAcknowledged();
+    const unreachable = (err: unknown): boolean => err instanceof MongoServerError && err.code === 6;
+    await assert.rejects(client.db('admin').command({ split: 'faults.docs', middle: { k: 250 } }), unreachable);
+    await assert.rejects(client.db('faults_new').collection('c').insertOne({ a: 1 }), unreachable, 'a new database needs the config server');
+    await assert.rejects(client.db('config').collection('chunks').countDocuments({}), unreachable);
+
+    cluster.config = await restartNode(cluster.config, { role: 'config' });
+    await waitFor('the router to reach the restarted config server', async () => (await client.db('admin').command({ split: 'faults.docs', middle: { k: 250 } }).catch(() => undefined))?.ok === 1);
+    await client.db('faults_new').collection('c').insertOne({ a: 1 });
+    const config = client.db('config');
+    const { uuid } = (await config.collection<AnyDoc>('collections').findOne({ _id: 'faults.docs' as AnyDoc }))!;
+    assert.equal(await config.collection('chunks').countDocuments({ uuid }), 3, 'the split at 250 was committed');
   });
 
   it('keeps every acknowledged write after the config server, both shards and the router are killed and started again', async () => {
