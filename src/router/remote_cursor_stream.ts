@@ -75,3 +75,15 @@ export function forwardable(cmd: Doc, except?: string): Doc {
   for (const k of Object.keys(cmd)) if (k !== except && !ROUTER_ONLY_FIELDS.includes(k)) out[k] = cmd[k];
   return out;
 }
+
+// A write's arguments for its shards: as `forwardable`, plus the session and transaction number of
+// a retryable write, which mongos passes on too. A shard lets a retryable write change a
+// document's shard key and refuses it to any other.
+export function forwardableWrite(cmd: Doc, except?: string): Doc {
+  const out = forwardable(cmd, except);
+  if (cmd.txnNumber !== undefined) {
+    out.lsid = cmd.lsid;
+    out.txnNumber = cmd.txnNumber;
+  }
+  return out;
+}

@@ -107,10 +107,33 @@ describe('cluster DDL, splits and merges through the router', () => {
     assert.equal(await coll.countDocuments({ _id: { $in: [1000, 1001] } }), 2);
   });
 
-  it('keeps a document on its shard: a shard key change within the shard works, across shards is refused', async () => {
+  it("follows MongoDB 7.0's rules for shard key changes: retryable writes only, and within the shard", async () => {
     const ranged = db.collection<AnyDoc>('s');
     const ok = await ranged.updateOne({ k: 60 }, { $set: { k: 61.5 } });
     assert.equal(ok.modifiedCount, 1);
+    const moved = await ranged.findOneAndUpdate({ k: 61.5 }, { $set: { k: 61.25 } }, { returnDocument: 'after' });
+    assert.equal(moved?.k, 61.25);
+
+    // Without retryWrites the driver sends no txnNumber, and a shard key change is refused outright.
+    // (The driver 7.9 rewrites any IllegalOperation on a write into its MMAPv1 retryable-writes
+    // message, against MongoDB as well; the server's own answer is kept as originalError.)
+    const plain = new MongoClient(cluster.routers[0]!.uri, { retryWrites: false });
+    try {
+      const coll = plain.db('ddl').collection<AnyDoc>('s');
+      const refusedBy = (err: AnyDoc): AnyDoc => err.originalError ?? err;
+      const refused = refusedBy(await coll.updateOne({ k: 61.25 }, { $set: { k: 62.5 } }).catch((e) => e));
+      assert.equal(refused.code, 20);
+      assert.equal(refused.codeName, 'IllegalOperation');
+      assert.match(refused.message, /^Must run update to shard key field in a multi-statement transaction or with retryWrites: true\.$/);
+      const many = refusedBy(await coll.updateMany({ k: { $gte: 70, $lt: 72 } }, { $inc: { k: 0.5 } }).catch((e) => e));
+      assert.equal(many.code, 20);
+      assert.equal(await ranged.countDocuments({ k: { $in: [61.25, 70, 71] } }), 3, 'nothing changed');
+      const other = await coll.updateOne({ k: 61.25 }, { $set: { note: 'fine' } });
+      assert.equal(other.modifiedCount, 1, 'an update that leaves the key alone needs no retryable write');
+    } finally {
+      await plain.close();
+    }
+
     const hashed = db.collection<AnyDoc>('h');
     const owner = async (k: number): Promise<string> => (await hashed.find({ k }).explain()).queryPlanner.winningPlan.shards[0].shardName;
     const from = await owner(3);

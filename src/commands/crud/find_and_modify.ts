@@ -7,7 +7,7 @@ import { compileProjection } from '../../query/projection/projection.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc } from '../args.js';
-import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
+import { applyUpdate, applyUpsert, findTargets, shardKeyGuard } from './write_ops.js';
 import { validatorFor } from './document_validator.js';
 import { replyAfterWriteConcern } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
@@ -48,7 +48,7 @@ export const findAndModifyCommand: CommandDefinition = {
         unit.remove(coll!, target.recordId, target.doc, target.size);
         return { lastErrorObject: { n: 1 }, value: target.doc };
       }
-      const { after } = applyUpdate(unit, coll!, target, update, cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined, validator);
+      const { after } = applyUpdate(unit, coll!, target, update, shardKeyGuard(ctx, cmd, ns), validator);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
     }));
     const value = result.value && projector ? projector.apply(result.value) : result.value;

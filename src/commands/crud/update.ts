@@ -6,7 +6,7 @@ import { parseCollation, withCollation } from '../../bson/collation.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireDocArray } from '../args.js';
-import { applyUpdate, applyUpsert, findTargets } from './write_ops.js';
+import { applyUpdate, applyUpsert, findTargets, shardKeyGuard } from './write_ops.js';
 import { validatorFor } from './document_validator.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
@@ -45,7 +45,7 @@ export const updateCommand: CommandDefinition = {
     // Statement shapes are checked before any is applied: a malformed one fails the whole command
     // (as MongoDB's IDL parsing does), not just its own entry.
     const parsed = statements.map(parseStatement);
-    const ownership = cmd.shardVersion !== undefined ? ctx.node.sharding.metadata.ownership(ns) : undefined;
+    const guard = shardKeyGuard(ctx, cmd, ns);
     const owned = ownedDocuments(ctx, cmd, ns);
     const { storage } = ctx.node;
     return groupedWriteReply(ctx, cmd, () => {
@@ -73,7 +73,7 @@ export const updateCommand: CommandDefinition = {
             }
             for (const t of targets) {
               n += 1;
-              if (applyUpdate(unit, coll!, t, update, ownership, validator).modified) nModified += 1;
+              if (applyUpdate(unit, coll!, t, update, guard, validator).modified) nModified += 1;
             }
           });
         };

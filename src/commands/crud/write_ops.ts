@@ -5,6 +5,7 @@ import { valuesEqual } from '../../bson/compare.js';
 import { serializeDocument, type Doc } from '../../bson/values.js';
 import type { StringComparator } from '../../bson/collation.js';
 import type { OwnershipFilter } from '../../shard/ownership_filter.js';
+import type { CommandContext } from '../command.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import type { CompiledUpdate } from '../../query/update/index.js';
 import { upsertDocument } from '../../query/update/index.js';
@@ -33,23 +34,46 @@ export function findTargets(storage: StorageEngine, coll: Collection | undefined
   return targets;
 }
 
-// `ownership` is set for a versioned write to a sharded collection: an update may change a
-// document's shard key only while the new key stays on this shard (moving it between shards
-// needs a transaction, which is not there yet).
-export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, ownership?: OwnershipFilter, validator?: DocumentValidator): { after: Doc; modified: boolean } {
+// The shard's side of a routed update to a sharded collection: the keys it owns, and whether the
+// write is retryable (it carries a txnNumber).
+export interface ShardKeyGuard {
+  ownership: OwnershipFilter;
+  retryable: boolean;
+}
+
+// With `guard` (a versioned update of a sharded collection), MongoDB 7.0's rules for changing a
+// document's shard key: only in a retryable write or a transaction, and the document must stay on
+// this shard (moving it between shards needs a transaction, which is not there yet).
+export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, guard?: ShardKeyGuard, validator?: DocumentValidator): { after: Doc; modified: boolean } {
   const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false });
   if (!modified) return { after: target.doc, modified: false };
   if (!valuesEqual(after._id, target.doc._id)) {
     throw new MongoError(ErrorCodes.ImmutableField, "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + String(after._id));
   }
-  if (ownership && !ownership.ownsDocument(after)) {
-    throw new MongoError(ErrorCodes.WouldChangeOwningShard, 'This update would cause the doc to change owning shards, which requires a transaction or retryable write; docshard does not move documents between shards in an update yet');
+  if (guard && shardKeyChanged(guard.ownership, target.doc, after)) {
+    if (!guard.retryable) {
+      throw new MongoError(ErrorCodes.IllegalOperation, 'Must run update to shard key field in a multi-statement transaction or with retryWrites: true.');
+    }
+    if (!guard.ownership.ownsDocument(after)) {
+      throw new MongoError(ErrorCodes.WouldChangeOwningShard, 'This update would cause the doc to change owning shards, which requires a transaction or retryable write; docshard does not move documents between shards in an update yet');
+    }
   }
   validator?.check(after, target.doc);
   const bytes = serializeDocument(after);
   checkSize(bytes);
   unit.update(coll, target.recordId, target.doc, target.size, after, bytes);
   return { after, modified: true };
+}
+
+export function shardKeyGuard(ctx: CommandContext, cmd: Doc, ns: string): ShardKeyGuard | undefined {
+  if (cmd.shardVersion === undefined) return undefined;
+  const ownership = ctx.node.sharding.metadata.ownership(ns);
+  return ownership && { ownership, retryable: cmd.txnNumber !== undefined };
+}
+
+function shardKeyChanged(ownership: OwnershipFilter, before: Doc, after: Doc): boolean {
+  const { pattern } = ownership;
+  return Buffer.compare(pattern.keyString(pattern.extractShardKeyFromDoc(before)), pattern.keyString(pattern.extractShardKeyFromDoc(after))) !== 0;
 }
 
 export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, update: CompiledUpdate, validator?: DocumentValidator): Doc {

@@ -3,7 +3,7 @@ import { parseCollation, withCollation } from '../../bson/collation.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc } from '../../commands/args.js';
 import { compileSort } from '../../query/sort.js';
-import { forwardable } from '../remote_cursor_stream.js';
+import { forwardableWrite } from '../remote_cursor_stream.js';
 import type { RouterCommand } from '../router_services.js';
 import { targetUpdateOrDelete } from '../targeter.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
@@ -19,13 +19,13 @@ export const clusterFindAndModifyCommand: RouterCommand = {
     const query = optionalDoc(cmd, 'query') ?? {};
     return withStaleRetry(ctx.router, ns, async (routing) => {
       const send = async (shard: string, body: Doc): Promise<Doc> => throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...body, ...versionFields(routing, shard) }));
-      if (!routing.cm) return send(routing.db.primary, forwardable(cmd));
+      if (!routing.cm) return send(routing.db.primary, forwardableWrite(cmd));
       const t = targetUpdateOrDelete(routing.cm, query, false);
       if (t.exactKey === undefined && cmd.upsert === true) {
         throw new MongoError(61, 'Query for sharded findAndModify must contain the shard key');
       }
       const shards = [...t.shards].sort();
-      if (shards.length === 1) return send(shards[0]!, forwardable(cmd));
+      if (shards.length === 1) return send(shards[0]!, forwardableWrite(cmd));
       const sort = isPlainObject(cmd.sort) && Object.keys(cmd.sort).length > 0 ? cmd.sort : undefined;
       // With a sort, each shard's first match is compared on the router, so the whole document
       // comes back; without one, any match will do.
@@ -41,7 +41,7 @@ export const clusterFindAndModifyCommand: RouterCommand = {
         withCollation(parseCollation(cmd.collation), () => matches.sort((a, b) => compare(a.doc, b.doc)));
       }
       const chosen = matches[0];
-      if (chosen) return send(chosen.shard, { ...forwardable(cmd), query: { $and: [query, { _id: chosen.doc._id }] } });
+      if (chosen) return send(chosen.shard, { ...forwardableWrite(cmd), query: { $and: [query, { _id: chosen.doc._id }] } });
       return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
     }, true);
   },

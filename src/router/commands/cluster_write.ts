@@ -6,7 +6,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalBool, requireArray } from '../../commands/args.js';
 import { checkBatchSize } from '../../commands/crud/write_errors.js';
-import { forwardable } from '../remote_cursor_stream.js';
+import { forwardableWrite } from '../remote_cursor_stream.js';
 import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { receivedInserts, shardForReceivedInsert } from '../received_inserts.js';
@@ -101,7 +101,7 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   if (kind === 'update' && raw.some((u) => isPlainObject(u) && u.sort !== undefined)) {
     throw new MongoError(40415, "BSON field 'update.updates.sort' is an unknown field.");
   }
-  const base = forwardable(cmd, STATEMENTS_FIELD[kind]);
+  const base = forwardableWrite(cmd, STATEMENTS_FIELD[kind]);
   const result = new WriteResult();
   let pending: Statement[] = received === undefined ? decodedStatements(kind, raw) : received.map((doc, index) => ({ index, body: NO_BODY, received: doc }));
   for (let tries = 0; pending.length > 0; tries++) {
