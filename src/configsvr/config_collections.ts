@@ -27,9 +27,17 @@ const INDEXES: Record<string, Doc[]> = {
   'config.version': [],
 };
 
+// The logs are capped as MongoDB caps them (ShardingLogging: 200 MB and 20 MB), so a long-lived
+// cluster's balancer rounds do not grow them without end. A data directory whose logs were created
+// before they were capped keeps them as they are.
+const CAPPED: Record<string, Doc> = {
+  'config.changelog': { capped: true, size: 200 * 1024 * 1024 },
+  'config.actionlog': { capped: true, size: 20 * 1024 * 1024 },
+};
+
 export function ensureConfigCollections(storage: StorageEngine, local: LocalCollections): ObjectId {
   for (const [ns, indexes] of Object.entries(INDEXES)) {
-    const { coll } = storage.ensureCollection(ns);
+    const { coll } = storage.ensureCollection(ns, CAPPED[ns]);
     const missing = indexes.filter((spec) => !coll.index(String(spec.name)));
     if (missing.length > 0) storage.createIndexes(coll, missing);
   }

@@ -125,6 +125,8 @@ export class ShardingCatalogManager {
     const primary = this.shard(database.primary);
     const existing = this.collection(ns);
     const coll = ns.slice(db.length + 1);
+    const [info] = await fetchAll(this.client, primary.host, db, { listCollections: 1, filter: { name: coll } });
+    if ((info?.options as Doc | undefined)?.capped === true) throw new MongoError(ErrorCodes.InvalidOptions, "can't shard a capped collection");
     const indexes = await fetchAll(this.client, primary.host, db, { listIndexes: coll }).catch((err: unknown) => {
       if (err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound) return [];
       throw err;
@@ -134,7 +136,7 @@ export class ShardingCatalogManager {
       ns, key, unique, numInitialChunks, presplitHashedZones, ...new ZoneCatalog(this.local, this).initialChunkZones(ns),
       primaryShard: primary._id, shards: this.shards().map((s) => s._id),
       existing, collectionIsEmpty: Number(count.n) === 0, existingIndexes: indexes,
-      newEpoch: new ObjectId(), newUuid: existing?.uuid ?? await this.collectionUuid(primary.host, db, coll), now: this.clock.now(),
+      newEpoch: new ObjectId(), newUuid: existing?.uuid ?? primaryUuid(info), now: this.clock.now(),
       chunkIdFactory: () => new ObjectId(), log: this.log(),
     });
     if (decision.alreadySharded) return decision.collection;
@@ -154,14 +156,6 @@ export class ShardingCatalogManager {
     await this.notifyShards(ns, new Set([primary._id, ...owners]));
     this.logger.info({ c: 'SHARDING', ns, key, chunks: decision.chunks.length }, 'Sharded collection');
     return decision.collection;
-  }
-
-  // The collection keeps the UUID the primary shard gave it, so a collection that existed before
-  // sharding is the same collection afterwards.
-  private async collectionUuid(host: string, db: string, coll: string): Promise<UUID> {
-    const [info] = await fetchAll(this.client, host, db, { listCollections: 1, filter: { name: coll } });
-    const uuid = (info?.info as Doc | undefined)?.uuid;
-    return (uuid as UUID | undefined) ?? new UUID();
   }
 
   async splitChunk(ns: string, chunkRange: { min: Doc; max: Doc }, splitPoints: Doc[]): Promise<void> {
@@ -256,4 +250,10 @@ export class ShardingCatalogManager {
 
 function sameKey(a: Doc, b: Doc): boolean {
   return compareValues(a, b) === 0;
+}
+
+// The collection keeps the UUID the primary shard gave it, so a collection that existed before
+// sharding is the same collection afterwards.
+function primaryUuid(info: Doc | undefined): UUID {
+  return ((info?.info as Doc | undefined)?.uuid as UUID | undefined) ?? new UUID();
 }

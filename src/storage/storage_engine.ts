@@ -7,6 +7,7 @@ import { IndexAccess } from './index_access.js';
 import { catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
 import { KvStore, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
+import { cappedLimits, type CappedLimits } from './capped.js';
 import { upgradeLayout } from './layout_upgrade.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
 import { asBuffer, LazyDocument } from '../bson/raw_document.js';
@@ -27,6 +28,11 @@ export class Collection {
 
   constructor(public entry: CollectionEntry) {
     this.space = recordSpace(entry.id);
+  }
+
+  // Read from the options each time: collMod may replace them.
+  get capped(): CappedLimits | undefined {
+    return cappedLimits(this.entry.options);
   }
 
   get ns(): string {
@@ -157,10 +163,11 @@ export class StorageEngine {
     return coll;
   }
 
-  ensureCollection(ns: string): { coll: Collection; created: boolean } {
+  // `options` apply only when the collection is created here.
+  ensureCollection(ns: string, options?: Doc): { coll: Collection; created: boolean } {
     const existing = this.collections.get(ns);
     if (existing) return { coll: existing, created: false };
-    return { coll: this.createCollection(ns), created: true };
+    return { coll: this.createCollection(ns, options), created: true };
   }
 
   dropCollection(ns: string): boolean {
@@ -382,6 +389,9 @@ export class WriteUnit {
     const paths = coll.pathsIndexed();
     const doc = paths === null ? stored.whole() : stored.fields(paths);
     const { bytes } = stored;
+    const capped = coll.capped;
+    // Checked first: evicting everything for a document that cannot fit would lose them all.
+    if (capped && bytes.length > capped.size) throw new MongoError(ErrorCodes.BadValue, 'object to insert exceeds cappedMaxSize');
     const recordId = coll.nextRecordId;
     const perIndex = coll.indexes.map((index) => index.keysFor(doc));
     this.claimUniqueEntries(coll, perIndex, recordId);
@@ -395,7 +405,26 @@ export class WriteUnit {
     });
     this.delta(coll, 1, bytes.length);
     for (const o of this.engine.observers) o.onInsert?.(this.kv, coll.ns, stored);
+    if (capped) this.evictOldest(coll, capped, recordId);
     return recordId;
+  }
+
+  // Removes a capped collection's oldest documents until it is within its bounds again.
+  private evictOldest(coll: Collection, limits: CappedLimits, inserted: number): void {
+    const committed = this.engine.stats.get(coll.entry.id);
+    const pending = this.statDeltas.get(coll.entry.id)!;
+    const over = (): boolean => {
+      const count = committed.count + pending.count;
+      return committed.size + pending.size > limits.size || (limits.max !== undefined && count > limits.max);
+    };
+    while (over()) {
+      let oldest: { recordId: number; bytes: Buffer } | undefined;
+      for (const { key, value } of this.kv.space(coll.space).range(Buffer.alloc(0), Buffer.alloc(0), { limit: 1 })) {
+        oldest = { recordId: recordIdOf(key), bytes: value };
+      }
+      if (oldest === undefined || oldest.recordId === inserted) return;
+      this.remove(coll, oldest.recordId, indexedFields(coll, oldest.bytes), oldest.bytes.length);
+    }
   }
 
   private claimUniqueEntries(coll: Collection, perIndex: { keys: Buffer[]; values: unknown[][] }[], recordId: number): void {

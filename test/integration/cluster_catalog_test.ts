@@ -76,6 +76,17 @@ describe('the config server catalog through the router', () => {
     assert.equal(dup.code, 11000, 'host_1 is unique');
   });
 
+  it('caps config.changelog and config.actionlog as MongoDB does, and refuses to shard a capped collection', async () => {
+    const logs = await config.listCollections({ name: { $in: ['changelog', 'actionlog'] } }).toArray();
+    const options = Object.fromEntries(logs.map((c) => [c.name, (c as AnyDoc).options]));
+    assert.deepEqual(options, { actionlog: { capped: true, size: 20 * 1024 * 1024 }, changelog: { capped: true, size: 200 * 1024 * 1024 } });
+    await client.db('capped').createCollection('c', { capped: true, size: 4096 });
+    const refused = await client.db('admin').command({ shardCollection: 'capped.c', key: { _id: 1 } }).catch((e) => e);
+    assert.equal(refused.code, 72);
+    assert.equal(refused.message, "can't shard a capped collection");
+    assert.equal(await config.collection<AnyDoc>('collections').countDocuments({ _id: 'capped.c' }), 0);
+  });
+
   it('gives each added shard its identity document with the cluster id', async () => {
     const id = await clusterId();
     for (const [i, shard] of cluster.shards.entries()) {

@@ -162,6 +162,35 @@ describe('a docshard node used through the official driver', () => {
     await d.dropDatabase();
   });
 
+  it('caps a capped collection by document count and by size, dropping the oldest documents', async () => {
+    const d = client.db('capped');
+    await d.createCollection('log', { capped: true, size: 4096, max: 3 });
+    const log = d.collection<AnyDoc>('log');
+    for (let i = 0; i < 5; i++) await log.insertOne({ _id: i });
+    await log.insertMany([{ _id: 5 }, { _id: 6 }]);
+    assert.deepEqual((await log.find().toArray()).map((x) => x._id), [4, 5, 6]);
+    assert.equal(await log.isCapped(), true);
+    const stats = await d.command({ collStats: 'log' });
+    assert.deepEqual([stats.capped, stats.max, stats.maxSize, stats.count], [true, 3, 4096, 3]);
+
+    await d.createCollection('bytes', { capped: true, size: 5000 });
+    const bytes = d.collection<AnyDoc>('bytes');
+    for (let i = 0; i < 100; i++) await bytes.insertOne({ _id: i, pad: 'x'.repeat(100) });
+    const after = await d.command({ collStats: 'bytes' });
+    assert.equal(after.maxSize, 5120, 'the size is raised to a multiple of 256');
+    assert.ok(after.size <= 5120 && after.count < 100, `${after.count} documents, ${after.size} bytes`);
+    assert.equal((await bytes.find().limit(1).toArray())[0]._id, 100 - after.count, 'the newest documents are kept');
+    const tooBig = await bytes.insertOne({ _id: 'big', pad: 'y'.repeat(6000) }).catch((e) => e);
+    assert.equal(tooBig.code, 2);
+    assert.equal(tooBig.message, 'object to insert exceeds cappedMaxSize');
+
+    const noSize = await d.createCollection('nosize', { capped: true }).catch((e) => e);
+    assert.equal(noSize.code, 72);
+    assert.equal((await d.collection('plain').insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })))).insertedCount, 10);
+    assert.equal((await d.command({ collStats: 'plain' })).capped, false);
+    await d.dropDatabase();
+  });
+
   it('answers errors with MongoDB codes and keeps serving', async () => {
     const admin = client.db('admin');
     await assert.rejects(admin.command({ noSuchCommand: 1 }), (e: unknown) => (e as MongoServerError).code === 59 && (e as MongoServerError).codeName === 'CommandNotFound');

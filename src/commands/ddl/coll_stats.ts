@@ -1,4 +1,5 @@
 import os from 'node:os';
+import type { CappedLimits } from '../../storage/capped.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, toDouble, type Doc } from '../../bson/values.js';
@@ -30,6 +31,12 @@ export function collectionStatsDoc(storage: StorageEngine, ns: string, spec: Doc
   return out;
 }
 
+// collStats reports a capped collection's bounds as `max` and `maxSize` (scaled, as the sizes are).
+function cappedStats(capped: CappedLimits | undefined, scale: number): Doc {
+  if (!capped) return { capped: false };
+  return { capped: true, ...(capped.max !== undefined ? { max: capped.max } : {}), maxSize: Math.floor(capped.size / scale) };
+}
+
 export const collStatsCommand: CommandDefinition = {
   names: ['collStats'],
   run(ctx, cmd) {
@@ -46,7 +53,7 @@ export const collStatsCommand: CommandDefinition = {
     return {
       ns, count, size: Math.floor(size / scale), avgObjSize: count ? Math.floor(size / count) : 0, storageSize: Math.floor(size / scale),
       nindexes: coll.indexes.length, totalIndexSize: Math.floor(totalIndexSize / scale), totalSize: Math.floor((size + totalIndexSize) / scale),
-      indexSizes: scaled, scaleFactor: scale, capped: false, ok: 1,
+      indexSizes: scaled, scaleFactor: scale, ...cappedStats(coll.capped, scale), ok: 1,
     };
   },
 };

@@ -8,6 +8,7 @@ import { collectionArg, optionalBool, optionalDoc, requireString } from '../args
 import { cursorReply } from '../cursor_manager.js';
 import { createView, dropView, getView, listViews } from '../views/view_catalog.js';
 import { parseValidationOptions } from '../crud/document_validator.js';
+import { checkCappedOptions } from '../../storage/capped.js';
 
 export const createCommand: CommandDefinition = {
   names: ['create'],
@@ -24,6 +25,7 @@ export const createCommand: CommandDefinition = {
       options[k] = v;
     }
     parseValidationOptions(cmd);
+    checkCappedOptions(options);
     ctx.node.storage.createCollection(`${ctx.db}.${name}`, options);
     return { ok: 1 };
   },
