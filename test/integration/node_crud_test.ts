@@ -186,7 +186,7 @@ describe('a docshard node used through the official driver', () => {
 
     const noSize = await d.createCollection('nosize', { capped: true }).catch((e) => e);
     assert.equal(noSize.code, 72);
-    assert.equal((await d.collection('plain').insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })))).insertedCount, 10);
+    assert.equal((await d.collection<AnyDoc>('plain').insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })))).insertedCount, 10);
     assert.equal((await d.command({ collStats: 'plain' })).capped, false);
     await d.dropDatabase();
   });
