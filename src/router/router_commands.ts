@@ -1,12 +1,12 @@
 import type { RouterCommand } from './router_services.js';
 import {
-  addShardCommand, enableShardingCommand, flushRouterConfigCommand, listShardsCommand,
+  addShardCommand, enableShardingCommand, flushRouterConfigCommand, getShardVersionCommand, listShardsCommand,
   mergeChunksCommand, shardCollectionCommand, splitCommand,
 } from './commands/cluster_admin.js';
 import {
   clusterBuildInfoCommand, clusterConnectionStatusCommand, clusterEndSessionsCommand, clusterGetLogCommand,
-  clusterGetParameterCommand, clusterHelloCommand, clusterListCommandsCommand, clusterPingCommand,
-  clusterServerStatusCommand, clusterWhatsMyUriCommand,
+  clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
+  clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
 } from './commands/cluster_diagnostics.js';
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
@@ -21,18 +21,18 @@ import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterCollModCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
-  clusterListIndexesCommand,
+  clusterListIndexesCommand, clusterRenameCollectionCommand,
 } from './commands/cluster_ddl.js';
 
 // Every command a router answers.
 export const routerCommands: readonly RouterCommand[] = [
-  clusterHelloCommand, clusterPingCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
+  clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
   clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterEndSessionsCommand, clusterListCommandsCommand,
-  addShardCommand, listShardsCommand, enableShardingCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
+  addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
-  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterCollStatsCommand, clusterDbStatsCommand,
+  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands,
 ];

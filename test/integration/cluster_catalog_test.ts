@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MaxKey, MinKey, MongoClient, ObjectId, type Db } from 'mongodb';
+import { MaxKey, MinKey, MongoClient, ObjectId, Timestamp, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
@@ -189,6 +189,61 @@ describe('the config server catalog through the router', () => {
     assert.ok(cut > 0 && cut < 50 && afterFind[1].min.k === cut && afterFind[1].max.k === 50, `split at ${cut}`);
     assert.deepEqual([afterFind[0].lastmod.low, afterFind[1].lastmod.low], [top + 3, top + 4]);
     assert.equal(await client.db('cat').collection('sp').countDocuments(), 100);
+  });
+
+  it('answers getShardVersion from the router\'s cache, and isdbgrid and hostInfo as mongos does', async () => {
+    const admin = client.db('admin');
+    await admin.command({ shardCollection: 'cat.versioned', key: { k: 1 } });
+    await admin.command({ split: 'cat.versioned', middle: { k: 0 } });
+    await client.db('cat').collection<AnyDoc>('versioned').insertMany([{ k: -1 }, { k: 1 }]);
+    const entry = await config.collection<AnyDoc>('collections').findOne({ _id: 'cat.versioned' });
+    const chunks = await chunksOf('cat.versioned');
+    const newest = chunks.map((c) => c.lastmod as Timestamp).sort((a, b) => a.compare(b)).at(-1)!;
+    const coll = await admin.command({ getShardVersion: 'cat.versioned', fullMetadata: true }, { promoteLongs: false });
+    assert.ok(coll.version.equals(newest), `version ${coll.version} against the newest chunk's ${newest}`);
+    assert.ok(coll.versionEpoch.equals(entry!.lastmodEpoch));
+    assert.ok(coll.versionTimestamp.equals(entry!.timestamp));
+    assert.deepEqual(coll.chunks, chunks.map((c) => [c.min, c.max]));
+    const db = await admin.command({ getShardVersion: 'cat' });
+    const dbEntry = await config.collection<AnyDoc>('databases').findOne({ _id: 'cat' });
+    assert.equal(db.primaryShard, 'shard0');
+    assert.deepEqual(db.version, dbEntry!.version);
+    await client.db('cat').collection<AnyDoc>('plain').insertOne({ a: 1 });
+    const unsharded = await admin.command({ getShardVersion: 'cat.plain' }).catch((e) => e);
+    assert.equal(unsharded.code, 118);
+    assert.equal(unsharded.message, 'Collection cat.plain is not sharded.');
+    assert.equal((await client.db('cat').command({ getShardVersion: 'cat.versioned' }).catch((e) => e)).code, 13);
+    assert.equal((await admin.command({ getShardVersion: 1 }).catch((e) => e)).code, 2);
+
+    const grid = await admin.command({ isdbgrid: 1 });
+    assert.equal(grid.isdbgrid, 1);
+    assert.equal(grid.hostname, os.hostname());
+    assert.equal((await admin.command({ hostInfo: 1 })).system.hostname, os.hostname());
+  });
+
+  it('renames an unsharded collection on its primary shard, and refuses what needs a DDL coordinator', async () => {
+    const admin = client.db('admin');
+    const cat = client.db('cat');
+    await cat.collection<AnyDoc>('before').insertMany([{ _id: 1 }, { _id: 2 }]);
+    await cat.collection<AnyDoc>('taken').insertOne({ _id: 'old' });
+    const exists = await admin.command({ renameCollection: 'cat.before', to: 'cat.taken' }).catch((e) => e);
+    assert.equal(exists.code, 48);
+    await admin.command({ renameCollection: 'cat.before', to: 'cat.taken', dropTarget: true });
+    assert.deepEqual(await cat.collection<AnyDoc>('taken').find().sort({ _id: 1 }).toArray(), [{ _id: 1 }, { _id: 2 }]);
+    const onPrimary = await onShard(cluster.shards[0]!, (c) => c.db('cat').listCollections({ name: { $in: ['before', 'taken'] } }, { nameOnly: true }).toArray());
+    assert.deepEqual(onPrimary.map((c) => c.name), ['taken']);
+    await cat.renameCollection('taken', 'after');
+    assert.equal(await cat.collection('after').countDocuments(), 2);
+
+    await admin.command({ shardCollection: 'cat.shardedsource', key: { _id: 1 } });
+    const sharded = await admin.command({ renameCollection: 'cat.shardedsource', to: 'cat.elsewhere' }).catch((e) => e);
+    assert.equal(sharded.code, 20);
+    const intoSharded = await admin.command({ renameCollection: 'cat.after', to: 'cat.shardedsource', dropTarget: true }).catch((e) => e);
+    assert.equal(intoSharded.code, 20);
+    const otherDb = await admin.command({ renameCollection: 'cat.after', to: 'other.after' }).catch((e) => e);
+    assert.equal(otherDb.code, 20);
+    assert.equal(await cat.collection('after').countDocuments(), 2, 'nothing was renamed');
+    assert.equal((await cat.command({ renameCollection: 'cat.after', to: 'cat.x' }).catch((e) => e)).code, 13);
   });
 
   it('keeps config.version\'s cluster id across a config server restart', async () => {

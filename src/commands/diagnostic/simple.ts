@@ -16,9 +16,11 @@ export const connectionStatusCommand: CommandDefinition = {
   run: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
 };
 
-export const hostInfoCommand: CommandDefinition = {
-  names: ['hostInfo'],
-  run: () => ({
+export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: () => hostInfoReply() };
+
+// A node's and a router's answer alike: both describe the machine they run on.
+export function hostInfoReply(): Record<string, unknown> {
+  return {
     system: {
       currentTime: new Date(),
       hostname: os.hostname(),
@@ -30,8 +32,8 @@ export const hostInfoCommand: CommandDefinition = {
     os: { type: os.type(), name: os.platform(), version: os.release() },
     extra: {},
     ok: 1,
-  }),
-};
+  };
+}
 
 export const getLogCommand: CommandDefinition = {
   names: ['getLog'],

@@ -1,6 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { valuesEqual } from '../../bson/compare.js';
+import { Timestamp } from 'bson';
+import { bsonTypeName, valuesEqual } from '../../bson/compare.js';
 import { formatValue } from '../../bson/format.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../../commands/args.js';
@@ -121,6 +122,28 @@ export const mergeChunksCommand: RouterCommand = {
     checkOk(await toConfig(ctx, { _configsvrCommitChunksMerge: ns, chunkRange: { min: bounds[0], max: bounds[1] } }));
     ctx.router.catalogCache.invalidateCollection(ns);
     return { ok: 1 };
+  },
+};
+
+// What this router's cache holds for a database (its primary shard and version) or a sharded
+// collection (its collection version, and with fullMetadata every chunk's bounds), as mongos
+// answers it.
+export const getShardVersionCommand: RouterCommand = {
+  names: ['getShardVersion', 'getshardversion'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const target = cmd[Object.keys(cmd)[0]!];
+    if (typeof target !== 'string') throw new MongoError(ErrorCodes.BadValue, `namespace has invalid type ${bsonTypeName(target)}`);
+    if (!target.includes('.')) {
+      const db = await ctx.router.catalogCache.requireDatabase(target, false);
+      return { primaryShard: db.primary, version: db.version, ok: 1 };
+    }
+    const cm = await ctx.router.catalogCache.getCollection(target);
+    if (!cm) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Collection ${target} is not sharded.`);
+    const version = cm.collectionVersion();
+    const reply: Doc = { version: new Timestamp({ t: version.major, i: version.minor }), versionEpoch: version.epoch, versionTimestamp: version.timestamp };
+    if (cmd.fullMetadata === true || (typeof cmd.fullMetadata === 'number' && cmd.fullMetadata !== 0)) reply.chunks = cm.allChunks().map((c) => [c.min, c.max]);
+    return { ...reply, ok: 1 };
   },
 };
 

@@ -2,7 +2,7 @@ import { Long } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
-import { collectionArg } from '../../commands/args.js';
+import { collectionArg, requireString } from '../../commands/args.js';
 import { checkOk, drainCursor } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
@@ -92,6 +92,28 @@ export const clusterCreateCommand: RouterCommand = {
       const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
       return reply!;
     }, true);
+  },
+};
+
+// renameCollection of an unsharded collection runs on its database's primary shard, which holds
+// it. Renaming a sharded collection, to a sharded collection, or into another database needs a
+// DDL coordinator docshard does not have yet (MongoDB 7.0 does all three), so those are refused.
+export const clusterRenameCollectionCommand: RouterCommand = {
+  names: ['renameCollection'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const from = requireString(cmd, 'renameCollection');
+    const to = requireString(cmd, 'to');
+    const db = from.slice(0, from.indexOf('.'));
+    if (!from.includes('.') || to.slice(0, to.indexOf('.')) !== db) {
+      throw new MongoError(ErrorCodes.IllegalOperation, `docshard renames a collection only within its database: ${from} to ${to}`);
+    }
+    return withStaleRetry(ctx.router, from, async (routing) => {
+      if (routing.cm || await ctx.router.catalogCache.getCollection(to)) {
+        throw new MongoError(ErrorCodes.IllegalOperation, `docshard cannot rename a sharded collection yet: ${routing.cm ? from : to} is sharded`);
+      }
+      return sendToShard(ctx.router, routing.db.primary, 'admin', forwardable(cmd));
+    });
   },
 };
 

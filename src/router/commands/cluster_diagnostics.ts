@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { RouterCommand } from '../router_services.js';
 import { helloReply } from '../../commands/diagnostic/hello.js';
 import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_info.js';
+import { hostInfoReply } from '../../commands/diagnostic/simple.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 
@@ -12,6 +13,9 @@ export const clusterHelloCommand: RouterCommand = {
 };
 
 export const clusterPingCommand: RouterCommand = { names: ['ping'], run: () => ({ ok: 1 }) };
+export const clusterHostInfoCommand: RouterCommand = { names: ['hostInfo'], run: () => hostInfoReply() };
+// The old way to ask "is this a mongos?", which tools still send.
+export const isDbGridCommand: RouterCommand = { names: ['isdbgrid'], run: () => ({ isdbgrid: 1, hostname: os.hostname(), ok: 1 }) };
 export const clusterBuildInfoCommand: RouterCommand = { names: ['buildInfo', 'buildinfo'], run: () => buildInfoReply() };
 export const clusterWhatsMyUriCommand: RouterCommand = { names: ['whatsmyuri'], run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }) };
 export const clusterConnectionStatusCommand: RouterCommand = {
