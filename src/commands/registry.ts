@@ -7,7 +7,7 @@ import { currentOpCommand } from './diagnostic/current_op.js';
 import { cleanupOrphanedCommand } from './migration/cleanup_orphaned.js';
 import { configureFailPointCommand, waitForFailPointCommand } from './diagnostic/configure_fail_point.js';
 import {
-  connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand, listCommandsCommand,
+  connectionStatusCommand, endSessionsCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand, listCommandsCommand,
   pingCommand, startSessionCommand, whatsMyUriCommand,
 } from './diagnostic/simple.js';
 import { insertCommand } from './crud/insert.js';
@@ -35,7 +35,7 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 // Every command a node (shard or config server) answers.
 export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
-  connectionStatusCommand, endSessionsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand,
+  connectionStatusCommand, endSessionsCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand,
   listCommandsCommand, pingCommand, startSessionCommand, whatsMyUriCommand,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,

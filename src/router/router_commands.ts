@@ -5,7 +5,7 @@ import {
 } from './commands/cluster_admin.js';
 import {
   clusterBuildInfoCommand, clusterConnectionStatusCommand, clusterEndSessionsCommand, clusterGetLogCommand,
-  clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
+  clusterGetCmdLineOptsCommand, clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
   clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
 } from './commands/cluster_diagnostics.js';
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
@@ -26,7 +26,7 @@ import {
 
 // Every command a router answers.
 export const routerCommands: readonly RouterCommand[] = [
-  clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
+  clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, clusterGetCmdLineOptsCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
   clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterEndSessionsCommand, clusterListCommandsCommand,
   addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,

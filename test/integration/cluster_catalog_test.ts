@@ -191,7 +191,7 @@ describe('the config server catalog through the router', () => {
     assert.equal(await client.db('cat').collection('sp').countDocuments(), 100);
   });
 
-  it('answers getShardVersion from the router\'s cache, and isdbgrid and hostInfo as mongos does', async () => {
+  it('answers getShardVersion from the router\'s cache, and isdbgrid, hostInfo and getCmdLineOpts as mongos and mongod do', async () => {
     const admin = client.db('admin');
     await admin.command({ shardCollection: 'cat.versioned', key: { k: 1 } });
     await admin.command({ split: 'cat.versioned', middle: { k: 0 } });
@@ -219,6 +219,12 @@ describe('the config server catalog through the router', () => {
     assert.equal(grid.isdbgrid, 1);
     assert.equal(grid.hostname, os.hostname());
     assert.equal((await admin.command({ hostInfo: 1 })).system.hostname, os.hostname());
+    const routerOpts = await admin.command({ getCmdLineOpts: 1 });
+    assert.equal(routerOpts.argv[1], 'router');
+    assert.deepEqual(routerOpts.parsed.sharding, { configDB: `127.0.0.1:${cluster.config.port}` });
+    const shardOpts = await onShard(cluster.shards[1]!, (c) => c.db('admin').command({ getCmdLineOpts: 1 }));
+    assert.equal(shardOpts.parsed.storage.dbPath, cluster.shards[1]!.dbpath);
+    assert.deepEqual([shardOpts.parsed.sharding.clusterRole, shardOpts.parsed.net.port], ['shardsvr', cluster.shards[1]!.port]);
   });
 
   it('renames an unsharded collection on its primary shard, and refuses what needs a DDL coordinator', async () => {

@@ -35,6 +35,29 @@ export function hostInfoReply(): Record<string, unknown> {
   };
 }
 
+// The command line the process was started with, and what it set, under mongod's option names.
+export const getCmdLineOptsCommand: CommandDefinition = {
+  names: ['getCmdLineOpts'],
+  adminOnly: true,
+  run(ctx) {
+    const { options } = ctx.node;
+    return {
+      argv: commandLine(),
+      parsed: {
+        net: { bindIp: options.bindIp, port: options.port },
+        storage: { dbPath: options.dbpath },
+        sharding: { clusterRole: options.role === 'config' ? 'configsvr' : 'shardsvr' },
+        setParameter: { ...options.parameters },
+      },
+      ok: 1,
+    };
+  },
+};
+
+export function commandLine(): string[] {
+  return ['docshard', ...process.argv.slice(2)];
+}
+
 export const getLogCommand: CommandDefinition = {
   names: ['getLog'],
   adminOnly: true,

@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { RouterCommand } from '../router_services.js';
 import { helloReply } from '../../commands/diagnostic/hello.js';
 import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_info.js';
-import { hostInfoReply } from '../../commands/diagnostic/simple.js';
+import { commandLine, hostInfoReply } from '../../commands/diagnostic/simple.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 
@@ -14,6 +14,15 @@ export const clusterHelloCommand: RouterCommand = {
 
 export const clusterPingCommand: RouterCommand = { names: ['ping'], run: () => ({ ok: 1 }) };
 export const clusterHostInfoCommand: RouterCommand = { names: ['hostInfo'], run: () => hostInfoReply() };
+export const clusterGetCmdLineOptsCommand: RouterCommand = {
+  names: ['getCmdLineOpts'],
+  adminOnly: true,
+  run: (ctx) => ({
+    argv: commandLine(),
+    parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost } },
+    ok: 1,
+  }),
+};
 // The old way to ask "is this a mongos?", which tools still send.
 export const isDbGridCommand: RouterCommand = { names: ['isdbgrid'], run: () => ({ isdbgrid: 1, hostname: os.hostname(), ok: 1 }) };
 export const clusterBuildInfoCommand: RouterCommand = { names: ['buildInfo', 'buildinfo'], run: () => buildInfoReply() };
