@@ -25,6 +25,7 @@ import {
 import { createIndexesCommand, dropIndexesCommand, listIndexesCommand } from './ddl/indexes.js';
 import { collStatsCommand, dbStatsCommand } from './ddl/coll_stats.js';
 import { collModCommand } from './ddl/coll_mod.js';
+import { validateCommand } from './ddl/validate.js';
 import { splitVectorCommand } from './sharding/split_vector.js';
 import { balancingShardCommands } from './sharding/balancing_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
@@ -40,7 +41,7 @@ export const nodeCommands: readonly CommandDefinition[] = [
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
-  createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand,
+  createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand, validateCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
   ...movePrimaryShardCommands,

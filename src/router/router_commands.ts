@@ -21,7 +21,7 @@ import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterCollModCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
-  clusterListIndexesCommand, clusterRenameCollectionCommand,
+  clusterListIndexesCommand, clusterRenameCollectionCommand, clusterValidateCommand,
 } from './commands/cluster_ddl.js';
 
 // Every command a router answers.
@@ -33,6 +33,6 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
-  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterCollStatsCommand, clusterDbStatsCommand,
+  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands,
 ];

@@ -195,6 +195,7 @@ describe('the config server catalog through the router', () => {
     const admin = client.db('admin');
     await admin.command({ shardCollection: 'cat.versioned', key: { k: 1 } });
     await admin.command({ split: 'cat.versioned', middle: { k: 0 } });
+    await admin.command({ moveChunk: 'cat.versioned', find: { k: 0 }, to: 'shard1' });
     await client.db('cat').collection<AnyDoc>('versioned').insertMany([{ k: -1 }, { k: 1 }]);
     const entry = await config.collection<AnyDoc>('collections').findOne({ _id: 'cat.versioned' });
     const chunks = await chunksOf('cat.versioned');
@@ -212,6 +213,11 @@ describe('the config server catalog through the router', () => {
     const unsharded = await admin.command({ getShardVersion: 'cat.plain' }).catch((e) => e);
     assert.equal(unsharded.code, 118);
     assert.equal(unsharded.message, 'Collection cat.plain is not sharded.');
+    // validate runs on every shard holding the collection.
+    const validated = await client.db('cat').command({ validate: 'versioned' });
+    assert.equal(validated.valid, true);
+    assert.deepEqual(Object.keys(validated.raw).sort(), ['shard0', 'shard1']);
+    assert.deepEqual([validated.raw.shard0.nrecords, validated.raw.shard1.nrecords], [1, 1]);
     assert.equal((await client.db('cat').command({ getShardVersion: 'cat.versioned' }).catch((e) => e)).code, 13);
     assert.equal((await admin.command({ getShardVersion: 1 }).catch((e) => e)).code, 2);
 

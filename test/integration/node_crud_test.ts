@@ -191,6 +191,22 @@ describe('a docshard node used through the official driver', () => {
     await d.dropDatabase();
   });
 
+  it('validates a collection: records, index entries and counts agree', async () => {
+    const d = client.db('validated');
+    const coll = d.collection<AnyDoc>('c');
+    await coll.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, tags: [`t${i}`, 'all'] })));
+    await coll.createIndex({ tags: 1 });
+    await coll.deleteMany({ _id: { $lt: 10 } });
+    const report = await d.command({ validate: 'c', full: true });
+    assert.equal(report.valid, true);
+    assert.equal(report.nrecords, 40);
+    assert.deepEqual(report.keysPerIndex, { _id_: 40, tags_1: 80 });
+    assert.deepEqual([report.errors, report.missingIndexEntries, report.extraIndexEntries, report.corruptRecords], [[], [], [], []]);
+    const missing = await d.command({ validate: 'nothere' }).catch((e) => e);
+    assert.equal(missing.code, 26);
+    await d.dropDatabase();
+  });
+
   it('answers errors with MongoDB codes and keeps serving', async () => {
     const admin = client.db('admin');
     await assert.rejects(admin.command({ noSuchCommand: 1 }), (e: unknown) => (e as MongoServerError).code === 59 && (e as MongoServerError).codeName === 'CommandNotFound');

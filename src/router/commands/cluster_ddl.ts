@@ -61,6 +61,24 @@ export const clusterDropIndexesCommand: RouterCommand = {
   },
 };
 
+// validate on every shard that holds the collection, each shard's answer under `raw`; valid only
+// when every shard says so.
+export const clusterValidateCommand: RouterCommand = {
+  names: ['validate'],
+  async run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const shards = ddlShards(routing);
+      const replies = await onShards(ctx, routing, shards, cmd);
+      const failed = firstError(replies);
+      if (failed) return failed;
+      const raw: Doc = {};
+      shards.forEach((s, i) => { raw[s] = replies[i]; });
+      return { ns, valid: replies.every((r) => r.valid === true), raw, ok: 1 };
+    });
+  },
+};
+
 // Single-shard reads of catalog information go to the primary shard.
 function onPrimary(names: string[]): RouterCommand {
   return {
