@@ -70,6 +70,16 @@ describe('serverStatus, currentOp and cleanupOrphaned show a migration', () => {
       assert.equal(recipientOps[0]!.command._recvChunkStart, 'mo.c');
       assert.equal(recipientOps[0]!.command.fromShardName, 'shard0');
       assert.equal(recipientOps[0]!.clonedDocs, N / 2);
+
+      // The same through $currentOp, the way mongosh's db.currentOp() asks: on a shard, and through
+      // the router, which lists every shard's operations under its shard name.
+      const stage = { $currentOp: { allUsers: true, idleConnections: false, truncateOps: false } };
+      const onDonor = await donor!.aggregate([stage, { $match: { desc: 'MoveChunk' } }]).toArray();
+      assert.deepEqual(onDonor.map((op) => [op.opid, op.command._shardsvrMoveRange]), [[move.opid, 'mo.c']]);
+      const viaRouter = await client.db('admin').aggregate([stage, { $match: { desc: { $in: ['MoveChunk', 'migrateThread'] } } }, { $sort: { desc: 1 } }]).toArray();
+      assert.deepEqual(viaRouter.map((op) => [op.desc, op.shard, op.opid]), [['MoveChunk', 'shard0', `shard0:${move.opid}`], ['migrateThread', 'shard1', `shard1:${recipientOps[0]!.opid}`]]);
+      const wrongDb = await client.db('mo').aggregate([stage]).toArray().catch((e) => e);
+      assert.equal(wrongDb.code, 73);
     } finally {
       await donor!.command({ configureFailPoint: 'moveChunkHangAtStep3', mode: 'off' });
     }

@@ -14,6 +14,8 @@ import { collectionStatsDoc } from '../ddl/coll_stats.js';
 import { writeOutStage } from './out_stage.js';
 import { routedRead } from './orphan_filter.js';
 import { resolveView } from '../views/view_catalog.js';
+import { migrationOperations } from '../diagnostic/current_op.js';
+import { checkCurrentOpStage } from '../diagnostic/current_op_stage.js';
 
 export interface ParsedAggregate {
   ns: string;
@@ -34,7 +36,7 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
     throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
   }
   const raw: unknown[] = requireArray(cmd, 'pipeline');
-  const pipeline: unknown = expandSessionStage(ctx, raw);
+  const pipeline: unknown = expandNodeSources(ctx, cmd, raw);
   validatePipeline(pipeline);
   checkWriteStageReadConcern(pipeline, cmd.readConcern);
   const explain = optionalBool(cmd, 'explain') ?? false;
@@ -47,11 +49,18 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: parseCollation(cmd.collation) };
 }
 
-// $listLocalSessions reads the node's session cache, which the pure pipeline cannot see: it is
-// replaced by the documents it would produce.
-function expandSessionStage(ctx: CommandContext, raw: unknown[]): unknown[] {
-  if (!isPlainObject(raw[0]) || !('$listLocalSessions' in raw[0])) return raw;
-  return [{ $documents: ctx.node.sessions.list(new Date()) }, ...raw.slice(1)];
+// $listLocalSessions and $currentOp read the node's own state (its session cache, the operations
+// it knows of), which the pure pipeline cannot see: each is replaced by the documents it would
+// produce.
+function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unknown[] {
+  const first = raw[0];
+  if (!isPlainObject(first)) return raw;
+  if ('$listLocalSessions' in first) return [{ $documents: ctx.node.sessions.list(new Date()) }, ...raw.slice(1)];
+  if ('$currentOp' in first) {
+    checkCurrentOpStage(ctx.db, cmd, first.$currentOp);
+    return [{ $documents: { $literal: migrationOperations(ctx.node) } }, ...raw.slice(1)];
+  }
+  return raw;
 }
 
 // Leading $match / $sort stages become the query of the collection read, so they can use indexes.

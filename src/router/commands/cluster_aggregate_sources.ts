@@ -3,14 +3,15 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { optionalDoc } from '../../commands/args.js';
 import { runPipeline, validatePipeline } from '../../query/agg/pipeline.js';
-import { fetchAll } from '../../wire/remote_cursor.js';
+import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
+import { checkCurrentOpStage } from '../../commands/diagnostic/current_op_stage.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { collStatsPerShard } from './cluster_coll_stats.js';
 
 // Aggregations whose first stage describes the cluster rather than reading documents are answered
-// by the router itself: `$collStats` on a user collection (one document per shard) and
-// `{aggregate: 1}` on admin starting with `$shardedDataDistribution`. The stages after it run on
-// the router. Every other aggregate goes to `inner`.
+// by the router itself: `$collStats` on a user collection (one document per shard), and
+// `{aggregate: 1}` on admin starting with `$shardedDataDistribution` or `$currentOp`. The stages
+// after it run on the router. Every other aggregate goes to `inner`.
 export function withClusterSourceStages(inner: RouterCommand): RouterCommand {
   return {
     names: inner.names,
@@ -19,6 +20,7 @@ export function withClusterSourceStages(inner: RouterCommand): RouterCommand {
       const userDb = ctx.db !== 'config' && ctx.db !== 'admin';
       if (first && '$collStats' in first && typeof cmd.aggregate === 'string' && userDb) return collStatsAggregate(ctx, cmd);
       if (first && '$shardedDataDistribution' in first && ctx.db === 'admin' && cmd.aggregate === 1) return shardedDataDistribution(ctx, cmd);
+      if (first && '$currentOp' in first) return currentOpAggregate(ctx, cmd, first.$currentOp);
       return inner.run(ctx, cmd);
     },
   };
@@ -31,6 +33,21 @@ async function collStatsAggregate(ctx: RouterContext, cmd: Doc): Promise<Doc> {
   const cursorSpec = requireCursor(cmd);
   const docs = await collStatsPerShard(ctx, ns, stage!.$collStats as Doc);
   return answer(ctx, cmd, cursorSpec, ns, docs, rest);
+}
+
+// Every shard's operations, as mongos lists them: each names its shard, and its opid is prefixed
+// with the shard's name ("shard0:3"), which is what killOp through mongos would take.
+async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): Promise<Doc> {
+  checkCurrentOpStage(ctx.db, cmd, spec);
+  const [, ...rest] = cmd.pipeline as Doc[];
+  validatePipeline(rest);
+  const cursorSpec = requireCursor(cmd);
+  const shards = await ctx.router.shardRegistry.all();
+  const perShard = await Promise.all(shards.map(async (shard) => {
+    const reply = checkOk(await ctx.router.client.command(shard.host, 'admin', { currentOp: 1 }));
+    return (reply.inprog as Doc[]).map((op) => ({ ...op, shard: shard._id, opid: `${shard._id}:${String(op.opid)}` }));
+  }));
+  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', perShard.flat(), rest);
 }
 
 // mongos 7.0's shape: per sharded collection, each shard's owned and orphaned documents and
