@@ -93,7 +93,11 @@ export function buildCommandTable(defs: readonly CommandDefinition[]): Map<strin
 
 // The collection a versioned command is about: the string value of its first field (find: "c"),
 // or none for database-level commands (aggregate: 1).
+// Commands whose first field names a whole namespace rather than a collection of `db`.
+const FULL_NAMESPACE_COMMANDS = new Set(['dataSize', 'datasize']);
+
 function targetNamespace(db: string, cmd: Doc, name: string): string | undefined {
   const value = cmd[name];
-  return typeof value === 'string' ? `${db}.${value}` : undefined;
+  if (typeof value !== 'string') return undefined;
+  return FULL_NAMESPACE_COMMANDS.has(name) ? value : `${db}.${value}`;
 }

@@ -11,7 +11,7 @@ import {
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
 import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from './commands/cluster_write.js';
-import { withClusterSourceStages } from './commands/cluster_aggregate_sources.js';
+import { clusterCurrentOpCommand, withClusterSourceStages } from './commands/cluster_aggregate_sources.js';
 import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.js';
 import { clusterExplainCommand } from './commands/cluster_explain.js';
 import { moveChunkCommand, moveRangeCommand } from './commands/cluster_move.js';
@@ -21,7 +21,7 @@ import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterCollModCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
-  clusterListIndexesCommand, clusterRenameCollectionCommand, clusterValidateCommand,
+  clusterDataSizeCommand, clusterListIndexesCommand, clusterRenameCollectionCommand, clusterValidateCommand,
 } from './commands/cluster_ddl.js';
 
 // Every command a router answers.
@@ -33,6 +33,6 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
-  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterCollStatsCommand, clusterDbStatsCommand,
+  clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands,
 ];

@@ -218,6 +218,9 @@ describe('the config server catalog through the router', () => {
     assert.equal(validated.valid, true);
     assert.deepEqual(Object.keys(validated.raw).sort(), ['shard0', 'shard1']);
     assert.deepEqual([validated.raw.shard0.nrecords, validated.raw.shard1.nrecords], [1, 1]);
+    const sized = await client.db('cat').command({ dataSize: 'cat.versioned' });
+    assert.equal(sized.numObjects, 2, 'summed over both shards');
+    assert.ok(sized.size > 0);
     assert.equal((await client.db('cat').command({ getShardVersion: 'cat.versioned' }).catch((e) => e)).code, 13);
     assert.equal((await admin.command({ getShardVersion: 1 }).catch((e) => e)).code, 2);
 

@@ -80,6 +80,9 @@ describe('serverStatus, currentOp and cleanupOrphaned show a migration', () => {
       assert.deepEqual(viaRouter.map((op) => [op.desc, op.shard, op.opid]), [['MoveChunk', 'shard0', `shard0:${move.opid}`], ['migrateThread', 'shard1', `shard1:${recipientOps[0]!.opid}`]]);
       const wrongDb = await client.db('mo').aggregate([stage]).toArray().catch((e) => e);
       assert.equal(wrongDb.code, 73);
+      // The currentOp command through the router, its filter in the query language.
+      const listed = await client.db('admin').command({ currentOp: 1, desc: { $regex: '^Move' } });
+      assert.deepEqual(listed.inprog.map((op: AnyDoc) => [op.shard, op.opid]), [['shard0', `shard0:${move.opid}`]]);
     } finally {
       await donor!.command({ configureFailPoint: 'moveChunkHangAtStep3', mode: 'off' });
     }

@@ -42,13 +42,32 @@ async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): 
   const [, ...rest] = cmd.pipeline as Doc[];
   validatePipeline(rest);
   const cursorSpec = requireCursor(cmd);
+  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', await shardOperations(ctx), rest);
+}
+
+export async function shardOperations(ctx: RouterContext): Promise<Doc[]> {
   const shards = await ctx.router.shardRegistry.all();
   const perShard = await Promise.all(shards.map(async (shard) => {
     const reply = checkOk(await ctx.router.client.command(shard.host, 'admin', { currentOp: 1 }));
     return (reply.inprog as Doc[]).map((op) => ({ ...op, shard: shard._id, opid: `${shard._id}:${String(op.opid)}` }));
   }));
-  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', perShard.flat(), rest);
+  return perShard.flat();
 }
+
+// The currentOp command, which mongos runs as $currentOp: what is not an option of the command is
+// a filter on the operations, with the full query language.
+const CURRENT_OP_COMMAND_OPTIONS = new Set(['currentOp', '$all', '$ownOps', '$truncateOps', 'comment', 'lsid', '$db', '$clusterTime', '$readPreference', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);
+
+export const clusterCurrentOpCommand: RouterCommand = {
+  names: ['currentOp'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const filter: Doc = {};
+    for (const [k, v] of Object.entries(cmd)) if (!CURRENT_OP_COMMAND_OPTIONS.has(k)) filter[k] = v;
+    const ops = await shardOperations(ctx);
+    return { inprog: [...runPipeline([{ $match: filter }], ops, { db: 'admin', now: new Date(), readCollection: () => [] })], ok: 1 };
+  },
+};
 
 // mongos 7.0's shape: per sharded collection, each shard's owned and orphaned documents and
 // bytes, orphans taken from the shard's storageStats.numOrphanDocs (absent means none).

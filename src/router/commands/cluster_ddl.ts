@@ -79,6 +79,23 @@ export const clusterValidateCommand: RouterCommand = {
   },
 };
 
+// dataSize of a whole collection (or of a key range): every shard that owns chunks of it, or the
+// primary shard of an unsharded one, each versioned; sizes, counts and times summed, as mongos does.
+export const clusterDataSizeCommand: RouterCommand = {
+  names: ['dataSize', 'datasize'],
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, Object.keys(cmd)[0]!);
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const shards = routing.cm ? [...routing.cm.getAllShardIds()].sort() : [routing.db.primary];
+      const replies = await onShards(ctx, routing, shards, cmd);
+      const failed = firstError(replies);
+      if (failed) return failed;
+      const sum = (field: string): number => replies.reduce((n, r) => n + (isNumber(r[field]) ? toDouble(r[field]) : 0), 0);
+      return { size: sum('size'), numObjects: sum('numObjects'), millis: sum('millis'), ok: 1 };
+    });
+  },
+};
+
 // Single-shard reads of catalog information go to the primary shard.
 function onPrimary(names: string[]): RouterCommand {
   return {
