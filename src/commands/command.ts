@@ -94,5 +94,7 @@ export interface CommandDefinition {
   help?: string;
   adminOnly?: boolean;
   testOnly?: boolean;
+  // The first field names a whole namespace (dataSize: "db.coll"), not a collection of `$db`.
+  wholeNamespace?: boolean;
   run(ctx: CommandContext, cmd: Doc): Doc | Promise<Doc>;
 }

@@ -23,7 +23,7 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     }
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
-    const admitted = admission(node, name, db, cmd);
+    const admitted = admission(node, def, name, db, cmd);
     const reply = admitted === undefined ? run(node, def, ctx, name, cmd) : admitted.then(() => run(node, def, ctx, name, cmd));
     return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err)) : reply;
   } catch (err) {
@@ -48,20 +48,20 @@ const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate'
 
 // What the request waits for before it runs: a collection's or database's critical section, then
 // the version check of a routed request. Undefined when there is nothing to wait for.
-function admission(node: NodeServices, name: string, db: string, cmd: Doc): Promise<void> | undefined {
+function admission(node: NodeServices, def: CommandDefinition, name: string, db: string, cmd: Doc): Promise<void> | undefined {
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
-  const ns = kind === undefined ? undefined : targetNamespace(db, cmd, name);
+  const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
   const cs = node.migrations.criticalSection;
   const section = kind !== undefined && ns !== undefined && cs.isHeld(ns) ? { ns, kind } : undefined;
   if (section === undefined) {
     if (!isVersionedRequest(cmd)) return undefined;
     // A routed request whose versions match what the shard has loaded runs at once, as a direct one.
-    if (cmd.databaseVersion === undefined || !cs.isHeld(db)) return node.sharding.metadata.admit(db, targetNamespace(db, cmd, name), cmd);
+    if (cmd.databaseVersion === undefined || !cs.isHeld(db)) return node.sharding.metadata.admit(db, targetNamespace(def, db, cmd, name), cmd);
   }
   return (async () => {
     if (section !== undefined) await cs.waitFor(section.ns, section.kind);
     await awaitDatabaseCriticalSection(cs, name, db, cmd);
-    if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(db, cmd, name), cmd);
+    if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(def, db, cmd, name), cmd);
   })();
 }
 
@@ -93,11 +93,8 @@ export function buildCommandTable(defs: readonly CommandDefinition[]): Map<strin
 
 // The collection a versioned command is about: the string value of its first field (find: "c"),
 // or none for database-level commands (aggregate: 1).
-// Commands whose first field names a whole namespace rather than a collection of `db`.
-const FULL_NAMESPACE_COMMANDS = new Set(['dataSize', 'datasize']);
-
-function targetNamespace(db: string, cmd: Doc, name: string): string | undefined {
+function targetNamespace(def: CommandDefinition, db: string, cmd: Doc, name: string): string | undefined {
   const value = cmd[name];
   if (typeof value !== 'string') return undefined;
-  return FULL_NAMESPACE_COMMANDS.has(name) ? value : `${db}.${value}`;
+  return def.wholeNamespace ? value : `${db}.${value}`;
 }

@@ -1,24 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { deserializeDocument, serializeDocument } from '../bson/values.js';
 import { checkCappedOptions, effectiveCappedSize } from './capped.js';
-import { StorageEngine, type Collection } from './storage_engine.js';
-
-function withEngine(fn: (engine: StorageEngine) => void) {
-  return async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-capped-'));
-    const engine = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
-    try {
-      fn(engine);
-    } finally {
-      await engine.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
+import type { Collection, StorageEngine } from './storage_engine.js';
+import { withEngine } from './test_support.js';
 
 function ids(engine: StorageEngine, coll: Collection): unknown[] {
   return [...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id);

@@ -419,7 +419,7 @@ export class WriteUnit {
     };
     while (over()) {
       let oldest: { recordId: number; bytes: Buffer } | undefined;
-      for (const { key, value } of this.kv.space(coll.space).range(Buffer.alloc(0), Buffer.alloc(0), { limit: 1 })) {
+      for (const { key, value } of this.kv.space(coll.space).range(EMPTY, EMPTY, { limit: 1 })) {
         oldest = { recordId: recordIdOf(key), bytes: value };
       }
       if (oldest === undefined || oldest.recordId === inserted) return;

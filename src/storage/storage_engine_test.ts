@@ -8,22 +8,7 @@ import { encodeKey } from '../bson/key_string.js';
 import { StorageEngine } from './storage_engine.js';
 import { MAX_KEY_BYTES } from './lmdb/kv_store.js';
 import { layoutVersionKey } from './layout_upgrade.js';
-
-// Partial filters of the form {field: value, ...}: enough to tell which documents an index holds.
-const equalities = (filter: Doc) => (doc: Doc) => Object.entries(filter).every(([k, v]) => doc[k] === v);
-
-function withEngine(fn: (engine: StorageEngine, dir: string) => Promise<void> | void) {
-  return async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
-    const engine = StorageEngine.open(dir, { compilePartialFilter: equalities });
-    try {
-      await fn(engine, dir);
-    } finally {
-      await engine.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
+import { equalities, withEngine } from './test_support.js';
 
 describe('the storage engine', () => {
   it('calls every op observer from inside the write unit, in write order', withEngine((engine) => {

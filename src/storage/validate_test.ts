@@ -1,24 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { recordKey } from './key_layout.js';
-import { StorageEngine } from './storage_engine.js';
+import { withEngine } from './test_support.js';
 import { validateCollection } from './validate.js';
-
-function withEngine(fn: (engine: StorageEngine) => void) {
-  return async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-validate-'));
-    const engine = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
-    try {
-      fn(engine);
-    } finally {
-      await engine.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
 
 describe('validateCollection', () => {
   it('finds nothing wrong in a collection written through the write path', withEngine((engine) => {

@@ -2,9 +2,8 @@ import { compareValues } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import type { CommandDefinition, NodeServices } from '../command.js';
+import { CURRENT_OP_COMMAND_OPTIONS } from './current_op_stage.js';
 
-// Fields of the command that are options, not a filter on the operations.
-const OPTION_FIELDS = new Set(['currentOp', '$all', '$ownOps', '$truncateOps', 'comment', 'lsid', '$db', '$clusterTime', '$readPreference', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);
 
 // currentOp (admin): the operations in flight this node knows of. docshard reports the background
 // work of chunk migration, as mongod does: the donation (the _shardsvrMoveRange command), the
@@ -14,7 +13,7 @@ export const currentOpCommand: CommandDefinition = {
   names: ['currentOp'],
   adminOnly: true,
   run(ctx, cmd) {
-    const filter = Object.entries(cmd).filter(([k]) => !OPTION_FIELDS.has(k));
+    const filter = Object.entries(cmd).filter(([k]) => !CURRENT_OP_COMMAND_OPTIONS.has(k));
     const inprog = migrationOperations(ctx.node).filter((op) => filter.every(([k, v]) => op[k] !== undefined && compareValues(op[k], v) === 0));
     return { inprog, ok: 1 };
   },

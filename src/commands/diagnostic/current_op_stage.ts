@@ -18,3 +18,6 @@ export function checkCurrentOpStage(db: string, cmd: Doc, spec: unknown): void {
     if (typeof v !== 'boolean') throw new MongoError(ErrorCodes.FailedToParse, `The '${k}' parameter of the $currentOp stage must be a boolean value, but found: ${bsonTypeName(v)}`);
   }
 }
+
+// The currentOp command's arguments that are options; every other field filters the operations.
+export const CURRENT_OP_COMMAND_OPTIONS: ReadonlySet<string> = new Set(['currentOp', '$all', '$ownOps', '$truncateOps', 'comment', 'lsid', '$db', '$clusterTime', '$readPreference', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);

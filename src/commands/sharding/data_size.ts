@@ -7,6 +7,7 @@ import { scanShardKeyRange, wholeRange } from './shard_key_range_scan.js';
 // balancer's measure of one chunk); without a key pattern, the collection's totals.
 export const dataSizeCommand: CommandDefinition = {
   names: ['dataSize', 'datasize'],
+  wholeNamespace: true,
   run(ctx, cmd) {
     const ns = requireString(cmd, Object.keys(cmd)[0]!);
     const started = Date.now();

@@ -7,7 +7,7 @@ import { checkOk, drainCursor } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
-import { proxyToConfig } from './cluster_find.js';
+import { proxyToConfig, targetShards } from './cluster_find.js';
 
 // The shards a collection's DDL reaches (seed 000, "DDL operations"): every shard that owns
 // chunks, and the primary shard, which holds the collection's catalog entry.
@@ -25,6 +25,13 @@ function firstError(replies: Doc[]): Doc | undefined {
   return replies.find((r) => r.ok !== 1);
 }
 
+// Each shard's reply under its name, as mongos shows them in `raw`.
+function byShard(shards: string[], replies: Doc[]): Doc {
+  const raw: Doc = {};
+  shards.forEach((s, i) => { raw[s] = replies[i]; });
+  return raw;
+}
+
 export const clusterCreateIndexesCommand: RouterCommand = {
   names: ['createIndexes'],
   async run(ctx, cmd) {
@@ -32,11 +39,7 @@ export const clusterCreateIndexesCommand: RouterCommand = {
     return withStaleRetry(ctx.router, ns, async (routing) => {
       const shards = ddlShards(routing);
       const replies = await onShards(ctx, routing, shards, cmd);
-      const failed = firstError(replies);
-      if (failed) return failed;
-      const raw: Doc = {};
-      shards.forEach((s, i) => { raw[s] = replies[i]; });
-      return { raw, ok: 1 };
+      return firstError(replies) ?? { raw: byShard(shards, replies), ok: 1 };
     }, true);
   },
 };
@@ -70,11 +73,7 @@ export const clusterValidateCommand: RouterCommand = {
     return withStaleRetry(ctx.router, ns, async (routing) => {
       const shards = ddlShards(routing);
       const replies = await onShards(ctx, routing, shards, cmd);
-      const failed = firstError(replies);
-      if (failed) return failed;
-      const raw: Doc = {};
-      shards.forEach((s, i) => { raw[s] = replies[i]; });
-      return { ns, valid: replies.every((r) => r.valid === true), raw, ok: 1 };
+      return firstError(replies) ?? { ns, valid: replies.every((r) => r.valid === true), raw: byShard(shards, replies), ok: 1 };
     });
   },
 };
@@ -86,8 +85,7 @@ export const clusterDataSizeCommand: RouterCommand = {
   async run(ctx, cmd) {
     const ns = requireString(cmd, Object.keys(cmd)[0]!);
     return withStaleRetry(ctx.router, ns, async (routing) => {
-      const shards = routing.cm ? [...routing.cm.getAllShardIds()].sort() : [routing.db.primary];
-      const replies = await onShards(ctx, routing, shards, cmd);
+      const replies = await onShards(ctx, routing, targetShards(routing, {}), cmd);
       const failed = firstError(replies);
       if (failed) return failed;
       const sum = (field: string): number => replies.reduce((n, r) => n + (isNumber(r[field]) ? toDouble(r[field]) : 0), 0);
