@@ -34,6 +34,7 @@ export interface NodeOptions {
     migrateClonePercentUnderLoad: number;
     rangeDeleterBatchSize: number;
     rangeDeleterBatchDelayMS: number;
+    receiveChunkWaitForRangeDeleterTimeoutMS: number;
   };
 }
 

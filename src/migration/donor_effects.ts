@@ -1,4 +1,4 @@
-import type { Timestamp, UUID } from 'bson';
+import type { UUID } from 'bson';
 import type { MigrationCoordinatorDocument, MigrationDecision } from './migration_coordinator_document.js';
 import type { RangeDeletionTask } from './range_deletion_task.js';
 
@@ -80,8 +80,9 @@ export function donorEffectClass(effect: DonorEffect): DonorEffectClass {
 }
 
 // The task the donor writes before the recipient hears of the migration: pending until the
-// commit, then the range it gave away. `_waitForDelete` asks for it to run without the delay.
-export function donorRangeDeletionTask(doc: MigrationCoordinatorDocument, waitForDelete: boolean, timestamp?: Timestamp): RangeDeletionTask {
+// commit, then the range it gave away. `_waitForDelete` asks for it to run without the delay. It
+// counts no orphans while pending: the donor owns the range until the commit.
+export function donorRangeDeletionTask(doc: MigrationCoordinatorDocument, waitForDelete: boolean, details: DonorTaskDetails = {}): RangeDeletionTask {
   return {
     _id: doc._id,
     nss: doc.nss,
@@ -89,7 +90,13 @@ export function donorRangeDeletionTask(doc: MigrationCoordinatorDocument, waitFo
     donorShardId: doc.donorShardId,
     range: doc.range,
     pending: true,
+    processing: false,
     whenToClean: waitForDelete ? 'now' : 'delayed',
-    ...(timestamp !== undefined ? { timestamp } : {}),
+    numOrphanDocs: 0,
+    orphanedSizeBytes: 0,
+    ...details,
   };
 }
+
+// What the driver knows of the task beyond the coordinator document.
+export type DonorTaskDetails = Partial<Pick<RangeDeletionTask, 'timestamp' | 'keyPattern' | 'preMigrationShardVersion'>>;

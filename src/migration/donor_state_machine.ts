@@ -1,7 +1,6 @@
-import type { Timestamp } from 'bson';
 import { assert, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { donorRangeDeletionTask, type DonorEffect } from './donor_effects.js';
+import { donorRangeDeletionTask, type DonorEffect, type DonorTaskDetails } from './donor_effects.js';
 import type { MigrationCoordinatorDocument } from './migration_coordinator_document.js';
 import { decisionEffects, decisionFromConfigOwner, resolveDecisionEffects, resolveMigration } from './migration_decision.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
@@ -56,7 +55,7 @@ export type CommitReply =
   | { readonly outcome: 'error' | 'unknown'; readonly error: MongoError };
 
 export type DonorEvent =
-  | { readonly type: 'start'; readonly doc: MigrationCoordinatorDocument; readonly waitForDelete: boolean; readonly timestamp?: Timestamp }
+  | { readonly type: 'start'; readonly doc: MigrationCoordinatorDocument; readonly waitForDelete: boolean; readonly task?: DonorTaskDetails }
   | { readonly type: 'recipientAcknowledgedStart' }
   | { readonly type: 'recipientStatus'; readonly status: RecvChunkStatus; readonly transferModsPending: number }
   // _recvChunkStart, _recvChunkStatus or _recvChunkCommit failed (error reply or no reply).
@@ -116,7 +115,7 @@ function stepCreated(state: DonorState, event: DonorEvent): DonorStep {
   switch (event.type) {
     case 'start': {
       assert(event.doc.decision === undefined, 'a migration starts without a decision');
-      const task = donorRangeDeletionTask(event.doc, event.waitForDelete, event.timestamp);
+      const task = donorRangeDeletionTask(event.doc, event.waitForDelete, event.task);
       return to({ ...state, phase: 'kCloning', doc: event.doc, waitForDelete: event.waitForDelete }, [
         { type: 'persistCoordinatorDoc', doc: event.doc },
         { type: 'persistRangeDeletionTask', task },

@@ -1,6 +1,6 @@
 import { Binary, Timestamp, UUID } from 'bson';
 import { bsonTypeName, compareValues } from '../bson/compare.js';
-import { bsonTag, isPlainObject, type Doc } from '../bson/values.js';
+import { bsonTag, isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatRange, type ChunkRange } from '../config/chunk_range.js';
@@ -43,6 +43,15 @@ export class IdlReader {
     const v = this.required(field);
     if (!isPlainObject(v)) throw this.wrongType(field, v, 'object');
     return v;
+  }
+
+  // A non-negative whole number, stored as int, long or double (MongoDB's `safeInt64` counters).
+  count(field: string): number {
+    const v = this.required(field);
+    const n = isNumber(v) ? toDouble(v) : NaN;
+    if (!Number.isFinite(n)) throw this.wrongType(field, v, 'long');
+    if (n < 0 || !Number.isInteger(n)) throw new MongoError(ErrorCodes.BadValue, `BSON field '${this.path(field)}' must be a non-negative whole number`);
+    return n;
   }
 
   timestamp(field: string): Timestamp {

@@ -1,15 +1,16 @@
-import { compareValues } from '../bson/compare.js';
 import { idOfBytes } from '../bson/raw_document.js';
 import { deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { ChunkRange } from '../config/chunk_range.js';
 import type { NodeServices } from '../commands/command.js';
 import { hangIfFailPointEnabled } from '../commands/fail_points.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { ScopedReceiveChunk } from './active_migrations_registry.js';
 import { withRecipientFailPoints, type FailPointHang } from './migration_fail_points.js';
-import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON } from './range_deletion_task.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskToBSON, taskTimestamp } from './range_deletion_task.js';
+import { addOrphans, overlappingTasks } from './range_orphans.js';
+import { LocalWriter } from '../query/exec/local_collection.js';
+import type { Collection, WriteUnit } from '../storage/storage_engine.js';
 import { migrationStatistics } from './migration_statistics.js';
 import type { RecipientCommand, RecipientEffect, RecvChunkStartRequest, RecvChunkStatus } from './recipient_effects.js';
 import {
@@ -52,8 +53,9 @@ export class MigrationDestinationManager {
     migrationStatistics(node).countRecipientMoveChunkStarted += 1;
     const manager = new MigrationDestinationManager(node, request, donorHost, scoped);
     node.migrations.destination = manager;
-    const overlapping = countOverlappingRangeDeletions(node, request.nss, request.range);
-    const status = await manager.command('_recvChunkStart', { type: 'recvChunkStart', request, overlappingRangeDeletions: overlapping });
+    await deleteOverlappingOrphans(node, request);
+    const overlapping = overlappingTasks(node.local, request.nss, request.range).length;
+    const status = await manager.command('_recvChunkStart', { type: 'recvChunkStart', request, overlappingRangeDeletions: overlapping, timestamp: taskTimestamp() });
     return { manager, status };
   }
 
@@ -207,6 +209,7 @@ export class MigrationDestinationManager {
       if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
       started = performance.now();
       for (const bytes of documents) unit.insertBytes(coll, bytes);
+      this.countOrphans(unit, coll);
     }).then(() => {
       this.lastApplyMs = performance.now() - started;
       const stats = migrationStatistics(this.node);
@@ -238,7 +241,15 @@ export class MigrationDestinationManager {
       if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
       for (const bytes of deleted) unit.removeById(coll, idOfBytes(bytes));
       for (const bytes of reload) unit.upsertBytes(coll, bytes);
+      this.countOrphans(unit, coll);
     }));
+  }
+
+  // Until the commit, what arrives is not this shard's: the unit that applies a batch adds what it
+  // changed in the range to the task's orphan counters, so they are exact even after a crash.
+  private countOrphans(unit: WriteUnit, coll: Collection): void {
+    const change = unit.changeOf(coll);
+    addOrphans(new LocalWriter(this.node.storage, unit), this.request.migrationId, { docs: change.count, bytes: change.size });
   }
 }
 
@@ -254,11 +265,28 @@ export function statusReply(manager: MigrationDestinationManager, status: RecvCh
   };
 }
 
-// Tasks for the same collection whose range overlaps [min, max): cloning over one would let its
-// deletion erase what is copied in.
-function countOverlappingRangeDeletions(node: NodeServices, nss: string, range: ChunkRange): number {
-  return node.local.find(RANGE_DELETIONS_NS, { nss }).map(rangeDeletionTaskFromBSON)
-    .filter((t) => compareValues(t.range.min, range.max) < 0 && compareValues(range.min, t.range.max) < 0).length;
+// A range this shard gave away (or an aborted reception left) still has its orphans here under a
+// ready task, waiting out orphanCleanupDelaySecs for reads nobody routes any more. Receiving the
+// range back over them would let that deletion erase what is copied in; rather than refusing the
+// range for the whole delay (as MongoDB does), the deletion runs now, waiting only for the routed
+// reads that still hold the range, and the reception starts once the range is clean. A crash
+// meanwhile leaves the old task (its counters exact) and no reception. Pending tasks belong to a
+// migration still undecided and are refused as before.
+async function deleteOverlappingOrphans(node: NodeServices, request: RecvChunkStartRequest): Promise<void> {
+  const ready = overlappingTasks(node.local, request.nss, request.range).filter((t) => !t.pending);
+  if (ready.length === 0) return;
+  const orphans = ready.reduce((n, t) => n + t.numOrphanDocs, 0);
+  node.logger.info({ c: 'MIGRATION', nss: request.nss, range: request.range, tasks: ready.map((t) => t.range), orphans },
+    'Deleting the orphans of an overlapping range now, to receive the range');
+  const deleted = Promise.all(ready.map((t) => node.migrations.rangeDeleter.expedite(t._id)));
+  const waitMs = node.options.parameters.receiveChunkWaitForRangeDeleterTimeoutMS;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    deleted.then(() => false),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), waitMs); }),
+  ]);
+  clearTimeout(timer);
+  if (timedOut) node.logger.warn({ c: 'MIGRATION', nss: request.nss, range: request.range, waitMs }, 'Orphans of an overlapping range not deleted in time; refusing the range');
 }
 
 function asMongoError(err: unknown): MongoError {

@@ -11,7 +11,7 @@ import { hangIfFailPointEnabled } from '../commands/fail_points.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
-import { donorEffectClass, type DonorEffect } from './donor_effects.js';
+import { donorEffectClass, type DonorEffect, type DonorTaskDetails } from './donor_effects.js';
 import { donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
 import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
@@ -19,7 +19,8 @@ import { withDonorFailPoints, type FailPointHang } from './migration_fail_points
 import {
   MIGRATION_COORDINATORS_NS, migrationCoordinatorDocumentFromBSON, migrationCoordinatorDocumentToBSON, type MigrationCoordinatorDocument,
 } from './migration_coordinator_document.js';
-import { RANGE_DELETIONS_NS, rangeDeletionTaskToBSON } from './range_deletion_task.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON, taskTimestamp } from './range_deletion_task.js';
+import { countRange } from './range_orphans.js';
 import { migrationStatistics } from './migration_statistics.js';
 import { DONOR_STEPS, moveChunkStartEntry, moveTimingEntry } from '../config/migration_changelog.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
@@ -54,7 +55,7 @@ export async function moveRange(node: NodeServices, request: MoveRangeRequest): 
   let outcome: DonationOutcome = { ok: true };
   try {
     const manager = await MigrationSourceManager.forNewMigration(node, shardId, request);
-    outcome = await manager.run({ type: 'start', doc: manager.doc, waitForDelete: request.waitForDelete });
+    outcome = await manager.run({ type: 'start', doc: manager.doc, waitForDelete: request.waitForDelete, task: manager.taskDetails });
   } catch (err) {
     outcome = { ok: false, error: err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err)) };
   } finally {
@@ -95,6 +96,9 @@ export class MigrationSourceManager {
   private readonly stepMillis: number[] = [];
   private lastStepAt = 0;
 
+  // For a new migration: what its range deletion tasks record besides the coordinator document.
+  taskDetails: DonorTaskDetails = {};
+
   constructor(private readonly node: NodeServices, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
 
   // Reads the chunk's version and the collection's uuid from the config server: the coordinator
@@ -117,7 +121,15 @@ export class MigrationSourceManager {
       preMigrationChunkVersion: fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, chunk.lastmod),
     };
     const pacer = new ClonePacer({ percentUnderLoad: node.options.parameters.migrateClonePercentUnderLoad, loadedOpsPerSecond: DEFAULT_LOADED_OPS_PER_SECOND });
-    return new MigrationSourceManager(node, doc, new MigrationChunkClonerSource(node.storage, request.nss, request.range, collection.key, pacer));
+    const manager = new MigrationSourceManager(node, doc, new MigrationChunkClonerSource(node.storage, request.nss, request.range, collection.key, pacer));
+    // The shard's version is its newest chunk's.
+    const shardLastmod = chunks.filter((c) => c.shard === shardId).map((c) => c.lastmod).reduce((a, b) => (b.greaterThan(a) ? b : a));
+    manager.taskDetails = {
+      timestamp: taskTimestamp(),
+      keyPattern: collection.key,
+      preMigrationShardVersion: fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, shardLastmod),
+    };
+    return manager;
   }
 
   get phase(): DonorPhase {
@@ -233,7 +245,7 @@ export class MigrationSourceManager {
         this.cloner?.stop();
         return this.persist(() => local.write((w) => w.update(MIGRATION_COORDINATORS_NS, { _id: e.migrationId }, { $set: { decision: e.decision } })));
       case 'markRangeDeletionReady':
-        return this.persist(() => local.write((w) => w.update(RANGE_DELETIONS_NS, { _id: e.migrationId }, { $unset: { pending: '' } })));
+        return this.persist(() => this.markRangeDeletionReady(e.migrationId));
       case 'deleteRangeDeletionTask':
         return this.persist(() => local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: e.migrationId })));
       case 'deleteCoordinatorDoc':
@@ -281,6 +293,20 @@ export class MigrationSourceManager {
       case 'awaitRangeDeletion':
         return migrations.rangeDeleter.awaitTask(e.migrationId);
     }
+  }
+
+  // The range's documents here are orphans from the commit on: counted in the same write unit that
+  // makes the task ready, so the deleter starts from an exact figure. Only a pending task is
+  // touched: after a restart the deleter may already have taken documents off a ready one.
+  private markRangeDeletionReady(migrationId: UUID): void {
+    const { local, storage } = this.node;
+    local.write((w) => {
+      const raw = local.findOne(RANGE_DELETIONS_NS, { _id: migrationId, pending: true });
+      if (raw === undefined) return;
+      const task = rangeDeletionTaskFromBSON(raw);
+      const orphans = countRange(storage, task.nss, task.range, task.keyPattern);
+      w.update(RANGE_DELETIONS_NS, { _id: migrationId }, { $unset: { pending: '' }, $set: { numOrphanDocs: orphans.docs, orphanedSizeBytes: orphans.bytes } });
+    });
   }
 
   private async persist(write: () => unknown): Promise<void> {
@@ -379,7 +405,7 @@ export class MigrationSourceManager {
 
   private async recvChunkStartCommand(): Promise<Doc> {
     const doc = this.doc;
-    const keyPattern = Object.fromEntries(Object.keys(doc.range.min).map((f) => [f, 1]));
+    const keyPattern = this.taskDetails.keyPattern ?? Object.fromEntries(Object.keys(doc.range.min).map((f) => [f, 1]));
     return {
       _recvChunkStart: doc.nss, sessionId: doc._id, from: await this.hostOf(doc.donorShardId), fromShardName: doc.donorShardId,
       toShardName: doc.recipientShardId, min: doc.range.min, max: doc.range.max, shardKeyPattern: keyPattern, uuid: doc.collectionUuid,

@@ -3,12 +3,13 @@ import type { UUID } from 'bson';
 import { encodeKey } from '../bson/key_string.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { LazyDocument } from '../bson/raw_document.js';
-import type { LocalCollections } from '../query/exec/local_collection.js';
-import { prepareFind } from '../query/exec/find_query.js';
+import { LocalWriter, type LocalCollections } from '../query/exec/local_collection.js';
 import type { OpObserver, StoredDocument } from '../storage/op_observer.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import type { OngoingQueries } from '../shard/ongoing_queries.js';
-import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, type RangeDeletionTask } from './range_deletion_task.js';
+import { MIGRATION_COORDINATORS_NS } from './migration_coordinator_document.js';
+import { RANGE_DELETIONS_NS, hasOrphanCounters, rangeDeletionTaskFromBSON, type RangeDeletionTask } from './range_deletion_task.js';
+import { countRange, documentsInRange, rangeIndex } from './range_orphans.js';
 
 export interface RangeDeleterOptions {
   // MongoDB's rangeDeleterBatchSize and rangeDeleterBatchDelayMS.
@@ -19,14 +20,28 @@ export interface RangeDeleterOptions {
   readonly orphanCleanupDelayMs: number;
 }
 
+// Cumulative figures for serverStatus.
+export interface RangeDeleterStatistics {
+  // Tasks run ahead of their delay because a migration wanted their range back (expedite).
+  expedited: number;
+  // Documents the deleter removed, and of those, the ones removed for an expedited task.
+  docsDeleted: number;
+  docsDeletedExpedited: number;
+}
+
 // Runs the tasks of config.rangeDeletions that are not pending (MongoDB's RangeDeleterService):
 // deletes the task's range in batches with a pause between them, then the task. It learns of
 // tasks by observing config.rangeDeletions (a task written ready, or made ready by an update from
 // either shard's coordinator), and by scanning it at startup, so deletions resume after a restart.
+// Every batch takes its documents off the task's orphan counters in the same write unit.
 export class RangeDeleterService implements OpObserver {
   private readonly running = new Map<string, Promise<void>>();
   // Pending pauses; stop() ends them early so nothing waits on a stopped service.
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  // Tasks told to skip their delay, and the ends of the delays they may be waiting out.
+  private readonly expedited = new Set<string>();
+  private readonly delays = new Map<string, () => void>();
+  readonly statistics: RangeDeleterStatistics = { expedited: 0, docsDeleted: 0, docsDeletedExpedited: 0 };
   private stopped = false;
 
   constructor(
@@ -38,6 +53,7 @@ export class RangeDeleterService implements OpObserver {
   ) {}
 
   start(): void {
+    this.countOrphansOfOlderTasks();
     this.storage.observers.push(this);
     for (const raw of this.local.find(RANGE_DELETIONS_NS, { pending: { $exists: false } })) this.schedule(raw);
   }
@@ -87,21 +103,36 @@ export class RangeDeleterService implements OpObserver {
     }
   }
 
+  // Runs a ready task now rather than after its delay (a migration wants the range back); still
+  // waits for the routed reads that hold the range. Resolves when the task is gone.
+  expedite(id: UUID): Promise<void> {
+    const key = keyOf(id);
+    if (!this.expedited.has(key)) {
+      this.expedited.add(key);
+      this.statistics.expedited += 1;
+    }
+    this.delays.get(key)?.();
+    return this.awaitTask(id);
+  }
+
   private schedule(raw: Doc): void {
     if (raw.pending === true || this.stopped) return;
     const key = keyOf(raw._id);
     if (this.running.has(key)) return;
-    const run = this.run(raw._id as UUID).catch((err: unknown) => {
+    const run = this.run(raw._id as UUID, key).catch((err: unknown) => {
       this.logger.error({ c: 'SHARDING', err, taskId: key }, 'Range deletion failed');
-    }).finally(() => this.running.delete(key));
+    }).finally(() => {
+      this.running.delete(key);
+      this.expedited.delete(key);
+    });
     this.running.set(key, run);
   }
 
-  private async run(id: UUID): Promise<void> {
+  private async run(id: UUID, key: string): Promise<void> {
     await this.sleep(0);
     let task = this.readTask(id);
     if (task === undefined) return;
-    if (task.whenToClean === 'delayed') await this.sleep(this.options.orphanCleanupDelayMs);
+    if (task.whenToClean === 'delayed' && !task.processing && !this.expedited.has(key)) await this.delay(key);
     let deleted = 0;
     for (;;) {
       task = this.readTask(id);
@@ -111,12 +142,29 @@ export class RangeDeleterService implements OpObserver {
       if (task === undefined || this.stopped) return;
       const n = this.deleteBatch(task);
       deleted += n;
+      this.statistics.docsDeleted += n;
+      if (this.expedited.has(key)) this.statistics.docsDeletedExpedited += n;
       if (n < this.options.batchSize) break;
       await this.sleep(this.options.batchDelayMs);
     }
     this.local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: id }, { multi: false }));
     await this.storage.flushed();
-    this.logger.info({ c: 'SHARDING', nss: task.nss, range: task.range, deleted }, 'Finished deleting documents in range');
+    this.logger.info({ c: 'SHARDING', nss: task.nss, range: task.range, deleted, expedited: this.expedited.has(key) }, 'Finished deleting documents in range');
+  }
+
+  // orphanCleanupDelaySecs, cut short by expedite() or stop().
+  private delay(key: string): Promise<void> {
+    return new Promise((resolve) => {
+      const end = (): void => {
+        clearTimeout(t);
+        this.timers.delete(t);
+        this.delays.delete(key);
+        resolve();
+      };
+      const t = setTimeout(end, this.options.orphanCleanupDelayMs);
+      this.timers.set(t, end);
+      this.delays.set(key, end);
+    });
   }
 
   // Reads that started while this shard still owned the range keep seeing it until they finish;
@@ -137,28 +185,48 @@ export class RangeDeleterService implements OpObserver {
     return task.pending ? undefined : task;
   }
 
-  // Through the index on the range's fields (the shard key index), in key order.
+  // Through the index on the shard key, in key order. The first batch marks the task processing;
+  // each takes what it removed off the task's counters, in the same write unit.
   private deleteBatch(task: RangeDeletionTask): number {
     const coll = this.storage.getCollection(task.nss);
-    if (coll === undefined) return 0;
-    const fields = Object.keys(task.range.min);
-    const index = coll.indexes.find((i) => sameFields(Object.keys(i.keyPattern), fields));
-    if (index === undefined) {
+    const index = coll === undefined ? undefined : rangeIndex(coll, task.range, task.keyPattern);
+    if (coll !== undefined && index === undefined) {
       this.logger.warn({ c: 'SHARDING', nss: task.nss, range: task.range }, 'No shard key index for range deletion; nothing deleted');
-      return 0;
     }
-    const batch = [...prepareFind(this.storage, coll, { filter: {}, hint: index.name, min: task.range.min, max: task.range.max, limit: this.options.batchSize }).results];
+    const batch = coll === undefined || index === undefined ? [] : [...documentsInRange(this.storage, coll, index, task.range, this.options.batchSize)];
     // A removal reads only the indexed fields (index entries, and the observers' _id and shard
     // key), so the rest of each document stays undecoded.
-    const paths = coll.pathsIndexed();
+    const paths = coll?.pathsIndexed() ?? null;
     this.storage.write((unit) => {
+      let bytesRemoved = 0;
       for (const r of batch) {
         // Without a projection every result is the stored document, bytes included.
         const bytes = r.bytes ?? serializeDocument(r.doc);
-        unit.remove(coll, r.recordId, paths === null ? r.doc : new LazyDocument(bytes).fields(paths), bytes.length);
+        unit.remove(coll!, r.recordId, paths === null ? r.doc : new LazyDocument(bytes).fields(paths), bytes.length);
+        bytesRemoved += bytes.length;
       }
+      // Never below zero: a direct write into the range after the count is deleted here too.
+      const counters = {
+        processing: true,
+        numOrphanDocs: Math.max(0, task.numOrphanDocs - batch.length),
+        orphanedSizeBytes: Math.max(0, task.orphanedSizeBytes - bytesRemoved),
+      };
+      new LocalWriter(this.storage, unit).update(RANGE_DELETIONS_NS, { _id: task._id }, { $set: counters });
     });
     return batch.length;
+  }
+
+  // Tasks written before the counters existed get them once, from the documents in their range:
+  // all orphans, except under a pending task of a donation in flight (this shard's coordinator
+  // document has its id), whose range this shard still owns.
+  private countOrphansOfOlderTasks(): void {
+    for (const raw of this.local.find(RANGE_DELETIONS_NS)) {
+      if (hasOrphanCounters(raw)) continue;
+      const task = rangeDeletionTaskFromBSON(raw);
+      const donating = task.pending && this.local.findOne(MIGRATION_COORDINATORS_NS, { _id: task._id }) !== undefined;
+      const count = donating ? { docs: 0, bytes: 0 } : countRange(this.storage, task.nss, task.range, task.keyPattern);
+      this.local.write((w) => w.update(RANGE_DELETIONS_NS, { _id: task._id }, { $set: { numOrphanDocs: count.docs, orphanedSizeBytes: count.bytes } }));
+    }
   }
 
   private sleep(ms: number): Promise<void> {
@@ -167,10 +235,6 @@ export class RangeDeleterService implements OpObserver {
       this.timers.set(t, resolve);
     });
   }
-}
-
-function sameFields(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((f, i) => f === b[i]);
 }
 
 function keyOf(id: unknown): string {

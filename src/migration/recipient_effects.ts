@@ -1,6 +1,7 @@
 import type { Timestamp, UUID } from 'bson';
 import type { MongoError } from '../base/errors.js';
 import type { ChunkRange } from '../config/chunk_range.js';
+import type { Doc } from '../bson/values.js';
 import type { RangeDeletionTask } from './range_deletion_task.js';
 
 // What the recipient's state machine asks its driver to do. The ordering rules are the donor's
@@ -77,10 +78,13 @@ export interface RecvChunkStartRequest {
   readonly donorShardId: string;
   readonly recipientShardId: string;
   readonly range: ChunkRange;
+  // The collection's shard key pattern (`shardKeyPattern`), kept in the range deletion task.
+  readonly keyPattern?: Doc;
 }
 
 // Written before the first document arrives, so that an abort (decided by the donor) leaves a
 // task that deletes whatever was copied in. It runs at once when made ready: nothing reads it.
+// Every batch applied adds to its orphan counters: until the commit the copy is not this shard's.
 export function recipientRangeDeletionTask(request: RecvChunkStartRequest, timestamp?: Timestamp): RangeDeletionTask {
   return {
     _id: request.migrationId,
@@ -89,7 +93,11 @@ export function recipientRangeDeletionTask(request: RecvChunkStartRequest, times
     donorShardId: request.donorShardId,
     range: request.range,
     pending: true,
+    processing: false,
     whenToClean: 'now',
+    numOrphanDocs: 0,
+    orphanedSizeBytes: 0,
     ...(timestamp !== undefined ? { timestamp } : {}),
+    ...(request.keyPattern !== undefined ? { keyPattern: request.keyPattern } : {}),
   };
 }

@@ -14,6 +14,10 @@ import type { NodeOptions } from '../commands/command.js';
 // rangeDeleterBatchSize and rangeDeleterBatchDelayMS are MongoDB's. MongoDB deletes a whole range
 // in one batch by default (SERVER-61637) and yields inside it; a batch here is one synchronous
 // turn, so it stays small enough (~10 ms of 1 KB documents) not to stall the shard's users.
+// receiveChunkWaitForRangeDeleterTimeoutMS is MongoDB's name for how long a recipient waits for
+// the deletion of orphans overlapping a range it is asked to receive; docshard starts that
+// deletion at once (src/migration/migration_destination_manager.ts) and waits only for the routed
+// reads that still hold the range.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   orphanCleanupDelaySecs: 900,
   balancerIdleRoundIntervalMillis: 10_000,
@@ -23,6 +27,7 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   migrateClonePercentUnderLoad: 7,
   rangeDeleterBatchSize: 1024,
   rangeDeleterBatchDelayMS: 20,
+  receiveChunkWaitForRangeDeleterTimeoutMS: 10_000,
 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {

@@ -370,6 +370,11 @@ export class WriteUnit {
     this.statDeltas.set(coll.entry.id, d);
   }
 
+  // What this unit changed so far in the collection's document count and data size.
+  changeOf(coll: Collection): { readonly count: number; readonly size: number } {
+    return this.statDeltas.get(coll.entry.id) ?? { count: 0, size: 0 };
+  }
+
   insert(coll: Collection, doc: Doc, bytes: Buffer = serializeDocument(doc)): number {
     return this.insertStored(coll, decodedDocument(doc, bytes));
   }

@@ -6,6 +6,8 @@ import { isNumber, toDouble, type Doc } from '../../bson/values.js';
 import type { StorageEngine } from '../../storage/storage_engine.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg } from '../args.js';
+import { LocalCollections } from '../../query/exec/local_collection.js';
+import { orphansOf } from '../../migration/range_orphans.js';
 
 // Index sizes are estimated from entry counts: LMDB keeps one B-tree for the whole node, so
 // there is no per-index file size to report.
@@ -18,6 +20,9 @@ function indexSizes(storage: StorageEngine, ns: string): Record<string, number> 
   return out;
 }
 
+// `count` and `size` are everything stored, as in mongod; `numOrphanDocs` (MongoDB's) is how many
+// of those this shard holds without owning them, from its range deletion tasks, and
+// `orphanedSizeBytes` (docshard's) their exact size.
 export function collectionStatsDoc(storage: StorageEngine, ns: string, spec: Doc): Doc {
   const coll = storage.getCollection(ns);
   const { count, size } = coll ? storage.stats.get(coll.entry.id) : { count: 0, size: 0 };
@@ -25,7 +30,11 @@ export function collectionStatsDoc(storage: StorageEngine, ns: string, spec: Doc
   const totalIndexSize = Object.values(sizes).reduce((a, b) => a + b, 0);
   const out: Doc = { ns, host: `${os.hostname()}`, localTime: new Date() };
   if (spec.storageStats !== undefined) {
-    out.storageStats = { size, count, avgObjSize: count ? Math.floor(size / count) : 0, storageSize: size, nindexes: coll?.indexes.length ?? 0, totalIndexSize, totalSize: size + totalIndexSize, indexSizes: sizes };
+    const orphans = orphansOf(new LocalCollections(storage), ns);
+    out.storageStats = {
+      size, count, numOrphanDocs: orphans.docs, orphanedSizeBytes: orphans.bytes, avgObjSize: count ? Math.floor(size / count) : 0, storageSize: size,
+      nindexes: coll?.indexes.length ?? 0, totalIndexSize, totalSize: size + totalIndexSize, indexSizes: sizes,
+    };
   }
   if (spec.count !== undefined) out.count = count;
   return out;
@@ -51,7 +60,7 @@ export const collStatsCommand: CommandDefinition = {
     const scaled: Record<string, number> = {};
     for (const [k, v] of Object.entries(sizes)) scaled[k] = Math.floor(v / scale);
     return {
-      ns, count, size: Math.floor(size / scale), avgObjSize: count ? Math.floor(size / count) : 0, storageSize: Math.floor(size / scale),
+      ns, count, size: Math.floor(size / scale), numOrphanDocs: orphansOf(ctx.node.local, ns).docs, avgObjSize: count ? Math.floor(size / count) : 0, storageSize: Math.floor(size / scale),
       nindexes: coll.indexes.length, totalIndexSize: Math.floor(totalIndexSize / scale), totalSize: Math.floor((size + totalIndexSize) / scale),
       indexSizes: scaled, scaleFactor: scale, ...cappedStats(coll.capped, scale), ok: 1,
     };

@@ -3,7 +3,8 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { compileFilter } from '../../query/match/matcher.js';
 import { splitNamespace } from '../../storage/catalog_entry.js';
-import type { CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { RANGE_DELETIONS_NS } from '../../migration/range_deletion_task.js';
 import { collectionArg, optionalBool, optionalDoc, requireString } from '../args.js';
 import { cursorReply } from '../cursor_manager.js';
 import { createView, dropView, getView, listViews } from '../views/view_catalog.js';
@@ -36,6 +37,7 @@ export const dropCommand: CommandDefinition = {
   run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const { storage } = ctx.node;
+    forgetRangeDeletions(ctx, { nss: ns });
     const coll = storage.getCollection(ns);
     if (!coll && dropView(storage, ns)) return { ns, ok: 1 };
     if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
@@ -49,10 +51,17 @@ export const dropDatabaseCommand: CommandDefinition = {
   names: ['dropDatabase'],
   run(ctx) {
     const { storage } = ctx.node;
+    forgetRangeDeletions(ctx, { nss: { $regex: `^${ctx.db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } });
     for (const coll of storage.listCollections(ctx.db)) storage.dropCollection(coll.ns);
     return { dropped: ctx.db, ok: 1 };
   },
 };
+
+// A dropped collection's orphans go with it; a task left behind would delete (and count) documents
+// of a new collection created under the same name.
+function forgetRangeDeletions(ctx: CommandContext, filter: Doc): void {
+  ctx.node.local.write((w) => w.delete(RANGE_DELETIONS_NS, filter));
+}
 
 export const listCollectionsCommand: CommandDefinition = {
   names: ['listCollections'],

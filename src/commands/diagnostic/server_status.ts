@@ -51,7 +51,12 @@ export function shardingStatistics(node: NodeServices): Doc {
       transferModsBatchesOnRecipient: stats.countTransferModsBatchesOnRecipient,
       clonePausedMillisOnDonor: stats.clonePausedMillisOnDonor,
       userOpsPerSecond: Math.round(node.migrations.loadMeter.opsPerSecond(performance.now())),
-      rangeDeletions: { total: tasks.length, pending, ready: tasks.length - pending, running: node.migrations.rangeDeleter.runningTaskKeys.length },
+      // expedited: tasks run ahead of orphanCleanupDelaySecs because a migration brought their
+      // range back (docsDeletedExpedited of docsDeleted were theirs).
+      rangeDeletions: {
+        total: tasks.length, pending, ready: tasks.length - pending, running: node.migrations.rangeDeleter.runningTaskKeys.length,
+        orphanedDocs: tasks.reduce((n, t) => n + t.numOrphanDocs, 0), ...node.migrations.rangeDeleter.statistics,
+      },
     },
   };
 }

@@ -20,6 +20,7 @@ export const recvChunkStartCommand: CommandDefinition = {
     const request = {
       migrationId: requireUuid(cmd, 'sessionId'), nss: requireString(cmd, '_recvChunkStart'), collectionUuid: requireUuid(cmd, 'uuid'),
       donorShardId: requireString(cmd, 'fromShardName'), recipientShardId: toShardName, range: { min: requireDoc(cmd, 'min'), max: requireDoc(cmd, 'max') },
+      ...(cmd.shardKeyPattern !== undefined ? { keyPattern: requireDoc(cmd, 'shardKeyPattern') } : {}),
     };
     const { manager, status } = await MigrationDestinationManager.start(ctx.node, request, requireString(cmd, 'from'));
     return { ...statusReply(manager, status), started: true, ok: 1 };

@@ -69,7 +69,10 @@ export const clusterCurrentOpCommand: RouterCommand = {
 };
 
 // mongos 7.0's shape: per sharded collection, each shard's owned and orphaned documents and
-// bytes, orphans taken from the shard's storageStats.numOrphanDocs (absent means none).
+// bytes. Every shard is asked directly (unversioned), so one that gave away its last chunk still
+// shows the orphans it keeps; each answers from one read of its storage, so its count and its
+// orphans (the counters of its range deletion tasks) are of the same moment. A shard appears when
+// it owns chunks of the collection or holds any of its documents.
 async function shardedDataDistribution(ctx: RouterContext, cmd: Doc): Promise<Doc> {
   const [, ...rest] = cmd.pipeline as Doc[];
   validatePipeline(rest);
@@ -77,24 +80,38 @@ async function shardedDataDistribution(ctx: RouterContext, cmd: Doc): Promise<Do
   const collections = await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', {
     find: 'collections', filter: { unsplittable: { $ne: true } }, sort: { _id: 1 },
   });
+  const shards = await ctx.router.shardRegistry.all();
   const docs: Doc[] = [];
   for (const coll of collections) {
-    const perShard = await collStatsPerShard(ctx, String(coll._id), { storageStats: {} });
-    docs.push({ ns: coll._id, shards: perShard.map(ownership) });
+    const ns = String(coll._id);
+    const owners = new Set((await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', {
+      aggregate: 'chunks', pipeline: [{ $match: { uuid: coll.uuid } }, { $group: { _id: '$shard' } }], cursor: {},
+    })).map((d) => String(d._id)));
+    const perShard = await Promise.all(shards.map(async (shard) => ({ shard: shard._id, stats: await storageStatsOn(ctx, shard.host, ns) })));
+    const present = perShard.filter(({ shard, stats }) => owners.has(shard) || num(stats.count) > 0);
+    docs.push({ ns, shards: present.map(({ shard, stats }) => ownership(shard, stats)) });
   }
   return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', docs, rest);
 }
 
-function ownership(stats: Doc): Doc {
-  const storage = stats.storageStats as Doc;
-  const num = (v: unknown): number => (isNumber(v) ? toDouble(v) : 0);
-  const count = num(storage.count);
+async function storageStatsOn(ctx: RouterContext, host: string, ns: string): Promise<Doc> {
+  const db = ns.slice(0, ns.indexOf('.'));
+  const reply = checkOk(await ctx.router.client.command(host, db, { aggregate: ns.slice(db.length + 1), pipeline: [{ $collStats: { storageStats: {} } }], cursor: {} }));
+  const [stats] = (reply.cursor as Doc).firstBatch as Doc[];
+  return stats!.storageStats as Doc;
+}
+
+function ownership(shardName: string, storage: Doc): Doc {
   const orphans = num(storage.numOrphanDocs);
-  const avgObjSize = num(storage.avgObjSize);
+  const orphanedBytes = num(storage.orphanedSizeBytes);
   return {
-    shardName: stats.shard, numOrphanedDocs: orphans, numOwnedDocuments: count - orphans,
-    ownedSizeBytes: (count - orphans) * avgObjSize, orphanedSizeBytes: orphans * avgObjSize,
+    shardName, numOrphanedDocs: orphans, numOwnedDocuments: num(storage.count) - orphans,
+    ownedSizeBytes: num(storage.size) - orphanedBytes, orphanedSizeBytes: orphanedBytes,
   };
+}
+
+function num(v: unknown): number {
+  return isNumber(v) ? toDouble(v) : 0;
 }
 
 function requireCursor(cmd: Doc): Doc {

@@ -202,9 +202,11 @@ export const clusterCollStatsCommand: RouterCommand = {
       const sum = (f: string): number => ok.reduce((n, r) => n + (isNumber(r[f]) ? toDouble(r[f]) : 0), 0);
       const perShard: Doc = {};
       shards.forEach((s, i) => { if (replies[i]!.ok === 1) perShard[s] = replies[i]; });
-      const count = sum('count');
+      // What the shards own, as count() through the router counts (cluster_coll_stats.ts).
+      const stored = sum('count');
+      const count = stored - sum('numOrphanDocs');
       const size = sum('size');
-      return { sharded: routing.cm !== undefined, ns, count, size, avgObjSize: count ? Math.floor(size / count) : 0, storageSize: sum('storageSize'), nindexes: ok[0]!.nindexes, totalIndexSize: sum('totalIndexSize'), nchunks: routing.cm?.numChunks ?? 1, shards: perShard, ok: 1 };
+      return { sharded: routing.cm !== undefined, ns, count, size, avgObjSize: stored ? Math.floor(size / stored) : 0, storageSize: sum('storageSize'), nindexes: ok[0]!.nindexes, totalIndexSize: sum('totalIndexSize'), nchunks: routing.cm?.numChunks ?? 1, shards: perShard, ok: 1 };
     });
   },
 };
