@@ -12,8 +12,9 @@ import type { AnyDoc } from '../helpers/spawn_node.js';
 //
 // The movers do not wait for range deletions: donated ranges are deleted after
 // orphanCleanupDelaySecs, lowered to 1 s on the shards (MongoDB's own soak suites lower it too), so
-// deletions run alongside the next migrations. A move onto a shard whose deletion of an overlapping
-// range is still pending is refused (ConflictingOperationInProgress) and counted like the others.
+// deletions run alongside the next migrations. A move onto a shard that still holds orphans of an
+// overlapping range deletes them first; one refused (ConflictingOperationInProgress: the scans
+// held the range past receiveChunkWaitForRangeDeleterTimeoutMS) is counted like the others.
 const SECONDS = Number(process.env.DOCSHARD_SOAK_SECONDS ?? '60');
 const DURATION_MS = (Number.isFinite(SECONDS) && SECONDS > 0 ? SECONDS : 60) * 1000;
 const QUIET_EVERY_MS = Math.min(15_000, Math.max(2_000, DURATION_MS / 4));
