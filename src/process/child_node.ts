@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { supervisedSpawnOptions } from './supervisor_pipe.js';
 
 // The program every role runs: children start exactly as a user would start them by hand.
 export const DOCSHARD_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
@@ -36,8 +37,9 @@ export interface ChildNodeSpec {
 // only way to learn a port chosen with --port 0).
 export function spawnChildNode(spec: ChildNodeSpec): ChildNode {
   // Its own process group: a Ctrl-C on the terminal reaches only `up`, which then stops the
-  // children in order instead of all of them at once.
-  const child = spawn(process.execPath, [spec.bin ?? DOCSHARD_BIN, ...spec.args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // children in order instead of all of them at once. The supervisor pipe ends it if `up` dies
+  // without stopping it.
+  const child = spawn(process.execPath, [spec.bin ?? DOCSHARD_BIN, ...spec.args], { ...supervisedSpawnOptions(), detached: true });
   const log = createWriteStream(spec.logFile, { flags: 'a' });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
 import { startNode } from './node_process.js';
 import { startRouter } from './router_process.js';
 import { runUp, UP_USAGE } from './up_command.js';
 import { parseSetParameters } from './set_parameter.js';
+import { LockFileHeldError } from './lock_file.js';
+import { watchSupervisorPipe } from './supervisor_pipe.js';
 
 const USAGE = `usage:
   docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS=N]
@@ -11,6 +14,12 @@ const USAGE = `usage:
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds=N]
   docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1]
 ${UP_USAGE}`;
+
+// A supervised process whose supervisor died has nobody left to kill it if its clean shutdown
+// hangs: it exits anyway after this long, which, like kill -9, loses nothing acknowledged.
+const ORPHAN_SHUTDOWN_MS_MAX = 3000;
+// mongod's exit code when its dbpath is in use (DBPathInUse).
+const DBPATH_IN_USE_EXIT_CODE = 100;
 
 function usageExit(message: string | undefined, code: number): never {
   process.stderr.write(`${message ? `${message}\n` : ''}${USAGE}\n`);
@@ -38,10 +47,10 @@ export async function main(argv: string[]): Promise<void> {
   let stopping = false;
   // Handlers go in before the server starts, so a signal right after "Waiting for connections"
   // still shuts down cleanly.
-  const shutdown = (signal: string): void => {
+  const shutdown = (cause: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ c: 'CONTROL', signal }, 'Shutting down');
+    logger.info({ c: 'CONTROL', cause }, 'Shutting down');
     (stop ?? (async () => undefined))().then(() => process.exit(0), (err: unknown) => {
       logger.error({ c: 'CONTROL', err }, 'Error during shutdown');
       process.exit(1);
@@ -49,6 +58,10 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  watchSupervisorPipe(() => {
+    setTimeout(() => process.exit(1), ORPHAN_SHUTDOWN_MS_MAX).unref();
+    shutdown('supervisor gone');
+  });
   if (role === 'router') {
     if (!values.configdb) usageExit('--configdb is required', 2);
     const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb }, logger, recent);
@@ -69,6 +82,15 @@ export async function main(argv: string[]): Promise<void> {
     dbpath: values.dbpath,
     enableTestCommands: values.enableTestCommands!,
     parameters,
-  }, logger, recent);
+  }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));
   stop = () => node.stop();
+}
+
+// A data directory in use is a refusal the user acts on, not a crash: the message alone, on the
+// log and on the terminal, and mongod's exit code.
+function refuseIfLocked(err: unknown, logger: Logger): never {
+  if (!(err instanceof LockFileHeldError)) throw err;
+  logger.error({ c: 'STORAGE', file: err.file, holderPid: err.holderPid }, err.message);
+  process.stderr.write(`DBPathInUse: ${err.message}\n`);
+  process.exit(DBPATH_IN_USE_EXIT_CODE);
 }

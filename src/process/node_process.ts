@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { buildCommandTable, dispatchCommand } from '../commands/dispatcher.js';
 import type { NodeOptions, NodeServices } from '../commands/command.js';
@@ -29,7 +30,10 @@ import { CriticalSection } from '../shard/critical_section.js';
 import { RangeDeleterService } from '../migration/range_deleter_service.js';
 import { LOAD_SAMPLE_INTERVAL_MS, UserLoadMeter } from '../migration/user_load_meter.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
+import { acquireLockFile } from './lock_file.js';
 
+// MongoDB's name for the file in the dbpath that holds the pid of the process using it.
+const LOCK_FILE_NAME = 'mongod.lock';
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 const CURSOR_REAP_INTERVAL_MS = 60 * 1000;
 
@@ -43,6 +47,9 @@ export interface RunningNode {
 // environment are created.
 export async function startNode(options: NodeOptions, logger: Logger, recentLog: string[]): Promise<RunningNode> {
   mkdirSync(options.dbpath, { recursive: true });
+  // Before LMDB opens: two processes on one environment would each trust their own catalog and
+  // caches. Throws LockFileHeldError when a live process holds it.
+  const lock = await acquireLockFile(path.join(options.dbpath, LOCK_FILE_NAME), logger);
   const storage = StorageEngine.open(options.dbpath, {
     compilePartialFilter: (filter) => {
       const matcher = compileFilter(filter);
@@ -133,6 +140,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       await server.close();
       await client.close();
       await storage.close();
+      lock.release();
     },
   };
 }

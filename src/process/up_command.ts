@@ -1,13 +1,22 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger } from './logger.js';
 import { LocalCluster } from './local_cluster.js';
+import { acquireLockFile, LockFileHeldError } from './lock_file.js';
+
+// In the cluster's directory, held while this process runs: two `up`s on one directory would
+// start two sets of children on the same data and ports.
+const LOCK_FILE_NAME = 'up.lock';
 
 export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--dir D (./docshard-data)]';
 
 // `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
-// dies on its own (exit 1, after stopping the others). The plain URI line is for people and
-// scripts; the "Cluster ready" JSON line is for tools that already read the JSON log. `bin` is
-// the program each child runs (tests pass a stand-in).
+// dies on its own (exit 1, after stopping the others); refuses a directory another live `up`
+// holds (exit 1, naming its pid) before it starts anything. Killed outright, it leaves no child
+// behind: each watches its supervisor pipe (supervisor_pipe.ts) and shuts down. The plain URI
+// line is for people and scripts; the "Cluster ready" JSON line is for tools that already read
+// the JSON log. `bin` is the program each child runs (tests pass a stand-in).
 export async function runUp(argv: string[], bin?: string): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -25,13 +34,23 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
     process.exit(2);
   }
   const { logger } = createLogger('docshard-up');
+  mkdirSync(values.dir!, { recursive: true });
+  const lock = await acquireLockFile(path.join(values.dir!, LOCK_FILE_NAME), logger).catch((err: unknown) => {
+    if (!(err instanceof LockFileHeldError)) throw err;
+    logger.error({ c: 'CONTROL', file: err.file, holderPid: err.holderPid }, err.message);
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  });
   const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin });
   let finishing = false;
   const finish = (exitCode: number): void => {
     if (finishing) return;
     finishing = true;
     logger.info({ c: 'CONTROL' }, 'Stopping the cluster');
-    cluster.stop().then(() => process.exit(exitCode), (err: unknown) => {
+    cluster.stop().then(() => {
+      lock.release();
+      process.exit(exitCode);
+    }, (err: unknown) => {
       logger.error({ c: 'CONTROL', err }, 'Error while stopping the cluster');
       process.exit(1);
     });

@@ -40,6 +40,15 @@ function startUp(args: string[], journalFile: string): UpProcess {
   return { child, lines, exited, waitForLine };
 }
 
+// A zombie (dead, not yet reaped by whoever adopted it) has an empty command line.
+function isRunning(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== '';
+  } catch {
+    return false;
+  }
+}
+
 describe('docshard up (with stand-in roles)', () => {
   let dir: string;
   let journalFile: string;
@@ -94,6 +103,23 @@ describe('docshard up (with stand-in roles)', () => {
     assert.equal(await up.exited, 1);
     assert.ok(up.lines.some((l) => l.includes('"Child exited unexpectedly"') && l.includes('"child":"shard0"')));
     assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config', 'router', 'shard1']);
+  });
+
+  // Nothing is left to stop them: each child sees its supervisor pipe close and shuts down.
+  it('leaves no child running when it is killed outright', async () => {
+    const up = startUp(['--shards', '2', '--port', '0', '--dir', path.join(dir, 'data')], journalFile);
+    running.push(up);
+    await up.waitForLine((l) => l.includes('"Cluster ready"'));
+    const pids = journal('start').map(([, , , pid]) => Number(pid));
+    try {
+      up.child.kill('SIGKILL');
+      const deadline = Date.now() + 5000;
+      while (pids.some(isRunning) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(pids.filter(isRunning), [], 'children outlived up by 5 s');
+      assert.deepEqual(journal('orphaned').map(([, name]) => name).sort(), ['config', 'router', 'shard0', 'shard1']);
+    } finally {
+      for (const pid of pids.filter(isRunning)) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('refuses a shard count that is not a positive integer with exit code 2', async () => {

@@ -4,10 +4,12 @@ import { parseArgs } from 'node:util';
 import { deserializeDocument, serializeDocument, type Doc } from '../../src/bson/values.js';
 import { encodeOpMsgReply, parseOpMsg, readHeader } from '../../src/wire/message.js';
 import { TcpServer } from '../../src/wire/tcp_server.js';
+import { watchSupervisorPipe } from '../../src/process/supervisor_pipe.js';
 
 // A role that only listens, answers ok: 1 to every command and writes what happens to it into
 // the journal file named by DOCSHARD_FAKE_JOURNAL, one line per event:
-//   start <name> <port> <pid> | addShard <host> <name> | stop <name>
+//   start <name> <port> <pid> | addShard <host> <name> | stop <name> | orphaned <name>
+// ('orphaned': its supervisor pipe closed, and it exits as the real roles do).
 // DOCSHARD_FAKE_FAIL_ADD_SHARD=1 makes the router answer addShard with ok: 0.
 export async function runFakeRole(argv: string[]): Promise<void> {
   const [role, ...rest] = argv;
@@ -31,10 +33,12 @@ export async function runFakeRole(argv: string[]): Promise<void> {
     },
   });
   // Installed before it says it listens: a SIGTERM may follow that line at once.
-  process.on('SIGTERM', () => {
-    journal(`stop ${name}`);
+  const stop = (event: string): void => {
+    journal(`${event} ${name}`);
     void server.close().then(() => process.exit(0));
-  });
+  };
+  process.on('SIGTERM', () => stop('stop'));
+  watchSupervisorPipe(() => stop('orphaned'));
   const port = await server.listen(Number(values.port), '127.0.0.1');
   journal(`start ${name} ${port} ${process.pid}`);
   process.stdout.write(`${JSON.stringify({ level: 30, msg: 'Waiting for connections', port })}\n`);

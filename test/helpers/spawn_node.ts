@@ -96,6 +96,26 @@ export async function restartNode(old: SpawnedNode, options: Omit<SpawnNodeOptio
   }
 }
 
+export interface FinishedRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+// Runs docshard with ARGS to its end and gives back all it wrote: for a start expected to be
+// refused. Killed if it is still running after the timeout (it then did not refuse).
+export async function runDocshard(args: string[], timeoutMs = 30_000): Promise<FinishedRun> {
+  const child = spawn(process.execPath, [...nodeFlags(), BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (d: Buffer) => { out.stdout += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out.stderr += d.toString(); });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  // 'close' rather than 'exit': it comes after the last of the output.
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, ...out };
+}
+
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }

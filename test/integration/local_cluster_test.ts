@@ -1,6 +1,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { removeDir, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
 import { startUp, type Up } from '../helpers/spawn_up.js';
@@ -42,6 +43,14 @@ function cmdlineOf(pid: number): string {
 }
 
 const stillRunning = (p: ProcessEntry): boolean => p.cmdline !== '' && cmdlineOf(p.pid) === p.cmdline;
+
+async function waitUntilGone(processes: ProcessEntry[], timeoutMs: number): Promise<ProcessEntry[]> {
+  const deadline = Date.now() + timeoutMs;
+  while (processes.some(stillRunning) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return processes.filter(stillRunning);
+}
+
+const NODE_DIRS = ['config', 'shard0', 'shard1'];
 
 describe('docshard up', () => {
   const dir = tempDir('docshard-up-it-');
@@ -110,5 +119,51 @@ describe('docshard up', () => {
       await client.close();
     }
     assert.equal(await stopUp(up, 'SIGTERM'), 0);
+  });
+
+  // Nobody is left to stop the children: each sees its supervisor pipe close and shuts down.
+  it('refuses a second up on the directory, naming the first; kill -9 of up leaves no child behind, and up starts there again', { timeout: 180_000 }, async () => {
+    const up = running = await startUp(dir, 2);
+    await assert.rejects(startUp(dir, 2), (err: Error) => {
+      assert.match(err.message, /^up exited with 1:/);
+      assert.ok(err.message.includes(`${path.join(dir, 'up.lock')}: process ${up.child.pid} holds it`), err.message);
+      return true;
+    });
+    children = childrenOf(up.child.pid!);
+    assert.equal(children.filter((p) => p.cmdline.includes('docshard.js')).length, 4, JSON.stringify(children));
+    up.child.kill('SIGKILL');
+    await up.exited;
+    assert.deepEqual(await waitUntilGone(children, 5000), [], 'child processes outlived up by 5 s');
+    for (const name of NODE_DIRS) assert.equal(existsSync(path.join(dir, name, 'mongod.lock')), false, `${name} did not shut down cleanly`);
+
+    const again = running = await startUp(dir, 2);
+    const client = new MongoClient(again.uri);
+    try {
+      assert.deepEqual(await client.db('app').collection<AnyDoc>('items').findOne({ _id: 1 }), { _id: 1, name: 'kept' });
+    } finally {
+      await client.close();
+    }
+    assert.equal(await stopUp(again, 'SIGTERM'), 0);
+  });
+
+  it('starts again on its directory after kill -9 of one of its nodes, taking over that node\'s lock', { timeout: 180_000 }, async () => {
+    const up = running = await startUp(dir, 2);
+    children = childrenOf(up.child.pid!);
+    const shard0Pid = Number(readFileSync(path.join(dir, 'shard0', 'mongod.lock'), 'utf8').split('\n')[0]);
+    assert.ok(children.some((p) => p.pid === shard0Pid), `shard0 (${shard0Pid}) is a child of up`);
+    process.kill(shard0Pid, 'SIGKILL');
+    assert.equal(await up.exited, 1, 'up stops the others when a node dies');
+    assert.equal(Number(readFileSync(path.join(dir, 'shard0', 'mongod.lock'), 'utf8').split('\n')[0]), shard0Pid, 'the killed node left its lock');
+
+    const again = running = await startUp(dir, 2);
+    const shard0Log = readFileSync(path.join(dir, 'logs', 'shard0.log'), 'utf8');
+    assert.ok(shard0Log.includes(`"stalePid":${shard0Pid},"msg":"Took over a lock file its dead holder left"`), 'shard0 took over its stale lock');
+    const client = new MongoClient(again.uri);
+    try {
+      assert.deepEqual(await client.db('app').collection<AnyDoc>('sharded').find().sort({ _id: 1 }).toArray(), documents);
+    } finally {
+      await client.close();
+    }
+    assert.equal(await stopUp(again, 'SIGTERM'), 0);
   });
 });
