@@ -13,11 +13,6 @@ export type SplitForm =
   | { readonly kind: 'find'; readonly find: Doc } // split the chunk holding this document in half
   | { readonly kind: 'bounds'; readonly bounds: readonly [Doc, Doc] }; // split this exact chunk in half
 
-// The shard's half of `find` and `bounds`: the median key of a chunk's documents, which MongoDB
-// gets from splitVector with force on the owning shard; undefined when the chunk cannot be split
-// (all its documents share one key).
-export type MedianKeyFinder = (chunk: ChunkType) => Doc | undefined;
-
 // MongoDB returns these command errors as a bare errmsg, which clients read as UnknownError.
 function commandError(message: string): MongoError {
   return new MongoError(ErrorCodes.UnknownError, message);
@@ -44,27 +39,33 @@ function nonEmptyObject(v: unknown): Doc | undefined {
   return isPlainObject(v) && Object.keys(v).length > 0 ? v : undefined;
 }
 
+// Which chunk to split, and where when the form says (`middle`); for `find` and `bounds` the split
+// point is the median key of the chunk's documents, which MongoDB asks of the owning shard
+// (splitVector with force): `splitPoint` is then undefined.
 export interface SplitTarget {
   readonly chunk: ChunkType;
-  readonly splitPoint: Doc;
+  readonly splitPoint: Doc | undefined;
 }
 
-// Which chunk to split and where; the result feeds decideSplit with chunkRange = the chunk's
-// bounds and splitPoints = [splitPoint].
-export function splitPointFor(form: SplitForm, key: ShardKeyPattern, chunks: readonly ChunkType[], medianKey: MedianKeyFinder): SplitTarget {
-  const chunk = targetChunk(form, key, chunks);
-  if (form.kind === 'middle') return { chunk, splitPoint: normalizeShardKey(key, form.middle) };
-  const splitPoint = medianKey(chunk);
-  if (splitPoint === undefined) throw new MongoError(ErrorCodes.CannotSplit, 'Unable to find median in chunk because chunk is indivisible.');
-  return { chunk, splitPoint };
+// The routing table's look-up of the chunk holding a shard key (ChunkManager::findIntersectingChunk).
+export type ChunkFinder = (shardKey: Doc) => ChunkType;
+
+export function splitTargetFor(form: SplitForm, key: ShardKeyPattern, findChunk: ChunkFinder): SplitTarget {
+  const chunk = targetChunk(form, key, findChunk);
+  return { chunk, splitPoint: form.kind === 'middle' ? normalizeShardKey(key, form.middle) : undefined };
 }
 
-function targetChunk(form: SplitForm, key: ShardKeyPattern, chunks: readonly ChunkType[]): ChunkType {
+// The owning shard found no median: every document of the chunk has the same key.
+export function indivisibleChunk(): MongoError {
+  return new MongoError(ErrorCodes.CannotSplit, 'Unable to find median in chunk because chunk is indivisible.');
+}
+
+function targetChunk(form: SplitForm, key: ShardKeyPattern, findChunk: ChunkFinder): ChunkType {
   switch (form.kind) {
     case 'find': {
       const shardKey = key.extractShardKeyFromQuery(form.find);
       if (shardKey === undefined) throw commandError(`no shard key found in chunk query ${formatValue(form.find)}`);
-      return intersectingChunk(chunks, shardKey);
+      return findChunk(shardKey);
     }
     case 'bounds': {
       const [lower, upper] = form.bounds;
@@ -73,7 +74,7 @@ function targetChunk(form: SplitForm, key: ShardKeyPattern, chunks: readonly Chu
       }
       const min = normalizeShardKey(key, lower);
       const max = normalizeShardKey(key, upper);
-      const chunk = intersectingChunk(chunks, min);
+      const chunk = findChunk(min);
       if (compareValues(chunk.min, min) !== 0 || compareValues(chunk.max, max) !== 0) {
         throw commandError(`no chunk found with the shard key bounds [${formatValue(min)}, ${formatValue(max)})`);
       }
@@ -84,18 +85,11 @@ function targetChunk(form: SplitForm, key: ShardKeyPattern, chunks: readonly Chu
         throw commandError(`new split key ${formatValue(form.middle)} is not valid for shard key pattern ${formatValue(key.keyPattern)}`);
       }
       const middle = normalizeShardKey(key, form.middle);
-      const chunk = intersectingChunk(chunks, middle);
+      const chunk = findChunk(middle);
       if (compareValues(chunk.min, middle) === 0 || compareValues(chunk.max, middle) === 0) {
         throw commandError(`new split key ${formatValue(middle)} is a boundary key of existing chunk [${formatValue(chunk.min)},${formatValue(chunk.max)})`);
       }
       return chunk;
     }
   }
-}
-
-// ChunkManager::findIntersectingChunk: the chunk with min <= key < max.
-function intersectingChunk(chunks: readonly ChunkType[], shardKey: Doc): ChunkType {
-  const found = chunks.find((c) => compareValues(c.min, shardKey) <= 0 && compareValues(shardKey, c.max) < 0);
-  if (found === undefined) throw new MongoError(ErrorCodes.ShardKeyNotFound, `Cannot target single shard using key ${formatValue(shardKey)}`);
-  return found;
 }

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MinKey, MongoClient, ObjectId, Timestamp, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
+import { splitRefusals } from '../../src/config/split_point_finder_cases.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 
@@ -161,7 +162,8 @@ describe('the config server catalog through the router', () => {
 
     // Bounds that are not exactly one chunk's are refused, as mongos refuses them, and split nothing.
     await assert.rejects(admin.command({ split: 'cat.sp', bounds: [{ k: 50 }, { k: 75 }] }), /no chunk found with the shard key bounds/);
-    await assert.rejects(admin.command({ split: 'cat.sp', bounds: [{ k: 50 }] }), /two shard key documents/);
+    await assert.rejects(admin.command({ split: 'cat.sp', bounds: [{ k: 50 }] }), /upper bound not specified/);
+    await assert.rejects(admin.command({ split: 'cat.sp', find: { k: { $gte: 5 } } }), /no shard key found in chunk query/);
     assert.deepEqual(await chunksOf('cat.sp'), before);
 
     await admin.command({ split: 'cat.sp', bounds: [{ k: 50 }, { k: new MaxKey() }] });
@@ -189,6 +191,17 @@ describe('the config server catalog through the router', () => {
     assert.ok(cut > 0 && cut < 50 && afterFind[1].min.k === cut && afterFind[1].max.k === 50, `split at ${cut}`);
     assert.deepEqual([afterFind[0].lastmod.low, afterFind[1].lastmod.low], [top + 3, top + 4]);
     assert.equal(await client.db('cat').collection('sp').countDocuments(), 100);
+  });
+
+  it('refuses split as mongos does, with the pure module\'s cases', async () => {
+    const admin = client.db('admin');
+    await admin.command({ shardCollection: 'cat.refusals', key: { a: 1 } });
+    await admin.command({ split: 'cat.refusals', middle: { a: 0 } });
+    const before = await chunksOf('cat.refusals');
+    for (const refusal of splitRefusals('cat.refusals')) {
+      await assert.rejects(admin.command(refusal.cmd), (err: AnyDoc) => err.code === refusal.code && refusal.message.test(err.message), refusal.name);
+    }
+    assert.deepEqual(await chunksOf('cat.refusals'), before, 'nothing was split');
   });
 
   it('answers getShardVersion from the router\'s cache, and isdbgrid, hostInfo and getCmdLineOpts as mongos and mongod do', async () => {

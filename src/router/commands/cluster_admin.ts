@@ -1,11 +1,11 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { Timestamp } from 'bson';
-import { bsonTypeName, valuesEqual } from '../../bson/compare.js';
-import { formatValue } from '../../bson/format.js';
+import { bsonTypeName } from '../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../../commands/args.js';
-import { ShardKeyPattern } from '../../catalog/shard_key_pattern.js';
+import type { ChunkType } from '../../catalog/type_chunk.js';
+import { indivisibleChunk, parseSplitForm, splitTargetFor } from '../../config/split_point_finder.js';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 
@@ -70,46 +70,30 @@ async function shardedRouting(ctx: RouterContext, ns: string) {
 }
 
 // split {middle}: at that key; {find}: the chunk holding the matching key, at its median, asked
-// of the owning shard; {bounds}: the chunk with those bounds, at its median.
+// of the owning shard; {bounds}: the chunk with those bounds, at its median. Which chunk and where
+// is config/split_point_finder.ts's decision, with mongos's refusals.
 export const splitCommand: RouterCommand = {
   names: ['split'],
   adminOnly: true,
   async run(ctx, cmd) {
     const ns = requireString(cmd, 'split');
+    const form = parseSplitForm(cmd);
     const cm = await shardedRouting(ctx, ns);
-    const pattern = new ShardKeyPattern(cm.keyPattern);
-    let chunk;
-    let splitPoint: Doc | undefined;
-    if (isPlainObject(cmd.middle)) {
-      splitPoint = cmd.middle;
-      chunk = cm.findIntersectingChunk(cmd.middle);
-    } else if (isPlainObject(cmd.find)) {
-      chunk = cm.findIntersectingChunk(pattern.extractShardKeyFromDoc(cmd.find));
-    } else if (cmd.bounds !== undefined) {
-      const bounds = cmd.bounds;
-      if (!Array.isArray(bounds) || bounds.length !== 2 || !isPlainObject(bounds[0]) || !isPlainObject(bounds[1])) {
-        throw new MongoError(ErrorCodes.BadValue, 'split bounds must be an array of two shard key documents: [min, max]');
-      }
-      chunk = cm.findIntersectingChunk(bounds[0]);
-      // As mongos: bounds name one chunk exactly, never a range to be cut out of one.
-      if (!valuesEqual(chunk.min, bounds[0]) || !valuesEqual(chunk.max, bounds[1])) {
-        throw new MongoError(ErrorCodes.BadValue, `no chunk found with the shard key bounds [${formatValue(bounds[0])}, ${formatValue(bounds[1])})`);
-      }
-    } else {
-      throw new MongoError(ErrorCodes.BadValue, 'need to specify find, bounds or middle for split');
-    }
-    if (!splitPoint) {
-      const host = await ctx.router.shardRegistry.host(chunk.shard);
-      const reply = checkOk(await ctx.router.client.command(host, 'admin', { splitVector: ns, keyPattern: cm.keyPattern, min: chunk.min, max: chunk.max, force: true }));
-      const [median] = reply.splitKeys as Doc[];
-      if (!median) throw new MongoError(ErrorCodes.CannotSplit, `cannot find a split point for chunk ${JSON.stringify(chunk.min)}`);
-      splitPoint = median;
-    }
-    checkOk(await toConfig(ctx, { _configsvrCommitChunkSplit: ns, chunkRange: { min: chunk.min, max: chunk.max }, splitPoints: [splitPoint] }));
+    const { chunk, splitPoint } = splitTargetFor(form, cm.shardKeyPattern, (key) => cm.findIntersectingChunk(key));
+    const at = splitPoint ?? await medianKey(ctx, ns, cm.keyPattern, chunk);
+    checkOk(await toConfig(ctx, { _configsvrCommitChunkSplit: ns, chunkRange: { min: chunk.min, max: chunk.max }, splitPoints: [at] }));
     ctx.router.catalogCache.invalidateCollection(ns);
     return { ok: 1 };
   },
 };
+
+async function medianKey(ctx: RouterContext, ns: string, keyPattern: Doc, chunk: ChunkType): Promise<Doc> {
+  const host = await ctx.router.shardRegistry.host(chunk.shard);
+  const reply = checkOk(await ctx.router.client.command(host, 'admin', { splitVector: ns, keyPattern, min: chunk.min, max: chunk.max, force: true }));
+  const [median] = reply.splitKeys as Doc[];
+  if (median === undefined) throw indivisibleChunk();
+  return median;
+}
 
 export const mergeChunksCommand: RouterCommand = {
   names: ['mergeChunks'],
