@@ -4,19 +4,15 @@ import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import type { CursorManager } from './cursor_manager.js';
-import type { FailPoints } from './fail_points.js';
+import type { CappedInsertNotifier } from './capped_insert_notifier.js';
+import type { FailPoints } from '../base/fail_points.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import type { ShardingState } from '../shard/sharding_state.js';
 import type { ShardMetadata } from '../shard/shard_metadata.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
+import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
-import type { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
-import type { UserLoadMeter } from '../migration/user_load_meter.js';
-import type { CriticalSection } from '../shard/critical_section.js';
-import type { RangeDeleterService } from '../migration/range_deleter_service.js';
-import type { MigrationSourceManager } from '../migration/migration_source_manager.js';
-import type { MigrationDestinationManager } from '../migration/migration_destination_manager.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -49,6 +45,8 @@ export interface NodeServices {
   options: NodeOptions;
   storage: StorageEngine;
   cursors: CursorManager;
+  // What awaitData cursors wait on (an op observer of `storage`).
+  cappedInserts: CappedInsertNotifier;
   logger: Logger;
   startedAt: Date;
   counters: ServerCounters;
@@ -59,17 +57,7 @@ export interface NodeServices {
   // Node-to-node connections (to the config server, to other shards).
   client: WireClient;
   sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries };
-  // Chunk migration on a shard: the donation or reception in flight (the last one stays to answer
-  // late commands), the critical section the dispatcher waits on, and the range deleter.
-  migrations: {
-    registry: ActiveMigrationsRegistry;
-    criticalSection: CriticalSection;
-    rangeDeleter: RangeDeleterService;
-    source: MigrationSourceManager | undefined;
-    destination: MigrationDestinationManager | undefined;
-    // The user load the clone pacer judges.
-    loadMeter: UserLoadMeter;
-  };
+  migrations: MigrationRuntime;
   // Only on a config server.
   catalogManager?: ShardingCatalogManager;
   balancer?: Balancer;

@@ -2,8 +2,8 @@ import { idOfBytes } from '../bson/raw_document.js';
 import { deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { NodeServices } from '../commands/command.js';
-import { hangIfFailPointEnabled } from '../commands/fail_points.js';
+import type { MigrationNode } from './migration_node.js';
+import { hangIfFailPointEnabled } from '../base/fail_points.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { ScopedReceiveChunk } from './active_migrations_registry.js';
 import { withRecipientFailPoints, type FailPointHang } from './migration_fail_points.js';
@@ -45,10 +45,10 @@ export class MigrationDestinationManager {
   private readonly writesInFlight: Promise<void>[] = [];
   readonly startedAt = new Date();
 
-  private constructor(private readonly node: NodeServices, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
+  private constructor(private readonly node: MigrationNode, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
 
   // _recvChunkStart: registers the reception (117 when busy), then lets the machine decide.
-  static async start(node: NodeServices, request: RecvChunkStartRequest, donorHost: string): Promise<{ manager: MigrationDestinationManager; status: RecvChunkStatus }> {
+  static async start(node: MigrationNode, request: RecvChunkStartRequest, donorHost: string): Promise<{ manager: MigrationDestinationManager; status: RecvChunkStatus }> {
     const scoped = node.migrations.registry.registerReceiveChunk(request.nss, request.range, request.donorShardId);
     migrationStatistics(node).countRecipientMoveChunkStarted += 1;
     const manager = new MigrationDestinationManager(node, request, donorHost, scoped);
@@ -272,7 +272,7 @@ export function statusReply(manager: MigrationDestinationManager, status: RecvCh
 // reads that still hold the range, and the reception starts once the range is clean. A crash
 // meanwhile leaves the old task (its counters exact) and no reception. Pending tasks belong to a
 // migration still undecided and are refused as before.
-async function deleteOverlappingOrphans(node: NodeServices, request: RecvChunkStartRequest): Promise<void> {
+async function deleteOverlappingOrphans(node: MigrationNode, request: RecvChunkStartRequest): Promise<void> {
   const ready = overlappingTasks(node.local, request.nss, request.range).filter((t) => !t.pending);
   if (ready.length === 0) return;
   const orphans = ready.reduce((n, t) => n + t.numOrphanDocs, 0);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FailPoints, hangIfFailPointEnabled, waitForTimesEntered } from '../commands/fail_points.js';
+import { FailPoints, hangIfFailPointEnabled, waitForTimesEntered } from '../base/fail_points.js';
 import type { DonorEffect } from './donor_effects.js';
 import { donorInitialState, donorStep, type DonorEvent, type DonorState } from './donor_state_machine.js';
 import { withDonorFailPoints } from './migration_fail_points.js';

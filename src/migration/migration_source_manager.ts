@@ -6,8 +6,8 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { fromPlacementTimestamp, placementTimestamp, shardVersionToBSON } from '../catalog/chunk_version.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import type { ChunkRange } from '../config/chunk_range.js';
-import type { NodeServices } from '../commands/command.js';
-import { hangIfFailPointEnabled } from '../commands/fail_points.js';
+import type { MigrationNode } from './migration_node.js';
+import { hangIfFailPointEnabled } from '../base/fail_points.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
@@ -46,7 +46,7 @@ export interface MoveRangeRequest {
 
 // _shardsvrMoveRange: runs the migration on this (donor) shard, or joins the identical one in
 // flight; resolves when it committed, throws the reason it aborted.
-export async function moveRange(node: NodeServices, request: MoveRangeRequest): Promise<void> {
+export async function moveRange(node: MigrationNode, request: MoveRangeRequest): Promise<void> {
   const shardId = requireShardName(node);
   const scoped = node.migrations.registry.registerDonateChunk({
     nss: request.nss, range: request.range, fromShardId: shardId, toShardId: request.toShard, waitForDelete: request.waitForDelete, forceJumbo: false,
@@ -66,7 +66,7 @@ export async function moveRange(node: NodeServices, request: MoveRangeRequest): 
 
 // At startup, before migrations are accepted: finish every migration a coordinator document says
 // was in flight when the process stopped.
-export function recoverDonations(node: NodeServices): Promise<void>[] {
+export function recoverDonations(node: MigrationNode): Promise<void>[] {
   return node.local.find(MIGRATION_COORDINATORS_NS).map(async (raw) => {
     const doc = migrationCoordinatorDocumentFromBSON(raw);
     const scoped = node.migrations.registry.registerDonateChunk({
@@ -99,11 +99,11 @@ export class MigrationSourceManager {
   // For a new migration: what its range deletion tasks record besides the coordinator document.
   taskDetails: DonorTaskDetails = {};
 
-  constructor(private readonly node: NodeServices, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
+  constructor(private readonly node: MigrationNode, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
 
   // Reads the chunk's version and the collection's uuid from the config server: the coordinator
   // document pins them, so recovery can fence and read the owner of exactly this chunk.
-  static async forNewMigration(node: NodeServices, shardId: string, request: MoveRangeRequest): Promise<MigrationSourceManager> {
+  static async forNewMigration(node: MigrationNode, shardId: string, request: MoveRangeRequest): Promise<MigrationSourceManager> {
     const found = await new RemoteConfigReader(node.client, requireConfigHost(node)).readCollection(request.nss);
     if (found === undefined) throw new MongoError(ErrorCodes.NamespaceNotSharded, `${request.nss} is not sharded`);
     const { collection, chunks } = found;
@@ -448,13 +448,13 @@ function throwIfFailed(outcome: DonationOutcome): void {
   if (!outcome.ok) throw outcome.error;
 }
 
-function requireShardName(node: NodeServices): string {
+function requireShardName(node: MigrationNode): string {
   const name = node.sharding.state.shardName;
   if (name === undefined) throw new MongoError(ErrorCodes.IllegalOperation, 'this node is not a shard');
   return name;
 }
 
-function requireConfigHost(node: NodeServices): string {
+function requireConfigHost(node: MigrationNode): string {
   const host = node.sharding.state.configHost;
   if (host === undefined) throw new MongoError(ErrorCodes.IllegalOperation, 'this node is not a shard');
   return host;

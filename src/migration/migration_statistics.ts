@@ -1,5 +1,5 @@
 // Cumulative migration counters of one node, for serverStatus's shardingStatistics (MongoDB's
-// ShardingStatistics). Kept per NodeServices object so several nodes in one process (unit tests)
+// ShardingStatistics). Kept per node object so several nodes in one process (unit tests)
 // do not share them.
 export interface MigrationStatistics {
   countDonorMoveChunkStarted: number;

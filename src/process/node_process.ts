@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { buildCommandTable, dispatchCommand } from '../commands/dispatcher.js';
 import type { NodeOptions, NodeServices } from '../commands/command.js';
 import { CursorManager } from '../commands/cursor_manager.js';
-import { FailPoints } from '../commands/fail_points.js';
+import { CappedInsertNotifier } from '../commands/capped_insert_notifier.js';
+import { FailPoints } from '../base/fail_points.js';
 import { handleMessage } from '../commands/message_handler.js';
 import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
@@ -60,11 +61,14 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   const shardingState = new ShardingState(local);
   const client = new WireClient();
   const queries = new OngoingQueries();
+  const cappedInserts = new CappedInsertNotifier();
+  storage.observers.push(cappedInserts);
   const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
   const services: NodeServices = {
     options,
     storage,
     cursors: new CursorManager(),
+    cappedInserts,
     logger,
     startedAt: new Date(),
     counters,

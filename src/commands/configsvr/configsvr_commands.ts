@@ -6,7 +6,7 @@ import type { CommandContext, CommandDefinition } from '../command.js';
 import { optionalBool, optionalDoc, optionalNumber, optionalString, requireDoc, requireString } from '../args.js';
 import type { Timestamp } from 'bson';
 import { shardVersionFromBSON } from '../../catalog/chunk_version.js';
-import { hangIfFailPointEnabled } from '../fail_points.js';
+import { hangIfFailPointEnabled } from '../../base/fail_points.js';
 
 function manager(ctx: CommandContext): ShardingCatalogManager {
   const m = ctx.node.catalogManager;

@@ -3,7 +3,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
 import { MovePrimaryCoordinator } from '../../configsvr/move_primary_coordinator.js';
 import { ShardRemoval } from '../../configsvr/shard_removal.js';
-import { hangIfFailPointEnabled } from '../fail_points.js';
+import { hangIfFailPointEnabled } from '../../base/fail_points.js';
 import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
 import { requireString } from '../args.js';
 

@@ -2,7 +2,7 @@ import { isNumber, isPlainObject, toDouble } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandDefinition } from '../command.js';
-import { waitForTimesEntered } from '../fail_points.js';
+import { waitForTimesEntered, type FailPointMode } from '../../base/fail_points.js';
 
 export const configureFailPointCommand: CommandDefinition = {
   names: ['configureFailPoint'],
@@ -12,10 +12,16 @@ export const configureFailPointCommand: CommandDefinition = {
     const name = cmd.configureFailPoint;
     if (typeof name !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, 'configureFailPoint takes a fail point name');
     const data = isPlainObject(cmd.data) ? cmd.data : {};
-    const { count } = ctx.node.failPoints.configure(name, cmd.mode, data);
+    const { count } = ctx.node.failPoints.configure(name, parseMode(cmd.mode), data);
     return { count, ok: 1 };
   },
 };
+
+function parseMode(mode: unknown): FailPointMode {
+  if (mode === 'off' || mode === 'alwaysOn') return mode;
+  if (isPlainObject(mode) && isNumber(mode.times)) return { times: toDouble(mode.times) };
+  throw new MongoError(ErrorCodes.BadValue, "'mode' must be 'alwaysOn', 'off' or {times: n}");
+}
 
 // As mongod's: waits until the fail point has been entered `timesEntered` times in all (tests take
 // the count configureFailPoint returned and add one); maxTimeMS is required, since nothing else

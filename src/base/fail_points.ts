@@ -1,35 +1,31 @@
-import { MongoError } from '../base/errors.js';
-import { ErrorCodes } from '../base/error_codes.js';
-import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
+// MongoDB's fail points: named places in protocol code that a test can make fire (modes alwaysOn,
+// off, {times: n}, with data). The configureFailPoint command, only reachable with
+// --enableTestCommands, parses the mode; code at a step asks `shouldFire(name)` or pauses with
+// hangIfFailPointEnabled. Kept here, below every layer that has such steps.
+export type FailPointMode = 'off' | 'alwaysOn' | { readonly times: number };
 
-// configureFailPoint as mongod implements it: modes alwaysOn, off, {times: n}, with `data`.
-// Only reachable with --enableTestCommands. Protocol code asks `shouldFire(name)` at its steps.
+export type FailPointData = Readonly<Record<string, unknown>>;
+
 interface FailPointState {
   mode: 'off' | 'alwaysOn' | 'times';
   remaining: number;
-  data: Doc;
+  data: FailPointData;
   timesEntered: number;
 }
 
 export class FailPoints {
   private readonly points = new Map<string, FailPointState>();
 
-  configure(name: string, mode: unknown, data: Doc = {}): { count: number } {
+  // Returns how many times the fail point had been entered before.
+  configure(name: string, mode: FailPointMode, data: FailPointData = {}): { count: number } {
     const previous = this.points.get(name)?.timesEntered ?? 0;
-    if (mode === 'off') {
-      this.points.set(name, { mode: 'off', remaining: 0, data, timesEntered: previous });
-    } else if (mode === 'alwaysOn') {
-      this.points.set(name, { mode: 'alwaysOn', remaining: 0, data, timesEntered: previous });
-    } else if (isPlainObject(mode) && isNumber(mode.times)) {
-      this.points.set(name, { mode: 'times', remaining: toDouble(mode.times), data, timesEntered: previous });
-    } else {
-      throw new MongoError(ErrorCodes.BadValue, "'mode' must be 'alwaysOn', 'off' or {times: n}");
-    }
+    if (mode === 'off' || mode === 'alwaysOn') this.points.set(name, { mode, remaining: 0, data, timesEntered: previous });
+    else this.points.set(name, { mode: 'times', remaining: mode.times, data, timesEntered: previous });
     return { count: previous };
   }
 
   // Returns the fail point's data when it fires, undefined otherwise.
-  shouldFire(name: string): Doc | undefined {
+  shouldFire(name: string): FailPointData | undefined {
     const p = this.points.get(name);
     if (!p || p.mode === 'off') return undefined;
     if (p.mode === 'times') {

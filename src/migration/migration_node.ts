@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import type { FailPoints } from '../base/fail_points.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
+import type { CriticalSection } from '../shard/critical_section.js';
+import type { ShardMetadata } from '../shard/shard_metadata.js';
+import type { ShardingState } from '../shard/sharding_state.js';
+import type { StorageEngine } from '../storage/storage_engine.js';
+import type { WireClient } from '../wire/client.js';
+import type { ActiveMigrationsRegistry } from './active_migrations_registry.js';
+import type { MigrationDestinationManager } from './migration_destination_manager.js';
+import type { MigrationSourceManager } from './migration_source_manager.js';
+import type { RangeDeleterService } from './range_deleter_service.js';
+import type { UserLoadMeter } from './user_load_meter.js';
+
+// A shard's migration machinery: the donation or reception in flight (the last one stays to
+// answer late commands), the critical section the dispatcher waits on, and the range deleter.
+export interface MigrationRuntime {
+  readonly registry: ActiveMigrationsRegistry;
+  readonly criticalSection: CriticalSection;
+  readonly rangeDeleter: RangeDeleterService;
+  source: MigrationSourceManager | undefined;
+  destination: MigrationDestinationManager | undefined;
+  // The user load the clone pacer judges.
+  readonly loadMeter: UserLoadMeter;
+}
+
+// What the migration drivers use of the shard they run on: the layers below them and nothing of
+// the command layer that calls them (a node's services satisfy it as they are).
+export interface MigrationNode {
+  readonly options: {
+    readonly bindIp: string;
+    readonly port: number;
+    readonly parameters: { readonly migrateClonePercentUnderLoad: number; readonly receiveChunkWaitForRangeDeleterTimeoutMS: number };
+  };
+  readonly storage: StorageEngine;
+  readonly local: LocalCollections;
+  readonly client: WireClient;
+  readonly logger: Logger;
+  readonly failPoints: FailPoints;
+  readonly sharding: { readonly state: ShardingState; readonly metadata: ShardMetadata };
+  readonly migrations: MigrationRuntime;
+}
