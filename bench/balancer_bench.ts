@@ -3,9 +3,10 @@
 // nothing. Reports rounds to converge, bytes moved against the least any balancer could move to
 // reach a state this policy accepts (bench/balancer_sim.ts explains the bound), and the time of
 // each policy call.
+import { MaxKey } from 'bson';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { MaxKey, MinKey, type Doc } from '../src/bson/values.js';
+import { MinKey, type Doc } from '../src/bson/values.js';
 import { balanceCollection, type BalancerPolicyName, type ChunkInfo, type ShardStats, type ZoneRange } from '../src/config/balancer_policy.js';
 import { BalancerSim, minimumBytesToMove, type SimCluster, type SimResult } from './balancer_sim.js';
 

@@ -1,4 +1,5 @@
-import { MaxKey, MinKey, bsonTag, type Doc } from '../src/bson/values.js';
+import { MaxKey } from 'bson';
+import { MinKey, bsonTag, type Doc } from '../src/bson/values.js';
 import {
   balanceCollection,
   type ChunkInfo,

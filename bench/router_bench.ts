@@ -1,9 +1,10 @@
+import { MaxKey } from 'bson';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { MongoClient, type Collection } from 'mongodb';
-import { Binary, MaxKey, MinKey, ObjectId, Timestamp } from '../src/bson/values.js';
+import { Binary, MinKey, ObjectId, Timestamp } from '../src/bson/values.js';
 import type { ChunkType, CollectionType } from '../src/catalog/type_chunk.js';
 import { ChunkManager } from '../src/router/chunk_manager.js';
 import { cpuSeconds } from './proc_cpu.js';

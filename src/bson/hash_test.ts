@@ -1,7 +1,8 @@
+import { BSONSymbol, Code, MaxKey } from 'bson';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hashValue } from './hash.js';
-import { Binary, BSONRegExp, BSONSymbol, Code, Decimal128, Double, Long, MaxKey, MinKey, ObjectId, Timestamp } from './values.js';
+import { Binary, BSONRegExp, Decimal128, Double, Long, MinKey, ObjectId, Timestamp } from './values.js';
 
 // Expected hashes are MongoDB's own test vectors (src/mongo/db/hasher_test.cpp), which its
 // comments describe as determined experimentally and fixed across platforms and versions. Its

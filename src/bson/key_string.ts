@@ -20,10 +20,6 @@ export function encodeKey(values: readonly unknown[], ordering?: Ordering): Buff
   return out.finish();
 }
 
-export function encodeValue(v: unknown): Buffer {
-  return encodeKey([v]);
-}
-
 // Type bytes follow MongoDB's canonical type order. They start at 1 so that 0 can end objects and
 // arrays: a shorter object sorts before a longer one that it prefixes.
 function typeByte(v: unknown): number {

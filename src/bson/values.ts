@@ -1,4 +1,4 @@
-import { BSON, Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, BSONSymbol, DBRef } from 'bson';
+import { BSON, Binary, BSONRegExp, Decimal128, Double, Int32, Long, MinKey, ObjectId, Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 
@@ -12,7 +12,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 //   missing -> undefined (never stored)
 export type Doc = Record<string, unknown>;
 
-export { Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, BSONSymbol, DBRef };
+export { Binary, BSONRegExp, Decimal128, Double, Int32, Long, MinKey, ObjectId, Timestamp };
 
 const deserializeOptions = { promoteValues: false, bsonRegExp: true, validation: { utf8: true } } as const;
 
@@ -132,10 +132,6 @@ function arith(a: unknown, b: unknown, onInt: (x: bigint, y: bigint) => bigint, 
   const r = onDouble(toDouble(a), toDouble(b));
   if (kind === 'decimal') return Decimal128.fromString(String(r));
   return new Double(r);
-}
-
-export function isNullish(v: unknown): boolean {
-  return v === null || v === undefined;
 }
 
 export function cloneValue<T>(v: T): T {

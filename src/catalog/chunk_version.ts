@@ -29,10 +29,6 @@ export function compareChunkVersions(a: ChunkVersion, b: ChunkVersion): number {
   return 0;
 }
 
-export function isOlderThan(a: ChunkVersion, b: ChunkVersion): boolean {
-  return compareChunkVersions(a, b) < 0;
-}
-
 // `lastmod` in config.chunks: Timestamp(major, minor). Read back through t/i, which are unsigned
 // (high/low are the signed halves of a Long and turn negative from 2^31).
 export function placementTimestamp(v: ChunkVersion): Timestamp {

@@ -1,4 +1,4 @@
-import { Timestamp, UUID } from 'bson';
+import type { Timestamp } from 'bson';
 import { bsonTag, isPlainObject, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
@@ -10,10 +10,6 @@ export interface DatabaseVersion {
   readonly uuid: Binary;
   readonly timestamp: Timestamp;
   readonly lastMod: number;
-}
-
-export function newDatabaseVersion(timestamp: Timestamp): DatabaseVersion {
-  return { uuid: new UUID(), timestamp, lastMod: 1 };
 }
 
 export function compareDatabaseVersions(a: DatabaseVersion, b: DatabaseVersion): number {

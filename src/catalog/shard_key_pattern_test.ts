@@ -1,8 +1,9 @@
+import { MaxKey } from 'bson';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ShardKeyPattern } from './shard_key_pattern.js';
 import { hashValue } from '../bson/hash.js';
-import { BSONRegExp, Double, Long, MaxKey, MinKey } from '../bson/values.js';
+import { BSONRegExp, Double, Long, MinKey } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 
 function assertMongoError(fn: () => unknown, code: number, message?: RegExp): void {

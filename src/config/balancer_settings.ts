@@ -2,7 +2,6 @@ import type { Doc } from '../bson/values.js';
 import type { BalancerPolicyName } from './balancer_policy.js';
 import { chunkSizeBytesFromSetting } from '../catalog/chunk_size.js';
 
-export { DEFAULT_CHUNK_SIZE_BYTES } from '../catalog/chunk_size.js';
 
 export interface ActiveWindow {
   readonly start: number; // minutes after local midnight

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
+import { DEFAULT_CHUNK_SIZE_BYTES } from '../catalog/chunk_size.js';
 import assert from 'node:assert/strict';
-import { DEFAULT_CHUNK_SIZE_BYTES, inBalancingWindow, parseBalancerSettings, shouldBalance } from './balancer_settings.js';
+import { inBalancingWindow, parseBalancerSettings, shouldBalance } from './balancer_settings.js';
 
 function at(h: number, m: number): Date {
   const d = new Date(2026, 0, 1, h, m, 0);

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ObjectId, Timestamp, UUID } from 'bson';
-import { MaxKey, MinKey, type Doc } from '../bson/values.js';
+import { ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { MinKey, type Doc } from '../bson/values.js';
 import { compareValues } from '../bson/compare.js';
 import { compareChunkVersions, type ChunkVersion } from '../catalog/chunk_version.js';
 import type { ChunkType, CollectionType, ShardType } from '../catalog/type_chunk.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ObjectId, Timestamp, UUID } from 'bson';
-import { BSONRegExp, MaxKey, MinKey, type Doc } from '../bson/values.js';
+import { ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { BSONRegExp, MinKey, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { chunkVersion, type ChunkVersion } from '../catalog/chunk_version.js';
 import type { ChunkType, CollectionType, ShardType } from '../catalog/type_chunk.js';

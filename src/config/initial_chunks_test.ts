@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Long, ObjectId, Timestamp, UUID } from 'bson';
-import { MaxKey, MinKey, type Doc } from '../bson/values.js';
+import { Long, ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { MinKey, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { hashedSplitPoints, initialChunks, type InitialChunksRequest } from './initial_chunks.js';

@@ -3,9 +3,9 @@ import { assert } from '../base/errors.js';
 import { changeLogEntry, type ChangeLogContext } from './changelog.js';
 
 // The config.changelog entries of one migration (MongoDB 7.0). The shards write them, with their
-// own shard id in `shard`: the donor logs moveChunk.start when cloning begins, moveChunk.commit
-// once the config server committed, moveChunk.error when it gives up, and moveChunk.from when it
-// is done; the recipient logs moveChunk.to when its side ends.
+// own shard id in `shard`: the donor logs moveChunk.start when cloning begins, moveChunk.error when
+// it gives up, and moveChunk.from when it is done; the config server logs moveChunk.commit. (MongoDB's
+// recipient also logs moveChunk.to with its own step times; docshard's does not time its steps yet.)
 
 export interface MigrationLogRange {
   readonly ns: string;
@@ -15,9 +15,8 @@ export interface MigrationLogRange {
   readonly to: string;
 }
 
-// MigrationSourceManager counts 6 steps, MigrationDestinationManager 8.
+// MigrationSourceManager counts 6 steps.
 export const DONOR_STEPS = 6;
-export const RECIPIENT_STEPS = 8;
 
 export function moveChunkStartEntry(ctx: ChangeLogContext, shard: string, r: MigrationLogRange): Doc {
   return changeLogEntry(ctx, shard, 'moveChunk.start', r.ns, { min: r.min, max: r.max, from: r.from, to: r.to });
@@ -32,25 +31,17 @@ export function moveChunkErrorEntry(ctx: ChangeLogContext, shard: string, r: Mig
   return changeLogEntry(ctx, shard, 'moveChunk.error', r.ns, { min: r.min, max: r.max, from: r.from, to: r.to });
 }
 
-// MoveTimingHelper's entry: the milliseconds of every finished step ("step 1 of 6": ms, in order),
-// then the range and shards, and "success" only when all steps finished.
-export function moveTimingEntry(
-  ctx: ChangeLogContext,
-  shard: string,
-  where: 'from' | 'to',
-  r: MigrationLogRange,
-  stepMillis: readonly number[],
-  errmsg?: string,
-): Doc {
-  const total = where === 'from' ? DONOR_STEPS : RECIPIENT_STEPS;
-  assert(stepMillis.length <= total, `moveChunk.${where} has only ${total} steps`);
+// MoveTimingHelper's entry on the donor: the milliseconds of every finished step ("step 1 of 6":
+// ms, in order), then the range and shards, and "success" only when all steps finished.
+export function moveChunkFromEntry(ctx: ChangeLogContext, shard: string, r: MigrationLogRange, stepMillis: readonly number[], errmsg?: string): Doc {
+  assert(stepMillis.length <= DONOR_STEPS, `moveChunk.from has only ${DONOR_STEPS} steps`);
   const details: Doc = {};
-  stepMillis.forEach((ms, i) => { details[`step ${i + 1} of ${total}`] = ms; });
+  stepMillis.forEach((ms, i) => { details[`step ${i + 1} of ${DONOR_STEPS}`] = ms; });
   details.min = r.min;
   details.max = r.max;
   details.to = r.to;
   details.from = r.from;
-  details.note = stepMillis.length === total ? 'success' : 'aborted';
+  details.note = stepMillis.length === DONOR_STEPS ? 'success' : 'aborted';
   if (errmsg !== undefined && errmsg !== '') details.errmsg = errmsg;
-  return changeLogEntry(ctx, shard, `moveChunk.${where}`, r.ns, details);
+  return changeLogEntry(ctx, shard, 'moveChunk.from', r.ns, details);
 }

@@ -1,4 +1,5 @@
-import { MaxKey, type Doc } from '../bson/values.js';
+import { MaxKey } from 'bson';
+import { type Doc } from '../bson/values.js';
 
 // The refusals of the `split` command, as mongos words them, for a collection sharded on {a: 1}
 // with chunks [MinKey, 0) and [0, MaxKey). Checked on the pure module (split_point_finder_test.ts)

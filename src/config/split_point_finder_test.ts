@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ObjectId, Timestamp, UUID } from 'bson';
-import { MaxKey, MinKey, type Doc } from '../bson/values.js';
+import { ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { MinKey, type Doc } from '../bson/values.js';
 import { hashValue } from '../bson/hash.js';
 import { MongoError } from '../base/errors.js';
 import { compareValues } from '../bson/compare.js';

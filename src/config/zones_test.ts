@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Long, ObjectId, Timestamp, UUID } from 'bson';
-import { BSONRegExp, MaxKey, MinKey, type Doc } from '../bson/values.js';
+import { Long, ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { BSONRegExp, MinKey, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { CollectionType, ShardType } from '../catalog/type_chunk.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';

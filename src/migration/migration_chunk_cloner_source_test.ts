@@ -1,9 +1,10 @@
+import { MaxKey } from 'bson';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { deserializeDocument, MaxKey, MinKey, serializeDocument, type Doc } from '../bson/values.js';
+import { deserializeDocument, MinKey, serializeDocument, type Doc } from '../bson/values.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { StorageEngine } from '../storage/storage_engine.js';

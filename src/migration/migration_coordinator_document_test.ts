@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Long, ObjectId, Timestamp, UUID } from 'bson';
-import { MaxKey, MinKey, deserializeDocument, serializeDocument } from '../bson/values.js';
+import { Long, ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { MinKey, deserializeDocument, serializeDocument } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { chunkVersion } from '../catalog/chunk_version.js';
 import {

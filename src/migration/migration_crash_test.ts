@@ -10,11 +10,10 @@ import {
   migrationCoordinatorDocumentToBSON,
   type MigrationDecision,
 } from './migration_coordinator_document.js';
-import { rangeOwnerAfter } from './migration_decision.js';
 import { rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON } from './range_deletion_task.js';
 import type { RecipientEffect } from './recipient_effects.js';
 import { recipientInitialState, recipientStep, type RecipientEvent, type RecipientState } from './recipient_state_machine.js';
-import { checkDonorOrdering, coordinatorDoc } from './migration_test_util.js';
+import { checkDonorOrdering, coordinatorDoc, rangeOwnerAfter } from './migration_test_util.js';
 
 // A tiny deterministic world that runs the real donor and recipient machines: two shards' disks
 // (coordinator documents, range deletion tasks, the range's documents), a config server that

@@ -15,11 +15,6 @@ export function decisionFromConfigOwner(doc: MigrationCoordinatorDocument, owner
   return 'committed';
 }
 
-// Which shard keeps the documents of the range once the decision is carried out.
-export function rangeOwnerAfter(doc: MigrationCoordinatorDocument, decision: MigrationDecision): string {
-  return decision === 'committed' ? doc.recipientShardId : doc.donorShardId;
-}
-
 export interface DecisionOptions {
   // False when the decision is already on disk (read back at recovery).
   readonly persist: boolean;

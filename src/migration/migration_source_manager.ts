@@ -22,7 +22,7 @@ import {
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON, taskTimestamp } from './range_deletion_task.js';
 import { countRange } from './range_orphans.js';
 import { migrationStatistics } from './migration_statistics.js';
-import { DONOR_STEPS, moveChunkStartEntry, moveTimingEntry } from '../config/migration_changelog.js';
+import { DONOR_STEPS, moveChunkErrorEntry, moveChunkFromEntry, moveChunkStartEntry } from '../config/migration_changelog.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
 
 // Per-phase limits; the state machine ignores a timer armed in a phase it has left. From the
@@ -214,7 +214,9 @@ export class MigrationSourceManager {
     if (this.startedAt !== undefined) stats.totalDonorMoveChunkTimeMillis += Date.now() - this.startedAt.getTime();
     // A migration finished by recovery did not time its steps; it still ends in success.
     const steps = error === undefined ? [...this.stepMillis, ...Array<number>(DONOR_STEPS).fill(0)].slice(0, DONOR_STEPS) : this.stepMillis.slice(0, DONOR_STEPS - 1);
-    this.logChange((ctx) => moveTimingEntry(ctx, this.doc.donorShardId, 'from', this.logRange(), steps, error?.message));
+    // As MigrationSourceManager::cleanupOnError: the failure first, then the timings.
+    if (error !== undefined) this.logChange((ctx) => moveChunkErrorEntry(ctx, this.doc.donorShardId, this.logRange()));
+    this.logChange((ctx) => moveChunkFromEntry(ctx, this.doc.donorShardId, this.logRange(), steps, error?.message));
     this.finish(error === undefined ? { ok: true } : { ok: false, error });
   }
 

@@ -70,3 +70,8 @@ export function checkDonorOrdering(log: readonly DonorEffect[], recovered?: { de
   const forget = at('deleteCoordinatorDoc');
   if (forget >= 0) assert.ok(types.slice(forget + 1).every((t) => t === 'awaitRangeDeletion'), `the document is forgotten last: ${types.join(', ')}`);
 }
+
+// Which shard keeps the documents of the range once the decision is carried out.
+export function rangeOwnerAfter(doc: MigrationCoordinatorDocument, decision: MigrationDecision): string {
+  return decision === 'committed' ? doc.recipientShardId : doc.donorShardId;
+}

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Long, ObjectId, Timestamp, UUID } from 'bson';
-import { MaxKey, deserializeDocument, serializeDocument } from '../bson/values.js';
+import { Long, ObjectId, Timestamp, UUID, MaxKey } from 'bson';
+import { deserializeDocument, serializeDocument } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { hasOrphanCounters, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON, taskTimestamp, type RangeDeletionTask } from './range_deletion_task.js';
 

@@ -34,23 +34,6 @@ export type RecipientEffect =
   | { readonly type: 'applyMods'; readonly nss: string; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[] }
   | { readonly type: 'reply'; readonly command: RecipientCommand; readonly result: RecvChunkStatus | MongoError };
 
-export type RecipientEffectClass = 'persist' | 'request' | 'local' | 'reply';
-
-const CLASSES: Record<RecipientEffect['type'], RecipientEffectClass> = {
-  persistRangeDeletionTask: 'persist',
-  createCollectionAndIndexes: 'local',
-  requestCloneBatch: 'request',
-  applyCloneBatch: 'local',
-  syncClonedDocuments: 'persist',
-  requestTransferMods: 'request',
-  applyMods: 'local',
-  reply: 'reply',
-};
-
-export function recipientEffectClass(effect: RecipientEffect): RecipientEffectClass {
-  return CLASSES[effect.type];
-}
-
 export type RecipientCommand = '_recvChunkStart' | '_recvChunkStatus' | '_recvChunkCommit' | '_recvChunkAbort';
 
 // The state names _recvChunkStatus reports, as MongoDB spells them.

@@ -4,7 +4,7 @@ import { UUID } from 'bson';
 import { MinKey, serializeDocument } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { recipientEffectClass, type RecipientEffect, type RecvChunkStartRequest } from './recipient_effects.js';
+import type { RecipientEffect, RecvChunkStartRequest } from './recipient_effects.js';
 import { recipientInitialState, recipientStatus, recipientStep, type RecipientEvent, type RecipientPhase, type RecipientState } from './recipient_state_machine.js';
 
 const migrationId = new UUID('11111111-2222-4333-8444-555555555555');
@@ -75,7 +75,7 @@ test('the range deletion task is durable before the donor hears the recipient st
   const { effects } = recipientStep(recipientInitialState(), ev.start);
   const [persist] = effects;
   assert.ok(persist?.type === 'persistRangeDeletionTask' && persist.task.pending && persist.task.whenToClean === 'now' && persist.task._id.equals(migrationId));
-  assert.deepEqual(effects.map(recipientEffectClass), ['persist', 'reply', 'local', 'request']);
+  assert.deepEqual(effects.map((e) => e.type), ['persistRangeDeletionTask', 'reply', 'createCollectionAndIndexes', 'requestCloneBatch']);
 });
 
 test('a batch that leaves nothing pending on the donor ends the catch-up, one that leaves some does not', () => {

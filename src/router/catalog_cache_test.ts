@@ -1,9 +1,9 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { UUID } from 'bson';
+import { UUID, MaxKey } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { Binary, MaxKey, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
+import { Binary, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
 import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { WireClient } from '../wire/client.js';

@@ -1,6 +1,7 @@
+import { MaxKey } from 'bson';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Binary, MaxKey, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
+import { Binary, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 import { ChunkManager } from './chunk_manager.js';

@@ -1,4 +1,4 @@
-import { chunkSizeBytesFromSetting, DEFAULT_CHUNK_SIZE_BYTES } from '../catalog/chunk_size.js';
+import { chunkSizeBytesFromSetting } from '../catalog/chunk_size.js';
 import { BSON } from 'bson';
 import type { Logger } from 'pino';
 import type { LazyDocument } from '../bson/raw_document.js';
@@ -17,7 +17,6 @@ import type { ShardRegistry } from './shard_registry.js';
 // shard's autoSplitVector proposes split keys, _configsvrCommitChunkSplit commits them, and the
 // routing of the collection is refreshed. A client's write never waits for any of it.
 
-export { DEFAULT_CHUNK_SIZE_BYTES };
 
 // MongoDB's splitThreshold heuristic (ChunkWritesTracker::shouldSplit, kSplitTestFactor = 5): a
 // chunk is checked each time a fifth of the maximum chunk size has been written to it. Bytes

@@ -1,11 +1,13 @@
+import { MaxKey } from 'bson';
 import { describe, test } from 'node:test';
+import { DEFAULT_CHUNK_SIZE_BYTES } from '../catalog/chunk_size.js';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { Binary, Double, Long, MaxKey, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
+import { Binary, Double, Long, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import { ChunkManager } from './chunk_manager.js';
 import {
-  ChunkSplitter, DEFAULT_CHUNK_SIZE_BYTES, MAX_CHECKS_IN_FLIGHT, parseAutoSplitSettings, SETTINGS_TTL_MS, shouldCheckChunk, splitThreshold,
+  ChunkSplitter, MAX_CHECKS_IN_FLIGHT, parseAutoSplitSettings, SETTINGS_TTL_MS, shouldCheckChunk, splitThreshold,
   statementWrite, type AutoSplitSettings, type ChunkSplitterDeps,
 } from './chunk_splitter.js';
 

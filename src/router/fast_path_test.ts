@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BSON } from 'bson';
-import { Binary, Decimal128, Double, Long, MaxKey, MinKey, ObjectId, Timestamp, serializeDocument, type Doc } from '../bson/values.js';
+import { BSON, MaxKey } from 'bson';
+import { Binary, Decimal128, Double, Long, MinKey, ObjectId, Timestamp, serializeDocument, type Doc } from '../bson/values.js';
 import { shardVersionToBSON } from '../catalog/chunk_version.js';
 import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
 import { ChunkManager } from './chunk_manager.js';

@@ -1,6 +1,7 @@
+import { MaxKey } from 'bson';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Binary, Double, Long, MaxKey, MinKey, ObjectId, Timestamp, deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { Binary, Double, Long, MinKey, ObjectId, Timestamp, deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
 import { encodeOpMsgRequest, OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { ChunkManager } from './chunk_manager.js';

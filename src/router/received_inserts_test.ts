@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BSON } from 'bson';
+import { BSON, MaxKey } from 'bson';
 import { MongoError } from '../base/errors.js';
-import { Binary, Double, Long, MaxKey, MinKey, ObjectId, Timestamp, deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
+import { Binary, Double, Long, MinKey, ObjectId, Timestamp, deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import { attachSequence } from '../commands/original_bytes.js';
 import { ChunkManager } from './chunk_manager.js';

@@ -1,6 +1,7 @@
+import { MaxKey } from 'bson';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Binary, BSONRegExp, Long, MaxKey, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
+import { Binary, BSONRegExp, Long, MinKey, ObjectId, Timestamp, type Doc } from '../bson/values.js';
 import { hashValue } from '../bson/hash.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';

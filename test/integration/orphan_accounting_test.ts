@@ -201,5 +201,8 @@ describe('orphans are counted apart from owned documents', () => {
     }, 60_000, 50);
     assert.ok(seen.some((n) => n > 0 && n < 1000), `seen while deleting: ${seen.join(' ')}`);
     assert.equal(await storedOn(2), 1000);
+    // The donor's recovery logs the failure, as MigrationSourceManager::cleanupOnError does.
+    const logged = await router.db('config').collection<AnyDoc>('changelog').find({ what: { $in: ['moveChunk.error', 'moveChunk.from'] }, ns: NS, 'details.to': 'shard2', 'details.min': { k: 1000 } }).toArray();
+    assert.deepEqual(logged.map((e) => [e.what, e.shard]).sort(), [['moveChunk.error', 'shard1'], ['moveChunk.from', 'shard1']]);
   });
 });
