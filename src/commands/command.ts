@@ -3,6 +3,7 @@ import type { Balancer } from '../configsvr/balancer.js';
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
+import type { TtlMonitor } from '../ttl/ttl_monitor.js';
 import type { CursorManager } from './cursor_manager.js';
 import type { CappedInsertNotifier } from './capped_insert_notifier.js';
 import type { FailPoints } from '../base/fail_points.js';
@@ -31,6 +32,7 @@ export interface NodeOptions {
     rangeDeleterBatchSize: number;
     rangeDeleterBatchDelayMS: number;
     receiveChunkWaitForRangeDeleterTimeoutMS: number;
+    ttlMonitorSleepSecs: number;
   };
 }
 
@@ -50,6 +52,8 @@ export interface NodeServices {
   logger: Logger;
   startedAt: Date;
   counters: ServerCounters;
+  // Deletes expired documents of TTL indexes; serverStatus reports its statistics.
+  ttl: TtlMonitor;
   recentLog: string[];
   failPoints: FailPoints;
   sessions: LogicalSessionCache;

@@ -31,7 +31,7 @@ export function rangeIndex(coll: Collection, range: ChunkRange, keyPattern?: Doc
 
 // The range's documents in key order (`limit` 0: all), as stored.
 export function documentsInRange(storage: StorageEngine, coll: Collection, index: IndexAccess, range: ChunkRange, limit = 0): Iterable<Output> {
-  return prepareFind(storage, coll, { filter: {}, hint: index.name, min: range.min, max: range.max, limit }).results;
+  return prepareFind(storage, coll, { filter: {}, hint: index.name, min: range.min, max: range.max, limit, includeHidden: true }).results;
 }
 
 // What this shard holds of the range, counted through the index.

@@ -32,6 +32,9 @@ import { RangeDeleterService } from '../migration/range_deleter_service.js';
 import { LOAD_SAMPLE_INTERVAL_MS, UserLoadMeter } from '../migration/user_load_meter.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 import { acquireLockFile } from './lock_file.js';
+import { TtlMonitor } from '../ttl/ttl_monitor.js';
+import { DEFAULT_TTL_LIMITS } from '../ttl/ttl_policy.js';
+import { ttlDeletionScopes } from '../ttl/ttl_deletion_scope.js';
 
 // MongoDB's name for the file in the dbpath that holds the pid of the process using it.
 const LOCK_FILE_NAME = 'mongod.lock';
@@ -64,6 +67,16 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   const cappedInserts = new CappedInsertNotifier();
   storage.observers.push(cappedInserts);
   const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
+  const metadata = new ShardMetadata(() => shardingState.shardName, () => {
+    const host = shardingState.configHost;
+    return host ? new RemoteConfigReader(client, host) : undefined;
+  });
+  const criticalSection = new CriticalSection();
+  const ttl = new TtlMonitor(storage, ttlDeletionScopes({ role: options.role, shardName: () => shardingState.shardName, criticalSection, metadata, logger }), logger, {
+    sleepMs: options.parameters.ttlMonitorSleepSecs * 1000,
+    limits: DEFAULT_TTL_LIMITS,
+    now: Date.now,
+  });
   const services: NodeServices = {
     options,
     storage,
@@ -72,18 +85,16 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     logger,
     startedAt: new Date(),
     counters,
+    ttl,
     recentLog,
     failPoints: new FailPoints(),
     sessions: new LogicalSessionCache(),
     local,
     client,
-    sharding: { state: shardingState, queries, metadata: new ShardMetadata(() => shardingState.shardName, () => {
-      const host = shardingState.configHost;
-      return host ? new RemoteConfigReader(client, host) : undefined;
-    }) },
+    sharding: { state: shardingState, queries, metadata },
     migrations: {
       registry: new ActiveMigrationsRegistry(),
-      criticalSection: new CriticalSection(),
+      criticalSection,
       rangeDeleter: new RangeDeleterService(storage, local, logger, {
         batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
         batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,
@@ -132,6 +143,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   reaper.unref();
   const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now()), LOAD_SAMPLE_INTERVAL_MS);
   loadSampler.unref();
+  ttl.start();
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
   return {
     port,
@@ -141,6 +153,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       clearInterval(loadSampler);
       await services.balancer?.stop();
       services.migrations.rangeDeleter.stop();
+      await ttl.stop();
       await server.close();
       await client.close();
       await storage.close();

@@ -18,6 +18,7 @@ import type { NodeOptions } from '../commands/command.js';
 // the deletion of orphans overlapping a range it is asked to receive; docshard starts that
 // deletion at once (src/migration/migration_destination_manager.ts) and waits only for the routed
 // reads that still hold the range.
+// ttlMonitorSleepSecs is MongoDB's: the TTL monitor's pause between passes (src/ttl), at least 1.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   orphanCleanupDelaySecs: 900,
   balancerIdleRoundIntervalMillis: 10_000,
@@ -28,7 +29,11 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   rangeDeleterBatchSize: 1024,
   rangeDeleterBatchDelayMS: 20,
   receiveChunkWaitForRangeDeleterTimeoutMS: 10_000,
+  ttlMonitorSleepSecs: 60,
 };
+
+// Parameters whose smallest value is above 0, as mongod's validators have it.
+const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'], number>> = { ttlMonitorSleepSecs: 1 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {
   const out = { ...DEFAULT_PARAMETERS };
@@ -38,8 +43,9 @@ export function parseSetParameters(values: readonly string[]): NodeOptions['para
     const value = eq < 0 ? '' : raw.slice(eq + 1);
     if (!Object.hasOwn(DEFAULT_PARAMETERS, name)) throw new Error(`Unknown --setParameter '${name}'`);
     const n = Number(value);
-    if (value === '' || !Number.isInteger(n) || n < 0) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
-    out[name as keyof NodeOptions['parameters']] = n;
+    const key = name as keyof NodeOptions['parameters'];
+    if (value === '' || !Number.isInteger(n) || n < (MINIMUMS[key] ?? 0)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
+    out[key] = n;
   }
   return out;
 }

@@ -14,4 +14,10 @@ describe('--setParameter', () => {
     assert.throws(() => parseSetParameters(['orphanCleanupDelaySecs=-1']), /Bad value/);
     assert.throws(() => parseSetParameters(['orphanCleanupDelaySecs']), /Bad value/);
   });
+
+  it('reads ttlMonitorSleepSecs and refuses 0, as mongod does', () => {
+    assert.equal(parseSetParameters([]).ttlMonitorSleepSecs, 60);
+    assert.equal(parseSetParameters(['ttlMonitorSleepSecs=1']).ttlMonitorSleepSecs, 1);
+    assert.throws(() => parseSetParameters(['ttlMonitorSleepSecs=0']), /Bad value/);
+  });
 });

@@ -11,6 +11,14 @@ export interface ConfigReader {
   readDatabase(db: string): Promise<DatabaseType | undefined>;
 }
 
+// What a shard has loaded about where a collection's data belongs, without asking anyone.
+export type Placement =
+  | { readonly kind: 'unknown' }
+  // A donation is being recovered after a restart: ownership stays undecided until it settles.
+  | { readonly kind: 'recovering' }
+  | { readonly kind: 'unsharded' }
+  | { readonly kind: 'sharded'; readonly ownership: OwnershipFilter };
+
 interface CollectionMetadata {
   known: KnownVersion;
   ownership: OwnershipFilter | undefined;
@@ -131,6 +139,16 @@ export class ShardMetadata {
   forgetDatabase(db: string): void {
     this.databases.delete(db);
     for (const ns of [...this.collections.keys()]) if (ns.startsWith(`${db}.`)) this.collections.delete(ns);
+  }
+
+  // For work the shard starts on its own (the TTL monitor), which has no router's version to be
+  // checked against: what is loaded, or that nothing is (refreshCollection loads it).
+  placement(ns: string): Placement {
+    if (this.recovering.has(ns)) return { kind: 'recovering' };
+    const loaded = this.collections.get(ns);
+    if (loaded?.known.kind === 'unsharded') return { kind: 'unsharded' };
+    if (loaded?.known.kind === 'sharded' && loaded.ownership !== undefined) return { kind: 'sharded', ownership: loaded.ownership };
+    return { kind: 'unknown' };
   }
 
   // The shard keys this shard owns for a sharded collection whose metadata is loaded.

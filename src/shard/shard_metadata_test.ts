@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
 import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
+import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 import { ShardMetadata, type ConfigReader } from './shard_metadata.js';
 
 test('versioned requests for a namespace wait until its migration recovery settles', async () => {
@@ -23,4 +25,30 @@ test('versioned requests for a namespace wait until its migration recovery settl
   recovered();
   await request;
   assert.equal(reads, 2);
+});
+
+test('placement tells what is loaded without asking the config server', async () => {
+  const epoch = new ObjectId();
+  const ts = new Timestamp({ t: 5, i: 1 });
+  const chunk = (min: unknown, max: unknown, shard: string) => ({ _id: new ObjectId(), uuid: new UUID(), min: { k: min }, max: { k: max }, shard, lastmod: new Timestamp({ t: 1, i: 0 }), history: [] });
+  let reads = 0;
+  const reader: ConfigReader = {
+    readCollection: (ns) => {
+      reads += 1;
+      if (ns !== 'db.sharded') return Promise.resolve(undefined);
+      const collection = { _id: ns, lastmodEpoch: epoch, timestamp: ts, uuid: new UUID(), key: { k: 1 }, unique: false } as unknown as CollectionType;
+      return Promise.resolve({ collection, chunks: [chunk(new MinKey(), 10, 'shard0'), chunk(10, new MaxKey(), 'shard1')] as unknown as ChunkType[] });
+    },
+    readDatabase: () => Promise.resolve(undefined),
+  };
+  const metadata = new ShardMetadata(() => 'shard0', () => reader);
+  assert.deepEqual(metadata.placement('db.plain'), { kind: 'unknown' });
+  assert.equal(reads, 0);
+  await metadata.refreshCollection('db.plain');
+  await metadata.refreshCollection('db.sharded');
+  assert.deepEqual(metadata.placement('db.plain'), { kind: 'unsharded' });
+  const sharded = metadata.placement('db.sharded');
+  assert.ok(sharded.kind === 'sharded' && sharded.ownership.ownsDocument({ k: 9 }) && !sharded.ownership.ownsDocument({ k: 10 }));
+  metadata.holdUntilRecovered('db.sharded', new Promise(() => undefined));
+  assert.deepEqual(metadata.placement('db.sharded'), { kind: 'recovering' });
 });

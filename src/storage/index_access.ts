@@ -40,6 +40,12 @@ export class IndexAccess {
     return this.entry.spec.key as Doc;
   }
 
+  // A hidden index is kept up to date but the planner does not choose it (MongoDB 4.4's hidden
+  // indexes); read from the spec, which collMod replaces along with this object.
+  get hidden(): boolean {
+    return this.entry.spec.hidden === true;
+  }
+
   // The _id index is unique without saying so in its spec (listIndexes shows no `unique` on it).
   // Fixed for the index's life, so worked out once rather than on every entry written.
   readonly unique: boolean;
@@ -63,8 +69,9 @@ export class IndexAccess {
   }
 
   // Entries of a unique index are keyed by the key string alone, with the record id as the value,
-  // so the constraint is one point read; other indexes append the record id to the key.
-  private entryKey(keyString: Buffer, recordId: number): Buffer {
+  // so the constraint is one point read; other indexes append the record id to the key. A scan
+  // that resumes after an entry it was given (keyString, recordId) starts from this key.
+  entryKey(keyString: Buffer, recordId: number): Buffer {
     return this.unique ? keyString : indexEntryKey(keyString, recordId);
   }
 

@@ -1,6 +1,7 @@
 import { BSON, UUID, type Binary } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
+import { compareValues } from '../bson/compare.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
 import { IndexAccess } from './index_access.js';
@@ -241,6 +242,29 @@ export class StorageEngine {
     });
   }
 
+  // collMod of an index's options (expireAfterSeconds, hidden): the spec replaced in one unit. The
+  // key pattern, name and partial filter stay, so the entries already written stay right.
+  replaceIndexSpec(coll: Collection, name: string, spec: Doc): void {
+    const index = coll.index(name);
+    if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
+    const kept = ['key', 'name', 'partialFilterExpression'] as const;
+    for (const field of kept) {
+      if (compareValues(index.entry.spec[field] ?? null, spec[field] ?? null) !== 0) {
+        throw new Error(`replaceIndexSpec may not change '${field}' of ${coll.ns} index ${name}`);
+      }
+    }
+    this.kv.writeSync((w) => {
+      const entry: IndexEntry = { ...index.entry, spec };
+      const replaced = this.indexAccess(entry);
+      this.replaceEntry(
+        coll,
+        { ...coll.entry, indexes: coll.entry.indexes.map((i) => (i.id === entry.id ? entry : i)) },
+        coll.indexes.map((i) => (i === index ? replaced : i)),
+      );
+      this.persistEntry(w, coll.entry);
+    });
+  }
+
   dropIndex(coll: Collection, name: string): void {
     const index = coll.index(name);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
@@ -262,6 +286,13 @@ export class StorageEngine {
 
   *scanRecords(coll: Collection, reverse = false): Iterable<RecordRef> {
     for (const { key, value } of this.kv.space(coll.space).range(EMPTY, EMPTY, { reverse })) {
+      yield { recordId: recordIdOf(key), bytes: value };
+    }
+  }
+
+  // Records with ids from `recordId` on, in id order: what a tailable cursor has not read yet.
+  *scanRecordsFrom(coll: Collection, recordId: number): Iterable<RecordRef> {
+    for (const { key, value } of this.kv.space(coll.space).range(recordKey(recordId), EMPTY)) {
       yield { recordId: recordIdOf(key), bytes: value };
     }
   }

@@ -342,4 +342,27 @@ describe('the storage engine', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('replaces an index spec (collMod) in place, keeps its entries and persists it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
+    try {
+      const first = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+      const coll = first.createCollection('t.m');
+      first.createIndexes(coll, [{ v: 2, key: { a: 1 }, name: 'a_1' }]);
+      first.write((unit) => { unit.insert(coll, { _id: 1, a: [1, 2] }); });
+      first.replaceIndexSpec(coll, 'a_1', { v: 2, key: { a: 1 }, name: 'a_1', hidden: true, expireAfterSeconds: 5 });
+      const index = coll.index('a_1')!;
+      assert.equal(index.hidden, true);
+      assert.equal(index.entry.multikey, true, 'what the index knew stays');
+      assert.equal([...index.scan(first.kv, Buffer.alloc(0), Buffer.alloc(0), false)].length, 2);
+      assert.throws(() => first.replaceIndexSpec(coll, 'a_1', { v: 2, key: { a: -1 }, name: 'a_1' }), /may not change 'key'/);
+      assert.throws(() => first.replaceIndexSpec(coll, 'b_1', { v: 2, key: { b: 1 }, name: 'b_1' }), /index not found/);
+      await first.close();
+      const second = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+      assert.deepEqual(second.getCollection('t.m')!.index('a_1')!.entry.spec, { v: 2, key: { a: 1 }, name: 'a_1', hidden: true, expireAfterSeconds: 5 });
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,8 +1,10 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { compareValues } from '../../bson/compare.js';
+import { bsonTypeName, compareValues } from '../../bson/compare.js';
+import { parseCollation } from '../../bson/collation.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import type { Collection } from '../../storage/storage_engine.js';
+import { ttlSpecProblem } from '../../ttl/ttl_index.js';
 
 const ALLOWED_OPTIONS = new Set(['key', 'name', 'unique', 'sparse', 'partialFilterExpression', 'expireAfterSeconds', 'background', 'v', 'collation', 'hidden', 'ns', 'weights', 'default_language', 'language_override', 'textIndexVersion', '2dsphereIndexVersion', 'bits', 'min', 'max', 'wildcardProjection', 'storageEngine', 'prepareUnique']);
 const UNSUPPORTED_PLUGINS = new Set(['text', '2d', '2dsphere', 'geoHaystack']);
@@ -37,9 +39,42 @@ export function validateIndexSpec(raw: unknown): Doc {
     throw new MongoError(ErrorCodes.TypeMismatch, 'partialFilterExpression must be an object');
   }
   if (raw.unique === true && hashed > 0) throw new MongoError(ErrorCodes.CannotCreateIndex, 'Currently hashed indexes cannot guarantee uniqueness. Use a regular index.');
+  if (raw.hidden !== undefined && typeof raw.hidden !== 'boolean') {
+    throw new MongoError(ErrorCodes.TypeMismatch, `The field 'hidden' must be a bool, but got ${bsonTypeName(raw.hidden)}`);
+  }
   const normalized: Doc = { v: 2, key: normalizeKey(key) };
   for (const [k, v] of Object.entries(raw)) if (k !== 'v' && k !== 'key' && k !== 'ns' && k !== 'background') normalized[k] = v;
+  // MongoDB keeps neither `hidden: false` nor the simple collation in a spec.
+  if (normalized.hidden === false) delete normalized.hidden;
+  if (normalized.collation !== undefined) {
+    requireSimpleCollation(normalized.collation);
+    delete normalized.collation;
+  }
+  if (compareValues(normalized.key, { _id: 1 }) === 0) checkIdIndexSpec(raw);
+  const ttlProblem = ttlSpecProblem(normalized);
+  if (ttlProblem !== undefined) throw new MongoError(ErrorCodes.CannotCreateIndex, `${ttlProblem}. Index spec: ${JSON.stringify(raw)}`);
   return normalized;
+}
+
+// The fields an _id index spec may have (index_key_validate.cpp, allowedIdIndexFieldNames): an
+// _id index can be neither hidden nor TTL, nor anything else.
+const ID_INDEX_FIELDS = new Set(['key', 'name', 'v', 'ns', 'collation']);
+
+function checkIdIndexSpec(raw: Doc): void {
+  for (const field of Object.keys(raw)) {
+    if (!ID_INDEX_FIELDS.has(field)) {
+      throw new MongoError(ErrorCodes.InvalidIndexSpecificationOption, `The field '${field}' is not valid for an _id index specification. Specification: ${JSON.stringify(raw)}`);
+    }
+  }
+}
+
+// Every docshard index has the simple collation (binary order): index keys are compared as
+// bytes, so an index cannot honour another one, and is refused rather than built wrong.
+function requireSimpleCollation(collation: unknown): void {
+  if (!isPlainObject(collation)) throw new MongoError(ErrorCodes.TypeMismatch, `The field 'collation' must be an object, but got ${bsonTypeName(collation)}`);
+  if (Object.keys(collation).length === 0) throw new MongoError(ErrorCodes.BadValue, "The field 'collation' cannot be an empty object.");
+  if (parseCollation(collation) === undefined) return;
+  throw new MongoError(ErrorCodes.NotImplemented, `An index collation other than simple is not implemented: docshard's index keys order strings by their bytes and cannot follow ${JSON.stringify(collation)}. Create the index without 'collation' or with {locale: 'simple'}.`);
 }
 
 function normalizeKey(key: Doc): Doc {
@@ -54,7 +89,10 @@ export function checkAgainstExisting(coll: Collection, spec: Doc): 'new' | 'exis
     const sameName = index.name === spec.name;
     const sameKey = compareValues(index.keyPattern, spec.key) === 0;
     if (sameName && sameKey) {
-      if (optionsEqual(index.entry.spec, spec)) return 'exists';
+      if (optionsEqual(index.entry.spec, spec)) {
+        if (otherOptionsEqual(index.entry.spec, spec)) return 'exists';
+        throw new MongoError(ErrorCodes.IndexOptionsConflict, `An equivalent index already exists with the same name but different options. Requested index: ${JSON.stringify(spec)}, existing index: ${JSON.stringify(index.entry.spec)}`);
+      }
       throw new MongoError(ErrorCodes.IndexOptionsConflict, `An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: ${JSON.stringify(spec)}, existing index: ${JSON.stringify(index.entry.spec)}`);
     }
     if (sameName) {
@@ -65,6 +103,13 @@ export function checkAgainstExisting(coll: Collection, spec: Doc): 'new' | 'exis
     }
   }
   return 'new';
+}
+
+// The options that do not tell two indexes apart (MongoDB's equivalent but not identical specs):
+// createIndexes does not change them on an existing index; collMod does.
+function otherOptionsEqual(a: Doc, b: Doc): boolean {
+  const pick = (s: Doc): Doc => ({ expireAfterSeconds: s.expireAfterSeconds ?? null, hidden: s.hidden === true });
+  return compareValues(pick(a), pick(b)) === 0;
 }
 
 function optionsEqual(a: Doc, b: Doc): boolean {

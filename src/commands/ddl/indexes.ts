@@ -14,6 +14,9 @@ export const createIndexesCommand: CommandDefinition = {
     const raw = requireArray(cmd, 'indexes');
     if (raw.length === 0) throw new MongoError(ErrorCodes.BadValue, 'Must specify at least one index to create');
     const specs = raw.map(validateIndexSpec);
+    if (collectionArg(cmd).startsWith('system.') && raw.some((r) => isPlainObject(r) && r.hidden !== undefined)) {
+      throw new MongoError(ErrorCodes.BadValue, "Can't hide index on system collection");
+    }
     const { storage } = ctx.node;
     const { coll, created } = storage.ensureCollection(ns);
     const before = coll.indexes.length;

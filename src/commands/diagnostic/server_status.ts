@@ -23,7 +23,7 @@ export const serverStatusCommand: CommandDefinition = {
       connections: { current: node.counters.connectionsCurrent, available: 1_000_000, totalCreated: node.counters.connectionsTotal },
       opcounters: { ...node.counters.opcounters },
       mem: { bits: 64, resident: Math.round(mem.rss / 1024 / 1024), virtual: Math.round(mem.heapTotal / 1024 / 1024), supported: true },
-      metrics: { cursor: { open: { total: node.cursors.openCount } } },
+      metrics: { cursor: { open: { total: node.cursors.openCount } }, ttl: { ...node.ttl.statistics } },
       storageEngine: { name: 'lmdb', supportsCommittedReads: true, persistent: true },
       ...(node.options.role === 'shard' ? { shardingStatistics: shardingStatistics(node) } : {}),
       ok: 1,

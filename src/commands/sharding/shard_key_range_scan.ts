@@ -18,7 +18,7 @@ export function* scanShardKeyRange(storage: StorageEngine, coll: Collection, key
   const index = coll.indexes.find((i) => compareValues(i.keyPattern, keyPattern) === 0);
   if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `couldn't find index over splitting key ${JSON.stringify(keyPattern)}`);
   const pattern = new ShardKeyPattern(keyPattern);
-  for (const out of prepareFind(storage, coll, { filter: {}, hint: index.name, min, max }).results) {
+  for (const out of prepareFind(storage, coll, { filter: {}, hint: index.name, min, max, includeHidden: true }).results) {
     yield { bytes: out.bytes?.length ?? 0, key: () => pattern.extractShardKeyFromDoc(out.doc) };
   }
 }

@@ -21,7 +21,7 @@ export const splitVectorCommand: CommandDefinition = {
     const index = coll.indexes.find((i) => compareValues(i.keyPattern, keyPattern) === 0);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `couldn't find index over splitting key ${JSON.stringify(keyPattern)}`);
     const pattern = new ShardKeyPattern(keyPattern);
-    const keys = [...prepareFind(storage, coll, { filter: {}, hint: index.name, min, max }).results].map((r) => pattern.extractShardKeyFromDoc(r.doc));
+    const keys = [...prepareFind(storage, coll, { filter: {}, hint: index.name, min, max, includeHidden: true }).results].map((r) => pattern.extractShardKeyFromDoc(r.doc));
     if (keys.length < 2) return { splitKeys: [], ok: 1 };
     const median = keys[Math.floor(keys.length / 2)]!;
     // A median equal to the chunk's min or to its smallest key would leave one side empty.

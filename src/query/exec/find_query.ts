@@ -23,6 +23,8 @@ export interface FindSpec {
   // Documents the caller may see at all, applied before sort, skip and limit: a shard's orphan
   // filter (documents in ranges it does not own are invisible to routed reads).
   keep?: (doc: Doc) => boolean;
+  // See PlanRequest.includeHidden.
+  includeHidden?: boolean;
 }
 
 // A result document; `bytes` is set while the document is exactly as stored.
@@ -51,7 +53,7 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   const projector = spec.projection && Object.keys(spec.projection).length > 0 ? compileProjection(spec.projection) : undefined;
   const stats = newStats();
   const hint = spec.collation && spec.hint === undefined ? { $natural: 1 } : spec.hint;
-  const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max }, coll.indexes) : undefined;
+  const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max, includeHidden: spec.includeHidden }, coll.indexes) : undefined;
   // An IDHACK filter is a bare _id equality that the index lookup already answers exactly, as do
   // exact index bounds; an empty filter matches everything. Without a filter, documents stay
   // undecoded until something reads them.

@@ -36,11 +36,15 @@ export interface PlanRequest {
   hint?: unknown;
   min?: Doc;
   max?: Doc;
+  // Internal scans that name their index (range deletion, split points) may use a hidden one, as
+  // MongoDB's InternalPlanner does; for everyone else a hidden index does not exist, hint included.
+  includeHidden?: boolean;
 }
 
 const MAX_RANGES = 500;
 
-export function planQuery(req: PlanRequest, indexes: readonly IndexAccess[]): QueryPlan {
+export function planQuery(req: PlanRequest, allIndexes: readonly IndexAccess[]): QueryPlan {
+  const indexes = req.includeHidden === true ? allIndexes : visible(allIndexes);
   const idHack = idHackPlan(req, indexes);
   if (idHack) return idHack;
   const hinted = resolveHint(req.hint, indexes);
@@ -117,6 +121,11 @@ function exactCondition(condition: unknown): boolean {
 function isFiniteNumber(v: unknown): boolean {
   if (typeof v === 'number') return Number.isFinite(v);
   return bsonTag(v) === 'Double' && Number.isFinite((v as { value: number }).value);
+}
+
+// The common case (nothing hidden) keeps the catalog's own array rather than a copy per query.
+function visible(indexes: readonly IndexAccess[]): readonly IndexAccess[] {
+  return indexes.some((i) => i.hidden) ? indexes.filter((i) => !i.hidden) : indexes;
 }
 
 function naturalDirection(hint: unknown): 1 | -1 {

@@ -44,12 +44,17 @@ export const clusterCreateIndexesCommand: RouterCommand = {
   },
 };
 
-// collMod (validation options) on every shard that holds the collection, as createIndexes.
+// collMod on every shard that holds the collection, as createIndexes. What an index modification
+// changed (expireAfterSeconds_old/_new, hidden_old/_new) is the same on every shard: given once.
 export const clusterCollModCommand: RouterCommand = {
   names: ['collMod'],
   async run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    return withStaleRetry(ctx.router, ns, async (routing) => firstError(await onShards(ctx, routing, ddlShards(routing), cmd)) ?? { ok: 1 });
+    return withStaleRetry(ctx.router, ns, async (routing) => {
+      const replies = await onShards(ctx, routing, ddlShards(routing), cmd);
+      const { ok: _ok, ...changed } = replies[0]!;
+      return firstError(replies) ?? { ...changed, ok: 1 };
+    });
   },
 };
 
