@@ -1,0 +1,40 @@
+import type { OpObserver } from '../storage/op_observer.js';
+import type { KvWriter } from '../storage/lmdb/kv_store.js';
+
+// Wakes the getMores of awaitData cursors when a document is inserted into the collection they
+// tail (MongoDB's CappedInsertNotifier). It only ever says "look again": a waiter reads the
+// collection itself and waits again if what was inserted does not match its filter.
+export class CappedInsertNotifier implements OpObserver {
+  private readonly waiting = new Map<string, Set<() => void>>();
+
+  onInsert(_w: KvWriter, ns: string): void {
+    const wakers = this.waiting.get(ns);
+    if (wakers === undefined) return;
+    this.waiting.delete(ns);
+    // Called inside the insert's write unit, which commits when the task running it ends: the
+    // waiters must read after that, so they are woken from the next turn of the event loop.
+    setImmediate(() => {
+      for (const wake of wakers) wake();
+    });
+  }
+
+  // Resolves at the next insert into `ns`, after `timeoutMs`, or when `signal` aborts, whichever
+  // comes first.
+  waitForInsert(ns: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', wake);
+        this.waiting.get(ns)?.delete(wake);
+        if (this.waiting.get(ns)?.size === 0) this.waiting.delete(ns);
+        resolve();
+      };
+      const timer = setTimeout(wake, timeoutMs);
+      signal.addEventListener('abort', wake, { once: true });
+      let wakers = this.waiting.get(ns);
+      if (wakers === undefined) this.waiting.set(ns, (wakers = new Set()));
+      wakers.add(wake);
+    });
+  }
+}
