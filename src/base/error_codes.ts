@@ -92,6 +92,9 @@ export const ErrorCodes = {
   ZoneStillInUse: 163,
   ZoneNotFound: 177,
   RangeOverlapConflict: 178,
+  CommandFailed: 125,
+  UnknownReplWriteConcern: 79,
+  UnsatisfiableWriteConcern: 100,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

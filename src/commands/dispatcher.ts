@@ -6,8 +6,12 @@ import { commandName } from './args.js';
 import { isVersionedRequest } from '../shard/shard_metadata.js';
 import { awaitDatabaseCriticalSection } from '../shard/database_critical_section.js';
 import { runOnView } from './views/view_commands.js';
+import { checkCommandFields } from './command_fields.js';
+import { checkOperationSessionInfo } from '../sessions/operation_session_info.js';
+import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
 
-// Every external and internal command enters here: look-up, role/flag checks, error shaping.
+// Every external and internal command enters here: look-up, role/flag checks, argument checks,
+// error shaping.
 // The reply is returned directly when nothing had to wait (the common case: no critical section
 // held, not a routed request, a synchronous command), so such a request costs no promise.
 export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
@@ -21,6 +25,10 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     if (def.adminOnly && db !== 'admin') {
       throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     }
+    // As mongod: the command's own fields, then its session fields, then its write concern.
+    checkCommandFields(name, cmd);
+    checkOperationSessionInfo(cmd);
+    refuseUnreplicatedWriteConcern(cmd);
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
     const admitted = admission(node, def, name, db, cmd);

@@ -31,6 +31,7 @@ import { balancingShardCommands } from './sharding/balancing_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
 import { movePrimaryShardCommands } from './sharding/move_primary_commands.js';
 import { recipientCommands } from './migration/recipient_commands.js';
+import { abortTransactionCommand, commitTransactionCommand } from './transaction_commands.js';
 import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRoutingTableCacheUpdatesCommand } from './sharding/shard_commands.js';
 
 // Every command a node (shard or config server) answers.
@@ -44,5 +45,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand, validateCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
-  ...movePrimaryShardCommands,
+  ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand,
 ];

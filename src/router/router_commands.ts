@@ -16,6 +16,7 @@ import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.
 import { clusterExplainCommand } from './commands/cluster_explain.js';
 import { moveChunkCommand, moveRangeCommand } from './commands/cluster_move.js';
 import { movePrimaryCommand, removeShardCommand } from './commands/cluster_remove_shard.js';
+import { clusterAbortTransactionCommand, clusterCommitTransactionCommand } from './commands/cluster_transactions.js';
 import { zoneRouterCommands } from './commands/cluster_zones.js';
 import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import {
@@ -34,5 +35,5 @@ export const routerCommands: readonly RouterCommand[] = [
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
-  clusterExplainCommand, ...zoneRouterCommands,
+  clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
 ];

@@ -3,14 +3,17 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { commandName } from '../commands/args.js';
 import type { ConnectionInfo } from '../commands/command.js';
-import type { RouterCommand, RouterServices } from './router_services.js';
+import type { RouterCommand, RouterContext, RouterServices } from './router_services.js';
 import { runResolvedView } from './commands/cluster_views.js';
 import { resolvedViewOf } from './resolved_view.js';
+import { checkCommandFields } from '../commands/command_fields.js';
+import { checkOperationSessionInfo } from '../sessions/operation_session_info.js';
+import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../commands/crud/unreplicated_write_concern.js';
 
-// The router's command entry: look-up, admin-only check, and errors shaped as mongos shapes them.
-// Stale routing errors never reach here: the commands retry them (versioned_request.ts). Not
-// async: a command's own promise is passed on with only a catch added (which also answers a read
-// of a view by its resolution).
+// The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
+// shapes them. Stale routing errors never reach here: the commands retry them
+// (versioned_request.ts). Not async: a command's own promise is passed on with only a catch added
+// (which also answers a read of a view by its resolution).
 export function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   try {
     const db = cmd.$db;
@@ -19,18 +22,28 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     const def = name === '' ? undefined : router.commands.get(name);
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
+    // As mongos: the command's own fields (the same table as a node's), its session fields, then
+    // its write concern, which the shards are sent as one they can satisfy.
+    checkCommandFields(name, cmd);
+    checkOperationSessionInfo(cmd);
+    const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
     if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, Date.now());
-    const ctx = { router, conn, db };
-    const reply = def.run(ctx, cmd);
-    if (!(reply instanceof Promise)) return reply;
-    return reply.catch((err: unknown) => {
-      const view = VIEW_READS.has(name) ? resolvedViewOf(err) : undefined;
-      if (view === undefined) return routerErrorReply(router, err);
-      return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => routerErrorReply(router, again));
-    });
+    const reply = run(router, { router, conn, db }, name, def, cmd);
+    if (writeConcernError === undefined) return reply;
+    return reply instanceof Promise ? reply.then((r) => withWriteConcernError(cmd, r, writeConcernError)) : withWriteConcernError(cmd, reply, writeConcernError);
   } catch (err) {
     return routerErrorReply(router, err);
   }
+}
+
+function run(router: RouterServices, ctx: RouterContext, name: string, def: RouterCommand, cmd: Doc): Doc | Promise<Doc> {
+  const reply = def.run(ctx, cmd);
+  if (!(reply instanceof Promise)) return reply;
+  return reply.catch((err: unknown) => {
+    const view = VIEW_READS.has(name) ? resolvedViewOf(err) : undefined;
+    if (view === undefined) return routerErrorReply(router, err);
+    return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => routerErrorReply(router, again));
+  });
 }
 
 // The reads a view answers by its resolution (cluster_views.ts).
