@@ -67,3 +67,23 @@ export function parseCollation(spec: unknown): StringComparator | undefined {
   }
   return (a, b) => Math.sign(collator.compare(a, b));
 }
+
+// A collation as MongoDB stores it in a collection's options (listCollections shows it so): every
+// field with its default filled in; undefined for the simple collation, which is stored as none.
+// Checked by parseCollation first, so an invalid one is refused with its error.
+export function fullCollationSpec(spec: unknown): Record<string, unknown> | undefined {
+  if (parseCollation(spec) === undefined) return undefined;
+  const c = spec as Record<string, unknown>;
+  return {
+    locale: c.locale,
+    caseLevel: c.caseLevel ?? false,
+    caseFirst: c.caseFirst ?? 'off',
+    strength: c.strength ?? 3,
+    numericOrdering: c.numericOrdering ?? false,
+    alternate: c.alternate ?? 'non-ignorable',
+    maxVariable: c.maxVariable ?? 'punct',
+    normalization: c.normalization ?? false,
+    backwards: c.backwards ?? false,
+    version: '57.1',
+  };
+}

@@ -127,6 +127,11 @@ export class ShardingCatalogManager {
     const coll = ns.slice(db.length + 1);
     const [info] = await fetchAll(this.client, primary.host, db, { listCollections: 1, filter: { name: coll } });
     if ((info?.options as Doc | undefined)?.capped === true) throw new MongoError(ErrorCodes.InvalidOptions, "can't shard a capped collection");
+    // Routers would have to merge and target under the collection's collation (MongoDB keeps it in
+    // config.collections as defaultCollation); docshard's routers compare as bytes.
+    if ((info?.options as Doc | undefined)?.collation !== undefined) {
+      throw new MongoError(ErrorCodes.NotImplemented, `Sharding ${ns}, which has a default collation, is not implemented in docshard`);
+    }
     const indexes = await fetchAll(this.client, primary.host, db, { listIndexes: coll }).catch((err: unknown) => {
       if (err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound) return [];
       throw err;

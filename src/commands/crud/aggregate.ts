@@ -2,7 +2,7 @@ import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
-import { collated, parseCollation, withCollation, type StringComparator } from '../../bson/collation.js';
+import { collated, withCollation, type StringComparator } from '../../bson/collation.js';
 import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
 import { outputStageOf } from '../../query/agg/stage_output.js';
 import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
@@ -16,6 +16,7 @@ import { routedRead } from './orphan_filter.js';
 import { resolveView } from '../views/view_catalog.js';
 import { migrationOperations } from '../diagnostic/current_op.js';
 import { checkCurrentOpStage } from '../diagnostic/current_op_stage.js';
+import { commandCollation } from './collection_collation.js';
 
 export interface ParsedAggregate {
   ns: string;
@@ -46,7 +47,7 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   }
   const batchSize = cursor ? optionalNonNegative(cursor, 'batchSize') : undefined;
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
-  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: parseCollation(cmd.collation) };
+  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: commandCollation(ctx.node.storage, ns, cmd.collation) };
 }
 
 // $listLocalSessions and $currentOp read the node's own state (its session cache, the operations

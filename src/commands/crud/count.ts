@@ -1,11 +1,11 @@
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { parseCollation } from '../../bson/collation.js';
 import { prepareFind } from '../../query/exec/find_query.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalDoc, optionalNumber } from '../args.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { ownedDocuments } from './orphan_filter.js';
+import { commandCollation } from './collection_collation.js';
 
 export const countCommand: CommandDefinition = {
   names: ['count'],
@@ -26,7 +26,7 @@ export const countCommand: CommandDefinition = {
     }
     const hint = cmd.hint !== undefined && (typeof cmd.hint === 'string' || isPlainObject(cmd.hint)) ? cmd.hint : undefined;
     let n = 0;
-    for (const _ of prepareFind(storage, coll, { filter: query as Doc, skip, limit, hint, collation: parseCollation(cmd.collation), keep }).results) n += 1;
+    for (const _ of prepareFind(storage, coll, { filter: query as Doc, skip, limit, hint, collation: commandCollation(storage, ns, cmd.collation), keep }).results) n += 1;
     return { n, ok: 1 };
   },
 };

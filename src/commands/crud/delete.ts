@@ -2,13 +2,14 @@ import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
-import { parseCollation, withCollation } from '../../bson/collation.js';
+import { withCollation } from '../../bson/collation.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireDocArray } from '../args.js';
 import { findTargets } from './write_ops.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
+import { commandCollation } from './collection_collation.js';
 
 export const deleteCommand: CommandDefinition = {
   names: ['delete'],
@@ -32,7 +33,7 @@ export const deleteCommand: CommandDefinition = {
             const limit = toDouble(st.limit);
             if (limit !== 0 && limit !== 1) throw new MongoError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
             const coll = storage.getCollection(ns);
-            const collation = parseCollation(st.collation);
+            const collation = commandCollation(storage, ns, st.collation);
             const targets = withCollation(collation, () => findTargets(storage, coll, st.q as Doc, { hint: st.hint, limit, variables, collation, keep: owned }));
             for (const t of targets) {
               unit.remove(coll!, t.recordId, t.doc, t.size);

@@ -8,13 +8,15 @@ import { collectionArg, optionalDoc, requireString } from '../args.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { ownedDocuments } from './orphan_filter.js';
+import { commandCollation } from './collection_collation.js';
 
 export const distinctCommand: CommandDefinition = {
   names: ['distinct'],
   run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    const { key, query, collation } = parseDistinct(cmd);
+    const { key, query } = parseDistinct(cmd);
     const { storage } = ctx.node;
+    const collation = commandCollation(storage, ns, cmd.collation);
     const found = () => prepareFind(storage, storage.getCollection(ns), { filter: query, hint: cmd.hint, collation, keep: ownedDocuments(ctx, cmd, ns) }).results;
     return { values: distinctOf(found, key, collation), ok: 1 };
   },

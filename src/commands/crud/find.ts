@@ -10,6 +10,7 @@ import { idHackPlan, type QueryPlan } from '../../query/plan/query_planner.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import { RawDocument } from '../../wire/raw_bson.js';
 import { parseCollation } from '../../bson/collation.js';
+import { commandCollation } from './collection_collation.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 
@@ -41,8 +42,8 @@ export const findCommand: CommandDefinition = {
   names: ['find'],
   run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    const req = parseFind(cmd);
     const { storage, cursors } = ctx.node;
+    const req = { ...parseFind(cmd), collation: commandCollation(storage, ns, cmd.collation) };
     const read = routedRead(ctx, cmd, ns);
     const coll = storage.getCollection(ns);
     const express = coll === undefined ? undefined : expressPlan(req, coll);

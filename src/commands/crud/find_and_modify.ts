@@ -2,7 +2,7 @@ import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { parseCollation, withCollation } from '../../bson/collation.js';
+import { withCollation } from '../../bson/collation.js';
 import { compileProjection } from '../../query/projection/projection.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
@@ -11,6 +11,7 @@ import { applyUpdate, applyUpsert, findTargets, shardKeyGuard } from './write_op
 import { validatorFor } from './document_validator.js';
 import { replyAfterWriteConcern } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
+import { commandCollation } from './collection_collation.js';
 
 export const findAndModifyCommand: CommandDefinition = {
   names: ['findAndModify', 'findandmodify'],
@@ -34,7 +35,7 @@ export const findAndModifyCommand: CommandDefinition = {
     const update = rawUpdate === undefined ? undefined : compileUpdate(rawUpdate as Doc | Doc[], { arrayFilters: cmd.arrayFilters as Doc[] | undefined, variables });
     const projector = fields && Object.keys(fields).length > 0 ? compileProjection(fields) : undefined;
     const { storage } = ctx.node;
-    const collation = parseCollation(cmd.collation);
+    const collation = commandCollation(storage, ns, cmd.collation);
     const result = storage.write((unit) => withCollation(collation, () => {
       const coll = storage.getCollection(ns);
       const validator = validatorFor(ctx, coll, cmd);

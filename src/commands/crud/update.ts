@@ -2,7 +2,7 @@ import { letVariables } from '../let_variables.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { parseCollation, withCollation } from '../../bson/collation.js';
+import { withCollation } from '../../bson/collation.js';
 import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, requireDocArray } from '../args.js';
@@ -11,6 +11,7 @@ import { validatorFor } from './document_validator.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
+import { commandCollation } from './collection_collation.js';
 
 interface UpdateStatement {
   q: Doc;
@@ -56,7 +57,7 @@ export const updateCommand: CommandDefinition = {
       storage.write((unit) => {
         const runStatement = (i: number): void => {
           const st = parsed[i]!;
-          const collation = parseCollation(statements[i]!.collation);
+          const collation = commandCollation(storage, ns, statements[i]!.collation);
           withCollation(collation, () => {
             const update = compileUpdate(st.u, { arrayFilters: st.arrayFilters, variables });
             if (st.multi && update.kind === 'replacement') {

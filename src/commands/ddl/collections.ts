@@ -10,6 +10,7 @@ import { cursorReply } from '../cursor_manager.js';
 import { createView, dropView, getView, listViews } from '../views/view_catalog.js';
 import { parseValidationOptions } from '../crud/document_validator.js';
 import { checkCappedOptions } from '../../storage/capped.js';
+import { fullCollationSpec } from '../../bson/collation.js';
 
 export const createCommand: CommandDefinition = {
   names: ['create'],
@@ -27,10 +28,26 @@ export const createCommand: CommandDefinition = {
     }
     parseValidationOptions(cmd);
     checkCappedOptions(options);
+    refuseUnimplementedOptions(options);
+    if (options.collation !== undefined) {
+      const collation = fullCollationSpec(options.collation);
+      if (collation === undefined) delete options.collation;
+      else options.collation = collation;
+    }
     ctx.node.storage.createCollection(`${ctx.db}.${name}`, options);
     return { ok: 1 };
   },
 };
+
+// Collection kinds docshard does not have: refused rather than created as plain collections.
+function refuseUnimplementedOptions(options: Doc): void {
+  if (options.timeseries !== undefined) {
+    throw new MongoError(ErrorCodes.NotImplemented, 'Time series collections are not implemented in docshard: create a plain collection and index its time field.');
+  }
+  if (options.clusteredIndex !== undefined) {
+    throw new MongoError(ErrorCodes.NotImplemented, 'Clustered collections are not implemented in docshard: every collection keeps its _id index.');
+  }
+}
 
 export const dropCommand: CommandDefinition = {
   names: ['drop'],

@@ -18,6 +18,7 @@ export const createIndexesCommand: CommandDefinition = {
       throw new MongoError(ErrorCodes.BadValue, "Can't hide index on system collection");
     }
     const { storage } = ctx.node;
+    refuseCollatedUniqueIndexes(storage.getCollection(ns)?.entry.options.collation, raw);
     const { coll, created } = storage.ensureCollection(ns);
     const before = coll.indexes.length;
     const fresh = specs.filter((s) => checkAgainstExisting(coll, s) === 'new');
@@ -33,6 +34,20 @@ export const createIndexesCommand: CommandDefinition = {
     return reply;
   },
 };
+
+// In MongoDB an index without its own collation takes the collection's default, and a unique one
+// then compares keys by it ('a' and 'A' collide at strength 2). docshard's index keys are binary, so
+// such an index would let through what MongoDB refuses: it must say {locale: 'simple'}. A
+// non-unique index is fine as it is: queries under a collation compare documents by it and do not
+// use index bounds.
+function refuseCollatedUniqueIndexes(collectionCollation: unknown, raw: readonly unknown[]): void {
+  if (collectionCollation === undefined) return;
+  for (const spec of raw) {
+    if (isPlainObject(spec) && spec.unique === true && spec.collation === undefined) {
+      throw new MongoError(ErrorCodes.NotImplemented, `A unique index on a collection with a default collation would compare keys by that collation, which docshard's index keys cannot; give the index collation: {locale: 'simple'} to compare them as bytes. Index: ${JSON.stringify(spec.key)}`);
+    }
+  }
+}
 
 export const listIndexesCommand: CommandDefinition = {
   names: ['listIndexes'],
