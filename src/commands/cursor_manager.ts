@@ -5,10 +5,28 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { RawDocument } from '../wire/raw_bson.js';
 import { Limits } from '../wire/op_codes.js';
+import { DEFAULT_AWAIT_DATA_TIMEOUT_MS } from '../query/query_request_helper.js';
 
 export interface CursorDoc {
   doc: Doc;
   bytes?: Buffer;
+}
+
+// A tailable cursor's source reaches the end of what is there and later has more: the cursor
+// stays open at the end (when `keepOpen`), and an awaitData cursor's getMore waits for data.
+export interface TailOptions {
+  keepOpen: boolean;
+  awaitData: boolean;
+  // Called before each getMore reads: throws when the source cannot go on (CappedPositionLost).
+  restore(): void;
+  // Resolves when the source may have more, after `timeoutMs`, or when `signal` aborts.
+  waitForData(timeoutMs: number, signal: AbortSignal): Promise<void>;
+}
+
+export interface CursorOptions {
+  // Never killed for being idle.
+  noCursorTimeout?: boolean;
+  tail?: TailOptions;
 }
 
 interface OpenCursor {
@@ -17,6 +35,10 @@ interface OpenCursor {
   source: Iterator<CursorDoc>;
   peeked: CursorDoc | undefined;
   lastUsedMs: number;
+  noTimeout: boolean;
+  tail: TailOptions | undefined;
+  // Set while a getMore waits for data: that getMore owns the cursor until it answers.
+  pinned: AbortController | undefined;
 }
 
 export interface Batch {
@@ -27,7 +49,9 @@ export interface Batch {
 const DEFAULT_FIRST_BATCH = 101;
 
 // Open server-side cursors: batches are cut at batchSize documents or 16 MiB, and a cursor whose
-// source is exhausted is closed in the same reply (id 0), as mongod does.
+// source is exhausted is closed in the same reply (id 0), as mongod does. A tailable cursor is not
+// closed at the end of its data; an awaitData one's getMore that finds nothing waits up to its
+// maxTimeMS (1 s by default) for more before answering an empty batch.
 export class CursorManager {
   private readonly cursors = new Map<string, OpenCursor>();
 
@@ -35,31 +59,77 @@ export class CursorManager {
     return this.cursors.size;
   }
 
-  firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false): Batch {
-    const cursor: OpenCursor = { id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now() };
+  firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false, options: CursorOptions = {}): Batch {
+    const cursor: OpenCursor = {
+      id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
+      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined,
+    };
     const docs = this.fill(cursor, batchSize ?? DEFAULT_FIRST_BATCH);
-    if (singleBatch || !this.hasMore(cursor)) return { docs, cursorId: Long.ZERO };
+    const open = cursor.tail === undefined ? !singleBatch && this.hasMore(cursor) : cursor.tail.keepOpen;
+    if (!open) return { docs, cursorId: Long.ZERO };
     cursor.id = this.newId();
     this.cursors.set(cursor.id.toString(), cursor);
     return { docs, cursorId: cursor.id };
   }
 
-  getMore(id: Long, ns: string, batchSize: number | undefined): Batch {
+  // `maxTimeMS` is how long an awaitData cursor waits for data; other cursors refuse one, as mongod does.
+  getMore(id: Long, ns: string, batchSize: number | undefined, maxTimeMS?: number): Batch | Promise<Batch> {
     const cursor = this.cursors.get(id.toString());
     if (!cursor) throw new MongoError(ErrorCodes.CursorNotFound, `cursor id ${id.toString()} not found`);
     if (cursor.ns !== ns) {
       throw new MongoError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${cursor.ns}`);
     }
+    if (maxTimeMS !== undefined && cursor.tail?.awaitData !== true) {
+      throw new MongoError(ErrorCodes.BadValue, 'cannot set maxTimeMS on getMore command for a non-awaitData cursor');
+    }
+    if (cursor.pinned !== undefined) throw new MongoError(ErrorCodes.CursorInUse, `cursor id ${id.toString()} is already in use`);
     cursor.lastUsedMs = Date.now();
+    if (cursor.tail !== undefined) return this.tailBatch(cursor, cursor.tail, batchSize ?? 0, maxTimeMS ?? DEFAULT_AWAIT_DATA_TIMEOUT_MS);
     const docs = this.fill(cursor, batchSize ?? 0);
     if (this.hasMore(cursor)) return { docs, cursorId: cursor.id };
     this.cursors.delete(id.toString());
     return { docs, cursorId: Long.ZERO };
   }
 
+  private tailBatch(cursor: OpenCursor, tail: TailOptions, batchSize: number, awaitMs: number): Batch | Promise<Batch> {
+    const docs = this.fillTail(cursor, tail, batchSize);
+    if (docs.length > 0 || !tail.awaitData) return { docs, cursorId: cursor.id };
+    return this.awaitData(cursor, tail, batchSize, Date.now() + awaitMs);
+  }
+
+  // Only an empty batch waits: documents already found are answered at once.
+  private async awaitData(cursor: OpenCursor, tail: TailOptions, batchSize: number, deadlineMs: number): Promise<Batch> {
+    const pin = new AbortController();
+    cursor.pinned = pin;
+    try {
+      for (let left = deadlineMs - Date.now(); left > 0; left = deadlineMs - Date.now()) {
+        await tail.waitForData(left, pin.signal);
+        if (pin.signal.aborted) throw new MongoError(ErrorCodes.CursorKilled, `cursor id ${cursor.id.toString()} was killed while it waited for data`);
+        const docs = this.fillTail(cursor, tail, batchSize);
+        if (docs.length > 0) return { docs, cursorId: cursor.id };
+      }
+      return { docs: [], cursorId: cursor.id };
+    } finally {
+      cursor.pinned = undefined;
+      cursor.lastUsedMs = Date.now();
+    }
+  }
+
+  // A tailable source that cannot go on kills its cursor, as a failed getMore does in mongod.
+  private fillTail(cursor: OpenCursor, tail: TailOptions, batchSize: number): RawDocument[] {
+    try {
+      tail.restore();
+      return this.fill(cursor, batchSize);
+    } catch (err) {
+      this.cursors.delete(cursor.id.toString());
+      throw err;
+    }
+  }
+
   kill(id: Long): boolean {
     const cursor = this.cursors.get(id.toString());
     if (!cursor) return false;
+    cursor.pinned?.abort();
     cursor.source.return?.();
     this.cursors.delete(id.toString());
     return true;
@@ -68,7 +138,7 @@ export class CursorManager {
   killIdle(idleMs: number, nowMs: number): number {
     let killed = 0;
     for (const cursor of [...this.cursors.values()]) {
-      if (nowMs - cursor.lastUsedMs > idleMs) {
+      if (!cursor.noTimeout && cursor.pinned === undefined && nowMs - cursor.lastUsedMs > idleMs) {
         this.kill(cursor.id);
         killed += 1;
       }

@@ -15,11 +15,35 @@ export interface ClusterCursor {
   partial?: PartialResults;
 }
 
-interface Open {
+// A cursor whose batches are one other node's (a tailable cursor on the shard that has the
+// capped collection): each getMore is one getMore there, answered whatever it holds, empty or not,
+// as mongos answers a tailable cursor's getMore when its shard's batch ends.
+export interface ForwardedCursor {
+  readonly awaitData: boolean;
+  getMore(batchSize: number | undefined, maxTimeMS: number | undefined): Promise<{ docs: Doc[]; exhausted: boolean }>;
+  close(): Promise<void>;
+}
+
+interface OpenMerged {
   ns: string;
   cursor: ClusterCursor;
   peeked: Doc | undefined;
   lastUsedMs: number;
+  noTimeout: boolean;
+}
+
+interface OpenForwarded {
+  ns: string;
+  forwarded: ForwardedCursor;
+  lastUsedMs: number;
+  noTimeout: boolean;
+}
+
+type Open = OpenMerged | OpenForwarded;
+
+export interface ClusterCursorOptions {
+  // Never killed for being idle.
+  noCursorTimeout?: boolean;
 }
 
 const DEFAULT_FIRST_BATCH = 101;
@@ -29,8 +53,8 @@ const DEFAULT_FIRST_BATCH = 101;
 export class ClusterCursorManager {
   private readonly open = new Map<string, Open>();
 
-  async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false): Promise<Doc> {
-    const entry: Open = { ns, cursor, peeked: undefined, lastUsedMs: Date.now() };
+  async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false, options: ClusterCursorOptions = {}): Promise<Doc> {
+    const entry: OpenMerged = { ns, cursor, peeked: undefined, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true };
     const docs = await this.fill(entry, batchSize ?? DEFAULT_FIRST_BATCH);
     if (singleBatch || !(await this.hasMore(entry))) {
       await cursor.close();
@@ -41,11 +65,25 @@ export class ClusterCursorManager {
     return { cursor: withPartial({ firstBatch: docs, id, ns }, cursor), ok: 1 };
   }
 
-  async getMore(id: Long, ns: string, batchSize: number | undefined): Promise<Doc> {
+  // Registers a forwarded cursor whose node answered `firstBatch`: the client's reply.
+  openForwarded(ns: string, forwarded: ForwardedCursor, firstBatch: Doc[], options: ClusterCursorOptions = {}): Doc {
+    const id = this.newId();
+    this.open.set(id.toString(), { ns, forwarded, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true });
+    return { cursor: { firstBatch, id, ns }, ok: 1 };
+  }
+
+  // `maxTimeMS` is how long a tailable awaitData cursor waits for data; other cursors refuse one,
+  // as mongos does.
+  async getMore(id: Long, ns: string, batchSize: number | undefined, maxTimeMS?: number): Promise<Doc> {
     const entry = this.open.get(id.toString());
     if (!entry) throw new MongoError(ErrorCodes.CursorNotFound, `cursor id ${id.toString()} not found`);
     if (entry.ns !== ns) throw new MongoError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${entry.ns}`);
+    const forwarded = 'forwarded' in entry ? entry.forwarded : undefined;
+    if (maxTimeMS !== undefined && forwarded?.awaitData !== true) {
+      throw new MongoError(ErrorCodes.BadValue, 'maxTimeMS can only be used with getMore for tailable, awaitData cursors');
+    }
     entry.lastUsedMs = Date.now();
+    if (!('cursor' in entry)) return this.forwardGetMore(id, entry, batchSize, maxTimeMS);
     const docs = await this.fill(entry, batchSize ?? 0);
     if (await this.hasMore(entry)) return { cursor: withPartial({ nextBatch: docs, id, ns }, entry.cursor), ok: 1 };
     this.open.delete(id.toString());
@@ -53,19 +91,34 @@ export class ClusterCursorManager {
     return { cursor: withPartial({ nextBatch: docs, id: Long.ZERO, ns }, entry.cursor), ok: 1 };
   }
 
+  // A failed getMore ends the cursor, as it ends the node's.
+  private async forwardGetMore(id: Long, entry: OpenForwarded, batchSize: number | undefined, maxTimeMS: number | undefined): Promise<Doc> {
+    try {
+      const { docs, exhausted } = await entry.forwarded.getMore(batchSize, maxTimeMS);
+      entry.lastUsedMs = Date.now();
+      if (!exhausted) return { cursor: { nextBatch: docs, id, ns: entry.ns }, ok: 1 };
+      this.open.delete(id.toString());
+      return { cursor: { nextBatch: docs, id: Long.ZERO, ns: entry.ns }, ok: 1 };
+    } catch (err) {
+      this.open.delete(id.toString());
+      await entry.forwarded.close();
+      throw err;
+    }
+  }
+
   async kill(id: Long): Promise<boolean> {
     const entry = this.open.get(id.toString());
     if (!entry) return false;
     this.open.delete(id.toString());
-    await entry.cursor.close();
+    await closeEntry(entry);
     return true;
   }
 
   async killIdle(idleMs: number, nowMs: number): Promise<void> {
     for (const [key, entry] of [...this.open]) {
-      if (nowMs - entry.lastUsedMs > idleMs) {
+      if (!entry.noTimeout && nowMs - entry.lastUsedMs > idleMs) {
         this.open.delete(key);
-        await entry.cursor.close();
+        await closeEntry(entry);
       }
     }
   }
@@ -74,7 +127,7 @@ export class ClusterCursorManager {
     return this.open.size;
   }
 
-  private async fill(entry: Open, batchSize: number): Promise<RawDocument[]> {
+  private async fill(entry: OpenMerged, batchSize: number): Promise<RawDocument[]> {
     const docs: RawDocument[] = [];
     let bytes = 0;
     while (batchSize === 0 || docs.length < batchSize) {
@@ -92,7 +145,7 @@ export class ClusterCursorManager {
     return docs;
   }
 
-  private async hasMore(entry: Open): Promise<boolean> {
+  private async hasMore(entry: OpenMerged): Promise<boolean> {
     if (entry.peeked) return true;
     entry.peeked = await entry.cursor.next();
     return entry.peeked !== undefined;
@@ -104,6 +157,10 @@ export class ClusterCursorManager {
       if (!id.isZero() && !this.open.has(id.toString())) return id;
     }
   }
+}
+
+function closeEntry(entry: Open): Promise<void> {
+  return 'cursor' in entry ? entry.cursor.close() : entry.forwarded.close();
 }
 
 export function withPartial(cursor: Doc, from: { partial?: PartialResults }): Doc {

@@ -13,6 +13,9 @@ import { parseCollation } from '../../bson/collation.js';
 import { commandCollation } from './collection_collation.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { checkFindOptions, tailableMode } from '../../query/query_request_helper.js';
+import { checkCollectionUUID, collectionUUIDArg } from './collection_uuid.js';
+import { tailableFind } from './tailable_find.js';
 
 export function parseFind(cmd: Doc) {
   const limit = optionalNonNegative(cmd, 'limit');
@@ -22,7 +25,13 @@ export function parseFind(cmd: Doc) {
   if (hint !== undefined && typeof hint !== 'string' && !isPlainObject(hint)) {
     throw new MongoError(ErrorCodes.FailedToParse, 'hint must be either a string or nested object');
   }
-  return {
+  refuseUnimplemented(cmd);
+  // Accepted as mongod accepts them, with nothing to do here: oplogReplay is ignored since 4.4,
+  // readOnce is a storage cache hint, allowPartialResults only matters to a router,
+  // allowSpeculativeMajorityRead permits a majority read that a node without replication answers
+  // from its own data, mirrored marks a read a primary mirrors to its secondaries.
+  for (const flag of ['oplogReplay', 'readOnce', 'allowPartialResults', 'allowSpeculativeMajorityRead', 'mirrored']) optionalBool(cmd, flag);
+  const req = {
     filter: optionalDoc(cmd, 'filter') ?? {},
     sort: optionalDoc(cmd, 'sort'),
     projection: optionalDoc(cmd, 'projection'),
@@ -35,24 +44,44 @@ export function parseFind(cmd: Doc) {
     singleBatch: optionalBool(cmd, 'singleBatch') ?? false,
     variables: letVariables(cmd),
     collation: parseCollation(cmd.collation),
+    tailable: tailableMode(optionalBool(cmd, 'tailable') ?? false, optionalBool(cmd, 'awaitData') ?? false),
+    returnKey: optionalBool(cmd, 'returnKey') ?? false,
+    showRecordId: optionalBool(cmd, 'showRecordId') ?? false,
+    noCursorTimeout: optionalBool(cmd, 'noCursorTimeout') ?? false,
+    allowDiskUse: optionalBool(cmd, 'allowDiskUse'),
+    collectionUUID: collectionUUIDArg(cmd, 'find'),
   };
+  checkFindOptions(req);
+  return req;
+}
+
+// Internal options of resumable scans (resharding, initial sync) and Queryable Encryption, which
+// docshard does not have: refused rather than ignored.
+function refuseUnimplemented(cmd: Doc): void {
+  const resumable = optionalBool(cmd, '$_requestResumeToken') === true ? '$_requestResumeToken' : ['$_resumeAfter', '$_startAt'].find((f) => Object.keys(optionalDoc(cmd, f) ?? {}).length > 0);
+  if (resumable !== undefined) throw new MongoError(ErrorCodes.NotImplemented, `find option ${resumable} is not implemented by docshard (resumable collection scans)`);
+  if (optionalDoc(cmd, 'encryptionInformation') !== undefined) throw new MongoError(ErrorCodes.NotImplemented, 'docshard does not implement Queryable Encryption (find.encryptionInformation)');
 }
 
 export const findCommand: CommandDefinition = {
   names: ['find'],
   run(ctx, cmd) {
-    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const collName = collectionArg(cmd);
+    const ns = `${ctx.db}.${collName}`;
     const { storage, cursors } = ctx.node;
     const req = { ...parseFind(cmd), collation: commandCollation(storage, ns, cmd.collation) };
     const read = routedRead(ctx, cmd, ns);
     const coll = storage.getCollection(ns);
+    if (req.collectionUUID !== undefined) checkCollectionUUID(storage, ctx.db, collName, coll, req.collectionUUID);
+    if (req.tailable !== 'normal') return tailableFind(ctx, ns, coll, { ...req, tailable: req.tailable, keep: read.keep });
     const express = coll === undefined ? undefined : expressPlan(req, coll);
     if (coll !== undefined && express !== undefined) {
       const docs = read.track(idLookup(storage, coll, express, read.keep));
       return cursorReply(ns, { docs: Array.isArray(docs) ? docs : [...docs], cursorId: Long.ZERO }, 'firstBatch');
     }
     const prepared = prepareFind(storage, coll, { ...req, keep: read.keep });
-    const batch = cursors.firstBatch(ns, read.track(prepared.results), req.batchSize, req.singleBatch || (req.limit !== undefined && req.limit > 0 && req.limit <= (req.batchSize ?? 101)));
+    const oneBatch = req.singleBatch || (req.limit !== undefined && req.limit > 0 && req.limit <= (req.batchSize ?? 101));
+    const batch = cursors.firstBatch(ns, read.track(prepared.results), req.batchSize, oneBatch, { noCursorTimeout: req.noCursorTimeout });
     return cursorReply(ns, batch, 'firstBatch');
   },
 };
@@ -64,6 +93,7 @@ type FindRequest = ReturnType<typeof parseFind>;
 // cursor. batchSize 0 asks for an empty first batch and an open cursor: the general path.
 function expressPlan(req: FindRequest, coll: Collection): (QueryPlan & { kind: 'IDHACK' }) | undefined {
   if (req.sort !== undefined || req.projection !== undefined || req.skip || req.collation !== undefined || req.batchSize === 0) return undefined;
+  if (req.returnKey || req.showRecordId) return undefined;
   return idHackPlan(req, coll.indexes);
 }
 
@@ -83,7 +113,10 @@ export const getMoreCommand: CommandDefinition = {
     if (typeof coll !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.collection' is the wrong type, expected type 'string'");
     const batchSize = optionalNonNegative(cmd, 'batchSize');
     const ns = `${ctx.db}.${coll}`;
-    return cursorReply(ns, ctx.node.cursors.getMore(id, ns, batchSize), 'nextBatch');
+    // 0 means none, as mongod reads it.
+    const maxTimeMS = optionalNonNegative(cmd, 'maxTimeMS') || undefined;
+    const batch = ctx.node.cursors.getMore(id, ns, batchSize, maxTimeMS);
+    return batch instanceof Promise ? batch.then((b) => cursorReply(ns, b, 'nextBatch')) : cursorReply(ns, batch, 'nextBatch');
   },
 };
 

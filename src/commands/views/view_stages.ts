@@ -1,6 +1,6 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import type { Doc } from '../../bson/values.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { optionalDoc, optionalNonNegative, optionalNumber } from '../args.js';
 
 // The aggregate command a read of a view becomes: over `coll`, the collection under the view, the
@@ -14,6 +14,7 @@ export function viewAggregate(db: string, coll: string, viewPipeline: readonly D
 // The stages a find or a count of a view appends to the view's pipeline (MongoDB's
 // asAggregationCommand), for a node and a router alike.
 export function findStages(cmd: Doc): Doc[] {
+  refuseOptionsNotInAggregation(cmd);
   const stages: Doc[] = [{ $match: optionalDoc(cmd, 'filter') ?? {} }];
   const sort = optionalDoc(cmd, 'sort');
   if (sort !== undefined && Object.keys(sort).length > 0) stages.push({ $sort: sort });
@@ -24,6 +25,22 @@ export function findStages(cmd: Doc): Doc[] {
   const projection = optionalDoc(cmd, 'projection');
   if (projection !== undefined && Object.keys(projection).length > 0) stages.push({ $project: projection });
   return stages;
+}
+
+// Find options an aggregation cannot express fail a find on a view, as in MongoDB, in its order.
+function refuseOptionsNotInAggregation(cmd: Doc): void {
+  const set = (field: string): boolean => {
+    const v = cmd[field];
+    return isPlainObject(v) ? Object.keys(v).length > 0 : v === true || (isNumber(v) && toDouble(v) !== 0);
+  };
+  const refuse = (message: string): never => {
+    throw new MongoError(ErrorCodes.InvalidPipelineOperator, message);
+  };
+  for (const field of ['min', 'max', 'returnKey', 'showRecordId']) if (set(field)) refuse(`Option ${field} not supported in aggregation.`);
+  if (set('tailable')) refuse('Tailable cursors are not supported in aggregation.');
+  for (const field of ['noCursorTimeout', 'allowPartialResults']) if (set(field)) refuse(`Option ${field} not supported in aggregation.`);
+  if (isPlainObject(cmd.sort) && cmd.sort.$natural !== undefined) refuse('Sort option $natural not supported in aggregation.');
+  for (const field of ['readOnce', 'allowSpeculativeMajorityRead', '$_requestResumeToken', '$_resumeAfter']) if (set(field)) refuse(`Option ${field} not supported in aggregation.`);
 }
 
 // Ends in {$count: 'n'}: one document {n} unless nothing matched.

@@ -1,12 +1,17 @@
 import type { Doc } from '../../bson/values.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
 import { collated, withCollation, type StringComparator } from '../../bson/collation.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import { compileFilter } from '../match/matcher.js';
-import { compileProjection } from '../projection/projection.js';
-import { compileSort } from '../sort.js';
+import { compileProjection, type Projector } from '../projection/projection.js';
+import type { MetaName } from '../projection/projection_ast.js';
+import { compileSort, parseSortSpec, type SortField } from '../sort.js';
 import { exactlyBounded, planQuery, type QueryPlan } from '../plan/query_planner.js';
+import { showRecordIdProjection } from '../query_request_helper.js';
 import type { MatchDetails } from '../match/matcher.js';
 import { executePlan, newStats, type Candidate, type ExecutionStats } from './plan_executor.js';
+import { resultMetadata } from './result_metadata.js';
 
 export interface FindSpec {
   filter: Doc;
@@ -25,7 +30,17 @@ export interface FindSpec {
   keep?: (doc: Doc) => boolean;
   // See PlanRequest.includeHidden.
   includeHidden?: boolean;
+  // Each result is the key of the index the plan read ({} for a collection scan).
+  returnKey?: boolean;
+  // Each result carries its record id in `$recordId`.
+  showRecordId?: boolean;
+  // false: a blocking sort of more than MAX_BLOCKING_SORT_BYTES fails rather than spill to disk
+  // (docshard sorts in memory, so true and absent mean the sort always runs).
+  allowDiskUse?: boolean;
 }
+
+// MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes.
+export const MAX_BLOCKING_SORT_BYTES = 100 * 1024 * 1024;
 
 // A result document; `bytes` is set while the document is exactly as stored.
 export interface Output {
@@ -50,7 +65,7 @@ export function prepareFind(storage: StorageEngine, coll: Collection | undefined
 
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
-  const projector = spec.projection && Object.keys(spec.projection).length > 0 ? compileProjection(spec.projection) : undefined;
+  const projector = compileResultProjection(spec);
   const stats = newStats();
   const hint = spec.collation && spec.hint === undefined ? { $natural: 1 } : spec.hint;
   const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max, includeHidden: spec.includeHidden }, coll.indexes) : undefined;
@@ -64,23 +79,61 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   const blockingSort = sortCmp !== undefined && plan.kind !== 'IDHACK' && !(plan.kind === 'IXSCAN' && plan.providesSort);
   let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);
   if (spec.keep) candidates = keepOnly(candidates, spec.keep);
-  if (blockingSort) candidates = sortAll(candidates, sortCmp!);
-  const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, projector, stats);
+  if (blockingSort) candidates = sortAll(candidates, sortCmp!, spec.allowDiskUse === false);
+  const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, resultShape(plan, projector, spec), stats);
   return { plan, stats, blockingSort, results };
+}
+
+// The find's projection, with showRecordId's `$recordId` added; undefined when results are the
+// documents as stored.
+export function compileResultProjection(spec: FindSpec): Projector | undefined {
+  const projection = spec.showRecordId ? showRecordIdProjection(spec.projection) : spec.projection;
+  const projector = projection && Object.keys(projection).length > 0 ? compileProjection(projection) : undefined;
+  if (projector?.metas.has('sortKey') && (spec.sort === undefined || Object.keys(spec.sort).length === 0)) {
+    throw new MongoError(ErrorCodes.BadValue, 'cannot use sortKey $meta projection without a sort');
+  }
+  return projector;
+}
+
+// How a candidate becomes a result: projected, or (returnKey) the key the plan found it under;
+// undefined when it is the document as stored.
+export type ResultShape = ((c: Candidate) => Doc) | undefined;
+
+export function resultShape(plan: QueryPlan, projector: Projector | undefined, spec: FindSpec): ResultShape {
+  const names = new Set<MetaName>(projector?.metas);
+  if (spec.returnKey) names.add('indexKey');
+  const sort: SortField[] = names.has('sortKey') ? parseSortSpec(spec.sort!) : [];
+  if (spec.returnKey) {
+    return (c) => {
+      const meta = resultMetadata(c, plan, names, sort);
+      return projector === undefined ? { ...meta.indexKey } : projector.keyOnly(meta);
+    };
+  }
+  if (projector === undefined) return undefined;
+  if (names.size === 0) return (c) => projector.apply(c.doc, c.details);
+  return (c) => projector.apply(c.doc, c.details, resultMetadata(c, plan, names, sort));
 }
 
 function* keepOnly(input: Iterable<Candidate>, keep: (doc: Doc) => boolean): Iterable<Candidate> {
   for (const c of input) if (keep(c.doc)) yield c;
 }
 
-function sortAll(input: Iterable<Candidate>, cmp: (a: Doc, b: Doc) => number): Candidate[] {
-  const all = [...input];
+function sortAll(input: Iterable<Candidate>, cmp: (a: Doc, b: Doc) => number, bounded: boolean): Candidate[] {
+  const all: Candidate[] = [];
+  let bytes = 0;
+  for (const c of input) {
+    all.push(c);
+    bytes += c.bytes.length;
+    if (bounded && bytes > MAX_BLOCKING_SORT_BYTES) {
+      throw new MongoError(ErrorCodes.QueryExceededMemoryLimitNoDiskUseAllowed, `Executor error during find command :: caused by :: Sort exceeded memory limit of ${MAX_BLOCKING_SORT_BYTES} bytes, but did not opt in to external sorting.`);
+    }
+  }
   // Array.prototype.sort is stable, so ties keep plan order, as MongoDB's sort stage does.
   all.sort((a, b) => cmp(a.doc, b.doc));
   return all;
 }
 
-function* shape(input: Iterable<Candidate>, skip: number, limit: number, projector: ReturnType<typeof compileProjection> | undefined, stats: ExecutionStats): Iterable<Output> {
+function* shape(input: Iterable<Candidate>, skip: number, limit: number, project: ResultShape, stats: ExecutionStats): Iterable<Output> {
   let skipped = 0;
   let returned = 0;
   for (const c of input) {
@@ -91,7 +144,7 @@ function* shape(input: Iterable<Candidate>, skip: number, limit: number, project
     if (limit > 0 && returned >= limit) return;
     returned += 1;
     stats.nReturned += 1;
-    if (projector) yield { doc: projector.apply(c.doc, c.details), recordId: c.recordId, details: c.details };
+    if (project) yield { doc: project(c), recordId: c.recordId, details: c.details };
     else yield c;
   }
 }

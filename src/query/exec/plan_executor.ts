@@ -14,9 +14,10 @@ export function newStats(): ExecutionStats {
 }
 
 // A document produced by a plan: its stored bytes (an unprojected reply sends them as they are),
-// decoded only when something needs the values.
+// decoded only when something needs the values. An index scan's candidates keep the key string
+// they were found under (returnKey and $meta: 'indexKey' show that key).
 export class Candidate {
-  constructor(readonly recordId: number, readonly bytes: Buffer, private decoded: Doc | undefined, readonly details: MatchDetails) {}
+  constructor(readonly recordId: number, readonly bytes: Buffer, private decoded: Doc | undefined, readonly details: MatchDetails, readonly keyString?: Buffer) {}
 
   get doc(): Doc {
     this.decoded ??= deserializeDocument(this.bytes);
@@ -38,21 +39,27 @@ export function executePlan(storage: StorageEngine, coll: Collection, plan: Quer
   return [new Candidate(recordId, bytes, undefined, {})];
 }
 
-function* filtered(records: Iterable<{ recordId: number; bytes: Buffer }>, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
-  for (const { recordId, bytes } of records) {
+interface ScannedRecord {
+  recordId: number;
+  bytes: Buffer;
+  keyString?: Buffer;
+}
+
+function* filtered(records: Iterable<ScannedRecord>, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
+  for (const { recordId, bytes, keyString } of records) {
     stats.docsExamined += 1;
     if (!matcher) {
-      yield new Candidate(recordId, bytes, undefined, {});
+      yield new Candidate(recordId, bytes, undefined, {}, keyString);
       continue;
     }
     const doc = deserializeDocument(bytes);
     const details: MatchDetails = {};
     if (!matcher.matches(doc, details)) continue;
-    yield new Candidate(recordId, bytes, doc, details);
+    yield new Candidate(recordId, bytes, doc, details, keyString);
   }
 }
 
-function* candidateRecords(storage: StorageEngine, coll: Collection, plan: QueryPlan & { kind: 'COLLSCAN' | 'IXSCAN' }, stats: ExecutionStats): Iterable<{ recordId: number; bytes: Buffer }> {
+function* candidateRecords(storage: StorageEngine, coll: Collection, plan: QueryPlan & { kind: 'COLLSCAN' | 'IXSCAN' }, stats: ExecutionStats): Iterable<ScannedRecord> {
   if (plan.kind === 'COLLSCAN') {
     yield* storage.scanRecords(coll, plan.direction === -1);
     return;
@@ -60,14 +67,14 @@ function* candidateRecords(storage: StorageEngine, coll: Collection, plan: Query
   const seen = plan.index.entry.multikey ? new Set<number>() : undefined;
   const ranges = plan.direction === 1 ? plan.ranges : [...plan.ranges].reverse();
   for (const range of ranges) {
-    for (const { recordId } of plan.index.scan(storage.kv, range.start, range.end, plan.direction === -1)) {
+    for (const { keyString, recordId } of plan.index.scan(storage.kv, range.start, range.end, plan.direction === -1)) {
       stats.keysExamined += 1;
       if (seen) {
         if (seen.has(recordId)) continue;
         seen.add(recordId);
       }
       const bytes = storage.getRecord(coll, recordId);
-      if (bytes) yield { recordId, bytes };
+      if (bytes) yield { recordId, bytes, keyString };
     }
   }
 }

@@ -8,7 +8,19 @@ export type ProjectionNode =
   | { kind: 'slice'; skip: number | undefined; limit: number }
   | { kind: 'elemMatch'; matches: (element: unknown) => boolean }
   | { kind: 'positional' }
+  | { kind: 'meta'; name: MetaName }
   | PathNode;
+
+// The $meta values a find projection can show: the key of the index the plan read, the record id
+// and the sort key. They come from the plan, not the document (ResultMetadata).
+export type MetaName = 'indexKey' | 'recordId' | 'sortKey';
+
+// What the plan knows of one result; a name the plan cannot give is left out of the result.
+export interface ResultMetadata {
+  indexKey?: Doc;
+  recordId?: unknown;
+  sortKey?: unknown[];
+}
 
 export interface PathNode {
   kind: 'path';
@@ -21,11 +33,13 @@ export interface ParsedProjection {
   // Full paths of the find-only leaves, applied to the projected document afterwards.
   slices: { path: string[]; skip: number | undefined; limit: number }[];
   positional: string[] | undefined;
+  // The $meta values some field shows.
+  metas: ReadonlySet<MetaName>;
 }
 
 export function hasComputedFields(node: PathNode): boolean {
   for (const child of node.children.values()) {
-    if (child.kind === 'expression' || child.kind === 'elemMatch') return true;
+    if (child.kind === 'expression' || child.kind === 'elemMatch' || child.kind === 'meta') return true;
     if (child.kind === 'path' && hasComputedFields(child)) return true;
   }
   return false;

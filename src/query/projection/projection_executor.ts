@@ -1,13 +1,13 @@
 import { MongoError } from '../../base/errors.js';
 import { cloneValue, isPlainObject, type Doc } from '../../bson/values.js';
 import { arrayIndexOf } from '../path.js';
-import { hasComputedFields, type PathNode } from './projection_ast.js';
+import { hasComputedFields, type MetaName, type PathNode, type ResultMetadata } from './projection_ast.js';
 
 // Inclusion: fields named by the projection are kept in the order of the input document, then
 // computed fields are added in the order of the projection (MongoDB's InclusionNode).
-export function applyInclusion(node: PathNode, input: Doc, root: Doc): Doc {
+export function applyInclusion(node: PathNode, input: Doc, root: Doc, meta: ResultMetadata): Doc {
   const out = projectIncluded(node, input);
-  addComputedFields(node, out, root);
+  addComputedFields(node, out, root, meta);
   return out;
 }
 
@@ -41,7 +41,7 @@ function projectIncluded(node: PathNode, input: Doc): Doc {
   return out;
 }
 
-function addComputedFields(node: PathNode, out: Doc, root: Doc): void {
+function addComputedFields(node: PathNode, out: Doc, root: Doc, meta: ResultMetadata): void {
   for (const [key, child] of node.children) {
     if (child.kind === 'expression') {
       const value = child.evaluate(root);
@@ -49,19 +49,43 @@ function addComputedFields(node: PathNode, out: Doc, root: Doc): void {
       else out[key] = cloneValue(value);
     } else if (child.kind === 'elemMatch') {
       setOrDelete(out, key, firstMatching(root[key], child.matches));
+    } else if (child.kind === 'meta') {
+      setOrDelete(out, key, meta[child.name]);
     } else if (child.kind === 'path' && hasComputedFields(child)) {
-      out[key] = computedInValue(child, out[key], root);
+      out[key] = computedInValue(child, out[key], root, meta);
     }
   }
 }
 
 // A computed field below a scalar or missing value replaces it with a document (as in
 // {"a.b": {$literal: 1}} applied to {a: 1}, which gives {a: {b: 1}}).
-function computedInValue(node: PathNode, value: unknown, root: Doc): unknown {
-  if (Array.isArray(value)) return value.map((element) => computedInValue(node, element, root));
+function computedInValue(node: PathNode, value: unknown, root: Doc, meta: ResultMetadata): unknown {
+  if (Array.isArray(value)) return value.map((element) => computedInValue(node, element, root, meta));
   const out: Doc = isPlainObject(value) ? value : {};
-  addComputedFields(node, out, root);
+  addComputedFields(node, out, root, meta);
   return out;
+}
+
+// The $meta fields (of the `names` given) of an exclusion projection, or of returnKey's key
+// document: set where the projection puts them, a field at a time, so an existing field keeps its
+// place.
+export function applyMetaFields(node: PathNode, out: Doc, meta: ResultMetadata, names: ReadonlySet<MetaName>): void {
+  for (const [key, child] of node.children) {
+    if (child.kind === 'meta') {
+      if (names.has(child.name)) setOrDelete(out, key, meta[child.name]);
+    } else if (child.kind === 'path' && hasMetaFields(child, names)) {
+      const inner: Doc = isPlainObject(out[key]) ? out[key] : {};
+      applyMetaFields(child, inner, meta, names);
+      out[key] = inner;
+    }
+  }
+}
+
+function hasMetaFields(node: PathNode, names: ReadonlySet<MetaName>): boolean {
+  for (const child of node.children.values()) {
+    if (child.kind === 'meta' ? names.has(child.name) : child.kind === 'path' && hasMetaFields(child, names)) return true;
+  }
+  return false;
 }
 
 // Exclusion: everything is kept except the excluded paths; arrays are entered element by element.

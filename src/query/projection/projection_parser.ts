@@ -3,7 +3,7 @@ import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.j
 import { compileExpression, isExpressionOperator } from '../agg/expression.js';
 import { parseFilter } from '../match/expression_parser.js';
 import { describeValue } from '../match/describe_value.js';
-import type { ParsedProjection, PathNode, ProjectionNode } from './projection_ast.js';
+import type { MetaName, ParsedProjection, PathNode, ProjectionNode } from './projection_ast.js';
 
 // Follows MongoDB's projection_parser: each element is an inclusion, an exclusion, a literal or
 // expression, a find-only operator, or a nested sub-projection; the first inclusion or exclusion
@@ -20,6 +20,7 @@ interface ParseContext {
   idExcludedEntirely: boolean;
   slices: ParsedProjection['slices'];
   positional: string[] | undefined;
+  metas: Set<MetaName>;
 }
 
 function fail(code: number, message: string): never {
@@ -30,7 +31,7 @@ export function parseProjection(spec: Doc, filter?: Doc): ParsedProjection {
   const root: PathNode = { kind: 'path', children: new Map() };
   const ctx: ParseContext = {
     filter, idSpecified: false, hasPositional: false, hasElemMatch: false, hasFindSlice: false, type: undefined,
-    idIncludedEntirely: false, idExcludedEntirely: false, slices: [], positional: undefined,
+    idIncludedEntirely: false, idExcludedEntirely: false, slices: [], positional: undefined, metas: new Set(),
   };
   for (const key of Object.keys(spec)) {
     if (spec[key] === undefined) continue;
@@ -40,11 +41,11 @@ export function parseProjection(spec: Doc, filter?: Doc): ParsedProjection {
   const type = ctx.type ?? defaultType(ctx);
   if (!ctx.idSpecified && type === 'inclusion') root.children.set('_id', { kind: 'boolean', include: true });
   if (type === 'exclusion' && ctx.idIncludedEntirely) root.children.delete('_id');
-  return { root, isInclusion: type === 'inclusion', slices: ctx.slices, positional: ctx.positional };
+  return { root, isInclusion: type === 'inclusion', slices: ctx.slices, positional: ctx.positional, metas: ctx.metas };
 }
 
-// Projections made only of _id and find-only operators have no inclusion or exclusion to decide
-// their type; MongoDB keeps these rules for compatibility.
+// Projections made only of _id, $meta and find-only operators have no inclusion or exclusion to
+// decide their type; MongoDB keeps these rules for compatibility ($meta alone is an exclusion).
 function defaultType(ctx: ParseContext): 'inclusion' | 'exclusion' {
   if (ctx.hasFindSlice) return ctx.idIncludedEntirely ? 'inclusion' : 'exclusion';
   if (ctx.hasElemMatch) return 'inclusion';
@@ -154,6 +155,7 @@ function parseSubObject(ctx: ParseContext, name: string, obj: Doc, parentPath: s
     const arg = obj[op];
     if (op === '$slice') return parseSlice(ctx, name, arg, parentPath, parent);
     if (op === '$elemMatch') return parseElemMatch(ctx, name, arg, parentPath, parent);
+    if (op === '$meta') return parseMeta(ctx, name, arg, parentPath, parent);
     if (op === '$literal' || isExpressionOperator(op)) return parseExpressionObject(ctx, name, obj, parent);
     fail(31325, `Unknown expression ${op}`);
   }
@@ -164,6 +166,31 @@ function parseSubObject(ctx: ParseContext, name: string, obj: Doc, parentPath: s
     if (obj[key] === undefined) continue;
     parseElement(ctx, key, obj[key], [...parentPath, ...path], node);
   }
+}
+
+// The $meta names MongoDB knows. Text and search scores, geo distances and random values belong to
+// stages docshard does not have, so they are never available: textScore is refused as mongod
+// refuses it without a $text query, the others are left out of the result as mongod leaves out
+// metadata a query does not produce.
+const UNAVAILABLE_METAS = new Set(['textScore', 'randVal', 'searchScore', 'searchHighlights', 'geoNearDistance', 'geoNearPoint', 'searchScoreDetails', 'vectorSearchScore', 'searchSortValues', 'searchSequenceToken', 'timeseriesBucketMinTime', 'timeseriesBucketMaxTime']);
+const AVAILABLE_METAS = new Set<string>(['indexKey', 'recordId', 'sortKey'] satisfies MetaName[]);
+
+// Names mongos and the showRecordId option give the fields they add; mongod accepts them at the
+// top level for $meta values only.
+const META_FIELDS = new Set(['$recordId', '$sortKey']);
+
+// {$meta: name} is allowed in exclusion projections too, and does not decide the projection's type.
+function parseMeta(ctx: ParseContext, name: string, arg: unknown, parentPath: string[], parent: PathNode): void {
+  if (typeof arg !== 'string') fail(17307, '$meta only supports String arguments');
+  if (!AVAILABLE_METAS.has(arg) && !UNAVAILABLE_METAS.has(arg)) fail(17308, `Unsupported argument to $meta: ${arg}`);
+  if (arg === 'textScore') fail(40218, 'query requires text score metadata, but it is not available');
+  const path = parentPath.length === 0 && META_FIELDS.has(name) ? [name] : fieldPath(name);
+  if (!AVAILABLE_METAS.has(arg)) {
+    addNodeAtPath(parent, path, { kind: 'expression', evaluate: () => undefined });
+    return;
+  }
+  addNodeAtPath(parent, path, { kind: 'meta', name: arg as MetaName });
+  ctx.metas.add(arg as MetaName);
 }
 
 function parseExpressionObject(ctx: ParseContext, name: string, obj: Doc, parent: PathNode): void {

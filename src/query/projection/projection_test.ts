@@ -130,3 +130,46 @@ test('the positional operator keeps the array element the query matched', () => 
   rejects({ 'a.$.b.$': 1 }, 31287, { a: 1 });
   rejects({ 'a.$': 'x' }, 31308, { a: 1 });
 });
+
+test('$meta shows what the plan knows, in inclusion and exclusion projections, without deciding their type', () => {
+  const meta = { indexKey: { a: 30, b: 'z' }, recordId: 7, sortKey: [30] };
+  const row = { _id: 3, a: 30, b: 'z' };
+  const cases: Case[] = [
+    [{ _id: 0, a: 1, c: { $meta: 'indexKey' } }, row, { a: 30, c: { a: 30, b: 'z' } }],
+    [{ _id: 0, a: 0, c: { $meta: 'indexKey' } }, row, { b: 'z', c: { a: 30, b: 'z' } }],
+    [{ _id: 1, c: { $meta: 'indexKey' } }, row, { _id: 3, c: { a: 30, b: 'z' } }],
+    // Alone, or with {_id: 0}, $meta leaves an exclusion: the whole document and the field.
+    [{ _id: 0, c: { $meta: 'indexKey' } }, row, { a: 30, b: 'z', c: { a: 30, b: 'z' } }],
+    [{ c: { $meta: 'recordId' } }, row, { _id: 3, a: 30, b: 'z', c: 7 }],
+    [{ 'x.y': { $meta: 'sortKey' } }, row, { _id: 3, a: 30, b: 'z', x: { y: [30] } }],
+    [{ a: 1, $recordId: { $meta: 'recordId' } }, row, { _id: 3, a: 30, $recordId: 7 }],
+  ];
+  for (const [spec, input, expected] of cases) {
+    const actual = compileProjection(spec).apply(input, {}, meta);
+    assert.deepEqual(actual, expected, JSON.stringify(spec));
+    assert.deepEqual(Object.keys(actual), Object.keys(expected), `field order of ${JSON.stringify(spec)}`);
+  }
+});
+
+test('$meta a plan does not have leaves its field out', () => {
+  const row = { _id: 1, a: 1 };
+  assert.deepEqual(compileProjection({ k: { $meta: 'indexKey' } }).apply(row, {}, {}), row);
+  assert.deepEqual(compileProjection({ a: 1, s: { $meta: 'searchScore' } }).apply(row, {}, {}), row);
+  assert.deepEqual([...compileProjection({ a: { $meta: 'indexKey' }, b: { $meta: 'sortKey' } }).metas].sort(), ['indexKey', 'sortKey']);
+});
+
+test('$meta arguments are checked as mongod checks them', () => {
+  rejects({ m: { $meta: 1 } }, 17307);
+  rejects({ m: { $meta: 'bogus' } }, 17308);
+  rejects({ m: { $meta: 'textScore' } }, 40218);
+  // Only $recordId and $sortKey, the names mongod gives the fields it adds, may start with '$', at
+  // the top level.
+  rejects({ $other: { $meta: 'recordId' } }, 16410);
+  rejects({ a: { $recordId: { $meta: 'recordId' } } }, 31325);
+});
+
+test('returnKey keeps the index key and only the projection\'s sortKey fields', () => {
+  const projector = compileProjection({ b: 1, c: { $meta: 'sortKey' }, a: { $meta: 'recordId' }, 'd.e': { $meta: 'sortKey' } });
+  assert.deepEqual(projector.keyOnly({ indexKey: { a: 3 }, sortKey: [1], recordId: 9 }), { a: 3, c: [1], d: { e: [1] } });
+  assert.deepEqual(compileProjection({ b: 1 }).keyOnly({}), {});
+});

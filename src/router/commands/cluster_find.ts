@@ -13,6 +13,8 @@ import { PartialResults } from '../partial_results.js';
 import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
 import { completedCursorBytes } from '../raw_reply.js';
 import { numericPointShard, shardsForQuery } from '../targeter.js';
+import { TailableClusterCursor } from '../tailable_cluster_cursor.js';
+import { checkFindOptions, notCappedError, tailableMode, type TailableMode } from '../../query/query_request_helper.js';
 import { encodeVersionedMessage, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
 
 export function targetShards(routing: Routing, filter: Doc): string[] {
@@ -106,6 +108,7 @@ interface FindRequest {
   // The shards sort under it, so the router's merge of their sorted streams must too.
   collation: StringComparator | undefined;
   allowPartialResults: boolean;
+  noCursorTimeout: boolean;
 }
 
 export const clusterFindCommand: RouterCommand = {
@@ -121,17 +124,26 @@ export const clusterFindCommand: RouterCommand = {
     optionalNonNegative(cmd, 'skip');
     const singleBatch = optionalBool(cmd, 'singleBatch') ?? false;
     const allowPartialResults = optionalBool(cmd, 'allowPartialResults') ?? false;
+    const tailable = tailableMode(optionalBool(cmd, 'tailable') ?? false, optionalBool(cmd, 'awaitData') ?? false);
+    checkFindOptions({ tailable, sort: optionalDoc(cmd, 'sort'), singleBatch, min: optionalDoc(cmd, 'min'), max: optionalDoc(cmd, 'max') });
+    const noCursorTimeout = optionalBool(cmd, 'noCursorTimeout') ?? false;
+    if (tailable !== 'normal') {
+      const tail: TailRequest = { ns, command: forwardable(cmd), tailable, noCursorTimeout };
+      if (ctx.db === 'config' || ctx.db === 'admin') return tailOnConfig(ctx, tail);
+      return withStaleRetry(ctx.router, ns, (routing) => tailOnShard(ctx, tail, routing));
+    }
     if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
     const plan = planFindMerge(forwardable(cmd));
     const request: FindRequest = {
       ns,
       filter,
       plan,
-      passThrough: plan.skip === 0 && plan.projection.router === undefined,
+      passThrough: plan.skip === 0 && plan.projection.router === undefined && !plan.bySortKey,
       batchSize,
       oneBatch: singleBatch || (limit !== undefined && limit > 0 && limit <= (batchSize ?? 101)),
       collation: parseCollation(cmd.collation),
       allowPartialResults,
+      noCursorTimeout,
     };
     return withStaleRetry(ctx.router, ns, (routing) => findOnce(ctx, request, routing));
   },
@@ -152,7 +164,42 @@ function answerFind(ctx: RouterContext, request: FindRequest, streams: RemoteCur
   const whole = streams.length === 1 && request.passThrough ? streams[0]!.completeFirstBatch() : undefined;
   if (whole) return { cursor: withPartial({ firstBatch: whole, id: Long.ZERO, ns: request.ns }, { partial }), ok: 1 };
   const merged = mergeFindResults(request.plan, streams, request.collation);
-  return ctx.router.cursors.firstBatch(request.ns, clusterCursor(merged, streams, partial), request.batchSize, request.oneBatch);
+  return ctx.router.cursors.firstBatch(request.ns, clusterCursor(merged, streams, partial), request.batchSize, request.oneBatch, { noCursorTimeout: request.noCursorTimeout });
+}
+
+// A tailable find is sent as the client sent it: skip, limit and projection are the shard's.
+interface TailRequest {
+  ns: string;
+  command: Doc;
+  tailable: Exclude<TailableMode, 'normal'>;
+  noCursorTimeout: boolean;
+}
+
+// A tailable find goes to the one shard that has the collection (capped collections are never
+// sharded; a sharded one is refused here as its shards would refuse it), and its cursor is that
+// shard's, getMore for getMore.
+async function tailOnShard(ctx: RouterContext, tail: TailRequest, routing: Routing): Promise<Doc> {
+  const { command } = tail;
+  if (routing.cm !== undefined) {
+    throw notCappedError({ ns: tail.ns, filter: optionalDoc(command, 'filter') ?? {}, sort: optionalDoc(command, 'sort'), projection: optionalDoc(command, 'projection'), batchSize: optionalNonNegative(command, 'batchSize') });
+  }
+  const shardId = routing.db.primary;
+  const host = await ctx.router.shardRegistry.host(shardId);
+  const reply = checkOk(throwIfStale(await sendToShard(ctx.router, shardId, ctx.db, { ...command, ...versionFields(routing, shardId) })));
+  return forwardTailable(ctx, host, reply, tail);
+}
+
+// A tailable find on the config server's collections (config.changelog is capped).
+async function tailOnConfig(ctx: RouterContext, tail: TailRequest): Promise<Doc> {
+  const host = ctx.router.options.configHost;
+  return forwardTailable(ctx, host, checkOk(await ctx.router.client.command(host, ctx.db, tail.command)), tail);
+}
+
+function forwardTailable(ctx: RouterContext, host: string, reply: Doc, tail: TailRequest): Doc {
+  const cursor = reply.cursor as Doc;
+  if ((cursor.id as Long).isZero()) return reply;
+  const forwarded = new TailableClusterCursor(ctx.router, host, ctx.db, reply, tail.tailable === 'tailableAndAwaitData');
+  return ctx.router.cursors.openForwarded(String(cursor.ns), forwarded, cursor.firstBatch as Doc[], { noCursorTimeout: tail.noCursorTimeout });
 }
 
 // Reads of the config and admin databases are answered by the config server (mongosh's
@@ -173,7 +220,9 @@ export const clusterGetMoreCommand: RouterCommand = {
     const id = cmd.getMore;
     if (!(id instanceof Long)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.getMore' is the wrong type, expected type 'long'");
     if (typeof cmd.collection !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.collection' is the wrong type, expected type 'string'");
-    return ctx.router.cursors.getMore(id, `${ctx.db}.${cmd.collection}`, optionalNonNegative(cmd, 'batchSize'));
+    // 0 means none, as mongos reads it.
+    const maxTimeMS = optionalNonNegative(cmd, 'maxTimeMS') || undefined;
+    return ctx.router.cursors.getMore(id, `${ctx.db}.${cmd.collection}`, optionalNonNegative(cmd, 'batchSize'), maxTimeMS);
   },
 };
 

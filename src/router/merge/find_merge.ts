@@ -1,7 +1,7 @@
 import type { StringComparator } from '../../bson/collation.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { planFindProjection, type FindProjectionPlan } from './find_projection.js';
-import { applySkipLimit, mergeSorted } from './stream_merge.js';
+import { applySkipLimit, mergeBySortKey, mergeSorted } from './stream_merge.js';
 
 // How the router splits a find across shards and merges the answers (MongoDB's cluster_find):
 // every shard runs the same filter and sort; skip can only be applied to the merged stream, so
@@ -14,19 +14,42 @@ export interface FindMergePlan {
   // 0 means no limit.
   limit: number;
   projection: FindProjectionPlan;
+  // The shards add each result's sort key as `$sortKey`: the merge compares those, and removes them.
+  bySortKey: boolean;
 }
 
 export function planFindMerge(find: Doc): FindMergePlan {
   const sort = docArg(find.sort);
   const skip = numberArg(find.skip);
   const limit = numberArg(find.limit);
-  const projection = planFindProjection(docArg(find.projection), sort, docArg(find.filter) ?? {});
   const shardCommand: Doc = { ...find };
   delete shardCommand.skip;
   if (limit > 0) shardCommand.limit = limit + skip;
+  if (showsPlanMetadata(find)) {
+    // Only each shard's plan knows the index key, the record id or the sort key these show, so the
+    // shards apply the projection whole, and a sorted merge reads the sort key each shard adds (as
+    // mongos asks its shards for one).
+    if (sort !== undefined) shardCommand.projection = { ...docArg(find.projection), $sortKey: { $meta: 'sortKey' } };
+    return { shardCommand, sort, skip, limit, projection: { shard: docArg(shardCommand.projection), router: undefined }, bySortKey: sort !== undefined };
+  }
+  const projection = planFindProjection(docArg(find.projection), sort, docArg(find.filter) ?? {});
   if (projection.shard === undefined) delete shardCommand.projection;
   else shardCommand.projection = projection.shard;
-  return { shardCommand, sort, skip, limit, projection };
+  return { shardCommand, sort, skip, limit, projection, bySortKey: false };
+}
+
+// returnKey, showRecordId or a {$meta: ...} anywhere in the projection.
+function showsPlanMetadata(find: Doc): boolean {
+  return isTrue(find.returnKey) || isTrue(find.showRecordId) || hasMeta(find.projection);
+}
+
+function isTrue(v: unknown): boolean {
+  return v === true || (isNumber(v) && toDouble(v) !== 0);
+}
+
+function hasMeta(projection: unknown): boolean {
+  if (!isPlainObject(projection)) return false;
+  return Object.entries(projection).some(([k, v]) => k === '$meta' || hasMeta(v));
 }
 
 // The find command each targeted shard receives.
@@ -37,6 +60,13 @@ export function shardFindCommand(find: Doc): Doc {
 // The client's result: shard streams (each the answer to `plan.shardCommand`) merged, skipped,
 // limited and, where the shards could not, projected.
 export async function* mergeFindResults(plan: FindMergePlan, streams: AsyncIterable<Doc>[], collation?: StringComparator): AsyncIterable<Doc> {
+  if (plan.bySortKey) {
+    for await (const doc of applySkipLimit(mergeBySortKey(streams, plan.sort!, collation), plan.skip, plan.limit)) {
+      delete doc.$sortKey;
+      yield doc;
+    }
+    return;
+  }
   const merged = applySkipLimit(mergeSorted(streams, plan.sort, collation), plan.skip, plan.limit);
   const project = plan.projection.router;
   if (project === undefined) {

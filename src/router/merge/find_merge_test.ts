@@ -93,3 +93,26 @@ for (const find of finds) {
     }
   });
 }
+
+test('returnKey, showRecordId and $meta projections are the shards\', merged by the $sortKey they add', async () => {
+  for (const find of [
+    { find: 'c', sort: { b: 1 }, returnKey: true, hint: { a: 1 } },
+    { find: 'c', sort: { b: 1 }, showRecordId: true, projection: { a: 1 } },
+    { find: 'c', sort: { b: 1 }, projection: { b: 0, k: { $meta: 'indexKey' } } },
+  ]) {
+    const plan = planFindMerge(find);
+    assert.equal(plan.bySortKey, true);
+    assert.equal(plan.projection.router, undefined);
+    assert.deepEqual(plan.shardCommand.projection, { ...(find.projection ?? {}), $sortKey: { $meta: 'sortKey' } });
+  }
+  const unsorted = planFindMerge({ find: 'c', showRecordId: true, projection: { a: 1 } });
+  assert.equal(unsorted.bySortKey, false);
+  assert.deepEqual(unsorted.shardCommand.projection, { a: 1 });
+  // Two shards' returnKey results (index {a: 1}, sorted by b, which the keys do not show).
+  const plan = planFindMerge({ find: 'c', sort: { b: -1 }, skip: 1, returnKey: true });
+  const merged = await collect(mergeFindResults(plan, [
+    streamOf([{ a: 1, $sortKey: [9] }, { a: 2, $sortKey: [5] }]),
+    streamOf([{ a: 7, $sortKey: [8] }, { a: 8, $sortKey: [1] }]),
+  ]));
+  assert.deepEqual(merged, [{ a: 7 }, { a: 2 }, { a: 8 }]);
+});

@@ -1,6 +1,7 @@
 import { withCollation, type StringComparator } from '../../bson/collation.js';
 import type { Doc } from '../../bson/values.js';
-import { compileSort } from '../../query/sort.js';
+import { compareValues } from '../../bson/compare.js';
+import { compileSort, parseSortSpec } from '../../query/sort.js';
 import { BinaryHeap } from './binary_heap.js';
 
 // How the router combines the result streams of several shards (MongoDB's AsyncResultsMerger).
@@ -11,12 +12,29 @@ import { BinaryHeap } from './binary_heap.js';
 // they arrive. `collation` is the command's, which the comparisons must honour.
 export function mergeSorted(streams: AsyncIterable<Doc>[], sort: Doc | undefined, collation?: StringComparator): AsyncIterable<Doc> {
   if (sort === undefined || Object.keys(sort).length === 0) return mergeUnsorted(streams);
-  return mergeBySort(streams, sort, collation);
+  return mergeByComparator(streams, compileSort(sort), collation);
+}
+
+// A merge of results sorted by `sort` that carry their sort key in `$sortKey` (each shard's
+// {$meta: 'sortKey'}: the key's values in sort order), for results whose projection may have
+// removed the sort fields themselves.
+export function mergeBySortKey(streams: AsyncIterable<Doc>[], sort: Doc, collation?: StringComparator): AsyncIterable<Doc> {
+  const directions = parseSortSpec(sort).map((f) => f.direction);
+  return mergeByComparator(streams, (a, b) => compareSortKeys(a.$sortKey, b.$sortKey, directions), collation);
+}
+
+function compareSortKeys(a: unknown, b: unknown, directions: readonly (1 | -1)[]): number {
+  const ka = Array.isArray(a) ? a : [];
+  const kb = Array.isArray(b) ? b : [];
+  for (let i = 0; i < directions.length; i++) {
+    const c = compareValues(ka[i], kb[i]);
+    if (c !== 0) return c * directions[i]!;
+  }
+  return 0;
 }
 
 // Ties go to the lower shard index, so a merge is deterministic for a given shard order.
-async function* mergeBySort(streams: AsyncIterable<Doc>[], sort: Doc, collation: StringComparator | undefined): AsyncIterable<Doc> {
-  const compare = compileSort(sort);
+async function* mergeByComparator(streams: AsyncIterable<Doc>[], compare: (a: Doc, b: Doc) => number, collation: StringComparator | undefined): AsyncIterable<Doc> {
   const iterators = streams.map((s) => s[Symbol.asyncIterator]());
   const heap = new BinaryHeap<{ doc: Doc; shard: number }>((a, b) => {
     const c = withCollation(collation, () => compare(a.doc, b.doc));
