@@ -1,5 +1,5 @@
 import { idOfBytes } from '../bson/raw_document.js';
-import { deserializeWithRawArrays, serializeDocument, type Doc } from '../bson/values.js';
+import { Binary, deserializeWithRawArrays, isPlainObject, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { MigrationNode } from './migration_node.js';
@@ -195,7 +195,10 @@ export class MigrationDestinationManager {
       fetchAll(this.node.client, this.donorHost, db, { listIndexes: name }),
       fetchAll(this.node.client, this.donorHost, db, { listCollections: 1, filter: { name } }),
     ]);
-    const coll = storage.getCollection(nss) ?? storage.createCollection(nss, (info?.options as Doc | undefined) ?? {});
+    // With the donor's UUID, as MongoDB's recipient: a collection has one UUID on every shard, which
+    // a command's collectionUUID is checked against.
+    const uuid = isPlainObject(info?.info) && info.info.uuid instanceof Binary ? info.info.uuid : undefined;
+    const coll = storage.getCollection(nss) ?? storage.createCollection(nss, (info?.options as Doc | undefined) ?? {}, uuid);
     const missing = specs.filter((s) => s.name !== '_id_' && coll.indexes.every((i) => i.name !== s.name)).map(({ ns: _ns, ...spec }) => spec);
     if (missing.length > 0) storage.createIndexes(coll, missing);
   }

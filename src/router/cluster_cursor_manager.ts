@@ -37,6 +37,8 @@ interface OpenForwarded {
   forwarded: ForwardedCursor;
   lastUsedMs: number;
   noTimeout: boolean;
+  // A getMore is waiting on the node: another is refused here, which leaves that one alone.
+  busy: boolean;
 }
 
 type Open = OpenMerged | OpenForwarded;
@@ -68,7 +70,7 @@ export class ClusterCursorManager {
   // Registers a forwarded cursor whose node answered `firstBatch`: the client's reply.
   openForwarded(ns: string, forwarded: ForwardedCursor, firstBatch: Doc[], options: ClusterCursorOptions = {}): Doc {
     const id = this.newId();
-    this.open.set(id.toString(), { ns, forwarded, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true });
+    this.open.set(id.toString(), { ns, forwarded, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true, busy: false });
     return { cursor: { firstBatch, id, ns }, ok: 1 };
   }
 
@@ -93,6 +95,8 @@ export class ClusterCursorManager {
 
   // A failed getMore ends the cursor, as it ends the node's.
   private async forwardGetMore(id: Long, entry: OpenForwarded, batchSize: number | undefined, maxTimeMS: number | undefined): Promise<Doc> {
+    if (entry.busy) throw new MongoError(ErrorCodes.CursorInUse, `cursor id ${id.toString()} is already in use`);
+    entry.busy = true;
     try {
       const { docs, exhausted } = await entry.forwarded.getMore(batchSize, maxTimeMS);
       entry.lastUsedMs = Date.now();
@@ -103,6 +107,8 @@ export class ClusterCursorManager {
       this.open.delete(id.toString());
       await entry.forwarded.close();
       throw err;
+    } finally {
+      entry.busy = false;
     }
   }
 
@@ -116,7 +122,7 @@ export class ClusterCursorManager {
 
   async killIdle(idleMs: number, nowMs: number): Promise<void> {
     for (const [key, entry] of [...this.open]) {
-      if (!entry.noTimeout && nowMs - entry.lastUsedMs > idleMs) {
+      if (!entry.noTimeout && !('busy' in entry && entry.busy) && nowMs - entry.lastUsedMs > idleMs) {
         this.open.delete(key);
         await closeEntry(entry);
       }

@@ -208,6 +208,13 @@ describe('find options through a router', () => {
       [{ k: 10, key: { k: 10 } }, { k: 20, key: { k: 20 } }, { k: 60, key: { k: 60 } }, { k: 70, key: { k: 70 } }]);
   });
 
+  it('checks collectionUUID on every shard, which all have the collection under one UUID', async () => {
+    const [info] = await db.listCollections({ name: 'sharded' }).toArray();
+    const uuid = (info as AnyDoc).info.uuid as Binary;
+    assert.equal((await run(db, { find: 'sharded', collectionUUID: uuid })).cursor.firstBatch.length, 4);
+    await refused(run(db, { find: 'sharded', collectionUUID: new UUID() }), 361);
+  });
+
   it('shows each shard\'s record ids', async () => {
     const rows = await db.collection<AnyDoc>('sharded').find({}, { sort: { k: 1 }, projection: { b: 1 }, showRecordId: true }).toArray();
     assert.deepEqual(rows.map((r) => [r._id, r.b, r.$recordId]), [[1, 3, 1], [3, 1, 2], [2, 2, 1], [4, 0, 2]]);
