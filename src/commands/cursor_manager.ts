@@ -6,6 +6,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { RawDocument } from '../wire/raw_bson.js';
 import { Limits } from '../wire/op_codes.js';
 import { DEFAULT_AWAIT_DATA_TIMEOUT_MS } from '../query/query_request_helper.js';
+import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operation_deadline.js';
 
 export interface CursorDoc {
   doc: Doc;
@@ -39,6 +40,9 @@ interface OpenCursor {
   tail: TailOptions | undefined;
   // Set while a getMore waits for data: that getMore owns the cursor until it answers.
   pinned: AbortController | undefined;
+  // What is left of the maxTimeMS of the command that opened the cursor: as in MongoDB, it
+  // bounds the time of all its getMores together (a tailable cursor's does not).
+  timeLeftMs: number | undefined;
 }
 
 export interface Batch {
@@ -62,9 +66,11 @@ export class CursorManager {
   firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false, options: CursorOptions = {}): Batch {
     const cursor: OpenCursor = {
       id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
-      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined,
+      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined,
     };
     const docs = this.fill(cursor, batchSize ?? DEFAULT_FIRST_BATCH);
+    const deadline = currentDeadline();
+    if (deadline !== undefined && cursor.tail === undefined) cursor.timeLeftMs = Math.max(0, deadline - performance.now());
     const open = cursor.tail === undefined ? !singleBatch && this.hasMore(cursor) : cursor.tail.keepOpen;
     if (!open) return { docs, cursorId: Long.ZERO };
     cursor.id = this.newId();
@@ -85,10 +91,26 @@ export class CursorManager {
     if (cursor.pinned !== undefined) throw new MongoError(ErrorCodes.CursorInUse, `cursor id ${id.toString()} is already in use`);
     cursor.lastUsedMs = Date.now();
     if (cursor.tail !== undefined) return this.tailBatch(cursor, cursor.tail, batchSize ?? 0, maxTimeMS ?? DEFAULT_AWAIT_DATA_TIMEOUT_MS);
-    const docs = this.fill(cursor, batchSize ?? 0);
+    const docs = this.fillInTime(cursor, batchSize ?? 0);
     if (this.hasMore(cursor)) return { docs, cursorId: cursor.id };
     this.cursors.delete(id.toString());
     return { docs, cursorId: Long.ZERO };
+  }
+
+  // A getMore under what is left of its cursor's maxTimeMS; a cursor out of time is killed, as
+  // MongoDB kills one whose getMore fails.
+  private fillInTime(cursor: OpenCursor, batchSize: number): RawDocument[] {
+    if (cursor.timeLeftMs === undefined) return this.fill(cursor, batchSize);
+    const started = performance.now();
+    try {
+      checkDeadlineNow(started + cursor.timeLeftMs);
+      const docs = withDeadline(started + cursor.timeLeftMs, () => this.fill(cursor, batchSize));
+      cursor.timeLeftMs = Math.max(0, cursor.timeLeftMs - (performance.now() - started));
+      return docs;
+    } catch (err) {
+      this.cursors.delete(cursor.id.toString());
+      throw err;
+    }
   }
 
   private tailBatch(cursor: OpenCursor, tail: TailOptions, batchSize: number, awaitMs: number): Batch | Promise<Batch> {

@@ -4,6 +4,8 @@ import { deserializeDocument, type Doc } from '../bson/values.js';
 import { CappedInsertNotifier } from './capped_insert_notifier.js';
 import { CursorManager, type Batch, type CursorDoc, type TailOptions } from './cursor_manager.js';
 import type { KvWriter } from '../storage/lmdb/kv_store.js';
+import { MongoError } from '../base/errors.js';
+import { checkForInterrupt, withDeadline } from '../base/operation_deadline.js';
 
 // A source that, like a tailable scan, ends at what there is now and has more once more is pushed.
 class Growing implements IterableIterator<CursorDoc> {
@@ -107,5 +109,33 @@ describe('getMore options', () => {
     assert.equal(cursors.killIdle(1000, Date.now() + 60_000), 1);
     assert.throws(() => cursors.getMore(idle, NS, undefined), { code: 43 });
     assert.deepEqual(ids(cursors.getMore(kept, NS, undefined) as Batch), [2]);
+  });
+});
+
+describe('a cursor opened under maxTimeMS', () => {
+  // Documents that take `costMs` each to produce, checking for interrupt as plan execution does.
+  function* slow(n: number, costMs: number): Iterable<CursorDoc> {
+    for (let i = 0; i < n; i++) {
+      const until = performance.now() + costMs;
+      while (performance.now() < until) checkForInterrupt();
+      yield { doc: { _id: i } };
+    }
+  }
+
+  it('spends what is left of its time over its getMores, and is killed when none is left', () => {
+    const cursors = new CursorManager();
+    const first = withDeadline(performance.now() + 40, () => cursors.firstBatch(NS, slow(100, 2), 2));
+    assert.deepEqual(ids(first), [0, 1]);
+    assert.deepEqual(ids(cursors.getMore(first.cursorId, NS, 2) as Batch), [2, 3], 'time is left after two documents');
+    assert.throws(() => cursors.getMore(first.cursorId, NS, 100), (e: unknown) => e instanceof MongoError && e.code === 50);
+    assert.throws(() => cursors.getMore(first.cursorId, NS, 2), (e: unknown) => e instanceof MongoError && e.code === 43, 'the cursor is gone');
+  });
+
+  it('without maxTimeMS runs to the end', () => {
+    const cursors = new CursorManager();
+    const first = cursors.firstBatch(NS, slow(30, 2), 1);
+    const rest = cursors.getMore(first.cursorId, NS, 100) as Batch;
+    assert.equal(rest.docs.length, 29);
+    assert.ok(rest.cursorId.isZero());
   });
 });

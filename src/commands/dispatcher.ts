@@ -9,6 +9,8 @@ import { runOnView } from './views/view_commands.js';
 import { checkCommandFields } from './command_fields.js';
 import { checkOperationSessionInfo } from '../sessions/operation_session_info.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
+import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
+import { parseMaxTimeMS } from '../query/query_request_helper.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping.
@@ -29,14 +31,28 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd);
     refuseUnreplicatedWriteConcern(cmd);
+    const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
     const admitted = admission(node, def, name, db, cmd);
-    const reply = admitted === undefined ? run(node, def, ctx, name, cmd) : admitted.then(() => run(node, def, ctx, name, cmd));
+    const reply = admitted === undefined
+      ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
+      : beforeDeadline(admitted, deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
     return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err)) : reply;
   } catch (err) {
     return failure(node, err);
   }
+}
+
+// maxTimeMS as mongod reads it: a deadline for every command but getMore, whose maxTimeMS is how
+// long an awaitData cursor waits (a cursor's other getMores run under what is left of the
+// maxTimeMS of the command that opened it). Time spent waiting for a critical section counts.
+// The maxTimeAlwaysTimeOut fail point expires any command that has one, as in MongoDB's tests.
+function operationDeadline(node: NodeServices, name: string, cmd: Doc): number | undefined {
+  const maxTimeMS = parseMaxTimeMS(cmd.maxTimeMS);
+  if (maxTimeMS === 0 || name === 'getMore') return undefined;
+  if (node.failPoints.shouldFire('maxTimeAlwaysTimeOut') !== undefined) throw maxTimeExpired();
+  return performance.now() + maxTimeMS;
 }
 
 function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, name: string, cmd: Doc): Doc | Promise<Doc> {

@@ -1,7 +1,7 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
-import { isPlainObject, type Doc } from '../bson/values.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 
 // The checks MongoDB's query_request_helper and CanonicalQuery make of a find's options, pure so
 // that a node and a router decide alike.
@@ -13,6 +13,17 @@ export function tailableMode(tailable: boolean, awaitData: boolean): TailableMod
   if (tailable) return awaitData ? 'tailableAndAwaitData' : 'tailable';
   if (awaitData) throw new MongoError(ErrorCodes.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'");
   return 'normal';
+}
+
+// query_request_helper::parseMaxTimeMS: a whole number of milliseconds up to 2^31 - 1; absent or 0
+// means no limit.
+export function parseMaxTimeMS(value: unknown, field = 'maxTimeMS'): number {
+  if (value === undefined) return 0;
+  if (!isNumber(value)) throw new MongoError(ErrorCodes.BadValue, `${field} must be a number`);
+  const n = toDouble(value);
+  if (!(n >= 0 && n <= 2147483647)) throw new MongoError(ErrorCodes.BadValue, `${field} is out of range`);
+  if (!Number.isInteger(n)) throw new MongoError(ErrorCodes.BadValue, `${field} has non-integral value`);
+  return n;
 }
 
 // How long a getMore of an awaitData cursor waits for new documents when it names no maxTimeMS.

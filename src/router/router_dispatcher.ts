@@ -9,6 +9,8 @@ import { resolvedViewOf } from './resolved_view.js';
 import { checkCommandFields } from '../commands/command_fields.js';
 import { checkOperationSessionInfo } from '../sessions/operation_session_info.js';
 import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../commands/crud/unreplicated_write_concern.js';
+import { beforeDeadline } from '../base/operation_deadline.js';
+import { parseMaxTimeMS } from '../query/query_request_helper.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -28,7 +30,8 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     checkOperationSessionInfo(cmd);
     const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
     if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, Date.now());
-    const reply = run(router, { router, conn, db }, name, def, cmd);
+    const deadline = operationDeadline(name, cmd);
+    const reply = withinMaxTime(router, deadline, run(router, { router, conn, db }, name, def, cmd));
     if (writeConcernError === undefined) return reply;
     return reply instanceof Promise ? reply.then((r) => withWriteConcernError(cmd, r, writeConcernError)) : withWriteConcernError(cmd, reply, writeConcernError);
   } catch (err) {
@@ -44,6 +47,19 @@ function run(router: RouterServices, ctx: RouterContext, name: string, def: Rout
     if (view === undefined) return routerErrorReply(router, err);
     return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => routerErrorReply(router, again));
   });
+}
+
+// maxTimeMS as mongos applies it: the shards get it with the command and stop their own work in
+// time; the router answers MaxTimeMSExpired when the whole command, its retries and merges
+// included, takes longer. getMore's maxTimeMS is an awaitData cursor's wait, not a deadline.
+function operationDeadline(name: string, cmd: Doc): number | undefined {
+  const maxTimeMS = parseMaxTimeMS(cmd.maxTimeMS);
+  return maxTimeMS === 0 || name === 'getMore' ? undefined : performance.now() + maxTimeMS;
+}
+
+function withinMaxTime(router: RouterServices, deadline: number | undefined, reply: Doc | Promise<Doc>): Doc | Promise<Doc> {
+  if (deadline === undefined || !(reply instanceof Promise)) return reply;
+  return beforeDeadline(reply, deadline).catch((err: unknown) => routerErrorReply(router, err));
 }
 
 // The reads a view answers by its resolution (cluster_views.ts).

@@ -17,6 +17,7 @@ import { resolveView } from '../views/view_catalog.js';
 import { migrationOperations } from '../diagnostic/current_op.js';
 import { checkCurrentOpStage } from '../diagnostic/current_op_stage.js';
 import { commandCollation } from './collection_collation.js';
+import { checkForInterrupt } from '../../base/operation_deadline.js';
 
 export interface ParsedAggregate {
   ns: string;
@@ -102,7 +103,10 @@ export function pipelineContext(storage: StorageEngine, db: string, collection: 
 
 function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterable<Doc> {
   if (!coll) return;
-  for (const { bytes } of storage.scanRecords(coll)) yield deserializeDocument(bytes);
+  for (const { bytes } of storage.scanRecords(coll)) {
+    checkForInterrupt();
+    yield deserializeDocument(bytes);
+  }
 }
 
 export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate): Iterable<Doc> {

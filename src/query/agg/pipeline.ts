@@ -11,6 +11,7 @@ import { parseAddFieldsStage, parseProject, parseReplaceRoot, parseUnset } from 
 import { parseCollStats, parseDocuments } from './stage_source.js';
 import type { CompiledPipeline, PipelineContext, Stage, StageEnv, StageParser, SubPipelineKind } from './stage_support.js';
 import { parseUnwind } from './stage_unwind.js';
+import { checkForInterrupt } from '../../base/operation_deadline.js';
 
 export type { PipelineContext } from './stage_support.js';
 
@@ -97,7 +98,16 @@ function compile(pipeline: unknown, ctx: PipelineContext, varNames: string[], ki
     if (parser === undefined) throw new MongoError(ErrorCodes.NotImplemented, `${name} must be executed by the command layer`);
     return parser(stage[name], env, name);
   });
-  return (input, vars) => compiled.reduce((docs, stage) => stage(docs, vars), input);
+  return (input, vars) => compiled.reduce((docs, stage) => interruptible(stage(docs, vars)), input);
+}
+
+// Every document a stage passes on is a point where the operation may have run out of time: a
+// stage that multiplies its input ($lookup, $unwind) is checked as often as one that reads it.
+function* interruptible(docs: Iterable<Doc>): Iterable<Doc> {
+  for (const doc of docs) {
+    checkForInterrupt();
+    yield doc;
+  }
 }
 
 // Parses every stage up front, so a bad pipeline fails before any document is read; the result

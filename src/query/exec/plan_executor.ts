@@ -2,6 +2,7 @@ import { deserializeDocument, type Doc } from '../../bson/values.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import type { Matcher, MatchDetails } from '../match/matcher.js';
 import type { QueryPlan } from '../plan/query_planner.js';
+import { checkForInterrupt } from '../../base/operation_deadline.js';
 
 export interface ExecutionStats {
   keysExamined: number;
@@ -47,6 +48,7 @@ interface ScannedRecord {
 
 function* filtered(records: Iterable<ScannedRecord>, matcher: Matcher | undefined, stats: ExecutionStats): Iterable<Candidate> {
   for (const { recordId, bytes, keyString } of records) {
+    checkForInterrupt();
     stats.docsExamined += 1;
     if (!matcher) {
       yield new Candidate(recordId, bytes, undefined, {}, keyString);
