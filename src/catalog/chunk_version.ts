@@ -22,13 +22,6 @@ export function sameGeneration(a: ChunkVersion, b: ChunkVersion): boolean {
 }
 
 // Placement order within one generation; across generations the newer timestamp wins.
-export function compareChunkVersions(a: ChunkVersion, b: ChunkVersion): number {
-  if (!sameGeneration(a, b)) return Math.sign(a.timestamp.compare(b.timestamp));
-  if (a.major !== b.major) return a.major < b.major ? -1 : 1;
-  if (a.minor !== b.minor) return a.minor < b.minor ? -1 : 1;
-  return 0;
-}
-
 // `lastmod` in config.chunks: Timestamp(major, minor). Read back through t/i, which are unsigned
 // (high/low are the signed halves of a Long and turn negative from 2^31).
 export function placementTimestamp(v: ChunkVersion): Timestamp {

@@ -4,7 +4,13 @@ import fc from 'fast-check';
 import { ObjectId, Timestamp, UUID, MaxKey } from 'bson';
 import { MinKey, type Doc } from '../bson/values.js';
 import { compareValues } from '../bson/compare.js';
-import { compareChunkVersions, type ChunkVersion } from '../catalog/chunk_version.js';
+import { sameGeneration, type ChunkVersion } from '../catalog/chunk_version.js';
+
+// The order of chunk versions, the checker's own: a newer generation wins, then major, then minor.
+function compareChunkVersions(a: ChunkVersion, b: ChunkVersion): number {
+  if (!sameGeneration(a, b)) return Math.sign(a.timestamp.compare(b.timestamp));
+  return Math.sign(a.major - b.major) || Math.sign(a.minor - b.minor);
+}
 import type { ChunkType, CollectionType, ShardType } from '../catalog/type_chunk.js';
 import { decideSplit } from './split_chunk.js';
 import { decideMerge } from './merge_chunks.js';

@@ -6,7 +6,8 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { WireClient } from './client.js';
-import { encodeOpMsgReply, parseOpMsg, readHeader } from './message.js';
+import { parseOpMsg, readHeader } from './message.js';
+import { opMsgReply } from '../../test/helpers/wire_fuzz.js';
 import { TcpServer } from './tcp_server.js';
 
 // An echo server whose requests script its misbehaviour: {delayMs}, {close}, {wrongResponseTo},
@@ -29,7 +30,7 @@ class EchoServer {
         const reply: Doc = body.fail
           ? { ok: 0, errmsg: 'asked to fail', code: ErrorCodes.BadValue, codeName: 'BadValue' }
           : { ok: 1, echo: body, connectionId: conn.id };
-        const message = encodeOpMsgReply(serializeDocument(reply), 1, responseTo);
+        const message = opMsgReply(serializeDocument(reply), 1, responseTo);
         if (body.checksum) {
           const withSum = Buffer.concat([message, Buffer.alloc(4)]);
           withSum.writeInt32LE(withSum.length, 0);

@@ -177,12 +177,6 @@ export function finishOpReply(out: Buffer, requestId: number, responseTo: number
   return out;
 }
 
-export function encodeOpMsgReply(body: Uint8Array, requestId: number, responseTo: number): Buffer {
-  const out = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + body.length);
-  out.set(body, OP_MSG_REPLY_PREFIX);
-  return finishOpMsgReply(out, requestId, responseTo);
-}
-
 export function encodeOpMsgRequest(body: Uint8Array, requestId: number, flags = 0): Buffer {
   const out = Buffer.allocUnsafe(HEADER_SIZE + 4 + 1 + body.length);
   writeHeader(out, requestId, 0, OpCode.OP_MSG);

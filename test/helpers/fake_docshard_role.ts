@@ -2,7 +2,8 @@ import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { deserializeDocument, serializeDocument, type Doc } from '../../src/bson/values.js';
-import { encodeOpMsgReply, parseOpMsg, readHeader } from '../../src/wire/message.js';
+import { parseOpMsg, readHeader } from '../../src/wire/message.js';
+import { opMsgReply } from './wire_fuzz.js';
 import { TcpServer } from '../../src/wire/tcp_server.js';
 import { watchSupervisorPipe } from '../../src/process/supervisor_pipe.js';
 
@@ -29,7 +30,7 @@ export async function runFakeRole(argv: string[]): Promise<void> {
         journal(`addShard ${String(body.addShard)} ${String(body.name)}`);
         if (process.env.DOCSHARD_FAKE_FAIL_ADD_SHARD === '1') reply = { ok: 0, errmsg: 'refused by the fake', code: 96, codeName: 'OperationFailed' };
       }
-      return encodeOpMsgReply(serializeDocument(reply), 0, header.requestId);
+      return opMsgReply(serializeDocument(reply), 0, header.requestId);
     },
   });
   // Installed before it says it listens: a SIGTERM may follow that line at once.

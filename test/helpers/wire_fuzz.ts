@@ -15,11 +15,11 @@ export function rng(seed: number): () => number {
   };
 }
 
-export function frame(opCode: number, requestId: number, payload: Buffer): Buffer {
+export function frame(opCode: number, requestId: number, payload: Buffer, responseTo = 0): Buffer {
   const out = Buffer.alloc(16 + payload.length);
   out.writeInt32LE(out.length, 0);
   out.writeInt32LE(requestId, 4);
-  out.writeInt32LE(0, 8);
+  out.writeInt32LE(responseTo, 8);
   out.writeInt32LE(opCode, 12);
   payload.copy(out, 16);
   return out;
@@ -29,6 +29,11 @@ export function opMsgPayload(body: Buffer, flags = 0): Buffer {
   const head = Buffer.alloc(5);
   head.writeUInt32LE(flags, 0);
   return Buffer.concat([head, body]);
+}
+
+// An OP_MSG reply carrying `body`, as a fake server answers request `responseTo`.
+export function opMsgReply(body: Uint8Array, requestId: number, responseTo: number): Buffer {
+  return frame(2013, requestId, opMsgPayload(Buffer.from(body)), responseTo);
 }
 
 // An OP_MSG payload of a body section and one document sequence (kind 1) of already encoded documents.

@@ -12,7 +12,7 @@ import { stringOperators } from './ops_string.js';
 import { typeOperators } from './ops_type.js';
 import { fail, type Evaluator, type ExpressionParser, type OperatorTable } from './operator_support.js';
 
-export type { EvalContext, Evaluator, ExpressionParser } from './operator_support.js';
+export type { Evaluator, ExpressionParser } from './operator_support.js';
 
 const operators: OperatorTable = {
   ...arithmeticOperators,

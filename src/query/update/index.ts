@@ -1,1 +1,1 @@
-export { compileUpdate, upsertDocument, type CompiledUpdate, type UpdateContext, type UpdateOptions, type UpdateResult } from './update_driver.js';
+export { compileUpdate, upsertDocument, type CompiledUpdate } from './update_driver.js';

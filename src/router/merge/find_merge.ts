@@ -52,11 +52,6 @@ function hasMeta(projection: unknown): boolean {
   return Object.entries(projection).some(([k, v]) => k === '$meta' || hasMeta(v));
 }
 
-// The find command each targeted shard receives.
-export function shardFindCommand(find: Doc): Doc {
-  return planFindMerge(find).shardCommand;
-}
-
 // The client's result: shard streams (each the answer to `plan.shardCommand`) merged, skipped,
 // limited and, where the shards could not, projected.
 export async function* mergeFindResults(plan: FindMergePlan, streams: AsyncIterable<Doc>[], collation?: StringComparator): AsyncIterable<Doc> {

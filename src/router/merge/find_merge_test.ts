@@ -4,7 +4,9 @@ import type { Doc } from '../../bson/values.js';
 import { compileFilter, type MatchDetails } from '../../query/match/matcher.js';
 import { compileProjection } from '../../query/projection/projection.js';
 import { compileSort } from '../../query/sort.js';
-import { mergeFindResults, planFindMerge, shardFindCommand } from './find_merge.js';
+import { mergeFindResults, planFindMerge } from './find_merge.js';
+
+const shardFindCommand = (find: Doc): Doc => planFindMerge(find).shardCommand;
 import { collect, partition, seededRandom, streamOf } from './test_support.js';
 
 // What a single mongod answers to a find: filter, sort, skip, limit, projection.
