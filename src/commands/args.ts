@@ -101,8 +101,12 @@ export function collectionArg(cmd: Doc): string {
     throw new MongoError(ErrorCodes.InvalidNamespace, `collection name has invalid type ${bsonTypeName(v)}`);
   }
   if (v.length === 0) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '.'`);
-  if (v.includes('\0') || v.startsWith('.') || v.includes('$')) {
-    throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid collection name: ${v}`);
-  }
+  if (!isValidCollectionName(v)) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid collection name: ${v}`);
   return v;
+}
+
+// NamespaceString::validCollectionName, the one rule for nodes and routers (the router's fast
+// paths decline a name it refuses, so the general path answers it).
+export function isValidCollectionName(v: string): boolean {
+  return v.length > 0 && !v.includes('\0') && !v.startsWith('.') && !v.includes('$');
 }

@@ -1,10 +1,9 @@
 import { Long } from 'bson';
-import { randomBytes } from 'node:crypto';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { RawDocument } from '../wire/raw_bson.js';
-import { Limits } from '../wire/op_codes.js';
+import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from './cursor_batch.js';
 import { DEFAULT_AWAIT_DATA_TIMEOUT_MS } from '../query/query_request_helper.js';
 import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operation_deadline.js';
 
@@ -50,7 +49,6 @@ export interface Batch {
   cursorId: Long;
 }
 
-const DEFAULT_FIRST_BATCH = 101;
 
 // Open server-side cursors: batches are cut at batchSize documents or 16 MiB, and a cursor whose
 // source is exhausted is closed in the same reply (id 0), as mongod does. A tailable cursor is not
@@ -169,20 +167,16 @@ export class CursorManager {
   }
 
   private fill(cursor: OpenCursor, batchSize: number): RawDocument[] {
-    const docs: RawDocument[] = [];
-    let bytes = 0;
-    while (batchSize === 0 || docs.length < batchSize) {
+    const batch = new BatchBuilder(batchSize);
+    while (!batch.full) {
       const next = this.next(cursor);
       if (!next) break;
-      const raw = next.bytes ?? serializeDocument(next.doc);
-      if (docs.length > 0 && bytes + raw.length > Limits.maxBsonObjectSize) {
+      if (!batch.add(next.bytes ?? serializeDocument(next.doc))) {
         cursor.peeked = next;
         break;
       }
-      bytes += raw.length;
-      docs.push(new RawDocument(raw));
     }
-    return docs;
+    return batch.docs;
   }
 
   private next(cursor: OpenCursor): CursorDoc | undefined {
@@ -204,10 +198,7 @@ export class CursorManager {
   }
 
   private newId(): Long {
-    for (;;) {
-      const id = Long.fromBytesLE([...randomBytes(8)]).and(Long.MAX_VALUE);
-      if (!id.isZero() && !this.cursors.has(id.toString())) return id;
-    }
+    return newCursorId((key) => this.cursors.has(key));
   }
 }
 

@@ -1,10 +1,9 @@
 import { Long } from 'bson';
-import { randomBytes } from 'node:crypto';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { RawDocument } from '../wire/raw_bson.js';
-import { Limits } from '../wire/op_codes.js';
+import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from '../commands/cursor_batch.js';
 import type { PartialResults } from './partial_results.js';
 
 // A router-side cursor: documents merged from shard cursors, pulled one at a time. `partial` is
@@ -48,7 +47,6 @@ export interface ClusterCursorOptions {
   noCursorTimeout?: boolean;
 }
 
-const DEFAULT_FIRST_BATCH = 101;
 
 // Open cluster cursors, batched as mongod batches (batchSize documents or 16 MiB; id 0 once
 // exhausted).
@@ -134,21 +132,17 @@ export class ClusterCursorManager {
   }
 
   private async fill(entry: OpenMerged, batchSize: number): Promise<RawDocument[]> {
-    const docs: RawDocument[] = [];
-    let bytes = 0;
-    while (batchSize === 0 || docs.length < batchSize) {
+    const batch = new BatchBuilder(batchSize);
+    while (!batch.full) {
       const doc = entry.peeked ?? await entry.cursor.next();
       entry.peeked = undefined;
       if (!doc) break;
-      const raw = serializeDocument(doc);
-      if (docs.length > 0 && bytes + raw.length > Limits.maxBsonObjectSize) {
+      if (!batch.add(serializeDocument(doc))) {
         entry.peeked = doc;
         break;
       }
-      bytes += raw.length;
-      docs.push(new RawDocument(raw));
     }
-    return docs;
+    return batch.docs;
   }
 
   private async hasMore(entry: OpenMerged): Promise<boolean> {
@@ -158,10 +152,7 @@ export class ClusterCursorManager {
   }
 
   private newId(): Long {
-    for (;;) {
-      const id = Long.fromBytesLE([...randomBytes(8)]).and(Long.MAX_VALUE);
-      if (!id.isZero() && !this.open.has(id.toString())) return id;
-    }
+    return newCursorId((key) => this.open.has(key));
   }
 }
 
