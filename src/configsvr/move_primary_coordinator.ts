@@ -4,11 +4,11 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import type { CollectionType, DatabaseType } from '../catalog/type_chunk.js';
-import { changeLogEntry, CONFIG_SHARD } from '../config/changelog.js';
+import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
 import {
   checkNoOrphans, collectionsToClone, commitMovePrimary, decideMovePrimary, MOVE_PRIMARY_COORDINATOR_NS, recoveryAction,
   type MovePrimaryCoordinatorDoc,
-} from '../config/move_primary.js';
+} from '../configsvr_decisions/move_primary.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';

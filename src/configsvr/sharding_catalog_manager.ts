@@ -5,24 +5,24 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { compareValues } from '../bson/compare.js';
 import type { ChunkType, CollectionType, DatabaseType, ShardType } from '../catalog/type_chunk.js';
-import { decideCreateDatabase } from '../config/create_database.js';
-import { decideShardCollection } from '../config/shard_collection.js';
-import { decideSplit } from '../config/split_chunk.js';
-import { decideMerge } from '../config/merge_chunks.js';
+import { decideCreateDatabase } from '../configsvr_decisions/create_database.js';
+import { decideShardCollection } from '../configsvr_decisions/shard_collection.js';
+import { decideSplit } from '../configsvr_decisions/split_chunk.js';
+import { decideMerge } from '../configsvr_decisions/merge_chunks.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
-import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../config/changelog.js';
+import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../configsvr_decisions/changelog.js';
 import { ClusterClock } from './cluster_clock.js';
-import { MigrationCatalog } from './migration_catalog.js';
-import { ZoneCatalog } from './zone_catalog.js';
+import { MoveRangeCatalog } from './move_range_catalog.js';
+import { ZonesCatalog } from './zones_catalog.js';
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
 // the changes in one local write unit, and only then tells the shards to refresh.
 export class ShardingCatalogManager {
   private readonly clock = new ClusterClock();
-  readonly migrations: MigrationCatalog;
+  readonly migrations: MoveRangeCatalog;
 
   constructor(
     private readonly local: LocalCollections,
@@ -31,7 +31,7 @@ export class ShardingCatalogManager {
     private readonly clusterId: ObjectId,
     private readonly logger: Logger,
   ) {
-    this.migrations = new MigrationCatalog(this, local, client, () => this.log(), () => this.clock.now(), logger);
+    this.migrations = new MoveRangeCatalog(this, local, client, () => this.log(), () => this.clock.now(), logger);
   }
 
   shards(): ShardType[] {
@@ -138,7 +138,7 @@ export class ShardingCatalogManager {
     });
     const count = checkOk(await this.client.command(primary.host, db, { count: coll }));
     const decision = decideShardCollection({
-      ns, key, unique, numInitialChunks, presplitHashedZones, ...new ZoneCatalog(this.local, this).initialChunkZones(ns),
+      ns, key, unique, numInitialChunks, presplitHashedZones, ...new ZonesCatalog(this.local, this).initialChunkZones(ns),
       primaryShard: primary._id, shards: this.shards().map((s) => s._id),
       existing, collectionIsEmpty: Number(count.n) === 0, existingIndexes: indexes,
       newEpoch: new ObjectId(), newUuid: existing?.uuid ?? primaryUuid(info), now: this.clock.now(),

@@ -1,7 +1,7 @@
 import type { Timestamp, UUID } from 'bson';
 import { assert, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { formatRange } from '../config/chunk_range.js';
+import { formatRange } from '../configsvr_decisions/chunk_range.js';
 import {
   recipientRangeDeletionTask,
   type RecipientCommand,

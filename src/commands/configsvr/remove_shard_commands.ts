@@ -2,13 +2,13 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
 import { MovePrimaryCoordinator } from '../../configsvr/move_primary_coordinator.js';
-import { ShardRemoval } from '../../configsvr/shard_removal.js';
+import { RemoveShardCatalog } from '../../configsvr/remove_shard_catalog.js';
 import { hangIfFailPointEnabled } from '../../base/fail_points.js';
 import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
 import { requireString } from '../args.js';
 
 interface DrainingServices {
-  removal: ShardRemoval;
+  removal: RemoveShardCatalog;
   movePrimary: MovePrimaryCoordinator;
 }
 
@@ -22,7 +22,7 @@ function draining(node: NodeServices): DrainingServices {
   if (!services) {
     const selfHost = `${node.options.bindIp}:${node.options.port}`;
     services = {
-      removal: new ShardRemoval(node.local, manager, selfHost, node.logger),
+      removal: new RemoveShardCatalog(node.local, manager, selfHost, node.logger),
       movePrimary: new MovePrimaryCoordinator(node.local, node.client, manager, selfHost, node.logger, { hang: (name) => hangIfFailPointEnabled(node, name) }),
     };
     byManager.set(manager, services);

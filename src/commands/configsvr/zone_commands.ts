@@ -2,14 +2,14 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
-import { ZoneCatalog } from '../../configsvr/zone_catalog.js';
+import { ZonesCatalog } from '../../configsvr/zones_catalog.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 import { requireDoc, requireString } from '../args.js';
 
-function zones(ctx: CommandContext): ZoneCatalog {
+function zones(ctx: CommandContext): ZonesCatalog {
   const m = ctx.node.catalogManager;
   if (!m) throw new MongoError(ErrorCodes.IllegalOperation, '_configsvr commands can only be run on a config server');
-  return new ZoneCatalog(ctx.node.local, m);
+  return new ZonesCatalog(ctx.node.local, m);
 }
 
 function checkZoneNamespace(ns: string): void {

@@ -5,7 +5,7 @@ import type { CommandDefinition, NodeServices } from '../command.js';
 import { requireString } from '../args.js';
 import { isPlainObject } from '../../bson/values.js';
 import { formatValue } from '../../bson/format.js';
-import { isValidDbName } from '../../config/create_database.js';
+import { isValidDbName } from '../../configsvr_decisions/create_database.js';
 
 // cleanupOrphaned (admin, on a shard), as since MongoDB 6.0: deletes nothing itself; waits until
 // every range deletion task of the collection on this shard (config.rangeDeletions) has been run

@@ -5,7 +5,7 @@ import { bsonTypeName } from '../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../../commands/args.js';
 import type { ChunkType } from '../../catalog/type_chunk.js';
-import { indivisibleChunk, parseSplitForm, splitTargetFor } from '../../config/split_point_finder.js';
+import { indivisibleChunk, parseSplitForm, splitTargetFor } from '../../configsvr_decisions/split_point_finder.js';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 

@@ -6,10 +6,10 @@ import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
 import { placementTimestamp, type ChunkVersion } from '../catalog/chunk_version.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import type { ChangeLogContext } from '../config/changelog.js';
-import { decideCommitChunkMigration } from '../config/commit_chunk_migration.js';
-import { decideMoveChunk, decideMoveRange, type MoveRangeDecision } from '../config/move_range.js';
-import { migrationId } from '../config/migration_request.js';
+import type { ChangeLogContext } from '../configsvr_decisions/changelog.js';
+import { decideCommitChunkMigration } from '../configsvr_decisions/commit_chunk_migration.js';
+import { decideMoveChunk, decideMoveRange, type MoveRangeDecision } from '../configsvr_decisions/move_range.js';
+import { migrationId } from '../configsvr_decisions/migration_request.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk } from '../wire/remote_cursor.js';
@@ -28,7 +28,7 @@ export interface MoveRequest {
 // The config server's part of chunk migration (seed 001, "The Balancer" and the commit): it starts
 // a migration on the donor (an identical one in flight is joined), and commits the donor's result
 // into config.chunks with the version bumps of decideCommitChunkMigration.
-export class MigrationCatalog {
+export class MoveRangeCatalog {
   private readonly inFlight = new Map<string, Promise<void>>();
 
   constructor(

@@ -1,8 +1,8 @@
 import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
-import { changeLogEntry, CONFIG_SHARD } from '../config/changelog.js';
-import { decideRemoveShard, removeShardReply, resolveShard } from '../config/remove_shard.js';
+import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
+import { decideRemoveShard, removeShardReply, resolveShard } from '../configsvr_decisions/remove_shard.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import { ClusterClock } from './cluster_clock.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
@@ -14,7 +14,7 @@ import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 // The removed node is not told anything, as in MongoDB: it keeps its data and its shard identity
 // (the config server may not even reach it, and the data is the operator's to inspect or drop).
 // Added again, it comes back under the same name (see ShardingCatalogManager.addShard).
-export class ShardRemoval {
+export class RemoveShardCatalog {
   private readonly clock = new ClusterClock();
 
   constructor(
