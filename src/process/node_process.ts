@@ -47,8 +47,8 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
-// The composition root of a node: the only place its socket, clock-driven timers and LMDB
-// environment are created.
+// The composition root of a node: where its LMDB environment, socket and services are created and
+// its components with timers of their own are started.
 export async function startNode(options: NodeOptions, logger: Logger, recentLog: string[]): Promise<RunningNode> {
   mkdirSync(options.dbpath, { recursive: true });
   // Before LMDB opens: two processes on one environment would each trust their own catalog and
