@@ -101,6 +101,8 @@ export const ErrorCodes = {
   CommandFailed: 125,
   UnknownReplWriteConcern: 79,
   UnsatisfiableWriteConcern: 100,
+  IncompleteTransactionHistory: 217,
+  TransactionTooOld: 225,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -8,6 +8,8 @@ import type { CursorManager } from './cursor_manager.js';
 import type { CappedInsertNotifier } from './capped_insert_notifier.js';
 import type { FailPoints } from '../base/fail_points.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { SessionCatalog } from '../sessions/session_catalog.js';
+import type { LogicalClock } from '../sessions/logical_clock.js';
 import type { ShardingState } from '../shard/sharding_state.js';
 import type { ShardMetadata } from '../shard/shard_metadata.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
@@ -57,6 +59,10 @@ export interface NodeServices {
   recentLog: string[];
   failPoints: FailPoints;
   sessions: LogicalSessionCache;
+  // Retryable writes: each session's txnNumber and what its statements did.
+  sessionCatalog: SessionCatalog;
+  // The process's cluster time.
+  clock: LogicalClock;
   local: LocalCollections;
   // Node-to-node connections (to the config server, to other shards).
   client: WireClient;

@@ -7,7 +7,7 @@ import { isVersionedRequest } from '../shard/shard_metadata.js';
 import { awaitDatabaseCriticalSection } from '../shard/database_critical_section.js';
 import { runOnView } from './views/view_commands.js';
 import { checkCommandFields } from './command_fields.js';
-import { checkOperationSessionInfo } from '../sessions/operation_session_info.js';
+import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
 import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
@@ -30,6 +30,7 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     // As mongod: the command's own fields, then its session fields, then its write concern.
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd);
+    checkRetryableWriteCommand(name, cmd);
     refuseUnreplicatedWriteConcern(cmd);
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext = { node, conn, db };

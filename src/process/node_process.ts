@@ -11,6 +11,8 @@ import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import { SessionCatalog } from '../sessions/session_catalog.js';
+import { LogicalClock } from '../sessions/logical_clock.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { ShardingState } from '../shard/sharding_state.js';
 import { ShardMetadata } from '../shard/shard_metadata.js';
@@ -61,6 +63,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     },
   });
   const local = new LocalCollections(storage);
+  const clock = new LogicalClock();
   const shardingState = new ShardingState(local);
   const client = new WireClient();
   const queries = new OngoingQueries();
@@ -89,6 +92,8 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     recentLog,
     failPoints: new FailPoints(),
     sessions: new LogicalSessionCache(),
+    sessionCatalog: new SessionCatalog(storage, clock),
+    clock,
     local,
     client,
     sharding: { state: shardingState, queries, metadata },

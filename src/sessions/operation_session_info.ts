@@ -43,3 +43,12 @@ export function checkOperationSessionInfo(cmd: Doc): void {
 export function noTransactionToEnd(command: 'commitTransaction' | 'abortTransaction'): MongoError {
   return new MongoError(ErrorCodes.CommandFailed, `${command} must be run within a transaction`);
 }
+
+// The commands a txnNumber may come with outside a transaction: the retryable writes
+// (write_ops_exec's retryable commands). Any other answers as mongod does.
+const RETRYABLE_WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
+
+export function checkRetryableWriteCommand(name: string, cmd: Doc): void {
+  if (cmd.txnNumber === undefined || cmd.autocommit !== undefined || RETRYABLE_WRITE_COMMANDS.has(name)) return;
+  throw new MongoError(50768, `txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and ${name} is not a retryable write command.`);
+}

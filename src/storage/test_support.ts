@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
 
-// For the storage tests only.
+// For tests that need a real storage engine on a temporary directory.
 
 // Partial filters of the form {field: value, ...}: enough to tell which documents an index holds.
 export const equalities = (filter: Doc) => (doc: Doc): boolean => Object.entries(filter).every(([k, v]) => doc[k] === v);

@@ -10,6 +10,7 @@ import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 import { commandCollation } from './collection_collation.js';
+import { refuseUnretryable, retryableStatements, withRetriedStatements } from './retryable_write_run.js';
 
 export const deleteCommand: CommandDefinition = {
   names: ['delete'],
@@ -21,11 +22,19 @@ export const deleteCommand: CommandDefinition = {
     checkBatchSize(statements.length);
     const { storage } = ctx.node;
     const owned = ownedDocuments(ctx, cmd, ns);
+    if (statements.some((st) => isNumber(st.limit) && toDouble(st.limit) === 0)) refuseUnretryable(cmd, 'limit=0');
     return groupedWriteReply(ctx, cmd, () => {
       const errors: Doc[] = [];
       let n = 0;
-      storage.write((unit) => {
+      const retryable = storage.write((unit) => {
+        const retry = retryableStatements(ctx, unit, cmd, ns, statements.length);
         for (let i = 0; i < statements.length; i++) {
+          // A retried delete that ran is answered with what it did then.
+          const prior = retry?.run.executed(retry.stmtIds[i]!);
+          if (prior?.op === 'delete') {
+            n += prior.n;
+            continue;
+          }
           try {
             const st = statements[i]!;
             if (!isPlainObject(st.q)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type, expected type 'object'");
@@ -39,15 +48,18 @@ export const deleteCommand: CommandDefinition = {
               unit.remove(coll!, t.recordId, t.doc, t.size);
               n += 1;
             }
+            retry?.run.record(retry.stmtIds[i]!, { op: 'delete', n: targets.length });
           } catch (err) {
             if (!(err instanceof MongoError)) throw err;
             errors.push(writeError(i, err));
             if (ordered) break;
           }
         }
+        retry?.run.finish();
+        return retry;
       });
       ctx.node.counters.opcounters.delete += statements.length;
-      return withWriteErrors({ n, ok: 1 }, errors);
+      return withWriteErrors(withRetriedStatements({ n, ok: 1 }, retryable), errors);
     });
   },
 };

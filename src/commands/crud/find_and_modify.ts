@@ -12,6 +12,8 @@ import { validatorFor } from './document_validator.js';
 import { replyAfterWriteConcern } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 import { commandCollation } from './collection_collation.js';
+import { retryableStatements } from './retryable_write_run.js';
+import type { WriteUnit } from '../../storage/storage_engine.js';
 
 export const findAndModifyCommand: CommandDefinition = {
   names: ['findAndModify', 'findandmodify'],
@@ -37,6 +39,25 @@ export const findAndModifyCommand: CommandDefinition = {
     const { storage } = ctx.node;
     const collation = commandCollation(storage, ns, cmd.collation);
     const result = storage.write((unit) => withCollation(collation, () => {
+      const retry = retryableStatements(ctx, unit, cmd, ns, 1);
+      const stmtId = retry?.stmtIds[0] ?? 0;
+      // A retry of one that ran answers with what it answered then: its image is the session's.
+      const prior = retry?.run.executed(stmtId);
+      if (prior?.op === 'findAndModify') {
+        return { lastErrorObject: prior.lastErrorObject, value: prior.image === 'none' ? null : retry!.run.storedImage() };
+      }
+      const outcome = modify(unit);
+      if (retry !== undefined) {
+        const image = outcome.value === null ? undefined : { kind: returnNew ? 'postImage' as const : 'preImage' as const, doc: outcome.value };
+        retry.run.record(stmtId, { op: 'findAndModify', lastErrorObject: outcome.lastErrorObject, image: image?.kind ?? 'none' }, image);
+        retry.run.finish();
+      }
+      return outcome;
+    }));
+    const value = result.value && projector ? projector.apply(result.value) : result.value;
+    return replyAfterWriteConcern(ctx, cmd, { lastErrorObject: result.lastErrorObject, value, ok: 1 });
+
+    function modify(unit: WriteUnit): { lastErrorObject: Doc; value: Doc | null } {
       const coll = storage.getCollection(ns);
       const validator = validatorFor(ctx, coll, cmd);
       const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables, collation, keep: ownedDocuments(ctx, cmd, ns) });
@@ -51,8 +72,6 @@ export const findAndModifyCommand: CommandDefinition = {
       }
       const { after } = applyUpdate(unit, coll!, target, update, shardKeyGuard(ctx, cmd, ns), validator);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
-    }));
-    const value = result.value && projector ? projector.apply(result.value) : result.value;
-    return replyAfterWriteConcern(ctx, cmd, { lastErrorObject: result.lastErrorObject, value, ok: 1 });
+    }
   },
 };

@@ -9,6 +9,7 @@ import { originalBytes, sequenceBytes } from '../original_bytes.js';
 import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
 import { validatorFor } from './document_validator.js';
+import { retryableStatements, withRetriedStatements } from './retryable_write_run.js';
 
 export const insertCommand: CommandDefinition = {
   names: ['insert'],
@@ -23,24 +24,33 @@ export const insertCommand: CommandDefinition = {
     return groupedWriteReply(ctx, cmd, () => {
       const errors: Record<string, unknown>[] = [];
       let n = 0;
-      storage.write((unit) => {
+      const retryable = storage.write((unit) => {
         const coll = storage.getCollection(ns) ?? storage.ensureCollection(ns).coll;
         const validator = validatorFor(ctx, coll, cmd);
+        const retry = retryableStatements(ctx, unit, cmd, ns, documents.length);
         for (let i = 0; i < documents.length; i++) {
+          // A retried insert that ran is answered as done and not inserted again.
+          if (retry?.run.executed(retry.stmtIds[i]!) !== undefined) {
+            n += 1;
+            continue;
+          }
           try {
             const stored = prepare(i);
             validator?.check(stored.whole());
             unit.insertStored(coll, stored);
             n += 1;
+            retry?.run.record(retry.stmtIds[i]!, { op: 'insert' });
           } catch (err) {
             if (!(err instanceof MongoError)) throw err;
             errors.push(writeError(i, err));
             if (ordered) break;
           }
         }
+        retry?.run.finish();
+        return retry;
       });
       ctx.node.counters.opcounters.insert += n;
-      return withWriteErrors({ n, ok: 1 }, errors);
+      return withWriteErrors(withRetriedStatements({ n, ok: 1 }, retryable), errors);
     });
   },
 };

@@ -12,6 +12,7 @@ import { checkBatchSize, withWriteErrors, writeError } from './write_errors.js';
 import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 import { commandCollation } from './collection_collation.js';
+import { refuseUnretryable, retryableStatements, withRetriedStatements } from './retryable_write_run.js';
 
 interface UpdateStatement {
   q: Doc;
@@ -46,6 +47,7 @@ export const updateCommand: CommandDefinition = {
     // Statement shapes are checked before any is applied: a malformed one fails the whole command
     // (as MongoDB's IDL parsing does), not just its own entry.
     const parsed = statements.map(parseStatement);
+    if (parsed.some((st) => st.multi)) refuseUnretryable(cmd, 'multi=true');
     const guard = shardKeyGuard(ctx, cmd, ns);
     const owned = ownedDocuments(ctx, cmd, ns);
     const { storage } = ctx.node;
@@ -54,8 +56,18 @@ export const updateCommand: CommandDefinition = {
       const upserted: Doc[] = [];
       let n = 0;
       let nModified = 0;
-      storage.write((unit) => {
+      const retryable = storage.write((unit) => {
+        const retry = retryableStatements(ctx, unit, cmd, ns, statements.length);
         const runStatement = (i: number): void => {
+          // A retried update that ran is answered with what it did then, and not applied again.
+          const prior = retry?.run.executed(retry.stmtIds[i]!);
+          if (prior?.op === 'update') {
+            n += prior.n;
+            nModified += prior.nModified;
+            if (prior.upserted !== undefined) upserted.push({ index: i, _id: prior.upserted });
+            return;
+          }
+          const before = { n, nModified };
           const st = parsed[i]!;
           const collation = commandCollation(storage, ns, statements[i]!.collation);
           withCollation(collation, () => {
@@ -70,12 +82,14 @@ export const updateCommand: CommandDefinition = {
               const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update, validator);
               upserted.push({ index: i, _id: doc._id });
               n += 1;
+              retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: 1, nModified: 0, upserted: doc._id });
               return;
             }
             for (const t of targets) {
               n += 1;
               if (applyUpdate(unit, coll!, t, update, guard, validator).modified) nModified += 1;
             }
+            retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: n - before.n, nModified: nModified - before.nModified });
           });
         };
         for (let i = 0; i < statements.length; i++) {
@@ -87,10 +101,13 @@ export const updateCommand: CommandDefinition = {
             if (ordered) break;
           }
         }
+        retry?.run.finish();
+        return retry;
       });
       ctx.node.counters.opcounters.update += statements.length;
       const reply: Doc = { n, nModified };
       if (upserted.length > 0) reply.upserted = upserted;
+      withRetriedStatements(reply, retryable);
       withWriteErrors(reply, errors);
       reply.ok = 1;
       return reply;
