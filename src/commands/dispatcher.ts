@@ -8,6 +8,7 @@ import { awaitDatabaseCriticalSection } from '../shard/database_critical_section
 import { runOnView } from './views/view_commands.js';
 import { checkCommandFields } from './command_fields.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
+import { errorLabelsFor } from '../sessions/error_labels.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
 import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
@@ -39,9 +40,9 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     const reply = admitted === undefined
       ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
       : beforeDeadline(admitted, deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
-    return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err)) : reply;
+    return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
   } catch (err) {
-    return failure(node, err);
+    return failure(node, err, cmd);
   }
 }
 
@@ -61,9 +62,14 @@ function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, na
   return runOnView(ctx, name, cmd) ?? def.run(ctx, cmd);
 }
 
-function failure(node: NodeServices, err: unknown): Doc {
+// A command that failed before it wrote anything: a retryable write's retriable error says so with
+// its labels, so the driver sends it again.
+function failure(node: NodeServices, err: unknown, cmd: Doc): Doc {
   if (!(err instanceof MongoError)) node.logger.error({ err, c: 'COMMAND' }, 'command failed with an unexpected error');
-  return errorReply(err);
+  const reply = errorReply(err);
+  const labels = errorLabelsFor(commandName(cmd), cmd, err instanceof MongoError ? err.code : undefined, undefined, false);
+  if (labels.length > 0) reply.errorLabels = [...new Set([...((reply.errorLabels as string[] | undefined) ?? []), ...labels])];
+  return reply;
 }
 
 // A migration's critical section holds writes to its collection back, and reads from the commit

@@ -48,6 +48,10 @@ export function noTransactionToEnd(command: 'commitTransaction' | 'abortTransact
 // (write_ops_exec's retryable commands). Any other answers as mongod does.
 const RETRYABLE_WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
 
+export function isRetryableWriteCommand(name: string): boolean {
+  return RETRYABLE_WRITE_COMMANDS.has(name);
+}
+
 export function checkRetryableWriteCommand(name: string, cmd: Doc): void {
   if (cmd.txnNumber === undefined || cmd.autocommit !== undefined || RETRYABLE_WRITE_COMMANDS.has(name)) return;
   throw new MongoError(50768, `txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and ${name} is not a retryable write command.`);

@@ -1,0 +1,19 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Long, UUID } from 'bson';
+import { errorLabelsFor } from './error_labels.js';
+
+const retryable = { lsid: { id: new UUID() }, txnNumber: Long.fromNumber(1) };
+
+test('a retryable write that failed with a retriable error is labelled for the driver to retry', () => {
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable }, 91, undefined, false), ['RetryableWriteError', 'NoWritesPerformed']);
+  assert.deepEqual(errorLabelsFor('update', { update: 'c', ...retryable }, 6, undefined, true), ['RetryableWriteError']);
+  assert.deepEqual(errorLabelsFor('delete', { delete: 'c', ...retryable }, undefined, 11600, true), ['RetryableWriteError'], 'a retriable writeConcernError counts too');
+});
+
+test('no label for other errors, other commands, writes without a txnNumber, or statements of a transaction', () => {
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable }, 11000, undefined, false), []);
+  assert.deepEqual(errorLabelsFor('find', { find: 'c', ...retryable }, 91, undefined, false), []);
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', lsid: retryable.lsid }, 91, undefined, false), []);
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable, autocommit: false }, 91, undefined, false), []);
+});
