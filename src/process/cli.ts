@@ -4,7 +4,7 @@ import { createLogger } from './logger.js';
 import { startNode } from './node_process.js';
 import { startRouter } from './router_process.js';
 import { runUp, UP_USAGE } from './up_command.js';
-import { parseSetParameters } from './set_parameter.js';
+import { parseRouterSetParameters, parseSetParameters } from './set_parameter.js';
 import { LockFileHeldError } from './lock_file.js';
 import { watchSupervisorPipe } from './supervisor_pipe.js';
 
@@ -12,7 +12,7 @@ const USAGE = `usage:
   docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--setParameter routerFastPaths=true|false]
 ${UP_USAGE}`;
 
 // A supervised process whose supervisor died has nobody left to kill it if its clean shutdown
@@ -64,7 +64,13 @@ export async function main(argv: string[]): Promise<void> {
   });
   if (role === 'router') {
     if (!values.configdb) usageExit('--configdb is required', 2);
-    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb }, logger, recent);
+    let parameters;
+    try {
+      parameters = parseRouterSetParameters(values.setParameter ?? []);
+    } catch (err) {
+      usageExit((err as Error).message, 2);
+    }
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, parameters }, logger, recent);
     stop = () => router.stop();
     return;
   }

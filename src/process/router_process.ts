@@ -5,8 +5,7 @@ import { handleMessage, type Dispatch, type MessageHandler } from '../commands/m
 import { CatalogCache } from '../router/catalog_cache.js';
 import { createChunkSplitter } from '../router/chunk_splitter.js';
 import { ClusterCursorManager } from '../router/cluster_cursor_manager.js';
-import { findFastPath } from '../router/find_fast_path.js';
-import { insertFastPath } from '../router/insert_fast_path.js';
+import { withFastPaths } from '../router/fast_paths.js';
 import { buildRouterCommandTable, dispatchRouterCommand } from '../router/router_dispatcher.js';
 import { routerCommands } from '../router/router_commands.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
@@ -42,6 +41,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     startedAt: new Date(),
     recentLog,
     connections: { current: 0, total: 0 },
+    opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 },
     fastPaths: { insert: 0, find: 0 },
     knownViews: new Set(),
     commands: buildRouterCommandTable(routerCommands),
@@ -49,7 +49,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
   const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);
   const server = new TcpServer({
-    onMessage: (conn, message) => insertFastPath(router, conn, message, handle) ?? findFastPath(router, conn, message, handle) ?? handle(conn, message),
+    onMessage: options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle,
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
   });

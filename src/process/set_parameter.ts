@@ -1,4 +1,5 @@
 import type { NodeOptions } from '../commands/command.js';
+import type { RouterOptions } from '../router/router_services.js';
 
 // `--setParameter name=value` for the start-up parameters a node knows (mongod's names); an
 // unknown name or a bad value is refused, as mongod refuses it.
@@ -46,6 +47,25 @@ export function parseSetParameters(values: readonly string[]): NodeOptions['para
     const key = name as keyof NodeOptions['parameters'];
     if (value === '' || !Number.isInteger(n) || n < (MINIMUMS[key] ?? 0)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
     out[key] = n;
+  }
+  return out;
+}
+
+// A router's: routerFastPaths (ours; true or false, 1 or 0) puts the fast paths
+// (src/router/fast_paths.ts) in front of the general path; off, every command takes the general
+// path, which is how CI shows that both answer alike.
+const ROUTER_DEFAULT_PARAMETERS: RouterOptions['parameters'] = { routerFastPaths: true };
+const BOOLEANS: Record<string, boolean> = { true: true, false: false, 1: true, 0: false };
+
+export function parseRouterSetParameters(values: readonly string[]): RouterOptions['parameters'] {
+  const out = { ...ROUTER_DEFAULT_PARAMETERS };
+  for (const raw of values) {
+    const eq = raw.indexOf('=');
+    const name = eq < 0 ? raw : raw.slice(0, eq);
+    const value = eq < 0 ? '' : raw.slice(eq + 1);
+    if (!Object.hasOwn(ROUTER_DEFAULT_PARAMETERS, name)) throw new Error(`Unknown --setParameter '${name}'`);
+    if (!Object.hasOwn(BOOLEANS, value)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
+    out[name as keyof RouterOptions['parameters']] = BOOLEANS[value]!;
   }
   return out;
 }

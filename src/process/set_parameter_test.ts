@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_PARAMETERS, parseSetParameters } from './set_parameter.js';
+import { DEFAULT_PARAMETERS, parseRouterSetParameters, parseSetParameters } from './set_parameter.js';
 
 describe('--setParameter', () => {
   it('keeps the defaults when none is given and reads orphanCleanupDelaySecs', () => {
@@ -19,5 +19,15 @@ describe('--setParameter', () => {
     assert.equal(parseSetParameters([]).ttlMonitorSleepSecs, 60);
     assert.equal(parseSetParameters(['ttlMonitorSleepSecs=1']).ttlMonitorSleepSecs, 1);
     assert.throws(() => parseSetParameters(['ttlMonitorSleepSecs=0']), /Bad value/);
+  });
+
+  it("reads a router's routerFastPaths, on by default, and refuses what is not a boolean", () => {
+    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true });
+    assert.equal(parseRouterSetParameters(['routerFastPaths=false']).routerFastPaths, false);
+    assert.equal(parseRouterSetParameters(['routerFastPaths=0']).routerFastPaths, false);
+    assert.equal(parseRouterSetParameters(['routerFastPaths=false', 'routerFastPaths=true']).routerFastPaths, true);
+    assert.throws(() => parseRouterSetParameters(['routerFastPaths=off']), /Bad value/);
+    assert.throws(() => parseRouterSetParameters(['routerFastPaths']), /Bad value/);
+    assert.throws(() => parseRouterSetParameters(['orphanCleanupDelaySecs=1']), /Unknown --setParameter/);
   });
 });

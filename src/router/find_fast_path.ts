@@ -1,24 +1,25 @@
 import { cstringSize } from '../bson/raw_document.js';
 import { deserializeDocument } from '../bson/values.js';
-import type { ConnectionInfo } from '../commands/command.js';
-import { opMsgReply, opMsgReplyIn, type MessageHandler } from '../commands/message_handler.js';
+import { opMsgReply, opMsgReplyIn } from '../commands/message_handler.js';
 import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
+import { countCommand } from './command_entry.js';
 import { stringIs, TYPE_BOOL, TYPE_DOCUMENT, TYPE_DOUBLE, TYPE_INT32 } from './raw_elements.js';
 import { completedCursorBytes, cursorReplyBody } from './raw_reply.js';
-import { commandShape, field, valueBytes } from './received_command.js';
+import { commandShape, field, shardRequest, valueBytes } from './received_command.js';
 import { resolvedViewOf } from './resolved_view.js';
-import { passOn, readRoutedCommand, type RoutedCommand } from './routed_command.js';
+import { readRoutedCommand, type CachedRouting, type Forward } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
-import { invalidateStale, isStaleError, type Routing } from './versioned_request.js';
+import { invalidateStale, isStaleError, versionTail, type Routing } from './versioned_request.js';
 
-// A driver's point read (findOne: a find with singleBatch) on one shard, with the routing and the
-// shard's host cached: passed on from the client's message to the shard's as bytes and, when the
-// shard answered it whole, the shard's cursor document passed back, as clusterFindCommand's
-// single-shard path answers it, without decoding the command. Undefined when it does not apply:
-// the caller hands the message to the message handler, as it does after a stale shard's answer
-// (a find with singleBatch leaves no cursor open on the shard, so asking again changes nothing).
+// A driver's point read (findOne: a find with singleBatch) on one shard: planned from the client's
+// message onto that shard's as bytes, as clusterFindCommand's single-shard path sends it (its
+// session stays with the router, as a read's does: command_entry.ts's forwardsSession), and, when
+// the shard answered it whole, the shard's cursor document passed back. planFind declines
+// (undefined) what it cannot plan so; the message then takes the message handler's path, as it
+// does after a stale shard's answer (a find with singleBatch leaves no cursor open on the shard,
+// so asking again changes nothing).
 
 const FILTER = 1;
 const LIMIT = 2;
@@ -26,36 +27,53 @@ const BATCH_SIZE = 3;
 const SINGLE_BATCH = 4;
 const FIND = commandShape('find', [field('filter', TYPE_DOCUMENT, true), field('limit', TYPE_INT32, true), field('batchSize', TYPE_INT32, true), field('singleBatch', TYPE_BOOL, true)]);
 
-export function findFastPath(router: RouterServices, conn: ConnectionInfo, message: Buffer, fallback: MessageHandler): Promise<Buffer | undefined> | undefined {
-  const routed = readRoutedCommand(router, message, FIND);
-  if (routed === undefined || router.knownViews.has(routed.ns)) return undefined;
-  const { command } = routed;
+export function planFind(message: Buffer, caches: CachedRouting): Forward | undefined {
+  const routed = readRoutedCommand(caches, message, FIND);
+  if (routed === undefined || caches.isView(routed.ns)) return undefined;
+  const { command, routing } = routed;
   const singleBatch = valueBytes(message, command, SINGLE_BATCH);
   if (singleBatch === undefined || singleBatch[0] !== 1 || negative(valueBytes(message, command, LIMIT)) || negative(valueBytes(message, command, BATCH_SIZE))) return undefined;
-  const shard = pointShard(routed.routing, valueBytes(message, command, FILTER));
-  const sent = shard === undefined ? undefined : passOn(router, message, routed, FIND, shard);
-  if (sent === undefined) return undefined;
-  return sent.then((reply) => {
-    const cursor = completedCursorBytes(reply, routed.ns);
-    if (cursor === undefined) return otherAnswer(router, conn, message, routed, reply, fallback);
-    router.fastPaths.find += 1;
-    return opMsgReplyIn(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX), command.requestId);
-  }, (err: unknown) => opMsgReply(routerErrorReply(router, err), command.requestId));
+  const shard = pointShard(routing, valueBytes(message, command, FILTER));
+  if (shard === undefined) return undefined;
+  return {
+    requestId: command.requestId,
+    ns: routed.ns,
+    routing,
+    shard,
+    request: shardRequest(message, command, versionTail(routing, shard, routed.db)),
+    generic: { lsid: valueBytes(message, command, FIND.lsidSlot) },
+  };
 }
 
-// A shard's answer other than a completed cursor, as the general path answers it: an error as the
-// dispatcher shapes it; a stale shard's after its routing is invalidated and the find is tried
-// again there. A view's answer and an open cursor are left to the general path, which asks the
-// shard again (and a view's namespace is remembered, so that its reads go there first).
-function otherAnswer(router: RouterServices, conn: ConnectionInfo, message: Buffer, routed: RoutedCommand, reply: Buffer, fallback: MessageHandler): Buffer | undefined | Promise<Buffer | undefined> {
+// The router's reply to a planned find from the shard's: its completed cursor as the general
+// path's single-shard find answers it, an error as the dispatcher shapes it. Undefined when the
+// general path must answer: a stale shard's answer (after its routing is invalidated), a view's
+// (its namespace remembered, so that its reads go there first) and an open cursor, which the
+// general path asks the shard again for.
+export function answerFind(router: RouterServices, plan: Forward, reply: Buffer): Buffer | undefined {
+  const cursor = completedCursorBytes(reply, plan.ns);
+  if (cursor !== undefined) {
+    answered(router);
+    return opMsgReplyIn(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX), plan.requestId);
+  }
   try {
     checkOk(deserializeDocument(reply));
   } catch (err) {
-    if (isStaleError(err)) invalidateStale(router, routed.ns, err, 0);
-    else if (resolvedViewOf(err) !== undefined) rememberView(router, routed.ns);
-    else return opMsgReply(routerErrorReply(router, err), routed.command.requestId);
+    if (isStaleError(err)) invalidateStale(router, plan.ns, err, 0);
+    else if (resolvedViewOf(err) !== undefined) rememberView(router, plan.ns);
+    else return findFailed(router, plan, err);
   }
-  return fallback(conn, message);
+  return undefined;
+}
+
+export function findFailed(router: RouterServices, plan: Forward, err: unknown): Buffer {
+  answered(router);
+  return opMsgReply(routerErrorReply(router, err), plan.requestId);
+}
+
+function answered(router: RouterServices): void {
+  router.fastPaths.find += 1;
+  countCommand(router.opcounters, 'find');
 }
 
 // Bounded: a stream of made-up view names must not grow it without end.

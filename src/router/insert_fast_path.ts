@@ -1,74 +1,111 @@
+import { Long } from 'bson';
 import { LazyDocument, readPlainDocument } from '../bson/raw_document.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import type { ConnectionInfo } from '../commands/command.js';
-import { opMsgReply, opMsgReplyOfBody, type MessageHandler } from '../commands/message_handler.js';
+import { opMsgReply, opMsgReplyOfBody } from '../commands/message_handler.js';
 import { Limits } from '../wire/op_codes.js';
+import { countWriteAttempts, forwardsSession, type GenericArguments } from './command_entry.js';
 import { oneShardInsertReply } from './commands/cluster_write.js';
 import { plainInsertReply } from './raw_reply.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
-import { commandShape, field, receivedDocuments, valueBytes, type ReceivedCommand } from './received_command.js';
-import { passOn, readRoutedCommand } from './routed_command.js';
+import { commandShape, elementBounds, field, receivedDocuments, shardRequest, valueBytes } from './received_command.js';
+import { readRoutedCommand, type CachedRouting, type Forward } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
 import { chunkForPlainInsert, topLevelKeyName } from './received_inserts.js';
-import { invalidateNamespace, isStaleCode, type Routing } from './versioned_request.js';
+import { invalidateNamespace, isStaleCode, versionTail, type Routing } from './versioned_request.js';
 
-// A driver's insert whose documents all belong to one shard, with the routing and the shard's host
-// cached: passed on from the client's message to the shard's and, when the shard stored every
-// document, the shard's reply passed back, all as bytes. It is what runWrite does for such an
-// insert, without decoding the command, building statements or re-encoding the reply. Undefined
-// when it does not apply: the caller hands the message to the message handler. A stale shard
-// stored nothing, so its answer sends the message down that path too, after the cache is
-// invalidated, as runWrite retries.
+// A driver's insert whose documents all belong to one shard: planned from the client's message
+// onto that shard's as bytes, as runWrite would send such an insert (cluster_write.ts), without
+// decoding the command or building statements; the shard's reply, when it stored every document,
+// passed back as bytes. planInsert declines (undefined) what it cannot plan so; the message then
+// takes the message handler's path. A stale shard stored nothing, so its answer sends the message
+// down that path too, after the cache is invalidated, as runWrite retries.
 
 const DOCUMENTS = 1;
 const ORDERED = 2;
+const TXN_NUMBER = 3;
+// txnNumber is not forwarded as the other fields are: it goes with the lsid, or not at all.
 const INSERT = commandShape('insert', [field('documents', TYPE_ARRAY, true), field('ordered', TYPE_BOOL, true), field('txnNumber', TYPE_INT64, false)], 'documents');
+const SESSION_SLOTS = [INSERT.lsidSlot, TXN_NUMBER];
 
-export function insertFastPath(router: RouterServices, conn: ConnectionInfo, message: Buffer, fallback: MessageHandler): Promise<Buffer | undefined> | undefined {
-  const routed = readRoutedCommand(router, message, INSERT);
+export interface InsertPlan extends Forward {
+  documents: Buffer[];
+  // On a sharded collection, each document's chunk (auto-splitting counts bytes per chunk).
+  chunks: ChunkType[];
+  ordered: boolean;
+}
+
+export function planInsert(message: Buffer, caches: CachedRouting): InsertPlan | undefined {
+  const routed = readRoutedCommand(caches, message, INSERT);
   if (routed === undefined) return undefined;
   const { command, routing } = routed;
   const ordered = valueBytes(message, command, ORDERED);
   const documents = receivedDocuments(message, command, DOCUMENTS);
   if (documents === undefined || documents.length === 0 || documents.length > Limits.maxWriteBatchSize || (ordered !== undefined && ordered[0]! > 1)) return undefined;
   const target = targetDocuments(routing, documents);
-  const sent = target === undefined ? undefined : passOn(router, message, routed, INSERT, target.shard);
-  if (sent === undefined) return undefined;
-  const isOrdered = ordered === undefined || ordered[0] === 1;
-  return sent.then((reply) => {
-    if (plainInsertReply(reply, documents.length)) {
-      if (routing.cm !== undefined) router.chunkSplitter.noteStoredInserts(routing.cm, target!.chunks, documents);
-      router.fastPaths.insert += 1;
-      return opMsgReplyOfBody(reply, command.requestId);
-    }
-    let decoded: Doc;
-    try {
-      decoded = deserializeDocument(reply);
-    } catch (err) {
-      return failed(router, command, documents.length, isOrdered, err);
-    }
-    if (decoded.ok !== 1 && isStaleCode(decoded.code)) {
-      invalidateNamespace(router, routed.ns);
-      return fallback(conn, message);
-    }
-    if (routing.cm !== undefined && decoded.ok === 1) router.chunkSplitter.noteReceivedInserts(routing.cm, documents.map((d) => new LazyDocument(d)), decoded);
-    router.fastPaths.insert += 1;
-    return opMsgReply(oneShardInsertReply(documents.length, isOrdered, decoded), command.requestId);
-  }, (err: unknown) => failed(router, command, documents.length, isOrdered, err));
+  if (target === undefined) return undefined;
+  const txnNumber = valueBytes(message, command, TXN_NUMBER);
+  const generic: GenericArguments = { lsid: valueBytes(message, command, INSERT.lsidSlot), txnNumber: txnNumber === undefined ? undefined : new Long(txnNumber.readInt32LE(0), txnNumber.readInt32LE(4)) };
+  // After the command's own fields, as runWrite's forwardableWrite puts them.
+  const passedOn = forwardsSession(true, generic) ? elementBounds(command, INSERT, SESSION_SLOTS) : undefined;
+  return {
+    requestId: command.requestId,
+    ns: routed.ns,
+    routing,
+    shard: target.shard,
+    request: shardRequest(message, command, versionTail(routing, target.shard, routed.db), passedOn),
+    generic,
+    documents,
+    chunks: target.chunks,
+    ordered: ordered === undefined || ordered[0] === 1,
+  };
 }
+
+// The router's reply to a planned insert from the shard's, as runWrite answers it: a plain reply
+// as it is, any other as oneShardInsertReply shapes it. Undefined when the shard was stale: the
+// routing is then invalidated and the general path must answer.
+export function answerInsert(router: RouterServices, plan: InsertPlan, reply: Buffer): Buffer | undefined {
+  const { documents, routing } = plan;
+  if (plainInsertReply(reply, documents.length)) {
+    if (routing.cm !== undefined) router.chunkSplitter.noteStoredInserts(routing.cm, plan.chunks, documents);
+    answered(router, plan, PLAIN_REPLY);
+    return opMsgReplyOfBody(reply, plan.requestId);
+  }
+  let decoded: Doc;
+  try {
+    decoded = deserializeDocument(reply);
+  } catch (err) {
+    return insertFailed(router, plan, err);
+  }
+  if (decoded.ok !== 1 && isStaleCode(decoded.code)) {
+    invalidateNamespace(router, plan.ns);
+    return undefined;
+  }
+  if (routing.cm !== undefined && decoded.ok === 1) router.chunkSplitter.noteReceivedInserts(routing.cm, documents.map((d) => new LazyDocument(d)), decoded);
+  return opMsgReply(answered(router, plan, oneShardInsertReply(documents.length, plan.ordered, decoded)), plan.requestId);
+}
+
+// What counts of a plain reply: it has no write errors.
+const PLAIN_REPLY: Doc = Object.freeze({ ok: 1 });
 
 // runGroup's answer when the send failed or the reply did not decode: each document failed (the
 // first if ordered) with a MongoError, anything else the dispatcher's error reply.
-function failed(router: RouterServices, command: ReceivedCommand, count: number, ordered: boolean, err: unknown): Buffer {
-  return opMsgReply(err instanceof MongoError ? oneShardInsertReply(count, ordered, err) : routerErrorReply(router, err), command.requestId);
+export function insertFailed(router: RouterServices, plan: InsertPlan, err: unknown): Buffer {
+  const reply = err instanceof MongoError ? oneShardInsertReply(plan.documents.length, plan.ordered, err) : routerErrorReply(router, err);
+  return opMsgReply(answered(router, plan, reply), plan.requestId);
+}
+
+function answered(router: RouterServices, plan: InsertPlan, reply: Doc): Doc {
+  router.fastPaths.insert += 1;
+  countWriteAttempts(router.opcounters, 'insert', plan.documents.length, plan.ordered, reply);
+  return reply;
 }
 
 // Every document read without decoding, with exactly one _id (runWrite gives one to a document
 // without; that changes its bytes), and all on one shard; on a sharded collection, with the chunk
-// of each (auto-splitting counts bytes per chunk).
+// of each.
 export function targetDocuments(routing: Routing, documents: Buffer[]): { shard: string; chunks: ChunkType[] } | undefined {
   const { cm } = routing;
   const key = cm === undefined ? undefined : topLevelKeyName(cm);

@@ -6,7 +6,7 @@ import { nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './r
 
 // A command as a driver sends it, read from its OP_MSG bytes without decoding it: where each of
 // the fields a fast path knows is. The router's fast paths (insert_fast_path.ts,
-// find_fast_path.ts) pass such commands on to one shard as bytes. Any other shape is undefined,
+// find_fast_path.ts) plan such commands onto one shard as bytes. Any other shape is undefined,
 // and the message takes the message handler's path, whose checks and errors then apply.
 
 export interface FieldShape {
@@ -152,18 +152,33 @@ export function valueBytes(message: Buffer, command: ReceivedCommand, slot: numb
   return start === -1 ? undefined : message.subarray(start, command.values[2 * slot + 1]!);
 }
 
-// The shard's OP_MSG request: the forwarded elements, then `tail` (the version and $db elements
-// and the body's terminator, versioned_request.ts's versionTail), then the document sequence as
-// it came; its header left for WireClient.forwardMessage.
-export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Buffer): Buffer {
+// The [start, end) of the elements at `slots` that the command holds, in that order: fields the
+// shape keeps with the router that are passed on all the same (a retryable write's session).
+export function elementBounds(command: ReceivedCommand, shape: CommandShape, slots: readonly number[]): number[] {
+  const out: number[] = [];
+  for (const slot of slots) {
+    const valueStart = command.values[2 * slot]!;
+    // The element starts with its type byte, then its name and the name's NUL.
+    if (valueStart !== -1) out.push(valueStart - shape.fields[slot - 1]!.name.length - 2, command.values[2 * slot + 1]!);
+  }
+  return out;
+}
+
+// The shard's OP_MSG request: the forwarded elements, then the elements at `also` ([start, end)
+// pairs), then `tail` (the version and $db elements and the body's terminator,
+// versioned_request.ts's versionTail), then the document sequence as it came; its header left for
+// WireClient.forwardMessage.
+export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Buffer, also: readonly number[] = []): Buffer {
   const { forwarded, sequence } = command;
   let bodyLength = 4 + tail.length;
   for (let i = 0; i < forwarded.length; i += 2) bodyLength += forwarded[i + 1]! - forwarded[i]!;
+  for (let i = 0; i < also.length; i += 2) bodyLength += also[i + 1]! - also[i]!;
   const sequenceLength = sequence === undefined ? 0 : sequence[2] - sequence[0];
   const out = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength + sequenceLength);
   out.writeInt32LE(bodyLength, OP_MSG_REPLY_PREFIX);
   let pos = OP_MSG_REPLY_PREFIX + 4;
   for (let i = 0; i < forwarded.length; i += 2) pos += message.copy(out, pos, forwarded[i]!, forwarded[i + 1]!);
+  for (let i = 0; i < also.length; i += 2) pos += message.copy(out, pos, also[i]!, also[i + 1]!);
   pos += tail.copy(out, pos);
   if (sequence !== undefined) message.copy(out, pos, sequence[0], sequence[2]);
   return out;

@@ -9,7 +9,7 @@ import { pointShard } from './find_fast_path.js';
 import { cursorReplyBody, plainInsertReply } from './raw_reply.js';
 import { RawDocument, serializeWithRaw } from '../wire/raw_bson.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
-import { commandShape, field, readReceivedCommand, receivedDocuments, routedNamespace, shardRequest, valueBytes, type CommandShape } from './received_command.js';
+import { commandShape, elementBounds, field, readReceivedCommand, receivedDocuments, routedNamespace, shardRequest, valueBytes, type CommandShape } from './received_command.js';
 import { chunkForInsert, numericPointShard } from './targeter.js';
 import { targetDocuments } from './insert_fast_path.js';
 import { encodeVersionedMessage, versionFields, versionTail, type Routing } from './versioned_request.js';
@@ -143,7 +143,7 @@ test('the documents of an insert come from its body array or from its one docume
   assert.equal(receivedDocuments(arrayOfNumbers, readReceivedCommand(arrayOfNumbers, shape)!, 1), undefined, 'an array of other values');
 });
 
-test("the shard's request is the general path's: the forwarded fields, the version, $db", () => {
+test("the shard's request is encodeVersionedMessage's: the forwarded fields, those asked for, the version, $db", () => {
   const cm = manager({ x: 1 }, [new MinKey(), 0, 10]);
   for (const routing of [{ ns: 'db.c', db: database, cm }, { ns: 'db.c', db: database, cm: undefined }] as Routing[]) {
     const bytes = message(driverInsert);
@@ -152,7 +152,13 @@ test("the shard's request is the general path's: the forwarded fields, the versi
     const { lsid: _l, txnNumber: _t, $db: _d, ...forwarded } = driverInsert;
     assert.deepEqual(request.subarray(OP_MSG_REPLY_PREFIX), encodeVersionedMessage(routing, 's1', 'db', forwarded).subarray(OP_MSG_REPLY_PREFIX));
     assert.deepEqual(deserializeDocument(request.subarray(OP_MSG_REPLY_PREFIX)), deserializeDocument(serializeDocument({ ...forwarded, ...versionFields(routing, 's1'), $db: 'db' })));
+    // Fields the shape keeps are passed on when asked for, in the order asked, after the others.
+    const session = shardRequest(bytes, command, versionTail(routing, 's1', 'db'), elementBounds(command, SHAPE, [SHAPE.lsidSlot, 3]));
+    const withSession = { ...forwarded, lsid, txnNumber: driverInsert.txnNumber };
+    assert.deepEqual(session.subarray(OP_MSG_REPLY_PREFIX), encodeVersionedMessage(routing, 's1', 'db', withSession).subarray(OP_MSG_REPLY_PREFIX));
   }
+  const bare = message({ insert: 'c', $db: 'db' });
+  assert.deepEqual(elementBounds(readReceivedCommand(bare, SHAPE)!, SHAPE, [SHAPE.lsidSlot, 3]), [], 'fields the command does not hold');
 });
 
 test('a point read targeted from its filter bytes goes where numericPointShard sends it', () => {

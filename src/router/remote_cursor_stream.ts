@@ -1,6 +1,7 @@
 import { Long } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { checkOk } from '../wire/remote_cursor.js';
+import { forwardsSession } from './command_entry.js';
 import type { PartialResults } from './partial_results.js';
 import type { RouterServices } from './router_services.js';
 
@@ -77,11 +78,12 @@ export function forwardable(cmd: Doc, except?: string): Doc {
 }
 
 // A write's arguments for its shards: as `forwardable`, plus the session and transaction number of
-// a retryable write, which mongos passes on too. A shard lets a retryable write change a
-// document's shard key and refuses it to any other.
+// a retryable write, which mongos passes on too (forwardsSession, the rule the insert fast path
+// follows as well). A shard lets a retryable write change a document's shard key and refuses it to
+// any other.
 export function forwardableWrite(cmd: Doc, except?: string): Doc {
   const out = forwardable(cmd, except);
-  if (cmd.txnNumber !== undefined) {
+  if (forwardsSession(true, cmd)) {
     out.lsid = cmd.lsid;
     out.txnNumber = cmd.txnNumber;
   }

@@ -1,9 +1,17 @@
-import type { RouterServices } from './router_services.js';
-import { readReceivedCommand, routedNamespace, shardRequest, valueBytes, type CommandShape, type ReceivedCommand } from './received_command.js';
-import { versionTail, type Routing } from './versioned_request.js';
+import type { GenericArguments } from './command_entry.js';
+import { readReceivedCommand, routedNamespace, type CommandShape, type ReceivedCommand } from './received_command.js';
+import type { Routing } from './versioned_request.js';
 
-// The first and last steps the fast paths share: a driver's command read by its shape, naming a
-// collection whose routing is cached, and its passing on to the one shard it targets.
+// What the fast paths' planners share: the router's caches as they may read them, a driver's
+// command read by its shape and naming a collection whose routing is cached, and the plan they
+// make of it.
+
+// The caches a planner reads, without waiting on anything (the catalog cache's peekRouting).
+export interface CachedRouting {
+  routing(ns: string): Routing | undefined;
+  // Namespaces a shard answered as views: their reads are the general path's.
+  isView(ns: string): boolean;
+}
 
 export interface RoutedCommand {
   command: ReceivedCommand;
@@ -12,21 +20,23 @@ export interface RoutedCommand {
   routing: Routing;
 }
 
-export function readRoutedCommand(router: RouterServices, message: Buffer, shape: CommandShape): RoutedCommand | undefined {
+export function readRoutedCommand(caches: CachedRouting, message: Buffer, shape: CommandShape): RoutedCommand | undefined {
   const command = readReceivedCommand(message, shape);
   if (command === undefined) return undefined;
   const names = routedNamespace(message, command, shape);
   if (names === undefined) return undefined;
-  const routing = router.catalogCache.peekRouting(names.ns);
+  const routing = caches.routing(names.ns);
   return routing === undefined ? undefined : { command, db: names.db, ns: names.ns, routing };
 }
 
-// The command sent to `shard` with its version, when the shard's host is cached (undefined
-// otherwise); its session touched first, as the dispatcher touches every command's.
-export function passOn(router: RouterServices, message: Buffer, routed: RoutedCommand, shape: CommandShape, shard: string): Promise<Buffer> | undefined {
-  const host = router.shardRegistry.cachedHost(shard);
-  if (host === undefined) return undefined;
-  const lsid = valueBytes(message, routed.command, shape.lsidSlot);
-  if (lsid !== undefined) router.sessions.touchBytes(lsid, Date.now());
-  return router.client.forwardMessage(host, shardRequest(message, routed.command, versionTail(routed.routing, shard, routed.db)));
+// A planner's answer when it takes the command: forward `request` to `shard`. Its generic
+// arguments are for the entry every command passes (command_entry.ts) before anything is sent.
+export interface Forward {
+  requestId: number;
+  ns: string;
+  routing: Routing;
+  shard: string;
+  // The shard's OP_MSG request, its header left for WireClient.forwardMessage.
+  request: Buffer;
+  generic: GenericArguments;
 }

@@ -7,10 +7,9 @@ import type { RouterCommand, RouterContext, RouterServices } from './router_serv
 import { runResolvedView } from './commands/cluster_views.js';
 import { resolvedViewOf } from './resolved_view.js';
 import { checkCommandFields } from '../commands/command_fields.js';
-import { checkOperationSessionInfo } from '../sessions/operation_session_info.js';
+import { countCommand, countWriteReply, enterCommand, isWriteCommand, type WriteKind } from './command_entry.js';
 import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../commands/crud/unreplicated_write_concern.js';
 import { beforeDeadline } from '../base/operation_deadline.js';
-import { parseMaxTimeMS } from '../query/query_request_helper.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -24,19 +23,27 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     const def = name === '' ? undefined : router.commands.get(name);
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
-    // As mongos: the command's own fields (the same table as a node's), its session fields, then
-    // its write concern, which the shards are sent as one they can satisfy.
+    // As mongos: the command's own fields (the same table as a node's), its session fields and
+    // maxTimeMS (in the entry the fast paths share), then its write concern, which the shards are
+    // sent as one they can satisfy.
     checkCommandFields(name, cmd);
-    checkOperationSessionInfo(cmd);
+    const deadline = enterCommand(router, name, cmd);
     const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
-    if (cmd.lsid !== undefined) router.sessions.touch(cmd.lsid, Date.now());
-    const deadline = operationDeadline(name, cmd);
+    countCommand(router.opcounters, name);
     const reply = withinMaxTime(router, deadline, run(router, { router, conn, db }, name, def, cmd));
-    if (writeConcernError === undefined) return reply;
-    return reply instanceof Promise ? reply.then((r) => withWriteConcernError(cmd, r, writeConcernError)) : withWriteConcernError(cmd, reply, writeConcernError);
+    const write = isWriteCommand(name) ? name : undefined;
+    if (writeConcernError === undefined && write === undefined) return reply;
+    return reply instanceof Promise ? reply.then((r) => answered(router, write, cmd, r, writeConcernError)) : answered(router, write, cmd, reply, writeConcernError);
   } catch (err) {
     return routerErrorReply(router, err);
   }
+}
+
+// The reply as the client gets it: a write's statements counted, and the writeConcernError mongos
+// adds when the write concern asked for replication.
+function answered(router: RouterServices, write: WriteKind | undefined, cmd: Doc, reply: Doc, writeConcernError: Doc | undefined): Doc {
+  if (write !== undefined) countWriteReply(router.opcounters, write, cmd, reply);
+  return writeConcernError === undefined ? reply : withWriteConcernError(cmd, reply, writeConcernError);
 }
 
 function run(router: RouterServices, ctx: RouterContext, name: string, def: RouterCommand, cmd: Doc): Doc | Promise<Doc> {
@@ -47,14 +54,6 @@ function run(router: RouterServices, ctx: RouterContext, name: string, def: Rout
     if (view === undefined) return routerErrorReply(router, err);
     return runResolvedView(ctx, name, cmd, view).catch((again: unknown) => routerErrorReply(router, again));
   });
-}
-
-// maxTimeMS as mongos applies it: the shards get it with the command and stop their own work in
-// time; the router answers MaxTimeMSExpired when the whole command, its retries and merges
-// included, takes longer. getMore's maxTimeMS is an awaitData cursor's wait, not a deadline.
-function operationDeadline(name: string, cmd: Doc): number | undefined {
-  const maxTimeMS = parseMaxTimeMS(cmd.maxTimeMS);
-  return maxTimeMS === 0 || name === 'getMore' ? undefined : performance.now() + maxTimeMS;
 }
 
 function withinMaxTime(router: RouterServices, deadline: number | undefined, reply: Doc | Promise<Doc>): Doc | Promise<Doc> {

@@ -6,12 +6,15 @@ import type { WireClient } from '../wire/client.js';
 import type { CatalogCache } from './catalog_cache.js';
 import type { ChunkSplitter } from './chunk_splitter.js';
 import type { ClusterCursorManager } from './cluster_cursor_manager.js';
+import type { OpCounters } from './command_entry.js';
 import type { ShardRegistry } from './shard_registry.js';
 
 export interface RouterOptions {
   port: number;
   bindIp: string;
   configHost: string;
+  // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not.
+  parameters: { routerFastPaths: boolean };
 }
 
 // Everything a router command may use. A router keeps nothing durable: these are caches of the
@@ -28,6 +31,8 @@ export interface RouterServices {
   startedAt: Date;
   recentLog: string[];
   connections: { current: number; total: number };
+  // serverStatus's opcounters, counted as every command enters (command_entry.ts).
+  opcounters: OpCounters;
   // Requests answered by the fast paths (insert_fast_path.ts, find_fast_path.ts), shown by serverStatus.
   fastPaths: { insert: number; find: number };
   // Namespaces a shard answered as views: find_fast_path.ts leaves their reads to the general path.

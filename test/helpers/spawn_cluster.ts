@@ -21,8 +21,8 @@ export interface SpawnedCluster {
   stop(): Promise<void>;
 }
 
-export async function spawnRouter(configPort: number): Promise<SpawnedRouter> {
-  const child = spawn(process.execPath, [...nodeFlags(), BIN, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function spawnRouter(configPort: number, extraArgs: readonly string[] = []): Promise<SpawnedRouter> {
+  const child = spawn(process.execPath, [...nodeFlags(), BIN, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -50,17 +50,24 @@ export async function spawnRouter(configPort: number): Promise<SpawnedRouter> {
   };
 }
 
+// The router settings the tests of routing run under, each in turn: the router's fast paths
+// (src/router/fast_paths.ts) must answer every request as the general path does.
+export const ROUTER_FAST_PATHS = [
+  { name: 'fast paths on', fastPaths: true, routerArgs: [] },
+  { name: 'fast paths off', fastPaths: false, routerArgs: ['--setParameter', 'routerFastPaths=false'] },
+] as const;
+
 // A config server, `shards` shards and `routers` routers as real processes, with the shards added
 // (named shard0, shard1, ...) through the first router. `enableTestCommands` starts the config
 // server and the shards with --enableTestCommands (fail points); `shardArgs` go to the shards only,
-// `configArgs` to the config server only.
-export async function spawnCluster(options: { shards: number; routers?: number; enableTestCommands?: boolean; shardArgs?: string[]; configArgs?: string[] }): Promise<SpawnedCluster> {
+// `configArgs` to the config server only, `routerArgs` to every router.
+export async function spawnCluster(options: { shards: number; routers?: number; enableTestCommands?: boolean; shardArgs?: string[]; configArgs?: string[]; routerArgs?: readonly string[] }): Promise<SpawnedCluster> {
   const extraArgs = options.enableTestCommands === true ? ['--enableTestCommands'] : [];
   const shardArgs = [...extraArgs, ...(options.shardArgs ?? [])];
   const config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: [...extraArgs, ...(options.configArgs ?? [])] });
   const shards = await Promise.all(Array.from({ length: options.shards }, () => spawnNode({ role: 'shard', extraArgs: shardArgs })));
   const routers: SpawnedRouter[] = [];
-  for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port));
+  for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port, options.routerArgs));
   const client = new MongoClient(routers[0]!.uri);
   try {
     for (const [i, shard] of shards.entries()) {

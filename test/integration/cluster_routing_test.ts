@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
 const DOCS = 100_000;
@@ -22,13 +22,14 @@ function targetedShards(explain: AnyDoc): string[] {
   return (explain.queryPlanner.winningPlan.shards as AnyDoc[]).map((s) => s.shardName).sort();
 }
 
-describe('a three-shard cluster through the router', () => {
+// With the router's fast paths on and off (ROUTER_FAST_PATHS): the answers must not change.
+for (const setting of ROUTER_FAST_PATHS) describe(`a three-shard cluster through the router (${setting.name})`, () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
   let db: Db;
 
   before(async () => {
-    cluster = await spawnCluster({ shards: 3 });
+    cluster = await spawnCluster({ shards: 3, routerArgs: setting.routerArgs });
     client = new MongoClient(cluster.routers[0]!.uri);
     db = client.db('app');
     const admin = client.db('admin');

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoBulkWriteError, MongoClient, type Collection, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
 // Targeting and merging through the router over a collection whose chunks were really moved:
@@ -29,7 +29,8 @@ function indexesAndCodes(err: MongoBulkWriteError): [number, unknown][] {
   return [err.writeErrors].flat().map((e): [number, unknown] => [e.index, e.code]).sort((a, b) => a[0] - b[0]);
 }
 
-describe('targeting and merging over chunks moved to three shards', () => {
+// With the router's fast paths on and off (ROUTER_FAST_PATHS): the answers must not change.
+for (const setting of ROUTER_FAST_PATHS) describe(`targeting and merging over chunks moved to three shards (${setting.name})`, () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
   let db: Db;
@@ -63,7 +64,7 @@ describe('targeting and merging over chunks moved to three shards', () => {
   }
 
   before(async () => {
-    cluster = await spawnCluster({ shards: 3 });
+    cluster = await spawnCluster({ shards: 3, routerArgs: setting.routerArgs });
     client = new MongoClient(cluster.routers[0]!.uri);
     db = client.db('tgt');
     coll = db.collection<AnyDoc>('c');

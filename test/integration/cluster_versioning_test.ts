@@ -1,17 +1,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
 // Router A keeps a cached routing table while router B changes the collection behind its back.
-describe('the versioning protocol with two routers', () => {
+// With the router's fast paths on and off (ROUTER_FAST_PATHS): the answers must not change.
+for (const setting of ROUTER_FAST_PATHS) describe(`the versioning protocol with two routers (${setting.name})`, () => {
   let cluster: SpawnedCluster;
   let a: MongoClient;
   let b: MongoClient;
 
   before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2 });
+    cluster = await spawnCluster({ shards: 2, routers: 2, routerArgs: setting.routerArgs });
     a = new MongoClient(cluster.routers[0]!.uri);
     b = new MongoClient(cluster.routers[1]!.uri);
     await a.db('admin').command({ enableSharding: 'v', primaryShard: 'shard0' });

@@ -1,29 +1,42 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import type { AnyDoc } from '../helpers/spawn_node.js';
+import { MongoClient, MongoServerError, type CommandStartedEvent, type Db, type Document } from 'mongodb';
+import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { startRecordingProxy, type RecordingProxy } from '../helpers/recording_proxy.js';
 
-// The router's fast paths (src/router/insert_fast_path.ts, find_fast_path.ts): a driver's insert
-// whose documents all belong to one shard, and its point read by shard key, are passed on as
-// bytes. Each must answer exactly what the general path answers, the router's serverStatus counts
-// what they answered, and anything else (several shards, stale routing, views) takes the general
-// path. Collection fp.c is sharded on {k: 1}: k < 100 on shard0, k ≥ 100 on shard1.
-describe('router fast paths', () => {
+// The router's fast paths (src/router/fast_paths.ts): a driver's insert whose documents all
+// belong to one shard, and its point read by shard key, are passed on as bytes. Each must answer
+// exactly what the general path answers, send the shard what it sends, count as it counts, and
+// the router's serverStatus counts what they answered; anything else (several shards, stale
+// routing, views) takes the general path. Every test runs twice: with the fast paths on, and with
+// --setParameter routerFastPaths=false, where the general path answers everything.
+// Collection fp.c is sharded on {k: 1}: k < 100 on shard0, k ≥ 100 on shard1. Database fpr lives
+// on `recorded`, a shard added by the address of a proxy that keeps what the shard is sent.
+for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.name})`, () => {
+  const on = setting.fastPaths;
+  // What the fast paths answer of `n` requests they could take: all, or none when off.
+  const taken = (n: number): number => (on ? n : 0);
   let cluster: SpawnedCluster;
   let client: MongoClient;
   let other: MongoClient;
   let shards: MongoClient[];
   let db: Db;
+  let recordedShard: SpawnedNode;
+  let proxy: RecordingProxy;
 
   before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2 });
+    cluster = await spawnCluster({ shards: 2, routers: 2, routerArgs: setting.routerArgs });
     client = new MongoClient(cluster.routers[0]!.uri);
     other = new MongoClient(cluster.routers[1]!.uri);
     shards = cluster.shards.map((s) => new MongoClient(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
+    recordedShard = await spawnNode({ role: 'shard' });
+    proxy = await startRecordingProxy(recordedShard.port);
     const admin = client.db('admin');
     await admin.command({ balancerStop: 1 });
+    await admin.command({ addShard: `127.0.0.1:${proxy.port}`, name: 'recorded' });
     await admin.command({ enableSharding: 'fp', primaryShard: 'shard0' });
+    await admin.command({ enableSharding: 'fpr', primaryShard: 'recorded' });
     await admin.command({ shardCollection: 'fp.c', key: { k: 1 } });
     await admin.command({ split: 'fp.c', middle: { k: 100 } });
     await admin.command({ moveChunk: 'fp.c', find: { k: 100 }, to: 'shard1' });
@@ -31,12 +44,22 @@ describe('router fast paths', () => {
     // The first request of a namespace loads its routing (the general path); later ones find it cached.
     await db.collection<AnyDoc>('c').insertOne({ _id: 'warm', k: 0 });
     await db.collection<AnyDoc>('u').insertOne({ _id: 'warm' });
+    await client.db('fpr').collection<AnyDoc>('r').insertOne({ _id: 'warm' });
   });
   after(async () => {
     await client?.close();
     await other?.close();
     for (const s of shards ?? []) await s.close();
     await cluster?.stop();
+    await proxy?.stop();
+    await recordedShard?.stop();
+    if (recordedShard) removeDir(recordedShard.dbpath);
+  });
+
+  it('reports its routerFastPaths setting', async () => {
+    const admin = client.db('admin');
+    assert.equal((await admin.command({ getParameter: 1, routerFastPaths: 1 })).routerFastPaths, on);
+    assert.equal((await admin.command({ getCmdLineOpts: 1 })).parsed.setParameter.routerFastPaths, on);
   });
 
   async function fastPaths(): Promise<{ insert: number; find: number }> {
@@ -60,8 +83,8 @@ describe('router fast paths', () => {
     assert.equal(await c.findOne({ k: 99 }), null);
     assert.deepEqual(await db.collection<AnyDoc>('u').findOne({ x: 1 }), { _id: 'u1', x: 1 });
     const afterwards = await fastPaths();
-    assert.equal(afterwards.insert - before.insert, 4);
-    assert.equal(afterwards.find - before.find, 4);
+    assert.equal(afterwards.insert - before.insert, taken(4));
+    assert.equal(afterwards.find - before.find, taken(4));
     assert.deepEqual((await onShard(0, 'c', { k: { $gt: 0 } })).map((d) => d._id).sort(), ['a', 'c', 'd']);
     assert.deepEqual((await onShard(1, 'c', {})).map((d) => d._id), ['b']);
     assert.deepEqual(await onShard(0, 'u', { _id: 'u1' }), [{ _id: 'u1', x: 1 }]);
@@ -93,7 +116,7 @@ describe('router fast paths', () => {
       const fast = await db.command({ insert: 'c', ...args });
       const middle = await fastPaths();
       const general = await db.command({ insert: 'c', ...args, comment: 'general path' });
-      assert.equal(middle.insert - before.insert, 1, `${what}: the fast path answered`);
+      assert.equal(middle.insert - before.insert, taken(1), `${what}: the fast path answered`);
       assert.equal((await fastPaths()).insert, middle.insert, `${what}: the general path answered`);
       assert.deepEqual(fast, general, what);
       assert.ok(Array.isArray(fast.writeErrors) && fast.writeErrors.every((e: Document) => e.code === 11000), what);
@@ -114,7 +137,7 @@ describe('router fast paths', () => {
     assert.deepEqual(await onShard(0, 'c', { _id: 'moved' }), []);
     const before = await fastPaths();
     await c.insertOne({ _id: 'moved2', k: 70 });
-    assert.equal((await fastPaths()).insert - before.insert, 1, 'refreshed, the fast path applies again');
+    assert.equal((await fastPaths()).insert - before.insert, taken(1), 'refreshed, the fast path applies again');
     assert.equal(await other.db('fp').collection('c').countDocuments({ k: { $gte: 60, $lt: 100 } }), 2);
   });
 
@@ -143,5 +166,61 @@ describe('router fast paths', () => {
     assert.ok(fast instanceof MongoServerError && general instanceof MongoServerError);
     assert.deepEqual([fast.code, fast.codeName, fast.message], [general.code, general.codeName, general.message]);
     assert.deepEqual(await db.collection<AnyDoc>('u').findOne({ _id: 'u1' }), { _id: 'u1', x: 1 }, 'the connection still serves');
+  });
+
+  it("sends the shard a retryable insert's lsid and txnNumber as the general path does, and a read's session not at all", async () => {
+    const sent: Document[] = [];
+    const watched = new MongoClient(cluster.routers[0]!.uri, { monitorCommands: true });
+    watched.on('commandStarted', (e: CommandStartedEvent) => { if (e.commandName === 'insert') sent.push(e.command); });
+    const notRetrying = new MongoClient(cluster.routers[0]!.uri, { retryWrites: false });
+    try {
+      const r = watched.db('fpr').collection<AnyDoc>('r');
+      proxy.commands.length = 0;
+      const before = await fastPaths();
+      await r.insertOne({ _id: 'fast', x: 1 });
+      // `comment` is outside the fast path's shape: the same insert then takes the general path.
+      await r.insertOne({ _id: 'general', x: 1 }, { comment: 'general path' });
+      await notRetrying.db('fpr').collection<AnyDoc>('r').insertOne({ _id: 'not retryable', x: 1 });
+      assert.deepEqual(await r.findOne({ _id: 'fast' }), { _id: 'fast', x: 1 });
+      assert.deepEqual(await r.findOne({ _id: 'general' }, { comment: 'general path' }), { _id: 'general', x: 1 });
+      assert.equal((await fastPaths()).insert - before.insert, taken(2), 'the first and the third insert');
+      const [fast, general, plain] = proxy.commands.filter((c) => c.insert === 'r');
+      assert.ok(fast && general && plain && sent.length === 2);
+      const hex = (lsid: unknown): string => ((lsid as { id: { toString(format: string): string } }).id).toString('hex');
+      for (const [i, received] of [fast, general].entries()) {
+        assert.equal(hex(received.lsid), hex(sent[i]!.lsid), 'the client\'s session');
+        assert.equal(String(received.txnNumber), String(sent[i]!.txnNumber), 'its transaction number');
+      }
+      const { comment: _comment, ...generalFields } = general;
+      assert.deepEqual(Object.keys(fast).sort(), Object.keys(generalFields).sort(), 'no stmtIds or anything else either path adds alone');
+      assert.deepEqual([fast.shardVersion, fast.databaseVersion, fast.documents], [general.shardVersion, general.databaseVersion, [{ _id: 'fast', x: 1 }]]);
+      assert.deepEqual(['lsid' in plain, 'txnNumber' in plain], [false, false], 'a write that is not retryable keeps its session on the router');
+      const reads = proxy.commands.filter((c) => c.find === 'r');
+      assert.equal(reads.length, 2);
+      for (const read of reads) assert.deepEqual(['lsid' in read, 'txnNumber' in read], [false, false], 'a read keeps its session on the router');
+    } finally {
+      await watched.close();
+      await notRetrying.close();
+    }
+  });
+
+  it('counts operations in serverStatus.opcounters as mongos does, whichever path answers', async () => {
+    const c = db.collection<AnyDoc>('c');
+    const opcounters = async (): Promise<Record<string, number>> => (await client.db('admin').command({ serverStatus: 1 })).opcounters as Record<string, number>;
+    const before = await opcounters();
+    await c.insertOne({ _id: 'o1', k: 30 });
+    await c.insertMany([{ _id: 'o2', k: 31 }, { _id: 'o3', k: 131 }]);
+    // Ordered, failing at its second document: two attempted. Unordered: every one attempted.
+    await db.command({ insert: 'c', documents: [{ _id: 'o4', k: 32 }, { _id: 'o1', k: 30 }, { _id: 'o5', k: 33 }] });
+    await db.command({ insert: 'c', documents: [{ _id: 'o1', k: 30 }, { _id: 'o6', k: 34 }], ordered: false });
+    await c.findOne({ k: 30 });
+    await c.findOne({ k: 131 });
+    await c.updateOne({ k: 30 }, { $set: { y: 1 } });
+    await c.deleteOne({ k: 34 });
+    const after = await opcounters();
+    // Not `command`: the driver's monitoring hellos count there, whenever they come.
+    const moved = Object.fromEntries(['insert', 'query', 'update', 'delete', 'getmore'].map((k) => [k, after[k]! - before[k]!]));
+    assert.deepEqual(moved, { insert: 7, query: 2, update: 1, delete: 1, getmore: 0 });
+    assert.ok(after.command! > before.command!, 'serverStatus counts itself');
   });
 });

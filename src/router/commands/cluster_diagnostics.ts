@@ -19,7 +19,7 @@ export const clusterGetCmdLineOptsCommand: RouterCommand = {
   adminOnly: true,
   run: (ctx) => ({
     argv: commandLine(),
-    parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost } },
+    parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost }, setParameter: { ...ctx.router.options.parameters } },
     ok: 1,
   }),
 };
@@ -35,8 +35,9 @@ export const clusterConnectionStatusCommand: RouterCommand = {
 export const clusterGetParameterCommand: RouterCommand = {
   names: ['getParameter'],
   adminOnly: true,
-  run(_ctx, cmd) {
+  run(ctx, cmd) {
     if (cmd.featureCompatibilityVersion !== undefined) return { featureCompatibilityVersion: { version: '7.0' }, ok: 1 };
+    if (cmd.routerFastPaths !== undefined) return { routerFastPaths: ctx.router.options.parameters.routerFastPaths, ok: 1 };
     throw new MongoError(ErrorCodes.InvalidOptions, 'no option found to get');
   },
 };
@@ -59,6 +60,7 @@ export const clusterServerStatusCommand: RouterCommand = {
       host: `${os.hostname()}:${ctx.router.options.port}`, version: SERVER_VERSION, process: 'mongos', pid: process.pid,
       uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(),
       connections: { current: ctx.router.connections.current, available: 1_000_000, totalCreated: ctx.router.connections.total },
+      opcounters: { ...ctx.router.opcounters },
       metrics: { cursor: { open: { total: ctx.router.cursors.openCount } } },
       docshard: { fastPaths: { ...ctx.router.fastPaths } },
       ok: 1,

@@ -1,0 +1,37 @@
+import { assert } from '../base/errors.js';
+import { opMsgReply, type MessageHandler } from '../commands/message_handler.js';
+import { enterCommand } from './command_entry.js';
+import { answerFind, findFailed, planFind } from './find_fast_path.js';
+import { answerInsert, insertFailed, planInsert } from './insert_fast_path.js';
+import type { CachedRouting } from './routed_command.js';
+import { routerErrorReply } from './router_dispatcher.js';
+import type { RouterServices } from './router_services.js';
+
+// The router's message handler with the fast paths in front of `general` (the message handler and
+// the dispatcher): a message the planners (insert_fast_path.ts, find_fast_path.ts) plan onto one
+// shard whose host is cached goes through the command entry every command passes
+// (command_entry.ts), then to that shard as bytes, and the shard's reply back. Anything a planner
+// declines, and any answer it leaves to the general path (a stale shard, a view), is `general`'s.
+// With the routing and the host cached the whole path is promise chains: no async function
+// between the client's bytes and the shard's.
+export function withFastPaths(router: RouterServices, general: MessageHandler): MessageHandler {
+  const caches: CachedRouting = {
+    routing: (ns) => router.catalogCache.peekRouting(ns),
+    isView: (ns) => router.knownViews.has(ns),
+  };
+  return (conn, message) => {
+    const insert = planInsert(message, caches);
+    const plan = insert ?? planFind(message, caches);
+    const host = plan === undefined ? undefined : router.shardRegistry.cachedHost(plan.shard);
+    if (plan === undefined || host === undefined) return general(conn, message);
+    try {
+      // The planners' shapes hold no maxTimeMS: a command with one is the general path's.
+      assert(enterCommand(router, insert !== undefined ? 'insert' : 'find', plan.generic) === undefined, 'a fast path planned a command with a maxTimeMS');
+    } catch (err) {
+      return opMsgReply(routerErrorReply(router, err), plan.requestId);
+    }
+    const sent = router.client.forwardMessage(host, plan.request);
+    if (insert !== undefined) return sent.then((reply) => answerInsert(router, insert, reply) ?? general(conn, message), (err: unknown) => insertFailed(router, insert, err));
+    return sent.then((reply) => answerFind(router, plan, reply) ?? general(conn, message), (err: unknown) => findFailed(router, plan, err));
+  };
+}
