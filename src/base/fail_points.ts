@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from './clock.js';
+
 // MongoDB's fail points: named places in protocol code that a test can make fire (modes alwaysOn,
 // off, {times: n}, with data). The configureFailPoint command, only reachable with
 // --enableTestCommands, parses the mode; code at a step asks `shouldFire(name)` or pauses with
@@ -52,21 +54,17 @@ export class FailPoints {
 const HANG_POLL_MS = 10;
 
 // MongoDB's pauseWhileSet: counts one entry, then waits (timers, not a busy loop, so the node keeps
-// serving) until a test turns the fail point off.
-export async function hangIfFailPointEnabled(node: { failPoints: FailPoints }, name: string): Promise<void> {
+// serving) until a test turns the fail point off; `clock` is the caller's, virtual under a simulator.
+export async function hangIfFailPointEnabled(node: { failPoints: FailPoints }, name: string, clock: Clock = systemClock): Promise<void> {
   if (node.failPoints.shouldFire(name) === undefined) return;
-  while (node.failPoints.isEnabled(name)) await sleep(HANG_POLL_MS);
+  while (node.failPoints.isEnabled(name)) await clock.sleep(HANG_POLL_MS);
 }
 
 // waitForFailPoint: resolves once `name` has been entered `timesEntered` times in all.
 export async function waitForTimesEntered(failPoints: FailPoints, name: string, timesEntered: number, deadline: number): Promise<boolean> {
   while (failPoints.timesEntered(name) < timesEntered) {
     if (Date.now() >= deadline) return false;
-    await sleep(HANG_POLL_MS);
+    await systemClock.sleep(HANG_POLL_MS);
   }
   return true;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

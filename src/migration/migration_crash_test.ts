@@ -1,302 +1,151 @@
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
-import { MongoError } from '../base/errors.js';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { DonorEffect } from './donor_effects.js';
-import { donorInitialState, donorStep, isDonorDone, type DonorEvent, type DonorState } from './donor_state_machine.js';
-import {
-  migrationCoordinatorDocumentFromBSON,
-  migrationCoordinatorDocumentToBSON,
-  type MigrationDecision,
-} from './migration_coordinator_document.js';
-import { rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON } from './range_deletion_task.js';
-import type { RecipientEffect } from './recipient_effects.js';
-import { recipientInitialState, recipientStep, type RecipientEvent, type RecipientState } from './recipient_state_machine.js';
-import { checkDonorOrdering, coordinatorDoc, rangeOwnerAfter } from './migration_test_util.js';
+import type { MigrationDecision } from './migration_coordinator_document.js';
+import { checkDonorOrdering } from './migration_test_util.js';
+import { runMigrationWorld, type ConfigFault, type Crash, type WorldEnd, type WorldOptions } from '../../test/sim/migration_world.js';
+import { DONOR, RECIPIENT, writeTemplateDisks, type Disks } from '../../test/sim/migration_world_setup.js';
+import { simDiskRoot } from '../../test/sim/sim_storage.js';
 
-// A tiny deterministic world that runs the real donor and recipient machines: two shards' disks
-// (coordinator documents, range deletion tasks, the range's documents), a config server that
-// commits only at the expected chunk version, and a FIFO network. The range deleter runs as soon
-// as a task is ready, so anything copied into a range after its deletion would be caught.
-// Crashes lose a process's memory, queues and in-flight replies, never its disk.
+// The crash matrix, run on the real drivers (MigrationSourceManager, MigrationDestinationManager,
+// the range deleter, coordinator recovery at startup), each shard on its own LMDB disk, under the
+// deterministic simulator of test/sim (see this folder's README). A shard crashes before any of
+// the effects its drivers run, once or twice, both shards crash, the config server loses or
+// delays the commit, the disk lags behind every message, messages are delivered in seeded
+// orders; a router writes to the range all along. Every run must end the same way: one owner
+// with every acknowledged write, nothing left of the migration on either shard.
 
-const doc = coordinatorDoc();
-const KEY = doc._id.toHexString();
-const IDS = [1, 2, 3, 4, 5];
-const PRE_MAJOR = doc.preMigrationChunkVersion.major;
+let root: string;
+let templates: Disks;
+let runs = 0;
+// The run without faults, and how many effects the drivers ran in it: the crash points.
+let faultless: WorldEnd;
+let total: number;
 
-type ConfigMode = 'normal' | 'replyLostAfterCommit' | 'replyLostBeforeCommit' | 'commitDelayed';
-type Who = 'donor' | 'recipient';
-
-interface Incarnation {
-  state: DonorState;
-  log: DonorEffect[];
-  recovered?: { decision: MigrationDecision | undefined };
-}
-
-class World {
-  donorCoord = new Map<string, Doc>();
-  donorTasks = new Map<string, Doc>();
-  recipientTasks = new Map<string, Doc>();
-  donorData = new Set(IDS);
-  recipientData = new Set<number>();
-  config = { owner: doc.donorShardId, major: PRE_MAJOR };
-  donor: Incarnation | undefined;
-  incarnations: Incarnation[] = [];
-  recipient: RecipientState = recipientInitialState();
-  donorQueue: DonorEffect[] = [];
-  recipientQueue: RecipientEffect[] = [];
-  inbox: (() => void)[] = [];
-  delayedCommit: (() => void) | undefined;
-  cloner: { donorGen: number; remaining: number[] } | undefined;
-  donorGen = 0;
-  executed = 0;
-  criticalSection = 'none';
-  timedOut: string | undefined;
-
-  constructor(private readonly crashes: { at: number; who: Who }[] = [], private readonly configMode: ConfigMode = 'normal') {}
-
-  run(): this {
-    this.donor = { state: donorInitialState(), log: [] };
-    this.incarnations.push(this.donor);
-    this.stepDonor({ type: 'start', doc, waitForDelete: false });
-    for (let steps = 0; ; steps++) {
-      assert.ok(steps < 10_000, 'the migration terminates');
-      const who: Who | undefined = this.donorQueue.length > 0 ? 'donor' : this.recipientQueue.length > 0 ? 'recipient' : undefined;
-      if (who !== undefined) {
-        const crash = this.crashes.find((c) => c.at === this.executed);
-        this.executed++;
-        if (crash !== undefined) this.crash(crash.who);
-        else if (who === 'donor') this.runDonorEffect(this.donorQueue.shift()!);
-        else this.runRecipientEffect(this.recipientQueue.shift()!);
-        continue;
-      }
-      const next = this.inbox.shift() ?? this.takeDelayedCommit() ?? this.timer();
-      if (next === undefined) return this;
-      next();
-    }
-  }
-
-  // The driver's timer for the donor's phase fires only when nothing else can happen: a reply
-  // lost with a crashed recipient is noticed this way.
-  private timer(): (() => void) | undefined {
-    const donor = this.donor;
-    if (donor === undefined || isDonorDone(donor.state) || this.timedOut === donor.state.phase) return undefined;
-    const phase = donor.state.phase;
-    this.timedOut = phase;
-    return () => this.stepDonor({ type: 'timeout', phase });
-  }
-
-  private takeDelayedCommit(): (() => void) | undefined {
-    const commit = this.delayedCommit;
-    this.delayedCommit = undefined;
-    return commit;
-  }
-
-  private crash(who: Who): void {
-    if (who === 'recipient') {
-      this.recipient = recipientInitialState();
-      this.recipientQueue = [];
-      return;
-    }
-    this.donorGen++;
-    this.donor = undefined;
-    this.donorQueue = [];
-    this.cloner = undefined;
-    this.criticalSection = 'none';
-    const persisted = this.donorCoord.get(KEY);
-    if (persisted === undefined) return;
-    const recoveredDoc = migrationCoordinatorDocumentFromBSON(persisted);
-    this.donor = { state: donorInitialState(), log: [], recovered: { decision: recoveredDoc.decision } };
-    this.incarnations.push(this.donor);
-    this.stepDonor({ type: 'crashRecovered', doc: recoveredDoc });
-  }
-
-  private stepDonor(event: DonorEvent): void {
-    const donor = this.donor!;
-    const step = donorStep(donor.state, event);
-    donor.state = step.state;
-    donor.log.push(...step.effects);
-    this.donorQueue.push(...step.effects);
-    if (isDonorDone(step.state)) this.cloner = undefined;
-  }
-
-  // A reply reaches the donor only if the process that asked is still alive.
-  private toDonor(event: DonorEvent): void {
-    const gen = this.donorGen;
-    this.inbox.push(() => {
-      if (gen === this.donorGen && this.donor !== undefined) this.stepDonor(event);
-    });
-  }
-
-  private stepRecipient(event: RecipientEvent): void {
-    const step = recipientStep(this.recipient, event);
-    this.recipient = step.state;
-    this.recipientQueue.push(...step.effects);
-  }
-
-  private runDonorEffect(e: DonorEffect): void {
-    switch (e.type) {
-      case 'persistCoordinatorDoc': this.donorCoord.set(KEY, migrationCoordinatorDocumentToBSON(e.doc)); break;
-      case 'persistRangeDeletionTask': this.donorTasks.set(KEY, rangeDeletionTaskToBSON(e.task)); break;
-      case 'persistDecision': {
-        const persisted = migrationCoordinatorDocumentFromBSON(this.donorCoord.get(KEY));
-        this.donorCoord.set(KEY, migrationCoordinatorDocumentToBSON({ ...persisted, decision: e.decision }));
-        break;
-      }
-      case 'markRangeDeletionReady': this.markReady(this.donorTasks, this.donorData); break;
-      case 'deleteRangeDeletionTask': this.donorTasks.delete(KEY); break;
-      case 'deleteCoordinatorDoc': this.donorCoord.delete(KEY); break;
-      case 'sendRecvChunkStart': {
-        this.cloner = { donorGen: this.donorGen, remaining: [...this.donorData] };
-        const request = { migrationId: e.doc._id, nss: e.doc.nss, collectionUuid: e.doc.collectionUuid, donorShardId: e.doc.donorShardId, recipientShardId: e.doc.recipientShardId, range: e.doc.range };
-        this.inbox.push(() => this.stepRecipient({ type: 'recvChunkStart', request, overlappingRangeDeletions: this.recipientTasks.size }));
-        break;
-      }
-      case 'pollRecvChunkStatus': this.inbox.push(() => this.stepRecipient({ type: 'recvChunkStatus', migrationId: e.migrationId })); break;
-      case 'sendRecvChunkCommit': this.inbox.push(() => this.stepRecipient({ type: 'recvChunkCommit', migrationId: e.migrationId })); break;
-      case 'sendCommitToConfig': this.sendCommit(); break;
-      case 'readConfigChunkOwner': this.toDonor({ type: 'configChunkOwnerRead', shardId: this.config.owner }); break;
-      case 'sendEnsureChunkVersionIsGreaterThan':
-        if (this.config.owner === doc.donorShardId) this.config.major = Math.max(this.config.major, PRE_MAJOR + 1);
-        break;
-      case 'sendRecvChunkAbort': this.abortRecipient(); break;
-      case 'markRecipientRangeDeletionReady': this.markReady(this.recipientTasks, this.recipientData); break;
-      case 'deleteRecipientRangeDeletionTask': this.recipientTasks.delete(KEY); break;
-      case 'enterCriticalSection': this.criticalSection = 'writes'; this.toDonor({ type: 'criticalSectionEntered' }); break;
-      case 'enterCriticalSectionForReads': this.criticalSection = 'reads'; this.toDonor({ type: 'criticalSectionEntered' }); break;
-      case 'exitCriticalSection': this.criticalSection = 'none'; break;
-      case 'refreshFilteringMetadata': case 'hintRecipientRefresh': case 'awaitRangeDeletion': break;
-    }
-  }
-
-  // The range deleter, run at once: every document of the range goes, then the task.
-  private markReady(tasks: Map<string, Doc>, data: Set<number>): void {
-    const raw = tasks.get(KEY);
-    if (raw === undefined) return;
-    assert.equal(rangeDeletionTaskFromBSON(raw).pending, true);
-    data.clear();
-    tasks.delete(KEY);
-  }
-
-  // _configsvrCommitChunkMigration: idempotent, and only at the version the donor started from.
-  private sendCommit(): void {
-    const gen = this.donorGen;
-    const commit = (): boolean => {
-      if (this.config.owner === doc.recipientShardId) return true;
-      if (this.config.major !== PRE_MAJOR) return false;
-      this.config = { owner: doc.recipientShardId, major: PRE_MAJOR + 1 };
-      return true;
-    };
-    const lost = new MongoError(ErrorCodes.NetworkTimeout, 'commit reply lost');
-    const reply = (ok: boolean): DonorEvent => ({ type: 'configCommitReplied', reply: ok ? { outcome: 'ok' } : { outcome: 'error', error: new MongoError(ErrorCodes.ConflictingOperationInProgress, 'chunk version changed') } });
-    switch (this.configMode) {
-      case 'normal': this.inbox.push(() => { const ok = commit(); if (gen === this.donorGen) this.stepDonor(reply(ok)); }); break;
-      case 'replyLostAfterCommit': this.inbox.push(() => { commit(); this.toDonor({ type: 'configCommitReplied', reply: { outcome: 'unknown', error: lost } }); }); break;
-      case 'replyLostBeforeCommit': this.toDonor({ type: 'configCommitReplied', reply: { outcome: 'unknown', error: lost } }); break;
-      // The commit reaches the config server only after everything else: after the donor timed
-      // out on it, and after any recovery fenced the chunk version.
-      case 'commitDelayed':
-        this.delayedCommit = () => { commit(); };
-        this.toDonor({ type: 'configCommitReplied', reply: { outcome: 'unknown', error: lost } });
-        break;
-    }
-  }
-
-  // _recvChunkAbort is acknowledged once the recipient has applied what it had queued.
-  private abortRecipient(): void {
-    this.stepRecipient({ type: 'recvChunkAbort', migrationId: doc._id });
-    for (;;) {
-      const effect = this.recipientQueue.shift();
-      assert.ok(effect !== undefined, 'the recipient acknowledges the abort');
-      this.runRecipientEffect(effect);
-      if (effect.type === 'reply' && effect.command === '_recvChunkAbort') return;
-    }
-  }
-
-  private runRecipientEffect(e: RecipientEffect): void {
-    switch (e.type) {
-      case 'persistRangeDeletionTask': this.recipientTasks.set(KEY, rangeDeletionTaskToBSON(e.task)); break;
-      case 'createCollectionAndIndexes': case 'applyMods': case 'syncClonedDocuments': break;
-      case 'applyCloneBatch': for (const d of e.documents) this.recipientData.add(deserializeDocument(d)._id as number); break;
-      case 'requestCloneBatch': this.inbox.push(() => this.fromCloner((c) => ({ type: 'cloneBatch', documents: c.remaining.splice(0, 2).map((id) => serializeDocument({ _id: id })) }))); break;
-      case 'requestTransferMods': this.inbox.push(() => this.fromCloner(() => ({ type: 'transferModsBatch', deleted: [], reload: [] }))); break;
-      case 'reply': this.replyToDonor(e); break;
-    }
-  }
-
-  // The donor's side of _migrateClone / _transferMods lives in the donor's memory.
-  private fromCloner(answer: (cloner: NonNullable<World['cloner']>) => RecipientEvent): void {
-    const c = this.cloner;
-    if (c === undefined || c.donorGen !== this.donorGen) this.stepRecipient({ type: 'failed', error: new MongoError(ErrorCodes.HostUnreachable, 'no migration on the donor') });
-    else this.stepRecipient(answer(c));
-  }
-
-  private replyToDonor(e: Extract<RecipientEffect, { type: 'reply' }>): void {
-    if (e.command === '_recvChunkAbort') return;
-    if (e.result instanceof MongoError) return this.toDonor({ type: 'recipientError', error: e.result });
-    if (e.command === '_recvChunkStart') return this.toDonor({ type: 'recipientAcknowledgedStart' });
-    if (e.command === '_recvChunkCommit') return this.toDonor({ type: 'recipientCommitted' });
-    this.toDonor({ type: 'recipientStatus', status: e.result, transferModsPending: 0 });
-  }
-
-  // The end state every run must reach, whatever crashed and when.
-  check(label: string): MigrationDecision {
-    assert.equal(this.donorCoord.size, 0, `${label}: the coordinator document is forgotten`);
-    assert.equal(this.donorTasks.size + this.recipientTasks.size, 0, `${label}: no task is left pending`);
-    assert.equal(this.criticalSection, 'none', `${label}: the critical section is released`);
-    const decision: MigrationDecision = this.config.owner === doc.recipientShardId ? 'committed' : 'aborted';
-    assert.equal(this.config.owner, rangeOwnerAfter(doc, decision));
-    const [kept, freed] = decision === 'committed' ? [this.recipientData, this.donorData] : [this.donorData, this.recipientData];
-    assert.deepEqual([...kept].sort(), IDS, `${label}: the owner (${this.config.owner}) has every document`);
-    assert.equal(freed.size, 0, `${label}: the other shard has none`);
-    for (const inc of this.incarnations) checkDonorOrdering(inc.log, inc.recovered);
-    return decision;
-  }
-}
-
-test('without faults the world commits and the recipient owns every document', () => {
-  const world = new World().run();
-  assert.equal(world.check('no crash'), 'committed');
-  assert.equal(world.incarnations[0]!.state.phase, 'kCommitted');
+before(async () => {
+  root = simDiskRoot();
+  templates = await writeTemplateDisks(path.join(root, 'templates'));
+  faultless = await world();
+  total = faultless.effectsRun;
 });
 
-const total = new World().run().executed;
+after(() => rmSync(root, { recursive: true, force: true }));
 
-test(`a crash of the donor before any of the ${total} effects ends committed or aborted, with one owner`, () => {
+function world(options: WorldOptions = {}): Promise<WorldEnd> {
+  return runMigrationWorld(templates, path.join(root, `run${runs++}`), options);
+}
+
+// A broken connection says nothing of how the migration ended.
+const CONNECTION_LOST: ReadonlySet<unknown> = new Set([ErrorCodes.HostUnreachable, ErrorCodes.SocketException]);
+
+// The end state every run must reach, whatever crashed and when; returns how the migration ended.
+function check(end: WorldEnd, label: string): MigrationDecision {
+  const at = (what: string): string => `${label}: ${what}`;
+  assert.deepEqual(end.problems, [], at('nothing failed unexpectedly'));
+  assert.ok(end.workloadDone, at('every write was acknowledged'));
+  assert.ok(end.rangeOwner === DONOR || end.rangeOwner === RECIPIENT, at(`the range has a shard of the migration as owner, not ${end.rangeOwner}`));
+  const decision: MigrationDecision = end.rangeOwner === RECIPIENT ? 'committed' : 'aborted';
+  for (const [name, shard] of Object.entries(end.shards)) {
+    assert.equal(shard.coordinatorDocuments, 0, at(`${name} has no coordinator document`));
+    assert.deepEqual(shard.tasks, [], at(`${name} has no range deletion task left`));
+    assert.equal(shard.criticalSectionHeld, false, at(`${name} holds no critical section`));
+    assert.equal(shard.migrating, false, at(`${name} has no migration registered`));
+  }
+  const [owner, other] = decision === 'committed' ? [end.shards.shard1, end.shards.shard0] : [end.shards.shard0, end.shards.shard1];
+  assert.deepEqual(owner.inRange, end.expected.inRange, at(`the owner (${end.rangeOwner}) has every document of the range, as last written`));
+  assert.deepEqual(other.inRange, [], at('the other shard has none'));
+  assert.deepEqual(end.shards.shard0.outside, end.expected.outside, at('the donor keeps the rest of the collection'));
+  assert.deepEqual(end.shards.shard1.outside, [], at('the recipient has nothing outside the range'));
+  // A kill -9 cannot make the counters drift: what a restarted shard finds on its disk is exact,
+  // except a recipient's pending task once the range is its own (its writers are no orphans).
+  for (const { shard, task, docsInRange, rangeOwner } of end.tasksAtRestarts) {
+    if (task.pending && task.donorShardId === shard) assert.equal(task.numOrphanDocs, 0, at(`${shard}'s pending task counts no orphans`));
+    else if (!task.pending || rangeOwner !== shard) assert.equal(task.numOrphanDocs, docsInRange, at(`${shard}'s task counts the ${docsInRange} documents of its range`));
+  }
+  for (const life of end.donorLives) checkDonorOrdering(life.effects, life.recovered);
+  const reply = end.moveReply;
+  assert.ok(reply !== undefined, at('the donor answered _shardsvrMoveRange'));
+  if (reply.ok === 1) assert.equal(decision, 'committed', at('moveRange succeeded, so the migration committed'));
+  else if (!CONNECTION_LOST.has(reply.code)) assert.equal(decision, 'aborted', at(`moveRange failed (${String(reply.errmsg)}), so the migration aborted`));
+  return decision;
+}
+
+function label(options: WorldOptions): string {
+  const crashes = (options.crashes ?? []).map((c: Crash) => `${c.shard} before effect ${c.at}`).join(', ');
+  return [options.configFault, crashes === '' ? undefined : `crash ${crashes}`, options.slowDisk === true ? 'slow disk' : undefined, options.seed === undefined ? undefined : `seed ${options.seed}`]
+    .filter((s) => s !== undefined).join(', ') || 'no fault';
+}
+
+async function checked(options: WorldOptions): Promise<MigrationDecision> {
+  return check(await world(options), label(options));
+}
+
+test('without faults the real drivers commit, the recipient owns every document, and the donor deletes its copy', () => {
+  assert.equal(check(faultless, 'no fault'), 'committed');
+  assert.deepEqual(faultless.moveReply, { ok: 1 });
+  assert.ok(total > 20, `the drivers ran their effects (${total})`);
+});
+
+test('with _waitForDelete the donor answers once its copy is deleted', async () => {
+  const end = await world({ waitForDelete: true });
+  assert.equal(check(end, 'waitForDelete'), 'committed');
+  assert.ok(end.donorLives[0]!.effects.some((e) => e.type === 'awaitRangeDeletion'));
+});
+
+test('a crash of the donor before any of its effects ends committed or aborted, with one owner', async () => {
   const outcomes = new Set<MigrationDecision>();
-  for (let at = 0; at < total; at++) outcomes.add(new World([{ at, who: 'donor' }]).run().check(`donor crash at ${at}`));
+  for (let at = 0; at < total; at++) outcomes.add(await checked({ crashes: [{ at, shard: DONOR }] }));
   assert.deepEqual([...outcomes].sort(), ['aborted', 'committed'], 'both outcomes are reached');
 });
 
-test('a crash of the recipient before any effect ends committed or aborted, with one owner', () => {
-  for (let at = 0; at < total; at++) new World([{ at, who: 'recipient' }]).run().check(`recipient crash at ${at}`);
+test('a crash of the recipient before any effect ends committed or aborted, with one owner', async () => {
+  for (let at = 0; at < total; at++) await checked({ crashes: [{ at, shard: RECIPIENT }] });
 });
 
-test('a donor that crashes again while recovering still finishes the migration', () => {
+test('a donor that crashes again while recovering still finishes the migration', async () => {
   for (let at = 0; at < total; at++) {
-    for (const again of [1, 2, 3]) new World([{ at, who: 'donor' }, { at: at + again, who: 'donor' }]).run().check(`donor crashes at ${at} and ${at + again}`);
+    for (const again of [1, 2, 3]) await checked({ crashes: [{ at, shard: DONOR }, { at: at + again, shard: DONOR }] });
   }
 });
 
-test('both shards crashing at different points still leave exactly one owner', () => {
-  for (let at = 0; at < total; at += 2) new World([{ at, who: 'recipient' }, { at: at + 1, who: 'donor' }]).run().check(`recipient at ${at}, donor at ${at + 1}`);
+test('both shards crashing at different points still leave exactly one owner', async () => {
+  for (let at = 0; at < total; at += 2) await checked({ crashes: [{ at, shard: RECIPIENT }, { at: at + 1, shard: DONOR }] });
 });
 
-test('a lost commit reply is resolved from the config server: committed if the commit landed', () => {
-  assert.equal(new World([], 'replyLostAfterCommit').run().check('reply lost after commit'), 'committed');
-  assert.equal(new World([], 'replyLostBeforeCommit').run().check('reply lost before commit'), 'aborted');
+test('a lost commit reply is resolved from the config server: committed if the commit landed', async () => {
+  assert.equal(await checked({ configFault: 'commitReplyLost' }), 'committed');
+  assert.equal(await checked({ configFault: 'commitRequestLost' }), 'aborted');
 });
 
-test('a commit that reaches the config server after the fence fails, so an abort stands', () => {
-  const world = new World([], 'commitDelayed').run();
-  assert.equal(world.check('delayed commit'), 'aborted');
-  assert.equal(world.config.major, PRE_MAJOR + 1, 'the fence bumped the chunk version');
+test('a commit that reaches the config server after the fence fails, so an abort stands', async () => {
+  assert.equal(await checked({ configFault: 'commitDelayed' }), 'aborted');
 });
 
-test('a config server that loses the reply and then the donor crashing still converge', () => {
-  for (const mode of ['replyLostAfterCommit', 'replyLostBeforeCommit', 'commitDelayed'] as const) {
-    for (let at = 0; at < total; at++) new World([{ at, who: 'donor' }], mode).run().check(`${mode}, donor crash at ${at}`);
+test('a config server that loses or delays the commit and then the donor crashing still converge', async () => {
+  for (const configFault of ['commitReplyLost', 'commitRequestLost', 'commitDelayed'] as const satisfies readonly ConfigFault[]) {
+    for (let at = 0; at < total; at++) await checked({ configFault, crashes: [{ at, shard: DONOR }] });
   }
 });
+
+test('a slow disk (every message overtakes its commits and flushes) and a crash of either shard before any effect still converge', async () => {
+  for (let at = 0; at < total; at++) {
+    for (const shard of [DONOR, RECIPIENT]) await checked({ slowDisk: true, crashes: [{ at, shard }] });
+  }
+});
+
+test('messages delivered in seeded orders, with a crash of either shard, converge the same way', async () => {
+  for (let seed = 1; seed <= 24; seed++) {
+    const crashes: Crash[] = seed % 3 === 0 ? [] : [{ at: (seed * 7) % total, shard: seed % 3 === 1 ? DONOR : RECIPIENT }];
+    await checked({ seed, crashes });
+  }
+});
+
+test('a seed replays exactly', async () => {
+  const options: WorldOptions = { seed: 5, crashes: [{ at: 9, shard: DONOR }] };
+  const [first, second] = [await world(options), await world(options)];
+  assert.deepEqual(second.trace, first.trace);
+  assert.ok(first.trace.length > 50);
+});
+

@@ -1,5 +1,6 @@
 import { idOfBytes } from '../bson/raw_document.js';
 import { Binary, deserializeWithRawArrays, isPlainObject, serializeDocument, type Doc } from '../bson/values.js';
+import type { Timer } from '../base/clock.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { MigrationNode } from './migration_node.js';
@@ -103,9 +104,11 @@ export class MigrationDestinationManager {
       for (let list = this.queue.shift(); list !== undefined; list = this.queue.shift()) {
         for (const e of list) {
           if (e.type === 'hang') {
-            await hangIfFailPointEnabled(this.node, e.failPoint);
+            await hangIfFailPointEnabled(this.node, e.failPoint, this.node.migrations.clock);
             continue;
           }
+          const paused = this.node.migrations.testingKnobs?.beforeEffect?.({ driver: 'recipient', effect: e });
+          if (paused !== undefined) await paused;
           try {
             await this.execute(e);
           } catch (err) {
@@ -142,7 +145,7 @@ export class MigrationDestinationManager {
           type: 'cloneBatch', documents: reply.objects as Buffer[],
         }));
       case 'requestTransferMods':
-        if (e.pause) await sleep(MODS_PAUSE_MS);
+        if (e.pause) await this.node.migrations.clock.sleep(MODS_PAUSE_MS);
         return this.pull({ _transferMods: 1, sessionId: e.migrationId }, ['deleted', 'reload'], (reply) => {
           this.modsBatches += 1;
           migrationStatistics(this.node).countTransferModsBatchesOnRecipient += 1;
@@ -283,19 +286,15 @@ async function deleteOverlappingOrphans(node: MigrationNode, request: RecvChunkS
     'Deleting the orphans of an overlapping range now, to receive the range');
   const deleted = Promise.all(ready.map((t) => node.migrations.rangeDeleter.expedite(t._id)));
   const waitMs = node.options.parameters.receiveChunkWaitForRangeDeleterTimeoutMS;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   const timedOut = await Promise.race([
     deleted.then(() => false),
-    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), waitMs); }),
+    new Promise<boolean>((resolve) => { timer = node.migrations.clock.setTimer(waitMs, () => resolve(true)); }),
   ]);
-  clearTimeout(timer);
+  timer?.cancel();
   if (timedOut) node.logger.warn({ c: 'MIGRATION', nss: request.nss, range: request.range, waitMs }, 'Orphans of an overlapping range not deleted in time; refusing the range');
 }
 
 function asMongoError(err: unknown): MongoError {
   return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

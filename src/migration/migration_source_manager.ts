@@ -1,6 +1,7 @@
 import { Binary, ObjectId, UUID } from 'bson';
 import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
+import type { Timer } from '../base/clock.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { fromPlacementTimestamp, placementTimestamp, shardVersionToBSON } from '../catalog/chunk_version.js';
@@ -85,7 +86,7 @@ export class MigrationSourceManager {
   private state: DonorState = donorInitialState();
   private readonly queue: (DonorEffect | FailPointHang)[] = [];
   private draining = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private hosts: Map<string, string> | undefined;
   private finish!: (outcome: DonationOutcome) => void;
   private readonly finished = new Promise<DonationOutcome>((r) => { this.finish = r; });
@@ -172,11 +173,11 @@ export class MigrationSourceManager {
   }
 
   private armTimer(phase: DonorPhase): void {
-    clearTimeout(this.timer);
+    this.timer?.cancel();
+    this.timer = undefined;
     const ms = PHASE_TIMEOUT_MS[phase];
     if (ms === undefined) return;
-    this.timer = setTimeout(() => this.step({ type: 'timeout', phase }), ms);
-    this.timer.unref();
+    this.timer = this.node.migrations.clock.setTimer(ms, () => this.step({ type: 'timeout', phase }), { unref: true });
   }
 
   private async drain(): Promise<void> {
@@ -185,9 +186,11 @@ export class MigrationSourceManager {
     try {
       for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
         if (e.type === 'hang') {
-          await hangIfFailPointEnabled(this.node, e.failPoint);
+          await hangIfFailPointEnabled(this.node, e.failPoint, this.node.migrations.clock);
           continue;
         }
+        const paused = this.node.migrations.testingKnobs?.beforeEffect?.({ driver: 'donor', effect: e });
+        if (paused !== undefined) await paused;
         try {
           await this.execute(e);
         } catch (err) {
@@ -204,7 +207,7 @@ export class MigrationSourceManager {
   }
 
   private complete(): void {
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.cloner?.stop();
     if (this.node.migrations.source === this) this.node.migrations.source = undefined;
     const error = this.state.phase === 'kCommitted' ? undefined : this.state.error ?? new MongoError(ErrorCodes.OperationFailed, 'migration aborted');
@@ -255,7 +258,7 @@ export class MigrationSourceManager {
       case 'sendRecvChunkStart':
         return this.request(this.doc.recipientShardId, await this.recvChunkStartCommand(), () => ({ type: 'recipientAcknowledgedStart' }));
       case 'pollRecvChunkStatus':
-        await sleep(STATUS_POLL_MS);
+        await this.node.migrations.clock.sleep(STATUS_POLL_MS);
         return this.request(e.recipientShardId, { _recvChunkStatus: this.doc.nss, sessionId: id }, (reply) => ({
           type: 'recipientStatus', status: parseStatus(reply), transferModsPending: this.cloner?.pendingMods ?? 0,
         }));
@@ -372,7 +375,7 @@ export class MigrationSourceManager {
       } catch (err) {
         this.node.logger.warn({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration command failed; retrying');
         this.hosts = undefined;
-        await sleep(RETRY_MS);
+        await this.node.migrations.clock.sleep(RETRY_MS);
       }
     }
   }
@@ -460,8 +463,4 @@ function requireConfigHost(node: MigrationNode): string {
   const host = node.sharding.state.configHost;
   if (host === undefined) throw new MongoError(ErrorCodes.IllegalOperation, 'this node is not a shard');
   return host;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

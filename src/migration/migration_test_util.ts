@@ -6,7 +6,8 @@ import type { DonorEffect } from './donor_effects.js';
 import type { MigrationCoordinatorDocument, MigrationDecision } from './migration_coordinator_document.js';
 
 // Shared by the migration tests: a coordinator document and the donor's ordering contract as
-// a checker over everything one donor incarnation was asked to do.
+// a checker over the effects of one donor incarnation, in order (what its machine asked for, or
+// what its driver ran).
 
 export function coordinatorDoc(over: Partial<MigrationCoordinatorDocument> = {}): MigrationCoordinatorDocument {
   return {
@@ -69,9 +70,4 @@ export function checkDonorOrdering(log: readonly DonorEffect[], recovered?: { de
   }
   const forget = at('deleteCoordinatorDoc');
   if (forget >= 0) assert.ok(types.slice(forget + 1).every((t) => t === 'awaitRangeDeletion'), `the document is forgotten last: ${types.join(', ')}`);
-}
-
-// Which shard keeps the documents of the range once the decision is carried out.
-export function rangeOwnerAfter(doc: MigrationCoordinatorDocument, decision: MigrationDecision): string {
-  return decision === 'committed' ? doc.recipientShardId : doc.donorShardId;
 }

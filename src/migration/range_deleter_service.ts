@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { UUID } from 'bson';
+import type { Clock, Timer } from '../base/clock.js';
 import { encodeKey } from '../bson/key_string.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { LazyDocument } from '../bson/raw_document.js';
@@ -37,7 +38,7 @@ export interface RangeDeleterStatistics {
 export class RangeDeleterService implements OpObserver {
   private readonly running = new Map<string, Promise<void>>();
   // Pending pauses; stop() ends them early so nothing waits on a stopped service.
-  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  private readonly timers = new Map<Timer, () => void>();
   // Tasks told to skip their delay, and the ends of the delays they may be waiting out.
   private readonly expedited = new Set<string>();
   private readonly delays = new Map<string, () => void>();
@@ -49,6 +50,7 @@ export class RangeDeleterService implements OpObserver {
     private readonly local: LocalCollections,
     private readonly logger: Logger,
     private readonly options: RangeDeleterOptions,
+    private readonly clock: Clock,
     private readonly queries?: OngoingQueries,
   ) {}
 
@@ -61,7 +63,7 @@ export class RangeDeleterService implements OpObserver {
   stop(): void {
     this.stopped = true;
     for (const [t, resolve] of this.timers) {
-      clearTimeout(t);
+      t.cancel();
       resolve();
     }
     this.timers.clear();
@@ -156,12 +158,12 @@ export class RangeDeleterService implements OpObserver {
   private delay(key: string): Promise<void> {
     return new Promise((resolve) => {
       const end = (): void => {
-        clearTimeout(t);
+        t.cancel();
         this.timers.delete(t);
         this.delays.delete(key);
         resolve();
       };
-      const t = setTimeout(end, this.options.orphanCleanupDelayMs);
+      const t = this.clock.setTimer(this.options.orphanCleanupDelayMs, end);
       this.timers.set(t, end);
       this.delays.set(key, end);
     });
@@ -231,7 +233,7 @@ export class RangeDeleterService implements OpObserver {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(() => { this.timers.delete(t); resolve(); }, ms);
+      const t = this.clock.setTimer(ms, () => { this.timers.delete(t); resolve(); });
       this.timers.set(t, resolve);
     });
   }

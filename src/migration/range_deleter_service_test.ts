@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { UUID, MaxKey } from 'bson';
 import pino from 'pino';
+import { systemClock } from '../base/clock.js';
 import { type Doc } from '../bson/values.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
@@ -60,7 +61,7 @@ describe('the range deleter', () => {
       const coll = engine.createCollection('t.c');
       engine.createIndexes(coll, [{ v: 2, key: { k: 1 }, name: 'k_1' }]);
       local.write((w) => { for (let k = 0; k < 50; k++) w.insert('t.c', { _id: k, k }); });
-      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       deleter.start();
       const t = task(true);
       local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(t)));
@@ -88,7 +89,7 @@ describe('the range deleter', () => {
         for (let k = 0; k < 20; k++) w.insert('t.c', { _id: k, k });
         w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(t));
       });
-      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       deleter.start();
       await deleter.awaitTask(t._id);
       assert.equal(local.find('t.c').length, 10);
@@ -111,7 +112,7 @@ describe('the range deleter', () => {
         },
       });
       local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(t)));
-      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       deleter.start();
       await deleter.awaitTask(t._id);
       deleter.stop();
@@ -129,7 +130,7 @@ describe('the range deleter', () => {
         onUpdate: (_w, ns, _b, after) => { if (ns === RANGE_DELETIONS_NS) low.push(Number(after.numOrphanDocs)); },
       });
       local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(t)));
-      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       deleter.start();
       await deleter.awaitTask(t._id);
       deleter.stop();
@@ -142,7 +143,7 @@ describe('the range deleter', () => {
     await withCollection(30, async (engine, local) => {
       const delayed = task(false, 'delayed', 20);
       local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(delayed)));
-      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       deleter.start();
       await new Promise((r) => setTimeout(r, 30));
       assert.equal(local.find('t.c').length, 30, 'a delayed task waits out orphanCleanupDelaySecs');
@@ -154,7 +155,7 @@ describe('the range deleter', () => {
 
       const resumed = { ...task(false, 'delayed', 5), processing: true, range: { min: { k: 5 }, max: { k: 10 } } };
       local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(resumed)));
-      const restarted = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const restarted = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       restarted.start();
       await restarted.awaitTask(resumed._id);
       assert.equal(local.find('t.c').length, 5);
@@ -176,7 +177,7 @@ describe('the range deleter', () => {
         w.insert(RANGE_DELETIONS_NS, rawDonating);
         w.insert(MIGRATION_COORDINATORS_NS, { _id: donating._id });
       });
-      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS);
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), OPTIONS, systemClock);
       deleter.start();
       deleter.stop();
       assert.deepEqual(counters(local, older._id), { docs: 20, bytes: 20 * DOC_BYTES, processing: false });

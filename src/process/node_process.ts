@@ -6,6 +6,7 @@ import type { NodeOptions, NodeServices } from '../commands/command.js';
 import { CursorManager } from '../commands/cursor_manager.js';
 import { CappedInsertNotifier } from '../commands/capped_insert_notifier.js';
 import { FailPoints } from '../base/fail_points.js';
+import { systemClock } from '../base/clock.js';
 import { handleMessage } from '../commands/message_handler.js';
 import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
@@ -104,10 +105,11 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
         batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
         batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,
         orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000,
-      }, queries),
+      }, systemClock, queries),
       source: undefined,
       destination: undefined,
       loadMeter: new UserLoadMeter(counters.opcounters),
+      clock: systemClock,
     },
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };

@@ -1,12 +1,12 @@
 import type { Doc } from '../bson/values.js';
 import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 import type { ConfigReader } from './shard_metadata.js';
 
 // Reads routing metadata from the config server's config.* collections.
 export class RemoteConfigReader implements ConfigReader {
-  constructor(private readonly client: WireClient, private readonly configHost: string) {}
+  constructor(private readonly client: Network, private readonly configHost: string) {}
 
   async readCollection(ns: string): Promise<{ collection: CollectionType; chunks: ChunkType[] } | undefined> {
     const [collection] = await fetchAll(this.client, this.configHost, 'config', { find: 'collections', filter: { _id: ns } }) as unknown as CollectionType[];

@@ -4,6 +4,7 @@ import { deserializeDocument, serializeDocument, type Doc } from '../bson/values
 import { parseHostAddress } from './client_connection.js';
 import { HostPool } from './host_pool.js';
 import { encodeOpMsgRequest, finishOpMsgReply } from './message.js';
+import type { Network } from './network.js';
 
 export interface WireClientOptions {
   connectTimeoutMs?: number;
@@ -22,7 +23,7 @@ const MAX_REQUEST_ID = 0x7fffffff;
 // Node-to-node commands over OP_MSG. Network failures reject with MongoError (HostUnreachable,
 // NetworkTimeout, SocketException); a reply with ok: 0 is a reply, returned as is, because only
 // the caller knows whether StaleConfig means "refresh" or "give up".
-export class WireClient {
+export class WireClient implements Network {
   private readonly pools = new Map<string, HostPool>();
   private readonly connectTimeoutMs: number;
   private readonly maxConnectionsPerHost: number;

@@ -1,15 +1,15 @@
 import { MongoError } from '../base/errors.js';
 import type { Doc } from '../bson/values.js';
-import type { WireClient } from './client.js';
+import type { Network } from './network.js';
 
 // Runs a cursor-returning command (find, aggregate, listIndexes, ...) on another node and drains
 // it with getMore; an ok: 0 reply becomes the MongoError it describes.
-export async function fetchAll(client: WireClient, host: string, db: string, cmd: Doc): Promise<Doc[]> {
+export async function fetchAll(client: Network, host: string, db: string, cmd: Doc): Promise<Doc[]> {
   return drainCursor(client, host, db, checkOk(await client.command(host, db, cmd)));
 }
 
 // Every document of a cursor whose first reply is in hand, fetching the rest with getMore.
-export async function drainCursor(client: WireClient, host: string, db: string, first: Doc): Promise<Doc[]> {
+export async function drainCursor(client: Network, host: string, db: string, first: Doc): Promise<Doc[]> {
   const cursor = first.cursor as Doc;
   const out = [...(cursor.firstBatch as Doc[])];
   let id = cursor.id;

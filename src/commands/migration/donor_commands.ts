@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Binary, UUID } from 'bson';
 import { bsonTag, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
@@ -36,7 +35,7 @@ export const migrateCloneCommand: CommandDefinition = {
     const { delayMs, batchBytes } = pacer.next({ opsPerSecond: ctx.node.migrations.loadMeter.opsPerSecond(performance.now()), applyMs: optionalNumber(cmd, 'applyMillis') ?? 0 });
     if (delayMs > 0) {
       migrationStatistics(ctx.node).clonePausedMillisOnDonor += delayMs;
-      await sleep(delayMs);
+      await ctx.node.migrations.clock.sleep(delayMs);
     }
     // Looked up again: the migration may have ended during the pause.
     const cloner = clonerFor(ctx, cmd);
