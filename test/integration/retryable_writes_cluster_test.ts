@@ -1,0 +1,81 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient } from 'mongodb';
+import { startFaultProxy, type FaultProxy } from '../helpers/fault_proxy.js';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+// Issue 20's reproduction: a proxy between the driver and the router passes a write on and loses
+// its reply (closing the connection); the driver retries it on a new connection. The write must
+// take effect once and the retry answer success.
+describe('a retried write through a router takes effect once', () => {
+  let cluster: SpawnedCluster;
+  let proxy: FaultProxy;
+  let client: MongoClient;
+  // Which command's reply the proxy loses next, once.
+  let dropNext: string | undefined;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2 });
+    proxy = await startFaultProxy(cluster.routers[0]!.port, (command) => {
+      if (command !== dropNext) return false;
+      dropNext = undefined;
+      return true;
+    });
+    client = new MongoClient(proxy.uri, { retryWrites: true });
+    const admin = new MongoClient(cluster.routers[0]!.uri);
+    try {
+      await admin.db('admin').command({ enableSharding: 'rr', primaryShard: 'shard0' });
+      await admin.db('admin').command({ shardCollection: 'rr.c', key: { _id: 1 } });
+      await admin.db('admin').command({ split: 'rr.c', middle: { _id: 100 } });
+      await admin.db('admin').command({ moveChunk: 'rr.c', find: { _id: 100 }, to: 'shard1' });
+    } finally {
+      await admin.close();
+    }
+  });
+
+  after(async () => {
+    await client?.close();
+    await proxy?.stop();
+    await cluster?.stop();
+  });
+
+  it('updateOne({_id: 1}, {$inc: {n: 1}}) whose reply is lost increments once and answers success', async () => {
+    const coll = client.db('rr').collection<AnyDoc>('c');
+    await coll.insertOne({ _id: 1, n: 0 });
+    dropNext = 'update';
+    const result = await coll.updateOne({ _id: 1 }, { $inc: { n: 1 } });
+    assert.equal(proxy.dropped.get('update'), 1, 'the first reply was lost');
+    assert.equal(result.modifiedCount, 1);
+    assert.equal((await coll.findOne({ _id: 1 }))!.n, 1);
+  });
+
+  it('insertOne whose reply is lost answers success with its original _id, inserted once', async () => {
+    const coll = client.db('rr').collection<AnyDoc>('c');
+    dropNext = 'insert';
+    const result = await coll.insertOne({ k: 'once' });
+    assert.equal(proxy.dropped.get('insert'), 1);
+    assert.ok(result.insertedId !== undefined);
+    assert.equal(await coll.countDocuments({ k: 'once' }), 1);
+    assert.equal(await coll.countDocuments({ _id: result.insertedId }), 1);
+  });
+
+  it('findOneAndUpdate whose reply is lost returns the original document', async () => {
+    const coll = client.db('rr').collection<AnyDoc>('c');
+    await coll.insertOne({ _id: 150, n: 0 });
+    dropNext = 'findAndModify';
+    const found = await coll.findOneAndUpdate({ _id: 150 }, { $inc: { n: 1 } }, { returnDocument: 'after' });
+    assert.equal(proxy.dropped.get('findAndModify'), 1);
+    assert.deepEqual(found, { _id: 150, n: 1 });
+    assert.equal((await coll.findOne({ _id: 150 }))!.n, 1);
+  });
+
+  it('deleteOne whose reply is lost answers deletedCount 1', async () => {
+    const coll = client.db('rr').collection<AnyDoc>('c');
+    await coll.insertOne({ _id: 160 });
+    dropNext = 'delete';
+    const result = await coll.deleteOne({ _id: 160 });
+    assert.equal(proxy.dropped.get('delete'), 1);
+    assert.equal(result.deletedCount, 1);
+  });
+});
