@@ -78,4 +78,13 @@ describe('a retried write through a router takes effect once', () => {
     assert.equal(proxy.dropped.get('delete'), 1);
     assert.equal(result.deletedCount, 1);
   });
+
+  it('insertMany across both shards whose reply is lost inserts each document once', async () => {
+    const coll = client.db('rr').collection<AnyDoc>('c');
+    dropNext = 'insert';
+    const result = await coll.insertMany([{ _id: 50, k: 'many' }, { _id: 170, k: 'many' }, { _id: 51, k: 'many' }]);
+    assert.equal(proxy.dropped.get('insert'), 2);
+    assert.equal(result.insertedCount, 3);
+    assert.equal(await coll.countDocuments({ k: 'many' }), 3);
+  });
 });

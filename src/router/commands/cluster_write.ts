@@ -6,6 +6,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalBool, requireArray } from '../../commands/args.js';
 import { checkBatchSize } from '../../commands/crud/write_errors.js';
+import { statementIds } from '../../sessions/retryable_write.js';
 import { forwardableWrite } from '../remote_cursor_stream.js';
 import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
@@ -18,6 +19,9 @@ const STATEMENTS_FIELD: Record<WriteKind, string> = { insert: 'documents', updat
 
 interface Statement {
   index: number;
+  // A retryable write's statement id, which the shard keys its history by: the client's, whatever
+  // sub-batch the statement goes in and whichever router sends it.
+  stmtId?: number;
   // Empty for an insert forwarded as received: its document is `received`.
   body: Doc;
   received?: LazyDocument;
@@ -104,6 +108,10 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
   const base = forwardableWrite(cmd, STATEMENTS_FIELD[kind]);
   const result = new WriteResult();
   let pending: Statement[] = received === undefined ? decodedStatements(kind, raw) : received.map((doc, index) => ({ index, body: NO_BODY, received: doc }));
+  if (base.txnNumber !== undefined) {
+    const ids = statementIds(cmd, raw.length);
+    pending = pending.map((s) => ({ ...s, stmtId: ids[s.index] }));
+  }
   for (let tries = 0; pending.length > 0; tries++) {
     const routing = cachedRouting(ctx.router, ns) ?? await getRouting(ctx.router, ns, true);
     const retry: Statement[] = [];
@@ -215,8 +223,8 @@ async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, 
   // A batch's statements all came one way: received inserts, or decoded statements.
   const docs = statements[0]!.received === undefined ? undefined : statements.map((s) => s.received!);
   const reply = docs === undefined
-    ? await sendVersioned(ctx.router, routing, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) })
-    : await sendVersioned(ctx.router, routing, shard, ctx.db, base, { identifier: 'documents', documents: docs.map((d) => d.bytes) });
+    ? await sendVersioned(ctx.router, routing, shard, ctx.db, { ...withStmtIds(base, statements), [STATEMENTS_FIELD[kind]]: statements.map((s) => s.body) })
+    : await sendVersioned(ctx.router, routing, shard, ctx.db, withStmtIds(base, statements), { identifier: 'documents', documents: docs.map((d) => d.bytes) });
   throwUnlessOk(reply);
   result.absorb(reply, statements);
   // Auto-splitting counts the bytes written per chunk; any check runs off this path.
@@ -227,7 +235,7 @@ async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, 
 }
 
 async function broadcast(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
-  const replies = await Promise.all(shards.map((shard) => sendToShard(ctx.router, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: [statement.body], ...versionFields(routing, shard) })));
+  const replies = await Promise.all(shards.map((shard) => sendToShard(ctx.router, shard, ctx.db, { ...withStmtIds(base, [statement]), [STATEMENTS_FIELD[kind]]: [statement.body], ...versionFields(routing, shard) })));
   for (const reply of replies) throwUnlessOk(reply);
   for (const reply of replies) result.absorb(reply, [statement]);
 }
@@ -246,7 +254,7 @@ async function twoPhase(ctx: RouterContext, routing: Routing, kind: WriteKind, b
     const [doc] = ((found.cursor as Doc).firstBatch as Doc[]);
     if (!doc) continue;
     const body = { ...statement.body, q: { $and: [filter, { _id: doc._id }] } };
-    const reply = await sendToShard(ctx.router, shard, ctx.db, { ...base, [STATEMENTS_FIELD[kind]]: [body], ...versionFields(routing, shard) });
+    const reply = await sendToShard(ctx.router, shard, ctx.db, { ...withStmtIds(base, [statement]), [STATEMENTS_FIELD[kind]]: [body], ...versionFields(routing, shard) });
     throwUnlessOk(reply);
     result.absorb(reply, [statement]);
     return;
@@ -263,9 +271,15 @@ async function upsertWithoutShardKey(ctx: RouterContext, routing: Routing, base:
   const id = doc._id === undefined ? new ObjectId() : doc._id;
   const shard = shardForInsert(routing.cm!, { ...doc, _id: id });
   const body = { ...statement.body, q: { $and: [filter, { _id: id }] } };
-  const reply = await sendToShard(ctx.router, shard, ctx.db, { ...base, updates: [body], ...versionFields(routing, shard) });
+  const reply = await sendToShard(ctx.router, shard, ctx.db, { ...withStmtIds(base, [statement]), updates: [body], ...versionFields(routing, shard) });
   throwUnlessOk(reply);
   result.absorb(reply, [statement]);
+}
+
+// A retryable write's sub-batch names its statements' ids (stmtIds), as mongos sends them.
+function withStmtIds(base: Doc, statements: readonly Statement[]): Doc {
+  if (base.txnNumber === undefined) return base;
+  return { ...base, stmtIds: statements.map((s) => s.stmtId) };
 }
 
 function throwUnlessOk(reply: Doc): void {
