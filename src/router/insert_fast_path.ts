@@ -1,9 +1,10 @@
 import { Long } from 'bson';
 import { LazyDocument, readPlainDocument } from '../bson/raw_document.js';
-import { deserializeDocument, type Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import { opMsgReply, opMsgReplyOfBody } from '../commands/message_handler.js';
+import { statementIds } from '../sessions/retryable_write.js';
 import { Limits } from '../wire/op_codes.js';
 import { countWriteAttempts, forwardsSession, type GenericArguments } from './command_entry.js';
 import { oneShardInsertReply } from './commands/cluster_write.js';
@@ -48,20 +49,38 @@ export function planInsert(message: Buffer, caches: CachedRouting): InsertPlan |
   if (target === undefined) return undefined;
   const txnNumber = valueBytes(message, command, TXN_NUMBER);
   const generic: GenericArguments = { lsid: valueBytes(message, command, INSERT.lsidSlot), txnNumber: txnNumber === undefined ? undefined : new Long(txnNumber.readInt32LE(0), txnNumber.readInt32LE(4)) };
-  // After the command's own fields, as runWrite's forwardableWrite puts them.
-  const passedOn = forwardsSession(true, generic) ? elementBounds(command, INSERT, SESSION_SLOTS) : undefined;
+  // After the command's own fields, as runWrite puts them: a retryable write's lsid and txnNumber
+  // (forwardableWrite), then its statements' ids.
+  const retryable = forwardsSession(true, generic);
+  const passedOn = retryable ? elementBounds(command, INSERT, SESSION_SLOTS) : undefined;
   return {
     requestId: command.requestId,
     ns: routed.ns,
     routing,
     shard: target.shard,
-    request: shardRequest(message, command, versionTail(routing, target.shard, routed.db), passedOn),
+    request: shardRequest(message, command, versionTail(routing, target.shard, routed.db), passedOn, retryable ? stmtIdsElement(documents.length) : undefined),
     generic,
     documents,
     chunks: target.chunks,
     ordered: ordered === undefined || ordered[0] === 1,
   };
 }
+
+// The stmtIds element of a retryable batch of `count` statements, numbered as runWrite numbers
+// them (statementIds; the shape takes no stmtId or stmtIds of the client's); kept for the small
+// batches drivers send one document at a time.
+function stmtIdsElement(count: number): Buffer {
+  let element = STMT_IDS[count];
+  if (element === undefined) {
+    const doc = serializeDocument({ stmtIds: statementIds({}, count) });
+    element = doc.subarray(4, doc.length - 1);
+    if (count < STMT_IDS_KEPT) STMT_IDS[count] = element;
+  }
+  return element;
+}
+
+const STMT_IDS_KEPT = 64;
+const STMT_IDS: Buffer[] = [];
 
 // The router's reply to a planned insert from the shard's, as runWrite answers it: a plain reply
 // as it is, any other as oneShardInsertReply shapes it. Undefined when the shard was stale: the

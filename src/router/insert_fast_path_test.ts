@@ -8,6 +8,7 @@ import { encodeOpMsgRequest, parseOpMsg, readHeader } from '../wire/message.js';
 import { OpCode } from '../wire/op_codes.js';
 import { ChunkManager } from './chunk_manager.js';
 import { planInsert } from './insert_fast_path.js';
+import { statementIds } from '../sessions/retryable_write.js';
 import { forwardableWrite } from './remote_cursor_stream.js';
 import type { CachedRouting } from './routed_command.js';
 import { encodeVersionedMessage, type Routing } from './versioned_request.js';
@@ -49,16 +50,19 @@ function shardReads(request: Buffer): Doc {
 }
 
 // runWrite's request for the same insert, as the message handler hands it the command: its
-// documents a sequence, the rest decoded.
+// documents a sequence, the rest decoded; a retryable write's batch with its statements' ids, as
+// sendBatch adds them.
 function generalRequest(cmd: Doc, routing: Routing, shard: string): Buffer {
   const { documents: docs, ...rest } = cmd;
   const decoded = deserializeDocument(serializeDocument(rest));
   const bytes = (docs as Doc[]).map((d) => serializeDocument(d));
   attachSequence(decoded, 'documents', bytes);
-  return encodeVersionedMessage(routing, shard, 'db', forwardableWrite(decoded, 'documents'), { identifier: 'documents', documents: bytes });
+  const base = forwardableWrite(decoded, 'documents');
+  const batch = base.txnNumber === undefined ? base : { ...base, stmtIds: statementIds(decoded, bytes.length) };
+  return encodeVersionedMessage(routing, shard, 'db', batch, { identifier: 'documents', documents: bytes });
 }
 
-test("a retryable insert's plan sends the shard its lsid and txnNumber exactly as runWrite does", () => {
+test("a retryable insert's plan sends the shard its lsid, txnNumber and stmtIds exactly as runWrite does", () => {
   const retryable = { insert: 'c', documents, ordered: true, lsid, txnNumber: Long.fromNumber(3), $db: 'db' };
   const plan = planInsert(message(retryable), caches);
   assert.ok(plan);
@@ -66,9 +70,11 @@ test("a retryable insert's plan sends the shard its lsid and txnNumber exactly a
   const fast = shardReads(plan.request);
   const general = shardReads(generalRequest(retryable, sharded, 's0'));
   assert.deepEqual(fast, general);
-  assert.deepEqual(Object.keys(fast), ['insert', 'documents', 'ordered', 'lsid', 'txnNumber', 'shardVersion', '$db']);
-  assert.deepEqual(Object.keys(general), ['insert', 'ordered', 'lsid', 'txnNumber', 'shardVersion', '$db', 'documents']);
-  assert.equal('stmtIds' in fast, false, 'runWrite sends no statement ids yet');
+  assert.deepEqual(Object.keys(fast), ['insert', 'documents', 'ordered', 'lsid', 'txnNumber', 'stmtIds', 'shardVersion', '$db']);
+  assert.deepEqual(Object.keys(general), ['insert', 'ordered', 'lsid', 'txnNumber', 'stmtIds', 'shardVersion', '$db', 'documents']);
+  assert.deepEqual(fast.stmtIds, [0, 1]);
+  const many = Array.from({ length: 70 }, (_, i) => ({ _id: i, k: i }));
+  assert.deepEqual(shardReads(planInsert(message({ ...retryable, documents: many }), caches)!.request).stmtIds, many.map((_, i) => i), 'a batch beyond the kept elements');
   // The generic arguments go to the entry every command passes: the lsid as its bytes.
   assert.deepEqual(plan.generic, { lsid: serializeDocument(lsid), txnNumber: Long.fromNumber(3) });
 });

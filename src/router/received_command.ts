@@ -165,12 +165,12 @@ export function elementBounds(command: ReceivedCommand, shape: CommandShape, slo
 }
 
 // The shard's OP_MSG request: the forwarded elements, then the elements at `also` ([start, end)
-// pairs), then `tail` (the version and $db elements and the body's terminator,
-// versioned_request.ts's versionTail), then the document sequence as it came; its header left for
-// WireClient.forwardMessage.
-export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Buffer, also: readonly number[] = []): Buffer {
+// pairs), then `added` (elements the router writes itself), then `tail` (the version and $db
+// elements and the body's terminator, versioned_request.ts's versionTail), then the document
+// sequence as it came; its header left for WireClient.forwardMessage.
+export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Buffer, also: readonly number[] = [], added?: Buffer): Buffer {
   const { forwarded, sequence } = command;
-  let bodyLength = 4 + tail.length;
+  let bodyLength = 4 + tail.length + (added?.length ?? 0);
   for (let i = 0; i < forwarded.length; i += 2) bodyLength += forwarded[i + 1]! - forwarded[i]!;
   for (let i = 0; i < also.length; i += 2) bodyLength += also[i + 1]! - also[i]!;
   const sequenceLength = sequence === undefined ? 0 : sequence[2] - sequence[0];
@@ -179,6 +179,7 @@ export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Bu
   let pos = OP_MSG_REPLY_PREFIX + 4;
   for (let i = 0; i < forwarded.length; i += 2) pos += message.copy(out, pos, forwarded[i]!, forwarded[i + 1]!);
   for (let i = 0; i < also.length; i += 2) pos += message.copy(out, pos, also[i]!, also[i + 1]!);
+  if (added !== undefined) pos += added.copy(out, pos);
   pos += tail.copy(out, pos);
   if (sequence !== undefined) message.copy(out, pos, sequence[0], sequence[2]);
   return out;

@@ -168,7 +168,7 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
     assert.deepEqual(await db.collection<AnyDoc>('u').findOne({ _id: 'u1' }), { _id: 'u1', x: 1 }, 'the connection still serves');
   });
 
-  it("sends the shard a retryable insert's lsid and txnNumber as the general path does, and a read's session not at all", async () => {
+  it("sends the shard a retryable insert's lsid, txnNumber and stmtIds as the general path does, and a read's session not at all", async () => {
     const sent: Document[] = [];
     const watched = new MongoClient(cluster.routers[0]!.uri, { monitorCommands: true });
     watched.on('commandStarted', (e: CommandStartedEvent) => { if (e.commandName === 'insert') sent.push(e.command); });
@@ -192,9 +192,10 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
         assert.equal(String(received.txnNumber), String(sent[i]!.txnNumber), 'its transaction number');
       }
       const { comment: _comment, ...generalFields } = general;
-      assert.deepEqual(Object.keys(fast).sort(), Object.keys(generalFields).sort(), 'no stmtIds or anything else either path adds alone');
-      assert.deepEqual([fast.shardVersion, fast.databaseVersion, fast.documents], [general.shardVersion, general.databaseVersion, [{ _id: 'fast', x: 1 }]]);
-      assert.deepEqual(['lsid' in plain, 'txnNumber' in plain], [false, false], 'a write that is not retryable keeps its session on the router');
+      assert.deepEqual(Object.keys(fast).sort(), Object.keys(generalFields).sort(), 'nothing either path adds alone');
+      assert.deepEqual([fast.stmtIds, fast.shardVersion, fast.databaseVersion, fast.documents], [general.stmtIds, general.shardVersion, general.databaseVersion, [{ _id: 'fast', x: 1 }]]);
+      assert.deepEqual(fast.stmtIds, [0], "the statement's id");
+      assert.deepEqual(['lsid' in plain, 'txnNumber' in plain, 'stmtIds' in plain], [false, false, false], 'a write that is not retryable keeps its session on the router');
       const reads = proxy.commands.filter((c) => c.find === 'r');
       assert.equal(reads.length, 2);
       for (const read of reads) assert.deepEqual(['lsid' in read, 'txnNumber' in read], [false, false], 'a read keeps its session on the router');
