@@ -10,6 +10,7 @@ import type { ScopedReceiveChunk } from './active_migrations_registry.js';
 import { withRecipientFailPoints, type FailPointHang } from './migration_fail_points.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskToBSON, taskTimestamp } from './range_deletion_task.js';
 import { addOrphans, overlappingTasks } from './range_orphans.js';
+import { migratedHistoryFromBSON } from '../sessions/session_migration.js';
 import { LocalWriter } from '../query/exec/local_collection.js';
 import type { Collection, WriteUnit } from '../storage/storage_engine.js';
 import { migrationStatistics } from './migration_statistics.js';
@@ -162,6 +163,15 @@ export class MigrationDestinationManager {
         return this.node.storage.sync();
       case 'applyMods':
         return this.applyMods(e.nss, e.deleted, e.reload);
+      case 'requestSessionMods':
+        return this.pull({ _getNextSessionMods: 1, sessionId: e.migrationId, ...(e.after !== undefined ? { after: e.after } : {}) }, [], (reply) => ({
+          type: 'sessionModsBatch', entries: (reply.entries as Doc[] | undefined) ?? [], last: reply.last, done: reply.done === true,
+        }));
+      case 'applySessionMods': {
+        const { sessionCatalog, storage } = this.node;
+        storage.write((unit) => sessionCatalog.applyMigratedHistory(unit, e.nss, e.migrationId, e.entries.map(migratedHistoryFromBSON)));
+        return storage.flushed();
+      }
     }
   }
 

@@ -13,6 +13,7 @@ import type { MigrationSourceManager } from './migration_source_manager.js';
 import type { MigrationTestingKnobs } from './migration_testing_knobs.js';
 import type { RangeDeleterService } from './range_deleter_service.js';
 import type { UserLoadMeter } from './user_load_meter.js';
+import type { SessionCatalog } from '../sessions/session_catalog.js';
 
 // A shard's migration machinery: the donation or reception in flight (the last one stays to
 // answer late commands), the critical section the dispatcher waits on, the range deleter, and
@@ -46,4 +47,6 @@ export interface MigrationNode {
   readonly failPoints: FailPoints;
   readonly sharding: { readonly state: ShardingState; readonly metadata: ShardMetadata };
   readonly migrations: MigrationRuntime;
+  // The sessions' retryable writes, whose history of a range goes with it.
+  readonly sessionCatalog: SessionCatalog;
 }

@@ -32,6 +32,10 @@ export type RecipientEffect =
   // `pause`: the last answer was empty, so the driver waits a moment before asking again.
   | { readonly type: 'requestTransferMods'; readonly donorShardId: string; readonly migrationId: UUID; readonly pause: boolean }
   | { readonly type: 'applyMods'; readonly nss: string; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[] }
+  // The sessions' retryable-write history of the range (_getNextSessionMods), asked once the drain
+  // after the commit ended: the donor's writes are held, so it is all there is.
+  | { readonly type: 'requestSessionMods'; readonly donorShardId: string; readonly migrationId: UUID; readonly after: unknown }
+  | { readonly type: 'applySessionMods'; readonly nss: string; readonly migrationId: UUID; readonly entries: readonly Doc[] }
   | { readonly type: 'reply'; readonly command: RecipientCommand; readonly result: RecvChunkStatus | MongoError };
 
 export type RecipientCommand = '_recvChunkStart' | '_recvChunkStatus' | '_recvChunkCommit' | '_recvChunkAbort';

@@ -1,4 +1,5 @@
 import type { Timestamp, UUID } from 'bson';
+import type { Doc } from '../bson/values.js';
 import { assert, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatRange } from '../configsvr_decisions/chunk_range.js';
@@ -16,7 +17,8 @@ import {
 // state machine. Phases, in MongoDB's names:
 //
 //   kReady ─_recvChunkStart─▶ kClone ─empty _migrateClone─▶ kCatchup ─caught up─▶ kSteady
-//   ─_recvChunkCommit─▶ kCommitStart ─empty _transferMods asked after the commit─▶ kDone
+//   ─_recvChunkCommit─▶ kCommitStart ─empty _transferMods asked after the commit, then the
+//   sessions' history (_getNextSessionMods) applied─▶ kDone
 //
 // Caught up: a _transferMods answer that is empty, or that left nothing pending on the donor
 // (`pending`, docshard's own field). Under a steady write load an empty answer may never come:
@@ -48,6 +50,8 @@ export interface RecipientState {
   // answer to such a request proves the donor's queue is drained, since writes made before the
   // donor blocked them may be missing from an answer sent earlier.
   readonly drainRequested: boolean;
+  // In kCommitStart: the drain ended and the sessions' history is being fetched.
+  readonly sessionsRequested: boolean;
   readonly errmsg: string | undefined;
 }
 
@@ -58,6 +62,8 @@ export type RecipientEvent =
   | { readonly type: 'cloneBatch'; readonly documents: readonly Uint8Array[] }
   // `pending`: documents the donor still had to send after this batch, when it says.
   | { readonly type: 'transferModsBatch'; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[]; readonly pending?: number }
+  // `last`: where the next _getNextSessionMods starts; `done`: nothing more to send.
+  | { readonly type: 'sessionModsBatch'; readonly entries: readonly Doc[]; readonly last: unknown; readonly done: boolean }
   | { readonly type: 'recvChunkStatus'; readonly migrationId: UUID }
   | { readonly type: 'recvChunkCommit'; readonly migrationId: UUID }
   | { readonly type: 'recvChunkAbort'; readonly migrationId: UUID }
@@ -69,7 +75,7 @@ export interface RecipientStep {
 }
 
 export function recipientInitialState(): RecipientState {
-  return { phase: 'kReady', request: undefined, counts: { cloned: 0, clonedBytes: 0, catchup: 0, steady: 0 }, drainRequested: false, errmsg: undefined };
+  return { phase: 'kReady', request: undefined, counts: { cloned: 0, clonedBytes: 0, catchup: 0, steady: 0 }, drainRequested: false, sessionsRequested: false, errmsg: undefined };
 }
 
 export function isRecipientDone(state: RecipientState): boolean {
@@ -85,6 +91,7 @@ export function recipientStep(state: RecipientState, event: RecipientEvent): Rec
     case 'recvChunkStart': return onStart(state, event);
     case 'cloneBatch': return onCloneBatch(state, event.documents);
     case 'transferModsBatch': return onTransferMods(state, event.deleted, event.reload, event.pending);
+    case 'sessionModsBatch': return onSessionMods(state, event.entries, event.last, event.done);
     case 'recvChunkStatus': return onCommand(state, '_recvChunkStatus', event.migrationId, () => to(state, [reply('_recvChunkStatus', recipientStatus(state))]));
     case 'recvChunkCommit': return onCommand(state, '_recvChunkCommit', event.migrationId, () => onCommit(state));
     case 'recvChunkAbort': return onCommand(state, '_recvChunkAbort', event.migrationId, () => onAbort(state));
@@ -132,10 +139,7 @@ function onTransferMods(state: RecipientState, deleted: readonly Uint8Array[], r
   if (n === 0) {
     if (phase === 'kCatchup') return to({ ...state, phase: 'kSteady' }, [askMods(request, true)]);
     if (phase === 'kSteady') return to(state, [askMods(request, true)]);
-    if (state.drainRequested) {
-      const done: RecipientState = { ...state, phase: 'kDone' };
-      return to(done, [reply('_recvChunkCommit', recipientStatus(done))]);
-    }
+    if (state.drainRequested) return to({ ...state, drainRequested: false, sessionsRequested: true }, [askSessionMods(request, undefined)]);
     return to({ ...state, drainRequested: true }, [askMods(request, false)]);
   }
   const counts = phase === 'kCatchup' ? { ...state.counts, catchup: state.counts.catchup + n } : { ...state.counts, steady: state.counts.steady + n };
@@ -144,6 +148,21 @@ function onTransferMods(state: RecipientState, deleted: readonly Uint8Array[], r
     askMods(request, false),
     { type: 'applyMods', nss: request.nss, deleted, reload },
   ]);
+}
+
+// After the drain, the sessions' history of the range: applied batch by batch, then the commit is
+// answered (kDone), once it is on disk.
+function onSessionMods(state: RecipientState, entries: readonly Doc[], last: unknown, done: boolean): RecipientStep {
+  if (state.phase !== 'kCommitStart' || !state.sessionsRequested) return to(state, []);
+  const request = requestOf(state);
+  const effects: RecipientEffect[] = entries.length > 0 ? [{ type: 'applySessionMods', nss: request.nss, migrationId: request.migrationId, entries }] : [];
+  if (!done) return to(state, [...effects, askSessionMods(request, last)]);
+  const finished: RecipientState = { ...state, phase: 'kDone' };
+  return to(finished, [...effects, reply('_recvChunkCommit', recipientStatus(finished))]);
+}
+
+function askSessionMods(request: RecvChunkStartRequest, after: unknown): RecipientEffect {
+  return { type: 'requestSessionMods', donorShardId: request.donorShardId, migrationId: request.migrationId, after };
 }
 
 // The commit is answered when the drain ends (kDone) or the migration fails. No request is sent

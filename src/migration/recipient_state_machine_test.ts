@@ -27,6 +27,9 @@ const ev = {
   commit: { type: 'recvChunkCommit', migrationId } as RecipientEvent,
   abort: { type: 'recvChunkAbort', migrationId } as RecipientEvent,
   failed: { type: 'failed', error: new MongoError(ErrorCodes.HostUnreachable, 'donor unreachable') } as RecipientEvent,
+  sessions: (entries: number, done: boolean): RecipientEvent => ({
+    type: 'sessionModsBatch', entries: Array.from({ length: entries }, (_, i) => ({ lsid: { n: i }, txnNum: 1, stmts: [] })), last: { n: entries }, done,
+  }),
 };
 
 // Effects shown compactly: requests and applies by name, replies as reply:<command>:<state|code>.
@@ -66,7 +69,10 @@ test('a recipient clones, catches up, reaches steady and commits after a drain',
     // The answer to the request sent before the commit proves nothing: ask once more.
     [ev.mods([]), 'kCommitStart', ['requestTransferMods']],
     [ev.mods([5]), 'kCommitStart', ['requestTransferMods', 'applyMods']],
-    [ev.mods([]), 'kDone', ['reply:_recvChunkCommit:done']],
+    // The drain ended: the sessions' history of the range comes next, then the commit is answered.
+    [ev.mods([]), 'kCommitStart', ['requestSessionMods']],
+    [ev.sessions(2, false), 'kCommitStart', ['applySessionMods', 'requestSessionMods']],
+    [ev.sessions(0, true), 'kDone', ['reply:_recvChunkCommit:done']],
   ]);
   assert.deepEqual(recipientStatus(state).counts, { cloned: 3, clonedBytes: [1, 2, 3].reduce((n, i) => n + bson(i).byteLength, 0), catchup: 2, steady: 2 });
 });
@@ -130,7 +136,10 @@ for (const [phase, prefix] of phases) {
 }
 
 test('an abort after the recipient is done is acknowledged without undoing anything', () => {
-  const done = run([...toSteady, [ev.commit, 'kCommitStart', []], [ev.mods([]), 'kCommitStart', ['requestTransferMods']], [ev.mods([]), 'kDone', ['reply:_recvChunkCommit:done']]]);
+  const done = run([
+    ...toSteady, [ev.commit, 'kCommitStart', []], [ev.mods([]), 'kCommitStart', ['requestTransferMods']], [ev.mods([]), 'kCommitStart', ['requestSessionMods']],
+    [ev.sessions(1, true), 'kDone', ['applySessionMods', 'reply:_recvChunkCommit:done']],
+  ]);
   run([[ev.abort, 'kDone', ['reply:_recvChunkAbort:done']], [ev.failed, 'kDone', []]], done);
 });
 

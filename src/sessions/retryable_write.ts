@@ -65,7 +65,7 @@ export function statementResultToBSON(stmtId: number, r: StatementResult): Doc {
 
 export function statementResultFromBSON(raw: unknown): { stmtId: number; result: StatementResult } {
   if (!isPlainObject(raw) || !isNumber(raw.stmtId) || typeof raw.op !== 'string') throw new MongoError(ErrorCodes.InternalError, 'malformed retryable write history entry');
-  const { stmtId, ...rest } = raw;
+  const { stmtId, key: _key, ...rest } = raw;
   const num = (v: unknown) => (isNumber(v) ? toDouble(v) : 0);
   switch (rest.op) {
     case 'insert': return { stmtId: toDouble(stmtId), result: { op: 'insert' } };

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient } from 'mongodb';
+import { Long, MongoClient, type ClientSession } from 'mongodb';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault_proxy.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
@@ -86,5 +86,51 @@ describe('a retried write through a router takes effect once', () => {
     assert.equal(proxy.dropped.get('insert'), 2);
     assert.equal(result.insertedCount, 3);
     assert.equal(await coll.countDocuments({ k: 'many' }), 3);
+  });
+
+  describe('across a chunk migration', () => {
+    let direct: MongoClient;
+    let session: ClientSession;
+    before(async () => {
+      direct = new MongoClient(cluster.routers[0]!.uri);
+      session = direct.startSession();
+    });
+    after(async () => {
+      await session?.endSession();
+      await direct?.close();
+    });
+    const run = (cmd: AnyDoc) => direct.db('rr').command(cmd, { session });
+    const move = (k: number, to: string) => direct.db('admin').command({ moveChunk: 'rr.moving', find: { _id: k }, to });
+
+    it('a retry after the write\'s chunk moved returns the original reply and does not run again', async () => {
+      const admin = direct.db('admin');
+      await admin.command({ shardCollection: 'rr.moving', key: { _id: 1 } });
+      await direct.db('rr').collection<AnyDoc>('moving').insertMany([{ _id: 1, n: 0 }, { _id: 2, n: 0 }]);
+      const update = { update: 'moving', updates: [{ q: { _id: 1 }, u: { $inc: { n: 1 } } }, { q: { _id: 2 }, u: { $inc: { n: 1 } } }], txnNumber: Long.fromNumber(1) };
+      const fam = { findAndModify: 'moving', query: { _id: 2 }, update: { $inc: { n: 10 } }, new: true, txnNumber: Long.fromNumber(2) };
+      const first = await run(update);
+      assert.equal(first.nModified, 2);
+      await move(1, 'shard1');
+      const again = await run(update);
+      assert.deepEqual([again.n, again.nModified, again.retriedStmtIds], [2, 2, [0, 1]]);
+      const famFirst = await run(fam);
+      await move(1, 'shard0');
+      const famAgain = await run(fam);
+      assert.deepEqual(famAgain.value, famFirst.value, 'the retried findAndModify returns the original document');
+      assert.deepEqual(await direct.db('rr').collection<AnyDoc>('moving').find().sort({ _id: 1 }).toArray(), [{ _id: 1, n: 1 }, { _id: 2, n: 11 }]);
+    });
+
+    it('history the donor could not place in a range becomes a dead end: IncompleteTransactionHistory, never a second run', async () => {
+      // Written while the collection was unsharded: the shard kept no shard key for the statement.
+      await direct.db('rr').collection<AnyDoc>('late').insertOne({ _id: 5, n: 0 });
+      const update = { update: 'late', updates: [{ q: { _id: 5 }, u: { $inc: { n: 1 } } }], txnNumber: Long.fromNumber(3) };
+      await run(update);
+      await direct.db('admin').command({ shardCollection: 'rr.late', key: { _id: 1 } });
+      await direct.db('admin').command({ moveChunk: 'rr.late', find: { _id: 5 }, to: 'shard1' });
+      const again = await run(update);
+      assert.equal(again.writeErrors?.[0]?.code, 217, JSON.stringify(again));
+      assert.equal(again.writeErrors?.[0]?.codeName, 'IncompleteTransactionHistory');
+      assert.equal((await direct.db('rr').collection<AnyDoc>('late').findOne({ _id: 5 }))!.n, 1);
+    });
   });
 });

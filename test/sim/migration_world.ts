@@ -29,6 +29,8 @@ import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, type RangeDeletionTask }
 import { countRange } from '../../src/migration/range_orphans.js';
 import { UserLoadMeter } from '../../src/migration/user_load_meter.js';
 import { LocalCollections } from '../../src/query/exec/local_collection.js';
+import { LogicalClock } from '../../src/sessions/logical_clock.js';
+import { SessionCatalog } from '../../src/sessions/session_catalog.js';
 import { CriticalSection } from '../../src/shard/critical_section.js';
 import { RemoteConfigReader } from '../../src/shard/remote_config_reader.js';
 import { ShardMetadata } from '../../src/shard/shard_metadata.js';
@@ -244,6 +246,7 @@ class MigrationWorld {
         testingKnobs: { beforeEffect: (next) => this.beforeEffect(owner, next) },
       },
       cursors: new CursorManager(),
+      sessionCatalog: new SessionCatalog(storage, new LogicalClock()),
     };
     const persisted = local.find(MIGRATION_COORDINATORS_NS).map(migrationCoordinatorDocumentFromBSON);
     if (persisted.length > 0) this.donorLives.set(owner, { recovered: { decision: persisted[0]!.decision }, effects: [] });

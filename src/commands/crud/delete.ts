@@ -29,13 +29,13 @@ export const deleteCommand: CommandDefinition = {
       const retryable = storage.write((unit) => {
         const retry = retryableStatements(ctx, unit, cmd, ns, statements.length);
         for (let i = 0; i < statements.length; i++) {
-          // A retried delete that ran is answered with what it did then.
-          const prior = retry?.run.executed(retry.stmtIds[i]!);
-          if (prior?.op === 'delete') {
-            n += prior.n;
-            continue;
-          }
           try {
+            // A retried delete that ran is answered with what it did then.
+            const prior = retry?.run.executed(retry.stmtIds[i]!);
+            if (prior?.op === 'delete') {
+              n += prior.n;
+              continue;
+            }
             const st = statements[i]!;
             if (!isPlainObject(st.q)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type, expected type 'object'");
             if (!isNumber(st.limit)) throw new MongoError(40414, "BSON field 'delete.deletes.limit' is missing but a required field");
@@ -48,7 +48,7 @@ export const deleteCommand: CommandDefinition = {
               unit.remove(coll!, t.recordId, t.doc, t.size);
               n += 1;
             }
-            retry?.run.record(retry.stmtIds[i]!, { op: 'delete', n: targets.length });
+            retry?.run.record(retry.stmtIds[i]!, { op: 'delete', n: targets.length }, { key: targets[0] && retry.keyOf(targets[0].doc) });
           } catch (err) {
             if (!(err instanceof MongoError)) throw err;
             errors.push(writeError(i, err));

@@ -49,29 +49,30 @@ export const findAndModifyCommand: CommandDefinition = {
       const outcome = modify(unit);
       if (retry !== undefined) {
         const image = outcome.value === null ? undefined : { kind: returnNew ? 'postImage' as const : 'preImage' as const, doc: outcome.value };
-        retry.run.record(stmtId, { op: 'findAndModify', lastErrorObject: outcome.lastErrorObject, image: image?.kind ?? 'none' }, image);
+        retry.run.record(stmtId, { op: 'findAndModify', lastErrorObject: outcome.lastErrorObject, image: image?.kind ?? 'none' }, { image, key: outcome.written && retry.keyOf(outcome.written) });
         retry.run.finish();
       }
-      return outcome;
+      return { lastErrorObject: outcome.lastErrorObject, value: outcome.value };
     }));
     const value = result.value && projector ? projector.apply(result.value) : result.value;
     return replyAfterWriteConcern(ctx, cmd, { lastErrorObject: result.lastErrorObject, value, ok: 1 });
 
-    function modify(unit: WriteUnit): { lastErrorObject: Doc; value: Doc | null } {
+    // `written`: the document the write left (or removed), whose shard key its history keeps.
+    function modify(unit: WriteUnit): { lastErrorObject: Doc; value: Doc | null; written?: Doc } {
       const coll = storage.getCollection(ns);
       const validator = validatorFor(ctx, coll, cmd);
       const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables, collation, keep: ownedDocuments(ctx, cmd, ns) });
       if (!target) {
         if (!update || !upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null };
         const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update, validator);
-        return { lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id }, value: returnNew ? doc : null };
+        return { lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id }, value: returnNew ? doc : null, written: doc };
       }
       if (!update) {
         unit.remove(coll!, target.recordId, target.doc, target.size);
-        return { lastErrorObject: { n: 1 }, value: target.doc };
+        return { lastErrorObject: { n: 1 }, value: target.doc, written: target.doc };
       }
       const { after } = applyUpdate(unit, coll!, target, update, shardKeyGuard(ctx, cmd, ns), validator);
-      return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc };
+      return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc, written: after };
     }
   },
 };

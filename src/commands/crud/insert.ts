@@ -29,17 +29,17 @@ export const insertCommand: CommandDefinition = {
         const validator = validatorFor(ctx, coll, cmd);
         const retry = retryableStatements(ctx, unit, cmd, ns, documents.length);
         for (let i = 0; i < documents.length; i++) {
-          // A retried insert that ran is answered as done and not inserted again.
-          if (retry?.run.executed(retry.stmtIds[i]!) !== undefined) {
-            n += 1;
-            continue;
-          }
           try {
+            // A retried insert that ran is answered as done and not inserted again.
+            if (retry?.run.executed(retry.stmtIds[i]!) !== undefined) {
+              n += 1;
+              continue;
+            }
             const stored = prepare(i);
             validator?.check(stored.whole());
             unit.insertStored(coll, stored);
             n += 1;
-            retry?.run.record(retry.stmtIds[i]!, { op: 'insert' });
+            retry?.run.record(retry.stmtIds[i]!, { op: 'insert' }, { key: retry.keyOfStored(stored) });
           } catch (err) {
             if (!(err instanceof MongoError)) throw err;
             errors.push(writeError(i, err));

@@ -5,6 +5,7 @@ import { statementIds } from '../../sessions/retryable_write.js';
 import type { RetryableWriteRun } from '../../sessions/session_catalog.js';
 import { sessionIdOf } from '../../sessions/session_id.js';
 import type { WriteUnit } from '../../storage/storage_engine.js';
+import type { StoredDocument } from '../../storage/op_observer.js';
 import type { CommandContext } from '../command.js';
 
 // A write command's retryable part, when it carries a txnNumber (its lsid is checked by the
@@ -12,12 +13,21 @@ import type { CommandContext } from '../command.js';
 export interface RetryableStatements {
   readonly run: RetryableWriteRun;
   readonly stmtIds: readonly number[];
+  // The shard key of a document the command writes, when the shard knows the collection's key.
+  keyOf(doc: Doc): Doc | undefined;
+  keyOfStored(doc: StoredDocument): Doc | undefined;
 }
 
 export function retryableStatements(ctx: CommandContext, unit: WriteUnit, cmd: Doc, ns: string, count: number): RetryableStatements | undefined {
   if (cmd.txnNumber === undefined) return undefined;
   const txnNumber = isNumber(cmd.txnNumber) ? toDouble(cmd.txnNumber) : NaN;
-  return { run: ctx.node.sessionCatalog.begin(unit, sessionIdOf(cmd.lsid), txnNumber, ns), stmtIds: statementIds(cmd, count) };
+  const pattern = ctx.node.sharding.metadata.ownership(ns)?.pattern;
+  return {
+    run: ctx.node.sessionCatalog.begin(unit, sessionIdOf(cmd.lsid), txnNumber, ns),
+    stmtIds: statementIds(cmd, count),
+    keyOf: (doc) => pattern?.extractShardKeyFromDoc(doc),
+    keyOfStored: (doc) => pattern?.extractShardKeyFromDoc(doc.fields(pattern.fields)),
+  };
 }
 
 // A statement that would write an unbounded number of documents cannot be retried exactly once.

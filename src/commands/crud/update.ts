@@ -82,14 +82,17 @@ export const updateCommand: CommandDefinition = {
               const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update, validator);
               upserted.push({ index: i, _id: doc._id });
               n += 1;
-              retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: 1, nModified: 0, upserted: doc._id });
+              retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: 1, nModified: 0, upserted: doc._id }, { key: retry.keyOf(doc) });
               return;
             }
+            let written: Doc | undefined;
             for (const t of targets) {
               n += 1;
-              if (applyUpdate(unit, coll!, t, update, guard, validator).modified) nModified += 1;
+              const applied = applyUpdate(unit, coll!, t, update, guard, validator);
+              if (applied.modified) nModified += 1;
+              written = applied.after;
             }
-            retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: n - before.n, nModified: nModified - before.nModified });
+            retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: n - before.n, nModified: nModified - before.nModified }, { key: written && retry.keyOf(written) });
           });
         };
         for (let i = 0; i < statements.length; i++) {

@@ -1,5 +1,7 @@
 import { Binary, UUID } from 'bson';
 import { bsonTag, type Doc } from '../../bson/values.js';
+import { compareValues } from '../../bson/compare.js';
+import { migratedHistoryToBSON } from '../../sessions/session_migration.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { RawDocument } from '../../wire/raw_bson.js';
@@ -58,6 +60,33 @@ export const transferModsCommand: CommandDefinition = {
   },
 };
 
+// The recipient pulls the sessions' retryable-write history of the range once the donor holds
+// writes (MongoDB's _getNextSessionMods): entries of the collection in _id order from `after`,
+// each cut to the statements whose document lies in the range.
+export const getNextSessionModsCommand: CommandDefinition = {
+  names: ['_getNextSessionMods'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const source = sourceFor(ctx, cmd);
+    const { min, max } = source.doc.range;
+    const inRange = (key: Doc): boolean => compareValues(min, key) <= 0 && compareValues(key, max) < 0;
+    const batch = ctx.node.sessionCatalog.historyForMigration(source.doc.nss, inRange, cmd.after, SESSION_MODS_BATCH);
+    return { entries: batch.entries.map(migratedHistoryToBSON), ...(batch.last !== undefined ? { last: batch.last } : {}), done: batch.done, ok: 1 };
+  },
+};
+
+// History entries read per _getNextSessionMods.
+const SESSION_MODS_BATCH = 1000;
+
+function sourceFor(ctx: CommandContext, cmd: Doc): MigrationSourceManager {
+  const sessionId = requireUuid(cmd, 'sessionId');
+  const source: MigrationSourceManager | undefined = ctx.node.migrations.source;
+  if (source === undefined || !source.doc._id.equals(sessionId)) {
+    throw new MongoError(ErrorCodes.OperationFailed, `No active migration with session id ${sessionId.toHexString()}`);
+  }
+  return source;
+}
+
 function clonerFor(ctx: CommandContext, cmd: Doc): MigrationChunkClonerSource {
   const sessionId = requireUuid(cmd, 'sessionId');
   const source: MigrationSourceManager | undefined = ctx.node.migrations.source;
@@ -75,4 +104,4 @@ export function requireUuid(cmd: Doc, field: string): UUID {
   return v instanceof UUID ? v : (v as Binary).toUUID();
 }
 
-export const donorCommands: readonly CommandDefinition[] = [shardsvrMoveRangeCommand, migrateCloneCommand, transferModsCommand];
+export const donorCommands: readonly CommandDefinition[] = [shardsvrMoveRangeCommand, migrateCloneCommand, transferModsCommand, getNextSessionModsCommand];

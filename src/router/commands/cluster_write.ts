@@ -56,6 +56,8 @@ class WriteResult {
   nModified = 0;
   upserted: Doc[] = [];
   errors: Doc[] = [];
+  // Statement ids the shards did not run again (they carry the client's numbering).
+  private readonly retried = new Set<number>();
   private readonly failedIndexes = new Set<number>();
 
   absorb(reply: Doc, statements: Statement[]): void {
@@ -63,6 +65,7 @@ class WriteResult {
     if (isNumber(reply.nModified)) this.nModified += toDouble(reply.nModified);
     for (const u of (reply.upserted as Doc[] | undefined) ?? []) this.upserted.push({ ...u, index: statements[Number(u.index)]!.index });
     for (const e of (reply.writeErrors as Doc[] | undefined) ?? []) this.addError({ ...e, index: statements[Number(e.index)]!.index });
+    for (const id of (reply.retriedStmtIds as unknown[] | undefined) ?? []) if (isNumber(id)) this.retried.add(toDouble(id));
   }
 
   fail(index: number, err: unknown): void {
@@ -85,6 +88,7 @@ class WriteResult {
       out.nModified = this.nModified;
       if (this.upserted.length > 0) out.upserted = this.upserted.sort((a, b) => Number(a.index) - Number(b.index));
     }
+    if (this.retried.size > 0) out.retriedStmtIds = [...this.retried].sort((a, b) => a - b);
     if (this.errors.length > 0) out.writeErrors = this.errors.sort((a, b) => Number(a.index) - Number(b.index));
     out.ok = 1;
     return out;
