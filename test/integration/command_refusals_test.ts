@@ -101,9 +101,11 @@ function commonChecks(target: () => { client: MongoClient; db: Db; host: string 
   it('keeps retryable writes (lsid and txnNumber, no autocommit) working', async () => {
     const { db } = target();
     const s = lsid();
-    const reply = await db.command({ insert: 'retry', documents: [{ _id: 1, k: 1 }], lsid: s, txnNumber: Long.fromNumber(1) });
+    // The driver puts its pooled session's lsid on the command, whose txnNumbers earlier writes
+    // have used: these are far above them.
+    const reply = await db.command({ insert: 'retry', documents: [{ _id: 1, k: 1 }], lsid: s, txnNumber: Long.fromNumber(1_000_001) });
     assert.equal(reply.n, 1);
-    const updated = await db.command({ update: 'retry', updates: [{ q: { _id: 1 }, u: { $set: { v: 2 } } }], lsid: s, txnNumber: Long.fromNumber(2) });
+    const updated = await db.command({ update: 'retry', updates: [{ q: { _id: 1 }, u: { $set: { v: 2 } } }], lsid: s, txnNumber: Long.fromNumber(1_000_002) });
     assert.equal(updated.nModified, 1);
     assert.deepEqual(await db.collection<AnyDoc>('retry').findOne({ _id: 1 }), { _id: 1, k: 1, v: 2 });
   });
