@@ -1,5 +1,5 @@
 import { Long, MaxKey, MinKey, type Timestamp } from 'bson';
-import { isNumber, toDouble, type Doc } from '../bson/values.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { LocalWriter } from '../query/exec/local_collection.js';
 import { prepareFind } from '../query/exec/find_query.js';
 import type { StorageEngine, WriteUnit } from '../storage/storage_engine.js';
@@ -12,9 +12,11 @@ import { lsidDoc, sessionIdOf, sessionKey, type LogicalSessionId } from './sessi
 import { historyForRange, isIncompleteHistoryMarker, type MigratedHistory } from './session_migration.js';
 
 // MongoDB's collections for retryable writes, on every shard: one record per session with its
-// txnNumber (config.transactions, MongoDB's shape), what the statements of that txnNumber did
-// (docshard's config.transaction_history, where MongoDB follows the oplog), and the document the
-// session's last findAndModify returned (config.image_collection).
+// txnNumber (config.transactions, MongoDB's shape plus docshard's `ns` and `stmts`: what the first
+// write command of that txnNumber did, kept in the record so the common retryable write, one
+// command per txnNumber, costs one document write), what any later command of the same txnNumber
+// did (docshard's config.transaction_history, where MongoDB follows the oplog), and the document
+// the session's last findAndModify returned (config.image_collection).
 export const TRANSACTIONS_NS = 'config.transactions';
 export const TRANSACTION_HISTORY_NS = 'config.transaction_history';
 export const IMAGE_COLLECTION_NS = 'config.image_collection';
@@ -23,6 +25,13 @@ interface CachedSession {
   txnNum: number;
   executed: Map<number, StatementResult>;
   incompleteHistory: boolean;
+  // Whether config.transaction_history holds entries of this txnNumber.
+  spilled: boolean;
+  // Whether the session's record on disk is of this txnNumber yet.
+  recordWritten: boolean;
+  // Whether entries of an older txnNumber may remain in config.transaction_history: the record
+  // of this one drops them.
+  olderHistory: boolean;
 }
 
 // The sessions' retryable-write state (MongoDB's SessionCatalog and TransactionParticipant): kept
@@ -39,32 +48,36 @@ export class SessionCatalog {
   begin(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number, ns: string): RetryableWriteRun {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
-    if (checkTxnNumber(known, txnNumber, lsid) === 'current') return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, known!, false);
-    const fresh: CachedSession = { txnNum: txnNumber, executed: new Map(), incompleteHistory: false };
+    if (checkTxnNumber(known, txnNumber, lsid) === 'current') return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, known!);
+    const fresh: CachedSession = { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: false, olderHistory: known?.spilled === true || known?.olderHistory === true };
     this.sessions.set(key, fresh);
     this.storage.onRollback(() => {
       if (known === undefined) this.sessions.delete(key);
       else this.sessions.set(key, known);
     });
-    return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, fresh, true);
+    return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, fresh);
   }
 
   // The donor's part of a migration: the history entries of `ns` after `after` (in _id order, at
   // most `limit` read), each cut to the statements that go with the moving range (`inRange`), with
   // the session's findAndModify image when one of them needs it.
+  // `after` is where the last batch stopped: the records are read first, then the spilled history.
   historyForMigration(ns: string, inRange: (key: Doc) => boolean, after: unknown, limit: number): { entries: MigratedHistory[]; last: unknown; done: boolean } {
-    const coll = this.storage.getCollection(TRANSACTION_HISTORY_NS);
-    const filter: Doc = after === undefined ? { ns } : { ns, _id: { $gt: after } };
-    const read = [...prepareFind(this.storage, coll, { filter, sort: { _id: 1 }, limit }).results].map((r) => r.doc);
+    const from = isPlainObject(after) && (after.in === TRANSACTIONS_NS || after.in === TRANSACTION_HISTORY_NS) ? after : { in: TRANSACTIONS_NS };
+    const source = from.in as string;
+    const filter: Doc = from.id === undefined ? { ns } : { ns, _id: { $gt: from.id } };
+    const read = [...prepareFind(this.storage, this.storage.getCollection(source), { filter, sort: { _id: 1 }, limit }).results].map((r) => r.doc);
     const entries: MigratedHistory[] = [];
     for (const doc of read) {
-      const part = historyForRange(doc, inRange);
+      const part = historyForRange(source === TRANSACTIONS_NS ? asHistoryEntry(doc) : doc, inRange);
       if (part === undefined) continue;
       const needsImage = part.stmts.some((st) => st.op === 'findAndModify' && st.image !== 'none');
       const image = needsImage ? this.imageOf(part.lsid, part.txnNum) : undefined;
       entries.push({ ...part, ...(image !== undefined ? { image } : {}) });
     }
-    return { entries, last: read.at(-1)?._id ?? after, done: read.length < limit };
+    if (read.length === limit) return { entries, last: { in: source, id: read.at(-1)!._id }, done: false };
+    if (source === TRANSACTIONS_NS) return { entries, last: { in: TRANSACTION_HISTORY_NS }, done: false };
+    return { entries, last: undefined, done: true };
   }
 
   // The recipient's part: what a migration brought joins each session's state, in the write unit
@@ -78,8 +91,8 @@ export class SessionCatalog {
       if (known !== undefined && known.txnNum > h.txnNum) continue;
       const same = known !== undefined && known.txnNum === h.txnNum;
       const state: CachedSession = same
-        ? { txnNum: known.txnNum, executed: new Map(known.executed), incompleteHistory: known.incompleteHistory }
-        : { txnNum: h.txnNum, executed: new Map(), incompleteHistory: false };
+        ? { ...known, executed: new Map(known.executed), spilled: known.spilled || known.recordWritten }
+        : { txnNum: h.txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false };
       absorbHistory(state, h.stmts);
       this.sessions.set(key, state);
       this.storage.onRollback(() => {
@@ -89,9 +102,15 @@ export class SessionCatalog {
       const session = lsidDoc(lsid);
       const txnNum = Long.fromNumber(h.txnNum);
       const ts = this.clock.tick();
-      if (!same) w.delete(TRANSACTION_HISTORY_NS, { _id: { $lt: { lsid: session, txnNum }, $gte: { lsid: session, txnNum: new MinKey() } } });
-      w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: h.stmts[0]!.stmtId, from: migrationId }, ns, ts, stmts: h.stmts });
-      w.update(TRANSACTIONS_NS, { _id: session }, { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate: new Date() }, { upsert: true });
+      if (same && known.recordWritten) {
+        w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: h.stmts[0]!.stmtId, from: migrationId }, ns, ts, stmts: h.stmts });
+        w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date() } });
+      } else {
+        if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
+        w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, ns, h.stmts), { upsert: true });
+        state.recordWritten = true;
+        state.olderHistory = false;
+      }
       if (h.image !== undefined) w.update(IMAGE_COLLECTION_NS, { _id: session }, { ...h.image, _id: session }, { upsert: true });
     }
   }
@@ -109,8 +128,12 @@ export class SessionCatalog {
     const [record] = [...prepareFind(this.storage, coll, { filter: { _id: lsidDoc(lsid) }, limit: 1 }).results];
     if (record === undefined || !isNumber(record.doc.txnNum)) return undefined;
     const txnNum = toDouble(record.doc.txnNum);
-    const state: CachedSession = { txnNum, executed: new Map(), incompleteHistory: false };
-    for (const entry of historyOf(this.storage, lsid, txnNum)) absorbHistory(state, entry.stmts as Doc[]);
+    const state: CachedSession = { txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false };
+    if (Array.isArray(record.doc.stmts)) absorbHistory(state, record.doc.stmts as Doc[]);
+    for (const entry of historyOf(this.storage, lsid, txnNum)) {
+      absorbHistory(state, entry.stmts as Doc[]);
+      state.spilled = true;
+    }
     this.sessions.set(sessionKey(lsid), state);
     return state;
   }
@@ -130,7 +153,6 @@ export class RetryableWriteRun {
     private readonly lsid: LogicalSessionId,
     private readonly ns: string,
     private readonly state: CachedSession,
-    private readonly startsTxnNumber: boolean,
   ) {}
 
   // What statement `stmtId` did when it ran before; undefined when it is to run now.
@@ -157,23 +179,54 @@ export class RetryableWriteRun {
     return (found.doc.image as Doc | undefined) ?? null;
   }
 
-  // Writes what the statements run now did, in the same write unit as their writes. A txnNumber
-  // that starts here replaces the session's record and drops the history of the older ones.
+  // Writes what the statements run now did, in the same write unit as their writes: in the record
+  // for the txnNumber's first command (replacing the older txnNumber's, whose history goes), in a
+  // history entry for any later one.
   finish(): void {
     if (this.recorded.length === 0) return;
     const w = new LocalWriter(this.storage, this.unit);
     const ts = this.clock.tick();
     const session = lsidDoc(this.lsid);
     const txnNum = Long.fromNumber(this.state.txnNum);
-    if (this.startsTxnNumber) {
-      w.delete(TRANSACTION_HISTORY_NS, { _id: { $lt: { lsid: session, txnNum } , $gte: { lsid: session, txnNum: new MinKey() } } });
+    if (!this.state.recordWritten) {
+      // The first command of the txnNumber to record anything: its statements go in the record.
+      const { olderHistory } = this.state;
+      if (olderHistory) dropHistory(w, session, txnNum);
+      w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, this.ns, this.recorded), { upsert: true });
+      this.state.recordWritten = true;
+      this.state.olderHistory = false;
+      this.storage.onRollback(() => {
+        this.state.recordWritten = false;
+        this.state.olderHistory = olderHistory;
+      });
+    } else {
+      w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: this.recorded[0]!.stmtId }, ns: this.ns, ts, stmts: this.recorded });
+      w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date() } });
+      if (!this.state.spilled) {
+        this.state.spilled = true;
+        this.storage.onRollback(() => (this.state.spilled = false));
+      }
     }
-    w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: this.recorded[0]!.stmtId }, ns: this.ns, ts, stmts: this.recorded });
-    w.update(TRANSACTIONS_NS, { _id: session }, { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate: new Date() }, { upsert: true });
     if (this.image !== undefined) {
       w.update(IMAGE_COLLECTION_NS, { _id: session }, { _id: session, txnNum, ts, imageKind: this.image.kind, image: this.image.doc, invalidated: false }, { upsert: true });
     }
   }
+}
+
+// A session's record: MongoDB's fields, then docshard's: the namespace and statements of the
+// txnNumber's first command.
+function sessionRecord(session: Doc, txnNum: Long, ts: Timestamp, ns: string, stmts: readonly Doc[]): Doc {
+  return { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), ns, stmts };
+}
+
+// A record read as a history entry (its statements under the history's _id shape).
+function asHistoryEntry(record: Doc): Doc {
+  return { _id: { lsid: record._id, txnNum: record.txnNum }, ns: record.ns, stmts: record.stmts };
+}
+
+// The history entries of the session's txnNumbers before `txnNum`.
+function dropHistory(w: LocalWriter, session: Doc, txnNum: Long): void {
+  w.delete(TRANSACTION_HISTORY_NS, { _id: { $lt: { lsid: session, txnNum }, $gte: { lsid: session, txnNum: new MinKey() } } });
 }
 
 // An optime without replication: the term is -1, as MongoDB writes it for a standalone.

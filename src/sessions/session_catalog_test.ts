@@ -33,7 +33,7 @@ describe('the session catalog', () => {
       });
       const [record] = new LocalCollections(after).find(TRANSACTIONS_NS);
       assert.equal(Number(record!.txnNum), 3);
-      assert.deepEqual(Object.keys(record!), ['_id', 'txnNum', 'lastWriteOpTime', 'lastWriteDate']);
+      assert.deepEqual(Object.keys(record!), ['_id', 'txnNum', 'lastWriteOpTime', 'lastWriteDate', 'ns', 'stmts']);
       await after.close();
     }
   }));
@@ -42,9 +42,14 @@ describe('the session catalog', () => {
     {
       const catalog = new SessionCatalog(engine, new LogicalClock());
       const local = new LocalCollections(engine);
+      // Two commands of txnNumber 1: the first's statements go in the record, the second's in a history entry.
       engine.write((unit) => { const run = catalog.begin(unit, lsid, 1, 't.c'); run.record(0, { op: 'insert' }); run.finish(); });
+      engine.write((unit) => { const run = catalog.begin(unit, lsid, 1, 't.c'); run.record(1, { op: 'insert' }); run.finish(); });
+      assert.deepEqual(local.find(TRANSACTION_HISTORY_NS).map((d) => Number((d._id as { txnNum: number }).txnNum)), [1]);
       engine.write((unit) => { const run = catalog.begin(unit, lsid, 2, 't.c'); run.record(0, { op: 'delete', n: 1 }); run.finish(); });
-      assert.deepEqual(local.find(TRANSACTION_HISTORY_NS).map((d) => Number((d._id as { txnNum: number }).txnNum)), [2]);
+      assert.deepEqual(local.find(TRANSACTION_HISTORY_NS), [], 'txnNumber 2 dropped the history of 1');
+      const reloaded = new SessionCatalog(engine, new LogicalClock());
+      engine.write((unit) => assert.deepEqual(reloaded.begin(unit, lsid, 2, 't.c').executed(0), { op: 'delete', n: 1 }));
       assert.throws(() => engine.write((unit) => catalog.begin(unit, lsid, 1, 't.c')), (e: unknown) => e instanceof MongoError && e.code === 225);
     }
   }));
