@@ -11,6 +11,8 @@ export interface SpawnedRouter {
   port: number;
   uri: string;
   pid: number | undefined;
+  // SIGKILL, as `kill -9`.
+  kill9(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -21,12 +23,13 @@ export interface SpawnedCluster {
   stop(): Promise<void>;
 }
 
-export async function spawnRouter(configPort: number, extraArgs: readonly string[] = []): Promise<SpawnedRouter> {
-  const child = spawn(process.execPath, [...nodeFlags(), BIN, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+// `port`: 0 for an ephemeral one; a restarted router takes its old one, which its clients know.
+export async function spawnRouter(configPort: number, extraArgs: readonly string[] = [], port = 0): Promise<SpawnedRouter> {
+  const child = spawn(process.execPath, [...nodeFlags(), BIN, 'router', '--port', String(port), '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
+  const listening = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`router did not start: ${logs.join('')}`)), 30_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       logs.push(line);
@@ -38,9 +41,13 @@ export async function spawnRouter(configPort: number, extraArgs: readonly string
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`router exited with ${code}: ${logs.join('\n')}`)); });
   });
   return {
-    port,
-    uri: `mongodb://127.0.0.1:${port}/`,
+    port: listening,
+    uri: `mongodb://127.0.0.1:${listening}/`,
     pid: child.pid,
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -58,16 +65,16 @@ export const ROUTER_FAST_PATHS = [
 ] as const;
 
 // A config server, `shards` shards and `routers` routers as real processes, with the shards added
-// (named shard0, shard1, ...) through the first router. `enableTestCommands` starts the config
-// server and the shards with --enableTestCommands (fail points); `shardArgs` go to the shards only,
-// `configArgs` to the config server only, `routerArgs` to every router.
+// (named shard0, shard1, ...) through the first router. `enableTestCommands` starts every process
+// with --enableTestCommands (fail points); `shardArgs` go to the shards only, `configArgs` to the
+// config server only, `routerArgs` to every router.
 export async function spawnCluster(options: { shards: number; routers?: number; enableTestCommands?: boolean; shardArgs?: string[]; configArgs?: string[]; routerArgs?: readonly string[] }): Promise<SpawnedCluster> {
   const extraArgs = options.enableTestCommands === true ? ['--enableTestCommands'] : [];
   const shardArgs = [...extraArgs, ...(options.shardArgs ?? [])];
   const config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: [...extraArgs, ...(options.configArgs ?? [])] });
   const shards = await Promise.all(Array.from({ length: options.shards }, () => spawnNode({ role: 'shard', extraArgs: shardArgs })));
   const routers: SpawnedRouter[] = [];
-  for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port, options.routerArgs));
+  for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port, [...extraArgs, ...(options.routerArgs ?? [])]));
   const client = new MongoClient(routers[0]!.uri);
   try {
     for (const [i, shard] of shards.entries()) {

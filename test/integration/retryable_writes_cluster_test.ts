@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, type ClientSession } from 'mongodb';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault_proxy.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import type { AnyDoc } from '../helpers/spawn_node.js';
+import { spawnCluster, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 
 // Issue 20's reproduction: a proxy between the driver and the router passes a write on and loses
 // its reply (closing the connection); the driver retries it on a new connection. The write must
@@ -131,6 +131,54 @@ describe('a retried write through a router takes effect once', () => {
       assert.equal(again.writeErrors?.[0]?.code, 217, JSON.stringify(again));
       assert.equal(again.writeErrors?.[0]?.codeName, 'IncompleteTransactionHistory');
       assert.equal((await direct.db('rr').collection<AnyDoc>('late').findOne({ _id: 5 }))!.n, 1);
+    });
+  });
+
+  describe('across restarts', () => {
+    let direct: MongoClient;
+    let session: ClientSession;
+    before(async () => {
+      direct = new MongoClient(cluster.routers[0]!.uri);
+      session = direct.startSession();
+    });
+    after(async () => {
+      await session?.endSession();
+      await direct?.close();
+    });
+    const run = (cmd: AnyDoc) => direct.db('rr').command(cmd, { session });
+    // The client reconnects on its own once the process is back on its port.
+    const eventually = async (cmd: AnyDoc): Promise<AnyDoc> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await run(cmd);
+        } catch (err) {
+          if (attempt > 100) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+
+    it('a retry after kill -9 and restart of the shard that ran it is answered, not run again', async () => {
+      await direct.db('rr').collection<AnyDoc>('c').insertOne({ _id: 40, n: 0 });
+      const update = { update: 'c', updates: [{ q: { _id: 40 }, u: { $inc: { n: 1 } } }], txnNumber: Long.fromNumber(10) };
+      await run(update);
+      await cluster.shards[0]!.kill9();
+      cluster.shards[0] = await restartNode(cluster.shards[0]!, { role: 'shard' });
+      const again = await eventually(update);
+      assert.deepEqual(again.retriedStmtIds, [0]);
+      assert.equal((await direct.db('rr').collection<AnyDoc>('c').findOne({ _id: 40 }))!.n, 1);
+    });
+
+    it('a retry after kill -9 and restart of the router is answered, not run again: the router keeps no retry state', async () => {
+      await direct.db('rr').collection<AnyDoc>('c').insertOne({ _id: 41, n: 0 });
+      const fam = { findAndModify: 'c', query: { _id: 41 }, update: { $inc: { n: 1 } }, new: true, txnNumber: Long.fromNumber(11) };
+      const first = await run(fam);
+      const router = cluster.routers[0]!;
+      await router.kill9();
+      cluster.routers[0] = await spawnRouter(cluster.config.port, [], router.port);
+      const again = await eventually(fam);
+      assert.deepEqual(again.value, first.value);
+      assert.equal((await direct.db('rr').collection<AnyDoc>('c').findOne({ _id: 41 }))!.n, 1);
     });
   });
 });
