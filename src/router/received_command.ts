@@ -3,6 +3,7 @@ import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { cstringSize, embeddedDocuments, readPlainDocument } from '../bson/raw_document.js';
 import { DOCUMENT_SEQUENCE_SECTION } from '../wire/message.js';
 import { nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './raw_elements.js';
+import { isValidCollectionName } from '../commands/args.js';
 
 // A command as a driver sends it, read from its OP_MSG bytes without decoding it: where each of
 // the fields a fast path knows is. The router's fast paths (insert_fast_path.ts,
@@ -135,7 +136,7 @@ export function routedNamespace(message: Buffer, command: ReceivedCommand, shape
 
 function collectionName(message: Buffer, command: ReceivedCommand): string | undefined {
   const coll = asciiString(message, command.values[0]!, command.values[1]!);
-  return coll === undefined || coll.length === 0 || coll.startsWith('.') || coll.includes('$') ? undefined : coll;
+  return coll === undefined || !isValidCollectionName(coll) ? undefined : coll;
 }
 
 // The `$db` at `slot`, unless it is one the router answers from the config server (config, admin).
