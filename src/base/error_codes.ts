@@ -89,6 +89,17 @@ export const ErrorCodes = {
   Location656451: 656451,
   Location656452: 656452,
   ExceededTimeLimit: 262,
+  // The rest of MongoDB's RetriableError category, and the codes the driver specifications' tests
+  // inject with the failCommand fail point: the driver retries or rediscovers by them.
+  HostNotFound: 7,
+  PrimarySteppedDown: 189,
+  NotWritablePrimary: 10107,
+  InterruptedAtShutdown: 11600,
+  InterruptedDueToReplStateChange: 11602,
+  NotPrimaryNoSecondaryOk: 13435,
+  NotPrimaryOrSecondary: 13436,
+  WriteConflict: 112,
+  WriteConcernFailed: 64,
   ZoneStillInUse: 163,
   ZoneNotFound: 177,
   RangeOverlapConflict: 178,

@@ -1,15 +1,17 @@
 import { systemClock, type Clock } from './clock.js';
 
 // MongoDB's fail points: named places in protocol code that a test can make fire (modes alwaysOn,
-// off, {times: n}, with data). The configureFailPoint command, only reachable with
-// --enableTestCommands, parses the mode; code at a step asks `shouldFire(name)` or pauses with
-// hangIfFailPointEnabled. Kept here, below every layer that has such steps.
-export type FailPointMode = 'off' | 'alwaysOn' | { readonly times: number };
+// off, {times: n}: the next n entries, {skip: n}: every entry after the next n; with data). The
+// configureFailPoint command, only reachable with --enableTestCommands, parses the mode; code at a
+// step asks `shouldFire(name)` or pauses with hangIfFailPointEnabled. Kept here, below every layer
+// that has such steps.
+export type FailPointMode = 'off' | 'alwaysOn' | { readonly times: number } | { readonly skip: number };
 
 export type FailPointData = Readonly<Record<string, unknown>>;
 
 interface FailPointState {
-  mode: 'off' | 'alwaysOn' | 'times';
+  mode: 'off' | 'alwaysOn' | 'times' | 'skip';
+  // times: entries left that fire; skip: entries left that do not.
   remaining: number;
   data: FailPointData;
   timesEntered: number;
@@ -22,18 +24,25 @@ export class FailPoints {
   configure(name: string, mode: FailPointMode, data: FailPointData = {}): { count: number } {
     const previous = this.points.get(name)?.timesEntered ?? 0;
     if (mode === 'off' || mode === 'alwaysOn') this.points.set(name, { mode, remaining: 0, data, timesEntered: previous });
-    else this.points.set(name, { mode: 'times', remaining: mode.times, data, timesEntered: previous });
+    else if ('times' in mode) this.points.set(name, { mode: 'times', remaining: mode.times, data, timesEntered: previous });
+    else this.points.set(name, { mode: 'skip', remaining: mode.skip, data, timesEntered: previous });
     return { count: previous };
   }
 
-  // Returns the fail point's data when it fires, undefined otherwise.
-  shouldFire(name: string): FailPointData | undefined {
+  // Returns the fail point's data when it fires, undefined otherwise. `applies` (MongoDB's
+  // executeIf condition) is asked first, with the data: an entry it turns away is no entry, so it
+  // uses up none of the mode's times or skips and is not counted.
+  shouldFire(name: string, applies?: (data: FailPointData) => boolean): FailPointData | undefined {
     const p = this.points.get(name);
     if (!p || p.mode === 'off') return undefined;
+    if (applies !== undefined && !applies(p.data)) return undefined;
     if (p.mode === 'times') {
       if (p.remaining <= 0) return undefined;
       p.remaining -= 1;
       if (p.remaining === 0) p.mode = 'off';
+    } else if (p.mode === 'skip' && p.remaining > 0) {
+      p.remaining -= 1;
+      return undefined;
     }
     p.timesEntered += 1;
     return p.data;

@@ -79,6 +79,9 @@ export interface ConnectionInfo {
   remote: string;
   local: string;
   clientMetadata?: Doc;
+  // Ends a client's connection at once: a reply not yet written is never written (what the fail
+  // points' closeConnection asks). Absent where there is no socket.
+  close?(): void;
 }
 
 export interface CommandContext {

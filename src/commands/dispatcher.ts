@@ -12,6 +12,7 @@ import { errorLabelsFor } from '../sessions/error_labels.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
 import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
+import { withFailCommand } from './fail_command.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping.
@@ -36,10 +37,12 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
-    const admitted = admission(node, def, name, db, cmd);
-    const reply = admitted === undefined
-      ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
-      : beforeDeadline(admitted, deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
+    const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => {
+      const admitted = admission(node, def, name, db, cmd);
+      return admitted === undefined
+        ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
+        : beforeDeadline(admitted, deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
+    });
     return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
   } catch (err) {
     return failure(node, err, cmd);

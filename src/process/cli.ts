@@ -12,7 +12,7 @@ const USAGE = `usage:
   docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--setParameter routerFastPaths=true|false]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter routerFastPaths=true|false]
 ${UP_USAGE}`;
 
 // A supervised process whose supervisor died has nobody left to kill it if its clean shutdown
@@ -70,7 +70,7 @@ export async function main(argv: string[]): Promise<void> {
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
-    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, parameters }, logger, recent);
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, parameters }, logger, recent);
     stop = () => router.stop();
     return;
   }

@@ -11,6 +11,8 @@ export interface LocalClusterOptions {
   dir: string;
   logger: Logger;
   bin?: string; // the program to run for each role; tests pass a stand-in
+  // Every process with --enableTestCommands (fail points), for client test suites.
+  enableTestCommands?: boolean;
 }
 
 export interface UnexpectedExit extends ChildExit {
@@ -72,7 +74,8 @@ export class LocalCluster {
 
   private async spawn(role: Role, name: string, flags: string[]): Promise<number> {
     if (this.stopping) throw new Error(`not starting ${name}: the cluster is stopping`);
-    const node = spawnChildNode({ name, args: [role, ...flags], logFile: path.join(this.dir, 'logs', `${name}.log`), bin: this.options.bin });
+    const testCommands = this.options.enableTestCommands === true ? ['--enableTestCommands'] : [];
+    const node = spawnChildNode({ name, args: [role, ...flags, ...testCommands], logFile: path.join(this.dir, 'logs', `${name}.log`), bin: this.options.bin });
     this.children.push({ role, node });
     void node.exited.then((exit) => {
       if (!this.stopping) this.reportUnexpectedExit({ name, ...exit });

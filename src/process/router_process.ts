@@ -8,6 +8,8 @@ import { ClusterCursorManager } from '../router/cluster_cursor_manager.js';
 import { withFastPaths } from '../router/fast_paths.js';
 import { buildRouterCommandTable, dispatchRouterCommand } from '../router/router_dispatcher.js';
 import { routerCommands } from '../router/router_commands.js';
+import { routerTestCommands } from '../router/commands/cluster_fail_points.js';
+import { FailPoints } from '../base/fail_points.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
 import { ShardRegistry } from '../router/shard_registry.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
@@ -44,7 +46,8 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 },
     fastPaths: { insert: 0, find: 0 },
     knownViews: new Set(),
-    commands: buildRouterCommandTable(routerCommands),
+    failPoints: new FailPoints(),
+    commands: buildRouterCommandTable(options.enableTestCommands ? [...routerCommands, ...routerTestCommands] : routerCommands),
   };
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
   const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);

@@ -9,7 +9,7 @@ import { acquireLockFile, LockFileHeldError } from './lock_file.js';
 // start two sets of children on the same data and ports.
 const LOCK_FILE_NAME = 'up.lock';
 
-export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--dir D (./docshard-data)]';
+export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--dir D (./docshard-data)] [--enableTestCommands]';
 
 // `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
 // dies on its own (exit 1, after stopping the others); refuses a directory another live `up`
@@ -24,6 +24,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
       shards: { type: 'string', default: '2' },
       port: { type: 'string', default: '27017' },
       dir: { type: 'string', default: './docshard-data' },
+      enableTestCommands: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -41,7 +42,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   });
-  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin });
+  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands! });
   let finishing = false;
   const finish = (exitCode: number): void => {
     if (finishing) return;

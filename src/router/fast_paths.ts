@@ -1,4 +1,5 @@
 import { assert } from '../base/errors.js';
+import { FAIL_COMMAND } from '../commands/fail_command_policy.js';
 import { opMsgReply, type MessageHandler } from '../commands/message_handler.js';
 import { enterCommand } from './command_entry.js';
 import { answerFind, findFailed, planFind } from './find_fast_path.js';
@@ -20,6 +21,8 @@ export function withFastPaths(router: RouterServices, general: MessageHandler): 
     isView: (ns) => router.knownViews.has(ns),
   };
   return (conn, message) => {
+    // Under the failCommand fail point every command goes through the dispatcher, which applies it.
+    if (router.failPoints.isEnabled(FAIL_COMMAND)) return general(conn, message);
     const insert = planInsert(message, caches);
     const plan = insert ?? planFind(message, caches);
     const host = plan === undefined ? undefined : router.shardRegistry.cachedHost(plan.shard);

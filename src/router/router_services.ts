@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { FailPoints } from '../base/fail_points.js';
 import type { Doc } from '../bson/values.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
@@ -13,6 +14,8 @@ export interface RouterOptions {
   port: number;
   bindIp: string;
   configHost: string;
+  // --enableTestCommands: configureFailPoint and waitForFailPoint exist.
+  enableTestCommands: boolean;
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not.
   parameters: { routerFastPaths: boolean };
 }
@@ -37,6 +40,8 @@ export interface RouterServices {
   fastPaths: { insert: number; find: number };
   // Namespaces a shard answered as views: find_fast_path.ts leaves their reads to the general path.
   knownViews: Set<string>;
+  // The router's fail points (failCommand), set by configureFailPoint with --enableTestCommands.
+  failPoints: FailPoints;
   commands: ReadonlyMap<string, RouterCommand>;
 }
 

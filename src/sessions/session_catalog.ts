@@ -145,6 +145,10 @@ export class RetryableWriteRun {
   readonly retriedStmtIds: number[] = [];
   private readonly recorded: Doc[] = [];
   private image: { kind: 'preImage' | 'postImage'; doc: Doc } | undefined;
+  // Runs in the write unit just before statements run now are recorded (never for a retry of
+  // statements that all ran): where MongoDB's onPrimaryTransactionalWrite fail point fires. It may
+  // throw, which aborts the unit.
+  beforeRecording: (() => void) | undefined;
 
   constructor(
     private readonly storage: StorageEngine,
@@ -184,6 +188,7 @@ export class RetryableWriteRun {
   // history entry for any later one.
   finish(): void {
     if (this.recorded.length === 0) return;
+    this.beforeRecording?.();
     const w = new LocalWriter(this.storage, this.unit);
     const ts = this.clock.tick();
     const session = lsidDoc(this.lsid);

@@ -7,6 +7,8 @@ export interface Connection {
   id: number;
   remote: string;
   local: string;
+  // Destroys the socket: replies not yet written are dropped, later messages are not handled.
+  close(): void;
 }
 
 export interface ServerHandlers {
@@ -47,16 +49,20 @@ export class TcpServer {
   private accept(socket: net.Socket): void {
     socket.setNoDelay(true);
     this.sockets.add(socket);
+    let closeReason: string | undefined;
     const conn: Connection = {
       id: this.nextConnectionId++,
       remote: `${socket.remoteAddress}:${socket.remotePort}`,
       local: `${socket.localAddress}:${socket.localPort}`,
+      close: () => {
+        closeReason = 'closed by the server';
+        socket.destroy();
+      },
     };
     this.handlers.onConnect?.(conn);
     const framer = new MessageFramer();
     const queue: Buffer[] = [];
     let busy = false;
-    let closeReason: string | undefined;
 
     const fail = (err: unknown): void => {
       closeReason = err instanceof Error ? err.message : String(err);

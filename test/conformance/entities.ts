@@ -26,7 +26,7 @@ export interface ClientEntity {
   kind: 'client';
   client: MongoClient;
   events: ObservedEvent[];
-  /** Every commandStartedEvent's lsid, observed or not, for the assert*LsidOnLastTwoCommands checks. */
+  /** The lsid of every commandStartedEvent but ignored ones, for the assert*LsidOnLastTwoCommands checks. */
   lsids: unknown[];
 }
 
@@ -167,7 +167,7 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
     hasServerConnectionId: e.serverConnectionId !== null && e.serverConnectionId !== undefined,
   });
   client.on('commandStarted', (e) => {
-    if (map.isRecording()) entity.lsids.push(e.command.lsid);
+    if (map.isRecording() && !ignored.has(e.commandName)) entity.lsids.push(e.command.lsid);
     if (wanted('commandStartedEvent', e.commandName, Object.keys(e.command).length === 0)) {
       entity.events.push({ type: 'commandStartedEvent', command: e.command, ...common(e) });
     }

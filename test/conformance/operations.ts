@@ -108,6 +108,8 @@ const clientOperations: Record<string, Operation<MongoClient>> = {
     await c.close();
     return value(undefined);
   },
+  // As the causal consistency tests call it: on a client, naming the database.
+  dropDatabase: async (c, a) => value(await c.db(arg<string>(a, 'database')).dropDatabase(optionsOf(a, ['database']))),
   listDatabaseNames: async (c, a) => {
     const reply = await c.db('admin').admin().listDatabases({ ...optionsOf(a, []), nameOnly: true });
     return value(reply.databases.map((d) => d.name));

@@ -1,5 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import type { EntityMap } from './entities.js';
+import type { TestFailPoints } from './fail_points.js';
 import { matchExactly, show } from './matcher.js';
 import type { Doc, EntityDescription } from './test_file.js';
 
@@ -9,6 +10,7 @@ import type { Doc, EntityDescription } from './test_file.js';
 export interface RunnerContext {
   entities: EntityMap;
   internal: MongoClient;
+  failPoints: TestFailPoints;
   createEntity(description: EntityDescription): void;
 }
 
@@ -62,6 +64,8 @@ const specialOperations: Record<string, SpecialOperation> = {
     const [a, b] = lastTwoLsids(ctx, args);
     check(a !== undefined && b !== undefined && matchExactly(a, b) !== null, `lsids are the same: ${show(a)}`);
   },
+  failPoint: async (args, ctx) => ctx.failPoints.configure(ctx.entities.get(args.client as string, 'client').client, args.failPoint as Doc),
+  targetedFailPoint: async (args, ctx) => ctx.failPoints.configureOnPinned(ctx.entities.get(args.session as string, 'session').session, args.failPoint as Doc),
   assertSessionDirty: async (args, ctx) => check(sessionIsDirty(ctx, args), `session ${String(args.session)} is not dirty`),
   assertSessionNotDirty: async (args, ctx) => check(!sessionIsDirty(ctx, args), `session ${String(args.session)} is dirty`),
   wait: async (args) => {

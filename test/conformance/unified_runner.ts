@@ -3,6 +3,7 @@ import { checkOutcome, setUpCollections } from './collection_data.js';
 import { createEntity, EntityMap, type Entity } from './entities.js';
 import { checkError } from './expected_error.js';
 import { checkEvents } from './expected_events.js';
+import { TestFailPoints } from './fail_points.js';
 import { afterOperation, beforeOperation } from './implicit_sharding.js';
 import { describe, matchDocuments, matchValue, show } from './matcher.js';
 import { ENTITY_OPERATION_NAMES, entityOperation, type OperationResult } from './operations.js';
@@ -78,12 +79,15 @@ export class UnifiedRunner {
 
   private async runTest(file: TestFile, test: TestCase): Promise<TestReport> {
     const entities = new EntityMap();
+    const failPoints = new TestFailPoints(this.internal);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new AssertionFailure(`timed out after ${TEST_TIMEOUT_MS} ms`)), TEST_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.runSteps(file, test, entities), timeout]);
+      await Promise.race([this.runSteps(file, test, entities, failPoints), timeout]);
+      // A fail point left on would fail the next test's commands: this one fails instead.
+      await step('disabling fail points', () => failPoints.disableAll());
       return { description: test.description, status: 'passed' };
     } catch (err) {
       if (err instanceof Unsupported) return { description: test.description, status: 'skipped', reason: err.message };
@@ -91,14 +95,15 @@ export class UnifiedRunner {
       return { description: test.description, status: 'failed', reason };
     } finally {
       clearTimeout(timer);
+      await failPoints.disableAll().catch(() => undefined);
       await entities.close();
     }
   }
 
-  private async runSteps(file: TestFile, test: TestCase, entities: EntityMap): Promise<void> {
+  private async runSteps(file: TestFile, test: TestCase, entities: EntityMap, failPoints: TestFailPoints): Promise<void> {
     await step('initialData', () => setUpCollections(this.internal, file.initialData ?? [], this.options.shardCollections));
     const env = { uri: this.options.uri, serverSelectionTimeoutMs: SERVER_SELECTION_TIMEOUT_MS };
-    const ctx: RunnerContext = { entities, internal: this.internal, createEntity: (d) => createEntity(d, entities, env) };
+    const ctx: RunnerContext = { entities, internal: this.internal, failPoints, createEntity: (d) => createEntity(d, entities, env) };
     for (const description of file.createEntities ?? []) ctx.createEntity(description);
     for (const [i, op] of test.operations.entries()) {
       await step(`operation ${i} (${op.name} on ${op.object})`, () => this.runOperation(op, ctx));

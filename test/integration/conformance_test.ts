@@ -10,7 +10,9 @@ import { removeDir, spawnNode, tempDir, type AnyDoc } from '../helpers/spawn_nod
 import { ROUTER_FAST_PATHS, spawnCluster, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CRUD_TESTS = path.resolve(ROOT, '../shared/compat/specs/crud/tests/unified');
+const SPECS = path.resolve(ROOT, '../shared/compat/specs');
+const CRUD_TESTS = path.join(SPECS, 'crud/tests/unified');
+const SESSION_SUITES = ['sessions/tests', 'retryable-writes/tests/unified', 'causal-consistency/tests'].map((dir) => path.join(SPECS, dir));
 const run = promisify(execFile);
 
 interface Totals {
@@ -37,6 +39,47 @@ function outcomes(totals: Totals): string[] {
     const failing = /^ {4}(.*?): /.exec(line);
     return failing ? [`    ${failing[1]}`] : [];
   });
+}
+
+// The tests of the sessions, retryable-writes and causal-consistency suites known to fail through
+// a router, by file and description ('every test' for a whole file), each with why and whose work
+// ends it (docs/conformance.md). Any other failure is a regression.
+const SESSION_SUITES_KNOWN_FAILURES: ReadonlyArray<{ file: string; tests: readonly string[] | 'every test'; why: string }> = [
+  {
+    file: 'causal-consistency/tests/causal-consistency-write-commands.json',
+    tests: 'every test',
+    why: "no operationTime on replies yet, so the driver's causally consistent session sends no afterClusterTime (cluster time, issue 20)",
+  },
+  {
+    file: 'sessions/tests/snapshot-sessions.json',
+    tests: [
+      'Find operation with snapshot', 'Distinct operation with snapshot', 'Aggregate operation with snapshot',
+      'countDocuments operation with snapshot', 'Mixed operation with snapshot', 'Write commands with snapshot session do not affect snapshot reads',
+    ],
+    why: 'readConcern snapshot reads the latest data and answers no atClusterTime: snapshot reads need versions kept by commit timestamp',
+  },
+  {
+    file: 'sessions/tests/snapshot-sessions-unsupported-ops.json',
+    tests: 'every test',
+    why: 'readConcern snapshot is not refused on commands that do not support it (findAndModify, listDatabases, listCollections, listIndexes)',
+  },
+];
+
+// The failing tests of a run that are not known failures: `    description` under each FAIL line.
+function unexpectedFailures(totals: Totals): string[] {
+  const unexpected: string[] = [];
+  let file = '';
+  for (const line of outcomes(totals)) {
+    const header = /^(?:PASS|FAIL) (\S+)/.exec(line);
+    if (header) {
+      file = path.relative(SPECS, header[1]!);
+      continue;
+    }
+    const description = line.trim();
+    const known = SESSION_SUITES_KNOWN_FAILURES.find((k) => k.file === file && (k.tests === 'every test' || k.tests.includes(description)));
+    if (!known) unexpected.push(`${file}: ${description}`);
+  }
+  return unexpected;
 }
 
 function assertPassRate(totals: Totals, minimumRate: number): void {
@@ -76,7 +119,7 @@ const PASSTHROUGH_TEST = {
 
 describe('driver specification conformance', () => {
   it('passes at least 95% of the applicable unified CRUD tests against one node', { timeout: 300_000 }, async () => {
-    const node = await spawnNode();
+    const node = await spawnNode({ extraArgs: ['--enableTestCommands'] });
     try {
       assertPassRate(await conformance(['--uri', `mongodb://127.0.0.1:${node.port}`, CRUD_TESTS]), 0.95);
     } finally {
@@ -88,10 +131,11 @@ describe('driver specification conformance', () => {
   describe('through a router with --shard-collections', () => {
     let cluster: SpawnedCluster;
     before(async () => {
-      cluster = await spawnCluster({ shards: 2 });
+      // Fail points on every process, as the suites' failPoint operations need.
+      cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
       // A second router over the same cluster, with its fast paths off: every request takes the
       // general path there.
-      cluster.routers.push(await spawnRouter(cluster.config.port, ROUTER_FAST_PATHS[1].routerArgs));
+      cluster.routers.push(await spawnRouter(cluster.config.port, ['--enableTestCommands', ...ROUTER_FAST_PATHS[1].routerArgs]));
     });
     after(async () => {
       await cluster?.stop();
@@ -125,6 +169,13 @@ describe('driver specification conformance', () => {
       assertPassRate(fast, 0.9);
       const general = await conformance(['--uri', cluster.routers[1]!.uri, '--shard-collections', CRUD_TESTS]);
       assert.deepEqual(outcomes(general), outcomes(fast), 'the same tests pass, fail and are skipped with the fast paths off');
+    });
+
+    it('passes the unified sessions, retryable-writes and causal-consistency tests but for the known failures', { timeout: 300_000 }, async () => {
+      const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', ...SESSION_SUITES]);
+      assert.deepEqual(unexpectedFailures(totals), [], totals.output);
+      // Every retryable-writes test that applies to a sharded cluster runs (with fail points) and passes.
+      assert.ok(totals.passed >= 85, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
   });
 });

@@ -7,6 +7,7 @@ import { sessionIdOf } from '../../sessions/session_id.js';
 import type { WriteUnit } from '../../storage/storage_engine.js';
 import type { StoredDocument } from '../../storage/op_observer.js';
 import type { CommandContext } from '../command.js';
+import { withTransactionalWriteFailPoint } from './transactional_write_fail_point.js';
 
 // A write command's retryable part, when it carries a txnNumber (its lsid is checked by the
 // dispatcher): the session's run in this write unit, and the id of each statement.
@@ -23,7 +24,7 @@ export function retryableStatements(ctx: CommandContext, unit: WriteUnit, cmd: D
   const txnNumber = isNumber(cmd.txnNumber) ? toDouble(cmd.txnNumber) : NaN;
   const pattern = ctx.node.sharding.metadata.ownership(ns)?.pattern;
   return {
-    run: ctx.node.sessionCatalog.begin(unit, sessionIdOf(cmd.lsid), txnNumber, ns),
+    run: withTransactionalWriteFailPoint(ctx, ctx.node.sessionCatalog.begin(unit, sessionIdOf(cmd.lsid), txnNumber, ns)),
     stmtIds: statementIds(cmd, count),
     keyOf: (doc) => pattern?.extractShardKeyFromDoc(doc),
     keyOfStored: (doc) => pattern?.extractShardKeyFromDoc(doc.fields(pattern.fields)),
