@@ -99,15 +99,20 @@ function commonChecks(target: () => { client: MongoClient; db: Db; host: string 
   });
 
   it('keeps retryable writes (lsid and txnNumber, no autocommit) working', async () => {
-    const { db } = target();
-    const s = lsid();
-    // The driver puts its pooled session's lsid on the command, whose txnNumbers earlier writes
-    // have used: these are far above them.
-    const reply = await db.command({ insert: 'retry', documents: [{ _id: 1, k: 1 }], lsid: s, txnNumber: Long.fromNumber(1_000_001) });
-    assert.equal(reply.n, 1);
-    const updated = await db.command({ update: 'retry', updates: [{ q: { _id: 1 }, u: { $set: { v: 2 } } }], lsid: s, txnNumber: Long.fromNumber(1_000_002) });
-    assert.equal(updated.nModified, 1);
-    assert.deepEqual(await db.collection<AnyDoc>('retry').findOne({ _id: 1 }), { _id: 1, k: 1, v: 2 });
+    // The driver puts a session's lsid on every command and reuses pooled sessions, whose
+    // txnNumbers its own writes have used: a client of its own starts from a fresh session.
+    const own = new MongoClient(`mongodb://${target().host}/?directConnection=true`);
+    try {
+      const db = own.db(target().db.databaseName);
+      const session = own.startSession();
+      const reply = await db.command({ insert: 'retry', documents: [{ _id: 1, k: 1 }], txnNumber: Long.fromNumber(1) }, { session });
+      assert.equal(reply.n, 1);
+      const updated = await db.command({ update: 'retry', updates: [{ q: { _id: 1 }, u: { $set: { v: 2 } } }], txnNumber: Long.fromNumber(2) }, { session });
+      assert.equal(updated.nModified, 1);
+      assert.deepEqual(await db.collection<AnyDoc>('retry').findOne({ _id: 1 }), { _id: 1, k: 1, v: 2 });
+    } finally {
+      await own.close();
+    }
   });
 }
 
