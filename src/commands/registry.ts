@@ -14,6 +14,7 @@ import { insertCommand } from './crud/insert.js';
 import { updateCommand } from './crud/update.js';
 import { deleteCommand } from './crud/delete.js';
 import { findAndModifyCommand } from './crud/find_and_modify.js';
+import { retryableStatementExecutedCommand } from './crud/retryable_statement_executed.js';
 import { findCommand, getMoreCommand, killCursorsCommand } from './crud/find.js';
 import { countCommand } from './crud/count.js';
 import { distinctCommand } from './crud/distinct.js';
@@ -39,7 +40,7 @@ export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, endSessionsCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand,
   listCommandsCommand, pingCommand, startSessionCommand, whatsMyUriCommand,
-  insertCommand, updateCommand, deleteCommand, findAndModifyCommand, findCommand, getMoreCommand, killCursorsCommand,
+  insertCommand, updateCommand, deleteCommand, findAndModifyCommand, retryableStatementExecutedCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand, validateCommand,

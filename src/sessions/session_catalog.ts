@@ -58,6 +58,16 @@ export class SessionCatalog {
     return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, fresh);
   }
 
+  // Whether statement `stmtId` of retryable write `txnNumber` ran here: a router asks every shard
+  // before it picks where a write without shard key goes, so a retry goes where the write ran
+  // whichever document its filter now finds first. TransactionTooOld and
+  // IncompleteTransactionHistory as for the write itself.
+  statementExecuted(lsid: LogicalSessionId, txnNumber: number, stmtId: number): boolean {
+    const known = this.sessions.get(sessionKey(lsid)) ?? this.load(lsid);
+    if (checkTxnNumber(known, txnNumber, lsid) === 'new') return false;
+    return priorExecution(known!, stmtId, lsid) !== undefined;
+  }
+
   // The donor's part of a migration: the history entries of `ns` after `after` (in _id order, at
   // most `limit` read), each cut to the statements that go with the moving range (`inRange`), with
   // the session's findAndModify image when one of them needs it.

@@ -88,6 +88,34 @@ describe('a retried write through a router takes effect once', () => {
     assert.equal(await coll.countDocuments({ k: 'many' }), 3);
   });
 
+  // Without the shard key the router looks for a matching document before it writes; a retry's
+  // filter no longer matches the document the first attempt wrote and would find one on the
+  // other shard, where the statement never ran.
+  it('updateOne, findOneAndUpdate and deleteOne without shard key whose replies are lost take effect once', async () => {
+    const coll = client.db('rr').collection<AnyDoc>('c');
+    await coll.insertMany([{ _id: 10, status: 'new' }, { _id: 110, status: 'new' }]);
+    const lost = (name: string): number => proxy.dropped.get(name) ?? 0;
+    const before = { update: lost('update'), findAndModify: lost('findAndModify'), delete: lost('delete') };
+    dropNext = 'update';
+    const updated = await coll.updateOne({ status: 'new' }, { $set: { status: 'done' } });
+    assert.equal(lost('update'), before.update + 1);
+    assert.deepEqual([updated.matchedCount, updated.modifiedCount], [1, 1]);
+    assert.equal(await coll.countDocuments({ status: 'done' }), 1, 'one document updated');
+
+    await coll.updateMany({ status: { $in: ['new', 'done'] } }, { $set: { status: 'new' } });
+    dropNext = 'findAndModify';
+    const found = await coll.findOneAndUpdate({ status: 'new' }, { $set: { status: 'taken' } }, { returnDocument: 'after' });
+    assert.equal(lost('findAndModify'), before.findAndModify + 1);
+    assert.equal(found?.status, 'taken');
+    assert.equal(await coll.countDocuments({ status: 'taken' }), 1, 'one document taken');
+
+    dropNext = 'delete';
+    const deleted = await coll.deleteOne({ status: 'new' });
+    assert.equal(lost('delete'), before.delete + 1);
+    assert.equal(deleted.deletedCount, 1);
+    assert.equal(await coll.countDocuments({ _id: { $in: [10, 110] } }), 1, 'one document deleted');
+  });
+
   describe('across a chunk migration', () => {
     let direct: MongoClient;
     let session: ClientSession;

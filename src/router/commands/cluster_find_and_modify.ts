@@ -1,16 +1,18 @@
 import { MongoError } from '../../base/errors.js';
 import { parseCollation, withCollation } from '../../bson/collation.js';
-import { isPlainObject, type Doc } from '../../bson/values.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalDoc } from '../../commands/args.js';
 import { compileSort } from '../../query/sort.js';
 import { forwardableWrite } from '../remote_cursor_stream.js';
 import type { RouterCommand } from '../router_services.js';
+import { shardThatRanStatement } from '../retried_statement_shard.js';
 import { targetUpdateOrDelete } from '../targeter.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
 
 // findAndModify goes to the one shard its query targets; without the full shard key it first
 // asks every targeted shard for its first match in the command's sort order and writes the
-// first of those on its shard (MongoDB 7.0's two-phase write: the sort holds across shards).
+// first of those on its shard (MongoDB 7.0's two-phase write: the sort holds across shards); a
+// retry goes to the shard where the statement ran.
 export const clusterFindAndModifyCommand: RouterCommand = {
   names: ['findAndModify', 'findandmodify'],
   async run(ctx, cmd) {
@@ -26,6 +28,8 @@ export const clusterFindAndModifyCommand: RouterCommand = {
       }
       const shards = [...t.shards].sort();
       if (shards.length === 1) return send(shards[0]!, forwardableWrite(cmd));
+      const ran = await shardThatRanStatement(ctx.router, routing.cm, cmd, isNumber(cmd.stmtId) ? toDouble(cmd.stmtId) : 0);
+      if (ran !== undefined) return send(ran, forwardableWrite(cmd));
       const sort = isPlainObject(cmd.sort) && Object.keys(cmd.sort).length > 0 ? cmd.sort : undefined;
       // With a sort, each shard's first match is compared on the router, so the whole document
       // comes back; without one, any match will do.

@@ -11,6 +11,7 @@ import { forwardableWrite } from '../remote_cursor_stream.js';
 import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { receivedInserts, shardForReceivedInsert } from '../received_inserts.js';
+import { shardThatRanStatement } from '../retried_statement_shard.js';
 import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
 import { cachedRouting, getRouting, invalidateNamespace, isStaleError, MAX_STALE_RETRIES, sendToShard, sendVersioned, versionFields, type Routing } from '../versioned_request.js';
 
@@ -245,8 +246,16 @@ async function broadcast(ctx: RouterContext, routing: Routing, kind: WriteKind, 
 }
 
 // Finds which shard holds a document matching the filter, then writes it there by _id as well,
-// so exactly one document is written even though the filter reaches several shards.
+// so exactly one document is written even though the filter reaches several shards; a retried
+// statement goes to the shard where it ran.
 async function twoPhase(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shards: string[], statement: Statement, result: WriteResult): Promise<void> {
+  const ran = await shardThatRanStatement(ctx.router, routing.cm!, base, statement.stmtId ?? 0);
+  if (ran !== undefined) {
+    const reply = await sendToShard(ctx.router, ran, ctx.db, { ...withStmtIds(base, [statement]), [STATEMENTS_FIELD[kind]]: [statement.body], ...versionFields(routing, ran) });
+    throwUnlessOk(reply);
+    result.absorb(reply, [statement]);
+    return;
+  }
   const coll = String(base[kind]);
   const filter = statement.body.q as Doc;
   const lookup: Doc = { find: coll, filter, limit: 1, singleBatch: true, projection: { _id: 1 } };
