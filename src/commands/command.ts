@@ -8,6 +8,7 @@ import type { CursorManager } from './cursor_manager.js';
 import type { CappedInsertNotifier } from './capped_insert_notifier.js';
 import type { FailPoints } from '../base/fail_points.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { SessionKiller } from '../sessions/session_killer.js';
 import type { SessionCatalog } from '../sessions/session_catalog.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
 import type { ShardingState } from '../shard/sharding_state.js';
@@ -35,6 +36,7 @@ export interface NodeOptions {
     rangeDeleterBatchDelayMS: number;
     receiveChunkWaitForRangeDeleterTimeoutMS: number;
     ttlMonitorSleepSecs: number;
+    logicalSessionRefreshMillis: number;
   };
 }
 
@@ -59,6 +61,8 @@ export interface NodeServices {
   recentLog: string[];
   failPoints: FailPoints;
   sessions: LogicalSessionCache;
+  // The operations in progress under a session, and what killSessions kills.
+  sessionKiller: SessionKiller;
   // Retryable writes: each session's txnNumber and what its statements did.
   sessionCatalog: SessionCatalog;
   // The process's cluster time.

@@ -6,6 +6,9 @@ import { RawDocument } from '../wire/raw_bson.js';
 import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from './cursor_batch.js';
 import { DEFAULT_AWAIT_DATA_TIMEOUT_MS } from '../query/query_request_helper.js';
 import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operation_deadline.js';
+import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
+import type { LogicalSessionId } from '../sessions/session_id.js';
+import type { SessionCursors } from '../sessions/session_operation.js';
 
 export interface CursorDoc {
   doc: Doc;
@@ -42,6 +45,9 @@ interface OpenCursor {
   // What is left of the maxTimeMS of the command that opened the cursor: as in MongoDB, it
   // bounds the time of all its getMores together (a tailable cursor's does not).
   timeLeftMs: number | undefined;
+  // The session of the command that opened it: only its getMores may read it, and it is closed
+  // with the session.
+  lsid: LogicalSessionId | undefined;
 }
 
 export interface Batch {
@@ -54,7 +60,7 @@ export interface Batch {
 // source is exhausted is closed in the same reply (id 0), as mongod does. A tailable cursor is not
 // closed at the end of its data; an awaitData one's getMore that finds nothing waits up to its
 // maxTimeMS (1 s by default) for more before answering an empty batch.
-export class CursorManager {
+export class CursorManager implements SessionCursors {
   private readonly cursors = new Map<string, OpenCursor>();
 
   get openCount(): number {
@@ -64,7 +70,7 @@ export class CursorManager {
   firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false, options: CursorOptions = {}): Batch {
     const cursor: OpenCursor = {
       id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
-      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined,
+      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined, lsid: undefined,
     };
     const docs = this.fill(cursor, batchSize ?? DEFAULT_FIRST_BATCH);
     const deadline = currentDeadline();
@@ -153,6 +159,33 @@ export class CursorManager {
     cursor.source.return?.();
     this.cursors.delete(id.toString());
     return true;
+  }
+
+  sessionOf(id: Long): LogicalSessionId | null | undefined {
+    const cursor = this.cursors.get(id.toString());
+    return cursor === undefined ? undefined : cursor.lsid ?? null;
+  }
+
+  attachSession(id: Long, lsid: LogicalSessionId): void {
+    const cursor = this.cursors.get(id.toString());
+    if (cursor !== undefined) cursor.lsid = lsid;
+  }
+
+  // The sessions that have open cursors (MongoDB's appendActiveSessions).
+  sessions(): LogicalSessionId[] {
+    const out: LogicalSessionId[] = [];
+    for (const cursor of this.cursors.values()) if (cursor.lsid !== undefined) out.push(cursor.lsid);
+    return out;
+  }
+
+  // Kills the cursors of the sessions `matcher` matches (a waiting getMore's too: it ends with
+  // CursorKilled); the number killed.
+  killCursorsWithMatchingSessions(matcher: SessionKillerMatcher): number {
+    let killed = 0;
+    for (const cursor of [...this.cursors.values()]) {
+      if (cursor.lsid !== undefined && matcher.match(cursor.lsid) && this.kill(cursor.id)) killed += 1;
+    }
+    return killed;
   }
 
   killIdle(idleMs: number, nowMs: number): number {

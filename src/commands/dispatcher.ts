@@ -9,6 +9,8 @@ import { runOnView } from './views/view_commands.js';
 import { checkCommandFields } from './command_fields.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
 import { errorLabelsFor } from '../sessions/error_labels.js';
+import { runInSession } from '../sessions/session_operation.js';
+import { MONGOD_CURSOR_SESSION_CODES } from '../sessions/cursor_session.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
 import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
@@ -37,12 +39,12 @@ export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: D
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
-    const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => {
+    const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
       const admitted = admission(node, def, name, db, cmd);
       return admitted === undefined
         ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
-        : beforeDeadline(admitted, deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
-    });
+        : beforeDeadline(interruptible(admitted), deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
+    }));
     return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
   } catch (err) {
     return failure(node, err, cmd);

@@ -7,9 +7,9 @@ import { currentOpCommand } from './diagnostic/current_op.js';
 import { cleanupOrphanedCommand } from './migration/cleanup_orphaned.js';
 import { configureFailPointCommand, waitForFailPointCommand } from './diagnostic/configure_fail_point.js';
 import {
-  connectionStatusCommand, endSessionsCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand, listCommandsCommand,
-  pingCommand, startSessionCommand, whatsMyUriCommand,
+  connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
 } from './diagnostic/simple.js';
+import { endSessionsCommand, killSessionsCommands, refreshSessionsCommand, startSessionCommand } from './sessions/session_commands.js';
 import { insertCommand } from './crud/insert.js';
 import { updateCommand } from './crud/update.js';
 import { deleteCommand } from './crud/delete.js';
@@ -38,8 +38,8 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 // Every command a node (shard or config server) answers.
 export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
-  connectionStatusCommand, endSessionsCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, killAllSessionsCommand,
-  listCommandsCommand, pingCommand, startSessionCommand, whatsMyUriCommand,
+  connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
+  startSessionCommand, refreshSessionsCommand, endSessionsCommand, ...killSessionsCommands,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, retryableStatementExecutedCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,

@@ -9,10 +9,10 @@ import { LockFileHeldError } from './lock_file.js';
 import { watchSupervisorPipe } from './supervisor_pipe.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs=N]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
-                  [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter routerFastPaths=true|false]
+                  [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
 ${UP_USAGE}`;
 
 // A supervised process whose supervisor died has nobody left to kill it if its clean shutdown

@@ -12,6 +12,7 @@ import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import { SessionKiller } from '../sessions/session_killer.js';
 import { SessionCatalog } from '../sessions/session_catalog.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
@@ -38,6 +39,7 @@ import { acquireLockFile } from './lock_file.js';
 import { TtlMonitor } from '../ttl/ttl_monitor.js';
 import { DEFAULT_TTL_LIMITS } from '../ttl/ttl_policy.js';
 import { ttlDeletionScopes } from '../ttl/ttl_deletion_scope.js';
+import { startNodeSessionJobs } from './logical_sessions.js';
 
 // MongoDB's name for the file in the dbpath that holds the pid of the process using it.
 const LOCK_FILE_NAME = 'mongod.lock';
@@ -93,6 +95,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     recentLog,
     failPoints: new FailPoints(),
     sessions: new LogicalSessionCache(),
+    sessionKiller: new SessionKiller({ cursors: (matcher) => services.cursors.killCursorsWithMatchingSessions(matcher) }),
     sessionCatalog: new SessionCatalog(storage, clock),
     clock,
     local,
@@ -151,6 +154,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now()), LOAD_SAMPLE_INTERVAL_MS);
   loadSampler.unref();
   ttl.start();
+  const sessionJobs = startNodeSessionJobs(services);
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
   return {
     port,
@@ -158,6 +162,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     async stop() {
       clearInterval(reaper);
       clearInterval(loadSampler);
+      await sessionJobs.stop();
       await services.balancer?.stop();
       services.migrations.rangeDeleter.stop();
       await ttl.stop();

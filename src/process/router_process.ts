@@ -13,6 +13,9 @@ import { FailPoints } from '../base/fail_points.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
 import { ShardRegistry } from '../router/shard_registry.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import { SessionKiller } from '../sessions/session_killer.js';
+import { killSessionsRemote } from '../router/kill_sessions_remote.js';
+import { startRouterSessionJobs } from './logical_sessions.js';
 import { WireClient } from '../wire/client.js';
 import { TcpServer } from '../wire/tcp_server.js';
 
@@ -39,6 +42,10 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     chunkSplitter: createChunkSplitter(client, options.configHost, shardRegistry, catalogCache, logger),
     cursors: new ClusterCursorManager(),
     sessions: new LogicalSessionCache(),
+    sessionKiller: new SessionKiller({
+      cursors: (matcher) => router.cursors.killCursorsWithMatchingSessions(matcher),
+      remote: killSessionsRemote({ client, shardRegistry }, logger),
+    }),
     logger,
     startedAt: new Date(),
     recentLog,
@@ -71,11 +78,13 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   await ping();
   const timer = setInterval(() => void ping(), PING_INTERVAL_MS);
   timer.unref();
+  const sessionJobs = startRouterSessionJobs(router);
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: 'router', configdb: options.configHost }, 'Waiting for connections');
   return {
     port,
     async stop() {
       clearInterval(timer);
+      await sessionJobs.stop();
       await server.close();
       await client.close();
     },

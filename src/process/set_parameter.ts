@@ -1,5 +1,6 @@
 import type { NodeOptions } from '../commands/command.js';
 import type { RouterOptions } from '../router/router_services.js';
+import { LOGICAL_SESSION_REFRESH_MILLIS } from '../sessions/logical_session_cache_jobs.js';
 
 // `--setParameter name=value` for the start-up parameters a node knows (mongod's names); an
 // unknown name or a bad value is refused, as mongod refuses it.
@@ -20,6 +21,8 @@ import type { RouterOptions } from '../router/router_services.js';
 // deletion at once (src/migration/migration_destination_manager.ts) and waits only for the routed
 // reads that still hold the range.
 // ttlMonitorSleepSecs is MongoDB's: the TTL monitor's pause between passes (src/ttl), at least 1.
+// logicalSessionRefreshMillis is MongoDB's (nodes and routers): how often the logical session cache
+// writes its sessions to config.system.sessions and closes the cursors of sessions gone from it.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   orphanCleanupDelaySecs: 900,
   balancerIdleRoundIntervalMillis: 10_000,
@@ -31,10 +34,12 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   rangeDeleterBatchDelayMS: 20,
   receiveChunkWaitForRangeDeleterTimeoutMS: 10_000,
   ttlMonitorSleepSecs: 60,
+  logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS,
 };
 
-// Parameters whose smallest value is above 0, as mongod's validators have it.
-const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'], number>> = { ttlMonitorSleepSecs: 1 };
+// Parameters whose smallest value is above 0, as mongod's validators have it (a refresh every 0 ms
+// would never let anything else run).
+const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'] | keyof RouterOptions['parameters'], number>> = { ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {
   const out = { ...DEFAULT_PARAMETERS };
@@ -43,18 +48,22 @@ export function parseSetParameters(values: readonly string[]): NodeOptions['para
     const name = eq < 0 ? raw : raw.slice(0, eq);
     const value = eq < 0 ? '' : raw.slice(eq + 1);
     if (!Object.hasOwn(DEFAULT_PARAMETERS, name)) throw new Error(`Unknown --setParameter '${name}'`);
-    const n = Number(value);
     const key = name as keyof NodeOptions['parameters'];
-    if (value === '' || !Number.isInteger(n) || n < (MINIMUMS[key] ?? 0)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
-    out[key] = n;
+    out[key] = integerParameter(key, value);
   }
   return out;
 }
 
+function integerParameter(name: keyof typeof MINIMUMS, value: string): number {
+  const n = Number(value);
+  if (value === '' || !Number.isInteger(n) || n < (MINIMUMS[name] ?? 0)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
+  return n;
+}
+
 // A router's: routerFastPaths (ours; true or false, 1 or 0) puts the fast paths
 // (src/router/fast_paths.ts) in front of the general path; off, every command takes the general
-// path, which is how CI shows that both answer alike.
-const ROUTER_DEFAULT_PARAMETERS: RouterOptions['parameters'] = { routerFastPaths: true };
+// path, which is how CI shows that both answer alike. logicalSessionRefreshMillis as a node's.
+const ROUTER_DEFAULT_PARAMETERS: RouterOptions['parameters'] = { routerFastPaths: true, logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS };
 const BOOLEANS: Record<string, boolean> = { true: true, false: false, 1: true, 0: false };
 
 export function parseRouterSetParameters(values: readonly string[]): RouterOptions['parameters'] {
@@ -64,8 +73,12 @@ export function parseRouterSetParameters(values: readonly string[]): RouterOptio
     const name = eq < 0 ? raw : raw.slice(0, eq);
     const value = eq < 0 ? '' : raw.slice(eq + 1);
     if (!Object.hasOwn(ROUTER_DEFAULT_PARAMETERS, name)) throw new Error(`Unknown --setParameter '${name}'`);
+    if (name === 'logicalSessionRefreshMillis') {
+      out.logicalSessionRefreshMillis = integerParameter(name, value);
+      continue;
+    }
     if (!Object.hasOwn(BOOLEANS, value)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);
-    out[name as keyof RouterOptions['parameters']] = BOOLEANS[value]!;
+    out.routerFastPaths = BOOLEANS[value]!;
   }
   return out;
 }

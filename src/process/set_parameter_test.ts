@@ -21,8 +21,16 @@ describe('--setParameter', () => {
     assert.throws(() => parseSetParameters(['ttlMonitorSleepSecs=0']), /Bad value/);
   });
 
+  it('reads logicalSessionRefreshMillis on nodes and routers, 5 minutes by default, and refuses 0', () => {
+    assert.equal(parseSetParameters([]).logicalSessionRefreshMillis, 300_000);
+    assert.equal(parseSetParameters(['logicalSessionRefreshMillis=200']).logicalSessionRefreshMillis, 200);
+    assert.equal(parseRouterSetParameters(['logicalSessionRefreshMillis=200']).logicalSessionRefreshMillis, 200);
+    assert.throws(() => parseSetParameters(['logicalSessionRefreshMillis=0']), /Bad value/);
+    assert.throws(() => parseRouterSetParameters(['logicalSessionRefreshMillis=soon']), /Bad value/);
+  });
+
   it("reads a router's routerFastPaths, on by default, and refuses what is not a boolean", () => {
-    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true });
+    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true, logicalSessionRefreshMillis: 300_000 });
     assert.equal(parseRouterSetParameters(['routerFastPaths=false']).routerFastPaths, false);
     assert.equal(parseRouterSetParameters(['routerFastPaths=0']).routerFastPaths, false);
     assert.equal(parseRouterSetParameters(['routerFastPaths=false', 'routerFastPaths=true']).routerFastPaths, true);

@@ -5,6 +5,9 @@ import { serializeDocument, type Doc } from '../bson/values.js';
 import { RawDocument } from '../wire/raw_bson.js';
 import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from '../commands/cursor_batch.js';
 import type { PartialResults } from './partial_results.js';
+import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
+import type { LogicalSessionId } from '../sessions/session_id.js';
+import type { SessionCursors } from '../sessions/session_operation.js';
 
 // A router-side cursor: documents merged from shard cursors, pulled one at a time. `partial` is
 // set for a find with allowPartialResults: once it has left a shard out, every batch says so.
@@ -29,6 +32,9 @@ interface OpenMerged {
   peeked: Doc | undefined;
   lastUsedMs: number;
   noTimeout: boolean;
+  // The session of the command that opened it: only its getMores may read it, and it is closed
+  // with the session.
+  lsid?: LogicalSessionId;
 }
 
 interface OpenForwarded {
@@ -38,6 +44,7 @@ interface OpenForwarded {
   noTimeout: boolean;
   // A getMore is waiting on the node: another is refused here, which leaves that one alone.
   busy: boolean;
+  lsid?: LogicalSessionId;
 }
 
 type Open = OpenMerged | OpenForwarded;
@@ -50,7 +57,7 @@ export interface ClusterCursorOptions {
 
 // Open cluster cursors, batched as mongod batches (batchSize documents or 16 MiB; id 0 once
 // exhausted).
-export class ClusterCursorManager {
+export class ClusterCursorManager implements SessionCursors {
   private readonly open = new Map<string, Open>();
 
   async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false, options: ClusterCursorOptions = {}): Promise<Doc> {
@@ -116,6 +123,31 @@ export class ClusterCursorManager {
     this.open.delete(id.toString());
     await closeEntry(entry);
     return true;
+  }
+
+  sessionOf(id: Long): LogicalSessionId | null | undefined {
+    const entry = this.open.get(id.toString());
+    return entry === undefined ? undefined : entry.lsid ?? null;
+  }
+
+  attachSession(id: Long, lsid: LogicalSessionId): void {
+    const entry = this.open.get(id.toString());
+    if (entry !== undefined) entry.lsid = lsid;
+  }
+
+  // The sessions that have open cursors (MongoDB's appendActiveSessions).
+  sessions(): LogicalSessionId[] {
+    const out: LogicalSessionId[] = [];
+    for (const entry of this.open.values()) if (entry.lsid !== undefined) out.push(entry.lsid);
+    return out;
+  }
+
+  // Kills the cursors of the sessions `matcher` matches, with their shard cursors; the number killed.
+  async killCursorsWithMatchingSessions(matcher: SessionKillerMatcher): Promise<number> {
+    const matching = [...this.open].filter(([, entry]) => entry.lsid !== undefined && matcher.match(entry.lsid));
+    for (const [key] of matching) this.open.delete(key);
+    await Promise.all(matching.map(([, entry]) => closeEntry(entry)));
+    return matching.length;
   }
 
   async killIdle(idleMs: number, nowMs: number): Promise<void> {

@@ -4,11 +4,12 @@ import {
   mergeChunksCommand, shardCollectionCommand, splitCommand,
 } from './commands/cluster_admin.js';
 import {
-  clusterBuildInfoCommand, clusterConnectionStatusCommand, clusterEndSessionsCommand, clusterGetLogCommand,
+  clusterBuildInfoCommand, clusterConnectionStatusCommand, clusterGetLogCommand,
   clusterGetCmdLineOptsCommand, clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
   clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
 } from './commands/cluster_diagnostics.js';
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
+import { clusterSessionCommands } from './commands/cluster_sessions.js';
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
 import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from './commands/cluster_write.js';
 import { clusterCurrentOpCommand, withClusterSourceStages } from './commands/cluster_aggregate_sources.js';
@@ -28,7 +29,7 @@ import {
 // Every command a router answers.
 export const routerCommands: readonly RouterCommand[] = [
   clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, clusterGetCmdLineOptsCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
-  clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterEndSessionsCommand, clusterListCommandsCommand,
+  clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterListCommandsCommand, ...clusterSessionCommands,
   addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,

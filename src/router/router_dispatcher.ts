@@ -10,6 +10,7 @@ import { checkCommandFields } from '../commands/command_fields.js';
 import { countCommand, countWriteReply, enterCommand, isWriteCommand, type WriteKind } from './command_entry.js';
 import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../commands/crud/unreplicated_write_concern.js';
 import { beforeDeadline } from '../base/operation_deadline.js';
+import { runInRouterSession } from './cluster_session_operation.js';
 import { withFailCommand } from '../commands/fail_command.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
@@ -32,7 +33,7 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
     const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
     countCommand(router.opcounters, name);
     const failed = { db, name, names: def.names, cmd, router: true };
-    const reply = withinMaxTime(router, deadline, withFailCommand(router.failPoints, conn, failed, () => run(router, { router, conn, db }, name, def, cmd)));
+    const reply = withinMaxTime(router, deadline, withFailCommand(router.failPoints, conn, failed, () => runInRouterSession(router, name, cmd, () => run(router, { router, conn, db }, name, def, cmd))));
     const write = isWriteCommand(name) ? name : undefined;
     if (writeConcernError === undefined && write === undefined) return reply;
     return reply instanceof Promise ? reply.then((r) => answered(router, write, cmd, r, writeConcernError)) : answered(router, write, cmd, reply, writeConcernError);

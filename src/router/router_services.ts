@@ -3,6 +3,7 @@ import type { FailPoints } from '../base/fail_points.js';
 import type { Doc } from '../bson/values.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { SessionKiller } from '../sessions/session_killer.js';
 import type { WireClient } from '../wire/client.js';
 import type { CatalogCache } from './catalog_cache.js';
 import type { ChunkSplitter } from './chunk_splitter.js';
@@ -16,8 +17,9 @@ export interface RouterOptions {
   configHost: string;
   // --enableTestCommands: configureFailPoint and waitForFailPoint exist.
   enableTestCommands: boolean;
-  // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not.
-  parameters: { routerFastPaths: boolean };
+  // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;
+  // logicalSessionRefreshMillis, how often the session cache is written to config.system.sessions.
+  parameters: { routerFastPaths: boolean; logicalSessionRefreshMillis: number };
 }
 
 // Everything a router command may use. A router keeps nothing durable: these are caches of the
@@ -30,6 +32,8 @@ export interface RouterServices {
   chunkSplitter: ChunkSplitter;
   cursors: ClusterCursorManager;
   sessions: LogicalSessionCache;
+  // The operations in progress under a session, and what killSessions kills (here and on every shard).
+  sessionKiller: SessionKiller;
   logger: Logger;
   startedAt: Date;
   recentLog: string[];

@@ -132,6 +132,11 @@ export class SessionCatalog {
   }
 
 
+  // Drops what memory holds of a session whose records the transaction reaper removed.
+  forget(lsid: LogicalSessionId): void {
+    this.sessions.delete(sessionKey(lsid));
+  }
+
   // What is on disk for the session: its record and the history of its txnNumber.
   private load(lsid: LogicalSessionId): CachedSession | undefined {
     const coll = this.storage.getCollection(TRANSACTIONS_NS);

@@ -40,7 +40,9 @@ describe('moveChunk moves the documents of a chunk to another shard', () => {
     const docs = await coll.find({}).sort({ _id: 1 }).toArray();
     assert.deepEqual(docs, Array.from({ length: N }, (_, i) => ({ _id: i, k: i, pad: `v${i}` })));
 
-    const chunks = await client.db('config').collection<AnyDoc>('chunks').find({}).sort({ min: 1 }).toArray();
+    // The collection's chunks: config.chunks also holds config.system.sessions'.
+    const { uuid } = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'mb.c' }))!;
+    const chunks = await client.db('config').collection<AnyDoc>('chunks').find({ uuid }).sort({ min: 1 }).toArray();
     assert.deepEqual(chunks.map((c) => c.shard), ['shard1', 'shard0']);
     const majors = chunks.map((c) => c.lastmod.high);
     assert.ok(majors.every((m) => m > 1), `both chunks took a new major version: ${majors}`);

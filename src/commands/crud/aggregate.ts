@@ -57,7 +57,7 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
 function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unknown[] {
   const first = raw[0];
   if (!isPlainObject(first)) return raw;
-  if ('$listLocalSessions' in first) return [{ $documents: ctx.node.sessions.list(new Date()) }, ...raw.slice(1)];
+  if ('$listLocalSessions' in first) return [{ $documents: ctx.node.sessions.list() }, ...raw.slice(1)];
   if ('$currentOp' in first) {
     checkCurrentOpStage(ctx.db, cmd, first.$currentOp);
     return [{ $documents: { $literal: migrationOperations(ctx.node) } }, ...raw.slice(1)];

@@ -1,6 +1,7 @@
 import type { CommandDefinition, ConnectionInfo } from '../command.js';
 import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
+import { LOGICAL_SESSION_TIMEOUT_MINUTES } from '../../sessions/session_id.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 
@@ -22,7 +23,7 @@ export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
     maxMessageSizeBytes: Limits.maxMessageSizeBytes,
     maxWriteBatchSize: Limits.maxWriteBatchSize,
     localTime: new Date(),
-    logicalSessionTimeoutMinutes: 30,
+    logicalSessionTimeoutMinutes: LOGICAL_SESSION_TIMEOUT_MINUTES,
     connectionId: conn.id,
     minWireVersion: 0,
     maxWireVersion: MAX_WIRE_VERSION,

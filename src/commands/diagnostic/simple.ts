@@ -1,5 +1,4 @@
 import os from 'node:os';
-import { UUID } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandDefinition } from '../command.js';
@@ -68,19 +67,6 @@ export const getLogCommand: CommandDefinition = {
     if (which === 'global') return { totalLinesWritten: ctx.node.recentLog.length, log: [...ctx.node.recentLog], ok: 1 };
     throw new MongoError(ErrorCodes.NoSuchKey, `No log named '${String(which)}'`);
   },
-};
-
-export const endSessionsCommand: CommandDefinition = {
-  names: ['endSessions'],
-  run(ctx, cmd) {
-    if (Array.isArray(cmd.endSessions)) ctx.node.sessions.end(cmd.endSessions);
-    return { ok: 1 };
-  },
-};
-export const killAllSessionsCommand: CommandDefinition = { names: ['killAllSessions', 'killSessions', 'refreshSessions'], run: () => ({ ok: 1 }) };
-export const startSessionCommand: CommandDefinition = {
-  names: ['startSession'],
-  run: () => ({ id: { id: new UUID() }, timeoutMinutes: 30, ok: 1 }),
 };
 
 export const listCommandsCommand: CommandDefinition = {

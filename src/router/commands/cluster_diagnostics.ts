@@ -68,14 +68,6 @@ export const clusterServerStatusCommand: RouterCommand = {
   },
 };
 
-export const clusterEndSessionsCommand: RouterCommand = {
-  names: ['endSessions', 'killAllSessions', 'killSessions', 'refreshSessions'],
-  run(ctx, cmd) {
-    if (Array.isArray(cmd.endSessions)) ctx.router.sessions.end(cmd.endSessions);
-    return { ok: 1 };
-  },
-};
-
 export const clusterListCommandsCommand: RouterCommand = {
   names: ['listCommands'],
   run(ctx) {

@@ -97,7 +97,7 @@ export const clusterAggregateCommand: RouterCommand = {
 
 // $listLocalSessions lists the sessions this router has seen; the rest of the pipeline runs here.
 async function localSessions(ctx: RouterContext, cmd: Doc, rest: unknown[], batchSize: number | undefined): Promise<Doc> {
-  const pipeline: unknown = [{ $documents: ctx.router.sessions.list(new Date()) }, ...rest];
+  const pipeline: unknown = [{ $documents: ctx.router.sessions.list() }, ...rest];
   validatePipeline(pipeline);
   const docs = runPipeline(pipeline, [], { db: ctx.db, readCollection: () => [], variables: letVariables(cmd) });
   const ns = `${ctx.db}.$cmd.aggregate`;
