@@ -8,6 +8,7 @@ import { supervisedSpawnOptions } from './supervisor_pipe.js';
 export const DOCSHARD_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
 
 const LISTEN_MESSAGE = 'Waiting for connections';
+const HTTP_MESSAGE = 'Serving HTTP';
 const STOP_GRACE_MS = 15_000;
 
 export interface ChildExit {
@@ -19,6 +20,8 @@ export interface ChildNode {
   name: string;
   // The port it listens on, once it says so; rejects if it exits first.
   ready: Promise<number>;
+  // Its HTTP port (--httpPort), once it says so, when the spec expects one.
+  httpReady: Promise<number>;
   // Settles once the process has exited, whoever stopped it.
   exited: Promise<ChildExit>;
   // SIGTERM, then SIGKILL if it is still running after the grace period.
@@ -30,6 +33,8 @@ export interface ChildNodeSpec {
   args: string[]; // after the program: role and flags
   logFile: string; // stdout and stderr are appended here, never shown on the terminal
   bin?: string;
+  // Started with --httpPort: httpReady waits for its "Serving HTTP" line.
+  http?: boolean;
 }
 
 // Starts one docshard role as a child process. It is handed back at once, so that it can be
@@ -49,35 +54,46 @@ export function spawnChildNode(spec: ChildNodeSpec): ChildNode {
     child.once('error', () => resolve({ code: null, signal: null }));
   });
   void exited.then(() => log.end());
-  const ready = new Promise<number>((resolve, reject) => {
-    let pending = '';
-    const onData = (chunk: Buffer): void => {
-      pending += chunk.toString('utf8');
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const port = listeningPort(pending.slice(0, newline));
-        pending = pending.slice(newline + 1);
-        if (port !== undefined) {
-          child.stdout!.off('data', onData);
-          resolve(port);
-          return;
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    void exited.then(({ code, signal }) => {
-      reject(new Error(`${spec.name} exited (${signal ?? `code ${code}`}) before listening; see ${spec.logFile}`));
-    });
+  const notReady = (what: string) => exited.then(({ code, signal }) => {
+    throw new Error(`${spec.name} exited (${signal ?? `code ${code}`}) before ${what}; see ${spec.logFile}`);
   });
-  ready.catch(() => undefined); // the cluster reads `exited` too; an unread rejection is not a crash
-  return { name: spec.name, ready, exited, stop: () => stopChild(child, exited) };
+  let foundPort: (port: number) => void;
+  let foundHttpPort: (port: number) => void;
+  const ready = Promise.race([new Promise<number>((resolve) => { foundPort = resolve; }), notReady('listening')]);
+  const httpReady = Promise.race([new Promise<number>((resolve) => { foundHttpPort = resolve; }), notReady('serving HTTP')]);
+  let waitingFor = spec.http === true ? 2 : 1;
+  let pending = '';
+  const onData = (chunk: Buffer): void => {
+    pending += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      const port = loggedPort(line, LISTEN_MESSAGE, 'port');
+      const httpPort = loggedPort(line, HTTP_MESSAGE, 'httpPort');
+      if (port !== undefined) foundPort(port);
+      if (httpPort !== undefined) foundHttpPort(httpPort);
+      if (port !== undefined || httpPort !== undefined) waitingFor -= 1;
+      if (waitingFor === 0) {
+        child.stdout!.off('data', onData);
+        return;
+      }
+    }
+  };
+  child.stdout!.on('data', onData);
+  // The cluster reads `exited` too; an unread rejection is not a crash.
+  ready.catch(() => undefined);
+  httpReady.catch(() => undefined);
+  return { name: spec.name, ready, httpReady, exited, stop: () => stopChild(child, exited) };
 }
 
-function listeningPort(line: string): number | undefined {
-  if (!line.includes(LISTEN_MESSAGE)) return undefined;
+// The `field` of a JSON log line whose message is `message`.
+function loggedPort(line: string, message: string, field: string): number | undefined {
+  if (!line.includes(message)) return undefined;
   try {
-    const entry = JSON.parse(line) as { msg?: unknown; port?: unknown };
-    return entry.msg === LISTEN_MESSAGE && typeof entry.port === 'number' ? entry.port : undefined;
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    const port = entry[field];
+    return entry.msg === message && typeof port === 'number' ? port : undefined;
   } catch {
     return undefined; // not a JSON log line
   }

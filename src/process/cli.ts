@@ -7,12 +7,15 @@ import { runUp, UP_USAGE } from './up_command.js';
 import { parseRouterSetParameters, parseSetParameters } from './set_parameter.js';
 import { LockFileHeldError } from './lock_file.js';
 import { watchSupervisorPipe } from './supervisor_pipe.js';
+import { serveNodeHttp, serveRouterHttp } from './observability.js';
+import { consoleRoutes } from '../console/console_server.js';
 
 const USAGE = `usage:
   docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
   docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
 // A supervised process whose supervisor died has nobody left to kill it if its clean shutdown
@@ -39,6 +42,7 @@ export async function main(argv: string[]): Promise<void> {
       bind_ip: { type: 'string', default: '127.0.0.1' },
       enableTestCommands: { type: 'boolean', default: false },
       setParameter: { type: 'string', multiple: true, default: [] },
+      httpPort: { type: 'string' },
     },
     strict: true,
   });
@@ -71,7 +75,8 @@ export async function main(argv: string[]): Promise<void> {
       usageExit((err as Error).message, 2);
     }
     const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, parameters }, logger, recent);
-    stop = () => router.stop();
+    const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, consoleRoutes(router.services));
+    stop = async () => { await http?.close(); await router.stop(); };
     return;
   }
   if (!values.dbpath) usageExit('--dbpath is required', 2);
@@ -89,7 +94,14 @@ export async function main(argv: string[]): Promise<void> {
     enableTestCommands: values.enableTestCommands!,
     parameters,
   }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));
-  stop = () => node.stop();
+  const http = values.httpPort === undefined ? undefined : await serveNodeHttp(node.services, httpPort(values.httpPort), logger);
+  stop = async () => { await http?.close(); await node.stop(); };
+}
+
+function httpPort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) usageExit(`invalid --httpPort ${text}`, 2);
+  return port;
 }
 
 // A data directory in use is a refusal the user acts on, not a crash: the message alone, on the

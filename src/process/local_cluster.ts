@@ -13,6 +13,9 @@ export interface LocalClusterOptions {
   bin?: string; // the program to run for each role; tests pass a stand-in
   // Every process with --enableTestCommands (fail points), for client test suites.
   enableTestCommands?: boolean;
+  // The router's --httpPort (its console and metrics); 0 picks a free one. The other processes
+  // serve their metrics on ports of their own choosing, which their "Started" lines name.
+  httpPort: number;
 }
 
 export interface UnexpectedExit extends ChildExit {
@@ -41,7 +44,7 @@ export class LocalCluster {
     this.unexpectedExit = new Promise((resolve) => { this.reportUnexpectedExit = resolve; });
   }
 
-  async start(): Promise<{ uri: string; port: number }> {
+  async start(): Promise<{ uri: string; port: number; consoleUrl: string }> {
     mkdirSync(path.join(this.dir, 'logs'), { recursive: true });
     const previous = readClusterFile(this.dir);
     const shardCount = Math.max(this.options.shards, previous?.shards.length ?? 0);
@@ -49,16 +52,16 @@ export class LocalCluster {
       // Their chunks live there: leaving them out would hide data, so they all start.
       this.options.logger.warn({ c: 'CONTROL', shards: shardCount }, 'Starting every shard this cluster already has');
     }
-    const config = await this.spawn('config', 'config', ['--port', String(previous?.configPort ?? 0), '--dbpath', path.join(this.dir, 'config')]);
+    const config = (await this.spawn('config', 'config', ['--port', String(previous?.configPort ?? 0), '--dbpath', path.join(this.dir, 'config')])).port;
     const shards = await Promise.all(Array.from({ length: shardCount }, async (_, i) => {
       const name = previous?.shards[i]?.name ?? `shard${i}`;
-      const port = await this.spawn('shard', name, ['--port', String(previous?.shards[i]?.port ?? 0), '--dbpath', path.join(this.dir, name)]);
+      const { port } = await this.spawn('shard', name, ['--port', String(previous?.shards[i]?.port ?? 0), '--dbpath', path.join(this.dir, name)]);
       return { name, port };
     }));
     writeClusterFile(this.dir, { configPort: config, shards });
-    const router = await this.spawn('router', 'router', ['--port', String(this.options.port), '--configdb', `127.0.0.1:${config}`]);
-    await this.addShards(router, shards);
-    return { uri: `mongodb://127.0.0.1:${router}`, port: router };
+    const router = await this.spawn('router', 'router', ['--port', String(this.options.port), '--configdb', `127.0.0.1:${config}`], this.options.httpPort);
+    await this.addShards(router.port, shards);
+    return { uri: `mongodb://127.0.0.1:${router.port}`, port: router.port, consoleUrl: `http://127.0.0.1:${router.httpPort}/` };
   }
 
   async stop(): Promise<void> {
@@ -72,17 +75,18 @@ export class LocalCluster {
     }
   }
 
-  private async spawn(role: Role, name: string, flags: string[]): Promise<number> {
+  private async spawn(role: Role, name: string, flags: string[], httpPort = 0): Promise<{ port: number; httpPort: number }> {
     if (this.stopping) throw new Error(`not starting ${name}: the cluster is stopping`);
     const testCommands = this.options.enableTestCommands === true ? ['--enableTestCommands'] : [];
-    const node = spawnChildNode({ name, args: [role, ...flags, ...testCommands], logFile: path.join(this.dir, 'logs', `${name}.log`), bin: this.options.bin });
+    const args = [role, ...flags, '--httpPort', String(httpPort), ...testCommands];
+    const node = spawnChildNode({ name, args, logFile: path.join(this.dir, 'logs', `${name}.log`), bin: this.options.bin, http: true });
     this.children.push({ role, node });
     void node.exited.then((exit) => {
       if (!this.stopping) this.reportUnexpectedExit({ name, ...exit });
     });
-    const port = await node.ready;
-    this.options.logger.info({ c: 'CONTROL', child: name, port }, 'Started');
-    return port;
+    const ports = { port: await node.ready, httpPort: await node.httpReady };
+    this.options.logger.info({ c: 'CONTROL', child: name, ...ports, metrics: `http://127.0.0.1:${ports.httpPort}/metrics` }, 'Started');
+    return ports;
   }
 
   // addShard of a shard already added with the same host succeeds, so a restart repeats it.

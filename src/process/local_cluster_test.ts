@@ -29,7 +29,7 @@ describe('LocalCluster (with stand-in roles)', () => {
   });
 
   function cluster(shards = 2): LocalCluster {
-    const c = new LocalCluster({ shards, port: 0, dir: path.join(dir, 'data'), logger: pino({ level: 'silent' }), bin: FAKE_BIN });
+    const c = new LocalCluster({ shards, port: 0, httpPort: 0, dir: path.join(dir, 'data'), logger: pino({ level: 'silent' }), bin: FAKE_BIN });
     clusters.push(c);
     return c;
   }

@@ -36,6 +36,7 @@ import { RangeDeleterService } from '../migration/range_deleter_service.js';
 import { LOAD_SAMPLE_INTERVAL_MS, UserLoadMeter } from '../migration/user_load_meter.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 import { acquireLockFile } from './lock_file.js';
+import { instrumentNode } from './observability.js';
 import { TtlMonitor } from '../ttl/ttl_monitor.js';
 import { DEFAULT_TTL_LIMITS } from '../ttl/ttl_policy.js';
 import { ttlDeletionScopes } from '../ttl/ttl_deletion_scope.js';
@@ -117,7 +118,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };
   const server = new TcpServer({
-    onMessage: (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message),
+    onMessage: instrumentNode(services, (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message)),
     onConnect: (conn) => {
       services.counters.connectionsCurrent += 1;
       services.counters.connectionsTotal += 1;

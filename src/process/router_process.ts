@@ -18,6 +18,7 @@ import { killSessionsRemote } from '../router/kill_sessions_remote.js';
 import { startRouterSessionJobs } from './logical_sessions.js';
 import { WireClient } from '../wire/client.js';
 import { TcpServer } from '../wire/tcp_server.js';
+import { instrumentRouter } from './observability.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 // How often the router reports itself in config.mongos: MongoDB's ShardingUptimeReporter interval.
@@ -25,6 +26,7 @@ const PING_INTERVAL_MS = 10 * 1000;
 
 export interface RunningRouter {
   port: number;
+  services: RouterServices;
   stop(): Promise<void>;
 }
 
@@ -59,7 +61,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
   const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);
   const server = new TcpServer({
-    onMessage: options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle,
+    onMessage: instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle),
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
   });
@@ -82,6 +84,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: 'router', configdb: options.configHost }, 'Waiting for connections');
   return {
     port,
+    services: router,
     async stop() {
       clearInterval(timer);
       await sessionJobs.stop();

@@ -9,7 +9,7 @@ import { acquireLockFile, LockFileHeldError } from './lock_file.js';
 // start two sets of children on the same data and ports.
 const LOCK_FILE_NAME = 'up.lock';
 
-export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--dir D (./docshard-data)] [--enableTestCommands]';
+export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands]';
 
 // `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
 // dies on its own (exit 1, after stopping the others); refuses a directory another live `up`
@@ -25,13 +25,16 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
       port: { type: 'string', default: '27017' },
       dir: { type: 'string', default: './docshard-data' },
       enableTestCommands: { type: 'boolean', default: false },
+      httpPort: { type: 'string' },
     },
     strict: true,
   });
   const shards = Number(values.shards);
   const port = Number(values.port);
-  if (!Number.isInteger(shards) || shards < 1 || !Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`invalid --shards or --port\nusage:\n${UP_USAGE}\n`);
+  // The console's port follows the router's, as mongod's HTTP interface once did (27017 -> 28017).
+  const httpPort = values.httpPort === undefined ? (port === 0 ? 0 : port + 1000) : Number(values.httpPort);
+  if (!Number.isInteger(shards) || shards < 1 || ![port, httpPort].every((p) => Number.isInteger(p) && p >= 0 && p <= 65535)) {
+    process.stderr.write(`invalid --shards, --port or --httpPort\nusage:\n${UP_USAGE}\n`);
     process.exit(2);
   }
   const { logger } = createLogger('docshard-up');
@@ -42,7 +45,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   });
-  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands! });
+  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands!, httpPort });
   let finishing = false;
   const finish = (exitCode: number): void => {
     if (finishing) return;
@@ -70,8 +73,8 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
   });
   try {
     const ready = await cluster.start();
-    process.stdout.write(`${ready.uri}\n`);
-    logger.info({ c: 'CONTROL', uri: ready.uri, port: ready.port }, 'Cluster ready');
+    process.stdout.write(`${ready.uri}\nconsole: ${ready.consoleUrl}\n`);
+    logger.info({ c: 'CONTROL', uri: ready.uri, port: ready.port, consoleUrl: ready.consoleUrl }, 'Cluster ready');
   } catch (err) {
     // After a signal the failure is only the children going away as asked.
     if (!finishing) logger.error({ c: 'CONTROL', err }, 'Could not start the cluster');

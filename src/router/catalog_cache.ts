@@ -14,6 +14,10 @@ import { ReadThroughEntry } from './read_through.js';
 // back to a full load when the generation (epoch/timestamp) changed. Each database and collection
 // is a ReadThroughEntry: callers share a running load, and an invalidation during one is kept.
 export class CatalogCache {
+  // Routing table loads, for the router's metrics: incremental ones (the chunks changed since the
+  // cached version) and full ones; and requests sent again because a shard answered them stale
+  // (versioned_request.ts counts those).
+  readonly statistics = { incrementalRefreshes: 0, fullRefreshes: 0, staleConfigRetries: 0 };
   private readonly databases = new Map<string, ReadThroughEntry<DatabaseType | undefined>>();
   private readonly collections = new Map<string, ReadThroughEntry<ChunkManager | undefined>>();
 
@@ -80,14 +84,18 @@ export class CatalogCache {
       const since = placementTimestamp(previous.collectionVersion());
       const changed = await this.readChunks({ uuid: collection.uuid, lastmod: { $gte: since } });
       try {
-        return previous.applyChunkChanges(changed, collection);
+        const refreshed = previous.applyChunkChanges(changed, collection);
+        this.statistics.incrementalRefreshes += 1;
+        return refreshed;
       } catch (err) {
         // The changes did not fit the cached table (e.g. read in the middle of a commit): a full
         // load is always correct.
         if (!(err instanceof MongoError)) throw err;
       }
     }
-    return ChunkManager.create(collection, await this.readChunks({ uuid: collection.uuid }));
+    const loaded = ChunkManager.create(collection, await this.readChunks({ uuid: collection.uuid }));
+    this.statistics.fullRefreshes += 1;
+    return loaded;
   }
 
   private async readChunks(filter: Doc): Promise<ChunkType[]> {

@@ -191,6 +191,20 @@ export class ChunkManager {
     return into;
   }
 
+  // The chunks that intersect [minKey, maxKey] (or [minKey, maxKey) when !maxInclusive), in key
+  // order, appended to `into` until it holds `limit`.
+  chunksForKeyRange(minKey: Buffer, maxKey: Buffer, maxInclusive: boolean, into: ChunkType[], limit: number): void {
+    const start = this.positionContaining(minKey) ?? { b: 0, i: 0 };
+    for (let b = start.b; b < this.blocks.length; b++) {
+      const block = this.blocks[b]!;
+      for (let i = b === start.b ? start.i : 0; i < block.chunks.length; i++) {
+        const c = Buffer.compare(block.minKeys[i]!, maxKey);
+        if (c > 0 || (c === 0 && !maxInclusive) || into.length >= limit) return;
+        into.push(block.chunks[i]!);
+      }
+    }
+  }
+
   // Incremental refresh (ChunkMap::createMerged): `changed` are the chunks whose lastmod is at
   // least this collection version, read from the config server. Each replaces every chunk it
   // overlaps; the result must again cover the key space exactly, otherwise the caller's read was

@@ -37,6 +37,28 @@ export function shardsForQuery(cm: ChunkManager, filter: Doc): Set<string> {
   return shards;
 }
 
+// The chunks a filter can read or write, in key order, at most `limit` of them: what
+// shardsForQuery finds, one level down.
+export function chunksForQuery(cm: ChunkManager, filter: Doc, limit: number): ChunkType[] {
+  const exactKey = cm.shardKeyPattern.extractShardKeyFromQuery(filter);
+  if (exactKey !== undefined) {
+    try {
+      return [cm.findIntersectingChunk(exactKey)];
+    } catch {
+      // The global max: fall through to ranges.
+    }
+  }
+  const ranges = keyRangesForQuery(cm, filter);
+  const chunks: ChunkType[] = [];
+  if (ranges === undefined) {
+    const pattern = cm.shardKeyPattern;
+    cm.chunksForKeyRange(pattern.keyString(pattern.globalMin()), pattern.keyString(pattern.globalMax()), true, chunks, limit);
+  } else {
+    for (const r of ranges) cm.chunksForKeyRange(r.min, r.max, r.maxInclusive, chunks, limit);
+  }
+  return chunks;
+}
+
 export function shardForInsert(cm: ChunkManager, doc: Doc): string {
   return chunkForInsert(cm, doc).shard;
 }

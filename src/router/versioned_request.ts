@@ -162,6 +162,7 @@ async function retryStale<T>(router: RouterServices, ns: string, attempt: (routi
 
 export function invalidateStale(router: RouterServices, ns: string, err: MongoError, tries: number): void {
   router.logger.debug({ c: 'SHARDING', ns, code: err.code, tries }, 'Stale routing information; refreshing and retrying');
+  router.catalogCache.statistics.staleConfigRetries += 1;
   if (err.code !== ErrorCodes.StaleConfig) router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
   router.catalogCache.invalidateCollection(ns);
 }

@@ -16,7 +16,7 @@ export async function runFakeRole(argv: string[]): Promise<void> {
   const [role, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: { port: { type: 'string' }, dbpath: { type: 'string' }, configdb: { type: 'string' } },
+    options: { port: { type: 'string' }, dbpath: { type: 'string' }, configdb: { type: 'string' }, httpPort: { type: 'string' } },
     strict: true,
   });
   const name = role === 'router' ? 'router' : path.basename(values.dbpath!);
@@ -43,4 +43,6 @@ export async function runFakeRole(argv: string[]): Promise<void> {
   const port = await server.listen(Number(values.port), '127.0.0.1');
   journal(`start ${name} ${port} ${process.pid}`);
   process.stdout.write(`${JSON.stringify({ level: 30, msg: 'Waiting for connections', port })}\n`);
+  // No HTTP server: the port it names is only for the orchestration to pass on.
+  if (values.httpPort !== undefined) process.stdout.write(`${JSON.stringify({ level: 30, msg: 'Serving HTTP', httpPort: Number(values.httpPort) || port + 1000 })}\n`);
 }

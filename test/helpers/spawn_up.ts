@@ -7,17 +7,22 @@ const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bi
 export interface Up {
   child: ChildProcess;
   uri: string;
+  // The router's console (and its /metrics).
+  consoleUrl: string;
+  // Each child's /metrics, by its name (config, shard0, ..., router), from the "Started" lines.
+  metricsUrls: Map<string, string>;
   exited: Promise<number | null>;
 }
 
 // Starts `docshard up` (the README's first command) on an ephemeral router port and waits for its
 // "Cluster ready" JSON line.
-export async function startUp(dir: string, shards: number): Promise<Up> {
-  const child = spawn(process.execPath, [BIN, 'up', '--shards', String(shards), '--port', '0', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startUp(dir: string, shards: number, flags: string[] = []): Promise<Up> {
+  const child = spawn(process.execPath, [BIN, 'up', '--shards', String(shards), '--port', '0', '--dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const output: string[] = [];
+  const metricsUrls = new Map<string, string>();
   child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
-  const uri = await new Promise<string>((resolve, reject) => {
+  const ready = await new Promise<{ uri: string; consoleUrl: string }>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGTERM');
       reject(new Error(`up did not get ready:\n${output.join('')}`));
@@ -28,9 +33,13 @@ export async function startUp(dir: string, shards: number): Promise<Up> {
       partial = lines.pop()!;
       for (const line of lines) {
         output.push(`${line}\n`);
+        if (line.includes('"Started"')) {
+          const started = JSON.parse(line) as { child: string; metrics?: string };
+          if (started.metrics !== undefined) metricsUrls.set(started.child, started.metrics);
+        }
         if (!line.includes('"Cluster ready"')) continue;
         clearTimeout(timer);
-        resolve((JSON.parse(line) as { uri: string }).uri);
+        resolve(JSON.parse(line) as { uri: string; consoleUrl: string });
       }
     });
     void exited.then((code) => {
@@ -38,5 +47,5 @@ export async function startUp(dir: string, shards: number): Promise<Up> {
       reject(new Error(`up exited with ${code}:\n${output.join('')}`));
     });
   });
-  return { child, uri, exited };
+  return { child, uri: ready.uri, consoleUrl: ready.consoleUrl, metricsUrls, exited };
 }

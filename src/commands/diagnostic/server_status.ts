@@ -1,5 +1,6 @@
 import os from 'node:os';
-import type { Doc } from '../../bson/values.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import { commandMetricsOf, opLatencies } from '../../metrics/command_metrics.js';
 import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import type { CommandDefinition, NodeServices } from '../command.js';
@@ -7,7 +8,7 @@ import { SERVER_VERSION } from './build_info.js';
 
 export const serverStatusCommand: CommandDefinition = {
   names: ['serverStatus'],
-  run(ctx) {
+  run(ctx, cmd) {
     const { node } = ctx;
     const uptimeMs = Date.now() - node.startedAt.getTime();
     const mem = process.memoryUsage();
@@ -22,6 +23,7 @@ export const serverStatusCommand: CommandDefinition = {
       localTime: new Date(),
       connections: { current: node.counters.connectionsCurrent, available: 1_000_000, totalCreated: node.counters.connectionsTotal },
       opcounters: { ...node.counters.opcounters },
+      opLatencies: opLatencies(commandMetricsOf(node), isPlainObject(cmd.opLatencies) && cmd.opLatencies.histograms === true),
       mem: { bits: 64, resident: Math.round(mem.rss / 1024 / 1024), virtual: Math.round(mem.heapTotal / 1024 / 1024), supported: true },
       metrics: { cursor: { open: { total: node.cursors.openCount } }, ttl: { ...node.ttl.statistics } },
       storageEngine: { name: 'lmdb', supportsCommittedReads: true, persistent: true },

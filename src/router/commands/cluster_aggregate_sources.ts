@@ -8,6 +8,7 @@ import { checkCurrentOpStage, CURRENT_OP_COMMAND_OPTIONS } from '../../commands/
 import { compileFilter } from '../../query/match/matcher.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { collStatsPerShard } from './cluster_coll_stats.js';
+import { routerOperationsOf } from '../router_operations.js';
 
 // Aggregations whose first stage describes the cluster rather than reading documents are answered
 // by the router itself: `$collStats` on a user collection (one document per shard), and
@@ -37,13 +38,16 @@ async function collStatsAggregate(ctx: RouterContext, cmd: Doc): Promise<Doc> {
 }
 
 // Every shard's operations, as mongos lists them: each names its shard, and its opid is prefixed
-// with the shard's name ("shard0:3"), which is what killOp through mongos would take.
+// with the shard's name ("shard0:3"), which is what killOp through mongos would take. With
+// `localOps: true`, the router's own operations instead (router_operations.ts), whose opids its
+// killOp takes.
 async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): Promise<Doc> {
   checkCurrentOpStage(ctx.db, cmd, spec);
   const [, ...rest] = cmd.pipeline as Doc[];
   validatePipeline(rest);
   const cursorSpec = requireCursor(cmd);
-  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', await shardOperations(ctx), rest);
+  const ops = (spec as Doc).localOps === true ? routerOperationsOf(ctx.router).list(Date.now()) : await shardOperations(ctx);
+  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', ops, rest);
 }
 
 async function shardOperations(ctx: RouterContext): Promise<Doc[]> {

@@ -1,0 +1,143 @@
+import { Binary } from 'bson';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { NodeServices } from '../commands/command.js';
+import { withHeatTracking } from '../console/heat_targeting.js';
+import { SERVER_VERSION } from '../commands/diagnostic/build_info.js';
+import type { MessageHandler } from '../commands/message_handler.js';
+import { migrationStatistics } from '../migration/migration_statistics.js';
+import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../migration/range_deletion_task.js';
+import { commandMetricsOf } from '../metrics/command_metrics.js';
+import { startHttpServer, type HttpRoutes, type RunningHttpServer } from '../metrics/http_server.js';
+import { withCommandMetrics } from '../metrics/message_metrics.js';
+import type { CollectionFigures, ConfigFigures, ProcessSources, ShardFigures } from '../metrics/process_metrics.js';
+import { MetricsRegistry } from '../metrics/prometheus_registry.js';
+import { routerOperationsOf } from '../router/router_operations.js';
+import type { RouterServices } from '../router/router_services.js';
+
+// Where a process's metrics come from (src/metrics knows none of its services) and its HTTP port.
+
+const INTERNAL_DBS = new Set(['admin', 'config', 'local']);
+
+// A node's message handler, its commands counted (src/metrics/message_metrics.ts).
+export function instrumentNode(services: NodeServices, handler: MessageHandler): MessageHandler {
+  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), handler);
+}
+
+// A router's message handler, its commands counted, each registered while it runs (killOp), and
+// targeted for the console's heat map while a console is open.
+export function instrumentRouter(router: RouterServices, handler: MessageHandler): MessageHandler {
+  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), routerOperationsOf(router).wrap(withHeatTracking(router, handler)));
+}
+
+// A command's first name in the table (findandmodify counts as findAndModify), or "unknown".
+function canonicalName(table: ReadonlyMap<string, { names: readonly string[] }>, received: string): string {
+  return table.get(received)?.names[0] ?? 'unknown';
+}
+
+export async function serveNodeHttp(services: NodeServices, httpPort: number, logger: Logger): Promise<RunningHttpServer> {
+  return serve(nodeSources(services), httpPort, services.options.bindIp, logger);
+}
+
+export async function serveRouterHttp(router: RouterServices, httpPort: number, logger: Logger, routes?: HttpRoutes): Promise<RunningHttpServer> {
+  return serve(routerSources(router), httpPort, router.options.bindIp, logger, routes);
+}
+
+async function serve(sources: ProcessSources, httpPort: number, bindIp: string, logger: Logger, routes?: HttpRoutes): Promise<RunningHttpServer> {
+  const server = await startHttpServer(httpPort, bindIp, new MetricsRegistry(sources), routes);
+  logger.info({ c: 'NETWORK', httpPort: server.port, bindIp }, 'Serving HTTP');
+  return server;
+}
+
+function nodeSources(services: NodeServices): ProcessSources {
+  const role = services.options.role;
+  return {
+    role,
+    version: SERVER_VERSION,
+    commands: commandMetricsOf(services),
+    connections: () => ({ current: services.counters.connectionsCurrent, created: services.counters.connectionsTotal }),
+    cursorsOpen: () => services.cursors.openCount,
+    storageSizeBytes: () => dataFileBytes(services.options.dbpath),
+    ...(role === 'shard' ? { shard: () => shardFigures(services) } : { config: () => configFigures(services) }),
+  };
+}
+
+function routerSources(router: RouterServices): ProcessSources {
+  return {
+    role: 'router',
+    version: SERVER_VERSION,
+    commands: commandMetricsOf(router),
+    connections: () => ({ current: router.connections.current, created: router.connections.total }),
+    cursorsOpen: () => router.cursors.openCount,
+    router: () => {
+      const s = router.catalogCache.statistics;
+      return {
+        catalogCacheRefreshes: { incremental: s.incrementalRefreshes, full: s.fullRefreshes },
+        staleConfigRetries: s.staleConfigRetries,
+        fastPaths: { ...router.fastPaths },
+      };
+    },
+  };
+}
+
+// LMDB's files (data.mdb, lock.mdb), which hold everything the node stores.
+function dataFileBytes(dbpath: string): number {
+  let bytes = 0;
+  for (const name of readdirSync(dbpath)) if (name.endsWith('.mdb')) bytes += statSync(path.join(dbpath, name)).size;
+  return bytes;
+}
+
+// A shard's collections as collStats counts them (every document stored, orphans included, and
+// the orphans its range deletion tasks count), its migration counters and its tasks.
+function shardFigures(services: NodeServices): ShardFigures {
+  const tasks = services.local.find(RANGE_DELETIONS_NS).map(rangeDeletionTaskFromBSON);
+  const orphans = new Map<string, { docs: number; bytes: number }>();
+  for (const t of tasks) {
+    const o = orphans.get(t.nss) ?? orphans.set(t.nss, { docs: 0, bytes: 0 }).get(t.nss)!;
+    o.docs += t.numOrphanDocs;
+    o.bytes += t.orphanedSizeBytes;
+  }
+  const collections: CollectionFigures[] = [];
+  for (const coll of services.storage.listCollections()) {
+    if (INTERNAL_DBS.has(coll.ns.slice(0, coll.ns.indexOf('.')))) continue;
+    const { count, size } = services.storage.stats.get(coll.entry.id);
+    const o = orphans.get(coll.ns);
+    collections.push({ ns: coll.ns, documents: count, bytes: size, orphanedDocuments: o?.docs ?? 0, orphanedBytes: o?.bytes ?? 0 });
+  }
+  const m = migrationStatistics(services);
+  const pending = tasks.filter((t) => t.pending).length;
+  return {
+    shard: services.sharding.state.shardName ?? '',
+    collections,
+    migrations: {
+      donorStarted: m.countDonorMoveChunkStarted, donorCommitted: m.countDonorMoveChunkCommitted, donorAborted: m.countDonorMoveChunkAborted,
+      recipientStarted: m.countRecipientMoveChunkStarted, clonedDocuments: m.countDocsClonedOnRecipient, clonedBytes: m.countBytesClonedOnRecipient,
+    },
+    rangeDeletionTasks: { pending, ready: tasks.length - pending },
+  };
+}
+
+// The config server's catalog: chunks per collection and owning shard, the shards, the balancer.
+function configFigures(services: NodeServices): ConfigFigures {
+  const names = new Map<string, string>();
+  for (const c of services.local.find('config.collections')) names.set(uuidKey(c.uuid), String(c._id));
+  const counts = new Map<string, { ns: string; shard: string; count: number }>();
+  for (const chunk of services.local.find('config.chunks')) {
+    const ns = names.get(uuidKey(chunk.uuid)) ?? String(chunk.ns ?? 'unknown');
+    const shard = String(chunk.shard);
+    const key = `${ns}\u0000${shard}`;
+    const entry = counts.get(key) ?? counts.set(key, { ns, shard, count: 0 }).get(key)!;
+    entry.count += 1;
+  }
+  const status = services.balancer?.status();
+  return {
+    chunks: [...counts.values()],
+    shards: services.local.find('config.shards').map((s) => ({ name: String(s._id), draining: s.draining === true })),
+    balancer: { enabled: status?.mode === 'full', roundRunning: status?.inBalancerRound === true, rounds: Number(status?.numBalancerRounds ?? 0) },
+  };
+}
+
+function uuidKey(uuid: unknown): string {
+  return uuid instanceof Binary ? uuid.toString('hex') : String(uuid);
+}
