@@ -111,6 +111,13 @@ describe('orphans are counted apart from owned documents', () => {
     assert.deepEqual(await tasksOn(1), [], 'a committed reception leaves no task on the recipient');
   });
 
+  it('lists the collections whose chunks are on shards, not config.system.sessions, which the config server holds', async () => {
+    const all = await router.db('admin').aggregate<AnyDoc>([{ $shardedDataDistribution: {} }]).toArray();
+    assert.ok(all.some((e) => e.ns === NS));
+    assert.ok(!all.some((e) => e.ns === 'config.system.sessions'), JSON.stringify(all.map((e) => e.ns)));
+    for (const entry of all) assert.ok((entry.shards as unknown[]).length > 0, `${String(entry.ns)} names its shards`);
+  });
+
   it('count, collStats and $collStats through the router count what the shards own', async () => {
     const coll = router.db('t').collection('m');
     assert.equal(await coll.countDocuments(), N);

@@ -93,6 +93,9 @@ async function shardedDataDistribution(ctx: RouterContext, cmd: Doc): Promise<Do
     })).map((d) => String(d._id)));
     const perShard = await Promise.all(shards.map(async (shard) => ({ shard: shard._id, stats: await storageStatsOn(ctx, shard.host, ns) })));
     const present = perShard.filter(({ shard, stats }) => owners.has(shard) || num(stats.count) > 0);
+    // config.system.sessions' one chunk is the config server's, which is not a shard: MongoDB
+    // lists it under the shard that holds it, docshard under none, so not at all.
+    if (present.length === 0) continue;
     docs.push({ ns, shards: present.map(({ shard, stats }) => ownership(shard, stats)) });
   }
   return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', docs, rest);
