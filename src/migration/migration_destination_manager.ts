@@ -170,7 +170,9 @@ export class MigrationDestinationManager {
       case 'applySessionMods': {
         const { sessionCatalog, storage } = this.node;
         storage.write((unit) => sessionCatalog.applyMigratedHistory(unit, e.nss, e.migrationId, e.entries.map(migratedHistoryFromBSON)));
-        return storage.flushed();
+        await storage.flushed();
+        if (e.last) this.step({ type: 'sessionModsApplied' });
+        return;
       }
     }
   }

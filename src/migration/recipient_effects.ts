@@ -35,7 +35,8 @@ export type RecipientEffect =
   // The sessions' retryable-write history of the range (_getNextSessionMods), asked once the drain
   // after the commit ended: the donor's writes are held, so it is all there is.
   | { readonly type: 'requestSessionMods'; readonly donorShardId: string; readonly migrationId: UUID; readonly after: unknown }
-  | { readonly type: 'applySessionMods'; readonly nss: string; readonly migrationId: UUID; readonly entries: readonly Doc[] }
+  // `last`: the batch that ends the history; the machine hears when it is on disk.
+  | { readonly type: 'applySessionMods'; readonly nss: string; readonly migrationId: UUID; readonly entries: readonly Doc[]; readonly last: boolean }
   | { readonly type: 'reply'; readonly command: RecipientCommand; readonly result: RecvChunkStatus | MongoError };
 
 export type RecipientCommand = '_recvChunkStart' | '_recvChunkStatus' | '_recvChunkCommit' | '_recvChunkAbort';

@@ -64,6 +64,8 @@ export type RecipientEvent =
   | { readonly type: 'transferModsBatch'; readonly deleted: readonly Uint8Array[]; readonly reload: readonly Uint8Array[]; readonly pending?: number }
   // `last`: where the next _getNextSessionMods starts; `done`: nothing more to send.
   | { readonly type: 'sessionModsBatch'; readonly entries: readonly Doc[]; readonly last: unknown; readonly done: boolean }
+  // The last batch of the sessions' history is on disk.
+  | { readonly type: 'sessionModsApplied' }
   | { readonly type: 'recvChunkStatus'; readonly migrationId: UUID }
   | { readonly type: 'recvChunkCommit'; readonly migrationId: UUID }
   | { readonly type: 'recvChunkAbort'; readonly migrationId: UUID }
@@ -92,6 +94,7 @@ export function recipientStep(state: RecipientState, event: RecipientEvent): Rec
     case 'cloneBatch': return onCloneBatch(state, event.documents);
     case 'transferModsBatch': return onTransferMods(state, event.deleted, event.reload, event.pending);
     case 'sessionModsBatch': return onSessionMods(state, event.entries, event.last, event.done);
+    case 'sessionModsApplied': return state.phase === 'kCommitStart' && state.sessionsRequested ? committed(state) : to(state, []);
     case 'recvChunkStatus': return onCommand(state, '_recvChunkStatus', event.migrationId, () => to(state, [reply('_recvChunkStatus', recipientStatus(state))]));
     case 'recvChunkCommit': return onCommand(state, '_recvChunkCommit', event.migrationId, () => onCommit(state));
     case 'recvChunkAbort': return onCommand(state, '_recvChunkAbort', event.migrationId, () => onAbort(state));
@@ -151,14 +154,19 @@ function onTransferMods(state: RecipientState, deleted: readonly Uint8Array[], r
 }
 
 // After the drain, the sessions' history of the range: applied batch by batch, then the commit is
-// answered (kDone), once it is on disk.
+// answered (kDone) once the last batch is on disk. Until then a failure to apply one still
+// answers the commit, with the error.
 function onSessionMods(state: RecipientState, entries: readonly Doc[], last: unknown, done: boolean): RecipientStep {
   if (state.phase !== 'kCommitStart' || !state.sessionsRequested) return to(state, []);
   const request = requestOf(state);
-  const effects: RecipientEffect[] = entries.length > 0 ? [{ type: 'applySessionMods', nss: request.nss, migrationId: request.migrationId, entries }] : [];
-  if (!done) return to(state, [...effects, askSessionMods(request, last)]);
+  if (done && entries.length === 0) return committed(state);
+  const apply: RecipientEffect = { type: 'applySessionMods', nss: request.nss, migrationId: request.migrationId, entries, last: done };
+  return to(state, done ? [apply] : [apply, askSessionMods(request, last)]);
+}
+
+function committed(state: RecipientState): RecipientStep {
   const finished: RecipientState = { ...state, phase: 'kDone' };
-  return to(finished, [...effects, reply('_recvChunkCommit', recipientStatus(finished))]);
+  return to(finished, [reply('_recvChunkCommit', recipientStatus(finished))]);
 }
 
 function askSessionMods(request: RecvChunkStartRequest, after: unknown): RecipientEffect {

@@ -77,6 +77,17 @@ test('a recipient clones, catches up, reaches steady and commits after a drain',
   assert.deepEqual(recipientStatus(state).counts, { cloned: 3, clonedBytes: [1, 2, 3].reduce((n, i) => n + bson(i).byteLength, 0), catchup: 2, steady: 2 });
 });
 
+// Found by the crash matrix: the last batch was applied after the machine had reached kDone, so
+// when applying it failed the commit was never answered and the donor waited in its critical
+// section until it timed out.
+test('a failure to apply the last batch of the sessions\' history answers the commit with the error', () => {
+  const applying = run([
+    ...toSteady, [ev.commit, 'kCommitStart', []], [ev.mods([]), 'kCommitStart', ['requestTransferMods']], [ev.mods([]), 'kCommitStart', ['requestSessionMods']],
+    [ev.sessions(1, true), 'kCommitStart', ['applySessionMods']],
+  ]);
+  run([[ev.failed, 'kFail', ['reply:_recvChunkCommit:6']], [{ type: 'sessionModsApplied' }, 'kFail', []]], applying);
+});
+
 test('the range deletion task is durable before the donor hears the recipient started', () => {
   const { effects } = recipientStep(recipientInitialState(), ev.start);
   const [persist] = effects;
@@ -138,7 +149,8 @@ for (const [phase, prefix] of phases) {
 test('an abort after the recipient is done is acknowledged without undoing anything', () => {
   const done = run([
     ...toSteady, [ev.commit, 'kCommitStart', []], [ev.mods([]), 'kCommitStart', ['requestTransferMods']], [ev.mods([]), 'kCommitStart', ['requestSessionMods']],
-    [ev.sessions(1, true), 'kDone', ['applySessionMods', 'reply:_recvChunkCommit:done']],
+    [ev.sessions(1, true), 'kCommitStart', ['applySessionMods']],
+    [{ type: 'sessionModsApplied' }, 'kDone', ['reply:_recvChunkCommit:done']],
   ]);
   run([[ev.abort, 'kDone', ['reply:_recvChunkAbort:done']], [ev.failed, 'kDone', []]], done);
 });

@@ -100,10 +100,15 @@ export class SessionCatalog {
       const known = this.sessions.get(key) ?? this.load(lsid);
       if (known !== undefined && known.txnNum > h.txnNum) continue;
       const same = known !== undefined && known.txnNum === h.txnNum;
+      // A statement can reach a shard twice: a range that comes back brings history this shard
+      // wrote or received before, and a donor may hold one statement both in a session's record
+      // and in a history entry. As MongoDB's migration destination, what is known is skipped.
+      const stmts = same ? h.stmts.filter((st) => isIncompleteHistoryMarker(st) ? !known.incompleteHistory : !known.executed.has(statementResultFromBSON(st).stmtId)) : h.stmts;
+      if (stmts.length === 0) continue;
       const state: CachedSession = same
         ? { ...known, executed: new Map(known.executed), spilled: known.spilled || known.recordWritten }
         : { txnNum: h.txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false };
-      absorbHistory(state, h.stmts);
+      absorbHistory(state, stmts);
       this.sessions.set(key, state);
       this.storage.onRollback(() => {
         if (known === undefined) this.sessions.delete(key);
@@ -113,11 +118,11 @@ export class SessionCatalog {
       const txnNum = Long.fromNumber(h.txnNum);
       const ts = this.clock.tick();
       if (same && known.recordWritten) {
-        w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: h.stmts[0]!.stmtId, from: migrationId }, ns, ts, stmts: h.stmts });
+        w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: stmts[0]!.stmtId, from: migrationId }, ns, ts, stmts });
         w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date() } });
       } else {
         if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
-        w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, ns, h.stmts), { upsert: true });
+        w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, ns, stmts), { upsert: true });
         state.recordWritten = true;
         state.olderHistory = false;
       }

@@ -67,4 +67,24 @@ describe('the session catalog', () => {
       assert.equal(new LocalCollections(engine).find(TRANSACTIONS_NS).length, 0);
     }
   }));
+
+  // Found by the crash matrix: a range moved A -> B -> A brought back statements A had written
+  // itself, and a donor holding one statement in a record and in a history entry sent it twice;
+  // the second copy's history entry collided with the first (E11000) and the commit stalled.
+  it('a migration skips the statements the recipient already knows', withEngine((engine) => {
+    {
+      const catalog = new SessionCatalog(engine, new LogicalClock());
+      const local = new LocalCollections(engine);
+      const migrationId = new UUID();
+      engine.write((unit) => { const run = catalog.begin(unit, lsid, 5, 't.c'); run.record(0, { op: 'insert' }); run.record(1, { op: 'insert' }); run.finish(); });
+      const stmt = (stmtId: number) => ({ stmtId, op: 'insert', key: { k: stmtId } });
+      const entry = (...ids: number[]) => ({ lsid: { id: lsid.id }, txnNum: 5, stmts: ids.map(stmt) });
+      engine.write((unit) => catalog.applyMigratedHistory(unit, 't.c', migrationId, [entry(0, 1), entry(0, 1)]));
+      assert.deepEqual(local.find(TRANSACTION_HISTORY_NS), [], 'nothing new arrived');
+      engine.write((unit) => catalog.applyMigratedHistory(unit, 't.c', migrationId, [entry(1, 2), entry(2)]));
+      const history = local.find(TRANSACTION_HISTORY_NS);
+      assert.deepEqual(history.map((h) => [Number((h._id as { stmtId: number }).stmtId), (h.stmts as { stmtId: number }[]).map((st) => st.stmtId)]), [[2, [2]]]);
+      engine.write((unit) => assert.deepEqual(catalog.begin(unit, lsid, 5, 't.c').executed(2), { op: 'insert' }));
+    }
+  }));
 });
