@@ -114,6 +114,7 @@ export const ErrorCodes = {
   UnsatisfiableWriteConcern: 100,
   IncompleteTransactionHistory: 217,
   TransactionTooOld: 225,
+  ClusterTimeFailsRateLimiter: 205,
   Interrupted: 11601,
 } as const;
 

@@ -36,6 +36,7 @@ export interface NodeOptions {
     rangeDeleterBatchDelayMS: number;
     receiveChunkWaitForRangeDeleterTimeoutMS: number;
     ttlMonitorSleepSecs: number;
+    maxAcceptableLogicalClockDriftSecs: number;
     logicalSessionRefreshMillis: number;
   };
 }

@@ -14,13 +14,19 @@ import { MONGOD_CURSOR_SESSION_CODES } from '../sessions/cursor_session.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
 import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
+import { withClusterTime } from './operation_time.js';
 import { withFailCommand } from './fail_command.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
-// error shaping.
+// error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
+// readConcern's afterClusterTime waited for, the node's time and the operation's on its reply).
 // The reply is returned directly when nothing had to wait (the common case: no critical section
 // held, not a routed request, a synchronous command), so such a request costs no promise.
 export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+  return withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd));
+}
+
+function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   try {
     const db = cmd.$db;
     if (typeof db !== 'string') {

@@ -15,6 +15,7 @@ import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { SessionKiller } from '../sessions/session_killer.js';
 import { SessionCatalog } from '../sessions/session_catalog.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
+import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { ShardingState } from '../shard/sharding_state.js';
 import { ShardMetadata } from '../shard/shard_metadata.js';
@@ -60,16 +61,17 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   // Before LMDB opens: two processes on one environment would each trust their own catalog and
   // caches. Throws LockFileHeldError when a live process holds it.
   const lock = await acquireLockFile(path.join(options.dbpath, LOCK_FILE_NAME), logger);
+  const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
   const storage = StorageEngine.open(options.dbpath, {
     compilePartialFilter: (filter) => {
       const matcher = compileFilter(filter);
       return (doc) => matcher.matches(doc);
     },
+    clock,
   });
   const local = new LocalCollections(storage);
-  const clock = new LogicalClock();
   const shardingState = new ShardingState(local);
-  const client = new WireClient();
+  const client = new WireClient({ gossip: networkGossip(clock) });
   const queries = new OngoingQueries();
   const cappedInserts = new CappedInsertNotifier();
   storage.observers.push(cappedInserts);

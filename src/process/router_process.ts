@@ -16,6 +16,8 @@ import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { SessionKiller } from '../sessions/session_killer.js';
 import { killSessionsRemote } from '../router/kill_sessions_remote.js';
 import { startRouterSessionJobs } from './logical_sessions.js';
+import { LogicalClock } from '../sessions/logical_clock.js';
+import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { WireClient } from '../wire/client.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { instrumentRouter } from './observability.js';
@@ -33,7 +35,8 @@ export interface RunningRouter {
 // The composition root of a router: no durable state, only caches, cursors and connections.
 // It registers in config.mongos and pings there, as mongos does.
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[]): Promise<RunningRouter> {
-  const client = new WireClient();
+  const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
+  const client = new WireClient({ gossip: networkGossip(clock) });
   const shardRegistry = new ShardRegistry(client, options.configHost);
   const catalogCache = new CatalogCache(client, options.configHost);
   const router: RouterServices = {
@@ -48,6 +51,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
       cursors: (matcher) => router.cursors.killCursorsWithMatchingSessions(matcher),
       remote: killSessionsRemote({ client, shardRegistry }, logger),
     }),
+    clock,
     logger,
     startedAt: new Date(),
     recentLog,

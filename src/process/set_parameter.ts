@@ -1,5 +1,6 @@
 import type { NodeOptions } from '../commands/command.js';
 import type { RouterOptions } from '../router/router_services.js';
+import { DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS } from '../sessions/logical_clock.js';
 import { LOGICAL_SESSION_REFRESH_MILLIS } from '../sessions/logical_session_cache_jobs.js';
 
 // `--setParameter name=value` for the start-up parameters a node knows (mongod's names); an
@@ -21,6 +22,8 @@ import { LOGICAL_SESSION_REFRESH_MILLIS } from '../sessions/logical_session_cach
 // deletion at once (src/migration/migration_destination_manager.ts) and waits only for the routed
 // reads that still hold the range.
 // ttlMonitorSleepSecs is MongoDB's: the TTL monitor's pause between passes (src/ttl), at least 1.
+// maxAcceptableLogicalClockDriftSecs is MongoDB's, on every process (routers too): how far ahead
+// of its wall clock a gossiped $clusterTime may be (src/sessions/logical_clock.ts), at least 1.
 // logicalSessionRefreshMillis is MongoDB's (nodes and routers): how often the logical session cache
 // writes its sessions to config.system.sessions and closes the cursors of sessions gone from it.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
@@ -34,12 +37,13 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   rangeDeleterBatchDelayMS: 20,
   receiveChunkWaitForRangeDeleterTimeoutMS: 10_000,
   ttlMonitorSleepSecs: 60,
+  maxAcceptableLogicalClockDriftSecs: DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS,
   logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS,
 };
 
 // Parameters whose smallest value is above 0, as mongod's validators have it (a refresh every 0 ms
 // would never let anything else run).
-const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'] | keyof RouterOptions['parameters'], number>> = { ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1 };
+const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'] | keyof RouterOptions['parameters'], number>> = { ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1, maxAcceptableLogicalClockDriftSecs: 1 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {
   const out = { ...DEFAULT_PARAMETERS };
@@ -62,8 +66,13 @@ function integerParameter(name: keyof typeof MINIMUMS, value: string): number {
 
 // A router's: routerFastPaths (ours; true or false, 1 or 0) puts the fast paths
 // (src/router/fast_paths.ts) in front of the general path; off, every command takes the general
-// path, which is how CI shows that both answer alike. logicalSessionRefreshMillis as a node's.
-const ROUTER_DEFAULT_PARAMETERS: RouterOptions['parameters'] = { routerFastPaths: true, logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS };
+// path, which is how CI shows that both answer alike. logicalSessionRefreshMillis and
+// maxAcceptableLogicalClockDriftSecs as a node's.
+const ROUTER_DEFAULT_PARAMETERS: RouterOptions['parameters'] = {
+  routerFastPaths: true,
+  logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS,
+  maxAcceptableLogicalClockDriftSecs: DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS,
+};
 const BOOLEANS: Record<string, boolean> = { true: true, false: false, 1: true, 0: false };
 
 export function parseRouterSetParameters(values: readonly string[]): RouterOptions['parameters'] {
@@ -73,8 +82,8 @@ export function parseRouterSetParameters(values: readonly string[]): RouterOptio
     const name = eq < 0 ? raw : raw.slice(0, eq);
     const value = eq < 0 ? '' : raw.slice(eq + 1);
     if (!Object.hasOwn(ROUTER_DEFAULT_PARAMETERS, name)) throw new Error(`Unknown --setParameter '${name}'`);
-    if (name === 'logicalSessionRefreshMillis') {
-      out.logicalSessionRefreshMillis = integerParameter(name, value);
+    if (name === 'logicalSessionRefreshMillis' || name === 'maxAcceptableLogicalClockDriftSecs') {
+      out[name] = integerParameter(name, value);
       continue;
     }
     if (!Object.hasOwn(BOOLEANS, value)) throw new Error(`Bad value for --setParameter ${name}: '${value}'`);

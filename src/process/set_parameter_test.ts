@@ -29,8 +29,17 @@ describe('--setParameter', () => {
     assert.throws(() => parseRouterSetParameters(['logicalSessionRefreshMillis=soon']), /Bad value/);
   });
 
+  it('reads maxAcceptableLogicalClockDriftSecs on nodes and routers, a year by default, and refuses 0', () => {
+    assert.equal(parseSetParameters([]).maxAcceptableLogicalClockDriftSecs, 365 * 24 * 3600);
+    assert.equal(parseSetParameters(['maxAcceptableLogicalClockDriftSecs=100']).maxAcceptableLogicalClockDriftSecs, 100);
+    assert.equal(parseRouterSetParameters(['maxAcceptableLogicalClockDriftSecs=100']).maxAcceptableLogicalClockDriftSecs, 100);
+    assert.throws(() => parseSetParameters(['maxAcceptableLogicalClockDriftSecs=0']), /Bad value/);
+    assert.throws(() => parseRouterSetParameters(['maxAcceptableLogicalClockDriftSecs=value']), /Bad value/);
+    assert.throws(() => parseRouterSetParameters(['maxAcceptableLogicalClockDriftSecs=-1']), /Bad value/);
+  });
+
   it("reads a router's routerFastPaths, on by default, and refuses what is not a boolean", () => {
-    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true, logicalSessionRefreshMillis: 300_000 });
+    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true, logicalSessionRefreshMillis: 300_000, maxAcceptableLogicalClockDriftSecs: 31_536_000 });
     assert.equal(parseRouterSetParameters(['routerFastPaths=false']).routerFastPaths, false);
     assert.equal(parseRouterSetParameters(['routerFastPaths=0']).routerFastPaths, false);
     assert.equal(parseRouterSetParameters(['routerFastPaths=false', 'routerFastPaths=true']).routerFastPaths, true);

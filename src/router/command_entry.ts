@@ -1,28 +1,38 @@
+import type { Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
+import { appendClusterAndOperationTime } from '../commands/operation_time.js';
 import { sequenceBytes } from '../commands/original_bytes.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
+import { clusterTimeOf, clusterTimeOfBytes } from '../sessions/logical_time_metadata.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
+import { afterClusterTimeOf, checkAfterClusterTimeAllowed, checkReadConcernLevelSupported } from '../sessions/read_concern_args.js';
 import type { RouterServices } from './router_services.js';
 
 // What every routed command goes through, whichever path answers it: the general path
 // (router_dispatcher.ts, on the decoded command) and the fast paths (fast_paths.ts, on the bytes)
-// both call these, so each concern that applies to every command is written once: its session
-// fields (checked, the session touched, and which of them its shards are sent), its maxTimeMS
-// (read into a deadline) and mongos's operation counters; cluster time and authentication belong
-// here too. A fast path only plans commands whose every field these can judge from its bytes; a
-// command with anything else (autocommit, maxTimeMS, a write concern) is outside its shape and
-// takes the general path.
+// both call these, so each concern that applies to every command is written once: its
+// $clusterTime (taken into the router's clock), its session fields (checked, the session touched,
+// and which of them its shards are sent), its maxTimeMS (read into a deadline), mongos's operation
+// counters and the times on its reply; authentication belongs here too. A fast path only plans
+// commands whose every field these can judge from its bytes; a command with anything else
+// (autocommit, maxTimeMS, a write concern) is outside its shape and takes the general path.
 
 // The generic arguments read here: a decoded command's own, or those a fast path read from its
-// bytes, the lsid left in its bytes.
-export type GenericArguments = { lsid?: unknown; txnNumber?: unknown; autocommit?: unknown; startTransaction?: unknown; maxTimeMS?: unknown };
+// bytes, the lsid and $clusterTime left in their bytes.
+export type GenericArguments = { lsid?: unknown; txnNumber?: unknown; autocommit?: unknown; startTransaction?: unknown; maxTimeMS?: unknown; $clusterTime?: unknown; readConcern?: unknown };
 
-// Throws what mongos answers a command's session fields or maxTimeMS with (a transaction's
-// statements are refused until there are transactions, a txnNumber on anything but a retryable
-// write with 50768); touches its session; returns its deadline
-// (performance.now()'s clock) when it has a maxTimeMS. Idempotent but for the deadline: a fast
-// path that falls back to the general path has it called twice.
+// Throws what mongos answers a command's $clusterTime, readConcern, session fields or maxTimeMS
+// with (a time too far ahead fails the clock's rate limiter; a snapshot read is refused, as the
+// shards would refuse it; an afterClusterTime is parsed here,
+// refused on getMore, and waited for by the shards; a transaction's statements are refused until
+// there are transactions, a txnNumber on anything but a retryable write with 50768); touches its
+// session; returns its deadline (performance.now()'s clock) when it has a maxTimeMS. Idempotent
+// but for the deadline: a fast path that falls back to the general path has it called twice.
 export function enterCommand(router: RouterServices, name: string, args: GenericArguments): number | undefined {
+  const sent = args.$clusterTime;
+  if (sent !== undefined) router.clock.advance(Buffer.isBuffer(sent) ? clusterTimeOfBytes(sent) : clusterTimeOf(sent));
+  checkReadConcernLevelSupported(args.readConcern);
+  if (afterClusterTimeOf(args.readConcern) !== undefined) checkAfterClusterTimeAllowed(name);
   checkOperationSessionInfo(args);
   checkRetryableWriteCommand(name, args);
   const maxTimeMS = parseMaxTimeMS(args.maxTimeMS);
@@ -33,6 +43,16 @@ export function enterCommand(router: RouterServices, name: string, args: Generic
   // time; the router answers MaxTimeMSExpired when the whole command, its retries and merges
   // included, takes longer. getMore's maxTimeMS is an awaitData cursor's wait, not a deadline.
   return maxTimeMS === 0 || name === 'getMore' ? undefined : performance.now() + maxTimeMS;
+}
+
+// A router reply as mongos's appendRequiredFieldsToResponse ends it: $clusterTime, the router's
+// time, and operationTime. A fast path knows its one shard's operationTime and passes it on; the
+// general path does not follow each shard's, and answers the router's time, which is at least
+// every shard operationTime the command received (each reply's $clusterTime moved the clock
+// past it), as mongos does when it does not know the operation's time.
+export function withRouterTimes(router: RouterServices, reply: Doc, operationTime?: Timestamp): Doc {
+  const now = router.clock.now();
+  return appendClusterAndOperationTime(reply, now, operationTime ?? now);
 }
 
 // Whether a command's shards are sent its lsid and txnNumber, as mongos passes them on: a

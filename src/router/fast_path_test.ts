@@ -10,6 +10,7 @@ import { numericPointShard, shardForInsert, shardsForQuery } from './targeter.js
 import { OP_MSG_REPLY_PREFIX, parseOpMsg, readHeader } from '../wire/message.js';
 import { OpCode } from '../wire/op_codes.js';
 import { encodeVersionedMessage, versionFields, type Routing } from './versioned_request.js';
+import { clusterTimeMetadata } from '../sessions/logical_time_metadata.js';
 
 // The router's single-shard find fast path: numeric targeting, the versioned command written into
 // its message with cached version bytes, and the shard's completed cursor passed on as bytes.
@@ -89,6 +90,8 @@ test('only a lone numeric equality on an unhashed single-field key takes the num
   assert.deepEqual(shardsForQuery(hashed, { x: 5 }).size, 1);
 });
 
+const clusterTime = new Timestamp({ t: 1_700_000_000, i: 7 });
+
 test('the versioned command written into its message is byte for byte the generic encoding', () => {
   const cm = manager({ x: 1 }, [new MinKey(), 0, 10], (i) => `s${i % 2}`);
   const db: DatabaseType = { _id: 'db', primary: 's0', version: { uuid: new Binary(Buffer.alloc(16, 1), 4), timestamp, lastMod: 1 } };
@@ -98,8 +101,8 @@ test('the versioned command written into its message is byte for byte the generi
   for (const routing of [sharded, unsharded]) {
     for (const shard of ['s0', 's1']) {
       for (let i = 0; i < 2; i++) { // the second time from the cache
-        const message = encodeVersionedMessage(routing, shard, 'db', cmd);
-        assert.deepEqual(message.subarray(OP_MSG_REPLY_PREFIX), serializeDocument({ ...cmd, ...versionFields(routing, shard), $db: 'db' }));
+        const message = encodeVersionedMessage(routing, shard, 'db', cmd, clusterTime);
+        assert.deepEqual(message.subarray(OP_MSG_REPLY_PREFIX), serializeDocument({ ...cmd, $clusterTime: clusterTimeMetadata(clusterTime), ...versionFields(routing, shard), $db: 'db' }));
       }
     }
   }
@@ -112,14 +115,14 @@ test('documents passed on as received follow the versioned body as one kind-1 se
   const routing: Routing = { ns: 'db.c', db, cm };
   const documents = [serializeDocument({ _id: 1, x: 'é' }), serializeDocument({ _id: 2, x: 12 })];
   for (const cmd of [{ insert: 'c', ordered: false }, { insert: 'c', $db: 'other' }]) {
-    const message = encodeVersionedMessage(routing, 's1', 'db', cmd, { identifier: 'documents', documents });
+    const message = encodeVersionedMessage(routing, 's1', 'db', cmd, clusterTime, { identifier: 'documents', documents });
     // What a request carries before the sections: the header and flags, then the body's kind byte.
     message.writeInt32LE(message.length, 0);
     message.writeInt32LE(OpCode.OP_MSG, 12);
     message.writeUInt32LE(0, 16);
     message[20] = 0;
     const parsed = parseOpMsg(readHeader(message), message);
-    assert.deepEqual(parsed.body, serializeDocument({ ...cmd, ...versionFields(routing, 's1'), $db: 'db' }));
+    assert.deepEqual(parsed.body, serializeDocument({ ...cmd, $clusterTime: clusterTimeMetadata(clusterTime), ...versionFields(routing, 's1'), $db: 'db' }));
     assert.deepEqual(parsed.sequences, [{ identifier: 'documents', documents }]);
   }
 });

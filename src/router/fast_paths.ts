@@ -1,7 +1,8 @@
 import { assert } from '../base/errors.js';
 import { FAIL_COMMAND } from '../commands/fail_command_policy.js';
 import { opMsgReply, type MessageHandler } from '../commands/message_handler.js';
-import { enterCommand } from './command_entry.js';
+import { writeTimestamp } from '../sessions/logical_time_metadata.js';
+import { enterCommand, withRouterTimes } from './command_entry.js';
 import { answerFind, findFailed, planFind } from './find_fast_path.js';
 import { answerInsert, insertFailed, planInsert } from './insert_fast_path.js';
 import type { CachedRouting } from './routed_command.js';
@@ -31,8 +32,11 @@ export function withFastPaths(router: RouterServices, general: MessageHandler): 
       // The planners' shapes hold no maxTimeMS: a command with one is the general path's.
       assert(enterCommand(router, insert !== undefined ? 'insert' : 'find', plan.generic) === undefined, 'a fast path planned a command with a maxTimeMS');
     } catch (err) {
-      return opMsgReply(routerErrorReply(router, err), plan.requestId);
+      return opMsgReply(withRouterTimes(router, routerErrorReply(router, err)), plan.requestId);
     }
+    // The router's time once the client's $clusterTime has moved it: the shard's writes then come
+    // after everything the client has seen.
+    writeTimestamp(plan.request, plan.clusterTimeAt, router.clock.now());
     const sent = router.client.forwardMessage(host, plan.request);
     if (insert !== undefined) return sent.then((reply) => answerInsert(router, insert, reply) ?? general(conn, message), (err: unknown) => insertFailed(router, insert, err));
     return sent.then((reply) => answerFind(router, plan, reply) ?? general(conn, message), (err: unknown) => findFailed(router, plan, err));

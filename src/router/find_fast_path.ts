@@ -3,10 +3,10 @@ import { deserializeDocument } from '../bson/values.js';
 import { opMsgReply, opMsgReplyIn } from '../commands/message_handler.js';
 import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
-import { countCommand } from './command_entry.js';
+import { countCommand, withRouterTimes } from './command_entry.js';
 import { stringIs, TYPE_BOOL, TYPE_DOCUMENT, TYPE_DOUBLE, TYPE_INT32 } from './raw_elements.js';
 import { completedCursorBytes, cursorReplyBody } from './raw_reply.js';
-import { commandShape, field, shardRequest, valueBytes } from './received_command.js';
+import { commandShape, field, requestClusterTimeAt, shardRequest, valueBytes } from './received_command.js';
 import { resolvedViewOf } from './resolved_view.js';
 import { readRoutedCommand, type CachedRouting, type Forward } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
@@ -35,18 +35,22 @@ export function planFind(message: Buffer, caches: CachedRouting): Forward | unde
   if (singleBatch === undefined || singleBatch[0] !== 1 || negative(valueBytes(message, command, LIMIT)) || negative(valueBytes(message, command, BATCH_SIZE))) return undefined;
   const shard = pointShard(routing, valueBytes(message, command, FILTER));
   if (shard === undefined) return undefined;
+  const tail = versionTail(routing, shard, routed.db);
+  const request = shardRequest(message, command, tail);
   return {
     requestId: command.requestId,
     ns: routed.ns,
     routing,
     shard,
-    request: shardRequest(message, command, versionTail(routing, shard, routed.db)),
-    generic: { lsid: valueBytes(message, command, FIND.lsidSlot) },
+    request,
+    clusterTimeAt: requestClusterTimeAt(request, tail),
+    generic: { lsid: valueBytes(message, command, FIND.lsidSlot), $clusterTime: valueBytes(message, command, FIND.clusterTimeSlot) },
   };
 }
 
 // The router's reply to a planned find from the shard's: its completed cursor as the general
-// path's single-shard find answers it, an error as the dispatcher shapes it. Undefined when the
+// path's single-shard find answers it (with the router's $clusterTime and the shard's
+// operationTime), an error as the dispatcher shapes it. Undefined when the
 // general path must answer: a stale shard's answer (after its routing is invalidated), a view's
 // (its namespace remembered, so that its reads go there first) and an open cursor, which the
 // general path asks the shard again for.
@@ -54,7 +58,7 @@ export function answerFind(router: RouterServices, plan: Forward, reply: Buffer)
   const cursor = completedCursorBytes(reply, plan.ns);
   if (cursor !== undefined) {
     answered(router);
-    return opMsgReplyIn(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX), plan.requestId);
+    return opMsgReplyIn(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX, router.clock.now(), reply), plan.requestId);
   }
   try {
     checkOk(deserializeDocument(reply));
@@ -68,7 +72,7 @@ export function answerFind(router: RouterServices, plan: Forward, reply: Buffer)
 
 export function findFailed(router: RouterServices, plan: Forward, err: unknown): Buffer {
   answered(router);
-  return opMsgReply(routerErrorReply(router, err), plan.requestId);
+  return opMsgReply(withRouterTimes(router, routerErrorReply(router, err)), plan.requestId);
 }
 
 function answered(router: RouterServices): void {

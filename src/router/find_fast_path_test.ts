@@ -10,6 +10,7 @@ import { planFindMerge } from './merge/find_merge.js';
 import { forwardable } from './remote_cursor_stream.js';
 import type { CachedRouting } from './routed_command.js';
 import { encodeVersionedMessage, type Routing } from './versioned_request.js';
+import { writeTimestamp } from '../sessions/logical_time_metadata.js';
 
 // The point-read planner against the general path: what it plans to send a shard must be what
 // clusterFindCommand's single-shard find sends (its session stays with the router), and what it
@@ -33,9 +34,11 @@ function message(cmd: Doc): Buffer {
 }
 
 // clusterFindCommand's request to the one shard: the client's command without the router's
-// fields, planned for the merge, with the version.
+// fields, planned for the merge, with the router's time and the version.
+const clusterTime = new Timestamp({ t: 1_700_000_000, i: 7 });
+
 function generalRequest(cmd: Doc, routing: Routing, shard: string): Buffer {
-  return encodeVersionedMessage(routing, shard, 'db', planFindMerge(forwardable(deserializeDocument(serializeDocument(cmd)))).shardCommand);
+  return encodeVersionedMessage(routing, shard, 'db', planFindMerge(forwardable(deserializeDocument(serializeDocument(cmd)))).shardCommand, clusterTime);
 }
 
 test("a point read's plan is the general path's request to its shard, its session left with the router", () => {
@@ -48,8 +51,10 @@ test("a point read's plan is the general path's request to its shard, its sessio
     const plan = planFind(message(cmd), caches);
     assert.ok(plan, JSON.stringify(cmd.filter));
     assert.deepEqual([plan.shard, plan.ns, plan.requestId], [shard, routing.ns, 42]);
+    // The router writes its time once the command has entered.
+    writeTimestamp(plan.request, plan.clusterTimeAt, clusterTime);
     assert.deepEqual(plan.request.subarray(OP_MSG_REPLY_PREFIX), generalRequest(cmd, routing, shard).subarray(OP_MSG_REPLY_PREFIX));
-    assert.deepEqual(plan.generic, { lsid: cmd.lsid === undefined ? undefined : serializeDocument(lsid) });
+    assert.deepEqual(plan.generic, { lsid: cmd.lsid === undefined ? undefined : serializeDocument(lsid), $clusterTime: cmd.$clusterTime === undefined ? undefined : serializeDocument(cmd.$clusterTime as Doc) });
   }
 });
 

@@ -1,4 +1,4 @@
-import { Long } from 'bson';
+import { Long, Timestamp } from 'bson';
 import { LazyDocument, readPlainDocument } from '../bson/raw_document.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
@@ -6,11 +6,11 @@ import type { ChunkType } from '../catalog/type_chunk.js';
 import { opMsgReply, opMsgReplyOfBody } from '../commands/message_handler.js';
 import { statementIds } from '../sessions/retryable_write.js';
 import { Limits } from '../wire/op_codes.js';
-import { countWriteAttempts, forwardsSession, type GenericArguments } from './command_entry.js';
+import { countWriteAttempts, forwardsSession, withRouterTimes, type GenericArguments } from './command_entry.js';
 import { oneShardInsertReply } from './commands/cluster_write.js';
-import { plainInsertReply } from './raw_reply.js';
+import { plainInsertReply, withRouterClusterTime } from './raw_reply.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
-import { commandShape, elementBounds, field, receivedDocuments, shardRequest, valueBytes } from './received_command.js';
+import { commandShape, elementBounds, field, receivedDocuments, requestClusterTimeAt, shardRequest, valueBytes } from './received_command.js';
 import { readRoutedCommand, type CachedRouting, type Forward } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
@@ -48,17 +48,24 @@ export function planInsert(message: Buffer, caches: CachedRouting): InsertPlan |
   const target = targetDocuments(routing, documents);
   if (target === undefined) return undefined;
   const txnNumber = valueBytes(message, command, TXN_NUMBER);
-  const generic: GenericArguments = { lsid: valueBytes(message, command, INSERT.lsidSlot), txnNumber: txnNumber === undefined ? undefined : new Long(txnNumber.readInt32LE(0), txnNumber.readInt32LE(4)) };
+  const generic: GenericArguments = {
+    lsid: valueBytes(message, command, INSERT.lsidSlot),
+    txnNumber: txnNumber === undefined ? undefined : new Long(txnNumber.readInt32LE(0), txnNumber.readInt32LE(4)),
+    $clusterTime: valueBytes(message, command, INSERT.clusterTimeSlot),
+  };
   // After the command's own fields, as runWrite puts them: a retryable write's lsid and txnNumber
   // (forwardableWrite), then its statements' ids.
   const retryable = forwardsSession(true, generic);
   const passedOn = retryable ? elementBounds(command, INSERT, SESSION_SLOTS) : undefined;
+  const tail = versionTail(routing, target.shard, routed.db);
+  const request = shardRequest(message, command, tail, passedOn, retryable ? stmtIdsElement(documents.length) : undefined);
   return {
     requestId: command.requestId,
     ns: routed.ns,
     routing,
     shard: target.shard,
-    request: shardRequest(message, command, versionTail(routing, target.shard, routed.db), passedOn, retryable ? stmtIdsElement(documents.length) : undefined),
+    request,
+    clusterTimeAt: requestClusterTimeAt(request, tail),
     generic,
     documents,
     chunks: target.chunks,
@@ -83,14 +90,15 @@ const STMT_IDS_KEPT = 64;
 const STMT_IDS: Buffer[] = [];
 
 // The router's reply to a planned insert from the shard's, as runWrite answers it: a plain reply
-// as it is, any other as oneShardInsertReply shapes it. Undefined when the shard was stale: the
+// as it is but for its $clusterTime, which becomes the router's (its operationTime, the write's,
+// stays), any other as oneShardInsertReply shapes it. Undefined when the shard was stale: the
 // routing is then invalidated and the general path must answer.
 export function answerInsert(router: RouterServices, plan: InsertPlan, reply: Buffer): Buffer | undefined {
   const { documents, routing } = plan;
   if (plainInsertReply(reply, documents.length)) {
     if (routing.cm !== undefined) router.chunkSplitter.noteStoredInserts(routing.cm, plan.chunks, documents);
     answered(router, plan, PLAIN_REPLY);
-    return opMsgReplyOfBody(reply, plan.requestId);
+    return opMsgReplyOfBody(withRouterClusterTime(reply, router.clock.now()), plan.requestId);
   }
   let decoded: Doc;
   try {
@@ -103,7 +111,8 @@ export function answerInsert(router: RouterServices, plan: InsertPlan, reply: Bu
     return undefined;
   }
   if (routing.cm !== undefined && decoded.ok === 1) router.chunkSplitter.noteReceivedInserts(routing.cm, documents.map((d) => new LazyDocument(d)), decoded);
-  return opMsgReply(answered(router, plan, oneShardInsertReply(documents.length, plan.ordered, decoded)), plan.requestId);
+  const operationTime = decoded.operationTime instanceof Timestamp ? decoded.operationTime : undefined;
+  return opMsgReply(withRouterTimes(router, answered(router, plan, oneShardInsertReply(documents.length, plan.ordered, decoded)), operationTime), plan.requestId);
 }
 
 // What counts of a plain reply: it has no write errors.
@@ -113,7 +122,7 @@ const PLAIN_REPLY: Doc = Object.freeze({ ok: 1 });
 // first if ordered) with a MongoError, anything else the dispatcher's error reply.
 export function insertFailed(router: RouterServices, plan: InsertPlan, err: unknown): Buffer {
   const reply = err instanceof MongoError ? oneShardInsertReply(plan.documents.length, plan.ordered, err) : routerErrorReply(router, err);
-  return opMsgReply(answered(router, plan, reply), plan.requestId);
+  return opMsgReply(withRouterTimes(router, answered(router, plan, reply)), plan.requestId);
 }
 
 function answered(router: RouterServices, plan: InsertPlan, reply: Doc): Doc {

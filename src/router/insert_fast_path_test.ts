@@ -12,6 +12,7 @@ import { statementIds } from '../sessions/retryable_write.js';
 import { forwardableWrite } from './remote_cursor_stream.js';
 import type { CachedRouting } from './routed_command.js';
 import { encodeVersionedMessage, type Routing } from './versioned_request.js';
+import { writeTimestamp } from '../sessions/logical_time_metadata.js';
 
 // The insert planner against the general path: what it plans to send a shard must be what runWrite
 // sends (forwardableWrite's fields, a retryable write's lsid and txnNumber among them, then the
@@ -59,7 +60,15 @@ function generalRequest(cmd: Doc, routing: Routing, shard: string): Buffer {
   attachSequence(decoded, 'documents', bytes);
   const base = forwardableWrite(decoded, 'documents');
   const batch = base.txnNumber === undefined ? base : { ...base, stmtIds: statementIds(decoded, bytes.length) };
-  return encodeVersionedMessage(routing, shard, 'db', batch, { identifier: 'documents', documents: bytes });
+  return encodeVersionedMessage(routing, shard, 'db', batch, clusterTime, { identifier: 'documents', documents: bytes });
+}
+
+const clusterTime = new Timestamp({ t: 1_700_000_000, i: 7 });
+
+// A plan's request once the router has written its time into it, as the fast path does.
+function stamped(plan: { request: Buffer; clusterTimeAt: number }): Buffer {
+  writeTimestamp(plan.request, plan.clusterTimeAt, clusterTime);
+  return plan.request;
 }
 
 test("a retryable insert's plan sends the shard its lsid, txnNumber and stmtIds exactly as runWrite does", () => {
@@ -67,16 +76,18 @@ test("a retryable insert's plan sends the shard its lsid, txnNumber and stmtIds 
   const plan = planInsert(message(retryable), caches);
   assert.ok(plan);
   assert.deepEqual([plan.shard, plan.requestId, plan.ns, plan.ordered], ['s0', 42, 'db.c', true]);
-  const fast = shardReads(plan.request);
+  const fast = shardReads(stamped(plan));
   const general = shardReads(generalRequest(retryable, sharded, 's0'));
   assert.deepEqual(fast, general);
-  assert.deepEqual(Object.keys(fast), ['insert', 'documents', 'ordered', 'lsid', 'txnNumber', 'stmtIds', 'shardVersion', '$db']);
-  assert.deepEqual(Object.keys(general), ['insert', 'ordered', 'lsid', 'txnNumber', 'stmtIds', 'shardVersion', '$db', 'documents']);
+  assert.deepEqual(Object.keys(fast), ['insert', 'documents', 'ordered', 'lsid', 'txnNumber', 'stmtIds', '$clusterTime', 'shardVersion', '$db']);
+  assert.deepEqual(Object.keys(general), ['insert', 'ordered', 'lsid', 'txnNumber', 'stmtIds', '$clusterTime', 'shardVersion', '$db', 'documents']);
   assert.deepEqual(fast.stmtIds, [0, 1]);
   const many = Array.from({ length: 70 }, (_, i) => ({ _id: i, k: i }));
   assert.deepEqual(shardReads(planInsert(message({ ...retryable, documents: many }), caches)!.request).stmtIds, many.map((_, i) => i), 'a batch beyond the kept elements');
-  // The generic arguments go to the entry every command passes: the lsid as its bytes.
-  assert.deepEqual(plan.generic, { lsid: serializeDocument(lsid), txnNumber: Long.fromNumber(3) });
+  // The generic arguments go to the entry every command passes: the lsid and $clusterTime as their bytes.
+  assert.deepEqual(plan.generic, { lsid: serializeDocument(lsid), txnNumber: Long.fromNumber(3), $clusterTime: undefined });
+  const gossiped = { clusterTime, signature: { hash: new Binary(Buffer.alloc(20), 0), keyId: Long.fromNumber(0) } };
+  assert.deepEqual(planInsert(message({ ...retryable, $clusterTime: gossiped }), caches)!.generic.$clusterTime, serializeDocument(gossiped));
 });
 
 test("a plan sends the shard nothing of a session that is not a retryable write's, as runWrite", () => {
@@ -84,7 +95,7 @@ test("a plan sends the shard nothing of a session that is not a retryable write'
     const plan = planInsert(message(cmd), caches);
     assert.ok(plan);
     assert.equal(plan.shard, 's0', 'unsharded: the primary shard');
-    const fast = shardReads(plan.request);
+    const fast = shardReads(stamped(plan));
     assert.deepEqual(fast, shardReads(generalRequest(cmd, unsharded, 's0')));
     assert.equal('lsid' in fast, false);
     assert.equal(plan.ordered, cmd.ordered !== false);
@@ -95,8 +106,8 @@ test('a txnNumber without an lsid is planned as runWrite builds it, for the entr
   const cmd = { insert: 'c', documents, txnNumber: Long.fromNumber(1), $db: 'db' };
   const plan = planInsert(message(cmd), caches);
   assert.ok(plan);
-  assert.deepEqual(plan.generic, { lsid: undefined, txnNumber: Long.fromNumber(1) });
-  assert.deepEqual(shardReads(plan.request), shardReads(generalRequest(cmd, sharded, 's0')));
+  assert.deepEqual(plan.generic, { lsid: undefined, txnNumber: Long.fromNumber(1), $clusterTime: undefined });
+  assert.deepEqual(shardReads(stamped(plan)), shardReads(generalRequest(cmd, sharded, 's0')));
 });
 
 test('what cannot go to one shard as received is declined', () => {

@@ -1,8 +1,10 @@
+import { Timestamp } from 'bson';
 import { HEADER_SIZE, Limits, OpCode } from '../wire/op_codes.js';
 import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { cstringSize, embeddedDocuments, readPlainDocument } from '../bson/raw_document.js';
 import { DOCUMENT_SEQUENCE_SECTION } from '../wire/message.js';
 import { nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './raw_elements.js';
+import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeElementTimeAt, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
 import { isValidCollectionName } from '../commands/args.js';
 
 // A command as a driver sends it, read from its OP_MSG bytes without decoding it: where each of
@@ -25,6 +27,7 @@ export interface CommandShape {
   sequence?: Buffer;
   // Where commandShape put the generic fields every driver command carries.
   lsidSlot: number;
+  clusterTimeSlot: number;
   dbSlot: number;
 }
 
@@ -52,6 +55,7 @@ export function commandShape(command: string, fields: FieldShape[], sequence?: s
     fields: [...fields, field('lsid', TYPE_DOCUMENT, false), field('$clusterTime', TYPE_DOCUMENT, false), field('$db', TYPE_STRING, false)],
     sequence: sequence === undefined ? undefined : Buffer.from(sequence),
     lsidSlot: fields.length + 1,
+    clusterTimeSlot: fields.length + 2,
     dbSlot: fields.length + 3,
   };
 }
@@ -166,12 +170,20 @@ export function elementBounds(command: ReceivedCommand, shape: CommandShape, slo
 }
 
 // The shard's OP_MSG request: the forwarded elements, then the elements at `also` ([start, end)
-// pairs), then `added` (elements the router writes itself), then `tail` (the version and $db
+// pairs), then `added` (elements the router writes itself), then a $clusterTime element whose time
+// is written once the command has entered (requestClusterTimeAt), then `tail` (the version and $db
 // elements and the body's terminator, versioned_request.ts's versionTail), then the document
 // sequence as it came; its header left for WireClient.forwardMessage.
+const UNSET = new Timestamp({ t: 0, i: 0 });
+
+// Where the time of a shardRequest's $clusterTime is, given the `tail` it was built with.
+export function requestClusterTimeAt(request: Buffer, tail: Buffer): number {
+  return clusterTimeElementTimeAt(OP_MSG_REPLY_PREFIX + request.readInt32LE(OP_MSG_REPLY_PREFIX) - tail.length - CLUSTER_TIME_ELEMENT_LENGTH);
+}
+
 export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Buffer, also: readonly number[] = [], added?: Buffer): Buffer {
   const { forwarded, sequence } = command;
-  let bodyLength = 4 + tail.length + (added?.length ?? 0);
+  let bodyLength = 4 + CLUSTER_TIME_ELEMENT_LENGTH + tail.length + (added?.length ?? 0);
   for (let i = 0; i < forwarded.length; i += 2) bodyLength += forwarded[i + 1]! - forwarded[i]!;
   for (let i = 0; i < also.length; i += 2) bodyLength += also[i + 1]! - also[i]!;
   const sequenceLength = sequence === undefined ? 0 : sequence[2] - sequence[0];
@@ -181,6 +193,8 @@ export function shardRequest(message: Buffer, command: ReceivedCommand, tail: Bu
   for (let i = 0; i < forwarded.length; i += 2) pos += message.copy(out, pos, forwarded[i]!, forwarded[i + 1]!);
   for (let i = 0; i < also.length; i += 2) pos += message.copy(out, pos, also[i]!, also[i + 1]!);
   if (added !== undefined) pos += added.copy(out, pos);
+  writeClusterTimeElement(out, pos, UNSET);
+  pos += CLUSTER_TIME_ELEMENT_LENGTH;
   pos += tail.copy(out, pos);
   if (sequence !== undefined) message.copy(out, pos, sequence[0], sequence[2]);
   return out;

@@ -6,10 +6,11 @@ import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
 import { encodeOpMsgRequest, OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { ChunkManager } from './chunk_manager.js';
 import { pointShard } from './find_fast_path.js';
-import { cursorReplyBody, plainInsertReply } from './raw_reply.js';
+import { cursorReplyBody, plainInsertReply, withRouterClusterTime } from './raw_reply.js';
+import { clusterTimeMetadata, writeTimestamp } from '../sessions/logical_time_metadata.js';
 import { RawDocument, serializeWithRaw } from '../wire/raw_bson.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
-import { commandShape, elementBounds, field, readReceivedCommand, receivedDocuments, routedNamespace, shardRequest, valueBytes, type CommandShape } from './received_command.js';
+import { commandShape, elementBounds, field, readReceivedCommand, receivedDocuments, requestClusterTimeAt, routedNamespace, shardRequest, valueBytes, type CommandShape } from './received_command.js';
 import { chunkForInsert, numericPointShard } from './targeter.js';
 import { targetDocuments } from './insert_fast_path.js';
 import { encodeVersionedMessage, versionFields, versionTail, type Routing } from './versioned_request.js';
@@ -25,6 +26,16 @@ const driverInsert = { insert: 'c', documents: [{ _id: 1, x: 5 }, { x: 'é', _id
 
 function message(cmd: Doc, flags = 0): Buffer {
   return encodeOpMsgRequest(serializeDocument(cmd), 42, flags);
+}
+
+const clusterTime = new Timestamp({ t: 1_700_000_000, i: 7 });
+
+// A shard request with the router's time written in, as the fast path writes it once the command
+// has entered.
+function stampedRequest(bytes: Buffer, command: NonNullable<ReturnType<typeof readReceivedCommand>>, tail: Buffer, also?: number[]): Buffer {
+  const request = shardRequest(bytes, command, tail, also);
+  writeTimestamp(request, requestClusterTimeAt(request, tail), clusterTime);
+  return request;
 }
 
 test('a driver-shaped command is read field by field from its bytes', () => {
@@ -128,9 +139,9 @@ test('the documents of an insert come from its body array or from its one docume
   assert.ok(command);
   assert.deepEqual(receivedDocuments(inSequence, command, 1), documents.map((d) => serializeDocument(d)));
   const routing: Routing = { ns: 'db.c', db: database, cm: undefined };
-  const request = shardRequest(inSequence, command, versionTail(routing, 's0', 'db'));
+  const request = stampedRequest(inSequence, command, versionTail(routing, 's0', 'db'));
   const { lsid: _l, txnNumber: _t, $db: _d, ...forwarded } = body;
-  const expected = encodeVersionedMessage(routing, 's0', 'db', forwarded, { identifier: 'documents', documents: documents.map((d) => serializeDocument(d)) });
+  const expected = encodeVersionedMessage(routing, 's0', 'db', forwarded, clusterTime, { identifier: 'documents', documents: documents.map((d) => serializeDocument(d)) });
   assert.deepEqual(request.subarray(OP_MSG_REPLY_PREFIX), expected.subarray(OP_MSG_REPLY_PREFIX), 'the sequence passed on after the versioned body');
   for (const [what, bytes] of [
     ['documents in the body and in a sequence', fixLength(Buffer.concat([message(driverInsert), sequenceSection('documents', documents)]))],
@@ -148,14 +159,14 @@ test("the shard's request is encodeVersionedMessage's: the forwarded fields, tho
   for (const routing of [{ ns: 'db.c', db: database, cm }, { ns: 'db.c', db: database, cm: undefined }] as Routing[]) {
     const bytes = message(driverInsert);
     const command = readReceivedCommand(bytes, SHAPE)!;
-    const request = shardRequest(bytes, command, versionTail(routing, 's1', 'db'));
+    const request = stampedRequest(bytes, command, versionTail(routing, 's1', 'db'));
     const { lsid: _l, txnNumber: _t, $db: _d, ...forwarded } = driverInsert;
-    assert.deepEqual(request.subarray(OP_MSG_REPLY_PREFIX), encodeVersionedMessage(routing, 's1', 'db', forwarded).subarray(OP_MSG_REPLY_PREFIX));
-    assert.deepEqual(deserializeDocument(request.subarray(OP_MSG_REPLY_PREFIX)), deserializeDocument(serializeDocument({ ...forwarded, ...versionFields(routing, 's1'), $db: 'db' })));
+    assert.deepEqual(request.subarray(OP_MSG_REPLY_PREFIX), encodeVersionedMessage(routing, 's1', 'db', forwarded, clusterTime).subarray(OP_MSG_REPLY_PREFIX));
+    assert.deepEqual(deserializeDocument(request.subarray(OP_MSG_REPLY_PREFIX)), deserializeDocument(serializeDocument({ ...forwarded, $clusterTime: clusterTimeMetadata(clusterTime), ...versionFields(routing, 's1'), $db: 'db' })));
     // Fields the shape keeps are passed on when asked for, in the order asked, after the others.
-    const session = shardRequest(bytes, command, versionTail(routing, 's1', 'db'), elementBounds(command, SHAPE, [SHAPE.lsidSlot, 3]));
+    const session = stampedRequest(bytes, command, versionTail(routing, 's1', 'db'), elementBounds(command, SHAPE, [SHAPE.lsidSlot, 3]));
     const withSession = { ...forwarded, lsid, txnNumber: driverInsert.txnNumber };
-    assert.deepEqual(session.subarray(OP_MSG_REPLY_PREFIX), encodeVersionedMessage(routing, 's1', 'db', withSession).subarray(OP_MSG_REPLY_PREFIX));
+    assert.deepEqual(session.subarray(OP_MSG_REPLY_PREFIX), encodeVersionedMessage(routing, 's1', 'db', withSession, clusterTime).subarray(OP_MSG_REPLY_PREFIX));
   }
   const bare = message({ insert: 'c', $db: 'db' });
   assert.deepEqual(elementBounds(readReceivedCommand(bare, SHAPE)!, SHAPE, [SHAPE.lsidSlot, 3]), [], 'fields the command does not hold');
@@ -179,17 +190,33 @@ test('a point read targeted from its filter bytes goes where numericPointShard s
   assert.equal(pointShard(hashed, serializeDocument({ x: 5 })), undefined);
 });
 
-test("the find's reply is written as the general path's encoder writes it", () => {
+// A node's reply: the document, then its $clusterTime and operationTime.
+function nodeReply(doc: Doc, shardTime: Timestamp, operationTime: Timestamp): Buffer {
+  return serializeDocument({ ...doc, $clusterTime: clusterTimeMetadata(shardTime), operationTime });
+}
+
+const shardTime = new Timestamp({ t: 1_600_000_000, i: 3 });
+const writeTime = new Timestamp({ t: 1_600_000_000, i: 2 });
+
+test("the find's reply is written as the general path's encoder writes it, with the router's time and the shard's operationTime", () => {
   const cursor = serializeDocument({ firstBatch: [{ _id: 1, s: 'é' }], id: Long.ZERO, ns: 'db.c' });
-  assert.deepEqual(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX).subarray(OP_MSG_REPLY_PREFIX), serializeWithRaw({ cursor: new RawDocument(cursor), ok: 1 }));
+  const general = (operationTime: Timestamp): Buffer => serializeWithRaw({ cursor: new RawDocument(cursor), ok: 1, $clusterTime: clusterTimeMetadata(clusterTime), operationTime });
+  const fromNode = nodeReply({ cursor: deserializeDocument(cursor), ok: 1 }, shardTime, writeTime);
+  assert.deepEqual(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX, clusterTime, fromNode).subarray(OP_MSG_REPLY_PREFIX), general(writeTime));
+  const withoutTimes = serializeDocument({ cursor: deserializeDocument(cursor), ok: 1 });
+  assert.deepEqual(cursorReplyBody(cursor, OP_MSG_REPLY_PREFIX, clusterTime, withoutTimes).subarray(OP_MSG_REPLY_PREFIX), general(clusterTime), "the router's time when the shard gave none");
 });
 
-test('only {n: <count>, ok: 1} is a plain insert reply', () => {
-  assert.equal(plainInsertReply(serializeDocument({ n: 3, ok: 1 }), 3), true);
+test('only {n: <count>, ok: 1} and a node\'s times are a plain insert reply, passed on with the router\'s $clusterTime', () => {
+  const plain = nodeReply({ n: 3, ok: 1 }, shardTime, writeTime);
+  assert.equal(plainInsertReply(plain, 3), true);
   for (const other of [{ n: 3, ok: new Double(1) }, { n: 2, ok: 1 }, { n: 3, ok: 0 }, { ok: 1, n: 3 }, { n: 3, ok: 1, writeErrors: [] }, { n: 3 }, { n: new Double(3), ok: 1 }, { n: 3, ok: 1, extra: 1 }]) {
-    assert.equal(plainInsertReply(serializeDocument(other), 3), false, JSON.stringify(other));
+    assert.equal(plainInsertReply(nodeReply(other, shardTime, writeTime), 3), false, JSON.stringify(other));
   }
-  assert.equal(plainInsertReply(serializeDocument({ n: 3, ok: 1 }).subarray(0, 10), 3), false, 'truncated');
+  assert.equal(plainInsertReply(serializeDocument({ n: 3, ok: 1 }), 3), false, 'without the times');
+  assert.equal(plainInsertReply(serializeDocument({ n: 3, ok: 1, operationTime: writeTime, $clusterTime: clusterTimeMetadata(shardTime) }), 3), false, 'the times in another order');
+  assert.equal(plainInsertReply(plain.subarray(0, 10), 3), false, 'truncated');
+  assert.deepEqual(deserializeDocument(withRouterClusterTime(Buffer.from(plain), clusterTime)), deserializeDocument(nodeReply({ n: 3, ok: 1 }, clusterTime, writeTime)));
 });
 
 test("an insert's documents are targeted from their bytes to the chunks of their decoded form", () => {

@@ -36,7 +36,9 @@ export interface Forward {
   ns: string;
   routing: Routing;
   shard: string;
-  // The shard's OP_MSG request, its header left for WireClient.forwardMessage.
+  // The shard's OP_MSG request, its header left for WireClient.forwardMessage, and where the time
+  // of its $clusterTime goes (the router's, once the command has entered).
   request: Buffer;
+  clusterTimeAt: number;
   generic: GenericArguments;
 }

@@ -7,17 +7,23 @@ import type { RouterCommand, RouterContext, RouterServices } from './router_serv
 import { runResolvedView } from './commands/cluster_views.js';
 import { resolvedViewOf } from './resolved_view.js';
 import { checkCommandFields } from '../commands/command_fields.js';
-import { countCommand, countWriteReply, enterCommand, isWriteCommand, type WriteKind } from './command_entry.js';
+import { countCommand, countWriteReply, enterCommand, isWriteCommand, withRouterTimes, type WriteKind } from './command_entry.js';
 import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../commands/crud/unreplicated_write_concern.js';
 import { beforeDeadline } from '../base/operation_deadline.js';
-import { runInRouterSession } from './cluster_session_operation.js';
 import { withFailCommand } from '../commands/fail_command.js';
+import { runInRouterSession } from './cluster_session_operation.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
 // (versioned_request.ts). Not async: a command's own promise is passed on with only a catch added
-// (which also answers a read of a view by its resolution).
+// (which also answers a read of a view by its resolution). Every reply, error or not, carries the
+// router's cluster time (command_entry.ts's withRouterTimes).
 export function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+  const reply = routeCommand(router, conn, cmd);
+  return reply instanceof Promise ? reply.then((r) => withRouterTimes(router, r)) : withRouterTimes(router, reply);
+}
+
+function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   try {
     const db = cmd.$db;
     if (typeof db !== 'string') throw new MongoError(40571, 'OP_MSG requests require a $db argument');

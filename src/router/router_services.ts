@@ -3,6 +3,7 @@ import type { FailPoints } from '../base/fail_points.js';
 import type { Doc } from '../bson/values.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { LogicalClock } from '../sessions/logical_clock.js';
 import type { SessionKiller } from '../sessions/session_killer.js';
 import type { WireClient } from '../wire/client.js';
 import type { CatalogCache } from './catalog_cache.js';
@@ -18,8 +19,9 @@ export interface RouterOptions {
   // --enableTestCommands: configureFailPoint and waitForFailPoint exist.
   enableTestCommands: boolean;
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;
-  // logicalSessionRefreshMillis, how often the session cache is written to config.system.sessions.
-  parameters: { routerFastPaths: boolean; logicalSessionRefreshMillis: number };
+  // logicalSessionRefreshMillis, how often the session cache is written to config.system.sessions;
+  // maxAcceptableLogicalClockDriftSecs, how far ahead of its wall clock a gossiped $clusterTime may be.
+  parameters: { routerFastPaths: boolean; logicalSessionRefreshMillis: number; maxAcceptableLogicalClockDriftSecs: number };
 }
 
 // Everything a router command may use. A router keeps nothing durable: these are caches of the
@@ -34,6 +36,9 @@ export interface RouterServices {
   sessions: LogicalSessionCache;
   // The operations in progress under a session, and what killSessions kills (here and on every shard).
   sessionKiller: SessionKiller;
+  // The router's cluster time: moved by its clients' and its shards' $clusterTime, sent with every
+  // request to a node and on every reply.
+  clock: LogicalClock;
   logger: Logger;
   startedAt: Date;
   recentLog: string[];

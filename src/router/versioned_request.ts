@@ -1,4 +1,4 @@
-import { BSON } from 'bson';
+import { BSON, type Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
@@ -6,6 +6,7 @@ import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.j
 import type { DatabaseType } from '../catalog/type_chunk.js';
 import { DOCUMENT_SEQUENCE_SECTION, OP_MSG_REPLY_PREFIX, type DocumentSequence } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
+import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeMetadata, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
 
@@ -39,31 +40,33 @@ export function versionFields(routing: Routing, shardId: string): Doc {
   return { shardVersion: shardVersionToBSON(unshardedVersion()), databaseVersion: routing.db.version };
 }
 
-// The OP_MSG request that carries `cmd` with versionFields(routing, shardId) and $db appended, its
-// header left for WireClient.forwardMessage to fill: the body is the bytes
-// serializeDocument({ ...cmd, ...versionFields(routing, shardId), $db: db }) gives. The appended
-// elements are encoded once per routing table (or cached database entry), shard and db and copied
-// in after the command's own, which saves encoding an ObjectId and two Timestamps per request.
-// (Spreading the command into a new object and writing that with raw_bson's writer measured
-// slower than this.) A `sequence` follows the body as a kind-1 section: documents passed on as
-// the bytes they arrived in.
-export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, cmd: Doc, sequence?: DocumentSequence): Buffer {
+// The OP_MSG request that carries `cmd` with the router's $clusterTime, versionFields(routing,
+// shardId) and $db appended, its header left for WireClient.forwardMessage to fill: the body is
+// the bytes serializeDocument({ ...cmd, $clusterTime, ...versionFields(routing, shardId), $db: db })
+// gives. The version and $db elements are encoded once per routing table (or cached database
+// entry), shard and db and copied in after the command's own, which saves encoding an ObjectId and
+// two Timestamps per request. (Spreading the command into a new object and writing that with
+// raw_bson's writer measured slower than this.) A `sequence` follows the body as a kind-1 section:
+// documents passed on as the bytes they arrived in.
+export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, cmd: Doc, clusterTime: Timestamp, sequence?: DocumentSequence): Buffer {
   const extra = sequence === undefined ? 0 : sequenceSize(sequence);
   let message: Buffer;
   let bodyLength: number;
-  if ('shardVersion' in cmd || 'databaseVersion' in cmd || '$db' in cmd) {
-    const whole = serializeDocument({ ...cmd, ...versionFields(routing, shardId), $db: db });
+  if ('shardVersion' in cmd || 'databaseVersion' in cmd || '$db' in cmd || '$clusterTime' in cmd) {
+    const whole = serializeDocument({ ...cmd, $clusterTime: clusterTimeMetadata(clusterTime), ...versionFields(routing, shardId), $db: db });
     bodyLength = whole.length;
     message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength + extra);
     whole.copy(message, OP_MSG_REPLY_PREFIX);
   } else {
     const tail = versionTail(routing, shardId, db);
     const head = BSON.serialize(cmd, SERIALIZE_OPTIONS);
-    bodyLength = head.length - 1 + tail.length;
+    bodyLength = head.length - 1 + CLUSTER_TIME_ELEMENT_LENGTH + tail.length;
     message = Buffer.allocUnsafe(OP_MSG_REPLY_PREFIX + bodyLength + extra);
     message.set(head, OP_MSG_REPLY_PREFIX);
     // Over the command's terminating 0: the tail ends with the terminator of the whole.
-    tail.copy(message, OP_MSG_REPLY_PREFIX + head.length - 1);
+    const at = OP_MSG_REPLY_PREFIX + head.length - 1;
+    writeClusterTimeElement(message, at, clusterTime);
+    tail.copy(message, at + CLUSTER_TIME_ELEMENT_LENGTH);
     message.writeInt32LE(bodyLength, OP_MSG_REPLY_PREFIX);
   }
   if (sequence !== undefined) writeSequence(message, OP_MSG_REPLY_PREFIX + bodyLength, sequence, extra);
@@ -107,7 +110,7 @@ export function versionTail(routing: Routing, shardId: string, db: string): Buff
 // sendToShard of `cmd` (and `sequence`) with versionFields(routing, shardId): encoded with the
 // cached version bytes (encodeVersionedMessage) and, like sendToShard, without a timeout.
 export function sendVersioned(router: RouterServices, routing: Routing, shardId: string, db: string, cmd: Doc, sequence?: DocumentSequence): Promise<Doc> {
-  const message = encodeVersionedMessage(routing, shardId, db, cmd, sequence);
+  const message = encodeVersionedMessage(routing, shardId, db, cmd, router.clock.now(), sequence);
   const host = router.shardRegistry.cachedHost(shardId);
   const sent = host !== undefined ? router.client.forwardMessage(host, message) : router.shardRegistry.host(shardId).then((found) => router.client.forwardMessage(found, message));
   return sent.then(deserializeDocument);

@@ -136,7 +136,6 @@ export class SessionCatalog {
     return found !== undefined && isNumber(found.doc.txnNum) && toDouble(found.doc.txnNum) === txnNum ? found.doc : undefined;
   }
 
-
   // Drops what memory holds of a session whose records the transaction reaper removed.
   forget(lsid: LogicalSessionId): void {
     this.sessions.delete(sessionKey(lsid));
@@ -210,7 +209,9 @@ export class RetryableWriteRun {
     if (this.recorded.length === 0) return;
     this.beforeRecording?.();
     const w = new LocalWriter(this.storage, this.unit);
-    const ts = this.clock.tick();
+    // The time the unit's writes commit under, so the history orders as the commits do; an engine
+    // without a clock (storage-level tests) leaves it to the catalog's.
+    const ts = this.unit.commitTimestamp() ?? this.clock.tick();
     const session = lsidDoc(this.lsid);
     const txnNum = Long.fromNumber(this.state.txnNum);
     if (!this.state.recordWritten) {

@@ -1,4 +1,4 @@
-import { BSON, UUID, type Binary } from 'bson';
+import { BSON, UUID, type Binary, type Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { compareValues } from '../bson/compare.js';
@@ -12,9 +12,12 @@ import { cappedLimits, type CappedLimits } from './capped.js';
 import { upgradeLayout } from './layout_upgrade.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
 import { asBuffer, LazyDocument } from '../bson/raw_document.js';
+import { CommitTimestamps, currentLastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
 
 export interface StorageOptions {
   compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
+  // Stamps each write unit that changes a document with its commit's cluster time (commit_timestamps.ts).
+  clock?: CommitClock;
 }
 
 // A collection as the layers above use it: its catalog entry, its indexes, and its record-id
@@ -81,10 +84,12 @@ export class StorageEngine {
   private readonly collections = new Map<string, Collection>();
   readonly observers: OpObserver[] = [];
   readonly stats: CollectionStats;
+  readonly timestamps: CommitTimestamps;
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     upgradeLayout(kv);
     this.stats = new CollectionStats(kv);
+    this.timestamps = new CommitTimestamps(options.clock);
     // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.
     for (const { value } of [...kv.range(catalogRangeStart, catalogRangeEnd)]) {
       this.loadCollection(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
@@ -310,13 +315,23 @@ export class StorageEngine {
 
   // A write whose commit does not hold up this thread (lmdb-js's write thread commits it; see
   // KvStore.writeAsync): for bulk writes whose caller has other work meanwhile.
+  // A read after such a unit's commit timestamp waits for the commit (committedThrough).
   writeAsync<T>(fn: (unit: WriteUnit) => T): Promise<T> {
-    return this.kv.writeAsync((w) => {
+    let settle: (() => void) | undefined;
+    const commit = this.kv.writeAsync((w) => {
       const unit = new WriteUnit(this, w);
       const result = fn(unit);
       unit.finish();
+      if (unit.timestamp !== undefined) settle = this.timestamps.commitLater(unit.timestamp);
       return result;
     });
+    return commit.finally(() => settle?.());
+  }
+
+  // Settles once every write unit stamped at or before `ts` has committed; undefined when all
+  // have (every synchronous commit has, by the time anything else runs).
+  committedThrough(ts: Timestamp): Promise<void> | undefined {
+    return this.timestamps.committedThrough(ts);
   }
 
   // In-memory changes (catalog map, collection entries, cached counts) register their undo here:
@@ -336,10 +351,13 @@ export class StorageEngine {
   // other grouped writes that arrive before the event loop's next check phase, and commits them
   // all at once: concurrent insert batches share one LMDB commit instead of paying one each. The
   // promise settles after that commit, so an acknowledgement still means the data file has it.
+  // The operation's LastOp goes with `fn`, which runs after the operation's own code returned.
   writeGrouped<T>(fn: () => T): Promise<T> {
+    const lastOp = currentLastOp();
+    const run = lastOp === undefined ? fn : (): T => withLastOp(lastOp, fn);
     return new Promise<T>((resolve, reject) => {
       if (this.group.length === 0) setImmediate(() => this.commitGroup());
-      this.group.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.group.push({ fn: run, resolve: resolve as (v: unknown) => void, reject });
     });
   }
 
@@ -391,8 +409,22 @@ function indexedFields(coll: Collection, bytes: Buffer): Doc {
 // the indexes and statistics in step, and tells the op observers.
 export class WriteUnit {
   private readonly statDeltas = new Map<number, { count: number; size: number }>();
+  private stamp: Timestamp | undefined;
 
   constructor(private readonly engine: StorageEngine, readonly kv: KvWriter) {}
+
+  // The cluster time this unit was stamped with: undefined before its first document change, or
+  // on an engine without a clock.
+  get timestamp(): Timestamp | undefined {
+    return this.stamp;
+  }
+
+  // The cluster time this unit commits under, taken now if it has none yet: at its first document
+  // change, or by a caller that writes it into a document (a retryable write's history).
+  commitTimestamp(): Timestamp | undefined {
+    if (this.stamp === undefined) this.stamp = this.engine.timestamps.reserve();
+    return this.stamp;
+  }
 
   private delta(coll: Collection, count: number, size: number): void {
     const d = this.statDeltas.get(coll.entry.id) ?? { count: 0, size: 0 };
@@ -431,6 +463,7 @@ export class WriteUnit {
     const recordId = coll.nextRecordId;
     const perIndex = coll.indexes.map((index) => index.keysFor(doc));
     this.claimUniqueEntries(coll, perIndex, recordId);
+    this.commitTimestamp();
     coll.nextRecordId += 1;
     // Record ids only grow, so a refused append means the allocator is behind what is stored.
     if (!this.kv.space(coll.space).append(recordKey(recordId), bytes)) throw new Error(`record id ${recordId} of ${coll.ns} is already taken`);
@@ -493,6 +526,7 @@ export class WriteUnit {
     for (const { index, added, addedValues } of changes) {
       added.forEach((k, i) => index.checkUnique(this.kv, coll.ns, k, addedValues[i]!, recordId));
     }
+    this.commitTimestamp();
     this.kv.space(coll.space).put(recordKey(recordId), bytes);
     for (const { index, removed, added, multikey } of changes) {
       index.removeEntries(this.kv, removed, recordId);
@@ -525,6 +559,7 @@ export class WriteUnit {
 
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.
   remove(coll: Collection, recordId: number, before: Doc, beforeSize: number): void {
+    this.commitTimestamp();
     this.kv.space(coll.space).remove(recordKey(recordId));
     for (const index of coll.indexes) index.removeEntries(this.kv, index.keysFor(before).keys, recordId);
     this.delta(coll, -1, -beforeSize);

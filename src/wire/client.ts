@@ -4,11 +4,12 @@ import { deserializeDocument, serializeDocument, type Doc } from '../bson/values
 import { parseHostAddress } from './client_connection.js';
 import { HostPool } from './host_pool.js';
 import { encodeOpMsgRequest, finishOpMsgReply } from './message.js';
-import type { Network } from './network.js';
+import type { ClusterTimeGossip, Network } from './network.js';
 
 export interface WireClientOptions {
   connectTimeoutMs?: number;
   maxConnectionsPerHost?: number;
+  gossip?: ClusterTimeGossip;
 }
 
 export interface CommandOptions {
@@ -27,27 +28,31 @@ export class WireClient implements Network {
   private readonly pools = new Map<string, HostPool>();
   private readonly connectTimeoutMs: number;
   private readonly maxConnectionsPerHost: number;
+  private readonly gossip: ClusterTimeGossip | undefined;
   private nextRequestId = 1;
   private closed = false;
 
   constructor(options: WireClientOptions = {}) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.maxConnectionsPerHost = options.maxConnectionsPerHost ?? DEFAULT_MAX_CONNECTIONS_PER_HOST;
+    this.gossip = options.gossip;
   }
 
+  // A $clusterTime the command carries (a client's, passed on) gives way to this process's.
   async command(host: string, db: string, cmd: Doc, options: CommandOptions = {}): Promise<Doc> {
-    const body = serializeDocument({ ...cmd, $db: db });
+    const own = this.gossip !== undefined && '$clusterTime' in cmd ? withoutClusterTime(cmd) : cmd;
+    const body = serializeDocument({ ...own, $db: db });
     return deserializeDocument(await this.commandRaw(host, db, body, options));
   }
 
   // Forwards a command already in BSON (a router passing a client's bytes on) and hands back the
   // reply's bytes, so neither side pays for decoding and re-encoding. `db` names the target in
-  // errors; the body carries its own $db.
+  // errors; the body carries its own $db, and no $clusterTime: this process's is added.
   async commandRaw(host: string, db: string, body: Buffer, options: CommandOptions = {}): Promise<Buffer> {
     if (this.closed) throw shutdownError();
     const pool = this.poolFor(host);
     const requestId = this.takeRequestId();
-    const message = encodeOpMsgRequest(body, requestId);
+    const message = encodeOpMsgRequest(this.gossip === undefined ? body : withElement(body, this.gossip.element()), requestId);
     const deadline = options.timeoutMs === undefined ? undefined : new AbortController();
     const timer = deadline && setTimeout(() => {
       deadline.abort(new MongoError(ErrorCodes.NetworkTimeout, `${host}: command on ${db} timed out after ${options.timeoutMs}ms`));
@@ -60,7 +65,9 @@ export class WireClient implements Network {
       if (deadline?.signal.aborted) onTimeout();
       else deadline?.signal.addEventListener('abort', onTimeout, { once: true });
       try {
-        return await conn.request(message, requestId);
+        const reply = await conn.request(message, requestId);
+        this.gossip?.receive(reply);
+        return reply;
       } finally {
         deadline?.signal.removeEventListener('abort', onTimeout);
         pool.release(conn);
@@ -72,14 +79,19 @@ export class WireClient implements Network {
 
   // A whole OP_MSG request built by the caller, its first OP_MSG_REPLY_PREFIX bytes left for the
   // header (as serializeWithRaw leaves them): the router's per-request path, which thereby
-  // encodes a command into the message buffer itself. No timeout, so no timer or abort
-  // bookkeeping per request.
+  // encodes a command into the message buffer itself, its $clusterTime included. No timeout, so
+  // no timer or abort bookkeeping per request.
   forwardMessage(host: string, message: Buffer): Promise<Buffer> {
     if (this.closed) return Promise.reject(shutdownError());
     const requestId = this.takeRequestId();
     // A request's header is a reply's with responseTo 0: flags 0, one kind-0 section.
     finishOpMsgReply(message, requestId, 0);
-    return this.poolFor(host).send(message, requestId);
+    const sent = this.poolFor(host).send(message, requestId);
+    const gossip = this.gossip;
+    return gossip === undefined ? sent : sent.then((reply) => {
+      gossip.receive(reply);
+      return reply;
+    });
   }
 
   // Fails every request in flight or waiting with ShutdownInProgress and drops all connections.
@@ -104,6 +116,22 @@ export class WireClient implements Network {
     this.nextRequestId = id === MAX_REQUEST_ID ? 1 : id + 1;
     return id;
   }
+}
+
+function withoutClusterTime(cmd: Doc): Doc {
+  const out: Doc = {};
+  for (const [k, v] of Object.entries(cmd)) if (k !== '$clusterTime') out[k] = v;
+  return out;
+}
+
+// The document `body` with `element` (BSON element bytes) appended.
+function withElement(body: Buffer, element: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(body.length + element.length);
+  body.copy(out, 0, 0, body.length - 1);
+  element.copy(out, body.length - 1);
+  out[out.length - 1] = 0;
+  out.writeInt32LE(out.length, 0);
+  return out;
 }
 
 function shutdownError(): MongoError {

@@ -6,8 +6,8 @@ import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { WireClient } from '../../src/wire/client.js';
 
 // What docshard refuses rather than accepting and ignoring: fields a command does not know (40415,
-// as MongoDB's IDL parser), transactions (there are none yet), and write concerns that need
-// replication (there is none yet). The same checks run on a node and through a router; where
+// as MongoDB's IDL parser), transactions (there are none yet), snapshot reads (there are no
+// versions by commit timestamp yet), and write concerns that need replication (there is none yet). The same checks run on a node and through a router; where
 // MongoDB answers differently on a mongod and behind mongos, so does docshard.
 
 // The error a promise failed with, as the driver reports it; undefined when it did not fail.
@@ -60,6 +60,26 @@ function commonChecks(target: () => { client: MongoClient; db: Db; host: string 
     assert.equal((await c.aggregate([{ $match: {} }], { allowDiskUse: true, batchSize: 1, comment: 'c' }).toArray()).length, 2);
     await db.command({ dbStats: 1, scale: 1024 });
     assert.ok(await c.drop());
+  });
+
+  it('refuses readConcern snapshot with InvalidOptions, as MongoDB on a storage engine without snapshot reads', async () => {
+    const { client, db } = target();
+    const c = db.collection<AnyDoc>('snap');
+    await c.insertOne({ _id: 1, k: 1 });
+    const message = 'Storage engine does not support snapshot read concern';
+    const session = client.startSession({ snapshot: true });
+    try {
+      expectCode(await failure(c.find({}, { session }).toArray()), 72, message);
+      expectCode(await failure(c.aggregate([], { session }).toArray()), 72, message);
+      expectCode(await failure(c.distinct('k', {}, { session })), 72, message);
+    } finally {
+      await session.endSession();
+    }
+    expectCode(await failure(db.command({ find: 'snap', readConcern: { level: 'snapshot' } })), 72, message);
+    expectCode(await failure(db.command({ listCollections: 1, readConcern: { level: 'snapshot' } })), 72, message);
+    expectCode(await failure(db.command({ findAndModify: 'snap', query: { _id: 1 }, update: { $set: { x: 1 } }, readConcern: { level: 'snapshot' } })), 72, message);
+    assert.deepEqual(await c.findOne({ _id: 1 }), { _id: 1, k: 1 }, 'the refused findAndModify wrote nothing');
+    assert.deepEqual(await c.find({}, { readConcern: { level: 'local' } }).toArray(), [{ _id: 1, k: 1 }]);
   });
 
   it('refuses every statement of a transaction with IllegalOperation, and withTransaction fails with nothing written', async () => {
@@ -152,6 +172,11 @@ describe('refusals on a node', () => {
 
   commonChecks(() => ({ client, db, host: `127.0.0.1:${node.port}` }));
   satisfiableWriteConcerns(() => ({ db }));
+
+  it('says in serverStatus that its storage engine has no snapshot reads', async () => {
+    const { storageEngine } = await client.db('admin').command({ serverStatus: 1 });
+    assert.equal(storageEngine.supportsSnapshotReadConcern, false);
+  });
 
   it('refuses a write concern that needs replication with BadValue before writing, as a standalone mongod', async () => {
     const c = db.collection<AnyDoc>('wc');

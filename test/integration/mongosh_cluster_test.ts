@@ -67,7 +67,8 @@ describe('mongosh sharding helpers against `docshard up`', () => {
   });
 
   it('adds a shard to the running cluster and lists both', { timeout: 120_000 }, async () => {
-    assertPrinted(await mongosh(uri, `sh.addShard('${hosts[1]}')`), "{shardAdded: 'shard0000', ok: 1}");
+    // Every reply ends with the router's $clusterTime and operationTime, as mongos's do.
+    assertPrinted(await mongosh(uri, `sh.addShard('${hosts[1]}')`), "{shardAdded: 'shard0000', ok: 1, '$clusterTime': {clusterTime: Timestamp({");
     const listed = await mongosh(uri, 'sh.listShards()');
     assertPrinted(listed, `_id: 'shard0', host: '${hosts[0]}', state: 1`);
     assertPrinted(listed, `_id: 'shard0000', host: '${hosts[1]}', state: 1`);
@@ -77,14 +78,14 @@ describe('mongosh sharding helpers against `docshard up`', () => {
   });
 
   it('enables sharding, shards two collections and splits one', { timeout: 120_000 }, async () => {
-    assertPrinted(await mongosh(uri, "sh.enableSharding('app', 'shard0')"), '{ok: 1}');
+    assertPrinted(await mongosh(uri, "sh.enableSharding('app', 'shard0')"), "{ok: 1, '$clusterTime': {");
     const users = await mongosh(uri, `
       const app = db.getSiblingDB('app');
       app.users.insertMany(Array.from({length: 100}, (_, i) => ({uid: i})));
       app.users.createIndex({uid: 1});
       sh.shardCollection('app.users', {uid: 1})`);
     assertPrinted(users, "collectionsharded: 'app.users'");
-    assertPrinted(await mongosh(uri, "sh.splitAt('app.users', {uid: 50})"), '{ok: 1}');
+    assertPrinted(await mongosh(uri, "sh.splitAt('app.users', {uid: 50})"), "{ok: 1, '$clusterTime': {");
     // A hashed key on an empty collection spreads its initial chunks over both shards.
     const events = await mongosh(uri, `
       sh.shardCollection('app.events', {k: 'hashed'});

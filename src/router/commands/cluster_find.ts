@@ -63,7 +63,7 @@ export async function openShardCursors(router: RouterServices, routing: Routing,
 // cursor stream. One promise reaction from the shard's reply to the answer when the shard's host
 // is cached: this is a point read's whole path through the router.
 function findOnOneShard(ctx: RouterContext, request: FindRequest, routing: Routing, shardId: string): Promise<Doc> {
-  const message = encodeVersionedMessage(routing, shardId, ctx.db, request.plan.shardCommand);
+  const message = encodeVersionedMessage(routing, shardId, ctx.db, request.plan.shardCommand, ctx.router.clock.now());
   const host = ctx.router.shardRegistry.cachedHost(shardId);
   if (host === undefined) return ctx.router.shardRegistry.host(shardId).then((found) => sendFind(ctx, request, found, message));
   return sendFind(ctx, request, host, message);
