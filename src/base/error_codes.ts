@@ -17,6 +17,7 @@ export const ErrorCodes = {
   PathNotViable: 28,
   ConflictingUpdateOperators: 40,
   CursorNotFound: 43,
+  LockBusy: 46,
   NamespaceExists: 48,
   GraphContainsCycle: 5,
   ViewDepthLimitExceeded: 165,

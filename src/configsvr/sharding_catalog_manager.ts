@@ -12,6 +12,7 @@ import { decideMerge } from '../configsvr_decisions/merge_chunks.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../configsvr_decisions/changelog.js';
 import { ClusterClock } from './cluster_clock.js';
 import { MoveRangeCatalog } from './move_range_catalog.js';
@@ -19,7 +20,10 @@ import { ZonesCatalog } from './zones_catalog.js';
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
-// the changes in one local write unit, and only then tells the shards to refresh.
+// the changes in one local write unit, and only then tells the shards to refresh. The operations
+// that create or drop a database or collection ask the shards between their read and their write,
+// so each holds the DDL locks of its database and collection throughout: a second operation on the
+// same namespace reads what the first wrote.
 export class ShardingCatalogManager {
   private readonly clock = new ClusterClock();
   readonly migrations: MoveRangeCatalog;
@@ -30,6 +34,7 @@ export class ShardingCatalogManager {
     private readonly selfHost: string,
     private readonly clusterId: ObjectId,
     private readonly logger: Logger,
+    private readonly ddlLocks: DDLLockManager,
   ) {
     this.migrations = new MoveRangeCatalog(this, local, client, () => this.log(), () => this.clock.now(), logger);
   }
@@ -91,7 +96,11 @@ export class ShardingCatalogManager {
     }
   }
 
-  async createDatabase(name: string, primaryShard?: string): Promise<DatabaseType> {
+  createDatabase(name: string, primaryShard?: string): Promise<DatabaseType> {
+    return this.ddlLocks.withLocks({ db: databaseLockName(name) }, 'createDatabase', () => this.createDatabaseLocked(name, primaryShard));
+  }
+
+  private async createDatabaseLocked(name: string, primaryShard?: string): Promise<DatabaseType> {
     const existing = this.local.findOne('config.databases', { _id: name }) as unknown as DatabaseType | undefined;
     if (existing && primaryShard === undefined) return existing;
     const shards = await Promise.all(this.shards().map(async (s) => ({ id: s._id, dataSizeBytes: await this.dataSize(s), draining: s.draining === true })));
@@ -119,9 +128,14 @@ export class ShardingCatalogManager {
     return this.local.find('config.chunks', { uuid }, { sort: { min: 1 } }) as unknown as ChunkType[];
   }
 
-  async shardCollection(ns: string, key: Doc, unique: boolean, numInitialChunks: number | undefined, presplitHashedZones = false): Promise<CollectionType> {
+  shardCollection(ns: string, key: Doc, unique: boolean, numInitialChunks: number | undefined, presplitHashedZones = false): Promise<CollectionType> {
     const db = ns.slice(0, ns.indexOf('.'));
-    const database = await this.createDatabase(db);
+    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'shardCollection', () => this.shardCollectionLocked(ns, key, unique, numInitialChunks, presplitHashedZones));
+  }
+
+  private async shardCollectionLocked(ns: string, key: Doc, unique: boolean, numInitialChunks: number | undefined, presplitHashedZones: boolean): Promise<CollectionType> {
+    const db = ns.slice(0, ns.indexOf('.'));
+    const database = await this.createDatabaseLocked(db);
     const primary = this.shard(database.primary);
     const existing = this.collection(ns);
     const coll = ns.slice(db.length + 1);
@@ -194,7 +208,12 @@ export class ShardingCatalogManager {
   }
 
   // Drops the collection on every shard, then its routing metadata; shards forget it.
-  async dropCollection(ns: string): Promise<void> {
+  dropCollection(ns: string): Promise<void> {
+    const db = ns.slice(0, ns.indexOf('.'));
+    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'dropCollection', () => this.dropCollectionLocked(ns));
+  }
+
+  private async dropCollectionLocked(ns: string): Promise<void> {
     const db = ns.slice(0, ns.indexOf('.'));
     const coll = ns.slice(db.length + 1);
     const shards = this.shards();
@@ -214,7 +233,11 @@ export class ShardingCatalogManager {
     await this.notifyShards(ns, new Set(shards.map((s) => s._id)));
   }
 
-  async dropDatabase(db: string): Promise<void> {
+  dropDatabase(db: string): Promise<void> {
+    return this.ddlLocks.withLocks({ db: databaseLockName(db) }, 'dropDatabase', () => this.dropDatabaseLocked(db));
+  }
+
+  private async dropDatabaseLocked(db: string): Promise<void> {
     const shards = this.shards();
     await Promise.all(shards.map((s) => this.client.command(s.host, db, { dropDatabase: 1 })));
     const collections = this.local.find('config.collections', { _id: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } }) as unknown as CollectionType[];
@@ -251,6 +274,12 @@ export class ShardingCatalogManager {
   private entry(what: string, ns: string, details: Doc): Doc {
     return changeLogEntry(this.log(), CONFIG_SHARD, what, ns, details);
   }
+}
+
+// A database's lock is named in lower case, as MongoDB's createDatabase names it: two databases whose
+// names differ only in case are decided one after the other, so the second answers DatabaseDifferCase.
+function databaseLockName(db: string): string {
+  return db.toLowerCase();
 }
 
 function sameKey(a: Doc, b: Doc): boolean {

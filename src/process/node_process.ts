@@ -28,6 +28,7 @@ import { ensureConfigCollections } from '../configsvr/config_collections.js';
 import { recoverMovePrimaries, removeShardCommands } from '../commands/configsvr/remove_shard_commands.js';
 import { restoreMovePrimaryCriticalSections } from '../commands/sharding/move_primary_commands.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { Balancer } from '../configsvr/balancer.js';
 import { balancerCommands } from '../commands/configsvr/balancer_commands.js';
 import { TcpServer } from '../wire/tcp_server.js';
@@ -141,7 +142,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   services.options = { ...options, port };
   if (options.role === 'config') {
     const clusterId = ensureConfigCollections(storage, local);
-    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger);
+    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints));
     recoverMovePrimaries(services);
     const p = options.parameters;
     services.balancer = new Balancer(services.catalogManager, local, client, `${options.bindIp}:${port}`, {

@@ -18,6 +18,7 @@ import { donorCommands } from '../../src/commands/migration/donor_commands.js';
 import { recipientCommands } from '../../src/commands/migration/recipient_commands.js';
 import { flushRoutingTableCacheUpdatesCommand } from '../../src/commands/sharding/shard_commands.js';
 import { ShardingCatalogManager } from '../../src/configsvr/sharding_catalog_manager.js';
+import { DDLLockManager } from '../../src/ddl/ddl_lock_manager.js';
 import { ActiveMigrationsRegistry } from '../../src/migration/active_migrations_registry.js';
 import type { DonorEffect } from '../../src/migration/donor_effects.js';
 import { MIGRATION_COORDINATORS_NS, migrationCoordinatorDocumentFromBSON, type MigrationDecision } from '../../src/migration/migration_coordinator_document.js';
@@ -200,8 +201,10 @@ class MigrationWorld {
     const local = new LocalCollections(storage);
     const clusterId = local.findOne('config.version')!.clusterId as ObjectId;
     // The commit and the fence send nothing; the client is there because the catalog has one.
-    const catalogManager = new ShardingCatalogManager(local, new WireClient(), HOSTS.config, clusterId, pino({ level: 'silent' }));
-    const node: ConfigNode = { catalogManager, failPoints: new FailPoints() };
+    const failPoints = new FailPoints();
+    const ddlLocks = new DDLLockManager(this.scheduler.clockOf(owner), failPoints);
+    const catalogManager = new ShardingCatalogManager(local, new WireClient(), HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks);
+    const node: ConfigNode = { catalogManager, failPoints };
     this.network.listen(HOSTS.config, owner, (db, body) => this.reply(() => this.configCommand(local, node, db, deserializeDocument(body))));
     return { owner, storage, local, node };
   }
