@@ -84,6 +84,31 @@ describe('the config server serializes catalog changes per namespace', () => {
     }
   });
 
+  it('a request that waits longer than the DDL lock timeout answers LockBusy naming what holds the lock', async () => {
+    const config = new MongoClient(`mongodb://127.0.0.1:${cluster.config.port}/?directConnection=true`);
+    const shard0 = new MongoClient(cluster.shards[0]!.uri);
+    try {
+      await config.db('admin').command({ configureFailPoint: 'overrideDDLLockTimeout', mode: 'alwaysOn', data: { timeoutMillisecs: 200 } });
+      // The shardCollection holds its locks while the primary shard keeps its count waiting.
+      const { count } = await shard0.db('admin').command({
+        configureFailPoint: 'failCommand', mode: { times: 1 },
+        data: { failCommands: ['count'], blockConnection: true, blockTimeMS: 1500, failInternalCommands: true },
+      });
+      const sharding = client.db('admin').command({ shardCollection: 'race.held', key: { a: 1 } });
+      await shard0.db('admin').command({ waitForFailPoint: 'failCommand', timesEntered: count + 1, maxTimeMS: 10_000 });
+      const refused = await client.db('race').command({ drop: 'held' }).then(() => undefined, (err: unknown) => err);
+      assert.ok(refused instanceof MongoServerError, `the drop is refused: ${String(refused)}`);
+      assert.equal(refused.code, 46);
+      assert.equal(refused.codeName, 'LockBusy');
+      assert.equal(refused.errmsg, "Failed to acquire DDL lock for namespace 'race' after 200ms that is currently locked with reason 'shardCollection'");
+      await sharding;
+      assert.deepEqual((await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'race.held' }))?.key, { a: 1 });
+    } finally {
+      await config.db('admin').command({ configureFailPoint: 'overrideDDLLockTimeout', mode: 'off' });
+      await Promise.all([config.close(), shard0.close()]);
+    }
+  });
+
   it('a drop racing a shardCollection leaves the catalog and the primary shard agreeing', async () => {
     const admin = client.db('admin');
     const shard0 = new MongoClient(cluster.shards[0]!.uri);
