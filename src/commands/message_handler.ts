@@ -1,6 +1,7 @@
 import { BSON } from 'bson';
 import { errorReply, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
+import { checkReceivedDepth } from '../bson/bson_depth.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { finishOpMsgReply, finishOpReply, FramingError, OP_MSG_REPLY_PREFIX, OP_REPLY_PREFIX, parseRequest, type OpMsgRequest, type OpQueryRequest } from '../wire/message.js';
 import { MsgFlag, Limits } from '../wire/op_codes.js';
@@ -57,6 +58,10 @@ function decodeCommand(request: OpMsgRequest): Doc {
   if (request.body.length > Limits.maxBsonInternalSize) {
     throw new MongoError(ErrorCodes.BSONObjectTooLarge, `BSONObj size: ${request.body.length} is invalid. Size must be between 0 and 16793600(16MB)`);
   }
+  // Measured where a message's documents become a command, not in parseRequest: the router's fast
+  // paths and observers parse every message too, and most of them never decode it.
+  checkReceivedDepth(request.body);
+  for (const seq of request.sequences) for (const doc of seq.documents) checkReceivedDepth(doc);
   const inBody = request.sequences.length === 0 ? bodyDocuments(request.body) : undefined;
   if (inBody !== undefined) {
     const cmd = deserializeDocument(inBody.rest);
@@ -80,6 +85,7 @@ const HANDSHAKE_COMMANDS = new Set(['hello', 'isMaster', 'ismaster']);
 async function handleOpQuery(dispatch: Dispatch, conn: ConnectionInfo, request: OpQueryRequest): Promise<Buffer> {
   let reply: Doc;
   try {
+    checkReceivedDepth(request.query);
     const query = deserializeDocument(request.query);
     const inner = '$query' in query && typeof query.$query === 'object' ? (query.$query as Doc) : query;
     const name = Object.keys(inner)[0] ?? '';

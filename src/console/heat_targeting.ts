@@ -1,3 +1,4 @@
+import { checkReceivedDepth } from '../bson/bson_depth.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../bson/values.js';
 import type { MessageHandler } from '../commands/message_handler.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
@@ -28,6 +29,9 @@ function noteRequest(heat: KeyRangeHeat, router: RouterServices, message: Buffer
   try {
     const request = parseRequest(message);
     if (request.kind !== 'msg') return;
+    // The handler refuses a message nested too deep; the bytes must not reach the decoder first.
+    checkReceivedDepth(request.body);
+    for (const sequence of request.sequences) for (const doc of sequence.documents) checkReceivedDepth(doc);
     const cmd = deserializeDocument(request.body);
     const name = Object.keys(cmd)[0];
     const coll = name === undefined ? undefined : cmd[name];

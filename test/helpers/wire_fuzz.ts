@@ -117,3 +117,43 @@ export class Prober {
     this.socket?.destroy();
   }
 }
+
+// A document holding `levels` documents each inside the last ({a: {a: ... {}}}), written as bytes:
+// the bson package serializes by recursion and would overflow the stack on the deepest ones.
+export function nestedDocument(levels: number): Buffer {
+  const total = 8 * levels + 5;
+  const b = Buffer.alloc(total);
+  for (let i = 0; i < levels; i++) {
+    b.writeInt32LE(total - 8 * i, 7 * i);
+    b[7 * i + 4] = 0x03;
+    b[7 * i + 5] = 0x61;
+  }
+  b.writeInt32LE(5, 7 * levels);
+  return b;
+}
+
+// `doc` with one more field, `name`, whose value is the embedded document `value` (bytes).
+export function withDocumentField(doc: object, name: string, value: Buffer): Buffer {
+  const head = Buffer.from(BSON.serialize(doc));
+  const out = Buffer.concat([head.subarray(0, head.length - 1), Buffer.from([0x03]), Buffer.from(name + '\0'), value, Buffer.from([0])]);
+  out.writeInt32LE(out.length, 0);
+  return out;
+}
+
+// Sends one message on a connection of its own and gives back the body of its reply (OP_MSG or
+// OP_REPLY), or undefined when the server closes the connection instead.
+export async function exchange(port: number, message: Buffer): Promise<Record<string, unknown> | undefined> {
+  return new Promise((resolve) => {
+    let buffer = Buffer.alloc(0);
+    const s = net.connect(port, '127.0.0.1', () => s.write(message));
+    s.on('data', (d) => {
+      buffer = Buffer.concat([buffer, d]);
+      if (buffer.length < 16 || buffer.length < buffer.readInt32LE(0)) return;
+      s.destroy();
+      const bodyAt = buffer.readInt32LE(12) === 2013 ? 21 : 36;
+      resolve(BSON.deserialize(buffer.subarray(bodyAt, buffer.readInt32LE(0))));
+    });
+    s.on('close', () => resolve(undefined));
+    s.on('error', () => undefined);
+  });
+}

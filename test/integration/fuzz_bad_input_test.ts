@@ -4,10 +4,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Binary, BSON, Long } from 'bson';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Collection } from 'mongodb';
 import { spawnCluster } from '../helpers/spawn_cluster.js';
 import { removeDir, spawnNode, type AnyDoc } from '../helpers/spawn_node.js';
-import { frame, mutate, opMsgPayload, Prober, rng, sequencePayload } from '../helpers/wire_fuzz.js';
+import { exchange, frame, mutate, nestedDocument, opMsgPayload, Prober, rng, sequencePayload, withDocumentField } from '../helpers/wire_fuzz.js';
 
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/compat/specs/bson-corpus/tests');
 const MESSAGES = 10_000;
@@ -32,8 +32,38 @@ const VALID_BODIES = [
   { createIndexes: 'fuzz', indexes: [{ key: { a: 1 }, name: 'a_1' }], $db: 'fuzz' },
 ].map((b) => Buffer.from(BSON.serialize(b)));
 
+// A BinData subtype 7 (a BSON column) whose payload is a document holding another column, and so
+// on `wraps` times, around a document nested `levels` deep: the CVE-2026-9740 shape, where
+// validating a column recursed into the columns and documents it claims to hold.
+function columnOfColumns(wraps: number, levels: number): Binary {
+  let payload = nestedDocument(levels);
+  for (let i = 0; i < wraps; i++) payload = Buffer.from(BSON.serialize({ '': new Binary(payload, 7) }));
+  return new Binary(payload, 7);
+}
+
+function opQueryPayload(query: Buffer): Buffer {
+  return Buffer.concat([Buffer.alloc(4), Buffer.from('admin.$cmd\0'), Buffer.alloc(8), query]);
+}
+
+// Documents nested beyond MongoDB's 200 levels, as a command body, a field of one, a document of a
+// sequence and a legacy hello, up to a million levels (the message size limit allows about six),
+// and columns of columns.
+function deepMessages(): Buffer[] {
+  const messages: Buffer[] = [];
+  for (const levels of [201, 5_000, 1_000_000]) {
+    messages.push(frame(2013, 1, opMsgPayload(nestedDocument(levels))));
+    messages.push(frame(2013, 1, opMsgPayload(withDocumentField({ find: 'fuzz', $db: 'fuzz' }, 'filter', nestedDocument(levels)))));
+    messages.push(frame(2013, 1, sequencePayload(INSERT_BODY, 'documents', withDocumentField({ _id: levels }, 'x', nestedDocument(levels)))));
+    messages.push(frame(2004, 1, opQueryPayload(withDocumentField({ hello: 1 }, 'x', nestedDocument(levels)))));
+  }
+  const column = columnOfColumns(1_000, 10_000);
+  messages.push(frame(2013, 1, opMsgPayload(Buffer.from(BSON.serialize({ find: 'fuzz', filter: { c: column }, $db: 'fuzz' })))));
+  messages.push(frame(2013, 1, sequencePayload(INSERT_BODY, 'documents', Buffer.from(BSON.serialize({ c: column })))));
+  return messages;
+}
+
 // Every BSON corpus decode error as a command body, as a document sequence and in an OP_QUERY,
-// then random and mutated messages up to `total`.
+// the deep messages, then random and mutated messages up to `total`.
 function badMessages(next: () => number, total: number): Buffer[] {
   const corpus = corpusDecodeErrors();
   assert.ok(corpus.length >= 70, 'the BSON corpus decode errors are present');
@@ -41,8 +71,9 @@ function badMessages(next: () => number, total: number): Buffer[] {
   for (const bad of corpus) {
     messages.push(frame(2013, 1, opMsgPayload(bad)));
     messages.push(frame(2013, 1, sequencePayload(INSERT_BODY, 'documents', bad)));
-    messages.push(frame(2004, 1, Buffer.concat([Buffer.alloc(4), Buffer.from('admin.$cmd\0'), Buffer.alloc(8), bad])));
+    messages.push(frame(2004, 1, opQueryPayload(bad)));
   }
+  messages.push(...deepMessages());
   while (messages.length < total) {
     const kind = Math.floor(next() * 5);
     const body = VALID_BODIES[Math.floor(next() * VALID_BODIES.length)]!;
@@ -88,8 +119,47 @@ function fastPathMessages(next: () => number, total: number): Buffer[] {
   return messages;
 }
 
+// `levels` documents each inside the last around {b: 1}.
+function nestedValue(levels: number): AnyDoc {
+  let value: AnyDoc = { b: 1 };
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+}
+
+const OVERFLOW = { code: 15, codeName: 'Overflow' };
+
+// MongoDB's nesting limits as a client meets them on `port` (a node or a router) and through the
+// driver's `coll`: 200 levels below a received document, 180 levels in a stored one (counting its
+// top level, as mongod does).
+async function checkDepthLimits(port: number, coll: Collection<AnyDoc>): Promise<void> {
+  const find = (levels: number) => frame(2013, 7, opMsgPayload(withDocumentField({ find: coll.collectionName, $db: coll.dbName }, 'filter', nestedDocument(levels))));
+  // The filter is the body's level 2: 199 more stay within 200 below the body.
+  assert.equal((await exchange(port, find(199)))?.ok, 1);
+  for (const levels of [200, 1_000_000]) {
+    assert.deepEqual(await exchange(port, find(levels)), { ok: 0, errmsg: 'BSONObj exceeds maximum nested object depth', ...OVERFLOW });
+  }
+  const hello = await exchange(port, frame(2004, 8, opQueryPayload(withDocumentField({ hello: 1 }, 'x', nestedDocument(1_000_000)))));
+  assert.deepEqual(hello, { ok: 0, errmsg: 'BSONObj exceeds maximum nested object depth', ...OVERFLOW });
+
+  // {_id, k, x} puts x's document at level 2 and the innermost {b: 1} at level 2 + its wrappers
+  // (k: the router's collection is sharded on it).
+  await coll.insertOne({ _id: 'deep-178', k: -1, x: nestedValue(178) });
+  await assert.rejects(coll.insertOne({ _id: 'deep-179', k: -1, x: nestedValue(179) }), { ...OVERFLOW, errmsg: 'cannot insert document because it exceeds 180 levels of nesting' });
+  await assert.rejects(coll.updateOne({ _id: 'deep-178', k: -1 }, { $set: { y: nestedValue(179) } }), { ...OVERFLOW, errmsg: 'Document exceeds maximum nesting depth of 180' });
+  await assert.rejects(coll.updateOne({ _id: 'deep-new', k: -1 }, { $set: { x: nestedValue(179) } }, { upsert: true }), { ...OVERFLOW, errmsg: 'Document exceeds maximum nesting depth of 180' });
+  assert.deepEqual(await coll.findOne({ _id: 'deep-178' }), { _id: 'deep-178', k: -1, x: nestedValue(178) });
+  assert.equal(await coll.countDocuments({ _id: { $in: ['deep-179', 'deep-new'] } }), 0);
+
+  // docshard reads no BSON column (it has no time-series collections): one is stored as bytes.
+  const column = columnOfColumns(1_000, 10_000);
+  await coll.insertOne({ _id: 'column', k: -1, c: column });
+  const stored = await coll.findOne({ _id: 'column' });
+  assert.ok(Buffer.from((stored?.c as Binary).buffer).equals(Buffer.from(column.buffer)));
+  await coll.deleteMany({ _id: { $in: ['deep-178', 'column'] } });
+}
+
 describe('bad input never crashes a node or a router', () => {
-  it(`a node survives ${MESSAGES} random and mutated messages and every BSON corpus decode error`, { timeout: 600_000 }, async () => {
+  it(`a node survives ${MESSAGES} random and mutated messages and every BSON corpus decode error, and holds to MongoDB's nesting limits`, { timeout: 600_000 }, async () => {
     const node = await spawnNode();
     const client = new MongoClient(node.uri);
     try {
@@ -101,6 +171,7 @@ describe('bad input never crashes a node or a router', () => {
       prober.close();
       assert.ok(prober.replies > 0);
 
+      await checkDepthLimits(node.port, client.db('fuzzcheck').collection<AnyDoc>('deep'));
       const ping = await client.db('admin').command({ ping: 1 });
       assert.equal(ping.ok, 1);
       const kept = await seeded.find({}).sort({ _id: 1 }).toArray();
@@ -113,7 +184,7 @@ describe('bad input never crashes a node or a router', () => {
     }
   });
 
-  it(`a router survives ${ROUTER_MESSAGES} bad messages, half of them mangled fast-path inserts and point reads, and writes no orphan`, { timeout: 600_000 }, async () => {
+  it(`a router survives ${ROUTER_MESSAGES} bad messages, half of them mangled fast-path inserts and point reads, writes no orphan, and holds to MongoDB's nesting limits`, { timeout: 600_000 }, async () => {
     const cluster = await spawnCluster({ shards: 2 });
     const router = cluster.routers[0]!;
     const client = new MongoClient(router.uri);
@@ -135,6 +206,7 @@ describe('bad input never crashes a node or a router', () => {
       prober.close();
       assert.ok(prober.replies > ROUTER_MESSAGES / 2);
 
+      await checkDepthLimits(router.port, coll);
       assert.equal((await admin.command({ ping: 1 })).ok, 1);
       assert.deepEqual(await coll.findOne({ k: 42, v: { $exists: true } }), { _id: 42, k: 42, v: 'value-42' });
       assert.equal(await coll.countDocuments({ v: { $exists: true } }), 100);

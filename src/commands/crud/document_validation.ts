@@ -3,6 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTag, deserializeDocument, serializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { decodeElement, LazyDocument, moveToFront, prependObjectId, type PlainDocument } from '../../bson/raw_document.js';
+import { exceedsDepthForUserStorage, MAX_DEPTH_FOR_USER_STORAGE } from '../../bson/bson_depth.js';
 import { decodedDocument, type StoredDocument } from '../../storage/op_observer.js';
 import { Limits } from '../../wire/op_codes.js';
 
@@ -32,11 +33,15 @@ export function prepareInsert(raw: unknown, received?: Buffer): { doc: Doc; byte
   checkIdValue(doc._id);
   const bytes = (doc === raw ? received : undefined) ?? serializeDocument(doc);
   checkSize(bytes);
+  if (exceedsDepthForUserStorage(bytes)) {
+    throw new MongoError(ErrorCodes.Overflow, `cannot insert document because it exceeds ${MAX_DEPTH_FOR_USER_STORAGE} levels of nesting`);
+  }
   return { doc, bytes };
 }
 
 // prepareInsert for a document that arrived as BSON: the same checks and the same stored bytes,
-// read from the bytes without decoding the document.
+// read from the bytes without decoding the document. Its depth needs no check: readPlainDocument
+// declines documents nested far less deep than MAX_DEPTH_FOR_USER_STORAGE.
 export function prepareInsertBytes(received: PlainDocument): StoredDocument {
   const { bytes, ids } = received;
   // Two `_id`s: decoding keeps the last, as the decoded path always did.
@@ -57,6 +62,13 @@ export function prepareInsertBytes(received: PlainDocument): StoredDocument {
 }
 
 const FIRST_ELEMENT = 4;
+
+// An update's or an upsert's result, as mongod's storage validation refuses it.
+export function checkUpdatedDepth(bytes: Buffer): void {
+  if (exceedsDepthForUserStorage(bytes)) {
+    throw new MongoError(ErrorCodes.Overflow, `Document exceeds maximum nesting depth of ${MAX_DEPTH_FOR_USER_STORAGE}`);
+  }
+}
 
 export function checkSize(bytes: Buffer): void {
   if (bytes.length > Limits.maxBsonObjectSize) {

@@ -11,7 +11,7 @@ import type { CompiledUpdate } from '../../query/update/index.js';
 import { upsertDocument } from '../../query/update/index.js';
 import type { MatchDetails } from '../../query/match/matcher.js';
 import type { Collection, StorageEngine, WriteUnit } from '../../storage/storage_engine.js';
-import { checkIdValue, checkSize } from './document_validation.js';
+import { checkIdValue, checkSize, checkUpdatedDepth } from './document_validation.js';
 import type { DocumentValidator } from './document_validator.js';
 
 export interface Target {
@@ -61,6 +61,7 @@ export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, u
   validator?.check(after, target.doc);
   const bytes = serializeDocument(after);
   checkSize(bytes);
+  checkUpdatedDepth(bytes);
   unit.update(coll, target.recordId, target.doc, target.size, after, bytes);
   return { after, modified: true };
 }
@@ -87,6 +88,7 @@ export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, updat
   validator?.check(doc);
   const bytes = serializeDocument(doc);
   checkSize(bytes);
+  checkUpdatedDepth(bytes);
   unit.insert(coll, doc, bytes);
   return doc;
 }
