@@ -109,6 +109,24 @@ describe('the config server serializes catalog changes per namespace', () => {
     }
   });
 
+  it('a dropDatabase racing a shardCollection leaves no collection without its database', async () => {
+    const admin = client.db('admin');
+    for (let round = 0; round < DROP_DELAYS_MS.length; round++) {
+      const db = `dropdb${round}`;
+      await admin.command({ enableSharding: db, primaryShard: 'shard0' });
+      await client.db(db).collection<AnyDoc>('c').insertOne({ _id: 1 });
+      const results = await Promise.allSettled([
+        admin.command({ shardCollection: `${db}.c`, key: { _id: 1 } }),
+        sleep(DROP_DELAYS_MS[round]!).then(() => client.db(db).dropDatabase()),
+      ]);
+      assert.equal(results[1]!.status, 'fulfilled', `round ${round}: the dropDatabase answers ok`);
+      const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.c` });
+      const database = await client.db('config').collection<AnyDoc>('databases').findOne({ _id: db });
+      if (entry !== null) assert.notEqual(database, null, `round ${round}: a sharded collection's database is in config.databases`);
+      await client.db(db).dropDatabase();
+    }
+  });
+
   it('a drop racing a shardCollection leaves the catalog and the primary shard agreeing', async () => {
     const admin = client.db('admin');
     const shard0 = new MongoClient(cluster.shards[0]!.uri);
