@@ -84,6 +84,9 @@ export interface ConnectionInfo {
   remote: string;
   local: string;
   clientMetadata?: Doc;
+  // The compressors its last hello negotiated (`compression`): the only ones its OP_COMPRESSED
+  // messages may use.
+  compressors?: string[];
   // Ends a client's connection at once: a reply not yet written is never written (what the fail
   // points' closeConnection asks). Absent where there is no socket.
   close?(): void;

@@ -4,6 +4,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { checkReceivedDepth } from '../bson/bson_depth.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { finishOpMsgReply, finishOpReply, FramingError, OP_MSG_REPLY_PREFIX, OP_REPLY_PREFIX, parseRequest, type OpMsgRequest, type OpQueryRequest } from '../wire/message.js';
+import { compressMessage, decompressMessage, isCompressed } from '../wire/message_compressor.js';
 import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
 import type { ConnectionInfo } from './command.js';
@@ -37,6 +38,20 @@ export function handleMessage(dispatch: Dispatch, conn: ConnectionInfo, message:
     case 'query': return handleOpQuery(dispatch, conn, request);
     default: throw new FramingError(`unsupported opCode ${request.header.opCode}`);
   }
+}
+
+// `handler` for connections that may send OP_COMPRESSED: such a message is decompressed before
+// anything else reads it (a router's fast paths and metrics see the message inside), and its reply
+// is compressed with the same compressor, as mongod answers. A message that cannot be
+// decompressed as it must be closes the connection (FramingError).
+export function withCompression(handler: MessageHandler): MessageHandler {
+  return (conn, message) => {
+    if (!isCompressed(message)) return handler(conn, message);
+    const { message: inner, compressorId } = decompressMessage(message, conn.compressors ?? []);
+    const reply = handler(conn, inner);
+    if (reply instanceof Promise) return reply.then((r) => r && compressMessage(r, compressorId));
+    return reply && compressMessage(reply, compressorId);
+  };
 }
 
 function handleOpMsg(dispatch: Dispatch, conn: ConnectionInfo, request: OpMsgRequest): Reply | Promise<Reply> {

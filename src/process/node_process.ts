@@ -7,7 +7,7 @@ import { CursorManager } from '../commands/cursor_manager.js';
 import { CappedInsertNotifier } from '../commands/capped_insert_notifier.js';
 import { FailPoints } from '../base/fail_points.js';
 import { systemClock } from '../base/clock.js';
-import { handleMessage } from '../commands/message_handler.js';
+import { handleMessage, withCompression } from '../commands/message_handler.js';
 import { nodeCommands } from '../commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { StorageEngine } from '../storage/storage_engine.js';
@@ -121,7 +121,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };
   const server = new TcpServer({
-    onMessage: instrumentNode(services, (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message)),
+    onMessage: withCompression(instrumentNode(services, (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message))),
     onConnect: (conn) => {
       services.counters.connectionsCurrent += 1;
       services.counters.connectionsTotal += 1;

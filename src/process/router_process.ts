@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { SERVER_VERSION } from '../commands/diagnostic/build_info.js';
-import { handleMessage, type Dispatch, type MessageHandler } from '../commands/message_handler.js';
+import { handleMessage, withCompression, type Dispatch, type MessageHandler } from '../commands/message_handler.js';
 import { CatalogCache } from '../router/catalog_cache.js';
 import { createChunkSplitter } from '../router/chunk_splitter.js';
 import { ClusterCursorManager } from '../router/cluster_cursor_manager.js';
@@ -65,7 +65,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
   const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);
   const server = new TcpServer({
-    onMessage: instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle),
+    onMessage: withCompression(instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle)),
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
   });

@@ -1,12 +1,13 @@
 import type { CommandDefinition, ConnectionInfo } from '../command.js';
 import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
+import { negotiateCompressors } from '../../wire/message_compressor.js';
 import { LOGICAL_SESSION_TIMEOUT_MINUTES } from '../../sessions/session_id.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 
 // A standalone mongod's hello. No topologyVersion: the driver then polls with plain hello
-// instead of the streaming protocol we do not implement. No `compression`: nothing is compressed.
+// instead of the streaming protocol we do not implement.
 export const helloCommand: CommandDefinition = {
   names: ['hello', 'isMaster', 'ismaster'],
   run: (ctx, cmd) => helloReply(ctx.conn, cmd),
@@ -16,6 +17,9 @@ export const helloCommand: CommandDefinition = {
 export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
   const isLegacy = 'isMaster' in cmd || 'ismaster' in cmd;
   if (cmd.client !== undefined && typeof cmd.client === 'object') conn.clientMetadata = cmd.client as Record<string, unknown>;
+  // As mongod negotiates: a hello that lists compressors replaces the connection's choice, one
+  // that lists none is told the last choice; `compression` is answered only when there is one.
+  if (Array.isArray(cmd.compression)) conn.compressors = negotiateCompressors(cmd.compression);
   return {
     ...(isLegacy ? { ismaster: true } : { isWritablePrimary: true }),
     ...(cmd.helloOk === true ? { helloOk: true } : {}),
@@ -28,6 +32,7 @@ export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
     minWireVersion: 0,
     maxWireVersion: MAX_WIRE_VERSION,
     readOnly: false,
+    ...(conn.compressors !== undefined && conn.compressors.length > 0 ? { compression: conn.compressors } : {}),
     ok: 1,
   };
 }
