@@ -92,20 +92,49 @@ async function startProxy(targetPort: number): Promise<{ port: number; pid: numb
 // `router` is the driver with retryWrites=false, as it talks to the shard directly (a standalone
 // node never gets retryable writes): the fair comparison for the router's own cost. `retryable` is
 // the same router with the driver's default, retryWrites=true: every write carries an lsid and
-// txnNumber, and the shard records it (issue 20's aim: ≥ 0.9 of `router`).
-type PathName = 'direct' | 'proxy' | 'router' | 'retryable';
-const PATHS: readonly PathName[] = ['direct', 'proxy', 'router', 'retryable'];
+// txnNumber, and the shard records it (issue 20's aim: ≥ 0.9 of `router`). `baseline`, only when
+// DOCSHARD_BASELINE names another checkout of docshard, is a second router run from that
+// checkout's sources in the same cluster (retryWrites=false): a change to the router measured
+// before and after in one run, e.g. the console's cost while no page is open.
+type PathName = 'direct' | 'proxy' | 'router' | 'retryable' | 'baseline';
+const BASELINE = process.env.DOCSHARD_BASELINE;
+const PATHS: readonly PathName[] = BASELINE === undefined ? ['direct', 'proxy', 'router', 'retryable'] : ['direct', 'proxy', 'router', 'retryable', 'baseline'];
+
+// A router started from another checkout's bin/docshard.js (its own sources, its own tsx).
+async function startBaselineRouter(root: string, configPort: number): Promise<{ port: number; pid: number | undefined; stop(): Promise<void> }> {
+  const bin = path.join(path.resolve(root), 'bin/docshard.js');
+  const child = spawn(process.execPath, [bin, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"Waiting for connections"')) resolve((JSON.parse(line) as { port: number }).port);
+    });
+    child.once('exit', (code) => reject(new Error(`baseline router (${bin}) exited with ${code}`)));
+  });
+  return {
+    port,
+    pid: child.pid,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
 
 async function clusterRows(): Promise<string[][]> {
   const cluster = await spawnCluster({ shards: 1 });
   const shard = cluster.shards[0]!;
   const proxy = await startProxy(shard.port);
+  const baseline = BASELINE === undefined ? undefined : await startBaselineRouter(BASELINE, cluster.config.port);
   // One pool per path, each as large as the number of requesters, so no path waits for a socket.
-  const clients: Record<PathName, MongoClient> = {
+  const clients: Partial<Record<PathName, MongoClient>> & Record<'direct' | 'proxy' | 'router' | 'retryable', MongoClient> = {
     direct: new MongoClient(shard.uri, { maxPoolSize: CONCURRENCY }),
     proxy: new MongoClient(`mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, { maxPoolSize: CONCURRENCY }),
     router: new MongoClient(cluster.routers[0]!.uri, { maxPoolSize: CONCURRENCY, retryWrites: false }),
     retryable: new MongoClient(cluster.routers[0]!.uri, { maxPoolSize: CONCURRENCY, retryWrites: true }),
+    ...(baseline !== undefined ? { baseline: new MongoClient(`mongodb://127.0.0.1:${baseline.port}/`, { maxPoolSize: CONCURRENCY, retryWrites: false }) } : {}),
   };
   try {
     const admin = clients.router.db('admin');
@@ -117,7 +146,7 @@ async function clusterRows(): Promise<string[][]> {
     const routed = clients.router.db('bench').collection<AnyDoc>('docs');
     for (let b = 0; b < PRELOAD; b += 1000) await routed.insertMany(Array.from({ length: 1000 }, (_, j) => doc(b + j)));
 
-    const colls = Object.fromEntries(PATHS.map((p) => [p, clients[p].db('bench').collection<AnyDoc>('docs')])) as Record<PathName, Collection<AnyDoc>>;
+    const colls = Object.fromEntries(PATHS.map((p) => [p, clients[p]!.db('bench').collection<AnyDoc>('docs')])) as Record<PathName, Collection<AnyDoc>>;
     // Keys for inserts are unique across paths and rounds; they all land in the last chunk.
     let nextKey = PRELOAD;
     const ops = {
@@ -139,7 +168,7 @@ async function clusterRows(): Promise<string[][]> {
     }
     // The CPU of the process in between (none for direct), per operation: the router's own cost
     // beside the proxy's, steadier than throughput when the machine is shared.
-    const hopPid: Record<PathName, number | undefined> = { direct: undefined, proxy: proxy.pid, router: cluster.routers[0]!.pid, retryable: cluster.routers[0]!.pid };
+    const hopPid: Record<PathName, number | undefined> = { direct: undefined, proxy: proxy.pid, router: cluster.routers[0]!.pid, retryable: cluster.routers[0]!.pid, baseline: baseline?.pid };
     const hopCpu: Record<string, number> = {};
     for (let round = 0; round < ROUNDS; round++) {
       const order = PATHS.map((_, i) => PATHS[(i + round) % PATHS.length]!);
@@ -168,10 +197,14 @@ async function clusterRows(): Promise<string[][]> {
       if (op !== 'read') {
         rows.push([`${label[op]}: retryable ÷ router`, '', '', '', '', `**${(rate.retryable! / rate.router!).toFixed(2)}**`, roundSpread(samples[`${op}/retryable`]!, samples[`${op}/router`]!)]);
       }
+      if (baseline !== undefined) {
+        rows.push([`${label[op]}: router ÷ baseline`, '', '', '', '', `**${(rate.router! / rate.baseline!).toFixed(2)}**`, roundSpread(samples[`${op}/router`]!, samples[`${op}/baseline`]!)]);
+      }
     }
     return rows;
   } finally {
-    await Promise.all(PATHS.map((p) => clients[p].close()));
+    await Promise.all(PATHS.map((p) => clients[p]!.close()));
+    await baseline?.stop();
     await proxy.stop();
     await cluster.stop();
   }
