@@ -1,5 +1,7 @@
 import net from 'node:net';
+import zlib from 'node:zlib';
 import { BSON } from 'bson';
+import { uncompressSync as snappyUncompress } from 'snappy';
 
 // What the bad-input tests send: deterministic random bytes and mutations of valid messages, so a
 // failing run replays exactly, and a prober that tells whether the server dealt with each one.
@@ -60,8 +62,29 @@ export function mutate(buf: Buffer, next: () => number, from = 0): Buffer {
   return out;
 }
 
+// Whether `reply` is a reply message holding exactly one whole BSON document, once decompressed
+// when it is OP_COMPRESSED: a reply with any other bytes in it could be carrying the server's memory.
+function isWholeReply(reply: Buffer): boolean {
+  try {
+    let message = reply;
+    if (reply.readInt32LE(12) === 2012) {
+      const data = reply.subarray(25);
+      const inflated = reply[24] === 1 ? (snappyUncompress(data) as Buffer) : zlib.inflateSync(data);
+      if (inflated.length !== reply.readInt32LE(20)) return false;
+      message = Buffer.concat([reply.subarray(0, 12), reply.subarray(16, 20), inflated]);
+    }
+    const bodyAt = message.readInt32LE(12) === 2013 ? 21 : message.readInt32LE(12) === 1 ? 36 : -1;
+    if (bodyAt < 0 || message.readInt32LE(bodyAt) !== message.length - bodyAt) return false;
+    BSON.deserialize(message.subarray(bodyAt));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // Sends one message followed by a ping and waits until the ping's reply arrives or the server
-// closes the connection: either way the server has dealt with the message.
+// closes the connection: either way the server has dealt with the message. `hello` opens every
+// connection it makes (a hello negotiating compressors lets compressed messages be decompressed).
 export class Prober {
   private socket: net.Socket | undefined;
   private buffer = Buffer.alloc(0);
@@ -69,8 +92,10 @@ export class Prober {
   private closed = true;
   replies = 0;
   closes = 0;
+  // Replies that were not one whole BSON document (isWholeReply).
+  malformedReplies = 0;
 
-  constructor(private readonly port: number) {}
+  constructor(private readonly port: number, private readonly hello?: Buffer) {}
 
   private async connect(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
@@ -83,6 +108,7 @@ export class Prober {
     });
     this.closed = false;
     this.buffer = Buffer.alloc(0);
+    if (this.hello !== undefined) this.socket!.write(this.hello);
   }
 
   async probe(message: Buffer, pingId: number): Promise<void> {
@@ -94,6 +120,7 @@ export class Prober {
       while (this.buffer.length >= 16 && this.buffer.length >= this.buffer.readInt32LE(0)) {
         const len = this.buffer.readInt32LE(0);
         const responseTo = this.buffer.readInt32LE(8);
+        if (!isWholeReply(this.buffer.subarray(0, len))) this.malformedReplies += 1;
         this.buffer = this.buffer.subarray(len);
         this.replies += 1;
         if (responseTo === pingId) return;

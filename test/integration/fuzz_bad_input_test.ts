@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import { Binary, BSON, Long } from 'bson';
+import { compressSync as snappyCompress } from 'snappy';
 import { MongoClient, type Collection } from 'mongodb';
 import { spawnCluster } from '../helpers/spawn_cluster.js';
 import { removeDir, spawnNode, type AnyDoc } from '../helpers/spawn_node.js';
@@ -62,8 +64,30 @@ function deepMessages(): Buffer[] {
   return messages;
 }
 
+// The prober's connections negotiate both compressors, so compressed messages reach decompression.
+const HELLO = frame(2013, 1, opMsgPayload(Buffer.from(BSON.serialize({ hello: 1, compression: ['zlib', 'snappy'], $db: 'admin' }))));
+
+// `body` in an OP_COMPRESSED message (zlib or snappy), then maybe with its declared size off (the
+// MongoBleed shape: more declared than inflates), its compressor id changed, or its bytes mangled.
+function compressedMessage(body: Buffer, next: () => number): Buffer {
+  const inner = opMsgPayload(body);
+  const snappy = next() < 0.5;
+  const data = snappy ? snappyCompress(inner) : zlib.deflateSync(inner);
+  const head = Buffer.alloc(9);
+  head.writeInt32LE(2013, 0);
+  head.writeInt32LE(inner.length, 4);
+  head[8] = snappy ? 1 : 2;
+  const message = frame(2012, 1, Buffer.concat([head, data]));
+  switch (Math.floor(next() * 4)) {
+    case 0: return message;
+    case 1: message.writeInt32LE(inner.length + [1, 16, 4096, 47_000_000, -inner.length - 1][Math.floor(next() * 5)]!, 20); return message;
+    case 2: message[24] = Math.floor(next() * 256); return message;
+    default: return mutate(message, next, 16);
+  }
+}
+
 // Every BSON corpus decode error as a command body, as a document sequence and in an OP_QUERY,
-// the deep messages, then random and mutated messages up to `total`.
+// the deep messages, then random, mutated and compressed messages up to `total`.
 function badMessages(next: () => number, total: number): Buffer[] {
   const corpus = corpusDecodeErrors();
   assert.ok(corpus.length >= 70, 'the BSON corpus decode errors are present');
@@ -75,7 +99,7 @@ function badMessages(next: () => number, total: number): Buffer[] {
   }
   messages.push(...deepMessages());
   while (messages.length < total) {
-    const kind = Math.floor(next() * 5);
+    const kind = Math.floor(next() * 6);
     const body = VALID_BODIES[Math.floor(next() * VALID_BODIES.length)]!;
     if (kind === 0) {
       const len = Math.floor(next() * 200);
@@ -87,8 +111,10 @@ function badMessages(next: () => number, total: number): Buffer[] {
       messages.push(mutate(frame(2013, 1, opMsgPayload(body)), next, 4));
     } else if (kind === 3) {
       messages.push(frame(2013, 1, opMsgPayload(body, Math.floor(next() * 4) === 0 ? Math.floor(next() * 0xffffffff) : 0)));
-    } else {
+    } else if (kind === 4) {
       messages.push(frame(2013, 1, sequencePayload(INSERT_BODY, ['documents', 'updates', 'x'][Math.floor(next() * 3)]!, mutate(body, next))));
+    } else {
+      messages.push(compressedMessage(body, next));
     }
   }
   return messages;
@@ -159,17 +185,18 @@ async function checkDepthLimits(port: number, coll: Collection<AnyDoc>): Promise
 }
 
 describe('bad input never crashes a node or a router', () => {
-  it(`a node survives ${MESSAGES} random and mutated messages and every BSON corpus decode error, and holds to MongoDB's nesting limits`, { timeout: 600_000 }, async () => {
+  it(`a node survives ${MESSAGES} random and mutated messages and every BSON corpus decode error, compressed ones among them, and holds to MongoDB's nesting limits`, { timeout: 600_000 }, async () => {
     const node = await spawnNode();
     const client = new MongoClient(node.uri);
     try {
       const seeded = client.db('fuzzcheck').collection<AnyDoc>('keep');
       await seeded.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, v: `value-${i}` })));
-      const prober = new Prober(node.port);
+      const prober = new Prober(node.port, HELLO);
       let pingId = 1_000_000;
       for (const m of badMessages(rng(20261122), MESSAGES)) await prober.probe(m, pingId++);
       prober.close();
       assert.ok(prober.replies > 0);
+      assert.equal(prober.malformedReplies, 0, 'every reply is one whole BSON document');
 
       await checkDepthLimits(node.port, client.db('fuzzcheck').collection<AnyDoc>('deep'));
       const ping = await client.db('admin').command({ ping: 1 });
@@ -200,11 +227,12 @@ describe('bad input never crashes a node or a router', () => {
 
       const next = rng(20261125);
       const messages = [...badMessages(next, ROUTER_MESSAGES / 2), ...fastPathMessages(next, ROUTER_MESSAGES / 2)];
-      const prober = new Prober(router.port);
+      const prober = new Prober(router.port, HELLO);
       let pingId = 1_000_000;
       for (const m of messages) await prober.probe(m, pingId++);
       prober.close();
       assert.ok(prober.replies > ROUTER_MESSAGES / 2);
+      assert.equal(prober.malformedReplies, 0, 'every reply is one whole BSON document');
 
       await checkDepthLimits(router.port, coll);
       assert.equal((await admin.command({ ping: 1 })).ok, 1);
