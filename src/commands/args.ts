@@ -47,6 +47,14 @@ export function requireDocArray(cmd: Doc, field: string): Doc[] {
   return arr as Doc[];
 }
 
+export function optionalStringArray(cmd: Doc, field: string): string[] | undefined {
+  const arr = optionalArray(cmd, field);
+  arr?.forEach((v, i) => {
+    if (typeof v !== 'string') throw wrongType(commandName(cmd), `${field}.${i}`, v, 'string');
+  });
+  return arr as string[] | undefined;
+}
+
 export function optionalString(cmd: Doc, field: string): string | undefined {
   const v = cmd[field];
   if (v === undefined || v === null) return undefined;

@@ -60,10 +60,10 @@ const COMPRESSION_HEADER_SIZE = 4 + 4 + 1;
 
 // The compressors a hello's `compression` asks for that this server speaks, in the client's order
 // of preference; nothing when it asks for none or for none of them.
-export function negotiateCompressors(requested: readonly unknown[]): string[] {
+export function negotiateCompressors(requested: readonly string[]): string[] {
   const negotiated: string[] = [];
   for (const name of requested) {
-    if (typeof name === 'string' && COMPRESSORS.some((c) => c.name === name) && !negotiated.includes(name)) negotiated.push(name);
+    if (COMPRESSORS.some((c) => c.name === name) && !negotiated.includes(name)) negotiated.push(name);
   }
   return negotiated;
 }

@@ -158,6 +158,9 @@ describe('OP_COMPRESSED', () => {
         assert.deepEqual((await hello({})).compression, ['zlib', 'snappy']);
         assert.equal((await hello({ compression: ['zstd'] })).compression, undefined);
         assert.equal((await hello({ compression: [] })).compression, undefined);
+        const refusal = ({ ok, errmsg, code, codeName }: AnyDoc) => ({ ok, errmsg, code, codeName });
+        assert.deepEqual(refusal(await hello({ compression: 'zlib' })), { ok: 0, errmsg: "BSON field 'hello.compression' is the wrong type 'string', expected type 'array'", code: 14, codeName: 'TypeMismatch' });
+        assert.deepEqual(refusal(await hello({ compression: ['zlib', 2] })), { ok: 0, errmsg: "BSON field 'hello.compression.1' is the wrong type 'int', expected type 'string'", code: 14, codeName: 'TypeMismatch' });
       } finally {
         conn.close();
       }

@@ -1,4 +1,5 @@
 import type { CommandDefinition, ConnectionInfo } from '../command.js';
+import { optionalStringArray } from '../args.js';
 import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
 import { negotiateCompressors } from '../../wire/message_compressor.js';
@@ -19,7 +20,8 @@ export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
   if (cmd.client !== undefined && typeof cmd.client === 'object') conn.clientMetadata = cmd.client as Record<string, unknown>;
   // As mongod negotiates: a hello that lists compressors replaces the connection's choice, one
   // that lists none is told the last choice; `compression` is answered only when there is one.
-  if (Array.isArray(cmd.compression)) conn.compressors = negotiateCompressors(cmd.compression);
+  const compression = optionalStringArray(cmd, 'compression');
+  if (compression !== undefined) conn.compressors = negotiateCompressors(compression);
   return {
     ...(isLegacy ? { ismaster: true } : { isWritablePrimary: true }),
     ...(cmd.helloOk === true ? { helloOk: true } : {}),
