@@ -17,6 +17,7 @@ import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import type { ConnectionAuth } from '../auth/connection_auth.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -24,6 +25,8 @@ export interface NodeOptions {
   bindIp: string;
   dbpath: string;
   enableTestCommands: boolean;
+  // --auth: a connection runs only the handshake and authentication until it has authenticated.
+  auth?: boolean;
   // --setParameter values a node accepts at start-up (mongod's names).
   parameters: {
     orphanCleanupDelaySecs: number;
@@ -87,6 +90,8 @@ export interface ConnectionInfo {
   // The compressors its last hello negotiated (`compression`): the only ones its OP_COMPRESSED
   // messages may use.
   compressors?: string[];
+  // The user it authenticated as and its SASL conversation; absent until it starts one.
+  auth?: ConnectionAuth;
   // Ends a client's connection at once: a reply not yet written is never written (what the fail
   // points' closeConnection asks). Absent where there is no socket.
   close?(): void;

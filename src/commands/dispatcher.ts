@@ -16,6 +16,8 @@ import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
 import { withClusterTime } from './operation_time.js';
 import { withFailCommand } from './fail_command.js';
+import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
+import { USERS_NS } from '../auth/users.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -37,6 +39,7 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     if (def.adminOnly && db !== 'admin') {
       throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     }
+    if (node.options.auth === true) checkAuthenticated(node, conn, def, name);
     // As mongod: the command's own fields, then its session fields, then its write concern.
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd);
@@ -105,6 +108,15 @@ function admission(node: NodeServices, def: CommandDefinition, name: string, db:
     await awaitDatabaseCriticalSection(cs, name, db, cmd);
     if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(def, db, cmd, name), cmd);
   })();
+}
+
+// With --auth, a connection that has not authenticated runs only what MongoDB lets it run
+// (requiresAuth() false), and createUser from this host while no user exists (the localhost
+// exception). Any authenticated user may run any command: roles are not checked yet.
+function checkAuthenticated(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string): void {
+  if (conn.auth?.user !== undefined || !requiresAuthentication(name)) return;
+  if (name === 'createUser' && isLoopback(conn.remote) && node.local.findOne(USERS_NS) === undefined) return;
+  throw new MongoError(ErrorCodes.Unauthorized, `command ${def.names[0]} requires authentication`);
 }
 
 function lookup(node: NodeServices, name: string): CommandDefinition {

@@ -7,8 +7,10 @@ import { currentOpCommand } from './diagnostic/current_op.js';
 import { cleanupOrphanedCommand } from './migration/cleanup_orphaned.js';
 import { configureFailPointCommand, waitForFailPointCommand } from './diagnostic/configure_fail_point.js';
 import {
-  connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
+  getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
 } from './diagnostic/simple.js';
+import { saslContinueCommand, saslStartCommand } from './auth/sasl_commands.js';
+import { connectionStatusCommand, createUserCommand, dropUserCommand, usersInfoCommand } from './auth/user_commands.js';
 import { endSessionsCommand, killSessionsCommands, refreshSessionsCommand, startSessionCommand } from './sessions/session_commands.js';
 import { insertCommand } from './crud/insert.js';
 import { updateCommand } from './crud/update.js';
@@ -39,6 +41,7 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
+  saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand,
   startSessionCommand, refreshSessionsCommand, endSessionsCommand, ...killSessionsCommands,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, retryableStatementExecutedCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,

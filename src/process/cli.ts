@@ -11,8 +11,8 @@ import { serveNodeHttp, serveRouterHttp } from './observability.js';
 import { consoleRoutes } from '../console/console_server.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--enableTestCommands]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
+  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
   docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
@@ -41,6 +41,7 @@ export async function main(argv: string[]): Promise<void> {
       configdb: { type: 'string' },
       bind_ip: { type: 'string', default: '127.0.0.1' },
       enableTestCommands: { type: 'boolean', default: false },
+      auth: { type: 'boolean', default: false },
       setParameter: { type: 'string', multiple: true, default: [] },
       httpPort: { type: 'string' },
     },
@@ -68,6 +69,8 @@ export async function main(argv: string[]): Promise<void> {
   });
   if (role === 'router') {
     if (!values.configdb) usageExit('--configdb is required', 2);
+    // A router that took --auth and let everyone in would be worse than one that refuses to start.
+    if (values.auth === true) usageExit('--auth is not supported on a router yet', 2);
     let parameters;
     try {
       parameters = parseRouterSetParameters(values.setParameter ?? []);
@@ -92,6 +95,7 @@ export async function main(argv: string[]): Promise<void> {
     bindIp: values.bind_ip!,
     dbpath: values.dbpath,
     enableTestCommands: values.enableTestCommands!,
+    auth: values.auth!,
     parameters,
   }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));
   const http = values.httpPort === undefined ? undefined : await serveNodeHttp(node.services, httpPort(values.httpPort), logger);

@@ -4,14 +4,27 @@ import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
 import { negotiateCompressors } from '../../wire/message_compressor.js';
 import { LOGICAL_SESSION_TIMEOUT_MINUTES } from '../../sessions/session_id.js';
+import { saslSupportedMechs, speculativeAuthenticate } from '../auth/sasl_commands.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 
 // A standalone mongod's hello. No topologyVersion: the driver then polls with plain hello
-// instead of the streaming protocol we do not implement.
+// instead of the streaming protocol we do not implement. The driver's handshake also carries its
+// first SCRAM message (speculativeAuthenticate) and, when no mechanism was chosen, asks which ones
+// the user has (saslSupportedMechs); both are answered only when they succeed, as mongod answers
+// them.
 export const helloCommand: CommandDefinition = {
   names: ['hello', 'isMaster', 'ismaster'],
-  run: (ctx, cmd) => helloReply(ctx.conn, cmd),
+  run: (ctx, cmd) => {
+    const reply = helloReply(ctx.conn, cmd);
+    const mechanisms = saslSupportedMechs(ctx, cmd.saslSupportedMechs);
+    const speculative = cmd.speculativeAuthenticate === undefined ? undefined : speculativeAuthenticate(ctx, cmd.speculativeAuthenticate);
+    return {
+      ...reply,
+      ...(mechanisms === undefined ? {} : { saslSupportedMechs: mechanisms }),
+      ...(speculative === undefined ? {} : { speculativeAuthenticate: speculative }),
+    };
+  },
 };
 
 // Shared by nodes and routers (a router adds `msg: "isdbgrid"`).

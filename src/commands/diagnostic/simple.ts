@@ -10,11 +10,6 @@ export const whatsMyUriCommand: CommandDefinition = {
   run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }),
 };
 
-export const connectionStatusCommand: CommandDefinition = {
-  names: ['connectionStatus'],
-  run: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
-};
-
 export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: () => hostInfoReply() };
 
 // A node's and a router's answer alike: both describe the machine they run on.
