@@ -139,7 +139,15 @@ export class ShardingCatalogManager {
     const primary = this.shard(database.primary);
     const existing = this.collection(ns);
     const coll = ns.slice(db.length + 1);
-    const [info] = await fetchAll(this.client, primary.host, db, { listCollections: 1, filter: { name: coll } });
+    const listed = (): Promise<Doc[]> => fetchAll(this.client, primary.host, db, { listCollections: 1, filter: { name: coll } });
+    let [info] = await listed();
+    // A collection sharded before it exists is created on the primary first: config.collections
+    // must hold the UUID the primary's collection has (checkMetadataConsistency compares them),
+    // and the primary would otherwise choose another as createIndexes creates it below.
+    if (info === undefined && existing === undefined) {
+      checkOk(await this.client.command(primary.host, db, { create: coll }));
+      [info] = await listed();
+    }
     if ((info?.options as Doc | undefined)?.capped === true) throw new MongoError(ErrorCodes.InvalidOptions, "can't shard a capped collection");
     // Routers would have to merge and target under the collection's collation (MongoDB keeps it in
     // config.collections as defaultCollation); docshard's routers compare as bytes.

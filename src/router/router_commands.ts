@@ -21,6 +21,7 @@ import { clusterAbortTransactionCommand, clusterCommitTransactionCommand } from 
 import { zoneRouterCommands } from './commands/cluster_zones.js';
 import { clusterKillOpCommand } from './commands/cluster_kill_op.js';
 import { balancerRouterCommands } from './commands/cluster_balancer.js';
+import { checkMetadataConsistencyCommand } from './commands/cluster_check_metadata_consistency.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterCollModCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
@@ -38,5 +39,5 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
-  clusterKillOpCommand,
+  clusterKillOpCommand, checkMetadataConsistencyCommand,
 ];

@@ -1,0 +1,121 @@
+import type { Binary } from 'bson';
+import { compareValues, valuesEqual } from '../bson/compare.js';
+import type { Doc } from '../bson/values.js';
+import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
+import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
+
+// checkMetadataConsistency's checks (MongoDB 7.0's metadata_consistency_util and
+// metadata_consistency_types.idl): each takes catalog documents and what a shard holds and returns
+// the inconsistencies, `{type, description, details}`, with MongoDB's names and detail shapes.
+
+export interface MetadataInconsistency {
+  type: string;
+  description: string;
+  details: Doc;
+}
+
+const DESCRIPTIONS = {
+  CollectionUUIDMismatch: 'Found collection on non primary shard with mismatching UUID',
+  CorruptedChunkShardKey: 'Found chunk with a shard key pattern violation',
+  HiddenShardedCollection: 'Found sharded collection but relative database does not exist',
+  MisplacedCollection: 'Unsharded collection found on shard different from database primary shard',
+  MissingRoutingTable: 'Found sharded collection without any chunk',
+  MissingShardKeyIndex: 'Found sharded collection without a shard key index',
+  RoutingTableMissingMaxKey: 'Routing table has a gap because last chunk boundary does not reach MaxKey',
+  RoutingTableMissingMinKey: 'Routing table has a gap because first chunk does not start from MinKey',
+  RoutingTableRangeGap: 'Found a gap between two consecutive chunks',
+  RoutingTableRangeOverlap: 'Found two overlapping consecutive chunks',
+} as const;
+
+function inconsistency(type: keyof typeof DESCRIPTIONS, details: Doc): MetadataInconsistency {
+  return { type, description: DESCRIPTIONS[type], details };
+}
+
+// A collection as a shard's local catalog has it: its name within the database, its UUID and the
+// key patterns of its indexes.
+export interface LocalCollection {
+  name: string;
+  uuid: Binary;
+  indexKeys: readonly Doc[];
+}
+
+export interface ShardCollectionsCheck {
+  shardId: string;
+  db: DatabaseType;
+  // config.collections entries of the database (or of the one collection checked).
+  catalogCollections: readonly CollectionType[];
+  localCollections: readonly LocalCollection[];
+  // The sharded collections (by namespace) this shard owns chunks of.
+  ownedNamespaces: ReadonlySet<string>;
+}
+
+// What the shard's local catalog contradicts in config.collections. A collection the config
+// server does not know is an unsharded one, which belongs on the primary shard alone. The shard
+// key index is required only where chunks are owned: a shard that owns none takes part in no
+// createIndexes, so MongoDB does not hold one without it to the key's index either.
+export function checkCollectionMetadataInconsistencies(check: ShardCollectionsCheck): MetadataInconsistency[] {
+  const { shardId, db } = check;
+  const catalog = new Map(check.catalogCollections.map((c) => [c._id, c]));
+  const out: MetadataInconsistency[] = [];
+  for (const local of [...check.localCollections].sort((a, b) => compareStringsBinary(a.name, b.name))) {
+    const ns = `${db._id}.${local.name}`;
+    const coll = catalog.get(ns);
+    if (!coll) {
+      if (shardId !== db.primary) out.push(inconsistency('MisplacedCollection', { ns, shard: shardId, localUUID: local.uuid }));
+      continue;
+    }
+    if (!valuesEqual(coll.uuid, local.uuid)) {
+      out.push(inconsistency('CollectionUUIDMismatch', { ns, shard: shardId, localUUID: local.uuid, uuid: coll.uuid }));
+    }
+    const key = new ShardKeyPattern(coll.key);
+    if (check.ownedNamespaces.has(ns) && !local.indexKeys.some((k) => key.isShardKeyPrefixOf(k))) {
+      out.push(inconsistency('MissingShardKeyIndex', { ns, shard: shardId, shardKey: coll.key }));
+    }
+  }
+  return out;
+}
+
+// The routing table of one collection: its chunks, sorted by min, must cover the key space from
+// MinKey to MaxKey without gaps or overlaps, each bound a key of the collection's pattern.
+export function checkChunksInconsistencies(collection: CollectionType, sortedChunks: readonly ChunkType[]): MetadataInconsistency[] {
+  const ns = collection._id;
+  const collectionUUID = collection.uuid;
+  const key = new ShardKeyPattern(collection.key);
+  const out: MetadataInconsistency[] = [];
+  if (sortedChunks.length === 0) return [inconsistency('MissingRoutingTable', { ns, collectionUUID })];
+  // MongoDB compares each chunk with the one before it, so the first chunk's bounds go unchecked.
+  for (let i = 1; i < sortedChunks.length; i++) {
+    const prev = sortedChunks[i - 1]!;
+    const chunk = sortedChunks[i]!;
+    if (!key.isShardKey(chunk.min) || !key.isShardKey(chunk.max)) {
+      out.push(inconsistency('CorruptedChunkShardKey', { ns, collectionUUID, chunk, shardKeyPattern: collection.key }));
+    }
+    const cmp = compareValues(prev.max, chunk.min);
+    if (cmp < 0) out.push(inconsistency('RoutingTableRangeGap', { ns, collectionUUID, chunkA: prev, chunkB: chunk }));
+    else if (cmp > 0) out.push(inconsistency('RoutingTableRangeOverlap', { ns, collectionUUID, chunkA: prev, chunkB: chunk }));
+  }
+  const minKeyObj = sortedChunks[0]!.min;
+  const globalMin = key.globalMin();
+  if (compareValues(minKeyObj, globalMin) !== 0) {
+    out.push(inconsistency('RoutingTableMissingMinKey', { ns, collectionUUID, minKeyObj, globalMin }));
+  }
+  const maxKeyObj = sortedChunks[sortedChunks.length - 1]!.max;
+  const globalMax = key.globalMax();
+  if (compareValues(maxKeyObj, globalMax) !== 0) {
+    out.push(inconsistency('RoutingTableMissingMaxKey', { ns, collectionUUID, maxKeyObj, globalMax }));
+  }
+  return out;
+}
+
+// Sharded collections whose database config.databases no longer has: no router can reach them.
+// The config database has no entry there and always exists (config.system.sessions is sharded).
+export function checkHiddenShardedCollections(databases: readonly DatabaseType[], collections: readonly CollectionType[]): MetadataInconsistency[] {
+  const names = new Set(['config', ...databases.map((d) => d._id)]);
+  return collections
+    .filter((c) => !names.has(c._id.slice(0, c._id.indexOf('.'))))
+    .map((c) => inconsistency('HiddenShardedCollection', { ns: c._id, collection: c as unknown as Doc }));
+}
+
+function compareStringsBinary(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

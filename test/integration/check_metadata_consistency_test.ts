@@ -1,0 +1,184 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+// checkMetadataConsistency through a router, with inconsistencies made by writing to a shard or
+// to the config server's config.* directly, as MongoDB's check_metadata_consistency.js makes them.
+describe('checkMetadataConsistency through a router', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let shard0: MongoClient;
+  let shard1: MongoClient;
+  let config: MongoClient;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    shard0 = new MongoClient(cluster.shards[0]!.uri);
+    shard1 = new MongoClient(cluster.shards[1]!.uri);
+    config = new MongoClient(cluster.config.uri);
+    await client.db('admin').command({ balancerStop: 1 });
+  });
+
+  after(async () => {
+    for (const c of [client, shard0, shard1, config]) await c?.close();
+    await cluster?.stop();
+  });
+
+  async function check(db: Db, target: number | string = 1, options: AnyDoc = {}): Promise<AnyDoc[]> {
+    const reply = await db.command({ checkMetadataConsistency: target, ...options });
+    const docs = [...(reply.cursor.firstBatch as AnyDoc[])];
+    let id = reply.cursor.id;
+    const collection = String(reply.cursor.ns).slice(db.databaseName.length + 1);
+    while (Number(id) !== 0) {
+      const more = await db.command({ getMore: id, collection });
+      docs.push(...(more.cursor.nextBatch as AnyDoc[]));
+      id = more.cursor.id;
+    }
+    return docs;
+  }
+
+  async function localInfo(node: MongoClient, db: string, name: string): Promise<AnyDoc> {
+    const [entry] = (await node.db(db).command({ listCollections: 1, filter: { name } })).cursor.firstBatch as AnyDoc[];
+    return entry!.info as AnyDoc;
+  }
+
+  async function shardedWithChunksOnBoth(dbName: string): Promise<void> {
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: dbName, primaryShard: 'shard0' });
+    await admin.command({ shardCollection: `${dbName}.c`, key: { k: 1 } });
+    await client.db(dbName).collection('c').insertMany(Array.from({ length: 20 }, (_, k) => ({ k })));
+    await admin.command({ split: `${dbName}.c`, middle: { k: 10 } });
+    await admin.command({ moveChunk: `${dbName}.c`, find: { k: 15 }, to: 'shard1' });
+  }
+
+  it('a healthy cluster after shardCollection, a split and a moveChunk reports nothing at any level', async () => {
+    await shardedWithChunksOnBoth('healthy');
+    await client.db('healthy').collection('plain').insertOne({ a: 1 });
+    assert.deepEqual(await check(client.db('admin')), []);
+    assert.deepEqual(await check(client.db('healthy')), []);
+    assert.deepEqual(await check(client.db('healthy'), 'c'), []);
+    assert.deepEqual(await check(client.db('healthy'), 'plain'), []);
+  });
+
+  it('answers a cluster cursor of its batch size, the rest through getMore', async () => {
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'cursor', primaryShard: 'shard0' });
+    for (const name of ['a', 'b', 'c']) await shard1.db('cursor').collection<AnyDoc>(name).insertOne({ _id: 1 });
+    const reply = await client.db('cursor').command({ checkMetadataConsistency: 1, cursor: { batchSize: 1 } });
+    assert.equal(reply.cursor.firstBatch.length, 1);
+    assert.notEqual(Number(reply.cursor.id), 0);
+    assert.ok(String(reply.cursor.ns).startsWith('cursor.$cmd.'));
+    const all = await check(client.db('cursor'));
+    assert.deepEqual(all.map((i) => i.details.ns), ['cursor.a', 'cursor.b', 'cursor.c']);
+    await client.db('cursor').dropDatabase();
+    for (const name of ['a', 'b', 'c']) await shard1.db('cursor').collection(name).drop();
+  });
+
+  it('refuses an option it does not know as MongoDB 7.0\'s parser does', async () => {
+    const err = await client.db('admin').command({ checkMetadataConsistency: 1, bogus: 1 }).catch((e: unknown) => e);
+    assert.ok(err instanceof MongoServerError);
+    assert.equal(err.code, 40415);
+    assert.equal(err.message, "BSON field 'checkMetadataConsistency.bogus' is an unknown field.");
+  });
+
+  it('an unsharded collection on a shard other than the primary is a MisplacedCollection at every level', async () => {
+    await client.db('admin').command({ enableSharding: 'misplaced', primaryShard: 'shard0' });
+    await client.db('misplaced').collection('home').insertOne({ a: 1 });
+    await shard1.db('misplaced').collection<AnyDoc>('stray').insertOne({ _id: 'foo' });
+    const { uuid } = await localInfo(shard1, 'misplaced', 'stray');
+    const expected = {
+      type: 'MisplacedCollection', description: 'Unsharded collection found on shard different from database primary shard',
+      details: { ns: 'misplaced.stray', shard: 'shard1', localUUID: uuid },
+    };
+    assert.deepEqual(await check(client.db('misplaced')), [expected]);
+    assert.deepEqual(await check(client.db('misplaced'), 'stray'), [expected]);
+    assert.deepEqual(await check(client.db('misplaced'), 'home'), []);
+    assert.deepEqual(await check(client.db('admin')), [expected]);
+    await shard1.db('misplaced').collection('stray').drop();
+    assert.deepEqual(await check(client.db('misplaced')), []);
+  });
+
+  it('a collection sharded while a shard had its own of the same name is a CollectionUUIDMismatch', async () => {
+    await client.db('admin').command({ enableSharding: 'uuids', primaryShard: 'shard0' });
+    await shard1.db('uuids').collection<AnyDoc>('c').insertOne({ _id: 'foo' });
+    await client.db('admin').command({ shardCollection: 'uuids.c', key: { _id: 1 } });
+    const { uuid } = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'uuids.c' }))!;
+    const localUUID = (await localInfo(shard1, 'uuids', 'c')).uuid;
+    const expected = {
+      type: 'CollectionUUIDMismatch', description: 'Found collection on non primary shard with mismatching UUID',
+      details: { ns: 'uuids.c', shard: 'shard1', localUUID, uuid },
+    };
+    assert.deepEqual(await check(client.db('uuids')), [expected]);
+    assert.deepEqual(await check(client.db('uuids'), 'c'), [expected]);
+    assert.deepEqual(await check(client.db('admin')), [expected]);
+    await shard1.db('uuids').collection('c').drop();
+    assert.deepEqual(await check(client.db('uuids')), []);
+  });
+
+  it('a shard key index dropped on a shard that owns chunks is a MissingShardKeyIndex', async () => {
+    await shardedWithChunksOnBoth('noindex');
+    await shard1.db('noindex').collection('c').dropIndex('k_1');
+    assert.deepEqual(await check(client.db('noindex'), 'c'), [{
+      type: 'MissingShardKeyIndex', description: 'Found sharded collection without a shard key index',
+      details: { ns: 'noindex.c', shard: 'shard1', shardKey: { k: 1 } },
+    }]);
+    assert.deepEqual((await check(client.db('admin'))).map((i) => i.type), ['MissingShardKeyIndex']);
+    await shard1.db('noindex').collection('c').createIndex({ k: 1 });
+    assert.deepEqual(await check(client.db('noindex')), []);
+  });
+
+  it('a chunk removed from config.chunks leaves a RoutingTableRangeGap, and one widened an overlap', async () => {
+    await shardedWithChunksOnBoth('gaps');
+    await client.db('admin').command({ split: 'gaps.c', middle: { k: 5 } });
+    const { uuid } = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'gaps.c' }))!;
+    const chunks = config.db('config').collection<AnyDoc>('chunks');
+    const [first, middle, last] = await chunks.find({ uuid }).sort({ min: 1 }).toArray();
+    await chunks.deleteOne({ _id: middle!._id });
+    const gap = await check(client.db('gaps'), 'c');
+    assert.deepEqual(gap.map((i) => i.type), ['RoutingTableRangeGap']);
+    assert.equal(gap[0]!.description, 'Found a gap between two consecutive chunks');
+    assert.deepEqual(gap[0]!.details, { ns: 'gaps.c', collectionUUID: uuid, chunkA: first, chunkB: last });
+    assert.deepEqual((await check(client.db('admin'))).map((i) => i.type), ['RoutingTableRangeGap']);
+
+    await chunks.updateOne({ _id: first!._id }, { $set: { max: { k: 12 } } });
+    const overlap = await check(client.db('gaps'));
+    assert.deepEqual(overlap.map((i) => i.type), ['RoutingTableRangeOverlap']);
+    assert.deepEqual(overlap[0]!.details, { ns: 'gaps.c', collectionUUID: uuid, chunkA: { ...first, max: { k: 12 } }, chunkB: last });
+    await chunks.updateOne({ _id: first!._id }, { $set: { max: first!.max } });
+    await chunks.insertOne(middle!);
+    assert.deepEqual(await check(client.db('gaps')), []);
+  });
+
+  it('a routing table that stops short of MaxKey, or of chunks altogether, is reported as such', async () => {
+    await shardedWithChunksOnBoth('ends');
+    const { uuid } = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'ends.c' }))!;
+    const chunks = config.db('config').collection<AnyDoc>('chunks');
+    const all = await chunks.find({ uuid }).sort({ min: 1 }).toArray();
+    await chunks.deleteOne({ _id: all[1]!._id });
+    assert.deepEqual(await check(client.db('ends'), 'c'), [{
+      type: 'RoutingTableMissingMaxKey', description: 'Routing table has a gap because last chunk boundary does not reach MaxKey',
+      details: { ns: 'ends.c', collectionUUID: uuid, maxKeyObj: { k: 10 }, globalMax: all[1]!.max },
+    }]);
+    await chunks.deleteOne({ _id: all[0]!._id });
+    assert.deepEqual((await check(client.db('ends'), 'c')).map((i) => i.type), ['MissingRoutingTable']);
+    await chunks.insertMany(all);
+    assert.deepEqual(await check(client.db('ends')), []);
+  });
+
+  it('a sharded collection whose config.databases entry is gone is hidden, and only the cluster level sees it', async () => {
+    await shardedWithChunksOnBoth('hidden');
+    const databases = config.db('config').collection<AnyDoc>('databases');
+    const entry = (await databases.findOne({ _id: 'hidden' }))!;
+    const collection = (await config.db('config').collection<AnyDoc>('collections').findOne({ _id: 'hidden.c' }))!;
+    await databases.deleteOne({ _id: 'hidden' });
+    assert.deepEqual(await check(client.db('admin')), [{
+      type: 'HiddenShardedCollection', description: 'Found sharded collection but relative database does not exist',
+      details: { ns: 'hidden.c', collection },
+    }]);
+    await databases.insertOne(entry);
+    assert.deepEqual(await check(client.db('admin')), []);
+  });
+});
