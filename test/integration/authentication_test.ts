@@ -162,6 +162,24 @@ describe('authentication on a node started with --auth', () => {
     }
   });
 
+  it('SASLpreps SCRAM-SHA-256 passwords: the drivers specification\'s IX and \u2168 users log in', async () => {
+    const admin = await MongoClient.connect(userUri(node, 'admin', 'pencil'));
+    try {
+      await admin.db('admin').command({ createUser: 'IX', pwd: 'IX', roles: ['root'], mechanisms: ['SCRAM-SHA-256'] });
+      await admin.db('admin').command({ createUser: '\u2168', pwd: '\u2163', roles: ['root'], mechanisms: ['SCRAM-SHA-256'] });
+    } finally {
+      await admin.close();
+    }
+    for (const [user, pwd] of [['IX', 'IX'], ['IX', 'I\u00ADX'], ['\u2168', 'IV'], ['\u2168', 'I\u00ADV']] as const) {
+      const client = await MongoClient.connect(userUri(node, user, pwd));
+      try {
+        assert.deepEqual((await client.db('admin').command({ connectionStatus: 1 })).authInfo.authenticatedUsers, [{ user, db: 'admin' }]);
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
   it("keeps users in admin.system.users in MongoDB's shape; usersInfo and dropUser", async () => {
     const client = await MongoClient.connect(userUri(node, 'admin', 'pencil'));
     try {
