@@ -90,6 +90,7 @@ describe('authentication on a node started with --auth', () => {
       assert.deepEqual(await coll.findOne({ _id: 1 } as never), { _id: 1, v: 'sha256' });
       const status = await client.db('admin').command({ connectionStatus: 1 });
       assert.deepEqual(status.authInfo, { authenticatedUsers: [{ user: 'admin', db: 'admin' }], authenticatedUserRoles: [{ role: 'root', db: 'admin' }] });
+      assert.deepEqual((await client.db('admin').command({ getCmdLineOpts: 1 })).parsed.security, { authorization: 'enabled' });
       // speculativeAuthenticate answered in the hello: the driver goes on with saslContinue and
       // never sends saslStart.
       const sasl = proxy.commands.filter((c) => c.saslStart !== undefined || c.saslContinue !== undefined);

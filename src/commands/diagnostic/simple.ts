@@ -41,6 +41,8 @@ export const getCmdLineOptsCommand: CommandDefinition = {
         net: { bindIp: options.bindIp, port: options.port },
         storage: { dbPath: options.dbpath },
         sharding: { clusterRole: options.role === 'config' ? 'configsvr' : 'shardsvr' },
+        // mongod's name for --auth.
+        ...(options.auth === true ? { security: { authorization: 'enabled' } } : {}),
         setParameter: { ...options.parameters },
       },
       ok: 1,
