@@ -31,6 +31,7 @@ import { collModCommand } from './ddl/coll_mod.js';
 import { validateCommand } from './ddl/validate.js';
 import { splitVectorCommand } from './sharding/split_vector.js';
 import { balancingShardCommands } from './sharding/balancing_commands.js';
+import { checkMetadataConsistencyNodeCommands } from './sharding/check_metadata_consistency.js';
 import { donorCommands } from './migration/donor_commands.js';
 import { movePrimaryShardCommands } from './sharding/move_primary_commands.js';
 import { recipientCommands } from './migration/recipient_commands.js';
@@ -49,5 +50,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand, validateCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
-  ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand,
+  ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, ...checkMetadataConsistencyNodeCommands,
 ];

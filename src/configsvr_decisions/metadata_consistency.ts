@@ -8,11 +8,12 @@ import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_ch
 // metadata_consistency_types.idl): each takes catalog documents and what a shard holds and returns
 // the inconsistencies, `{type, description, details}`, with MongoDB's names and detail shapes.
 
-export interface MetadataInconsistency {
+// A type, not an interface, so that it is a Doc to whoever sends it.
+export type MetadataInconsistency = {
   type: string;
   description: string;
   details: Doc;
-}
+};
 
 const DESCRIPTIONS = {
   CollectionUUIDMismatch: 'Found collection on non primary shard with mismatching UUID',
@@ -41,7 +42,9 @@ export interface LocalCollection {
 
 export interface ShardCollectionsCheck {
   shardId: string;
-  db: DatabaseType;
+  // The primary shard of the database, the only one that may hold its unsharded collections.
+  primaryShardId: string;
+  db: string;
   // config.collections entries of the database (or of the one collection checked).
   catalogCollections: readonly CollectionType[];
   localCollections: readonly LocalCollection[];
@@ -54,14 +57,14 @@ export interface ShardCollectionsCheck {
 // key index is required only where chunks are owned: a shard that owns none takes part in no
 // createIndexes, so MongoDB does not hold one without it to the key's index either.
 export function checkCollectionMetadataInconsistencies(check: ShardCollectionsCheck): MetadataInconsistency[] {
-  const { shardId, db } = check;
+  const { shardId, primaryShardId } = check;
   const catalog = new Map(check.catalogCollections.map((c) => [c._id, c]));
   const out: MetadataInconsistency[] = [];
   for (const local of [...check.localCollections].sort((a, b) => compareStringsBinary(a.name, b.name))) {
-    const ns = `${db._id}.${local.name}`;
+    const ns = `${check.db}.${local.name}`;
     const coll = catalog.get(ns);
     if (!coll) {
-      if (shardId !== db.primary) out.push(inconsistency('MisplacedCollection', { ns, shard: shardId, localUUID: local.uuid }));
+      if (shardId !== primaryShardId) out.push(inconsistency('MisplacedCollection', { ns, shard: shardId, localUUID: local.uuid }));
       continue;
     }
     if (!valuesEqual(coll.uuid, local.uuid)) {

@@ -61,14 +61,14 @@ test('a chunk bound of other fields than the shard key is corrupted, except the 
 
 test('a shard whose collections agree with the catalog is consistent', () => {
   const found = checkCollectionMetadataInconsistencies({
-    shardId: 'shard1', db, catalogCollections: [coll], localCollections: [local('users')], ownedNamespaces: new Set(['app.users']),
+    shardId: 'shard1', primaryShardId: 'shard0', db: 'app', catalogCollections: [coll], localCollections: [local('users')], ownedNamespaces: new Set(['app.users']),
   });
   assert.deepEqual(found, []);
 });
 
 test('an unsharded collection is misplaced on any shard but the primary', () => {
   const other = new UUID();
-  const check = { db, catalogCollections: [coll], localCollections: [local('users'), local('logs', other)], ownedNamespaces: new Set<string>() };
+  const check = { primaryShardId: 'shard0', db: 'app', catalogCollections: [coll], localCollections: [local('users'), local('logs', other)], ownedNamespaces: new Set<string>() };
   assert.deepEqual(checkCollectionMetadataInconsistencies({ ...check, shardId: 'shard0' }), []);
   const found = checkCollectionMetadataInconsistencies({ ...check, shardId: 'shard1' });
   assert.deepEqual(found, [{
@@ -80,7 +80,7 @@ test('an unsharded collection is misplaced on any shard but the primary', () => 
 test('a sharded collection with another UUID on a shard is a UUID mismatch, on the primary too', () => {
   const other = new UUID();
   const found = checkCollectionMetadataInconsistencies({
-    shardId: 'shard0', db, catalogCollections: [coll], localCollections: [local('users', other)], ownedNamespaces: new Set(),
+    shardId: 'shard0', primaryShardId: 'shard0', db: 'app', catalogCollections: [coll], localCollections: [local('users', other)], ownedNamespaces: new Set(),
   });
   assert.deepEqual(found, [{
     type: 'CollectionUUIDMismatch', description: 'Found collection on non primary shard with mismatching UUID',
@@ -89,7 +89,7 @@ test('a sharded collection with another UUID on a shard is a UUID mismatch, on t
 });
 
 test('the shard key index is missing only where the shard owns chunks', () => {
-  const check = { shardId: 'shard1', db, catalogCollections: [coll], localCollections: [local('users', uuid, [{ _id: 1 }, { k: -1 }])] };
+  const check = { shardId: 'shard1', primaryShardId: 'shard0', db: 'app', catalogCollections: [coll], localCollections: [local('users', uuid, [{ _id: 1 }, { k: -1 }])] };
   assert.deepEqual(checkCollectionMetadataInconsistencies({ ...check, ownedNamespaces: new Set() }), []);
   assert.deepEqual(checkCollectionMetadataInconsistencies({ ...check, ownedNamespaces: new Set(['app.users']) }), [{
     type: 'MissingShardKeyIndex', description: 'Found sharded collection without a shard key index',
