@@ -32,6 +32,7 @@ import { validateCommand } from './ddl/validate.js';
 import { splitVectorCommand } from './sharding/split_vector.js';
 import { balancingShardCommands } from './sharding/balancing_commands.js';
 import { checkMetadataConsistencyNodeCommands } from './sharding/check_metadata_consistency.js';
+import { createCollectionParticipantCommand } from './sharding/create_collection_participant.js';
 import { donorCommands } from './migration/donor_commands.js';
 import { movePrimaryShardCommands } from './sharding/move_primary_commands.js';
 import { recipientCommands } from './migration/recipient_commands.js';
@@ -51,4 +52,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
   ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, ...checkMetadataConsistencyNodeCommands,
+  createCollectionParticipantCommand,
 ];

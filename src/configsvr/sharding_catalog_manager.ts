@@ -169,10 +169,11 @@ export class ShardingCatalogManager {
     if (decision.alreadySharded) return decision.collection;
     const owners = [...new Set(decision.chunks.map((c) => c.shard))];
     const indexSpecs = [...indexes.filter((i) => i.name !== '_id_'), ...(decision.createIndex ? [decision.createIndex] : [])];
-    for (const shardId of new Set([primary._id, ...owners])) {
-      const host = this.shard(shardId).host;
-      if (indexSpecs.length > 0) checkOk(await this.client.command(host, db, { createIndexes: coll, indexes: indexSpecs }));
-      else await this.client.command(host, db, { create: coll });
+    if (indexSpecs.length > 0) checkOk(await this.client.command(primary.host, db, { createIndexes: coll, indexes: indexSpecs }));
+    for (const shardId of owners.filter((id) => id !== primary._id)) {
+      checkOk(await this.client.command(this.shard(shardId).host, db, {
+        _shardsvrCreateCollectionParticipant: coll, indexes: indexSpecs, options: (info?.options as Doc | undefined) ?? {}, collectionUUID: decision.collection.uuid,
+      }));
     }
     this.local.write((w) => {
       w.update('config.collections', { _id: ns }, decision.collection as unknown as Doc, { upsert: true });

@@ -63,6 +63,15 @@ describe('checkMetadataConsistency through a router', () => {
     assert.deepEqual(await check(client.db('healthy'), 'plain'), []);
   });
 
+  it('a hashed collection presplit over both shards is consistent: each shard creates it with the catalog\'s UUID', async () => {
+    await client.db('admin').command({ enableSharding: 'hashed', primaryShard: 'shard0' });
+    await client.db('admin').command({ shardCollection: 'hashed.c', key: { k: 'hashed' } });
+    const owners = await client.db('config').collection<AnyDoc>('chunks').distinct('shard', { uuid: (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'hashed.c' }))!.uuid });
+    assert.deepEqual(owners.sort(), ['shard0', 'shard1']);
+    assert.deepEqual(await check(client.db('hashed')), []);
+    assert.deepEqual(await check(client.db('admin')), []);
+  });
+
   it('answers a cluster cursor of its batch size, the rest through getMore', async () => {
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'cursor', primaryShard: 'shard0' });
