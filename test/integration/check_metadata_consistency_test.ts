@@ -1,8 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+
+const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
 
 // checkMetadataConsistency through a router, with inconsistencies made by writing to a shard or
 // to the config server's config.* directly, as MongoDB's check_metadata_consistency.js makes them.
@@ -84,6 +90,23 @@ describe('checkMetadataConsistency through a router', () => {
     assert.deepEqual(all.map((i) => i.details.ns), ['cursor.a', 'cursor.b', 'cursor.c']);
     await client.db('cursor').dropDatabase();
     for (const name of ['a', 'b', 'c']) await shard1.db('cursor').collection(name).drop();
+  });
+
+  it('mongosh\'s db.checkMetadataConsistency() and db.coll.checkMetadataConsistency() read the cursor at each level', async () => {
+    await client.db('admin').command({ enableSharding: 'shell', primaryShard: 'shard0' });
+    await shard1.db('shell').collection<AnyDoc>('stray').insertOne({ _id: 1 });
+    const types = async (expression: string): Promise<string> => {
+      const { stdout } = await promisify(execFile)(MONGOSH, [cluster.routers[0]!.uri, '--quiet', '--norc', '--eval', `JSON.stringify(${expression}.toArray().map((d) => [d.type, d.details.ns]))`], {
+        timeout: 90_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' },
+      });
+      return stdout.trim();
+    };
+    const expected = '[["MisplacedCollection","shell.stray"]]';
+    assert.equal(await types("db.getSiblingDB('shell').checkMetadataConsistency()"), expected);
+    assert.equal(await types("db.getSiblingDB('shell').stray.checkMetadataConsistency()"), expected);
+    assert.equal(await types("db.getSiblingDB('shell').other.checkMetadataConsistency()"), '[]');
+    assert.equal(await types("db.getSiblingDB('admin').checkMetadataConsistency()"), expected);
+    await shard1.db('shell').collection('stray').drop();
   });
 
   it('refuses an option it does not know as MongoDB 7.0\'s parser does', async () => {
