@@ -27,6 +27,8 @@ export interface NodeOptions {
   enableTestCommands: boolean;
   // --auth: a connection runs only the handshake and authentication until it has authenticated.
   auth?: boolean;
+  // --maxConns (mongod's net.maxIncomingConnections): client connections open at once; more are closed.
+  maxConns: number;
   // --setParameter values a node accepts at start-up (mongod's names).
   parameters: {
     orphanCleanupDelaySecs: number;

@@ -11,10 +11,10 @@ import { serveNodeHttp, serveRouterHttp } from './observability.js';
 import { consoleRoutes } from '../console/console_server.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--enableTestCommands]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
+  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
@@ -23,6 +23,8 @@ ${UP_USAGE}`;
 const ORPHAN_SHUTDOWN_MS_MAX = 3000;
 // mongod's exit code when its dbpath is in use (DBPathInUse).
 const DBPATH_IN_USE_EXIT_CODE = 100;
+// mongod's default net.maxIncomingConnections (DEFAULT_MAX_CONN).
+const MAX_CONNS_DEFAULT = 1_000_000;
 
 function usageExit(message: string | undefined, code: number): never {
   process.stderr.write(`${message ? `${message}\n` : ''}${USAGE}\n`);
@@ -42,6 +44,7 @@ export async function main(argv: string[]): Promise<void> {
       bind_ip: { type: 'string', default: '127.0.0.1' },
       enableTestCommands: { type: 'boolean', default: false },
       auth: { type: 'boolean', default: false },
+      maxConns: { type: 'string', default: String(MAX_CONNS_DEFAULT) },
       setParameter: { type: 'string', multiple: true, default: [] },
       httpPort: { type: 'string' },
     },
@@ -67,6 +70,8 @@ export async function main(argv: string[]): Promise<void> {
     setTimeout(() => process.exit(1), ORPHAN_SHUTDOWN_MS_MAX).unref();
     shutdown('supervisor gone');
   });
+  const maxConns = Number(values.maxConns);
+  if (!Number.isInteger(maxConns) || maxConns < 1) usageExit(`invalid --maxConns ${values.maxConns}`, 2);
   if (role === 'router') {
     if (!values.configdb) usageExit('--configdb is required', 2);
     // A router that took --auth and let everyone in would be worse than one that refuses to start.
@@ -77,7 +82,7 @@ export async function main(argv: string[]): Promise<void> {
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
-    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, parameters }, logger, recent);
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, maxConns, parameters }, logger, recent);
     const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, consoleRoutes(router.services));
     stop = async () => { await http?.close(); await router.stop(); };
     return;
@@ -96,6 +101,7 @@ export async function main(argv: string[]): Promise<void> {
     dbpath: values.dbpath,
     enableTestCommands: values.enableTestCommands!,
     auth: values.auth!,
+    maxConns,
     parameters,
   }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));
   const http = values.httpPort === undefined ? undefined : await serveNodeHttp(node.services, httpPort(values.httpPort), logger);

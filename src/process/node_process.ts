@@ -131,7 +131,8 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       services.counters.connectionsCurrent -= 1;
       logger.debug({ c: 'NETWORK', connectionId: conn.id, reason }, 'Connection ended');
     },
-  });
+    onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
+  }, options.maxConns);
   if (options.role === 'shard') {
     services.migrations.rangeDeleter.start();
     restoreMovePrimaryCriticalSections(services);

@@ -68,7 +68,8 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     onMessage: withCompression(instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle)),
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
-  });
+    onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
+  }, options.maxConns);
   const port = await server.listen(options.port, options.bindIp);
   router.options = { ...options, port };
   // Named as mongos names itself there: the machine's host name and the port, as serverStatus reports.

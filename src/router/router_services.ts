@@ -18,6 +18,8 @@ export interface RouterOptions {
   configHost: string;
   // --enableTestCommands: configureFailPoint and waitForFailPoint exist.
   enableTestCommands: boolean;
+  // --maxConns (mongos's net.maxIncomingConnections): client connections open at once; more are closed.
+  maxConns: number;
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;
   // logicalSessionRefreshMillis, how often the session cache is written to config.system.sessions;
   // maxAcceptableLogicalClockDriftSecs, how far ahead of its wall clock a gossiped $clusterTime may be.

@@ -17,17 +17,21 @@ export interface ServerHandlers {
   onMessage(conn: Connection, message: Buffer): Buffer | undefined | Promise<Buffer | undefined>;
   onConnect?(conn: Connection): void;
   onClose?(conn: Connection, reason: string | undefined): void;
+  // A connection closed on arrival because `maxConnections` were open; `open` counts them.
+  onRefuse?(remote: string, open: number): void;
 }
 
 // A TCP server that survives any input: each connection handles its messages one at a time in
 // arrival order (replies are never reordered), and a framing error closes only that connection.
+// Beyond `maxConnections` open at once, a new connection is closed before anything is read from
+// it, as mongod closes it (net.maxIncomingConnections): no reply, so nothing to parse or allocate.
 export class TcpServer {
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private nextConnectionId = 1;
   private readonly replies = new TurnWriter();
 
-  constructor(private readonly handlers: ServerHandlers) {
+  constructor(private readonly handlers: ServerHandlers, private readonly maxConnections = Number.POSITIVE_INFINITY) {
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
@@ -47,6 +51,11 @@ export class TcpServer {
   }
 
   private accept(socket: net.Socket): void {
+    if (this.sockets.size >= this.maxConnections) {
+      this.handlers.onRefuse?.(`${socket.remoteAddress}:${socket.remotePort}`, this.sockets.size);
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     this.sockets.add(socket);
     let closeReason: string | undefined;

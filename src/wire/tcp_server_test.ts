@@ -88,3 +88,41 @@ describe('TcpServer', () => {
     assert.deepEqual((await exchange(port, [request(7, 0)], 1)).map(([id]) => id), [7]);
   });
 });
+
+describe('TcpServer with maxConnections', () => {
+  const refused: number[] = [];
+  const server = new TcpServer({ onMessage: (conn, message) => reply(message.readInt32LE(4), conn.id), onRefuse: (_, open) => refused.push(open) }, 1);
+  let port = 0;
+  before(async () => { port = await server.listen(0, '127.0.0.1'); });
+  after(() => server.close());
+
+  it('closes a connection beyond the limit unread, and takes one again once the first has closed', async () => {
+    const first = net.connect(port, '127.0.0.1');
+    const firstReplied = new Promise((resolve) => first.once('data', resolve));
+    first.write(request(1, 0));
+    await firstReplied;
+    const second = net.connect(port, '127.0.0.1');
+    const secondGot: Buffer[] = [];
+    second.on('data', (d: Buffer) => secondGot.push(d));
+    second.on('error', () => undefined);
+    second.write(request(2, 0));
+    await new Promise((resolve) => second.once('close', resolve));
+    assert.deepEqual(secondGot, []);
+    assert.deepEqual(refused, [1]);
+    const firstClosed = new Promise((resolve) => first.once('close', resolve));
+    first.destroy();
+    await firstClosed;
+    // The server sees the close a little after the client does: until then it still refuses.
+    let answered = false;
+    for (let attempt = 0; attempt < 50 && !answered; attempt++) {
+      answered = await new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(request(3, 0)));
+        socket.once('data', () => { socket.destroy(); resolve(true); });
+        socket.once('close', () => resolve(false));
+        socket.on('error', () => undefined);
+      });
+      if (!answered) await sleep(10);
+    }
+    assert.equal(answered, true);
+  });
+});

@@ -60,7 +60,7 @@ describe('insert from a document sequence', () => {
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'docshard-insert-'));
-    const options = { role: 'shard' as const, port: 0, bindIp: '127.0.0.1', dbpath: dir, enableTestCommands: false, parameters: DEFAULT_PARAMETERS };
+    const options = { role: 'shard' as const, port: 0, bindIp: '127.0.0.1', dbpath: dir, enableTestCommands: false, maxConns: 1_000_000, parameters: DEFAULT_PARAMETERS };
     node = await startNode(options, pino({ level: 'silent' }), []);
   });
   after(async () => {

@@ -21,7 +21,7 @@ export const serverStatusCommand: CommandDefinition = {
       uptimeMillis: uptimeMs,
       uptimeEstimate: Math.floor(uptimeMs / 1000),
       localTime: new Date(),
-      connections: { current: node.counters.connectionsCurrent, available: 1_000_000, totalCreated: node.counters.connectionsTotal },
+      connections: { current: node.counters.connectionsCurrent, available: node.options.maxConns - node.counters.connectionsCurrent, totalCreated: node.counters.connectionsTotal },
       opcounters: { ...node.counters.opcounters },
       opLatencies: opLatencies(commandMetricsOf(node), isPlainObject(cmd.opLatencies) && cmd.opLatencies.histograms === true),
       mem: { bits: 64, resident: Math.round(mem.rss / 1024 / 1024), virtual: Math.round(mem.heapTotal / 1024 / 1024), supported: true },

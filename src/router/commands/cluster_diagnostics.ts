@@ -59,7 +59,7 @@ export const clusterServerStatusCommand: RouterCommand = {
     return {
       host: `${os.hostname()}:${ctx.router.options.port}`, version: SERVER_VERSION, process: 'mongos', pid: process.pid,
       uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(),
-      connections: { current: ctx.router.connections.current, available: 1_000_000, totalCreated: ctx.router.connections.total },
+      connections: { current: ctx.router.connections.current, available: ctx.router.options.maxConns - ctx.router.connections.current, totalCreated: ctx.router.connections.total },
       opcounters: { ...ctx.router.opcounters },
       metrics: { cursor: { open: { total: ctx.router.cursors.openCount } } },
       docshard: { fastPaths: { ...ctx.router.fastPaths } },
