@@ -83,8 +83,8 @@ const COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> = {
   // commands/txn_cmds.idl
   commitTransaction: ['commitTimestamp', 'recoveryToken'],
   abortTransaction: ['recoveryToken'],
-  // s/request_types/sharded_ddl_commands.idl's cursor; its checkIndexes is refused until InconsistentIndex is checked
-  checkMetadataConsistency: ['cursor'],
+  // s/request_types/sharded_ddl_commands.idl
+  checkMetadataConsistency: ['cursor', 'checkIndexes'],
 };
 
 // MongoDB's other names for these commands.

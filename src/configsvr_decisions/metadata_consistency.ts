@@ -3,6 +3,7 @@ import { compareValues, valuesEqual } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
+import type { ZoneRangeType } from './zones.js';
 
 // checkMetadataConsistency's checks (MongoDB 7.0's metadata_consistency_util and
 // metadata_consistency_types.idl): each takes catalog documents and what a shard holds and returns
@@ -18,7 +19,9 @@ export type MetadataInconsistency = {
 const DESCRIPTIONS = {
   CollectionUUIDMismatch: 'Found collection on non primary shard with mismatching UUID',
   CorruptedChunkShardKey: 'Found chunk with a shard key pattern violation',
+  CorruptedZoneShardKey: 'Found zone with a shard key pattern violation',
   HiddenShardedCollection: 'Found sharded collection but relative database does not exist',
+  InconsistentIndex: 'Found an index of a sharded collection that is inconsistent between different shards',
   MisplacedCollection: 'Unsharded collection found on shard different from database primary shard',
   MissingRoutingTable: 'Found sharded collection without any chunk',
   MissingShardKeyIndex: 'Found sharded collection without a shard key index',
@@ -26,6 +29,7 @@ const DESCRIPTIONS = {
   RoutingTableMissingMinKey: 'Routing table has a gap because first chunk does not start from MinKey',
   RoutingTableRangeGap: 'Found a gap between two consecutive chunks',
   RoutingTableRangeOverlap: 'Found two overlapping consecutive chunks',
+  ZonesRangeOverlap: 'Found two overlapping zones',
 } as const;
 
 function inconsistency(type: keyof typeof DESCRIPTIONS, details: Doc): MetadataInconsistency {
@@ -107,6 +111,78 @@ export function checkChunksInconsistencies(collection: CollectionType, sortedChu
   if (compareValues(maxKeyObj, globalMax) !== 0) {
     out.push(inconsistency('RoutingTableMissingMaxKey', { ns, collectionUUID, maxKeyObj, globalMax }));
   }
+  return out;
+}
+
+// The zone ranges of one collection (config.tags, sorted by min) must not overlap, each bound a key
+// of the collection's pattern. A zone is shown as MongoDB's TagsType serializes it: {ns, tag, min,
+// max}, without its _id. These details name the collection `namespace`, as 7.0's documentation
+// of both types shows them.
+export function checkZonesInconsistencies(collection: CollectionType, sortedZones: readonly ZoneRangeType[]): MetadataInconsistency[] {
+  const namespace = collection._id;
+  const collectionUUID = collection.uuid;
+  const key = new ShardKeyPattern(collection.key);
+  const out: MetadataInconsistency[] = [];
+  // As with chunks, MongoDB compares each zone with the one before it: the first one's bounds go unchecked.
+  for (let i = 1; i < sortedZones.length; i++) {
+    const prev = zoneDoc(sortedZones[i - 1]!);
+    const zone = zoneDoc(sortedZones[i]!);
+    if (!key.isShardKey(zone.min) || !key.isShardKey(zone.max)) {
+      out.push(inconsistency('CorruptedZoneShardKey', { namespace, collectionUUID, zone, shardKeyPattern: collection.key }));
+    }
+    // Touching ranges (max equal to the next min) are the normal case, not an overlap.
+    if (compareValues(prev.max, zone.min) > 0) {
+      out.push(inconsistency('ZonesRangeOverlap', { namespace, collectionUUID, zoneA: prev, zoneB: zone }));
+    }
+  }
+  return out;
+}
+
+function zoneDoc(zone: ZoneRangeType): { ns: string; tag: string; min: Doc; max: Doc } {
+  return { ns: zone.ns, tag: zone.tag, min: zone.min, max: zone.max };
+}
+
+// The indexes of one sharded collection on each shard that owns chunks of it (as $indexStats
+// reaches them), with their specs as listIndexes answers them.
+export interface ShardIndexes {
+  shard: string;
+  indexes: readonly Doc[];
+}
+
+// MongoDB's checkIndexes pipeline, index by index name: a shard that has any index of the
+// collection but not this one is in missingFromShards, and a {k, v} pair of the spec that some
+// shard's spec has and another's lacks is in inconsistentProperties. Only shards that have the
+// collection take part, since $indexStats finds no index on the others. MongoDB's $group leaves
+// the order of indexes and shards unspecified; here both are by name, and the properties in BSON
+// order, as its $setUnion sorts them.
+export function checkIndexesInconsistencies(namespace: string, shards: readonly ShardIndexes[]): MetadataInconsistency[] {
+  const allShards = shards.filter((s) => s.indexes.length > 0).map((s) => s.shard).sort(compareStringsBinary);
+  const byName = new Map<string, { shards: string[]; specs: Doc[][] }>();
+  for (const { shard, indexes } of shards) {
+    for (const spec of indexes) {
+      const name = String(spec.name);
+      const entry = byName.get(name) ?? { shards: [], specs: [] };
+      entry.shards.push(shard);
+      entry.specs.push(Object.entries(spec).map(([k, v]) => ({ k, v })));
+      byName.set(name, entry);
+    }
+  }
+  const out: MetadataInconsistency[] = [];
+  for (const indexName of [...byName.keys()].sort(compareStringsBinary)) {
+    const { shards: holders, specs } = byName.get(indexName)!;
+    const missingFromShards = allShards.filter((s) => !holders.includes(s));
+    const union = uniqueValues(specs.flat()).sort(compareValues);
+    const inconsistentProperties = union.filter((p) => !specs.every((spec) => spec.some((q) => valuesEqual(p, q))));
+    if (missingFromShards.length > 0 || inconsistentProperties.length > 0) {
+      out.push(inconsistency('InconsistentIndex', { namespace, info: { missingFromShards, inconsistentProperties, indexName } }));
+    }
+  }
+  return out;
+}
+
+function uniqueValues(values: readonly Doc[]): Doc[] {
+  const out: Doc[] = [];
+  for (const v of values) if (!out.some((u) => valuesEqual(u, v))) out.push(v);
   return out;
 }
 

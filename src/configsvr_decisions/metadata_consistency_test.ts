@@ -4,8 +4,10 @@ import { MaxKey, ObjectId, Timestamp, UUID } from 'bson';
 import { MinKey, type Doc } from '../bson/values.js';
 import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
 import {
-  checkChunksInconsistencies, checkCollectionMetadataInconsistencies, checkHiddenShardedCollections, type LocalCollection,
+  checkChunksInconsistencies, checkCollectionMetadataInconsistencies, checkHiddenShardedCollections, checkIndexesInconsistencies,
+  checkZonesInconsistencies, type LocalCollection,
 } from './metadata_consistency.js';
+import type { ZoneRangeType } from './zones.js';
 
 const ts = new Timestamp({ t: 1, i: 1 });
 const uuid = new UUID();
@@ -106,5 +108,73 @@ test('a sharded collection whose database is gone is hidden; the config database
   assert.deepEqual(found, [{
     type: 'HiddenShardedCollection', description: 'Found sharded collection but relative database does not exist',
     details: { ns: 'gone.users', collection: orphan },
+  }]);
+});
+
+function zone(min: Doc, max: Doc, tag = 'z'): ZoneRangeType {
+  return { _id: new ObjectId(), ns: 'app.users', tag, min, max };
+}
+
+test('zone ranges that touch or leave room between them are consistent', () => {
+  const zones = [zone({ k: new MinKey() }, { k: 0 }), zone({ k: 0 }, { k: 10 }, 'y'), zone({ k: 20 }, { k: new MaxKey() })];
+  assert.deepEqual(checkZonesInconsistencies(coll, zones), []);
+  assert.deepEqual(checkZonesInconsistencies(coll, []), []);
+});
+
+test('two overlapping zones name both ranges as TagsType shows them, without their _id', () => {
+  const a = zone({ k: -100 }, { k: 100 }, 'a');
+  const b = zone({ k: 50 }, { k: 150 }, 'b');
+  assert.deepEqual(checkZonesInconsistencies(coll, [a, b]), [{
+    type: 'ZonesRangeOverlap', description: 'Found two overlapping zones',
+    details: {
+      namespace: 'app.users', collectionUUID: uuid,
+      zoneA: { ns: 'app.users', tag: 'a', min: { k: -100 }, max: { k: 100 } },
+      zoneB: { ns: 'app.users', tag: 'b', min: { k: 50 }, max: { k: 150 } },
+    },
+  }]);
+});
+
+test('a zone bound of other fields than the shard key is corrupted, except the first zone, which MongoDB does not check', () => {
+  const found = checkZonesInconsistencies(coll, [zone({ k: 0 }, { k: 10 }), zone({ k: 10 }, { x: 20 })]);
+  assert.deepEqual(found, [{
+    type: 'CorruptedZoneShardKey', description: 'Found zone with a shard key pattern violation',
+    details: { namespace: 'app.users', collectionUUID: uuid, zone: { ns: 'app.users', tag: 'z', min: { k: 10 }, max: { x: 20 } }, shardKeyPattern: { k: 1 } },
+  }]);
+  assert.deepEqual(checkZonesInconsistencies(coll, [zone({ x: 0 }, { x: 10 })]), []);
+});
+
+const idIndex = { v: 2, key: { _id: 1 }, name: '_id_' };
+const kIndex = { v: 2, key: { k: 1 }, name: 'k_1' };
+
+test('the same indexes on every shard that owns chunks are consistent', () => {
+  assert.deepEqual(checkIndexesInconsistencies('app.users', [
+    { shard: 'shard0', indexes: [idIndex, kIndex] }, { shard: 'shard1', indexes: [kIndex, idIndex] },
+  ]), []);
+});
+
+test('an index missing on a shard names that shard, and a shard without the collection is not counted', () => {
+  const a1 = { v: 2, key: { a: 1 }, name: 'index1' };
+  const found = checkIndexesInconsistencies('app.users', [
+    { shard: 'shard0', indexes: [idIndex, kIndex, a1] }, { shard: 'shard1', indexes: [idIndex, kIndex] }, { shard: 'shard2', indexes: [] },
+  ]);
+  assert.deepEqual(found, [{
+    type: 'InconsistentIndex', description: 'Found an index of a sharded collection that is inconsistent between different shards',
+    details: { namespace: 'app.users', info: { missingFromShards: ['shard1'], inconsistentProperties: [], indexName: 'index1' } },
+  }]);
+});
+
+test('an index whose options differ between shards lists the {k, v} pairs not every shard has, in BSON order', () => {
+  const found = checkIndexesInconsistencies('app.users', [
+    { shard: 'shard0', indexes: [idIndex, { v: 2, key: { a: 1 }, name: 'index1', sparse: true, expireAfterSeconds: 3600 }] },
+    { shard: 'shard1', indexes: [idIndex, { v: 2, key: { a: 1 }, name: 'index1', sparse: true }] },
+    { shard: 'shard2', indexes: [idIndex, { v: 2, key: { a: -1 }, name: 'index1', sparse: true }] },
+  ]);
+  assert.deepEqual(found.map((i) => i.details), [{
+    namespace: 'app.users',
+    info: {
+      missingFromShards: [],
+      inconsistentProperties: [{ k: 'expireAfterSeconds', v: 3600 }, { k: 'key', v: { a: -1 } }, { k: 'key', v: { a: 1 } }],
+      indexName: 'index1',
+    },
   }]);
 });

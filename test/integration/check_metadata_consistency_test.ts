@@ -200,6 +200,70 @@ describe('checkMetadataConsistency through a router', () => {
     assert.deepEqual(await check(client.db('ends')), []);
   });
 
+  it('checkIndexes reports an index missing on one shard that owns chunks, and one whose options differ, as InconsistentIndex', async () => {
+    await shardedWithChunksOnBoth('indexes');
+    const description = 'Found an index of a sharded collection that is inconsistent between different shards';
+    await client.db('indexes').collection('c').createIndex({ a: 1 }, { name: 'index1' });
+    assert.deepEqual(await check(client.db('indexes'), 1, { checkIndexes: true }), []);
+    await shard1.db('indexes').collection('c').dropIndex('index1');
+    const missing = {
+      type: 'InconsistentIndex', description,
+      details: { namespace: 'indexes.c', info: { missingFromShards: ['shard1'], inconsistentProperties: [], indexName: 'index1' } },
+    };
+    assert.deepEqual(await check(client.db('indexes'), 1, { checkIndexes: true }), [missing]);
+    assert.deepEqual(await check(client.db('indexes'), 'c', { checkIndexes: 1 }), [missing]);
+    assert.deepEqual(await check(client.db('admin'), 1, { checkIndexes: true }), [missing]);
+    // Only when asked, as in MongoDB.
+    assert.deepEqual(await check(client.db('indexes')), []);
+
+    await shard0.db('indexes').collection('c').dropIndex('index1');
+    await shard0.db('indexes').collection('c').createIndex({ a: 1 }, { name: 'index1', sparse: true, expireAfterSeconds: 3600 });
+    await shard1.db('indexes').collection('c').createIndex({ a: 1 }, { name: 'index1', sparse: true });
+    assert.deepEqual(await check(client.db('indexes'), 1, { checkIndexes: true }), [{
+      type: 'InconsistentIndex', description,
+      details: { namespace: 'indexes.c', info: { missingFromShards: [], inconsistentProperties: [{ k: 'expireAfterSeconds', v: 3600 }], indexName: 'index1' } },
+    }]);
+    await shard0.db('indexes').collection('c').dropIndex('index1');
+    await shard1.db('indexes').collection('c').dropIndex('index1');
+    assert.deepEqual(await check(client.db('indexes'), 1, { checkIndexes: true }), []);
+  });
+
+  it('checkIndexes leaves out a shard that owns no chunks, as $indexStats does', async () => {
+    await client.db('admin').command({ enableSharding: 'oneowner', primaryShard: 'shard0' });
+    await client.db('admin').command({ shardCollection: 'oneowner.c', key: { k: 1 } });
+    await shard1.db('oneowner').collection('c').createIndex({ k: 1 });
+    await shard1.db('oneowner').collection('c').createIndex({ b: 1 });
+    const found = await check(client.db('oneowner'), 1, { checkIndexes: true });
+    assert.ok(!found.some((i) => i.type === 'InconsistentIndex'), JSON.stringify(found));
+    await shard1.db('oneowner').dropDatabase();
+  });
+
+  it('zone ranges written into config.tags that overlap, or bound by another key, are ZonesRangeOverlap and CorruptedZoneShardKey', async () => {
+    await shardedWithChunksOnBoth('zones');
+    const { uuid } = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'zones.c' }))!;
+    const tags = config.db('config').collection<AnyDoc>('tags');
+    const a = { ns: 'zones.c', tag: 'a', min: { k: -100 }, max: { k: 100 } };
+    const b = { ns: 'zones.c', tag: 'b', min: { k: 50 }, max: { k: 150 } };
+    await tags.insertMany([{ _id: { ns: 'zones.c', min: a.min }, ...a }, { _id: { ns: 'zones.c', min: b.min }, ...b }]);
+    const overlap = {
+      type: 'ZonesRangeOverlap', description: 'Found two overlapping zones',
+      details: { namespace: 'zones.c', collectionUUID: uuid, zoneA: a, zoneB: b },
+    };
+    assert.deepEqual(await check(client.db('zones')), [overlap]);
+    assert.deepEqual(await check(client.db('zones'), 'c'), [overlap]);
+    assert.deepEqual(await check(client.db('admin')), [overlap]);
+
+    await tags.deleteOne({ 'min.k': 50 });
+    const corrupted = { ns: 'zones.c', tag: 'b', min: { k: 100 }, max: { x: 150 } };
+    await tags.insertOne({ _id: { ns: 'zones.c', min: corrupted.min }, ...corrupted });
+    assert.deepEqual(await check(client.db('zones')), [{
+      type: 'CorruptedZoneShardKey', description: 'Found zone with a shard key pattern violation',
+      details: { namespace: 'zones.c', collectionUUID: uuid, zone: corrupted, shardKeyPattern: { k: 1 } },
+    }]);
+    await tags.deleteMany({ ns: 'zones.c' });
+    assert.deepEqual(await check(client.db('zones')), []);
+  });
+
   it('a sharded collection whose config.databases entry is gone is hidden, and only the cluster level sees it', async () => {
     await shardedWithChunksOnBoth('hidden');
     const databases = config.db('config').collection<AnyDoc>('databases');

@@ -4,9 +4,12 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import type { ChunkType, CollectionType, DatabaseType, ShardType } from '../../catalog/type_chunk.js';
 import {
-  checkChunksInconsistencies, checkCollectionMetadataInconsistencies, checkHiddenShardedCollections, type LocalCollection,
+  checkChunksInconsistencies, checkCollectionMetadataInconsistencies, checkHiddenShardedCollections, checkIndexesInconsistencies,
+  checkZonesInconsistencies, type LocalCollection, type ShardIndexes,
 } from '../../configsvr_decisions/metadata_consistency.js';
+import type { ZoneRangeType } from '../../configsvr_decisions/zones.js';
 import { splitNamespace } from '../../storage/catalog_entry.js';
+import type { Network } from '../../wire/network.js';
 import { fetchAll } from '../../wire/remote_cursor.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 
@@ -52,18 +55,44 @@ const primaryCommand: CommandDefinition = {
     const config = configOf(ctx);
     const [db] = (await config.read('databases', { _id: ctx.db })) as unknown as DatabaseType[];
     if (db === undefined) return answer(`${ctx.db}.$cmd`, []);
+    const shards = (await config.read('shards', {})) as unknown as ShardType[];
+    const hosts = new Map(shards.map((s) => [s._id, s.host]));
     const found: Doc[] = [];
+    const owners = new Map<CollectionType, string[]>();
     for (const coll of await catalogCollections(config, ctx.db, collection)) {
       // By min in BSON order, as MongoDB's config server reads them for the check.
       const chunks = (await config.read('chunks', { uuid: coll.uuid }, { min: 1 })) as unknown as ChunkType[];
       found.push(...checkChunksInconsistencies(coll, chunks));
+      const zones = (await config.read('tags', { ns: coll._id }, { min: 1 })) as unknown as ZoneRangeType[];
+      found.push(...checkZonesInconsistencies(coll, zones));
+      owners.set(coll, [...new Set(chunks.map((c) => c.shard))]);
     }
-    const shards = (await config.read('shards', {})) as unknown as ShardType[];
     const request = { _shardsvrCheckMetadataConsistencyParticipant: cmd._shardsvrCheckMetadataConsistency, primaryShardId: db.primary };
     const perShard = await Promise.all(shards.map((shard) => fetchAll(ctx.node.client, shard.host, ctx.db, request)));
-    return answer(`${ctx.db}.$cmd`, [...found, ...perShard.flat()]);
+    found.push(...perShard.flat());
+    if (cmd.checkIndexes === true) {
+      for (const [coll, shardIds] of owners) {
+        const indexes = await Promise.all(shardIds.map((shard) => shardIndexes(ctx.node.client, shard, hosts.get(shard), coll._id)));
+        found.push(...checkIndexesInconsistencies(coll._id, indexes));
+      }
+    }
+    return answer(`${ctx.db}.$cmd`, found);
   },
 };
+
+// The indexes of a collection on one shard that owns chunks of it, as MongoDB's $indexStats reaches
+// exactly those shards: none where the collection is missing (another check reports that) or
+// where config.shards no longer has the shard.
+async function shardIndexes(client: Network, shard: string, host: string | undefined, ns: string): Promise<ShardIndexes> {
+  if (host === undefined) return { shard, indexes: [] };
+  const { db, coll } = splitNamespace(ns);
+  try {
+    return { shard, indexes: await fetchAll(client, host, db, { listIndexes: coll }) };
+  } catch (e) {
+    if (e instanceof MongoError && e.code === ErrorCodes.NamespaceNotFound) return { shard, indexes: [] };
+    throw e;
+  }
+}
 
 // A shard compares its own collections of the database with config.collections: MongoDB's
 // participant reads the catalog itself rather than trusting the primary's copy.

@@ -1,5 +1,5 @@
 import type { Doc } from '../../bson/values.js';
-import { optionalDoc } from '../../commands/args.js';
+import { optionalBool, optionalDoc } from '../../commands/args.js';
 import type { DatabaseType } from '../../catalog/type_chunk.js';
 import { fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand } from '../router_services.js';
@@ -8,20 +8,22 @@ import type { RouterCommand } from '../router_services.js';
 // that database, with a collection name that collection. As mongos does, the router asks the
 // config server for the cluster-level checks and each database's primary shard for the database
 // (src/commands/sharding/check_metadata_consistency.ts), and serves what they found as a cluster
-// cursor.
+// cursor. checkIndexes goes to each primary shard, which compares the indexes of each sharded
+// collection across the shards owning its chunks.
 export const checkMetadataConsistencyCommand: RouterCommand = {
   names: ['checkMetadataConsistency'],
   async run(ctx, cmd) {
     const { client, options, shardRegistry } = ctx.router;
     const target = typeof cmd.checkMetadataConsistency === 'string' ? cmd.checkMetadataConsistency : 1;
     const clusterLevel = ctx.db === 'admin' && target === 1;
+    const checkIndexes = optionalBool(cmd, 'checkIndexes') ?? false;
     const databases = (await fetchAll(client, options.configHost, 'config', {
       find: 'databases', filter: clusterLevel ? {} : { _id: ctx.db }, sort: { _id: 1 },
     })) as unknown as DatabaseType[];
     const docs: Doc[] = clusterLevel ? await fetchAll(client, options.configHost, 'admin', { _configsvrCheckMetadataConsistency: 1 }) : [];
     for (const db of databases) {
       const primary = await shardRegistry.host(db.primary);
-      docs.push(...await fetchAll(client, primary, db._id, { _shardsvrCheckMetadataConsistency: target }));
+      docs.push(...await fetchAll(client, primary, db._id, { _shardsvrCheckMetadataConsistency: target, checkIndexes }));
     }
     const cursorSpec = optionalDoc(cmd, 'cursor') ?? {};
     const cursor = { next: () => Promise.resolve(docs.shift()), close: () => Promise.resolve() };
