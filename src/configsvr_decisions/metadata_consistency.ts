@@ -68,15 +68,15 @@ export function checkCollectionMetadataInconsistencies(check: ShardCollectionsCh
     const ns = `${check.db}.${local.name}`;
     const coll = catalog.get(ns);
     if (!coll) {
-      if (shardId !== primaryShardId) out.push(inconsistency('MisplacedCollection', { ns, shard: shardId, localUUID: local.uuid }));
+      if (shardId !== primaryShardId) out.push(inconsistency('MisplacedCollection', { namespace: ns, shard: shardId, localUUID: local.uuid }));
       continue;
     }
     if (!valuesEqual(coll.uuid, local.uuid)) {
-      out.push(inconsistency('CollectionUUIDMismatch', { ns, shard: shardId, localUUID: local.uuid, uuid: coll.uuid }));
+      out.push(inconsistency('CollectionUUIDMismatch', { namespace: ns, shard: shardId, localUUID: local.uuid, uuid: coll.uuid }));
     }
     const key = new ShardKeyPattern(coll.key);
     if (check.ownedNamespaces.has(ns) && !local.indexKeys.some((k) => key.isShardKeyPrefixOf(k))) {
-      out.push(inconsistency('MissingShardKeyIndex', { ns, shard: shardId, shardKey: coll.key }));
+      out.push(inconsistency('MissingShardKeyIndex', { namespace: ns, shard: shardId, shardKey: coll.key }));
     }
   }
   return out;
@@ -89,27 +89,27 @@ export function checkChunksInconsistencies(collection: CollectionType, sortedChu
   const collectionUUID = collection.uuid;
   const key = new ShardKeyPattern(collection.key);
   const out: MetadataInconsistency[] = [];
-  if (sortedChunks.length === 0) return [inconsistency('MissingRoutingTable', { ns, collectionUUID })];
+  if (sortedChunks.length === 0) return [inconsistency('MissingRoutingTable', { namespace: ns, collectionUUID })];
   // MongoDB compares each chunk with the one before it, so the first chunk's bounds go unchecked.
   for (let i = 1; i < sortedChunks.length; i++) {
     const prev = sortedChunks[i - 1]!;
     const chunk = sortedChunks[i]!;
     if (!key.isShardKey(chunk.min) || !key.isShardKey(chunk.max)) {
-      out.push(inconsistency('CorruptedChunkShardKey', { ns, collectionUUID, chunk, shardKeyPattern: collection.key }));
+      out.push(inconsistency('CorruptedChunkShardKey', { namespace: ns, collectionUUID, chunk, shardKeyPattern: collection.key }));
     }
     const cmp = compareValues(prev.max, chunk.min);
-    if (cmp < 0) out.push(inconsistency('RoutingTableRangeGap', { ns, collectionUUID, chunkA: prev, chunkB: chunk }));
-    else if (cmp > 0) out.push(inconsistency('RoutingTableRangeOverlap', { ns, collectionUUID, chunkA: prev, chunkB: chunk }));
+    if (cmp < 0) out.push(inconsistency('RoutingTableRangeGap', { namespace: ns, collectionUUID, chunkA: prev, chunkB: chunk }));
+    else if (cmp > 0) out.push(inconsistency('RoutingTableRangeOverlap', { namespace: ns, collectionUUID, chunkA: prev, chunkB: chunk }));
   }
   const minKeyObj = sortedChunks[0]!.min;
   const globalMin = key.globalMin();
   if (compareValues(minKeyObj, globalMin) !== 0) {
-    out.push(inconsistency('RoutingTableMissingMinKey', { ns, collectionUUID, minKeyObj, globalMin }));
+    out.push(inconsistency('RoutingTableMissingMinKey', { namespace: ns, collectionUUID, minKeyObj, globalMin }));
   }
   const maxKeyObj = sortedChunks[sortedChunks.length - 1]!.max;
   const globalMax = key.globalMax();
   if (compareValues(maxKeyObj, globalMax) !== 0) {
-    out.push(inconsistency('RoutingTableMissingMaxKey', { ns, collectionUUID, maxKeyObj, globalMax }));
+    out.push(inconsistency('RoutingTableMissingMaxKey', { namespace: ns, collectionUUID, maxKeyObj, globalMax }));
   }
   return out;
 }
@@ -192,7 +192,7 @@ export function checkHiddenShardedCollections(databases: readonly DatabaseType[]
   const names = new Set(['config', ...databases.map((d) => d._id)]);
   return collections
     .filter((c) => !names.has(c._id.slice(0, c._id.indexOf('.'))))
-    .map((c) => inconsistency('HiddenShardedCollection', { ns: c._id, collection: c as unknown as Doc }));
+    .map((c) => inconsistency('HiddenShardedCollection', { namespace: c._id, collection: c as unknown as Doc }));
 }
 
 function compareStringsBinary(a: string, b: string): number {

@@ -35,21 +35,21 @@ test('a gap and an overlap between consecutive chunks name both chunks', () => {
   const c = chunk({ k: 10 }, { k: new MaxKey() });
   const found = checkChunksInconsistencies(coll, [a, b, c]);
   assert.deepEqual(types(found), ['RoutingTableRangeGap', 'RoutingTableRangeOverlap']);
-  assert.deepEqual(found[0]!.details, { ns: 'app.users', collectionUUID: uuid, chunkA: a, chunkB: b });
+  assert.deepEqual(found[0]!.details, { namespace: 'app.users', collectionUUID: uuid, chunkA: a, chunkB: b });
   assert.equal(found[0]!.description, 'Found a gap between two consecutive chunks');
-  assert.deepEqual(found[1]!.details, { ns: 'app.users', collectionUUID: uuid, chunkA: b, chunkB: c });
+  assert.deepEqual(found[1]!.details, { namespace: 'app.users', collectionUUID: uuid, chunkA: b, chunkB: c });
 });
 
 test('a table that starts after MinKey or ends before MaxKey says which end is missing', () => {
   const found = checkChunksInconsistencies(coll, [chunk({ k: 0 }, { k: 10 })]);
   assert.deepEqual(types(found), ['RoutingTableMissingMinKey', 'RoutingTableMissingMaxKey']);
-  assert.deepEqual(found[0]!.details, { ns: 'app.users', collectionUUID: uuid, minKeyObj: { k: 0 }, globalMin: { k: new MinKey() } });
-  assert.deepEqual(found[1]!.details, { ns: 'app.users', collectionUUID: uuid, maxKeyObj: { k: 10 }, globalMax: { k: new MaxKey() } });
+  assert.deepEqual(found[0]!.details, { namespace: 'app.users', collectionUUID: uuid, minKeyObj: { k: 0 }, globalMin: { k: new MinKey() } });
+  assert.deepEqual(found[1]!.details, { namespace: 'app.users', collectionUUID: uuid, maxKeyObj: { k: 10 }, globalMax: { k: new MaxKey() } });
 });
 
 test('a collection without chunks has no routing table', () => {
   assert.deepEqual(checkChunksInconsistencies(coll, []), [{
-    type: 'MissingRoutingTable', description: 'Found sharded collection without any chunk', details: { ns: 'app.users', collectionUUID: uuid },
+    type: 'MissingRoutingTable', description: 'Found sharded collection without any chunk', details: { namespace: 'app.users', collectionUUID: uuid },
   }]);
 });
 
@@ -57,7 +57,7 @@ test('a chunk bound of other fields than the shard key is corrupted, except the 
   const bad = chunk({ x: 0 }, { k: new MaxKey() });
   const found = checkChunksInconsistencies(coll, [chunk({ k: new MinKey() }, { k: 0 }), bad]);
   assert.ok(types(found).includes('CorruptedChunkShardKey'));
-  assert.deepEqual(found.find((i) => i.type === 'CorruptedChunkShardKey')!.details, { ns: 'app.users', collectionUUID: uuid, chunk: bad, shardKeyPattern: { k: 1 } });
+  assert.deepEqual(found.find((i) => i.type === 'CorruptedChunkShardKey')!.details, { namespace: 'app.users', collectionUUID: uuid, chunk: bad, shardKeyPattern: { k: 1 } });
   assert.ok(!types(checkChunksInconsistencies(coll, [chunk({ x: new MinKey() }, { k: new MaxKey() })])).includes('CorruptedChunkShardKey'));
 });
 
@@ -75,7 +75,7 @@ test('an unsharded collection is misplaced on any shard but the primary', () => 
   const found = checkCollectionMetadataInconsistencies({ ...check, shardId: 'shard1' });
   assert.deepEqual(found, [{
     type: 'MisplacedCollection', description: 'Unsharded collection found on shard different from database primary shard',
-    details: { ns: 'app.logs', shard: 'shard1', localUUID: other },
+    details: { namespace: 'app.logs', shard: 'shard1', localUUID: other },
   }]);
 });
 
@@ -86,7 +86,7 @@ test('a sharded collection with another UUID on a shard is a UUID mismatch, on t
   });
   assert.deepEqual(found, [{
     type: 'CollectionUUIDMismatch', description: 'Found collection on non primary shard with mismatching UUID',
-    details: { ns: 'app.users', shard: 'shard0', localUUID: other, uuid },
+    details: { namespace: 'app.users', shard: 'shard0', localUUID: other, uuid },
   }]);
 });
 
@@ -95,7 +95,7 @@ test('the shard key index is missing only where the shard owns chunks', () => {
   assert.deepEqual(checkCollectionMetadataInconsistencies({ ...check, ownedNamespaces: new Set() }), []);
   assert.deepEqual(checkCollectionMetadataInconsistencies({ ...check, ownedNamespaces: new Set(['app.users']) }), [{
     type: 'MissingShardKeyIndex', description: 'Found sharded collection without a shard key index',
-    details: { ns: 'app.users', shard: 'shard1', shardKey: { k: 1 } },
+    details: { namespace: 'app.users', shard: 'shard1', shardKey: { k: 1 } },
   }]);
   const prefixed = { ...check, localCollections: [local('users', uuid, [{ _id: 1 }, { k: 1, x: 1 }])] };
   assert.deepEqual(checkCollectionMetadataInconsistencies({ ...prefixed, ownedNamespaces: new Set(['app.users']) }), []);
@@ -107,7 +107,7 @@ test('a sharded collection whose database is gone is hidden; the config database
   const found = checkHiddenShardedCollections([db], [coll, orphan, sessions]);
   assert.deepEqual(found, [{
     type: 'HiddenShardedCollection', description: 'Found sharded collection but relative database does not exist',
-    details: { ns: 'gone.users', collection: orphan },
+    details: { namespace: 'gone.users', collection: orphan },
   }]);
 });
 

@@ -87,7 +87,7 @@ describe('checkMetadataConsistency through a router', () => {
     assert.notEqual(Number(reply.cursor.id), 0);
     assert.ok(String(reply.cursor.ns).startsWith('cursor.$cmd.'));
     const all = await check(client.db('cursor'));
-    assert.deepEqual(all.map((i) => i.details.ns), ['cursor.a', 'cursor.b', 'cursor.c']);
+    assert.deepEqual(all.map((i) => i.details.namespace), ['cursor.a', 'cursor.b', 'cursor.c']);
     await client.db('cursor').dropDatabase();
     for (const name of ['a', 'b', 'c']) await shard1.db('cursor').collection(name).drop();
   });
@@ -96,7 +96,7 @@ describe('checkMetadataConsistency through a router', () => {
     await client.db('admin').command({ enableSharding: 'shell', primaryShard: 'shard0' });
     await shard1.db('shell').collection<AnyDoc>('stray').insertOne({ _id: 1 });
     const types = async (expression: string): Promise<string> => {
-      const { stdout } = await promisify(execFile)(MONGOSH, [cluster.routers[0]!.uri, '--quiet', '--norc', '--eval', `JSON.stringify(${expression}.toArray().map((d) => [d.type, d.details.ns]))`], {
+      const { stdout } = await promisify(execFile)(MONGOSH, [cluster.routers[0]!.uri, '--quiet', '--norc', '--eval', `JSON.stringify(${expression}.toArray().map((d) => [d.type, d.details.namespace]))`], {
         timeout: 90_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' },
       });
       return stdout.trim();
@@ -123,7 +123,7 @@ describe('checkMetadataConsistency through a router', () => {
     const { uuid } = await localInfo(shard1, 'misplaced', 'stray');
     const expected = {
       type: 'MisplacedCollection', description: 'Unsharded collection found on shard different from database primary shard',
-      details: { ns: 'misplaced.stray', shard: 'shard1', localUUID: uuid },
+      details: { namespace: 'misplaced.stray', shard: 'shard1', localUUID: uuid },
     };
     assert.deepEqual(await check(client.db('misplaced')), [expected]);
     assert.deepEqual(await check(client.db('misplaced'), 'stray'), [expected]);
@@ -141,7 +141,7 @@ describe('checkMetadataConsistency through a router', () => {
     const localUUID = (await localInfo(shard1, 'uuids', 'c')).uuid;
     const expected = {
       type: 'CollectionUUIDMismatch', description: 'Found collection on non primary shard with mismatching UUID',
-      details: { ns: 'uuids.c', shard: 'shard1', localUUID, uuid },
+      details: { namespace: 'uuids.c', shard: 'shard1', localUUID, uuid },
     };
     assert.deepEqual(await check(client.db('uuids')), [expected]);
     assert.deepEqual(await check(client.db('uuids'), 'c'), [expected]);
@@ -155,7 +155,7 @@ describe('checkMetadataConsistency through a router', () => {
     await shard1.db('noindex').collection('c').dropIndex('k_1');
     assert.deepEqual(await check(client.db('noindex'), 'c'), [{
       type: 'MissingShardKeyIndex', description: 'Found sharded collection without a shard key index',
-      details: { ns: 'noindex.c', shard: 'shard1', shardKey: { k: 1 } },
+      details: { namespace: 'noindex.c', shard: 'shard1', shardKey: { k: 1 } },
     }]);
     assert.deepEqual((await check(client.db('admin'))).map((i) => i.type), ['MissingShardKeyIndex']);
     await shard1.db('noindex').collection('c').createIndex({ k: 1 });
@@ -172,13 +172,13 @@ describe('checkMetadataConsistency through a router', () => {
     const gap = await check(client.db('gaps'), 'c');
     assert.deepEqual(gap.map((i) => i.type), ['RoutingTableRangeGap']);
     assert.equal(gap[0]!.description, 'Found a gap between two consecutive chunks');
-    assert.deepEqual(gap[0]!.details, { ns: 'gaps.c', collectionUUID: uuid, chunkA: first, chunkB: last });
+    assert.deepEqual(gap[0]!.details, { namespace: 'gaps.c', collectionUUID: uuid, chunkA: first, chunkB: last });
     assert.deepEqual((await check(client.db('admin'))).map((i) => i.type), ['RoutingTableRangeGap']);
 
     await chunks.updateOne({ _id: first!._id }, { $set: { max: { k: 12 } } });
     const overlap = await check(client.db('gaps'));
     assert.deepEqual(overlap.map((i) => i.type), ['RoutingTableRangeOverlap']);
-    assert.deepEqual(overlap[0]!.details, { ns: 'gaps.c', collectionUUID: uuid, chunkA: { ...first, max: { k: 12 } }, chunkB: last });
+    assert.deepEqual(overlap[0]!.details, { namespace: 'gaps.c', collectionUUID: uuid, chunkA: { ...first, max: { k: 12 } }, chunkB: last });
     await chunks.updateOne({ _id: first!._id }, { $set: { max: first!.max } });
     await chunks.insertOne(middle!);
     assert.deepEqual(await check(client.db('gaps')), []);
@@ -192,7 +192,7 @@ describe('checkMetadataConsistency through a router', () => {
     await chunks.deleteOne({ _id: all[1]!._id });
     assert.deepEqual(await check(client.db('ends'), 'c'), [{
       type: 'RoutingTableMissingMaxKey', description: 'Routing table has a gap because last chunk boundary does not reach MaxKey',
-      details: { ns: 'ends.c', collectionUUID: uuid, maxKeyObj: { k: 10 }, globalMax: all[1]!.max },
+      details: { namespace: 'ends.c', collectionUUID: uuid, maxKeyObj: { k: 10 }, globalMax: all[1]!.max },
     }]);
     await chunks.deleteOne({ _id: all[0]!._id });
     assert.deepEqual((await check(client.db('ends'), 'c')).map((i) => i.type), ['MissingRoutingTable']);
@@ -272,7 +272,7 @@ describe('checkMetadataConsistency through a router', () => {
     await databases.deleteOne({ _id: 'hidden' });
     assert.deepEqual(await check(client.db('admin')), [{
       type: 'HiddenShardedCollection', description: 'Found sharded collection but relative database does not exist',
-      details: { ns: 'hidden.c', collection },
+      details: { namespace: 'hidden.c', collection },
     }]);
     await databases.insertOne(entry);
     assert.deepEqual(await check(client.db('admin')), []);
