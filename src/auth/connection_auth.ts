@@ -16,6 +16,11 @@ const WITHOUT_AUTHENTICATION = new Set([
   'hello', 'isMaster', 'ismaster', 'saslStart', 'saslContinue', 'buildInfo', 'buildinfo', 'connectionStatus', 'ping',
 ]);
 
+// MongoDB's preAuthMaximumMessageSizeBytes (16 KiB by default): the longest message a connection
+// may send before it authenticates, on a server that requires authentication. A driver's hello
+// with speculativeAuthenticate and its client metadata, and each SASL step, are well under 2 KiB.
+export const PRE_AUTH_MESSAGE_SIZE_BYTES_MAX = 16 * 1024;
+
 export function requiresAuthentication(name: string): boolean {
   return !WITHOUT_AUTHENTICATION.has(name);
 }

@@ -43,10 +43,12 @@ export function handleMessage(dispatch: Dispatch, conn: ConnectionInfo, message:
 // `handler` for connections that may send OP_COMPRESSED: such a message is decompressed before
 // anything else reads it (a router's fast paths and metrics see the message inside), and its reply
 // is compressed with the same compressor, as mongod answers. A message that cannot be
-// decompressed as it must be closes the connection (FramingError).
-export function withCompression(handler: MessageHandler): MessageHandler {
+// decompressed as it must be closes the connection (FramingError), and so does one from a
+// connection that `mayCompress` refuses (a node with --auth before its client authenticates).
+export function withCompression(handler: MessageHandler, mayCompress: (conn: ConnectionInfo) => boolean = () => true): MessageHandler {
   return (conn, message) => {
     if (!isCompressed(message)) return handler(conn, message);
+    if (!mayCompress(conn)) throw new FramingError('Compressed message before authentication');
     const { message: inner, compressorId } = decompressMessage(message, conn.compressors ?? []);
     const reply = handler(conn, inner);
     if (reply instanceof Promise) return reply.then((r) => r && compressMessage(r, compressorId));

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { buildCommandTable, dispatchCommand } from '../commands/dispatcher.js';
-import type { NodeOptions, NodeServices } from '../commands/command.js';
+import type { ConnectionInfo, NodeOptions, NodeServices } from '../commands/command.js';
 import { CursorManager } from '../commands/cursor_manager.js';
 import { CappedInsertNotifier } from '../commands/capped_insert_notifier.js';
 import { FailPoints } from '../base/fail_points.js';
@@ -32,6 +32,8 @@ import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { Balancer } from '../configsvr/balancer.js';
 import { balancerCommands } from '../commands/configsvr/balancer_commands.js';
 import { TcpServer } from '../wire/tcp_server.js';
+import { Limits } from '../wire/op_codes.js';
+import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
 import { CriticalSection } from '../shard/critical_section.js';
 import { RangeDeleterService } from '../migration/range_deleter_service.js';
@@ -120,8 +122,12 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     },
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };
+  // With --auth, a client that has not authenticated sends small, uncompressed messages only, as
+  // to mongod: its hello and SASL steps never need more, and nothing it sends is inflated.
+  const authenticated = (conn: ConnectionInfo): boolean => options.auth !== true || conn.auth?.user !== undefined;
   const server = new TcpServer({
-    onMessage: withCompression(instrumentNode(services, (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message))),
+    onMessage: withCompression(instrumentNode(services, (conn, message) => handleMessage((c, cmd) => dispatchCommand(services, c, cmd), conn, message)), authenticated),
+    maxMessageBytes: (conn) => (authenticated(conn) ? Limits.maxMessageSizeBytes : PRE_AUTH_MESSAGE_SIZE_BYTES_MAX),
     onConnect: (conn) => {
       services.counters.connectionsCurrent += 1;
       services.counters.connectionsTotal += 1;

@@ -1,15 +1,16 @@
 import { FramingError } from './message.js';
 import { HEADER_SIZE, Limits } from './op_codes.js';
 
-// Splits a TCP byte stream into whole messages. Lengths outside [header, maxMessageSizeBytes]
-// make the stream unreadable, so they are framing errors (the connection is closed).
+// Splits a TCP byte stream into whole messages. Lengths outside [header, maxLength] make the
+// stream unreadable, so they are framing errors (the connection is closed); a length is judged from
+// its header, before the message's bytes are waited for.
 export class MessageFramer {
   private chunks: Buffer[] = [];
   private buffered = 0;
 
-  push(chunk: Buffer): Buffer[] {
+  push(chunk: Buffer, maxLength: number = Limits.maxMessageSizeBytes): Buffer[] {
     // Most reads carry exactly one request: no copies, no slices.
-    if (this.buffered === 0 && chunk.length >= HEADER_SIZE && chunk.readInt32LE(0) === chunk.length && chunk.length <= Limits.maxMessageSizeBytes) {
+    if (this.buffered === 0 && chunk.length >= HEADER_SIZE && chunk.readInt32LE(0) === chunk.length && chunk.length <= maxLength) {
       return [chunk];
     }
     this.chunks.push(chunk);
@@ -18,7 +19,7 @@ export class MessageFramer {
     while (this.buffered >= 4) {
       const head = this.peek(4);
       const length = head.readInt32LE(0);
-      if (length < HEADER_SIZE || length > Limits.maxMessageSizeBytes) {
+      if (length < HEADER_SIZE || length > maxLength) {
         throw new FramingError(`invalid message length ${length}`);
       }
       if (this.buffered < length) break;

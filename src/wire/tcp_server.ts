@@ -17,6 +17,9 @@ export interface ServerHandlers {
   onMessage(conn: Connection, message: Buffer): Buffer | undefined | Promise<Buffer | undefined>;
   onConnect?(conn: Connection): void;
   onClose?(conn: Connection, reason: string | undefined): void;
+  // The longest message the connection may send next (maxMessageSizeBytes when absent); a longer
+  // one closes it as soon as its header arrives.
+  maxMessageBytes?(conn: Connection): number;
   // A connection closed on arrival because `maxConnections` were open; `open` counts them.
   onRefuse?(remote: string, open: number): void;
 }
@@ -114,7 +117,7 @@ export class TcpServer {
 
     socket.on('data', (chunk: Buffer) => {
       try {
-        for (const message of framer.push(chunk)) queue.push(message);
+        for (const message of framer.push(chunk, this.handlers.maxMessageBytes?.(conn))) queue.push(message);
       } catch (err) {
         closeReason = err instanceof FramingError ? err.message : String(err);
         socket.destroy();

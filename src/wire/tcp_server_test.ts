@@ -89,6 +89,27 @@ describe('TcpServer', () => {
   });
 });
 
+describe('TcpServer with maxMessageBytes', () => {
+  const server = new TcpServer({ onMessage: (conn, message) => reply(message.readInt32LE(4), conn.id), maxMessageBytes: () => HEADER_SIZE + 4 });
+  let port = 0;
+  before(async () => { port = await server.listen(0, '127.0.0.1'); });
+  after(() => server.close());
+
+  it('answers a message of the limit and closes the connection at the header of a longer one', async () => {
+    assert.deepEqual((await exchange(port, [request(1, 0)], 1)).map(([id]) => id), [1]);
+    const longer = Buffer.alloc(HEADER_SIZE + 5);
+    longer.writeInt32LE(1_000_000, 0);
+    const got: Buffer[] = [];
+    await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(longer.subarray(0, HEADER_SIZE)));
+      socket.on('data', (d: Buffer) => got.push(d));
+      socket.on('close', resolve);
+      socket.on('error', () => undefined);
+    });
+    assert.deepEqual(got, []);
+  });
+});
+
 describe('TcpServer with maxConnections', () => {
   const refused: number[] = [];
   const server = new TcpServer({ onMessage: (conn, message) => reply(message.readInt32LE(4), conn.id), onRefuse: (_, open) => refused.push(open) }, 1);
