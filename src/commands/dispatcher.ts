@@ -18,6 +18,7 @@ import { withClusterTime } from './operation_time.js';
 import { withFailCommand } from './fail_command.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { USERS_NS } from '../auth/users.js';
+import { checkAuthorization } from '../auth/authorization_policy.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -39,7 +40,7 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     if (def.adminOnly && db !== 'admin') {
       throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     }
-    if (node.options.auth === true) checkAuthenticated(node, conn, def, name);
+    if (node.options.auth === true) checkAuthorized(node, conn, def, name, db, cmd);
     // As mongod: the command's own fields, then its session fields, then its write concern.
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd);
@@ -112,9 +113,15 @@ function admission(node: NodeServices, def: CommandDefinition, name: string, db:
 
 // With --auth, a connection that has not authenticated runs only what MongoDB lets it run
 // (requiresAuth() false), and createUser from this host while no user exists (the localhost
-// exception). Any authenticated user may run any command: roles are not checked yet.
-function checkAuthenticated(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string): void {
-  if (conn.auth?.user !== undefined || !requiresAuthentication(name)) return;
+// exception); one that has runs what its roles allow.
+function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string, db: string, cmd: Doc): void {
+  const user = conn.auth?.user;
+  if (user !== undefined) {
+    const refusal = checkAuthorization(user.roles, name, db, cmd);
+    if (refusal !== undefined) throw refusal;
+    return;
+  }
+  if (!requiresAuthentication(name)) return;
   if (name === 'createUser' && isLoopback(conn.remote) && node.local.findOne(USERS_NS) === undefined) return;
   throw new MongoError(ErrorCodes.Unauthorized, `command ${def.names[0]} requires authentication`);
 }

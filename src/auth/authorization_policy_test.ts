@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkAuthorization } from './authorization_policy.js';
+import type { RoleName } from './users.js';
+
+const role = (name: string, db: string): RoleName => ({ role: name, db });
+const allowed = (roles: RoleName[], cmd: Record<string, unknown>, db = 'app'): boolean =>
+  checkAuthorization(roles, Object.keys(cmd)[0]!, db, { ...cmd, $db: db }) === undefined;
+
+test('read finds, counts and lists in its database but writes nothing', () => {
+  const read = [role('read', 'app')];
+  assert.ok(allowed(read, { find: 'c', filter: {} }));
+  assert.ok(allowed(read, { count: 'c' }));
+  assert.ok(allowed(read, { aggregate: 'c', pipeline: [], cursor: {} }));
+  assert.ok(allowed(read, { listCollections: 1 }));
+  assert.ok(allowed(read, { listIndexes: 'c' }));
+  assert.ok(!allowed(read, { insert: 'c', documents: [{}] }));
+  assert.ok(!allowed(read, { delete: 'c', deletes: [] }));
+  assert.ok(!allowed(read, { aggregate: 'c', pipeline: [{ $out: 'd' }], cursor: {} }));
+  assert.ok(!allowed(read, { createIndexes: 'c', indexes: [] }));
+});
+
+test('the refusal is Unauthorized naming the database and the command as sent', () => {
+  const err = checkAuthorization([role('read', 'app')], 'insert', 'app', { insert: 'c', ordered: true, $db: 'app' });
+  assert.equal(err?.code, 13);
+  assert.equal(err?.message, 'not authorized on app to execute command { insert: "c", ordered: true, $db: "app" }');
+});
+
+test('a database role reaches only its own database, an AnyDatabase role every one', () => {
+  assert.ok(allowed([role('readWrite', 'a')], { insert: 'c', documents: [] }, 'a'));
+  assert.ok(!allowed([role('readWrite', 'a')], { find: 'c' }, 'b'));
+  assert.ok(allowed([role('readAnyDatabase', 'admin')], { find: 'c' }, 'b'));
+  assert.ok(!allowed([role('readAnyDatabase', 'admin')], { insert: 'c', documents: [] }, 'b'));
+  assert.ok(allowed([role('readWriteAnyDatabase', 'admin')], { update: 'c', updates: [{ q: {}, u: {}, upsert: true }] }, 'b'));
+  assert.ok(!allowed([role('readAnyDatabase', 'x')], { find: 'c' }, 'x'), 'an admin-only role elsewhere grants nothing');
+});
+
+test('upserts also need insert; findAndModify needs find', () => {
+  const updateOnly = [role('readWrite', 'app')];
+  assert.ok(allowed(updateOnly, { findAndModify: 'c', query: {}, update: {}, upsert: true }));
+  assert.ok(!allowed([role('read', 'app')], { findAndModify: 'c', query: {}, remove: true }));
+});
+
+test('userAdmin manages users but reads no data; dbAdmin manages collections but reads no data', () => {
+  const userAdmin = [role('userAdmin', 'app')];
+  assert.ok(allowed(userAdmin, { createUser: 'u', pwd: 'p', roles: [] }));
+  assert.ok(allowed(userAdmin, { usersInfo: 1 }));
+  assert.ok(!allowed(userAdmin, { find: 'c' }));
+  assert.ok(allowed([role('userAdminAnyDatabase', 'admin')], { dropUser: 'u' }, 'other'));
+  const dbAdmin = [role('dbAdmin', 'app')];
+  assert.ok(allowed(dbAdmin, { collMod: 'c' }));
+  assert.ok(allowed(dbAdmin, { dropDatabase: 1 }));
+  assert.ok(!allowed(dbAdmin, { find: 'c' }));
+  assert.ok(!allowed([role('readWrite', 'app')], { collMod: 'c' }));
+  assert.ok(allowed([role('dbOwner', 'app')], { collMod: 'c' }));
+  assert.ok(allowed([role('dbOwner', 'app')], { createUser: 'u', pwd: 'p', roles: [] }));
+  assert.ok(allowed([role('dbAdminAnyDatabase', 'admin')], { validate: 'c' }, 'other'));
+});
+
+test('cluster actions belong to the cluster roles; clusterMonitor reads no data', () => {
+  assert.ok(allowed([role('clusterMonitor', 'admin')], { serverStatus: 1 }, 'admin'));
+  assert.ok(allowed([role('clusterMonitor', 'admin')], { dbStats: 1 }, 'app'));
+  assert.ok(!allowed([role('clusterMonitor', 'admin')], { find: 'c' }, 'app'));
+  assert.ok(!allowed([role('clusterMonitor', 'admin')], { cleanupOrphaned: 'app.c' }, 'admin'));
+  assert.ok(allowed([role('clusterAdmin', 'admin')], { cleanupOrphaned: 'app.c' }, 'admin'));
+  assert.ok(!allowed([role('readWriteAnyDatabase', 'admin')], { serverStatus: 1 }, 'admin'));
+  assert.ok(allowed([role('readAnyDatabase', 'admin')], { listDatabases: 1 }, 'admin'));
+  assert.ok(!allowed([role('read', 'app')], { listDatabases: 1 }, 'admin'));
+});
+
+test('renames: within a database readWrite suffices, across databases both sides are checked', () => {
+  const rw = [role('readWrite', 'a')];
+  assert.ok(allowed(rw, { renameCollection: 'a.x', to: 'a.y' }, 'admin'));
+  assert.ok(!allowed(rw, { renameCollection: 'a.x', to: 'b.y' }, 'admin'));
+  assert.ok(allowed([...rw, role('readWrite', 'b')], { renameCollection: 'a.x', to: 'b.y' }, 'admin'));
+});
+
+test('explain needs what the explained command needs', () => {
+  assert.ok(allowed([role('read', 'app')], { explain: { find: 'c' } }));
+  assert.ok(!allowed([role('read', 'app')], { explain: { delete: 'c', deletes: [] } }));
+});
+
+test('system collections, internal and unknown commands are root\'s alone', () => {
+  assert.ok(!allowed([role('readAnyDatabase', 'admin')], { find: 'system.users' }, 'admin'));
+  assert.ok(!allowed([role('dbOwner', 'app')], { _shardsvrMoveRange: 'app.c' }, 'admin'));
+  assert.ok(!allowed([role('clusterAdmin', 'admin')], { configureFailPoint: 'x' }, 'admin'));
+  assert.ok(!allowed([role('readWrite', 'app')], { killSessions: [] }));
+  const root = [role('root', 'admin')];
+  for (const cmd of [{ find: 'system.users' }, { insert: 'c' }, { _shardsvrMoveRange: 'app.c' }, { serverStatus: 1 }, { createUser: 'u' }]) {
+    assert.ok(allowed(root, cmd), JSON.stringify(cmd));
+  }
+  assert.ok(!allowed([role('root', 'app')], { insert: 'c' }), 'root exists on admin only');
+});
+
+test('the handshake, authentication, sessions and cursors need no role', () => {
+  for (const name of ['hello', 'isMaster', 'saslStart', 'saslContinue', 'buildInfo', 'connectionStatus', 'ping', 'endSessions', 'getMore', 'killCursors']) {
+    assert.ok(allowed([], { [name]: 1 }), name);
+  }
+});
