@@ -13,44 +13,59 @@ type Resource = { kind: 'collection'; db: string; coll: string } | { kind: 'data
 
 interface Requirement { resource: Resource; actions: readonly string[] }
 
-// What a role grants: actions on its own database (or on every database for the AnyDatabase roles)
-// and on the cluster. System collections (system.*) are outside every grant but root's, as MongoDB's
-// "normal resources" leave them out.
-interface Grant { database: readonly string[]; anyDatabase: boolean; cluster: readonly string[] }
+// What a role grants: actions on its own database, on every database but local and config (MongoDB's
+// "any normal resource"), on named databases, and on the cluster. System collections (system.*)
+// are outside every grant but root's.
+interface Grant {
+  own?: readonly string[];
+  anyNormal?: readonly string[];
+  named?: Readonly<Record<string, readonly string[]>>;
+  cluster?: readonly string[];
+}
 
-const READ = ['find', 'listCollections', 'listIndexes', 'collStats', 'dbStats', 'dbHash', 'killCursors', 'changeStream', 'listSearchIndexes'];
-const READ_WRITE = [...READ, 'insert', 'update', 'remove', 'createCollection', 'createIndex', 'dropCollection', 'dropIndex', 'renameCollectionSameDB', 'convertToCapped'];
+const READ = ['changeStream', 'collStats', 'dbHash', 'dbStats', 'find', 'killCursors', 'listCollections', 'listIndexes', 'listSearchIndexes', 'planCacheRead'];
+const READ_WRITE = [...READ, 'convertToCapped', 'createCollection', 'createIndex', 'dropCollection', 'dropIndex', 'insert', 'remove', 'renameCollectionSameDB', 'update'];
 const DB_ADMIN = [
-  'bypassDocumentValidation', 'collMod', 'collStats', 'compact', 'createCollection', 'createIndex', 'dbStats', 'dropCollection', 'dropDatabase',
-  'dropIndex', 'enableProfiler', 'listCollections', 'listIndexes', 'planCacheRead', 'planCacheWrite', 'reIndex', 'renameCollectionSameDB', 'validate',
+  'analyze', 'bypassDocumentValidation', 'collMod', 'collStats', 'compact', 'convertToCapped', 'createCollection', 'dbStats', 'dropCollection',
+  'dropDatabase', 'dropIndex', 'createIndex', 'enableProfiler', 'listCollections', 'listIndexes', 'listSearchIndexes', 'planCacheIndexFilter',
+  'planCacheRead', 'planCacheWrite', 'reIndex', 'renameCollectionSameDB', 'storageDetails', 'validate',
 ];
 const USER_ADMIN = [
-  'changeCustomData', 'changePassword', 'createRole', 'createUser', 'dropRole', 'dropUser', 'grantRole', 'revokeRole', 'setAuthenticationRestriction',
-  'viewRole', 'viewUser',
+  'changeCustomData', 'changePassword', 'createUser', 'createRole', 'dropUser', 'dropRole', 'grantRole', 'revokeRole', 'setAuthenticationRestriction',
+  'viewUser', 'viewRole',
 ];
+const STATISTICS = ['collStats', 'dbStats', 'getDatabaseVersion', 'getShardVersion', 'indexStats'];
 const CLUSTER_MONITOR = [
-  'checkMetadataConsistency', 'connPoolStats', 'getCmdLineOpts', 'getLog', 'getParameter', 'getShardMap', 'hostInfo', 'inprog', 'listDatabases',
-  'listSessions', 'listShards', 'netstat', 'serverStatus', 'top',
+  'connPoolStats', 'getCmdLineOpts', 'getDefaultRWConcern', 'getLog', 'getParameter', 'getShardMap', 'hostInfo', 'inprog', 'listDatabases',
+  'listSessions', 'listShards', 'netstat', 'serverStatus', 'top', 'shardingState',
 ];
-const CLUSTER_ADMIN = [...CLUSTER_MONITOR, 'cleanupOrphaned', 'splitVector', 'killop', 'setParameter', 'shutdown', 'flushRouterConfig', 'moveChunk', 'splitChunk'];
+// clusterAdmin is clusterMonitor, hostManager and clusterManager: their cluster actions, and
+// clusterManager's writes to config and local.
+const CLUSTER_ADMIN = [
+  ...CLUSTER_MONITOR, 'addShard', 'removeShard', 'cleanupOrphaned', 'checkMetadataConsistency', 'flushRouterConfig', 'killAnyCursor', 'killAnySession',
+  'killop', 'setParameter', 'shutdown', 'setFeatureCompatibilityVersion',
+];
+const MONITORED = { config: [...READ, ...STATISTICS], local: [...READ, ...STATISTICS] };
 
 const DATABASE_ROLE_GRANTS: Record<string, Grant> = {
-  read: { database: READ, anyDatabase: false, cluster: [] },
-  readWrite: { database: READ_WRITE, anyDatabase: false, cluster: [] },
-  dbAdmin: { database: DB_ADMIN, anyDatabase: false, cluster: [] },
-  userAdmin: { database: USER_ADMIN, anyDatabase: false, cluster: [] },
-  dbOwner: { database: [...READ_WRITE, ...DB_ADMIN, ...USER_ADMIN], anyDatabase: false, cluster: [] },
+  read: { own: READ },
+  readWrite: { own: READ_WRITE },
+  dbAdmin: { own: DB_ADMIN },
+  userAdmin: { own: USER_ADMIN },
+  dbOwner: { own: [...READ_WRITE, ...DB_ADMIN, ...USER_ADMIN] },
 };
 
-// The roles that exist only on admin and reach past it. clusterMonitor's and clusterAdmin's
-// statistics on every database are collStats and dbStats; clusterAdmin may drop any database.
 const ADMIN_ROLE_GRANTS: Record<string, Grant> = {
-  readAnyDatabase: { database: READ, anyDatabase: true, cluster: ['listDatabases'] },
-  readWriteAnyDatabase: { database: READ_WRITE, anyDatabase: true, cluster: ['listDatabases'] },
-  dbAdminAnyDatabase: { database: DB_ADMIN, anyDatabase: true, cluster: ['listDatabases'] },
-  userAdminAnyDatabase: { database: USER_ADMIN, anyDatabase: true, cluster: ['listDatabases'] },
-  clusterMonitor: { database: ['collStats', 'dbStats'], anyDatabase: true, cluster: CLUSTER_MONITOR },
-  clusterAdmin: { database: ['collStats', 'dbStats', 'dropDatabase'], anyDatabase: true, cluster: CLUSTER_ADMIN },
+  readAnyDatabase: { anyNormal: READ, cluster: ['listDatabases'] },
+  readWriteAnyDatabase: { anyNormal: READ_WRITE, cluster: ['listDatabases'] },
+  dbAdminAnyDatabase: { anyNormal: DB_ADMIN, cluster: ['listDatabases'] },
+  userAdminAnyDatabase: { anyNormal: USER_ADMIN, named: { config: USER_ADMIN, local: USER_ADMIN }, cluster: ['listDatabases', 'viewUser'] },
+  clusterMonitor: { anyNormal: STATISTICS, named: MONITORED, cluster: CLUSTER_MONITOR },
+  clusterAdmin: {
+    anyNormal: [...STATISTICS, 'dropDatabase', 'killCursors', 'splitVector', 'splitChunk', 'moveChunk'],
+    named: { config: [...MONITORED.config, 'insert', 'update', 'remove'], local: [...MONITORED.local, 'insert', 'update', 'remove'] },
+    cluster: CLUSTER_ADMIN,
+  },
 };
 
 // What every authenticated user may run (MongoDB checks no privilege for these): the handshake,
@@ -183,9 +198,12 @@ function grantOf(role: RoleName): Grant | undefined {
 function grants(role: RoleName, resource: Resource, action: string): boolean {
   const grant = grantOf(role);
   if (grant === undefined) return false;
-  if (resource.kind === 'cluster') return grant.cluster.includes(action);
+  if (resource.kind === 'cluster') return grant.cluster?.includes(action) === true;
   if (resource.kind === 'collection' && resource.coll.startsWith('system.')) return false;
-  return (grant.anyDatabase || role.db === resource.db) && grant.database.includes(action);
+  const db = resource.db;
+  return (role.db === db && grant.own?.includes(action) === true)
+    || (db !== 'local' && db !== 'config' && grant.anyNormal?.includes(action) === true)
+    || (Object.hasOwn(grant.named ?? {}, db) && grant.named?.[db]?.includes(action) === true);
 }
 
 function isRoot(roles: readonly RoleName[]): boolean {
@@ -198,5 +216,10 @@ export function checkAuthorization(roles: readonly RoleName[], name: string, db:
   if (ANY_AUTHENTICATED.has(name) || isRoot(roles)) return undefined;
   const required = requirementsOf(name, cmd, db);
   const allowed = required !== undefined && required.every((r) => r.actions.every((action) => roles.some((role) => grants(role, r.resource, action))));
-  return allowed ? undefined : new MongoError(ErrorCodes.Unauthorized, `not authorized on ${db} to execute command ${formatValue(cmd)}`);
+  return allowed ? undefined : new MongoError(ErrorCodes.Unauthorized, `not authorized on ${db} to execute command ${formatValue(redactedForLog(name, cmd))}`);
+}
+
+// A password never goes back in a message: MongoDB's user commands print it as "xxx".
+function redactedForLog(name: string, cmd: Doc): Doc {
+  return (name === 'createUser' || name === 'updateUser') && cmd.pwd !== undefined ? { ...cmd, pwd: 'xxx' } : cmd;
 }

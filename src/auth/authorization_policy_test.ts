@@ -35,6 +35,20 @@ test('a database role reaches only its own database, an AnyDatabase role every o
   assert.ok(!allowed([role('readAnyDatabase', 'x')], { find: 'c' }, 'x'), 'an admin-only role elsewhere grants nothing');
 });
 
+test('the AnyDatabase roles leave local and config out; clusterMonitor reads them', () => {
+  assert.ok(!allowed([role('readAnyDatabase', 'admin')], { find: 'c' }, 'config'));
+  assert.ok(!allowed([role('readWriteAnyDatabase', 'admin')], { insert: 'c', documents: [] }, 'local'));
+  assert.ok(allowed([role('userAdminAnyDatabase', 'admin')], { createUser: 'u', pwd: 'p', roles: [] }, 'config'));
+  assert.ok(allowed([role('clusterMonitor', 'admin')], { find: 'chunks' }, 'config'));
+  assert.ok(!allowed([role('clusterMonitor', 'admin')], { insert: 'chunks', documents: [] }, 'config'));
+  assert.ok(allowed([role('clusterAdmin', 'admin')], { insert: 'chunks', documents: [] }, 'config'));
+});
+
+test('a refused createUser does not echo its password', () => {
+  const err = checkAuthorization([role('read', 'app')], 'createUser', 'app', { createUser: 'u', pwd: 'secret', roles: ['read'], $db: 'app' });
+  assert.equal(err?.message, 'not authorized on app to execute command { createUser: "u", pwd: "xxx", roles: [ "read" ], $db: "app" }');
+});
+
 test('upserts also need insert; findAndModify needs find', () => {
   const updateOnly = [role('readWrite', 'app')];
   assert.ok(allowed(updateOnly, { findAndModify: 'c', query: {}, update: {}, upsert: true }));
