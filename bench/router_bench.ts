@@ -8,7 +8,7 @@ import { Binary, MinKey, ObjectId, Timestamp } from '../src/bson/values.js';
 import type { ChunkType, CollectionType } from '../src/catalog/type_chunk.js';
 import { ChunkManager } from '../src/router/chunk_manager.js';
 import { cpuSeconds } from './proc_cpu.js';
-import { spawnCluster } from '../test/helpers/spawn_cluster.js';
+import { spawnCluster, spawnRouter } from '../test/helpers/spawn_cluster.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -100,41 +100,18 @@ type PathName = 'direct' | 'proxy' | 'router' | 'retryable' | 'baseline';
 const BASELINE = process.env.DOCSHARD_BASELINE;
 const PATHS: readonly PathName[] = BASELINE === undefined ? ['direct', 'proxy', 'router', 'retryable'] : ['direct', 'proxy', 'router', 'retryable', 'baseline'];
 
-// A router started from another checkout's bin/docshard.js (its own sources, its own tsx).
-async function startBaselineRouter(root: string, configPort: number): Promise<{ port: number; pid: number | undefined; stop(): Promise<void> }> {
-  const bin = path.join(path.resolve(root), 'bin/docshard.js');
-  const child = spawn(process.execPath, [bin, 'router', '--port', '0', '--configdb', `127.0.0.1:${configPort}`], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.includes('"Waiting for connections"')) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', (code) => reject(new Error(`baseline router (${bin}) exited with ${code}`)));
-  });
-  return {
-    port,
-    pid: child.pid,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await exited;
-      }
-    },
-  };
-}
-
 async function clusterRows(): Promise<string[][]> {
   const cluster = await spawnCluster({ shards: 1 });
   const shard = cluster.shards[0]!;
   const proxy = await startProxy(shard.port);
-  const baseline = BASELINE === undefined ? undefined : await startBaselineRouter(BASELINE, cluster.config.port);
+  const baseline = BASELINE === undefined ? undefined : await spawnRouter(cluster.config.port, [], 0, path.join(path.resolve(BASELINE), 'bin/docshard.js'));
   // One pool per path, each as large as the number of requesters, so no path waits for a socket.
   const clients: Partial<Record<PathName, MongoClient>> & Record<'direct' | 'proxy' | 'router' | 'retryable', MongoClient> = {
     direct: new MongoClient(shard.uri, { maxPoolSize: CONCURRENCY }),
     proxy: new MongoClient(`mongodb://127.0.0.1:${proxy.port}/?directConnection=true`, { maxPoolSize: CONCURRENCY }),
     router: new MongoClient(cluster.routers[0]!.uri, { maxPoolSize: CONCURRENCY, retryWrites: false }),
     retryable: new MongoClient(cluster.routers[0]!.uri, { maxPoolSize: CONCURRENCY, retryWrites: true }),
-    ...(baseline !== undefined ? { baseline: new MongoClient(`mongodb://127.0.0.1:${baseline.port}/`, { maxPoolSize: CONCURRENCY, retryWrites: false }) } : {}),
+    ...(baseline !== undefined ? { baseline: new MongoClient(baseline.uri, { maxPoolSize: CONCURRENCY, retryWrites: false }) } : {}),
   };
   try {
     const admin = clients.router.db('admin');

@@ -24,8 +24,9 @@ export interface SpawnedCluster {
 }
 
 // `port`: 0 for an ephemeral one; a restarted router takes its old one, which its clients know.
-export async function spawnRouter(configPort: number, extraArgs: readonly string[] = [], port = 0): Promise<SpawnedRouter> {
-  const child = spawn(process.execPath, [...nodeFlags(), BIN, 'router', '--port', String(port), '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+// `bin`: another checkout's bin/docshard.js, for a benchmark's before-and-after in one cluster.
+export async function spawnRouter(configPort: number, extraArgs: readonly string[] = [], port = 0, bin = BIN): Promise<SpawnedRouter> {
+  const child = spawn(process.execPath, [...nodeFlags(), bin, 'router', '--port', String(port), '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

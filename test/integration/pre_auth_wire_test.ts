@@ -6,6 +6,8 @@ import { BSON } from 'bson';
 import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 import { frame, opMsgPayload } from '../helpers/wire_fuzz.js';
+import { countingProxy } from '../helpers/counting_proxy.js';
+import { OpCode } from '../../src/wire/op_codes.js';
 
 // On a node started with --auth, a connection that has not authenticated may send messages of at
 // most 16 KiB (MongoDB's preAuthMaximumMessageSizeBytes) and nothing compressed: either closes it
@@ -63,35 +65,6 @@ async function exchange(port: number, messages: Buffer[]): Promise<{ replies: An
   return { replies, closed: false };
 }
 
-// A proxy counting the OP_COMPRESSED messages clients send through it.
-async function compressionCounter(targetPort: number): Promise<{ port: number; compressedSent: () => number; stop(): void }> {
-  let count = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    let pending = Buffer.alloc(0);
-    client.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 16 && pending.length >= pending.readInt32LE(0)) {
-        if (pending.readInt32LE(12) === 2012) count += 1;
-        pending = pending.subarray(pending.readInt32LE(0));
-      }
-    });
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const close = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    compressedSent: () => count,
-    stop() { for (const s of sockets) s.destroy(); server.close(); },
-  };
-}
-
 describe('messages before authentication on a node started with --auth', () => {
   let node: SpawnedNode;
   before(async () => {
@@ -123,13 +96,13 @@ describe('messages before authentication on a node started with --auth', () => {
   });
 
   it('lets the driver log in and then send large and compressed messages', async () => {
-    const proxy = await compressionCounter(node.port);
+    const proxy = await countingProxy(node.port);
     const client = await MongoClient.connect(`mongodb://admin:secret@127.0.0.1:${proxy.port}/?authSource=admin&directConnection=true&compressors=zlib`);
     try {
       const coll = client.db('app').collection('big');
       await coll.insertOne({ _id: 1, text: 'y'.repeat(1024 * 1024) } as AnyDoc);
       assert.equal(((await coll.findOne({ _id: 1 } as AnyDoc)) as AnyDoc).text.length, 1024 * 1024);
-      assert.ok(proxy.compressedSent() >= 2, `compressed messages sent: ${proxy.compressedSent()}`);
+      assert.ok((proxy.sent.get(OpCode.OP_COMPRESSED) ?? 0) >= 2, `compressed messages sent: ${proxy.sent.get(OpCode.OP_COMPRESSED) ?? 0}`);
     } finally {
       await client.close();
       proxy.stop();
