@@ -62,7 +62,7 @@ const ADMIN_ROLE_GRANTS: Record<string, Grant> = {
   userAdminAnyDatabase: { anyNormal: USER_ADMIN, named: { config: USER_ADMIN, local: USER_ADMIN }, cluster: ['listDatabases', 'viewUser'] },
   clusterMonitor: { anyNormal: STATISTICS, named: MONITORED, cluster: CLUSTER_MONITOR },
   clusterAdmin: {
-    anyNormal: [...STATISTICS, 'dropDatabase', 'killCursors', 'splitVector', 'splitChunk', 'moveChunk'],
+    anyNormal: [...STATISTICS, 'dropDatabase', 'killCursors', 'splitVector', 'splitChunk', 'moveChunk', 'enableSharding', 'clearJumboFlag'],
     named: { config: [...MONITORED.config, 'insert', 'update', 'remove'], local: [...MONITORED.local, 'insert', 'update', 'remove'] },
     cluster: CLUSTER_ADMIN,
   },
@@ -72,7 +72,7 @@ const ADMIN_ROLE_GRANTS: Record<string, Grant> = {
 // authentication, sessions it opens itself, and the cursors it holds.
 const ANY_AUTHENTICATED = new Set([
   'hello', 'isMaster', 'ismaster', 'saslStart', 'saslContinue', 'buildInfo', 'buildinfo', 'connectionStatus', 'ping', 'endSessions', 'startSession',
-  'refreshSessions', 'listCommands', 'whatsmyuri', 'getMore', 'killCursors', 'commitTransaction', 'abortTransaction',
+  'refreshSessions', 'listCommands', 'whatsmyuri', 'isdbgrid', 'getMore', 'killCursors', 'commitTransaction', 'abortTransaction',
 ]);
 
 type Requirements = (cmd: Doc, db: string) => Requirement[];
@@ -93,6 +93,18 @@ function onCluster(...actions: string[]): Requirements {
 function collectionOf(cmd: Doc, db: string): Resource {
   const coll = Object.values(cmd)[0];
   return typeof coll === 'string' ? { kind: 'collection', db, coll } : { kind: 'database', db };
+}
+
+// A router's sharding commands name their target in the first field: a whole namespace, or a database.
+function onNamespace(...actions: string[]): Requirements {
+  return (cmd) => [{ resource: namespace(Object.values(cmd)[0]), actions }];
+}
+
+function onNamedDatabase(...actions: string[]): Requirements {
+  return (cmd) => {
+    const db = Object.values(cmd)[0];
+    return [{ resource: { kind: 'database', db: typeof db === 'string' ? db : '' }, actions }];
+  };
 }
 
 function namespace(ns: unknown): Resource {
@@ -178,6 +190,23 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   hostInfo: onCluster('hostInfo'),
   currentOp: onCluster('inprog'),
   cleanupOrphaned: onCluster('cleanupOrphaned'),
+  // A router's own commands, with the actions mongos asks of them.
+  listShards: onCluster('listShards'),
+  addShard: onCluster('addShard'),
+  removeShard: onCluster('removeShard'),
+  flushRouterConfig: onCluster('flushRouterConfig'),
+  killOp: onCluster('killop'),
+  checkMetadataConsistency: onCluster('checkMetadataConsistency'),
+  enableSharding: onNamedDatabase('enableSharding'),
+  movePrimary: onNamedDatabase('moveChunk'),
+  shardCollection: onNamespace('enableSharding'),
+  split: onNamespace('splitChunk'),
+  mergeChunks: onNamespace('splitChunk'),
+  moveChunk: onNamespace('moveChunk'),
+  moveRange: onNamespace('moveChunk'),
+  clearJumboFlag: onNamespace('clearJumboFlag'),
+  getShardVersion: onNamespace('getShardVersion'),
+  dataSize: onNamespace('find'),
 };
 
 function requirementsOf(name: string, cmd: Doc, db: string): Requirement[] | undefined {

@@ -14,7 +14,7 @@ const USAGE = `usage:
   docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
   docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
@@ -74,15 +74,13 @@ export async function main(argv: string[]): Promise<void> {
   if (!Number.isInteger(maxConns) || maxConns < 1) usageExit(`invalid --maxConns ${values.maxConns}`, 2);
   if (role === 'router') {
     if (!values.configdb) usageExit('--configdb is required', 2);
-    // A router that took --auth and let everyone in would be worse than one that refuses to start.
-    if (values.auth === true) usageExit('--auth is not supported on a router yet', 2);
     let parameters;
     try {
       parameters = parseRouterSetParameters(values.setParameter ?? []);
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
-    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, maxConns, parameters }, logger, recent);
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, auth: values.auth!, maxConns, parameters }, logger, recent);
     const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, consoleRoutes(router.services));
     stop = async () => { await http?.close(); await router.stop(); };
     return;

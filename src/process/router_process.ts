@@ -21,6 +21,9 @@ import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { WireClient } from '../wire/client.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { instrumentRouter } from './observability.js';
+import type { ConnectionInfo } from '../commands/command.js';
+import { Limits } from '../wire/op_codes.js';
+import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 // How often the router reports itself in config.mongos: MongoDB's ShardingUptimeReporter interval.
@@ -64,8 +67,11 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   };
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
   const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);
+  // With --auth, as on a node: before login, small uncompressed messages only.
+  const authenticated = (conn: ConnectionInfo): boolean => !options.auth || conn.auth?.user !== undefined;
   const server = new TcpServer({
-    onMessage: withCompression(instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle)),
+    onMessage: withCompression(instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle), authenticated),
+    maxMessageBytes: (conn) => (authenticated(conn) ? Limits.maxMessageSizeBytes : PRE_AUTH_MESSAGE_SIZE_BYTES_MAX),
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
     onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),

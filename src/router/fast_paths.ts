@@ -8,6 +8,8 @@ import { answerInsert, insertFailed, planInsert } from './insert_fast_path.js';
 import type { CachedRouting } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
+import type { ConnectionInfo } from '../commands/command.js';
+import { checkAuthorization } from '../auth/authorization_policy.js';
 
 // The router's message handler with the fast paths in front of `general` (the message handler and
 // the dispatcher): a message the planners (insert_fast_path.ts, find_fast_path.ts) plan onto one
@@ -28,6 +30,8 @@ export function withFastPaths(router: RouterServices, general: MessageHandler): 
     const plan = insert ?? planFind(message, caches);
     const host = plan === undefined ? undefined : router.shardRegistry.cachedHost(plan.shard);
     if (plan === undefined || host === undefined) return general(conn, message);
+    // With --auth, a command its user may not run takes the general path, which refuses it.
+    if (router.options.auth && !mayRun(conn, insert !== undefined ? 'insert' : 'find', plan.ns)) return general(conn, message);
     try {
       // The planners' shapes hold no maxTimeMS: a command with one is the general path's.
       assert(enterCommand(router, insert !== undefined ? 'insert' : 'find', plan.generic) === undefined, 'a fast path planned a command with a maxTimeMS');
@@ -41,4 +45,11 @@ export function withFastPaths(router: RouterServices, general: MessageHandler): 
     if (insert !== undefined) return sent.then((reply) => answerInsert(router, insert, reply) ?? general(conn, message), (err: unknown) => insertFailed(router, insert, err));
     return sent.then((reply) => answerFind(router, plan, reply) ?? general(conn, message), (err: unknown) => findFailed(router, plan, err));
   };
+}
+
+function mayRun(conn: ConnectionInfo, name: 'insert' | 'find', ns: string): boolean {
+  const user = conn.auth?.user;
+  if (user === undefined) return false;
+  const dot = ns.indexOf('.');
+  return checkAuthorization(user.roles, name, ns.slice(0, dot), { [name]: ns.slice(dot + 1) }) === undefined;
 }

@@ -4,10 +4,13 @@ import {
   mergeChunksCommand, shardCollectionCommand, splitCommand,
 } from './commands/cluster_admin.js';
 import {
-  clusterBuildInfoCommand, clusterConnectionStatusCommand, clusterGetLogCommand,
+  clusterBuildInfoCommand, clusterGetLogCommand,
   clusterGetCmdLineOptsCommand, clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
   clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
 } from './commands/cluster_diagnostics.js';
+import {
+  clusterConnectionStatusCommand, clusterCreateUserCommand, clusterDropUserCommand, clusterSaslContinueCommand, clusterSaslStartCommand, clusterUsersInfoCommand,
+} from './commands/cluster_auth.js';
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
 import { clusterSessionCommands } from './commands/cluster_sessions.js';
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
@@ -40,4 +43,5 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
   clusterKillOpCommand, checkMetadataConsistencyCommand,
+  clusterSaslStartCommand, clusterSaslContinueCommand, clusterCreateUserCommand, clusterDropUserCommand, clusterUsersInfoCommand,
 ];

@@ -12,6 +12,8 @@ import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../command
 import { beforeDeadline } from '../base/operation_deadline.js';
 import { withFailCommand } from '../commands/fail_command.js';
 import { runInRouterSession } from './cluster_session_operation.js';
+import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
+import { checkAuthorization } from '../auth/authorization_policy.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -31,6 +33,7 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
     const def = name === '' ? undefined : router.commands.get(name);
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
+    if (router.options.auth) checkAuthorized(conn, def.names[0]!, db, cmd);
     // As mongos: the command's own fields (the same table as a node's), its session fields and
     // maxTimeMS (in the entry the fast paths share), then its write concern, which the shards are
     // sent as one they can satisfy.
@@ -46,6 +49,21 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
   } catch (err) {
     return routerErrorReply(router, err);
   }
+}
+
+// With --auth, as a node checks (src/commands/dispatcher.ts): before login only the handshake and
+// authentication, and createUser from this host (the command itself checks that the config server
+// holds no user yet: the localhost exception); after it, what the user's roles allow, by the
+// command's canonical name.
+function checkAuthorized(conn: ConnectionInfo, name: string, db: string, cmd: Doc): void {
+  const user = conn.auth?.user;
+  if (user !== undefined) {
+    const refusal = checkAuthorization(user.roles, name, db, cmd);
+    if (refusal !== undefined) throw refusal;
+    return;
+  }
+  if (!requiresAuthentication(name) || (name === 'createUser' && isLoopback(conn.remote))) return;
+  throw new MongoError(ErrorCodes.Unauthorized, `command ${name} requires authentication`);
 }
 
 // The reply as the client gets it: a write's statements counted, and the writeConcernError mongos

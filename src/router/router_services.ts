@@ -18,6 +18,8 @@ export interface RouterOptions {
   configHost: string;
   // --enableTestCommands: configureFailPoint and waitForFailPoint exist.
   enableTestCommands: boolean;
+  // --auth: clients log in as users the config server holds, and run what their roles allow.
+  auth: boolean;
   // --maxConns (mongos's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;

@@ -4,7 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
 import { negotiateCompressors } from '../../wire/message_compressor.js';
 import { LOGICAL_SESSION_TIMEOUT_MINUTES } from '../../sessions/session_id.js';
-import { saslSupportedMechs, speculativeAuthenticate } from '../auth/sasl_commands.js';
+import { helloAuthentication } from '../auth/sasl_commands.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 
@@ -17,13 +17,8 @@ export const helloCommand: CommandDefinition = {
   names: ['hello', 'isMaster', 'ismaster'],
   run: (ctx, cmd) => {
     const reply = helloReply(ctx.conn, cmd);
-    const mechanisms = saslSupportedMechs(ctx, cmd.saslSupportedMechs);
-    const speculative = cmd.speculativeAuthenticate === undefined ? undefined : speculativeAuthenticate(ctx, cmd.speculativeAuthenticate);
-    return {
-      ...reply,
-      ...(mechanisms === undefined ? {} : { saslSupportedMechs: mechanisms }),
-      ...(speculative === undefined ? {} : { speculativeAuthenticate: speculative }),
-    };
+    if (cmd.saslSupportedMechs === undefined && cmd.speculativeAuthenticate === undefined) return reply;
+    return helloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
   },
 };
 

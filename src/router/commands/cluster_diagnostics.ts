@@ -5,11 +5,16 @@ import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_
 import { commandLine, hostInfoReply } from '../../commands/diagnostic/simple.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { routerHelloAuthentication } from './cluster_auth.js';
 
 // A mongos hello: `msg: "isdbgrid"` is what makes drivers and mongosh treat us as a router.
 export const clusterHelloCommand: RouterCommand = {
   names: ['hello', 'isMaster', 'ismaster'],
-  run: (ctx, cmd) => ({ ...helloReply(ctx.conn, cmd), msg: 'isdbgrid', ok: 1 }),
+  run: (ctx, cmd) => {
+    const reply = { ...helloReply(ctx.conn, cmd), msg: 'isdbgrid', ok: 1 };
+    if (cmd.saslSupportedMechs === undefined && cmd.speculativeAuthenticate === undefined) return reply;
+    return routerHelloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
+  },
 };
 
 export const clusterPingCommand: RouterCommand = { names: ['ping'], run: () => ({ ok: 1 }) };
@@ -19,7 +24,9 @@ export const clusterGetCmdLineOptsCommand: RouterCommand = {
   adminOnly: true,
   run: (ctx) => ({
     argv: commandLine(),
-    parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost }, setParameter: { ...ctx.router.options.parameters } },
+    parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost }, setParameter: { ...ctx.router.options.parameters },
+      ...(ctx.router.options.auth ? { security: { authorization: 'enabled' } } : {}),
+    },
     ok: 1,
   }),
 };
@@ -27,11 +34,6 @@ export const clusterGetCmdLineOptsCommand: RouterCommand = {
 export const isDbGridCommand: RouterCommand = { names: ['isdbgrid'], run: () => ({ isdbgrid: 1, hostname: os.hostname(), ok: 1 }) };
 export const clusterBuildInfoCommand: RouterCommand = { names: ['buildInfo', 'buildinfo'], run: () => buildInfoReply() };
 export const clusterWhatsMyUriCommand: RouterCommand = { names: ['whatsmyuri'], run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }) };
-export const clusterConnectionStatusCommand: RouterCommand = {
-  names: ['connectionStatus'],
-  run: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
-};
-
 export const clusterGetParameterCommand: RouterCommand = {
   names: ['getParameter'],
   adminOnly: true,

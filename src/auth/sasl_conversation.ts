@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { Binary, type Doc } from '../bson/values.js';
+import type { ConnectionAuth } from './connection_auth.js';
+import { parseClientFirst, SCRAM_MECHANISMS, ScramError, serverFinal, serverFirst, type ScramMechanism } from './scram.js';
+import { credentialOf, mechanismsOf, type RoleName, type UserName } from './users.js';
+
+// The SASL conversation of saslStart, saslContinue and hello's speculativeAuthenticate, as the
+// driver runs it, over wherever the users are: a node reads its own admin.system.users, a router
+// asks the config server (MongoDB's mongos does the same, with usersInfo). The caller owns the
+// connection's ConnectionAuth, the user look-up and the log.
+
+// Finds a user's document (admin.system.users' shape, credentials included); undefined if none.
+export type UserLookup = (name: UserName) => Doc | undefined | Promise<Doc | undefined>;
+
+export interface SaslEnvironment {
+  lookup: UserLookup;
+  // Where the reason of a failure, and each success, is told: never the client.
+  log(fields: Doc, msg: string): void;
+  remote: string;
+}
+
+// The driver runs one conversation at a time on a connection, and MongoDB numbers it 1.
+const CONVERSATION_ID = 1;
+
+// Why a step failed goes to the log; the client is told only this, so that an unknown user, a
+// wrong password and a mechanism the user lacks cannot be told apart.
+class AuthenticationFailed extends MongoError {
+  constructor() {
+    super(ErrorCodes.AuthenticationFailed, 'Authentication failed.');
+  }
+}
+
+export function saslStart(env: SaslEnvironment, auth: ConnectionAuth, db: string, cmd: Doc): Promise<Doc> {
+  auth.conversation = undefined;
+  return guarded(env, auth, async () => {
+    const mechanism = cmd.mechanism;
+    if (!SCRAM_MECHANISMS.includes(mechanism as ScramMechanism)) throw new ScramError(`mechanism ${String(mechanism)} is not supported`);
+    const first = parseClientFirst(payloadOf(cmd));
+    const doc = await env.lookup({ db, user: first.user });
+    if (doc === undefined) throw new ScramError(`user ${first.user}@${db} not found`);
+    const credential = credentialOf(doc, mechanism as ScramMechanism);
+    if (credential === undefined) throw new ScramError(`user ${first.user}@${db} has no ${String(mechanism)} credentials`);
+    const { state, payload } = serverFirst(mechanism as ScramMechanism, first, credential, randomBytes(24).toString('base64'));
+    const options = cmd.options as Doc | undefined;
+    auth.conversation = { step: 'proof', db, skipEmptyExchange: options?.skipEmptyExchange === true, scram: state };
+    return reply(false, payload);
+  });
+}
+
+export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Doc): Promise<Doc> {
+  return guarded(env, auth, async () => {
+    const conversation = auth.conversation;
+    if (conversation === undefined) throw new ScramError('no SASL conversation under way');
+    if (cmd.conversationId !== CONVERSATION_ID) throw new ScramError(`conversationId ${String(cmd.conversationId)} is not ${CONVERSATION_ID}`);
+    if (conversation.step === 'empty') {
+      if (payloadOf(cmd).length !== 0) throw new ScramError('the final message of the exchange is not empty');
+      auth.conversation = undefined;
+      return reply(true, Buffer.alloc(0));
+    }
+    const serverSignature = serverFinal(conversation.scram, payloadOf(cmd));
+    // Read again: the roles are those the user has now, and a user dropped meanwhile is refused.
+    const user = await env.lookup({ db: conversation.db, user: conversation.scram.user });
+    if (user === undefined) throw new ScramError(`user ${conversation.scram.user}@${conversation.db} was dropped during authentication`);
+    auth.user = { user: conversation.scram.user, db: conversation.db, roles: (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [] };
+    auth.conversation = conversation.skipEmptyExchange ? undefined : { step: 'empty', db: conversation.db };
+    env.log({ c: 'ACCESS', mechanism: conversation.scram.mechanism, user: conversation.scram.user, db: conversation.db, remote: env.remote }, 'Authentication succeeded');
+    return reply(conversation.skipEmptyExchange, serverSignature);
+  });
+}
+
+// hello's speculativeAuthenticate is a saslStart on the `db` it names; the driver continues the
+// conversation with saslContinue when the reply carries the answer, and starts over with saslStart
+// when it does not, so a failure is left out of the reply rather than failing the hello.
+export async function speculativeAuthenticate(env: SaslEnvironment, auth: ConnectionAuth, request: unknown): Promise<Doc | undefined> {
+  if (request === null || typeof request !== 'object' || (request as Doc).saslStart === undefined || typeof (request as Doc).db !== 'string') return undefined;
+  return saslStart(env, auth, (request as Doc).db as string, request as Doc).catch(() => undefined);
+}
+
+// hello's saslSupportedMechs: "db.user" is answered with the mechanisms that user has credentials
+// for, and left out for a user that does not exist (or that cannot be looked up).
+export async function saslSupportedMechs(lookup: UserLookup, value: unknown): Promise<string[] | undefined> {
+  if (typeof value !== 'string') return undefined;
+  const dot = value.indexOf('.');
+  if (dot <= 0) return undefined;
+  try {
+    const doc = await lookup({ db: value.slice(0, dot), user: value.slice(dot + 1) });
+    return doc === undefined ? undefined : mechanismsOf(doc);
+  } catch {
+    return undefined;
+  }
+}
+
+// Any failure of a step ends the conversation and answers AuthenticationFailed.
+async function guarded(env: SaslEnvironment, auth: ConnectionAuth, step: () => Promise<Doc>): Promise<Doc> {
+  try {
+    return await step();
+  } catch (err) {
+    auth.conversation = undefined;
+    env.log({ c: 'ACCESS', remote: env.remote, reason: (err as Error).message }, 'Authentication failed');
+    throw new AuthenticationFailed();
+  }
+}
+
+function reply(done: boolean, payload: Buffer): Doc {
+  return { conversationId: CONVERSATION_ID, done, payload: new Binary(payload), ok: 1 };
+}
+
+function payloadOf(cmd: Doc): Buffer {
+  const p = cmd.payload;
+  if (p instanceof Binary) return Buffer.from(p.buffer.subarray(0, p.position));
+  if (typeof p === 'string') return Buffer.from(p, 'base64');
+  throw new ScramError('payload is not BinData');
+}

@@ -1,0 +1,95 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { Doc } from '../../bson/values.js';
+import { isLoopback, type ConnectionAuth } from '../../auth/connection_auth.js';
+import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
+import type { UserName } from '../../auth/users.js';
+import { checkOk } from '../../wire/remote_cursor.js';
+import type { RouterCommand, RouterContext } from '../router_services.js';
+
+// Authentication on a router, as mongos does it: the cluster's users live on the config server
+// (admin.system.users there), the router reads a user's credentials and roles from it with
+// usersInfo when a client logs in, and forwards the user commands to it. The conversation itself
+// is src/auth's, the same as a node's.
+
+export const clusterSaslStartCommand: RouterCommand = {
+  names: ['saslStart'],
+  run: (ctx, cmd) => saslStart(saslEnvironment(ctx), authOf(ctx), ctx.db, cmd),
+};
+
+export const clusterSaslContinueCommand: RouterCommand = {
+  names: ['saslContinue'],
+  run: (ctx, cmd) => saslContinue(saslEnvironment(ctx), authOf(ctx), cmd),
+};
+
+// What hello adds for the driver's handshake: saslSupportedMechs and speculativeAuthenticate,
+// each only when it succeeds.
+export async function routerHelloAuthentication(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  const env = saslEnvironment(ctx);
+  const mechanisms = await saslSupportedMechs(env.lookup, cmd.saslSupportedMechs);
+  const speculative = cmd.speculativeAuthenticate === undefined ? undefined : await speculativeAuthenticate(env, authOf(ctx), cmd.speculativeAuthenticate);
+  return {
+    ...(mechanisms === undefined ? {} : { saslSupportedMechs: mechanisms }),
+    ...(speculative === undefined ? {} : { speculativeAuthenticate: speculative }),
+  };
+}
+
+export const clusterConnectionStatusCommand: RouterCommand = {
+  names: ['connectionStatus'],
+  run: (ctx) => {
+    const user = ctx.conn.auth?.user;
+    return {
+      authInfo: {
+        authenticatedUsers: user === undefined ? [] : [{ user: user.user, db: user.db }],
+        authenticatedUserRoles: user === undefined ? [] : user.roles.map((r) => ({ role: r.role, db: r.db })),
+      },
+      ok: 1,
+    };
+  },
+};
+
+// createUser reaches the router's dispatcher without a login only from this host (the localhost
+// exception); it is run then only while the config server holds no user at all.
+export const clusterCreateUserCommand: RouterCommand = {
+  names: ['createUser'],
+  run: async (ctx, cmd) => {
+    if (ctx.router.options.auth && ctx.conn.auth?.user === undefined) {
+      const all = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { usersInfo: { forAllDBs: true } }));
+      if (!isLoopback(ctx.conn.remote) || (all.users as unknown[]).length > 0) throw new MongoError(ErrorCodes.Unauthorized, 'command createUser requires authentication');
+    }
+    return toConfigServer(ctx, cmd);
+  },
+};
+
+export const clusterDropUserCommand: RouterCommand = { names: ['dropUser'], run: toConfigServer };
+export const clusterUsersInfoCommand: RouterCommand = { names: ['usersInfo'], run: toConfigServer };
+
+// The generic arguments that are the router's own (its session, its times); the rest of a user
+// command goes to the config server as the client sent it.
+const ROUTER_FIELDS = new Set(['$db', 'lsid', 'txnNumber', '$clusterTime', '$readPreference', 'readConcern', 'autocommit', 'startTransaction']);
+
+async function toConfigServer(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  const forwarded: Doc = {};
+  for (const [k, v] of Object.entries(cmd)) if (!ROUTER_FIELDS.has(k)) forwarded[k] = v;
+  const { $clusterTime: _time, operationTime: _op, ...reply } = checkOk(await ctx.router.client.command(ctx.router.options.configHost, ctx.db, forwarded));
+  return reply;
+}
+
+// A user as the config server holds it, credentials included (mongos asks the same of it).
+function configServerUser(ctx: RouterContext, name: UserName): Promise<Doc | undefined> {
+  return ctx.router.client.command(ctx.router.options.configHost, name.db, { usersInfo: { user: name.user, db: name.db }, showCredentials: true })
+    .then((reply) => (checkOk(reply).users as Doc[])[0]);
+}
+
+function saslEnvironment(ctx: RouterContext): SaslEnvironment {
+  return {
+    lookup: (name) => configServerUser(ctx, name),
+    log: (fields, msg) => ctx.router.logger.info(fields, msg),
+    remote: ctx.conn.remote,
+  };
+}
+
+function authOf(ctx: RouterContext): ConnectionAuth {
+  ctx.conn.auth ??= {};
+  return ctx.conn.auth;
+}
