@@ -121,6 +121,11 @@ export const ErrorCodes = {
   TransactionTooOld: 225,
   ClusterTimeFailsRateLimiter: 205,
   Interrupted: 11601,
+  SnapshotTooOld: 239,
+  NoSuchTransaction: 251,
+  SnapshotUnavailable: 246,
+  TransactionCommitted: 256,
+  PreparedTransactionInProgress: 267,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -10,6 +10,7 @@ import type { Timestamp } from 'bson';
 // The node's cluster time (sessions/logical_clock.ts).
 export interface CommitClock {
   tick(): Timestamp;
+  now(): Timestamp;
 }
 
 // The cluster time of the last unit an operation stamped (MongoDB's ReplClientInfo lastOp): the

@@ -1,31 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Timestamp } from 'bson';
-import { LastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
-import { StorageEngine } from './storage_engine.js';
-import { equalities } from './test_support.js';
-
-// A clock that counts: the n-th tick is (100, n).
-function countingClock(): CommitClock & { ticks: number } {
-  return { ticks: 0, tick() { this.ticks += 1; return new Timestamp({ t: 100, i: this.ticks }); } };
-}
-
-function withClockedEngine(fn: (engine: StorageEngine, clock: ReturnType<typeof countingClock>) => Promise<void> | void) {
-  return async (): Promise<void> => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
-    const clock = countingClock();
-    const engine = StorageEngine.open(dir, { compilePartialFilter: equalities, clock });
-    try {
-      await fn(engine, clock);
-    } finally {
-      await engine.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
+import { LastOp, withLastOp } from './commit_timestamps.js';
+import { withClockedEngine } from './test_support.js';
 
 const pair = (ts: Timestamp | undefined): [number, number] | undefined => (ts === undefined ? undefined : [ts.t, ts.i]);
 

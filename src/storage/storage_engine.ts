@@ -13,11 +13,22 @@ import { upgradeLayout } from './layout_upgrade.js';
 import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
 import { asBuffer, LazyDocument } from '../bson/raw_document.js';
 import { CommitTimestamps, currentLastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
+import { VersionHistory, type HistoryLimits } from './version_history.js';
+import { SnapshotView } from './snapshot_view.js';
 
 export interface StorageOptions {
   compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
-  // Stamps each write unit that changes a document with its commit's cluster time (commit_timestamps.ts).
+  // Stamps each write unit that changes a document with its commit's cluster time
+  // (commit_timestamps.ts), and keeps the versions those commits replace (version_history.ts).
   clock?: CommitClock;
+  // How long and how much history to keep (minSnapshotHistoryWindowInSeconds, 300 s).
+  history?: HistoryLimits;
+}
+
+const DEFAULT_HISTORY: HistoryLimits = { windowMs: 300_000, maxBytes: 256 * 1024 * 1024 };
+
+export function timestampKey(ts: Timestamp): bigint {
+  return (BigInt(ts.t) << 32n) | BigInt(ts.i);
 }
 
 // A collection as the layers above use it: its catalog entry, its indexes, and its record-id
@@ -85,11 +96,16 @@ export class StorageEngine {
   readonly observers: OpObserver[] = [];
   readonly stats: CollectionStats;
   readonly timestamps: CommitTimestamps;
+  private readonly history: VersionHistory | undefined;
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     upgradeLayout(kv);
     this.stats = new CollectionStats(kv);
     this.timestamps = new CommitTimestamps(options.clock);
+    if (options.clock !== undefined) {
+      this.history = new VersionHistory(timestampKey(options.clock.now()), options.history ?? DEFAULT_HISTORY);
+      kv.keepHistory(this.history);
+    }
     // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.
     for (const { value } of [...kv.range(catalogRangeStart, catalogRangeEnd)]) {
       this.loadCollection(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
@@ -328,6 +344,19 @@ export class StorageEngine {
     return commit.finally(() => settle?.());
   }
 
+  // The store as of cluster time `at`, for reads until `release()`: SnapshotTooOld when the history
+  // kept does not reach back to it. The caller makes sure every commit at or before `at` has landed
+  // (committedThrough) and that none is still to come (the clock is past it).
+  snapshotAt(at: Timestamp): SnapshotView {
+    const history = this.history;
+    if (history === undefined) throw new Error('snapshot reads need an engine with a clock');
+    const key = timestampKey(at);
+    if (key < history.coveredAfter) {
+      throw new MongoError(ErrorCodes.SnapshotTooOld, `Read timestamp ${timestampString(at)} is older than the oldest available timestamp.`);
+    }
+    return new SnapshotView(history, key, history.pin(key));
+  }
+
   // Settles once every write unit stamped at or before `ts` has committed; undefined when all
   // have (every synchronous commit has, by the time anything else runs).
   committedThrough(ts: Timestamp): Promise<void> | undefined {
@@ -392,6 +421,10 @@ export class StorageEngine {
 
 const EMPTY = Buffer.alloc(0);
 
+function timestampString(ts: Timestamp): string {
+  return `Timestamp(${ts.t}, ${ts.i})`;
+}
+
 function normalizeEntry(raw: CollectionEntry): CollectionEntry {
   const plain = deserializeDocument(BSON.serialize(raw)) as unknown as CollectionEntry;
   return { ...plain, id: Number(plain.id), indexes: plain.indexes.map((i) => ({ ...i, id: Number(i.id) })) };
@@ -422,7 +455,10 @@ export class WriteUnit {
   // The cluster time this unit commits under, taken now if it has none yet: at its first document
   // change, or by a caller that writes it into a document (a retryable write's history).
   commitTimestamp(): Timestamp | undefined {
-    if (this.stamp === undefined) this.stamp = this.engine.timestamps.reserve();
+    if (this.stamp === undefined) {
+      this.stamp = this.engine.timestamps.reserve();
+      if (this.stamp !== undefined) this.kv.stamp(timestampKey(this.stamp));
+    }
     return this.stamp;
   }
 

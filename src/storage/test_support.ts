@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
+import type { CommitClock } from './commit_timestamps.js';
 
 // For tests that need a real storage engine on a temporary directory.
 
@@ -16,6 +18,35 @@ export function withEngine(fn: (engine: StorageEngine, dir: string) => Promise<v
     const engine = StorageEngine.open(dir, { compilePartialFilter: equalities });
     try {
       await fn(engine, dir);
+    } finally {
+      await engine.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+// A clock that counts: the n-th tick is (100, n); it starts at (100, 0).
+export function countingClock(): CommitClock & { ticks: number } {
+  return {
+    ticks: 0,
+    tick() {
+      this.ticks += 1;
+      return new Timestamp({ t: 100, i: this.ticks });
+    },
+    now() {
+      return new Timestamp({ t: 100, i: this.ticks });
+    },
+  };
+}
+
+// withEngine on an engine that stamps its commits with a counting clock.
+export function withClockedEngine(fn: (engine: StorageEngine, clock: ReturnType<typeof countingClock>) => Promise<void> | void) {
+  return async (): Promise<void> => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-storage-'));
+    const clock = countingClock();
+    const engine = StorageEngine.open(dir, { compilePartialFilter: equalities, clock });
+    try {
+      await fn(engine, clock);
     } finally {
       await engine.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });

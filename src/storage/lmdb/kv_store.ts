@@ -1,4 +1,5 @@
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { changeId, type KeyChange, type VersionHistory } from '../version_history.js';
 
 // The only file that touches lmdb. Everything above sees ordered byte-keyed stores ("spaces",
 // one LMDB database each) with synchronous atomic write units spanning all of them: a write
@@ -45,6 +46,30 @@ export interface KvReader extends KvSpaceReader {
 export interface KvWriter extends KvSpaceWriter {
   space(name: string): KvSpaceWriter;
   dropSpace(name: string): void;
+  // The commit time of what this unit writes (version_history.ts), once it has one.
+  stamp(ts: bigint): void;
+}
+
+// A space's latest committed values (or, inside a write unit, the unit's own), whatever view is
+// active: what a view reads underneath.
+export interface KvLatest {
+  readonly name: string;
+  latestGet(key: Buffer): Buffer | undefined;
+  latestRange(start: Buffer, end: Buffer, options?: RangeOptions): Iterable<KvEntry>;
+}
+
+// A way of reading the store other than its latest state (a snapshot at an earlier time, a
+// transaction's own writes over one): while one is active (KvStore.withView), every read of
+// every space outside a write unit goes through it.
+export interface KvView {
+  get(space: KvLatest, key: Buffer): Buffer | undefined;
+  range(space: KvLatest, start: Buffer, end: Buffer, options: RangeOptions): Iterable<KvEntry>;
+}
+
+interface Level {
+  undo: (() => void)[];
+  changes: Map<string, KeyChange> | undefined;
+  stamp: bigint | undefined;
 }
 
 const NO_OVERWRITE = { noOverwrite: true } as const;
@@ -63,7 +88,7 @@ function ownBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-class Space implements KvSpaceWriter {
+class Space implements KvSpaceWriter, KvLatest {
   // Opened on first use. LMDB closes a handle that the aborted transaction created or dropped, so
   // after an abort those are forgotten and opened again by name.
   private db: Database<Buffer, Buffer> | undefined;
@@ -79,6 +104,11 @@ class Space implements KvSpaceWriter {
   }
 
   get(key: Buffer): Buffer | undefined {
+    const view = this.store.activeView;
+    return view === undefined ? this.latestGet(key) : view.get(this, key);
+  }
+
+  latestGet(key: Buffer): Buffer | undefined {
     if (key.length > MAX_KEY_BYTES) return undefined;
     const value = this.handle().get(key, this.store.reading());
     return value === undefined ? undefined : ownBuffer(value);
@@ -88,13 +118,22 @@ class Space implements KvSpaceWriter {
   // buffer has a `length` property set to the value's size over a larger typed array, which
   // native copies ignore: the view returned has the value's size as its own.
   peek(key: Buffer): Buffer | undefined {
+    const view = this.store.activeView;
+    if (view !== undefined) return view.get(this, key);
     if (key.length > MAX_KEY_BYTES) return undefined;
     const db = this.handle() as unknown as { getBinaryFast(key: Buffer, options: { transaction?: Transaction }): Buffer | undefined };
     const value = db.getBinaryFast(key, this.store.reading());
     return value?.subarray(0, value.length);
   }
 
-  *range(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
+  // The view is the one active when the range is asked for, not when it is iterated: a cursor
+  // keeps reading the snapshot it began in.
+  range(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
+    const view = this.store.activeView;
+    return view === undefined ? this.latestRange(start, end, options) : view.range(this, start, end, options);
+  }
+
+  *latestRange(start: Buffer, end: Buffer, options: RangeOptions = {}): Iterable<KvEntry> {
     // A bound longer than any key is cut to MAX_KEY_BYTES. The cut is below the bound, and the
     // only key that can lie between them is the cut itself (it is a prefix of the bound; any
     // other stored key differs from both in a byte within the cut): an end bound then takes the
@@ -116,19 +155,28 @@ class Space implements KvSpaceWriter {
   }
 
   put(key: Buffer, value: Buffer): void {
+    if (this.store.keepsHistory()) this.store.changing(this.name, key, this.latestGet(key));
     this.handle().putSync(key, value);
   }
 
   // putSync returns whether it wrote (lmdb's README), though its typings say void.
   append(key: Buffer, value: Buffer): boolean {
-    return this.handle().putSync(key, value, APPEND) as unknown as boolean;
+    const wrote = this.handle().putSync(key, value, APPEND) as unknown as boolean;
+    if (wrote && this.store.keepsHistory()) this.store.changing(this.name, key, undefined);
+    return wrote;
   }
 
   putIfAbsent(key: Buffer, value: Buffer): boolean {
-    return this.handle().putSync(key, value, NO_OVERWRITE) as unknown as boolean;
+    const wrote = this.handle().putSync(key, value, NO_OVERWRITE) as unknown as boolean;
+    if (wrote && this.store.keepsHistory()) this.store.changing(this.name, key, undefined);
+    return wrote;
   }
 
   remove(key: Buffer): void {
+    if (this.store.keepsHistory()) {
+      const before = this.latestGet(key);
+      if (before !== undefined) this.store.changing(this.name, key, before);
+    }
     this.handle().removeSync(key);
   }
 }
@@ -138,10 +186,13 @@ export class KvStore implements KvReader {
   private readonly spaces = new Map<string, Space>();
   private readonly main: Space;
   private readonly writer: KvWriter;
-  // What to undo in memory if the transaction that changed it aborts: one frame per open
-  // transaction, innermost last, as MongoDB's RecoveryUnit::onRollback. A nested transaction that
-  // commits hands its frame to the enclosing one, whose abort undoes the child's commit too.
-  private readonly rollbacks: (() => void)[][] = [];
+  // One level per open transaction, innermost last. `undo`: what to undo in memory if the
+  // transaction aborts, as MongoDB's RecoveryUnit::onRollback; a nested transaction that commits
+  // hands its undo to the enclosing one, whose abort undoes the child's commit too. `changes`:
+  // the value each key it changed held before it, for the version history.
+  private readonly levels: Level[] = [];
+  private history: VersionHistory | undefined;
+  activeView: KvView | undefined;
 
   private constructor(path: string) {
     this.root = open({ path, keyEncoding: 'binary', encoding: 'binary', mapSize: 2 ** 36, maxDbs: MAX_SPACES, compression: false });
@@ -157,6 +208,7 @@ export class KvStore implements KvReader {
       remove: (key) => main.remove(key),
       space: (name) => this.space(name),
       dropSpace: (name) => this.dropSpace(name),
+      stamp: (ts) => this.stamp(ts),
     };
   }
 
@@ -196,7 +248,43 @@ export class KvStore implements KvReader {
 
   // Registers an in-memory change's undo with the innermost open transaction (none outside one).
   onRollback(undo: () => void): void {
-    this.rollbacks.at(-1)?.push(undo);
+    this.levels.at(-1)?.undo.push(undo);
+  }
+
+  // From now on every stamped commit records what it replaced (version_history.ts).
+  keepHistory(history: VersionHistory): void {
+    this.history = history;
+  }
+
+  keepsHistory(): boolean {
+    return this.history !== undefined && this.levels.length > 0;
+  }
+
+  // The first change of a key in the innermost transaction keeps what the key held before it.
+  changing(space: string, key: Buffer, before: Buffer | undefined): void {
+    const level = this.levels.at(-1)!;
+    const changes = (level.changes ??= new Map());
+    const id = changeId(space, key);
+    if (!changes.has(id)) changes.set(id, { space, key: Buffer.from(key), before });
+  }
+
+  // The transaction's changes commit at `ts`: the innermost one's, unless one around it already
+  // has a time, which then covers it (its commit is that one's).
+  private stamp(ts: bigint): void {
+    if (this.levels.some((l) => l.stamp !== undefined)) return;
+    const level = this.levels.at(-1);
+    if (level !== undefined) level.stamp = ts;
+  }
+
+  // Runs `fn` with every read outside a write unit going through `view`.
+  withView<T>(view: KvView | undefined, fn: () => T): T {
+    const previous = this.activeView;
+    this.activeView = view;
+    try {
+      return fn();
+    } finally {
+      this.activeView = previous;
+    }
   }
 
   // Point reads share one read transaction until the next write commits, instead of lmdb-js
@@ -282,21 +370,43 @@ export class KvStore implements KvReader {
 
   // Runs `run` as one transaction level: its rollbacks are undone if it throws, and otherwise go
   // to the enclosing level, or to `keep` for an outermost level whose commit is still to come.
+  // A write unit reads the latest values, whatever view is active around it.
   private inUnit<T>(run: () => T, keep?: (frame: (() => void)[]) => void): T {
     this.endReading();
-    this.rollbacks.push([]);
+    const view = this.activeView;
+    this.activeView = undefined;
+    this.levels.push({ undo: [], changes: undefined, stamp: undefined });
     try {
       const result = run();
-      const frame = this.rollbacks.pop()!;
-      if (this.rollbacks.length > 0) this.rollbacks.at(-1)!.push(...frame);
-      else keep?.(frame);
+      const level = this.levels.pop()!;
+      this.settleChanges(level);
+      const parent = this.levels.at(-1);
+      if (parent !== undefined) parent.undo.push(...level.undo);
+      else keep?.(level.undo);
       return result;
     } catch (err) {
-      undo(this.rollbacks.pop()!);
+      undo(this.levels.pop()!.undo);
       throw err;
     } finally {
+      this.activeView = view;
       this.endReading();
     }
+  }
+
+  // A committed level's changes: into the history under its time, or handed to the level around
+  // it; an outermost level without a time (catalog and DDL units) leaves none.
+  private settleChanges(level: Level): void {
+    if (level.changes === undefined || this.history === undefined) return;
+    const parent = this.levels.at(-1);
+    if (level.stamp !== undefined) {
+      const history = this.history;
+      const record = history.add(level.stamp, [...level.changes.values()]);
+      level.undo.push(() => history.retract(record));
+      return;
+    }
+    if (parent === undefined) return;
+    const into = (parent.changes ??= new Map());
+    for (const [id, change] of level.changes) if (!into.has(id)) into.set(id, change);
   }
 
   async flushed(): Promise<void> {
