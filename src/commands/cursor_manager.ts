@@ -9,6 +9,7 @@ import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operati
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { LogicalSessionId } from '../sessions/session_id.js';
 import type { SessionCursors } from '../sessions/session_operation.js';
+import { currentReadView, type ReadView } from './read_view.js';
 
 export interface CursorDoc {
   doc: Doc;
@@ -48,6 +49,9 @@ interface OpenCursor {
   // The session of the command that opened it: only its getMores may read it, and it is closed
   // with the session.
   lsid: LogicalSessionId | undefined;
+  // The snapshot its command read (read_view.ts): its getMores read it too, until it closes.
+  view: ReadView | undefined;
+  release: (() => void) | undefined;
 }
 
 export interface Batch {
@@ -71,12 +75,14 @@ export class CursorManager implements SessionCursors {
     const cursor: OpenCursor = {
       id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
       noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined, lsid: undefined,
+      view: currentReadView(), release: undefined,
     };
     const docs = this.fill(cursor, batchSize ?? DEFAULT_FIRST_BATCH);
     const deadline = currentDeadline();
     if (deadline !== undefined && cursor.tail === undefined) cursor.timeLeftMs = Math.max(0, deadline - performance.now());
     const open = cursor.tail === undefined ? !singleBatch && this.hasMore(cursor) : cursor.tail.keepOpen;
     if (!open) return { docs, cursorId: Long.ZERO };
+    cursor.release = cursor.view?.adopt();
     cursor.id = this.newId();
     this.cursors.set(cursor.id.toString(), cursor);
     return { docs, cursorId: cursor.id };
@@ -97,7 +103,7 @@ export class CursorManager implements SessionCursors {
     if (cursor.tail !== undefined) return this.tailBatch(cursor, cursor.tail, batchSize ?? 0, maxTimeMS ?? DEFAULT_AWAIT_DATA_TIMEOUT_MS);
     const docs = this.fillInTime(cursor, batchSize ?? 0);
     if (this.hasMore(cursor)) return { docs, cursorId: cursor.id };
-    this.cursors.delete(id.toString());
+    this.close(cursor);
     return { docs, cursorId: Long.ZERO };
   }
 
@@ -112,7 +118,7 @@ export class CursorManager implements SessionCursors {
       cursor.timeLeftMs = Math.max(0, cursor.timeLeftMs - (performance.now() - started));
       return docs;
     } catch (err) {
-      this.cursors.delete(cursor.id.toString());
+      this.close(cursor);
       throw err;
     }
   }
@@ -147,7 +153,7 @@ export class CursorManager implements SessionCursors {
       tail.restore();
       return this.fill(cursor, batchSize);
     } catch (err) {
-      this.cursors.delete(cursor.id.toString());
+      this.close(cursor);
       throw err;
     }
   }
@@ -157,8 +163,13 @@ export class CursorManager implements SessionCursors {
     if (!cursor) return false;
     cursor.pinned?.abort();
     cursor.source.return?.();
-    this.cursors.delete(id.toString());
+    this.close(cursor);
     return true;
+  }
+
+  private close(cursor: OpenCursor): void {
+    this.cursors.delete(cursor.id.toString());
+    cursor.release?.();
   }
 
   sessionOf(id: Long): LogicalSessionId | null | undefined {
@@ -218,13 +229,17 @@ export class CursorManager implements SessionCursors {
       cursor.peeked = undefined;
       return p;
     }
-    const r = cursor.source.next();
+    const r = this.step(cursor);
     return r.done ? undefined : r.value;
+  }
+
+  private step(cursor: OpenCursor): IteratorResult<CursorDoc> {
+    return cursor.view === undefined ? cursor.source.next() : cursor.view.run(() => cursor.source.next());
   }
 
   private hasMore(cursor: OpenCursor): boolean {
     if (cursor.peeked) return true;
-    const r = cursor.source.next();
+    const r = this.step(cursor);
     if (r.done) return false;
     cursor.peeked = r.value;
     return true;

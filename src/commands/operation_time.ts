@@ -3,11 +3,12 @@ import { errorReply } from '../base/errors.js';
 import type { Doc } from '../bson/values.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
 import { clusterTimeMetadataBytes, clusterTimeOf } from '../sessions/logical_time_metadata.js';
-import { afterClusterTimeOf, checkAfterClusterTime, checkAfterClusterTimeAllowed, checkReadConcernLevelSupported } from '../sessions/read_concern_args.js';
+import { afterClusterTimeOf, checkAfterClusterTime, checkAfterClusterTimeAllowed, snapshotReadOf } from '../sessions/read_concern_args.js';
 import { LastOp, withLastOp } from '../storage/commit_timestamps.js';
 import { RawDocument } from '../wire/raw_bson.js';
 import { commandName } from './args.js';
 import type { NodeServices } from './command.js';
+import { snapshotRead } from './snapshot_read.js';
 
 // Cluster time around every command a node runs, as a replica-set member answers (MongoDB's
 // service entry point): the command's $clusterTime moves the node's clock (refused past
@@ -21,8 +22,10 @@ export function withClusterTime(node: NodeServices, cmd: Doc, dispatch: () => Do
   let reply: Doc | Promise<Doc>;
   try {
     if (cmd.$clusterTime !== undefined) node.clock.advance(clusterTimeOf(cmd.$clusterTime));
-    const waited = readConcernWait(node, cmd);
-    reply = waited === undefined ? withLastOp(lastOp, dispatch) : waited.then(() => withLastOp(lastOp, dispatch));
+    const snapshot = snapshotReadOf(commandName(cmd), cmd.readConcern, node.clock.now());
+    const run = snapshot === undefined ? dispatch : (): Doc | Promise<Doc> => snapshotRead(node.storage, snapshot.atClusterTime, dispatch);
+    const waited = readConcernWait(node, cmd, snapshot?.atClusterTime);
+    reply = waited === undefined ? withLastOp(lastOp, run) : waited.then(() => withLastOp(lastOp, run));
   } catch (err) {
     reply = errorReply(err);
   }
@@ -31,14 +34,14 @@ export function withClusterTime(node: NodeServices, cmd: Doc, dispatch: () => Do
 }
 
 // On a node every commit is synchronous but a migration's batches (StorageEngine.writeAsync):
-// a read after a time the clock has reached waits only for those.
-function readConcernWait(node: NodeServices, cmd: Doc): Promise<void> | undefined {
-  checkReadConcernLevelSupported(cmd.readConcern);
-  const target = afterClusterTimeOf(cmd.readConcern);
+// a read after a time the clock has reached waits only for those. A snapshot read waits for the
+// commits up to the time it reads at.
+function readConcernWait(node: NodeServices, cmd: Doc, readAt: Timestamp | undefined): Promise<void> | undefined {
+  const target = afterClusterTimeOf(cmd.readConcern) ?? readAt;
   if (target === undefined) return undefined;
-  checkAfterClusterTimeAllowed(commandName(cmd));
+  if (readAt === undefined) checkAfterClusterTimeAllowed(commandName(cmd));
   checkAfterClusterTime(target, node.clock.now());
-  return node.storage.committedThrough(target);
+  return node.storage.committedThrough(readAt ?? target);
 }
 
 function stamped(clock: LogicalClock, reply: Doc, lastOp: LastOp): Doc {

@@ -5,7 +5,8 @@ import { sequenceBytes } from '../commands/original_bytes.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
 import { clusterTimeOf, clusterTimeOfBytes } from '../sessions/logical_time_metadata.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
-import { afterClusterTimeOf, checkAfterClusterTimeAllowed, checkReadConcernLevelSupported } from '../sessions/read_concern_args.js';
+import { afterClusterTimeOf, checkAfterClusterTimeAllowed, snapshotReadOf } from '../sessions/read_concern_args.js';
+import { isPlainObject } from '../bson/values.js';
 import type { RouterServices } from './router_services.js';
 
 // What every routed command goes through, whichever path answers it: the general path
@@ -22,8 +23,9 @@ import type { RouterServices } from './router_services.js';
 export type GenericArguments = { lsid?: unknown; txnNumber?: unknown; autocommit?: unknown; startTransaction?: unknown; maxTimeMS?: unknown; $clusterTime?: unknown; readConcern?: unknown };
 
 // Throws what mongos answers a command's $clusterTime, readConcern, session fields or maxTimeMS
-// with (a time too far ahead fails the clock's rate limiter; a snapshot read is refused, as the
-// shards would refuse it; an afterClusterTime is parsed here,
+// with (a time too far ahead fails the clock's rate limiter; a snapshot read without an
+// atClusterTime is given the router's cluster time as one, so that every shard reads the same
+// snapshot, as mongos picks it; an afterClusterTime is parsed here,
 // refused on getMore, and waited for by the shards; a transaction's statements are refused until
 // there are transactions, a txnNumber on anything but a retryable write with 50768); touches its
 // session; returns its deadline (performance.now()'s clock) when it has a maxTimeMS. Idempotent
@@ -31,7 +33,8 @@ export type GenericArguments = { lsid?: unknown; txnNumber?: unknown; autocommit
 export function enterCommand(router: RouterServices, name: string, args: GenericArguments): number | undefined {
   const sent = args.$clusterTime;
   if (sent !== undefined) router.clock.advance(Buffer.isBuffer(sent) ? clusterTimeOfBytes(sent) : clusterTimeOf(sent));
-  checkReadConcernLevelSupported(args.readConcern);
+  const snapshot = snapshotReadOf(name, args.readConcern, router.clock.now());
+  if (snapshot !== undefined && isPlainObject(args.readConcern)) args.readConcern = { ...args.readConcern, atClusterTime: snapshot.atClusterTime };
   if (afterClusterTimeOf(args.readConcern) !== undefined) checkAfterClusterTimeAllowed(name);
   checkOperationSessionInfo(args);
   checkRetryableWriteCommand(name, args);

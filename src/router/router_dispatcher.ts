@@ -14,6 +14,7 @@ import { withFailCommand } from '../commands/fail_command.js';
 import { runInRouterSession } from './cluster_session_operation.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
+import { withSnapshotTime } from '../commands/snapshot_read.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -22,7 +23,7 @@ import { checkAuthorization } from '../auth/authorization_policy.js';
 // router's cluster time (command_entry.ts's withRouterTimes).
 export function dispatchRouterCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   const reply = routeCommand(router, conn, cmd);
-  return reply instanceof Promise ? reply.then((r) => withRouterTimes(router, r)) : withRouterTimes(router, reply);
+  return reply instanceof Promise ? reply.then((r) => withRouterTimes(router, withSnapshotTime(cmd, r))) : withRouterTimes(router, withSnapshotTime(cmd, reply));
 }
 
 function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {

@@ -9,14 +9,32 @@ import { isLater } from './logical_clock.js';
 // causally consistent session's reads send. The levels are accepted as before: a node is its own
 // majority, so local and majority read the same; afterClusterTime is never ignored.
 
-// Snapshot reads need document versions kept by commit timestamp (../shared/DESIGN.md, "Versions
-// by commit timestamp"), not built yet: a snapshot readConcern is refused as MongoDB refuses it on
-// a storage engine without them (serverStatus says supportsSnapshotReadConcern: false), rather than
-// answered from the latest data.
-export function checkReadConcernLevelSupported(readConcern: unknown): void {
-  if (isPlainObject(readConcern) && readConcern.level === 'snapshot') {
-    throw new MongoError(ErrorCodes.InvalidOptions, 'Storage engine does not support snapshot read concern');
+// The commands that read at a snapshot outside a transaction, as MongoDB 5.0 and later allow.
+const SNAPSHOT_READ_COMMANDS = new Set(['find', 'aggregate', 'distinct']);
+
+// A readConcern snapshot outside a transaction: the time to read at, its atClusterTime or else the
+// node's cluster time now (every commit at or before it is in, or is waited for); undefined for
+// another level. Checked as MongoDB checks it.
+export function snapshotReadOf(commandName: string, readConcern: unknown, now: Timestamp): { atClusterTime: Timestamp } | undefined {
+  // A getMore reads at its cursor's snapshot; the driver's snapshot session sends it the readConcern too.
+  if (!isPlainObject(readConcern) || commandName === 'getMore') return undefined;
+  const at = readConcern.atClusterTime;
+  if (readConcern.level !== 'snapshot') {
+    if (at !== undefined) throw new MongoError(ErrorCodes.InvalidOptions, 'atClusterTime field can be set only if level is snapshot');
+    return undefined;
   }
+  if (!SNAPSHOT_READ_COMMANDS.has(commandName)) {
+    throw new MongoError(ErrorCodes.InvalidOptions, `Command ${commandName} does not support { readConcern: { level: "snapshot" } }`);
+  }
+  if (at === undefined) return { atClusterTime: now };
+  const type = bsonTypeName(at);
+  if (type !== 'timestamp') throw new MongoError(ErrorCodes.TypeMismatch, `"atClusterTime" had the wrong type. Expected timestamp, found ${type}`);
+  const ts = at as Timestamp;
+  if (ts.t === 0 && ts.i === 0) throw new MongoError(ErrorCodes.InvalidOptions, 'atClusterTime cannot be a null timestamp');
+  if (isLater(ts.t, ts.i, now.t, now.i)) {
+    throw new MongoError(ErrorCodes.InvalidOptions, `readConcern atClusterTime value must not be greater than the current clusterTime. Requested clusterTime: ${logicalTimeString(ts)}; current clusterTime: ${logicalTimeString(now)}`);
+  }
+  return { atClusterTime: ts };
 }
 
 // The afterClusterTime a readConcern asks for, checked as MongoDB parses it; undefined without one.

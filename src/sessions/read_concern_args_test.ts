@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
-import { afterClusterTimeOf, checkAfterClusterTime, checkAfterClusterTimeAllowed, checkReadConcernLevelSupported } from './read_concern_args.js';
+import { afterClusterTimeOf, checkAfterClusterTime, checkAfterClusterTimeAllowed, snapshotReadOf } from './read_concern_args.js';
 
 const time = new Timestamp({ t: 1_700_000_000, i: 5 });
 
@@ -49,10 +49,20 @@ describe("readConcern's afterClusterTime", () => {
   });
 });
 
-describe("readConcern's level", () => {
-  it('snapshot is refused as on a storage engine without snapshot reads; the others pass', () => {
-    assert.deepEqual(refusal(() => checkReadConcernLevelSupported({ level: 'snapshot' })), [72, 'Storage engine does not support snapshot read concern']);
-    assert.deepEqual(refusal(() => checkReadConcernLevelSupported({ level: 'snapshot', atClusterTime: time })), [72, 'Storage engine does not support snapshot read concern']);
-    for (const rc of [undefined, {}, { level: 'local' }, { level: 'majority' }, { level: 'available' }, { level: 'linearizable' }]) assert.equal(refusal(() => checkReadConcernLevelSupported(rc)), undefined);
+describe('readConcern snapshot outside a transaction', () => {
+  const now = new Timestamp({ t: 1_700_000_000, i: 9 });
+  it('reads at the atClusterTime given, or at the clock now; other levels are not snapshot reads', () => {
+    assert.deepEqual(snapshotReadOf('find', { level: 'snapshot' }, now), { atClusterTime: now });
+    assert.deepEqual(snapshotReadOf('aggregate', { level: 'snapshot', atClusterTime: time }, now), { atClusterTime: time });
+    assert.deepEqual(snapshotReadOf('distinct', { level: 'snapshot', atClusterTime: time }, now), { atClusterTime: time });
+    for (const rc of [undefined, {}, { level: 'local' }, { level: 'majority' }, { level: 'available' }, { level: 'linearizable' }]) assert.equal(snapshotReadOf('find', rc, now), undefined);
+  });
+  it('refuses what MongoDB refuses', () => {
+    assert.deepEqual(refusal(() => snapshotReadOf('insert', { level: 'snapshot' }, now)), [72, 'Command insert does not support { readConcern: { level: "snapshot" } }']);
+    assert.deepEqual(refusal(() => snapshotReadOf('find', { level: 'local', atClusterTime: time }, now)), [72, 'atClusterTime field can be set only if level is snapshot']);
+    assert.deepEqual(refusal(() => snapshotReadOf('find', { level: 'snapshot', atClusterTime: 5 }, now)), [14, '"atClusterTime" had the wrong type. Expected timestamp, found int']);
+    assert.deepEqual(refusal(() => snapshotReadOf('find', { level: 'snapshot', atClusterTime: new Timestamp({ t: 0, i: 0 }) }, now)), [72, 'atClusterTime cannot be a null timestamp']);
+    const later = new Timestamp({ t: 1_700_000_001, i: 0 });
+    assert.equal(refusal(() => snapshotReadOf('find', { level: 'snapshot', atClusterTime: later }, now))?.[0], 72);
   });
 });

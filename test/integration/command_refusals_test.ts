@@ -62,24 +62,21 @@ function commonChecks(target: () => { client: MongoClient; db: Db; host: string 
     assert.ok(await c.drop());
   });
 
-  it('refuses readConcern snapshot with InvalidOptions, as MongoDB on a storage engine without snapshot reads', async () => {
+  it('reads readConcern snapshot with find, aggregate and distinct and refuses it on other commands with InvalidOptions', async () => {
     const { client, db } = target();
     const c = db.collection<AnyDoc>('snap');
     await c.insertOne({ _id: 1, k: 1 });
-    const message = 'Storage engine does not support snapshot read concern';
     const session = client.startSession({ snapshot: true });
     try {
-      expectCode(await failure(c.find({}, { session }).toArray()), 72, message);
-      expectCode(await failure(c.aggregate([], { session }).toArray()), 72, message);
-      expectCode(await failure(c.distinct('k', {}, { session })), 72, message);
+      assert.deepEqual(await c.find({}, { session }).toArray(), [{ _id: 1, k: 1 }]);
+      assert.deepEqual(await c.aggregate([{ $project: { k: 1 } }], { session }).toArray(), [{ _id: 1, k: 1 }]);
+      assert.deepEqual(await c.distinct('k', {}, { session }), [1]);
     } finally {
       await session.endSession();
     }
-    expectCode(await failure(db.command({ find: 'snap', readConcern: { level: 'snapshot' } })), 72, message);
-    expectCode(await failure(db.command({ listCollections: 1, readConcern: { level: 'snapshot' } })), 72, message);
-    expectCode(await failure(db.command({ findAndModify: 'snap', query: { _id: 1 }, update: { $set: { x: 1 } }, readConcern: { level: 'snapshot' } })), 72, message);
+    expectCode(await failure(db.command({ listCollections: 1, readConcern: { level: 'snapshot' } })), 72, 'Command listCollections does not support { readConcern: { level: "snapshot" } }');
+    expectCode(await failure(db.command({ findAndModify: 'snap', query: { _id: 1 }, update: { $set: { x: 1 } }, readConcern: { level: 'snapshot' } })), 72, 'Command findAndModify does not support { readConcern: { level: "snapshot" } }');
     assert.deepEqual(await c.findOne({ _id: 1 }), { _id: 1, k: 1 }, 'the refused findAndModify wrote nothing');
-    assert.deepEqual(await c.find({}, { readConcern: { level: 'local' } }).toArray(), [{ _id: 1, k: 1 }]);
   });
 
   it('refuses every statement of a transaction with IllegalOperation, and withTransaction fails with nothing written', async () => {
@@ -173,9 +170,9 @@ describe('refusals on a node', () => {
   commonChecks(() => ({ client, db, host: `127.0.0.1:${node.port}` }));
   satisfiableWriteConcerns(() => ({ db }));
 
-  it('says in serverStatus that its storage engine has no snapshot reads', async () => {
+  it('says in serverStatus that its storage engine has snapshot reads', async () => {
     const { storageEngine } = await client.db('admin').command({ serverStatus: 1 });
-    assert.equal(storageEngine.supportsSnapshotReadConcern, false);
+    assert.equal(storageEngine.supportsSnapshotReadConcern, true);
   });
 
   it('refuses a write concern that needs replication with BadValue before writing, as a standalone mongod', async () => {

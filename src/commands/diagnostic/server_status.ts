@@ -26,7 +26,7 @@ export const serverStatusCommand: CommandDefinition = {
       opLatencies: opLatencies(commandMetricsOf(node), isPlainObject(cmd.opLatencies) && cmd.opLatencies.histograms === true),
       mem: { bits: 64, resident: Math.round(mem.rss / 1024 / 1024), virtual: Math.round(mem.heapTotal / 1024 / 1024), supported: true },
       metrics: { cursor: { open: { total: node.cursors.openCount } }, ttl: { ...node.ttl.statistics } },
-      storageEngine: { name: 'lmdb', supportsCommittedReads: true, supportsSnapshotReadConcern: false, persistent: true },
+      storageEngine: { name: 'lmdb', supportsCommittedReads: true, supportsSnapshotReadConcern: true, persistent: true },
       ...(node.options.role === 'shard' ? { shardingStatistics: shardingStatistics(node) } : {}),
       ok: 1,
     };

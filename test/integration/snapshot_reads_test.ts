@@ -1,0 +1,105 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, MongoServerError, type Timestamp } from 'mongodb';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+
+// Issue 21, versions by commit timestamp: readConcern snapshot reads the whole cluster as of one
+// cluster time. A collection split over two shards is read at a time before updates, deletes and
+// inserts on both; a cursor keeps its snapshot across getMores while writes land; the driver's
+// snapshot session reads later commands at the time of its first; a time older than what a shard
+// keeps (here: from before its restart) answers SnapshotTooOld.
+describe('snapshot reads at a cluster time', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'snap', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'snap.c', key: { _id: 1 } });
+    await admin.command({ split: 'snap.c', middle: { _id: 100 } });
+    await admin.command({ moveChunk: 'snap.c', find: { _id: 100 }, to: 'shard1' });
+  });
+
+  after(async () => {
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  const docs = (n: number, offset: number): AnyDoc[] => Array.from({ length: n }, (_, i) => ({ _id: offset + i, v: 0, tag: offset < 100 ? 'low' : 'high' }));
+
+  async function timeAfterWrites(): Promise<Timestamp> {
+    const session = client.startSession({ causalConsistency: true });
+    try {
+      await client.db('snap').collection<AnyDoc>('c').findOne({ _id: 0 }, { session });
+      return session.operationTime!;
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  it('find, aggregate and distinct at an earlier time see both shards as they were then', async () => {
+    const c = client.db('snap').collection<AnyDoc>('c');
+    await c.insertMany([...docs(5, 0), ...docs(5, 100)]);
+    const before = await timeAfterWrites();
+    await c.updateMany({}, { $set: { v: 1 } });
+    await c.deleteMany({ _id: { $in: [1, 101] } });
+    await c.insertMany([{ _id: 50, v: 1, tag: 'low' }, { _id: 150, v: 1, tag: 'high' }]);
+
+    const at = { level: 'snapshot', atClusterTime: before } as const;
+    const then = await client.db('snap').command({ find: 'c', filter: {}, sort: { _id: 1 }, readConcern: at });
+    assert.deepEqual(then.cursor.firstBatch, [...docs(5, 0), ...docs(5, 100)]);
+    assert.deepEqual(then.cursor.atClusterTime, before, 'the reply names the time it read at');
+    const agg = await client.db('snap').command({ aggregate: 'c', pipeline: [{ $group: { _id: '$v', n: { $sum: 1 } } }], cursor: {}, readConcern: at });
+    assert.deepEqual(agg.cursor.firstBatch, [{ _id: 0, n: 10 }]);
+    const distinct = await client.db('snap').command({ distinct: 'c', key: 'v', readConcern: at });
+    assert.deepEqual(distinct.values, [0]);
+
+    const now = await c.find({}, { sort: { _id: 1 } }).toArray();
+    assert.deepEqual(now.map((d) => d._id), [0, 2, 3, 4, 50, 100, 102, 103, 104, 150]);
+    assert.ok(now.every((d) => d.v === 1));
+  });
+
+  it("a cursor keeps its snapshot across getMores while writes land on both shards", async () => {
+    const c = client.db('snap').collection<AnyDoc>('k');
+    await client.db('admin').command({ shardCollection: 'snap.k', key: { _id: 1 } });
+    await client.db('admin').command({ split: 'snap.k', middle: { _id: 100 } });
+    await client.db('admin').command({ moveChunk: 'snap.k', find: { _id: 100 }, to: 'shard1' });
+    await c.insertMany([...docs(20, 0), ...docs(20, 100)]);
+    const session = client.startSession({ snapshot: true });
+    try {
+      const cursor = c.find({}, { session, batchSize: 3, sort: { _id: 1 } });
+      const seen: AnyDoc[] = [];
+      for await (const doc of cursor) {
+        seen.push(doc);
+        if (seen.length === 4) {
+          await client.db('snap').collection<AnyDoc>('k').updateMany({}, { $set: { v: 9 } });
+          await client.db('snap').collection<AnyDoc>('k').deleteMany({ _id: { $gte: 10, $lt: 110 } });
+        }
+      }
+      assert.deepEqual(seen, [...docs(20, 0), ...docs(20, 100)]);
+      // The session's later reads are at the time of its first.
+      assert.equal(await c.countDocuments({}, { session }), 40);
+      assert.deepEqual(await c.distinct('v', {}, { session }), [0]);
+    } finally {
+      await session.endSession();
+    }
+    assert.equal(await c.countDocuments({}), 20);
+  });
+
+  it('a time from before a shard restarted answers SnapshotTooOld: history is kept in memory', async () => {
+    const c = client.db('snap').collection<AnyDoc>('r');
+    await c.insertOne({ _id: 1 });
+    const before = await timeAfterWrites();
+    await cluster.shards[0]!.kill9();
+    cluster.shards[0] = await restartNode(cluster.shards[0]!, { role: 'shard' });
+    const err = await client.db('snap').command({ find: 'r', readConcern: { level: 'snapshot', atClusterTime: before } }).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof MongoServerError, String(err));
+    assert.equal(err.code, 239);
+    assert.equal(err.codeName, 'SnapshotTooOld');
+    const latest = await client.db('snap').command({ find: 'r', readConcern: { level: 'snapshot' } });
+    assert.deepEqual(latest.cursor.firstBatch, [{ _id: 1 }]);
+  });
+});
