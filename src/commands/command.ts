@@ -27,6 +27,9 @@ export interface NodeOptions {
   enableTestCommands: boolean;
   // --auth: a connection runs only the handshake and authentication until it has authenticated.
   auth?: boolean;
+  // --keyFile: the file and the cluster's key in it (never printed); implies auth. The node logs in
+  // to the others as __system with it, and they to it.
+  keyFile?: { path: string; key: string };
   // --maxConns (mongod's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter values a node accepts at start-up (mongod's names).

@@ -9,12 +9,14 @@ import { LockFileHeldError } from './lock_file.js';
 import { watchSupervisorPipe } from './supervisor_pipe.js';
 import { serveNodeHttp, serveRouterHttp } from './observability.js';
 import { consoleRoutes } from '../console/console_server.js';
+import { KeyFileError } from '../auth/key_file.js';
+import { readKeyFile } from './key_file.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
+  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
@@ -44,6 +46,7 @@ export async function main(argv: string[]): Promise<void> {
       bind_ip: { type: 'string', default: '127.0.0.1' },
       enableTestCommands: { type: 'boolean', default: false },
       auth: { type: 'boolean', default: false },
+      keyFile: { type: 'string' },
       maxConns: { type: 'string', default: String(MAX_CONNS_DEFAULT) },
       setParameter: { type: 'string', multiple: true, default: [] },
       httpPort: { type: 'string' },
@@ -70,6 +73,19 @@ export async function main(argv: string[]): Promise<void> {
     setTimeout(() => process.exit(1), ORPHAN_SHUTDOWN_MS_MAX).unref();
     shutdown('supervisor gone');
   });
+  // As mongod and mongos: a key file turns authentication on, and a bad one refuses to start.
+  let keyFile: { path: string; key: string } | undefined;
+  if (values.keyFile !== undefined) {
+    try {
+      keyFile = readKeyFile(values.keyFile);
+    } catch (err) {
+      if (!(err instanceof KeyFileError)) throw err;
+      logger.error({ c: 'ACCESS', keyFile: values.keyFile }, err.message);
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+  }
+  const auth = values.auth === true || keyFile !== undefined;
   const maxConns = Number(values.maxConns);
   if (!Number.isInteger(maxConns) || maxConns < 1) usageExit(`invalid --maxConns ${values.maxConns}`, 2);
   if (role === 'router') {
@@ -80,7 +96,7 @@ export async function main(argv: string[]): Promise<void> {
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
-    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, auth: values.auth!, maxConns, parameters }, logger, recent);
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, auth, ...(keyFile === undefined ? {} : { keyFile }), maxConns, parameters }, logger, recent);
     const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, consoleRoutes(router.services));
     stop = async () => { await http?.close(); await router.stop(); };
     return;
@@ -98,7 +114,8 @@ export async function main(argv: string[]): Promise<void> {
     bindIp: values.bind_ip!,
     dbpath: values.dbpath,
     enableTestCommands: values.enableTestCommands!,
-    auth: values.auth!,
+    auth,
+    ...(keyFile === undefined ? {} : { keyFile }),
     maxConns,
     parameters,
   }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));

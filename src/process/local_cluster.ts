@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { WireClient } from '../wire/client.js';
 import { spawnChildNode, type ChildExit, type ChildNode } from './child_node.js';
 import { readClusterFile, writeClusterFile } from './cluster_file.js';
+import { ensureClusterKeyFile } from './cluster_key_file.js';
+import { internalAuthentication, readKeyFile } from './key_file.js';
 
 export interface LocalClusterOptions {
   shards: number;
@@ -16,6 +18,8 @@ export interface LocalClusterOptions {
   // The router's --httpPort (its console and metrics); 0 picks a free one. The other processes
   // serve their metrics on ports of their own choosing, which their "Started" lines name.
   httpPort: number;
+  // Authentication on (--auth): a key file in the directory, every process started with it.
+  auth?: boolean;
 }
 
 export interface UnexpectedExit extends ChildExit {
@@ -37,6 +41,8 @@ export class LocalCluster {
   private readonly children: Array<{ role: Role; node: ChildNode }> = [];
   private readonly dir: string;
   private stopping = false;
+  // --keyFile for every child, when authentication is on.
+  private keyFile: string | undefined;
   private reportUnexpectedExit!: (exit: UnexpectedExit) => void;
 
   constructor(private readonly options: LocalClusterOptions) {
@@ -44,8 +50,9 @@ export class LocalCluster {
     this.unexpectedExit = new Promise((resolve) => { this.reportUnexpectedExit = resolve; });
   }
 
-  async start(): Promise<{ uri: string; port: number; consoleUrl: string }> {
+  async start(): Promise<{ uri: string; port: number; consoleUrl: string; keyFile?: string }> {
     mkdirSync(path.join(this.dir, 'logs'), { recursive: true });
+    this.keyFile = ensureClusterKeyFile(this.dir, this.options.auth === true);
     const previous = readClusterFile(this.dir);
     const shardCount = Math.max(this.options.shards, previous?.shards.length ?? 0);
     if (shardCount > this.options.shards) {
@@ -61,7 +68,7 @@ export class LocalCluster {
     writeClusterFile(this.dir, { configPort: config, shards });
     const router = await this.spawn('router', 'router', ['--port', String(this.options.port), '--configdb', `127.0.0.1:${config}`], this.options.httpPort);
     await this.addShards(router.port, shards);
-    return { uri: `mongodb://127.0.0.1:${router.port}`, port: router.port, consoleUrl: `http://127.0.0.1:${router.httpPort}/` };
+    return { uri: `mongodb://127.0.0.1:${router.port}`, port: router.port, consoleUrl: `http://127.0.0.1:${router.httpPort}/`, ...(this.keyFile === undefined ? {} : { keyFile: this.keyFile }) };
   }
 
   async stop(): Promise<void> {
@@ -78,7 +85,8 @@ export class LocalCluster {
   private async spawn(role: Role, name: string, flags: string[], httpPort = 0): Promise<{ port: number; httpPort: number }> {
     if (this.stopping) throw new Error(`not starting ${name}: the cluster is stopping`);
     const testCommands = this.options.enableTestCommands === true ? ['--enableTestCommands'] : [];
-    const args = [role, ...flags, '--httpPort', String(httpPort), ...testCommands];
+    const keyFile = this.keyFile === undefined ? [] : ['--keyFile', this.keyFile];
+    const args = [role, ...flags, '--httpPort', String(httpPort), ...testCommands, ...keyFile];
     const node = spawnChildNode({ name, args, logFile: path.join(this.dir, 'logs', `${name}.log`), bin: this.options.bin, http: true });
     this.children.push({ role, node });
     void node.exited.then((exit) => {
@@ -91,7 +99,8 @@ export class LocalCluster {
 
   // addShard of a shard already added with the same host succeeds, so a restart repeats it.
   private async addShards(routerPort: number, shards: Array<{ name: string; port: number }>): Promise<void> {
-    const client = new WireClient();
+    // With a key, `up` is one of the cluster's processes: it logs in as __system.
+    const client = new WireClient({ authenticate: internalAuthentication(this.keyFile === undefined ? undefined : readKeyFile(this.keyFile).key) });
     try {
       for (const { name, port } of shards) {
         const reply = await client.command(`127.0.0.1:${routerPort}`, 'admin', { addShard: `127.0.0.1:${port}`, name }, { timeoutMs: ADD_SHARD_TIMEOUT_MS });

@@ -34,6 +34,7 @@ import { balancerCommands } from '../commands/configsvr/balancer_commands.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
+import { internalAuthentication } from './key_file.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
 import { CriticalSection } from '../shard/critical_section.js';
 import { RangeDeleterService } from '../migration/range_deleter_service.js';
@@ -74,7 +75,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   });
   const local = new LocalCollections(storage);
   const shardingState = new ShardingState(local);
-  const client = new WireClient({ gossip: networkGossip(clock) });
+  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key) });
   const queries = new OngoingQueries();
   const cappedInserts = new CappedInsertNotifier();
   storage.observers.push(cappedInserts);

@@ -24,6 +24,7 @@ import { instrumentRouter } from './observability.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
+import { internalAuthentication } from './key_file.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 // How often the router reports itself in config.mongos: MongoDB's ShardingUptimeReporter interval.
@@ -39,7 +40,7 @@ export interface RunningRouter {
 // It registers in config.mongos and pings there, as mongos does.
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[]): Promise<RunningRouter> {
   const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
-  const client = new WireClient({ gossip: networkGossip(clock) });
+  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key) });
   const shardRegistry = new ShardRegistry(client, options.configHost);
   const catalogCache = new CatalogCache(client, options.configHost);
   const router: RouterServices = {

@@ -9,7 +9,7 @@ import { acquireLockFile, LockFileHeldError } from './lock_file.js';
 // start two sets of children on the same data and ports.
 const LOCK_FILE_NAME = 'up.lock';
 
-export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands]';
+export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands] [--auth]';
 
 // `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
 // dies on its own (exit 1, after stopping the others); refuses a directory another live `up`
@@ -25,6 +25,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
       port: { type: 'string', default: '27017' },
       dir: { type: 'string', default: './docshard-data' },
       enableTestCommands: { type: 'boolean', default: false },
+      auth: { type: 'boolean', default: false },
       httpPort: { type: 'string' },
     },
     strict: true,
@@ -45,7 +46,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   });
-  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands!, httpPort });
+  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands!, httpPort, auth: values.auth! });
   let finishing = false;
   const finish = (exitCode: number): void => {
     if (finishing) return;
@@ -73,11 +74,22 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
   });
   try {
     const ready = await cluster.start();
-    process.stdout.write(`${ready.uri}\nconsole: ${ready.consoleUrl}\n`);
-    logger.info({ c: 'CONTROL', uri: ready.uri, port: ready.port, consoleUrl: ready.consoleUrl }, 'Cluster ready');
+    process.stdout.write(`${ready.uri}\nconsole: ${ready.consoleUrl}\n${ready.keyFile === undefined ? '' : firstUserHint(ready.uri, ready.keyFile)}`);
+    logger.info({ c: 'CONTROL', uri: ready.uri, port: ready.port, consoleUrl: ready.consoleUrl, ...(ready.keyFile === undefined ? {} : { keyFile: ready.keyFile }) }, 'Cluster ready');
   } catch (err) {
     // After a signal the failure is only the children going away as asked.
     if (!finishing) logger.error({ c: 'CONTROL', err }, 'Could not start the cluster');
     finish(1);
   }
+}
+
+// With authentication on, nothing runs before a login, and the first user can only be made from
+// this host while none exists (the localhost exception).
+function firstUserHint(uri: string, keyFile: string): string {
+  return [
+    `authentication is on (the processes share the key in ${keyFile}); while no user exists, create the first one from this host:`,
+    `  npx mongosh "${uri}/admin" --eval "db.createUser({user: 'admin', pwd: passwordPrompt(), roles: ['root']})"`,
+    `then connect with ${uri.replace('mongodb://', 'mongodb://admin:PASSWORD@')}/?authSource=admin`,
+    '',
+  ].join('\n');
 }

@@ -20,6 +20,8 @@ export interface RouterOptions {
   enableTestCommands: boolean;
   // --auth: clients log in as users the config server holds, and run what their roles allow.
   auth: boolean;
+  // --keyFile: the file and the cluster's key in it (never printed); implies auth.
+  keyFile?: { path: string; key: string };
   // --maxConns (mongos's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;

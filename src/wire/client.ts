@@ -10,6 +10,9 @@ export interface WireClientOptions {
   connectTimeoutMs?: number;
   maxConnectionsPerHost?: number;
   gossip?: ClusterTimeGossip;
+  // Runs on every new connection before its first request: a process of a cluster with a key
+  // logs in to the other as __system (src/auth/internal_user.ts). `run` sends one command on it.
+  authenticate?: (run: (db: string, cmd: Doc) => Promise<Doc>) => Promise<void>;
 }
 
 export interface CommandOptions {
@@ -29,6 +32,7 @@ export class WireClient implements Network {
   private readonly connectTimeoutMs: number;
   private readonly maxConnectionsPerHost: number;
   private readonly gossip: ClusterTimeGossip | undefined;
+  private readonly authenticate: WireClientOptions['authenticate'];
   private nextRequestId = 1;
   private closed = false;
 
@@ -36,6 +40,7 @@ export class WireClient implements Network {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.maxConnectionsPerHost = options.maxConnectionsPerHost ?? DEFAULT_MAX_CONNECTIONS_PER_HOST;
     this.gossip = options.gossip;
+    this.authenticate = options.authenticate;
   }
 
   // A $clusterTime the command carries (a client's, passed on) gives way to this process's.
@@ -105,7 +110,15 @@ export class WireClient implements Network {
   private poolFor(host: string): HostPool {
     let pool = this.pools.get(host);
     if (!pool) {
-      pool = new HostPool(parseHostAddress(host), { connectTimeoutMs: this.connectTimeoutMs, maxConnections: this.maxConnectionsPerHost });
+      const authenticate = this.authenticate;
+      pool = new HostPool(parseHostAddress(host), {
+        connectTimeoutMs: this.connectTimeoutMs,
+        maxConnections: this.maxConnectionsPerHost,
+        prepare: authenticate === undefined ? undefined : (conn) => authenticate((db, cmd) => {
+          const requestId = this.takeRequestId();
+          return conn.request(encodeOpMsgRequest(serializeDocument({ ...cmd, $db: db }), requestId), requestId).then(deserializeDocument);
+        }),
+      });
       this.pools.set(host, pool);
     }
     return pool;

@@ -18,7 +18,9 @@ export class HostPool {
 
   constructor(
     private readonly address: HostAddress,
-    private readonly options: { connectTimeoutMs: number; maxConnections: number },
+    // `prepare` runs on each new connection before any request (internal authentication); its
+    // failure closes the connection and fails the waiters as a failed connect does.
+    private readonly options: { connectTimeoutMs: number; maxConnections: number; prepare?: (conn: ClientConnection) => Promise<void> },
   ) {}
 
   // The caller owns the connection until it calls release(). An aborted wait rejects with the
@@ -73,7 +75,11 @@ export class HostPool {
     if (this.waiters.length <= this.opening) return;
     if (this.connections.size + this.opening >= this.options.maxConnections) return;
     this.opening += 1;
-    ClientConnection.connect(this.address, this.options.connectTimeoutMs).then(
+    const prepare = this.options.prepare;
+    ClientConnection.connect(this.address, this.options.connectTimeoutMs).then((conn) => (prepare === undefined ? conn : prepare(conn).then(() => conn, (err: unknown) => {
+      conn.destroy(err as MongoError);
+      throw err;
+    }))).then(
       (conn) => {
         this.opening -= 1;
         this.connections.add(conn);

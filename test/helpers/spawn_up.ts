@@ -11,6 +11,8 @@ export interface Up {
   consoleUrl: string;
   // Each child's /metrics, by its name (config, shard0, ..., router), from the "Started" lines.
   metricsUrls: Map<string, string>;
+  // Everything it wrote until it was ready, stdout's lines and stderr.
+  output: string[];
   exited: Promise<number | null>;
 }
 
@@ -47,5 +49,5 @@ export async function startUp(dir: string, shards: number, flags: string[] = [])
       reject(new Error(`up exited with ${code}:\n${output.join('')}`));
     });
   });
-  return { child, uri: ready.uri, consoleUrl: ready.consoleUrl, metricsUrls, exited };
+  return { child, uri: ready.uri, consoleUrl: ready.consoleUrl, metricsUrls, output, exited };
 }

@@ -2,6 +2,7 @@ import type { Doc } from '../../bson/values.js';
 import { USERS_NS, userId } from '../../auth/users.js';
 import type { ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
+import { withInternalUser } from '../../auth/internal_user.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 
 // A node's SASL commands: the conversation of src/auth over the node's own admin.system.users.
@@ -29,7 +30,7 @@ export async function helloAuthentication(ctx: CommandContext, cmd: Doc): Promis
 
 function saslEnvironment(ctx: CommandContext): SaslEnvironment {
   return {
-    lookup: (name) => ctx.node.local.findOne(USERS_NS, { _id: userId(name) }),
+    lookup: withInternalUser((name) => ctx.node.local.findOne(USERS_NS, { _id: userId(name) }), ctx.node.options.keyFile?.key),
     log: (fields, msg) => ctx.node.logger.info(fields, msg),
     remote: ctx.conn.remote,
   };

@@ -42,7 +42,7 @@ export const getCmdLineOptsCommand: CommandDefinition = {
         storage: { dbPath: options.dbpath },
         sharding: { clusterRole: options.role === 'config' ? 'configsvr' : 'shardsvr' },
         // mongod's name for --auth.
-        ...(options.auth === true ? { security: { authorization: 'enabled' } } : {}),
+        ...(options.auth === true ? { security: { authorization: 'enabled', ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile.path }) } } : {}),
         setParameter: { ...options.parameters },
       },
       ok: 1,

@@ -4,6 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { isLoopback, type ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import type { UserName } from '../../auth/users.js';
+import { withInternalUser } from '../../auth/internal_user.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 
@@ -83,7 +84,7 @@ function configServerUser(ctx: RouterContext, name: UserName): Promise<Doc | und
 
 function saslEnvironment(ctx: RouterContext): SaslEnvironment {
   return {
-    lookup: (name) => configServerUser(ctx, name),
+    lookup: withInternalUser((name) => configServerUser(ctx, name), ctx.router.options.keyFile?.key),
     log: (fields, msg) => ctx.router.logger.info(fields, msg),
     remote: ctx.conn.remote,
   };

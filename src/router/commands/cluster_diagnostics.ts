@@ -25,7 +25,7 @@ export const clusterGetCmdLineOptsCommand: RouterCommand = {
   run: (ctx) => ({
     argv: commandLine(),
     parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost }, setParameter: { ...ctx.router.options.parameters },
-      ...(ctx.router.options.auth ? { security: { authorization: 'enabled' } } : {}),
+      ...(ctx.router.options.auth ? { security: { authorization: 'enabled', ...(ctx.router.options.keyFile === undefined ? {} : { keyFile: ctx.router.options.keyFile.path }) } } : {}),
     },
     ok: 1,
   }),
