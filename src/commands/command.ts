@@ -18,6 +18,8 @@ import type { WireClient } from '../wire/client.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import type { ConnectionAuth } from '../auth/connection_auth.js';
+import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
+import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -81,6 +83,8 @@ export interface NodeServices {
   client: WireClient;
   sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries };
   migrations: MigrationRuntime;
+  // Only on a shard: its DDL coordinators and the collection critical sections DDLs take on it.
+  ddl?: { coordinators: ShardingDDLCoordinatorService; criticalSections: CollectionCriticalSections };
   // Only on a config server.
   catalogManager?: ShardingCatalogManager;
   balancer?: Balancer;

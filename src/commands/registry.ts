@@ -33,6 +33,8 @@ import { splitVectorCommand } from './sharding/split_vector.js';
 import { balancingShardCommands } from './sharding/balancing_commands.js';
 import { checkMetadataConsistencyNodeCommands } from './sharding/check_metadata_consistency.js';
 import { createCollectionParticipantCommand } from './sharding/create_collection_participant.js';
+import { ddlCoordinatorCommands } from './sharding/ddl_coordinator_commands.js';
+import { ddlParticipantCommands } from './sharding/ddl_participant_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
 import { movePrimaryShardCommands } from './sharding/move_primary_commands.js';
 import { recipientCommands } from './migration/recipient_commands.js';
@@ -52,5 +54,5 @@ export const nodeCommands: readonly CommandDefinition[] = [
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
   ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, ...checkMetadataConsistencyNodeCommands,
-  createCollectionParticipantCommand,
+  createCollectionParticipantCommand, ...ddlCoordinatorCommands, ...ddlParticipantCommands,
 ];

@@ -29,7 +29,7 @@ export interface MoveRequest {
 // a migration on the donor (an identical one in flight is joined), and commits the donor's result
 // into config.chunks with the version bumps of decideCommitChunkMigration.
 export class MoveRangeCatalog {
-  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly inFlight = new Map<string, { ns: string; promise: Promise<void> }>();
 
   constructor(
     private readonly catalog: ShardingCatalogManager,
@@ -54,7 +54,7 @@ export class MoveRangeCatalog {
     if (!migration) return;
     const id = migrationId(migration);
     const running = this.inFlight.get(id);
-    if (running) return running;
+    if (running) return running.promise;
     const donorHost = this.catalog.shard(migration.fromShard).host;
     const started = (async () => {
       this.logger.info({ c: 'MIGRATION', ns: req.ns, from: migration.fromShard, to: migration.toShard, min: migration.min, max: migration.max }, 'Starting migration');
@@ -62,7 +62,7 @@ export class MoveRangeCatalog {
         _shardsvrMoveRange: req.ns, min: migration.min, max: migration.max, toShard: migration.toShard, waitForDelete: req.waitForDelete,
       }));
     })();
-    this.inFlight.set(id, started);
+    this.inFlight.set(id, { ns: req.ns, promise: started });
     try {
       await started;
     } finally {
@@ -107,11 +107,13 @@ export class MoveRangeCatalog {
   }
 
   // setAllowMigrations (7.0): false sets permitMigrations: false, which stops the balancer and
-  // moveChunk on the collection; true removes the field.
-  setAllowMigrations(ns: string, allow: boolean): void {
+  // moveChunk on the collection, and answers once the migrations of it already running have ended
+  // (a DDL coordinator stops migrations before it blocks the collection); true removes the field.
+  async setAllowMigrations(ns: string, allow: boolean): Promise<void> {
     this.catalog.requireSharded(ns);
     const update = allow ? { $unset: { permitMigrations: '' } } : { $set: { permitMigrations: false } };
     this.local.write((w) => { w.update('config.collections', { _id: ns }, update); });
+    if (!allow) await Promise.allSettled([...this.inFlight.values()].filter((m) => m.ns === ns).map((m) => m.promise));
   }
 
   // configureCollectionBalancing (6.0+): the collection's own chunk size (0 goes back to the

@@ -216,50 +216,42 @@ export class ShardingCatalogManager {
     await this.notifyShards(ns, new Set([first.shard]));
   }
 
-  // Drops the collection on every shard, then its routing metadata; shards forget it.
-  dropCollection(ns: string): Promise<void> {
+  // The commit of a drop coordinator (src/ddl, on the primary shard, which has blocked the
+  // collection on every shard): the collection's entry, its chunks and its zones in one write unit.
+  // With a UUID only that collection goes, so that a coordinator running its phase again after a
+  // crash never removes one sharded since under the same name; without one (the collection was not
+  // sharded) only zones, which MongoDB 7.0 removes for a dropped namespace even then.
+  commitDropCollection(ns: string, uuid: unknown): Promise<void> {
     const db = ns.slice(0, ns.indexOf('.'));
-    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'dropCollection', () => this.dropCollectionLocked(ns));
-  }
-
-  private async dropCollectionLocked(ns: string): Promise<void> {
-    const db = ns.slice(0, ns.indexOf('.'));
-    const coll = ns.slice(db.length + 1);
-    const shards = this.shards();
-    await Promise.all(shards.map((s) => this.client.command(s.host, db, { drop: coll })));
-    const collection = this.collection(ns);
-    if (collection) {
+    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'dropCollection', async () => {
+      const collection = this.collection(ns);
+      const dropped = collection !== undefined && uuid !== undefined && compareValues(collection.uuid, uuid) === 0;
       this.local.write((w) => {
-        w.delete('config.chunks', { uuid: collection.uuid });
-        w.delete('config.collections', { _id: ns });
+        if (dropped) {
+          w.delete('config.chunks', { uuid: collection.uuid });
+          w.delete('config.collections', { _id: ns });
+          w.insert('config.changelog', this.entry('dropCollection', ns, {}));
+        }
         w.delete('config.tags', { ns });
-        w.insert('config.changelog', this.entry('dropCollection', ns, {}));
       });
-    } else {
-      // MongoDB 7.0 removes the zone ranges of a dropped namespace even when it was not sharded.
-      this.local.write((w) => { w.delete('config.tags', { ns }); });
-    }
-    await this.notifyShards(ns, new Set(shards.map((s) => s._id)));
-  }
-
-  dropDatabase(db: string): Promise<void> {
-    return this.ddlLocks.withLocks({ db: databaseLockName(db) }, 'dropDatabase', () => this.dropDatabaseLocked(db));
-  }
-
-  private async dropDatabaseLocked(db: string): Promise<void> {
-    const shards = this.shards();
-    await Promise.all(shards.map((s) => this.client.command(s.host, db, { dropDatabase: 1 })));
-    const collections = this.local.find('config.collections', { _id: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } }) as unknown as CollectionType[];
-    this.local.write((w) => {
-      for (const c of collections) {
-        w.delete('config.chunks', { uuid: c.uuid });
-        w.delete('config.collections', { _id: c._id });
-        w.delete('config.tags', { ns: c._id });
-      }
-      w.delete('config.databases', { _id: db });
-      w.insert('config.changelog', this.entry('dropDatabase', db, {}));
     });
-    await Promise.all(shards.map((s) => this.client.command(s.host, 'admin', { _flushDatabaseCacheUpdates: db }).catch(() => undefined)));
+  }
+
+  // The last step of a dropDatabase coordinator, once every shard has dropped the database: its
+  // entry, and anything of it still in the catalog, in one write unit.
+  commitDropDatabase(db: string): Promise<void> {
+    return this.ddlLocks.withLocks({ db: databaseLockName(db) }, 'dropDatabase', async () => {
+      const collections = this.local.find('config.collections', { _id: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } }) as unknown as CollectionType[];
+      this.local.write((w) => {
+        for (const c of collections) {
+          w.delete('config.chunks', { uuid: c.uuid });
+          w.delete('config.collections', { _id: c._id });
+          w.delete('config.tags', { ns: c._id });
+        }
+        w.delete('config.databases', { _id: db });
+        w.insert('config.changelog', this.entry('dropDatabase', db, {}));
+      });
+    });
   }
 
   requireSharded(ns: string): CollectionType {

@@ -39,17 +39,34 @@ export class DDLLockManager {
   // Runs `fn` holding the database's lock, then each collection's in the order given; `reason`
   // names the holder in the LockBusy that a request waiting longer than the timeout answers.
   async withLocks<T>(request: DDLLockRequest, reason: string, fn: () => Promise<T>): Promise<T> {
+    const release = await this.acquire(request, reason);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  // Takes the locks as withLocks does and hands back what releases them in reverse order: a DDL
+  // coordinator holds them across its phases, and one recovered at startup takes them before the
+  // node accepts a new DDL.
+  async acquire(request: DDLLockRequest, reason: string): Promise<() => void> {
     const names = [request.db, ...(request.collections ?? [])];
     const taken: string[] = [];
+    const release = (): void => {
+      for (const name of taken.reverse()) this.unlock(name);
+      taken.length = 0;
+    };
     try {
       for (const name of names) {
         await this.lock(name, reason);
         taken.push(name);
       }
-      return await fn();
-    } finally {
-      for (const name of taken.reverse()) this.unlock(name);
+    } catch (err) {
+      release();
+      throw err;
     }
+    return release;
   }
 
   private lock(name: string, reason: string): Promise<void> {

@@ -29,6 +29,7 @@ import { recoverMovePrimaries, removeShardCommands } from '../commands/configsvr
 import { restoreMovePrimaryCriticalSections } from '../commands/sharding/move_primary_commands.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
+import { shardDDL } from './shard_ddl.js';
 import { Balancer } from '../configsvr/balancer.js';
 import { balancerCommands } from '../commands/configsvr/balancer_commands.js';
 import { TcpServer } from '../wire/tcp_server.js';
@@ -143,6 +144,9 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   if (options.role === 'shard') {
     services.migrations.rangeDeleter.start();
     restoreMovePrimaryCriticalSections(services);
+    // Before the port opens: the blocked collections stay blocked and the coordinators a crash
+    // interrupted hold their locks before a new DDL can ask for them.
+    services.ddl = shardDDL(services);
     // Registered before the port opens, so no new migration overlaps a recovering one.
     for (const recovery of recoverDonations(services)) recovery.catch((err: unknown) => logger.error({ c: 'MIGRATION', err }, 'Migration recovery failed'));
   }
@@ -176,6 +180,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       clearInterval(loadSampler);
       await sessionJobs.stop();
       await services.balancer?.stop();
+      services.ddl?.coordinators.stop();
       services.migrations.rangeDeleter.stop();
       await ttl.stop();
       await server.close();

@@ -59,8 +59,8 @@ export const balancerCollectionStatusCommand: CommandDefinition = {
 export const setAllowMigrationsCommand: CommandDefinition = {
   names: ['_configsvrSetAllowMigrations'],
   adminOnly: true,
-  run(ctx, cmd) {
-    catalog(ctx).migrations.setAllowMigrations(requireString(cmd, '_configsvrSetAllowMigrations'), requireBool(cmd, 'allowMigrations'));
+  async run(ctx, cmd) {
+    await catalog(ctx).migrations.setAllowMigrations(requireString(cmd, '_configsvrSetAllowMigrations'), requireBool(cmd, 'allowMigrations'));
     return { ok: 1 };
   },
 };

@@ -73,22 +73,20 @@ export const configsvrCommitChunksMergeCommand: CommandDefinition = {
   },
 };
 
-export const configsvrDropCollectionCommand: CommandDefinition = {
-  names: ['_configsvrDropCollection'],
+export const configsvrCommitDropCollectionCommand: CommandDefinition = {
+  names: ['_configsvrCommitDropCollection'],
   adminOnly: true,
   async run(ctx, cmd) {
-    const ns = requireString(cmd, '_configsvrDropCollection');
-    await manager(ctx).dropCollection(ns);
-    return { ns, ok: 1 };
+    await manager(ctx).commitDropCollection(requireString(cmd, '_configsvrCommitDropCollection'), cmd.collectionUUID);
+    return { ok: 1 };
   },
 };
 
-export const configsvrDropDatabaseCommand: CommandDefinition = {
-  names: ['_configsvrDropDatabase'],
+export const configsvrCommitDropDatabaseCommand: CommandDefinition = {
+  names: ['_configsvrCommitDropDatabase'],
   adminOnly: true,
   async run(ctx, cmd) {
-    const db = requireString(cmd, '_configsvrDropDatabase');
-    await manager(ctx).dropDatabase(db);
+    await manager(ctx).commitDropDatabase(requireString(cmd, '_configsvrCommitDropDatabase'));
     return { ok: 1 };
   },
 };
@@ -137,6 +135,6 @@ export const configsvrEnsureChunkVersionIsGreaterThanCommand: CommandDefinition 
 export const configServerCommands: readonly CommandDefinition[] = [
   configsvrAddShardCommand, configsvrCreateDatabaseCommand, configsvrShardCollectionCommand,
   configsvrCommitChunkSplitCommand, configsvrCommitChunksMergeCommand,
-  configsvrDropCollectionCommand, configsvrDropDatabaseCommand, configsvrMoveRangeCommand,
+  configsvrCommitDropCollectionCommand, configsvrCommitDropDatabaseCommand, configsvrMoveRangeCommand,
   configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand,
 ];

@@ -3,7 +3,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { compileFilter } from '../../query/match/matcher.js';
 import { splitNamespace } from '../../storage/catalog_entry.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandDefinition, NodeServices } from '../command.js';
 import { RANGE_DELETIONS_NS } from '../../migration/range_deletion_task.js';
 import { collectionArg, optionalBool, optionalDoc, requireString } from '../args.js';
 import { cursorReply } from '../cursor_manager.js';
@@ -52,32 +52,42 @@ function refuseUnimplementedOptions(options: Doc): void {
 export const dropCommand: CommandDefinition = {
   names: ['drop'],
   run(ctx, cmd) {
-    const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    const { storage } = ctx.node;
-    forgetRangeDeletions(ctx, { nss: ns });
-    const coll = storage.getCollection(ns);
-    if (!coll && dropView(storage, ns)) return { ns, ok: 1 };
-    if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
-    const nIndexesWas = coll.indexes.length;
-    storage.dropCollection(ns);
-    return { nIndexesWas, ns, ok: 1 };
+    const reply = dropCollectionLocally(ctx.node, `${ctx.db}.${collectionArg(cmd)}`);
+    if (reply === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
+    return reply;
   },
 };
+
+// The drop a shard makes of its own copy (the drop command's, and a DDL participant's): the
+// collection or view, and the range deletion tasks of the namespace. Undefined: nothing was there.
+export function dropCollectionLocally(node: NodeServices, ns: string): Doc | undefined {
+  const { storage } = node;
+  forgetRangeDeletions(node, { nss: ns });
+  const coll = storage.getCollection(ns);
+  if (!coll) return dropView(storage, ns) ? { ns, ok: 1 } : undefined;
+  const nIndexesWas = coll.indexes.length;
+  storage.dropCollection(ns);
+  return { nIndexesWas, ns, ok: 1 };
+}
 
 export const dropDatabaseCommand: CommandDefinition = {
   names: ['dropDatabase'],
   run(ctx) {
-    const { storage } = ctx.node;
-    forgetRangeDeletions(ctx, { nss: { $regex: `^${ctx.db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } });
-    for (const coll of storage.listCollections(ctx.db)) storage.dropCollection(coll.ns);
+    dropDatabaseLocally(ctx.node, ctx.db);
     return { dropped: ctx.db, ok: 1 };
   },
 };
 
+export function dropDatabaseLocally(node: NodeServices, db: string): void {
+  const { storage } = node;
+  forgetRangeDeletions(node, { nss: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } });
+  for (const coll of storage.listCollections(db)) storage.dropCollection(coll.ns);
+}
+
 // A dropped collection's orphans go with it; a task left behind would delete (and count) documents
 // of a new collection created under the same name.
-function forgetRangeDeletions(ctx: CommandContext, filter: Doc): void {
-  ctx.node.local.write((w) => w.delete(RANGE_DELETIONS_NS, filter));
+function forgetRangeDeletions(node: NodeServices, filter: Doc): void {
+  node.local.write((w) => w.delete(RANGE_DELETIONS_NS, filter));
 }
 
 export const listCollectionsCommand: CommandDefinition = {

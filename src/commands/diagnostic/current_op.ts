@@ -7,8 +7,8 @@ import { CURRENT_OP_COMMAND_OPTIONS } from './current_op_stage.js';
 
 // currentOp (admin): the operations in flight this node knows of. docshard reports the background
 // work of chunk migration, as mongod does: the donation (the _shardsvrMoveRange command), the
-// reception (migrateThread, started by _recvChunkStart) and the range deletions being run. A
-// filter is matched by equality on top-level fields of each entry.
+// reception (migrateThread, started by _recvChunkStart) and the range deletions being run, and the
+// DDL coordinators running on a primary shard (desc, command, currentPhase). A filter is matched by equality on top-level fields of each entry.
 export const currentOpCommand: CommandDefinition = {
   names: ['currentOp'],
   adminOnly: true,
@@ -19,7 +19,7 @@ export const currentOpCommand: CommandDefinition = {
   },
 };
 
-// One entry per migration or range deletion in flight on this node (shards only).
+// One entry per migration, range deletion or DDL coordinator in flight on this node (shards only).
 export function migrationOperations(node: NodeServices): Doc[] {
   if (node.options.role !== 'shard') return [];
   const ops: Doc[] = [];
@@ -70,5 +70,6 @@ export function migrationOperations(node: NodeServices): Doc[] {
       msg: `deleting range of ${task.nss}`, taskId: task._id, whenToClean: task.whenToClean,
     });
   }
+  for (const op of node.ddl?.coordinators.currentOps() ?? []) ops.push({ ...base, opid: ++opid, ...op });
   return ops;
 }

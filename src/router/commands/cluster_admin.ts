@@ -8,6 +8,7 @@ import type { ChunkType } from '../../catalog/type_chunk.js';
 import { indivisibleChunk, parseSplitForm, splitTargetFor } from '../../configsvr_decisions/split_point_finder.js';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
+import { onPrimaryShard } from './cluster_ddl.js';
 
 function toConfig(ctx: RouterContext, cmd: Doc): Promise<Doc> {
   return ctx.router.client.command(ctx.router.options.configHost, 'admin', cmd);
@@ -52,10 +53,11 @@ export const shardCollectionCommand: RouterCommand = {
     const ns = requireString(cmd, Object.keys(cmd)[0]!);
     if (!ns.includes('.') || ns.endsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
     const key = requireDoc(cmd, 'key');
-    const reply = checkOk(await toConfig(ctx, {
-      _configsvrShardCollection: ns, key, unique: optionalBool(cmd, 'unique') ?? false,
+    const db = ns.slice(0, ns.indexOf('.'));
+    const reply = await onPrimaryShard(ctx, db, ns, {
+      _shardsvrCreateCollection: ns.slice(db.length + 1), shardKey: key, unique: optionalBool(cmd, 'unique') ?? false,
       numInitialChunks: optionalNumber(cmd, 'numInitialChunks'), presplitHashedZones: optionalBool(cmd, 'presplitHashedZones'),
-    }));
+    }, true);
     ctx.router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
     ctx.router.catalogCache.invalidateCollection(ns);
     return { collectionsharded: ns, collectionUUID: reply.collectionUUID, ok: 1 };

@@ -155,24 +155,37 @@ export const clusterRenameCollectionCommand: RouterCommand = {
   },
 };
 
+// A DDL that the database's primary shard coordinates (src/ddl): sent there with the database's
+// version, so that a router that missed a movePrimary hears StaleDbVersion and tries the new one.
+export function onPrimaryShard(ctx: RouterContext, db: string, ns: string, cmd: Doc, createDatabase = false): Promise<Doc> {
+  return withStaleRetry(ctx.router, ns, async (routing) => checkOk(throwIfStale(await sendToShard(ctx.router, routing.db.primary, db, { ...cmd, databaseVersion: routing.db.version }))), createDatabase);
+}
+
 export const clusterDropCommand: RouterCommand = {
   names: ['drop'],
   async run(ctx, cmd) {
-    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const coll = collectionArg(cmd);
+    const ns = `${ctx.db}.${coll}`;
     const db = await ctx.router.catalogCache.getDatabase(ctx.db, { create: false });
     if (!db) throw new MongoError(ErrorCodes.NamespaceNotFound, 'ns not found');
-    const reply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrDropCollection: ns }));
-    ctx.router.catalogCache.invalidateCollection(ns);
-    return reply;
+    try {
+      const { ok: _ok, ...result } = await onPrimaryShard(ctx, ctx.db, ns, { _shardsvrDropCollection: coll });
+      return { ...result, ok: 1 };
+    } finally {
+      ctx.router.catalogCache.invalidateCollection(ns);
+    }
   },
 };
 
 export const clusterDropDatabaseCommand: RouterCommand = {
   names: ['dropDatabase'],
   async run(ctx) {
-    const reply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrDropDatabase: ctx.db }));
-    ctx.router.catalogCache.purge();
-    return { dropped: ctx.db, ...reply, ok: 1 };
+    try {
+      if (await ctx.router.catalogCache.getDatabase(ctx.db, { create: false })) await onPrimaryShard(ctx, ctx.db, `${ctx.db}.$cmd`, { _shardsvrDropDatabase: 1 });
+    } finally {
+      ctx.router.catalogCache.purge();
+    }
+    return { dropped: ctx.db, ok: 1 };
   },
 };
 

@@ -1,10 +1,11 @@
 import { ObjectId } from 'bson';
 import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { mergeFilter, mergeNoMatchError, type OutputStage } from '../../query/agg/stage_output.js';
 import type { RouterContext } from '../router_services.js';
 import { clusterInsertCommand, clusterUpdateCommand } from './cluster_write.js';
-import { clusterCreateCommand } from './cluster_ddl.js';
+import { clusterCreateCommand, clusterDropCommand } from './cluster_ddl.js';
 
 const BATCH = 1000;
 
@@ -16,8 +17,11 @@ export async function writeOutputStage(ctx: RouterContext, stage: OutputStage, o
   const { db, coll } = stage;
   const octx = { ...ctx, db };
   if (stage.kind === '$out') {
-    await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrDropCollection: `${db}.${coll}` });
-    ctx.router.catalogCache.invalidateCollection(`${db}.${coll}`);
+    try {
+      await clusterDropCommand.run(octx, { drop: coll, $db: db });
+    } catch (err) {
+      if (!(err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound)) throw err;
+    }
     for (let i = 0; i < docs.length; i += BATCH) {
       checkWrite(await clusterInsertCommand.run(octx, { insert: coll, documents: docs.slice(i, i + BATCH), ordered: true, $db: db }));
     }

@@ -1,0 +1,68 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import type { ShardingDDLCoordinatorService } from '../../ddl/sharding_ddl_coordinator_service.js';
+import { checkOk } from '../../wire/remote_cursor.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { collectionArg, optionalBool, optionalNumber, requireDoc } from '../args.js';
+
+// What a router sends a database's primary shard for a DDL (MongoDB's _shardsvr* DDL commands):
+// the primary runs the operation's coordinator (src/ddl), or joins the one running. The dispatcher
+// has checked the request's databaseVersion: a shard that is no longer the primary answers
+// StaleDbVersion and the router goes to the new one.
+
+function coordinators(ctx: CommandContext, name: string): ShardingDDLCoordinatorService {
+  const ddl = ctx.node.ddl;
+  if (ddl === undefined || !ctx.node.sharding.state.enabled) {
+    throw new MongoError(ErrorCodes.IllegalOperation, `${name} can only be run on a shard that belongs to a cluster`);
+  }
+  return ddl.coordinators;
+}
+
+function databaseVersionOf(cmd: Doc): Doc | undefined {
+  return isPlainObject(cmd.databaseVersion) ? cmd.databaseVersion : undefined;
+}
+
+// {_shardsvrDropCollection: coll}
+export const shardsvrDropCollectionCommand: CommandDefinition = {
+  names: ['_shardsvrDropCollection'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrDropCollection');
+    const coll = collectionArg(cmd);
+    const result = await service.run({
+      id: { namespace: `${ctx.db}.${coll}`, operationType: 'dropCollection' }, request: { _shardsvrDropCollection: coll }, databaseVersion: databaseVersionOf(cmd),
+    });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrDropDatabase: 1}
+export const shardsvrDropDatabaseCommand: CommandDefinition = {
+  names: ['_shardsvrDropDatabase'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrDropDatabase');
+    const result = await service.run({ id: { namespace: ctx.db, operationType: 'dropDatabase' }, request: { _shardsvrDropDatabase: 1 }, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrCreateCollection: coll, shardKey, unique, numInitialChunks, presplitHashedZones}: the
+// primary holds the collection's DDL locks while the config server shards it, so that a drop or a
+// dropDatabase coordinated here comes wholly before or after.
+export const shardsvrCreateCollectionCommand: CommandDefinition = {
+  names: ['_shardsvrCreateCollection'],
+  run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrCreateCollection');
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const configHost = ctx.node.sharding.state.configHost!;
+    const forwarded = {
+      _configsvrShardCollection: ns, key: requireDoc(cmd, 'shardKey'), unique: optionalBool(cmd, 'unique') ?? false,
+      numInitialChunks: optionalNumber(cmd, 'numInitialChunks'), presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false,
+    };
+    return service.withLocks({ db: ctx.db.toLowerCase(), collections: [ns] }, 'shardCollection', async () => checkOk(await ctx.node.client.command(configHost, 'admin', forwarded)));
+  },
+};
+
+export const ddlCoordinatorCommands: readonly CommandDefinition[] = [
+  shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand,
+];

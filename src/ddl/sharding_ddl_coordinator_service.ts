@@ -1,0 +1,204 @@
+import type { Logger } from 'pino';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Clock } from '../base/clock.js';
+import type { FailPoints } from '../base/fail_points.js';
+import { valuesEqual } from '../bson/compare.js';
+import type { Doc } from '../bson/values.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
+import type { DDLLockManager, DDLLockRequest } from './ddl_lock_manager.js';
+import {
+  DDL_COORDINATORS_NS, newCoordinatorDocument, recoveredSession, type CoordinatorDocument, type CoordinatorId, type DDLOperationType,
+} from './sharding_ddl_coordinator_document.js';
+import { nextStep, UNSET_PHASE, type CoordinatorEvent, type CoordinatorProgress, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
+
+// One DDL operation's own part: its phases, its locks, what each phase does (idempotent: a phase
+// runs again after a crash) and its answer.
+export interface DDLCoordinator {
+  // MongoDB's name for it in $currentOp (`desc`).
+  readonly desc: string;
+  readonly plan: PhasePlan;
+  readonly locks: DDLLockRequest;
+  // `save` persists fields of the state document at once, for the phases after this one.
+  runPhase(phase: string, doc: CoordinatorDocument, save: (fields: Doc) => void): Promise<void>;
+  result(doc: CoordinatorDocument): Doc;
+}
+
+export type CoordinatorFactory = (doc: CoordinatorDocument) => DDLCoordinator;
+
+export interface CoordinatorRequest {
+  readonly id: CoordinatorId;
+  readonly request: Doc;
+  readonly databaseVersion?: Doc;
+}
+
+// For the crash matrix (--enableTestCommands): {desc?, phase?} picks the coordinator and phase it
+// pauses before, once the phase is persisted and before its work starts.
+export const HANG_BEFORE_PHASE_FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
+const HANG_POLL_MS = 10;
+
+// Operations a second request joins whatever its arguments (MongoDB: drop always joins).
+const ALWAYS_JOIN: ReadonlySet<DDLOperationType> = new Set(['dropCollection', 'dropDatabase']);
+
+interface Running {
+  doc: CoordinatorDocument;
+  readonly coordinator: DDLCoordinator;
+  readonly result: Promise<Doc>;
+}
+
+// MongoDB's ShardingDDLCoordinatorService, on a database's primary shard: runs each coordinator
+// through the phase machine, persisting its state document in config.system.sharding_ddl_coordinators
+// before each phase, holding its DDL locks from before the first phase to after the last. A
+// request identical to a running coordinator's joins it; a different one for the same namespace and
+// operation is refused. At startup every persisted coordinator is taken up again and takes its
+// locks before any new request may.
+export class ShardingDDLCoordinatorService {
+  private readonly running = new Map<string, Running>();
+  // Resolves once every recovered coordinator holds its locks.
+  private recovered: Promise<void> = Promise.resolve();
+  private stopping = false;
+
+  constructor(
+    private readonly local: LocalCollections,
+    private readonly locks: DDLLockManager,
+    private readonly failPoints: FailPoints,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly factories: Readonly<Record<DDLOperationType, CoordinatorFactory>>,
+  ) {}
+
+  // Startup, before the node listens: each persisted coordinator runs again from its phase.
+  recover(): void {
+    const acquired: Promise<void>[] = [];
+    for (const raw of this.local.find(DDL_COORDINATORS_NS)) {
+      const stored = raw as unknown as CoordinatorDocument;
+      const doc = { ...stored, session: recoveredSession(stored) };
+      this.local.write((w) => w.update(DDL_COORDINATORS_NS, { _id: doc._id }, { $set: { session: doc.session } }));
+      this.logger.info({ c: 'SHARDING', coordinator: doc._id, phase: doc.phase }, 'Recovering DDL coordinator');
+      let lockTaken!: () => void;
+      acquired.push(new Promise((r) => { lockTaken = r; }));
+      this.launch(doc, { type: 'recovered' }, lockTaken).catch((err: unknown) => {
+        this.logger.warn({ c: 'SHARDING', coordinator: doc._id, err }, 'Recovered DDL coordinator stopped');
+      });
+    }
+    this.recovered = Promise.all(acquired).then(() => undefined);
+  }
+
+  // Runs the request's coordinator, or joins the one running for it, and answers its result.
+  async run(req: CoordinatorRequest): Promise<Doc> {
+    await this.recovered;
+    const existing = this.running.get(key(req.id));
+    if (existing !== undefined) {
+      if (ALWAYS_JOIN.has(req.id.operationType) || valuesEqual(existing.doc.request, req.request)) return existing.result;
+      throw new MongoError(ErrorCodes.ConflictingOperationInProgress,
+        `Another ${req.id.operationType} with different arguments is already running for the same namespace ${req.id.namespace}`);
+    }
+    return this.launch(newCoordinatorDocument(req.id, req.request, req.databaseVersion), { type: 'start' }, () => undefined);
+  }
+
+  // A DDL without a coordinator of its own (shardCollection, forwarded to the config server) holds
+  // the same locks, so that it and the coordinators on its namespace run one after the other.
+  async withLocks<T>(request: DDLLockRequest, reason: string, fn: () => Promise<T>): Promise<T> {
+    await this.recovered;
+    return this.locks.withLocks(request, reason, fn);
+  }
+
+  // $currentOp: one entry per coordinator in flight, as MongoDB's reportForCurrentOp gives it.
+  currentOps(): Doc[] {
+    return [...this.running.values()].map(({ doc, coordinator }) => ({
+      type: 'op', desc: coordinator.desc, op: 'command', ns: doc._id.namespace, command: doc.request, currentPhase: doc.phase, active: true,
+    }));
+  }
+
+  // Shutdown: coordinators stop between steps and keep their documents for the next start.
+  stop(): void {
+    this.stopping = true;
+  }
+
+  private launch(doc: CoordinatorDocument, first: CoordinatorEvent, lockTaken: () => void): Promise<Doc> {
+    const coordinator = this.factories[doc._id.operationType](doc);
+    const k = key(doc._id);
+    const entry: Running = { doc, coordinator, result: this.execute(k, coordinator, first, lockTaken) };
+    this.running.set(k, entry);
+    const done = (): void => { if (this.running.get(k) === entry) this.running.delete(k); };
+    entry.result.then(done, done);
+    return entry.result;
+  }
+
+  private async execute(k: string, coordinator: DDLCoordinator, first: CoordinatorEvent, lockTaken: () => void): Promise<Doc> {
+    await Promise.resolve(); // `running` holds the entry before anything below reads it
+    const release = await this.locks.acquire(coordinator.locks, this.entry(k).doc._id.operationType).finally(lockTaken);
+    try {
+      let progress: CoordinatorProgress = { phase: this.entry(k).doc.phase, attempt: 0 };
+      let event = first;
+      for (;;) {
+        const next = nextStep(coordinator.plan, progress, event);
+        progress = next.progress;
+        const { step } = next;
+        if (step.kind === 'complete') {
+          this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
+          return coordinator.result(this.entry(k).doc);
+        }
+        if (step.kind === 'abort') {
+          if (this.entry(k).doc.phase !== UNSET_PHASE) this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
+          throw new MongoError(step.error.code ?? ErrorCodes.InternalError, step.error.message);
+        }
+        if (step.kind === 'checkpoint') this.checkpoint(k, step.phase);
+        if (step.kind === 'retry') await this.clock.sleep(step.delayMs);
+        this.checkStopping();
+        await this.hangBeforePhase(coordinator.desc, step.phase);
+        event = await this.runPhase(k, coordinator, step.phase);
+      }
+    } finally {
+      release();
+    }
+  }
+
+  private async runPhase(k: string, coordinator: DDLCoordinator, phase: string): Promise<CoordinatorEvent> {
+    const save = (fields: Doc): void => {
+      const entry = this.entry(k);
+      this.local.write((w) => w.update(DDL_COORDINATORS_NS, { _id: entry.doc._id }, { $set: fields }));
+      entry.doc = { ...entry.doc, ...fields };
+    };
+    try {
+      await coordinator.runPhase(phase, this.entry(k).doc, save);
+      return { type: 'phaseDone' };
+    } catch (err) {
+      this.checkStopping();
+      const error: PhaseError = err instanceof MongoError ? { code: err.code, message: err.message } : { code: undefined, message: String((err as Error)?.message ?? err) };
+      this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, phase, err: error }, 'DDL coordinator phase failed');
+      return { type: 'phaseFailed', error };
+    }
+  }
+
+  // The first checkpoint inserts the document: before it, the operation has changed nothing.
+  private checkpoint(k: string, phase: string): void {
+    const entry = this.entry(k);
+    const doc = { ...entry.doc, phase };
+    this.local.write((w) => {
+      if (entry.doc.phase === UNSET_PHASE) w.insert(DDL_COORDINATORS_NS, doc as unknown as Doc);
+      else w.update(DDL_COORDINATORS_NS, { _id: doc._id }, { $set: { phase } });
+    });
+    entry.doc = doc;
+  }
+
+  private async hangBeforePhase(desc: string, phase: string): Promise<void> {
+    const applies = (d: Readonly<Record<string, unknown>>): boolean => (d.desc === undefined || d.desc === desc) && (d.phase === undefined || d.phase === phase);
+    if (this.failPoints.shouldFire(HANG_BEFORE_PHASE_FAIL_POINT, applies) === undefined) return;
+    while (this.failPoints.isEnabled(HANG_BEFORE_PHASE_FAIL_POINT) && !this.stopping) await this.clock.sleep(HANG_POLL_MS);
+  }
+
+  private checkStopping(): void {
+    if (this.stopping) throw new MongoError(ErrorCodes.InterruptedAtShutdown, 'DDL coordinator interrupted at shutdown; it resumes when the node starts again');
+  }
+
+  private entry(k: string): Running {
+    const entry = this.running.get(k);
+    if (entry === undefined) throw new MongoError(ErrorCodes.InternalError, `DDL coordinator ${k} is not registered`);
+    return entry;
+  }
+}
+
+function key(id: CoordinatorId): string {
+  return `${id.operationType}\u0000${id.namespace}`;
+}

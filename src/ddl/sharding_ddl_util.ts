@@ -1,0 +1,76 @@
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import type { WireClient } from '../wire/client.js';
+import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+
+// What coordinators reach the cluster through (MongoDB's sharding_ddl_util): the config server and
+// every shard, by host, over the node's client.
+export interface DDLCoordinatorEnv {
+  readonly client: WireClient;
+  configHost(): string | undefined;
+}
+
+export interface ParticipantShard {
+  readonly _id: string;
+  readonly host: string;
+}
+
+export function configHostOf(env: DDLCoordinatorEnv): string {
+  const host = env.configHost();
+  if (host === undefined) throw new MongoError(ErrorCodes.IllegalOperation, 'a DDL coordinator runs only on a shard that belongs to a cluster');
+  return host;
+}
+
+export async function allShards(env: DDLCoordinatorEnv): Promise<ParticipantShard[]> {
+  const shards = await fetchAll(env.client, configHostOf(env), 'config', { find: 'shards', sort: { _id: 1 } });
+  return shards.map((s) => ({ _id: String(s._id), host: String(s.host) }));
+}
+
+export async function configCollection(env: DDLCoordinatorEnv, ns: string): Promise<Doc | undefined> {
+  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: ns } });
+  return entry;
+}
+
+export async function onConfig(env: DDLCoordinatorEnv, cmd: Doc): Promise<Doc> {
+  return checkOk(await env.client.command(configHostOf(env), 'admin', cmd));
+}
+
+// Sends `cmd` to each shard at once; every one must answer ok.
+export async function onShards(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], db: string, cmd: Doc): Promise<void> {
+  await Promise.all(shards.map(async (s) => checkOk(await env.client.command(s.host, db, cmd))));
+}
+
+// MongoDB's stopMigrations: the balancer and moveChunk leave the collection alone, and the config
+// server waits out the migrations of it still running.
+export async function stopMigrations(env: DDLCoordinatorEnv, ns: string): Promise<void> {
+  await onConfig(env, { _configsvrSetAllowMigrations: ns, allowMigrations: false });
+}
+
+// The critical section a coordinator takes on the participants (_shardsvrParticipantBlock), named
+// by the operation so that a participant refuses to let another release it.
+export function criticalSectionReason(operation: string, ns: string): Doc {
+  return { command: operation, ns };
+}
+
+export async function blockCrud(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string, reason: Doc): Promise<void> {
+  const { db, coll } = splitNs(ns);
+  await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType: 'ReadsAndWrites', reason });
+}
+
+export async function unblockCrud(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string, reason: Doc): Promise<void> {
+  const { db, coll } = splitNs(ns);
+  await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason });
+}
+
+// The drop of a collection on every shard, once the config server has forgotten it: each drops its
+// copy, its range deletion tasks and its cached metadata.
+export async function dropOnParticipants(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string): Promise<void> {
+  const { db, coll } = splitNs(ns);
+  await onShards(env, shards, db, { _shardsvrDropCollectionParticipant: coll });
+}
+
+export function splitNs(ns: string): { db: string; coll: string } {
+  const dot = ns.indexOf('.');
+  return { db: ns.slice(0, dot), coll: ns.slice(dot + 1) };
+}

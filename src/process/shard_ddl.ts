@@ -1,0 +1,23 @@
+import { systemClock } from '../base/clock.js';
+import type { NodeServices } from '../commands/command.js';
+import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
+import { dropCollectionCoordinator } from '../ddl/drop_collection_coordinator.js';
+import { dropDatabaseCoordinator } from '../ddl/drop_database_coordinator.js';
+import { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
+import type { DDLCoordinatorEnv } from '../ddl/sharding_ddl_util.js';
+import { CollectionCriticalSections } from '../shard/collection_critical_section.js';
+
+// A shard's DDL parts: the collection critical sections it held come back, then the coordinators
+// it was running start again from their state documents.
+export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
+  const criticalSections = new CollectionCriticalSections(node.migrations.criticalSection, node.local);
+  const restored = criticalSections.restore();
+  if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
+  const env: DDLCoordinatorEnv = { client: node.client, configHost: () => node.sharding.state.configHost };
+  const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(systemClock, node.failPoints), node.failPoints, systemClock, node.logger, {
+    dropCollection: dropCollectionCoordinator(env),
+    dropDatabase: dropDatabaseCoordinator(env),
+  });
+  coordinators.recover();
+  return { coordinators, criticalSections };
+}
