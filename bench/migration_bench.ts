@@ -10,6 +10,7 @@ import { spawnCluster } from '../test/helpers/spawn_cluster.js';
 import { cpuSeconds } from './proc_cpu.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
 import { untilDonorReads } from '../test/helpers/donor_load.js';
+import { printTable } from './table.js';
 
 const MB = 1024 * 1024;
 const NS_DB = 'bench';
@@ -319,9 +320,3 @@ export async function runMigrationBench(): Promise<void> {
   }
 }
 
-function printTable(header: string[], rows: string[][]): void {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  process.stdout.write([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n') + '\n');
-}

@@ -8,6 +8,7 @@ import { cpuSeconds } from './proc_cpu.js';
 import { open } from 'lmdb';
 import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type AnyDoc } from '../test/helpers/spawn_node.js';
+import { printTable } from './table.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BATCH = 1000;
@@ -207,9 +208,3 @@ async function measureReplySize(port: number, request: Buffer): Promise<number> 
   });
 }
 
-function printTable(header: string[], rows: string[][]): void {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  process.stdout.write([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n') + '\n');
-}

@@ -10,6 +10,7 @@ import { ChunkManager } from '../src/router/chunk_manager.js';
 import { cpuSeconds } from './proc_cpu.js';
 import { spawnCluster, spawnRouter } from '../test/helpers/spawn_cluster.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
+import { printTable } from './table.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONCURRENCY = 8;
@@ -268,9 +269,3 @@ export async function runRouterBench(): Promise<void> {
   printTable([`ChunkManager, ${CHUNKS / 1_000_000}M chunks (in process, no cluster)`, 'result', 'how'], chunkManagerRows());
 }
 
-function printTable(header: string[], rows: string[][]): void {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string => `| ${widths.map((w, i) => (r[i] ?? '').padEnd(w)).join(' | ')} |`;
-  process.stdout.write([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n') + '\n');
-}

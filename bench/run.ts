@@ -3,8 +3,9 @@ import { runNodeBench } from './node_bench.js';
 import { runRouterBench } from './router_bench.js';
 import { runBalancerBench } from './balancer_bench.js';
 import { runMigrationBench } from './migration_bench.js';
+import { runTxnBench } from './txn_bench.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {

@@ -25,6 +25,10 @@ export function recordSpace(collectionId: number): string {
   return `r${collectionId}`;
 }
 
+export function isRecordSpace(name: string): boolean {
+  return name.startsWith('r');
+}
+
 export function indexSpace(indexId: number): string {
   return `i${indexId}`;
 }

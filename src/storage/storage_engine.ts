@@ -15,6 +15,8 @@ import { asBuffer, LazyDocument } from '../bson/raw_document.js';
 import { CommitTimestamps, currentLastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
 import { VersionHistory, type HistoryLimits } from './version_history.js';
 import { SnapshotView } from './snapshot_view.js';
+import { TransactionWriteSet } from './transaction_write_set.js';
+import { StorageTransaction } from './storage_transaction.js';
 
 export interface StorageOptions {
   compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
@@ -321,6 +323,8 @@ export class StorageEngine {
   // Runs `fn` as one atomic write unit: all its document writes, index entries, statistics and
   // op-observer effects commit together, or none do.
   write<T>(fn: (unit: WriteUnit) => T): T {
+    const txn = this.activeTransaction;
+    if (txn !== undefined) return fn(new WriteUnit(this, txn.writeSet.writer, true));
     return this.kv.writeSync((w) => {
       const unit = new WriteUnit(this, w);
       const result = fn(unit);
@@ -357,6 +361,24 @@ export class StorageEngine {
     return new SnapshotView(history, key, history.pin(key));
   }
 
+  // A multi-document transaction reading at `at` (storage_transaction.ts).
+  beginTransaction(at: Timestamp): StorageTransaction {
+    return new StorageTransaction(this, new TransactionWriteSet(this.kv, this.snapshotAt(at)));
+  }
+
+  private activeTransaction: StorageTransaction | undefined;
+
+  // While `fn` runs, reads go through the transaction's view and write units write into its set.
+  inTransaction<T>(txn: StorageTransaction, fn: () => T): T {
+    const previous = this.activeTransaction;
+    this.activeTransaction = txn;
+    try {
+      return this.kv.withView(txn.writeSet, fn);
+    } finally {
+      this.activeTransaction = previous;
+    }
+  }
+
   // Settles once every write unit stamped at or before `ts` has committed; undefined when all
   // have (every synchronous commit has, by the time anything else runs).
   committedThrough(ts: Timestamp): Promise<void> | undefined {
@@ -382,6 +404,14 @@ export class StorageEngine {
   // promise settles after that commit, so an acknowledgement still means the data file has it.
   // The operation's LastOp goes with `fn`, which runs after the operation's own code returned.
   writeGrouped<T>(fn: () => T): Promise<T> {
+    // A transaction's statement writes into its set now, while the statement runs.
+    if (this.activeTransaction !== undefined) {
+      try {
+        return Promise.resolve(fn());
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     const lastOp = currentLastOp();
     const run = lastOp === undefined ? fn : (): T => withLastOp(lastOp, fn);
     return new Promise<T>((resolve, reject) => {
@@ -444,7 +474,9 @@ export class WriteUnit {
   private readonly statDeltas = new Map<number, { count: number; size: number }>();
   private stamp: Timestamp | undefined;
 
-  constructor(private readonly engine: StorageEngine, readonly kv: KvWriter) {}
+  // `transactional`: a statement of a multi-document transaction, writing into its write set; the
+  // op observers, statistics and commit time wait for the commit, which writes it all again.
+  constructor(private readonly engine: StorageEngine, readonly kv: KvWriter, private readonly transactional = false) {}
 
   // The cluster time this unit was stamped with: undefined before its first document change, or
   // on an engine without a clock.
@@ -455,6 +487,7 @@ export class WriteUnit {
   // The cluster time this unit commits under, taken now if it has none yet: at its first document
   // change, or by a caller that writes it into a document (a retryable write's history).
   commitTimestamp(): Timestamp | undefined {
+    if (this.transactional) return undefined;
     if (this.stamp === undefined) {
       this.stamp = this.engine.timestamps.reserve();
       if (this.stamp !== undefined) this.kv.stamp(timestampKey(this.stamp));
@@ -495,6 +528,9 @@ export class WriteUnit {
     const { bytes } = stored;
     const capped = coll.capped;
     // Checked first: evicting everything for a document that cannot fit would lose them all.
+    if (capped && this.transactional) {
+      throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, `Collection '${coll.ns}' is a capped collection. Writes in transactions are not allowed on capped collections.`);
+    }
     if (capped && bytes.length > capped.size) throw new MongoError(ErrorCodes.BadValue, 'object to insert exceeds cappedMaxSize');
     const recordId = coll.nextRecordId;
     const perIndex = coll.indexes.map((index) => index.keysFor(doc));
@@ -509,7 +545,7 @@ export class WriteUnit {
       if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
     });
     this.delta(coll, 1, bytes.length);
-    for (const o of this.engine.observers) o.onInsert?.(this.kv, coll.ns, stored);
+    if (!this.transactional) for (const o of this.engine.observers) o.onInsert?.(this.kv, coll.ns, stored);
     if (capped) this.evictOldest(coll, capped, recordId);
     return recordId;
   }
@@ -570,7 +606,7 @@ export class WriteUnit {
       if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
     }
     this.delta(coll, 0, bytes.length - beforeSize);
-    for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
+    if (!this.transactional) for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
   }
 
   // Removes the document with this _id, if any, decoding only the fields its indexes read; true
@@ -599,7 +635,7 @@ export class WriteUnit {
     this.kv.space(coll.space).remove(recordKey(recordId));
     for (const index of coll.indexes) index.removeEntries(this.kv, index.keysFor(before).keys, recordId);
     this.delta(coll, -1, -beforeSize);
-    for (const o of this.engine.observers) o.onDelete?.(this.kv, coll.ns, before);
+    if (!this.transactional) for (const o of this.engine.observers) o.onDelete?.(this.kv, coll.ns, before);
   }
 
   finish(): void {

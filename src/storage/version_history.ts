@@ -4,29 +4,27 @@
 //
 // A commit adds one record: its timestamp and, for each key it changed, the value the key held
 // before it (absent for a key the commit created). The value of a key at time T is then the
-// "before" of the first commit after T that changed it, or the current value when none did.
+// "before" of the first commit after T that changed it, or the current value when none did. A
+// commit only appends its record: the per-key index of the changes after T is built by each
+// reader at T (snapshot_view.ts), from the records after T, so that writes pay for no index.
 // Records are kept in commit order, for `windowMs` of wall-clock time and for as long as a reader
 // pinned at an older time needs them, within `maxBytes` of kept values; reads older than what is
 // kept are refused (`coveredAfter`). Kept in memory only: after a restart, history starts again
 // from the node's clock at startup.
 
 export interface KeyChange {
+  id: string;
   space: string;
   key: Buffer;
   before: Buffer | undefined;
 }
 
-interface CommitRecord {
+export interface CommitRecord {
   seq: number;
   ts: bigint;
   wallMs: number;
   bytes: number;
   changes: readonly KeyChange[];
-}
-
-interface Version {
-  ts: bigint;
-  before: Buffer | undefined;
 }
 
 export interface HistoryLimits {
@@ -44,7 +42,6 @@ export function changeId(space: string, key: Buffer): string {
 export class VersionHistory {
   private log: CommitRecord[] = [];
   private head = 0;
-  private readonly versions = new Map<string, Version[]>();
   private readonly pins = new Map<bigint, number>();
   private bytes = 0;
   private nextSeq = 1;
@@ -72,13 +69,7 @@ export class VersionHistory {
   // the transaction that made it aborts after all.
   add(ts: bigint, changes: readonly KeyChange[]): CommitRecord {
     let bytes = 0;
-    for (const c of changes) {
-      bytes += OVERHEAD_BYTES + c.key.length + (c.before?.length ?? 0);
-      const id = changeId(c.space, c.key);
-      const list = this.versions.get(id);
-      if (list === undefined) this.versions.set(id, [{ ts, before: c.before }]);
-      else list.push({ ts, before: c.before });
-    }
+    for (const c of changes) bytes += OVERHEAD_BYTES + c.key.length + (c.before?.length ?? 0);
     const record: CommitRecord = { seq: this.nextSeq++, ts, wallMs: this.now(), bytes, changes };
     this.log.push(record);
     this.bytes += bytes;
@@ -86,43 +77,25 @@ export class VersionHistory {
     return record;
   }
 
+  // A reader that indexed the record keeps what it read of it: the "before" of an aborted write
+  // is the value that stayed, so it still reads right.
   retract(record: CommitRecord): void {
     const at = this.log.indexOf(record, this.head);
     if (at < 0) return;
     this.log.splice(at, 1);
     this.bytes -= record.bytes;
-    for (const c of record.changes) {
-      const id = changeId(c.space, c.key);
-      const list = this.versions.get(id);
-      if (list === undefined) continue;
-      const i = list.findIndex((v) => v.ts === record.ts);
-      if (i >= 0) list.splice(i, 1);
-      if (list.length === 0) this.versions.delete(id);
-    }
   }
 
-  // The value of the key at `at`, given its current value.
-  valueAt(space: string, key: Buffer, at: bigint, current: Buffer | undefined): Buffer | undefined {
-    const list = this.versions.get(changeId(space, key));
-    if (list === undefined) return current;
-    for (const v of list) if (v.ts > at) return v.before;
-    return current;
-  }
-
-  // The newest commit time of the key (0n when no kept commit changed it).
-  lastChange(space: string, key: Buffer): bigint {
-    const list = this.versions.get(changeId(space, key));
-    return list === undefined || list.length === 0 ? 0n : list[list.length - 1]!.ts;
-  }
-
-  // The keys of `space` that commits after `at` changed, from commits with a sequence number
-  // above `afterSeq` (a caller extends what it collected before), newest commit first.
-  *changedAfter(space: string, at: bigint, afterSeq: number): Iterable<Buffer> {
+  // The records after `at` with a sequence number above `afterSeq`, oldest first: what a reader at
+  // `at` has not indexed yet.
+  recordsAfter(at: bigint, afterSeq: number): CommitRecord[] {
+    const out: CommitRecord[] = [];
     for (let i = this.log.length - 1; i >= this.head; i--) {
       const record = this.log[i]!;
-      if (record.seq <= afterSeq || record.ts <= at) return;
-      for (const c of record.changes) if (c.space === space) yield c.key;
+      if (record.seq <= afterSeq || record.ts <= at) break;
+      out.push(record);
     }
+    return out.reverse();
   }
 
   // A reader at `at` keeps the commits after it until it lets go.
@@ -167,12 +140,5 @@ export class VersionHistory {
     this.head += 1;
     this.bytes -= record.bytes;
     this.covered = record.ts;
-    for (const c of record.changes) {
-      const id = changeId(c.space, c.key);
-      const list = this.versions.get(id);
-      if (list === undefined) continue;
-      if (list[0]?.ts === record.ts) list.shift();
-      if (list.length === 0) this.versions.delete(id);
-    }
   }
 }

@@ -28,6 +28,8 @@ export interface SpawnNodeOptions {
   // Ephemeral when absent; a restarted shard needs its old one, since config.shards names it by host:port.
   port?: number;
   extraArgs?: string[];
+  // bin/docshard.js of another checkout (a benchmark's baseline).
+  bin?: string;
 }
 
 // DOCSHARD_NODE_FLAGS passes Node flags (e.g. --cpu-prof, which NODE_OPTIONS refuses) to every
@@ -39,7 +41,7 @@ export function nodeFlags(): string[] {
 // Starts a real docshard node process and waits until it listens.
 export async function spawnNode(options: SpawnNodeOptions = {}): Promise<SpawnedNode> {
   const dbpath = options.dbpath ?? tempDir();
-  const args = [...nodeFlags(), BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
+  const args = [...nodeFlags(), options.bin ?? BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));

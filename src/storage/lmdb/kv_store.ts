@@ -155,6 +155,7 @@ class Space implements KvSpaceWriter, KvLatest {
   }
 
   put(key: Buffer, value: Buffer): void {
+    if (this.store.intents.size > 0) this.store.touchIntent(this.name, key);
     if (this.store.keepsHistory()) this.store.changing(this.name, key, this.latestGet(key));
     this.handle().putSync(key, value);
   }
@@ -162,17 +163,20 @@ class Space implements KvSpaceWriter, KvLatest {
   // putSync returns whether it wrote (lmdb's README), though its typings say void.
   append(key: Buffer, value: Buffer): boolean {
     const wrote = this.handle().putSync(key, value, APPEND) as unknown as boolean;
+    if (wrote && this.store.intents.size > 0) this.store.touchIntent(this.name, key);
     if (wrote && this.store.keepsHistory()) this.store.changing(this.name, key, undefined);
     return wrote;
   }
 
   putIfAbsent(key: Buffer, value: Buffer): boolean {
     const wrote = this.handle().putSync(key, value, NO_OVERWRITE) as unknown as boolean;
+    if (wrote && this.store.intents.size > 0) this.store.touchIntent(this.name, key);
     if (wrote && this.store.keepsHistory()) this.store.changing(this.name, key, undefined);
     return wrote;
   }
 
   remove(key: Buffer): void {
+    if (this.store.intents.size > 0) this.store.touchIntent(this.name, key);
     if (this.store.keepsHistory()) {
       const before = this.latestGet(key);
       if (before !== undefined) this.store.changing(this.name, key, before);
@@ -193,6 +197,10 @@ export class KvStore implements KvReader {
   private readonly levels: Level[] = [];
   private history: VersionHistory | undefined;
   activeView: KvView | undefined;
+  // Keys open transactions wrote, by changeId, each with the transaction that holds it
+  // (transaction_write_set.ts). A write here that touches one dooms the holder.
+  readonly intents = new Map<string, { doom(id: string): void }>();
+  readonly mainSpaceName = MAIN;
 
   private constructor(path: string) {
     this.root = open({ path, keyEncoding: 'binary', encoding: 'binary', mapSize: 2 ** 36, maxDbs: MAX_SPACES, compression: false });
@@ -256,6 +264,11 @@ export class KvStore implements KvReader {
     this.history = history;
   }
 
+  touchIntent(space: string, key: Buffer): void {
+    const id = changeId(space, key);
+    this.intents.get(id)?.doom(id);
+  }
+
   keepsHistory(): boolean {
     return this.history !== undefined && this.levels.length > 0;
   }
@@ -265,7 +278,7 @@ export class KvStore implements KvReader {
     const level = this.levels.at(-1)!;
     const changes = (level.changes ??= new Map());
     const id = changeId(space, key);
-    if (!changes.has(id)) changes.set(id, { space, key: Buffer.from(key), before });
+    if (!changes.has(id)) changes.set(id, { id, space, key: Buffer.from(key), before });
   }
 
   // The transaction's changes commit at `ts`: the innermost one's, unless one around it already

@@ -1,0 +1,153 @@
+import path from 'node:path';
+import { MongoClient, type Collection } from 'mongodb';
+import { cpuSeconds } from './proc_cpu.js';
+import { printTable } from './table.js';
+import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../test/helpers/spawn_node.js';
+
+// npm run bench -- txn. What snapshot reads cost against plain reads on one node (with history to
+// read through: every document updated since the snapshot's time), and, with DOCSHARD_BASELINE
+// naming another checkout (one without versioned storage), what keeping versions costs the
+// non-transactional paths: the same inserts, updates and point reads on a node of each checkout,
+// rounds alternating between them.
+
+const DOCS = 20_000;
+const BATCH = 1000;
+const UPDATES = 5_000;
+const SECONDS = 3;
+const ROUNDS = 3;
+const CONCURRENCY = 16;
+
+const BASELINE = process.env.DOCSHARD_BASELINE;
+
+function doc(i: number): AnyDoc {
+  return { _id: i, k: i, name: `user-${i}`, score: i * 1.5, note: 'x'.repeat(80) };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[(s.length - 1) >> 1]!;
+}
+
+interface Target {
+  name: string;
+  node: SpawnedNode;
+  client: MongoClient;
+  coll: Collection<AnyDoc>;
+}
+
+async function target(name: string, bin?: string): Promise<Target> {
+  const node = await spawnNode(bin === undefined ? {} : { bin });
+  const client = new MongoClient(node.uri, { maxPoolSize: CONCURRENCY });
+  return { name, node, client, coll: client.db('bench').collection<AnyDoc>('docs') };
+}
+
+// `fn` run by CONCURRENCY workers until `count` operations are done or, without a count, for
+// SECONDS: operations per second and the node's CPU per operation (µs).
+async function measure(t: Target, fn: (i: number) => Promise<unknown>, count?: number): Promise<{ rate: number; cpuUs: number }> {
+  const pid = t.node.child.pid!;
+  const cpu = cpuSeconds(pid);
+  const started = performance.now();
+  const deadline = Date.now() + SECONDS * 1000;
+  let next = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (count === undefined ? Date.now() < deadline : next < count) await fn(next++);
+  }));
+  const ms = performance.now() - started;
+  return { rate: Math.round((next / ms) * 1000), cpuUs: ((cpuSeconds(pid) - cpu) * 1e6) / next };
+}
+
+async function load(t: Target): Promise<void> {
+  await t.coll.drop().catch(() => undefined);
+  for (let b = 0; b < DOCS; b += BATCH) await t.coll.insertMany(Array.from({ length: BATCH }, (_, j) => doc(b + j)));
+}
+
+type Workload = { name: string; run(t: Target): Promise<{ rate: number; cpuUs: number }> };
+
+const WORKLOADS: Workload[] = [
+  {
+    name: `insertMany, batches of ${BATCH}, ${CONCURRENCY} writers`,
+    async run(t) {
+      await t.coll.drop().catch(() => undefined);
+      const r = await measure(t, (b) => t.coll.insertMany(Array.from({ length: BATCH }, (_, j) => doc(b * BATCH + j))), DOCS / BATCH);
+      return { rate: r.rate * BATCH, cpuUs: r.cpuUs / BATCH };
+    },
+  },
+  { name: `updateOne by _id ($inc), ${CONCURRENCY} concurrent`, run: (t) => measure(t, (i) => t.coll.updateOne({ _id: (i * 7919) % DOCS }, { $inc: { score: 1 } }), UPDATES) },
+  { name: `findOne by _id, ${CONCURRENCY} concurrent`, run: (t) => measure(t, (i) => t.coll.findOne({ _id: (i * 7919) % DOCS })) },
+];
+
+async function storageCostRows(baseline: string): Promise<string[][]> {
+  const targets = [await target('current'), await target('baseline', path.join(baseline, 'bin/docshard.js'))];
+  try {
+    const results = new Map<string, { current: number[]; baseline: number[]; cpuCurrent: number[]; cpuBaseline: number[] }>();
+    for (const w of WORKLOADS) results.set(w.name, { current: [], baseline: [], cpuCurrent: [], cpuBaseline: [] });
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {
+        await load(t);
+        for (const w of WORKLOADS) {
+          const r = await w.run(t);
+          const entry = results.get(w.name)!;
+          (t.name === 'current' ? entry.current : entry.baseline).push(r.rate);
+          (t.name === 'current' ? entry.cpuCurrent : entry.cpuBaseline).push(r.cpuUs);
+        }
+      }
+    }
+    return WORKLOADS.map((w) => {
+      const e = results.get(w.name)!;
+      const ratios = e.current.map((c, i) => c / e.baseline[i]!).sort((a, b) => a - b);
+      return [w.name, `${median(e.current)}/s`, `${median(e.baseline)}/s`, `${(median(e.current) / median(e.baseline)).toFixed(2)} (rounds ${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)})`, `${median(e.cpuCurrent).toFixed(1)} µs / ${median(e.cpuBaseline).toFixed(1)} µs`];
+    });
+  } finally {
+    for (const t of targets) {
+      await t.client.close();
+      await t.node.stop();
+      removeDir(t.node.dbpath);
+    }
+  }
+}
+
+async function snapshotRows(): Promise<string[][]> {
+  const t = await target('current');
+  try {
+    await load(t);
+    // A time before every document changes: snapshot reads then go through the history of each.
+    const session = t.client.startSession({ causalConsistency: true });
+    await t.coll.findOne({ _id: 0 }, { session });
+    const before = session.operationTime!;
+    await session.endSession();
+    await t.coll.updateMany({}, { $inc: { score: 1 } });
+    await t.coll.createIndex({ k: 1 });
+    const snapshot = { readConcern: { level: 'snapshot' as const, atClusterTime: before } };
+    const db = t.client.db('bench');
+    const rows: string[][] = [];
+    const pairs: [string, (i: number, rc?: object) => Promise<unknown>][] = [
+      ['find by _id', (i, rc) => db.command({ find: 'docs', filter: { _id: (i * 7919) % DOCS }, limit: 1, singleBatch: true, ...rc })],
+      ['find k in [a, a+100)', (i, rc) => db.command({ find: 'docs', filter: { k: { $gte: (i * 97) % (DOCS - 100), $lt: ((i * 97) % (DOCS - 100)) + 100 } }, batchSize: 200, ...rc })],
+    ];
+    for (const [name, fn] of pairs) {
+      const plain: number[] = [];
+      const snap: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        plain.push((await measure(t, (i) => fn(i))).rate);
+        snap.push((await measure(t, (i) => fn(i, snapshot))).rate);
+      }
+      rows.push([`${name}, ${CONCURRENCY} concurrent, every document changed since the snapshot`, `${median(snap)}/s`, `${median(plain)}/s`, (median(snap) / median(plain)).toFixed(2), '']);
+    }
+    return rows;
+  } finally {
+    await t.client.close();
+    await t.node.stop();
+    removeDir(t.node.dbpath);
+  }
+}
+
+export async function runTxnBench(): Promise<void> {
+  const rows = await snapshotRows();
+  printTable(['snapshot read against plain read, one node', 'snapshot', 'plain', 'ratio', ''], rows);
+  if (BASELINE === undefined) {
+    process.stdout.write('\n(set DOCSHARD_BASELINE to a checkout without versioned storage to measure its cost)\n');
+    return;
+  }
+  process.stdout.write('\n');
+  printTable([`one node, this checkout against ${BASELINE}, ${ROUNDS} rounds`, 'current', 'baseline', 'ratio (median)', 'node CPU/op current / baseline'], await storageCostRows(BASELINE));
+}
