@@ -140,6 +140,16 @@ function findAndModifyRequirements(cmd: Doc, db: string): Requirement[] {
   return [{ resource: collectionOf(cmd, db), actions }];
 }
 
+// Each change updateUser makes asks its own action of the user's database.
+function updateUserRequirements(cmd: Doc, db: string): Requirement[] {
+  const actions = [
+    ...(cmd.pwd !== undefined ? ['changePassword'] : []),
+    ...(cmd.customData !== undefined ? ['changeCustomData'] : []),
+    ...(cmd.roles !== undefined ? ['grantRole', 'revokeRole'] : []),
+  ];
+  return [{ resource: { kind: 'database', db }, actions }];
+}
+
 // Within one database renameCollectionSameDB suffices; across databases the source is read and
 // dropped and the target created, as MongoDB's rename_collection_common asks.
 function renameRequirements(cmd: Doc): Requirement[] {
@@ -183,6 +193,10 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   createUser: onDatabase('createUser'),
   dropUser: onDatabase('dropUser'),
   usersInfo: onDatabase('viewUser'),
+  updateUser: updateUserRequirements,
+  grantRolesToUser: onDatabase('grantRole'),
+  revokeRolesFromUser: onDatabase('revokeRole'),
+  rolesInfo: onDatabase('viewRole'),
   serverStatus: onCluster('serverStatus'),
   getCmdLineOpts: onCluster('getCmdLineOpts'),
   getLog: onCluster('getLog'),

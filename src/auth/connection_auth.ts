@@ -4,7 +4,8 @@ import type { RoleName, UserName } from './users.js';
 // What one client connection has proven: the user it authenticated as, and a SASL conversation
 // under way (conversationId 1: one at a time per connection, as the driver runs them).
 export interface ConnectionAuth {
-  user?: UserName & { roles: RoleName[] };
+  // `generation`: the user cache generation its roles were read under (absent: read them again).
+  user?: UserName & { roles: RoleName[]; generation?: string };
   conversation?:
     | { step: 'proof'; db: string; skipEmptyExchange: boolean; scram: AwaitingProof }
     | { step: 'empty'; db: string };

@@ -19,6 +19,8 @@ export interface SaslEnvironment {
   // Where the reason of a failure, and each success, is told: never the client.
   log(fields: Doc, msg: string): void;
   remote: string;
+  // The user cache generation the look-up answers from, kept with the roles read at login.
+  generation?: () => string;
 }
 
 // The driver runs one conversation at a time on a connection, and MongoDB numbers it 1.
@@ -61,9 +63,10 @@ export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Do
     }
     const serverSignature = serverFinal(conversation.scram, payloadOf(cmd));
     // Read again: the roles are those the user has now, and a user dropped meanwhile is refused.
+    const generation = env.generation?.();
     const user = await env.lookup({ db: conversation.db, user: conversation.scram.user });
     if (user === undefined) throw new ScramError(`user ${conversation.scram.user}@${conversation.db} was dropped during authentication`);
-    auth.user = { user: conversation.scram.user, db: conversation.db, roles: (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [] };
+    auth.user = { user: conversation.scram.user, db: conversation.db, roles: (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [], ...(generation === undefined ? {} : { generation }) };
     auth.conversation = conversation.skipEmptyExchange ? undefined : { step: 'empty', db: conversation.db };
     env.log({ c: 'ACCESS', mechanism: conversation.scram.mechanism, user: conversation.scram.user, db: conversation.db, remote: env.remote }, 'Authentication succeeded');
     return reply(conversation.skipEmptyExchange, serverSignature);

@@ -19,6 +19,12 @@ const ADMIN_ROLES = new Set([
   'clusterMonitor', 'hostManager', 'backup', 'restore', 'root', '__system',
 ]);
 
+// The built-in roles of a database as rolesInfo describes them: nothing inherited.
+export function builtinRoleInfo(db: string): Doc[] {
+  const names = [...DATABASE_ROLES, ...(db === 'admin' ? ADMIN_ROLES : [])].sort();
+  return names.map((role) => ({ role, db, isBuiltin: true, roles: [], inheritedRoles: [] }));
+}
+
 export function userId(name: UserName): string {
   return `${name.db}.${name.user}`;
 }

@@ -19,6 +19,7 @@ import { withFailCommand } from './fail_command.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { USERS_NS } from '../auth/users.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
+import { authenticatedUser } from './auth/user_cache.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -115,7 +116,7 @@ function admission(node: NodeServices, def: CommandDefinition, name: string, db:
 // (requiresAuth() false), and createUser from this host while no user exists (the localhost
 // exception); one that has runs what its roles allow.
 function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string, db: string, cmd: Doc): void {
-  const user = conn.auth?.user;
+  const user = authenticatedUser(node, conn);
   if (user !== undefined) {
     const refusal = checkAuthorization(user.roles, name, db, cmd);
     if (refusal !== undefined) throw refusal;

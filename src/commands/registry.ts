@@ -10,7 +10,10 @@ import {
   getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
 } from './diagnostic/simple.js';
 import { saslContinueCommand, saslStartCommand } from './auth/sasl_commands.js';
-import { connectionStatusCommand, createUserCommand, dropUserCommand, usersInfoCommand } from './auth/user_commands.js';
+import {
+  connectionStatusCommand, createUserCommand, dropUserCommand, getUserCacheGenerationCommand, grantRolesToUserCommand, revokeRolesFromUserCommand,
+  rolesInfoCommand, updateUserCommand, usersInfoCommand,
+} from './auth/user_commands.js';
 import { endSessionsCommand, killSessionsCommands, refreshSessionsCommand, startSessionCommand } from './sessions/session_commands.js';
 import { insertCommand } from './crud/insert.js';
 import { updateCommand } from './crud/update.js';
@@ -45,7 +48,8 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
-  saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand,
+  saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand, updateUserCommand, grantRolesToUserCommand,
+  revokeRolesFromUserCommand, rolesInfoCommand, getUserCacheGenerationCommand,
   startSessionCommand, refreshSessionsCommand, endSessionsCommand, ...killSessionsCommands,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, retryableStatementExecutedCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import { SERVER_VERSION } from '../commands/diagnostic/build_info.js';
 import { handleMessage, withCompression, type Dispatch, type MessageHandler } from '../commands/message_handler.js';
@@ -21,6 +22,7 @@ import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { WireClient } from '../wire/client.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { instrumentRouter } from './observability.js';
+import { newUserCacheGeneration } from '../router/commands/cluster_auth.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
@@ -64,6 +66,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     fastPaths: { insert: 0, find: 0 },
     knownViews: new Set(),
     failPoints: new FailPoints(),
+    userCache: { generation: newUserCacheGeneration() },
     commands: buildRouterCommandTable(options.enableTestCommands ? [...routerCommands, ...routerTestCommands] : routerCommands),
   };
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
@@ -93,15 +96,36 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
   const timer = setInterval(() => void ping(), PING_INTERVAL_MS);
   timer.unref();
   const sessionJobs = startRouterSessionJobs(router);
+  const userCachePoll = options.auth ? pollUserCacheGeneration(router) : undefined;
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: 'router', configdb: options.configHost }, 'Waiting for connections');
   return {
     port,
     services: router,
     async stop() {
       clearInterval(timer);
+      if (userCachePoll !== undefined) clearInterval(userCachePoll);
       await sessionJobs.stop();
       await server.close();
       await client.close();
     },
   };
+}
+
+// As mongos's user cache: every userCacheInvalidationIntervalSecs the config server is asked for its
+// user cache generation, and a change makes every logged-in connection read its roles again.
+function pollUserCacheGeneration(router: RouterServices): NodeJS.Timeout {
+  let seen: string | undefined;
+  const poll = (): void => {
+    router.client.command(router.options.configHost, 'admin', { _getUserCacheGeneration: 1 }).then((reply) => {
+      const generation = reply.ok === 1 && reply.cacheGeneration instanceof ObjectId ? reply.cacheGeneration.toHexString() : undefined;
+      if (generation === undefined || generation === seen) return;
+      if (seen !== undefined) router.userCache.generation = newUserCacheGeneration();
+      seen = generation;
+    }, (err: unknown) => router.logger.warn({ c: 'ACCESS', err }, 'Could not read the user cache generation of the config server'));
+  };
+  // Once at start, so that the first change after it is one.
+  poll();
+  const timer = setInterval(poll, router.options.parameters.userCacheInvalidationIntervalSecs * 1000);
+  timer.unref();
+  return timer;
 }

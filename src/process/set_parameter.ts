@@ -43,7 +43,9 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
 
 // Parameters whose smallest value is above 0, as mongod's validators have it (a refresh every 0 ms
 // would never let anything else run).
-const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'] | keyof RouterOptions['parameters'], number>> = { ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1, maxAcceptableLogicalClockDriftSecs: 1 };
+const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'] | keyof RouterOptions['parameters'], number>> = {
+  ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1, maxAcceptableLogicalClockDriftSecs: 1, userCacheInvalidationIntervalSecs: 1,
+};
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {
   const out = { ...DEFAULT_PARAMETERS };
@@ -67,9 +69,12 @@ function integerParameter(name: keyof typeof MINIMUMS, value: string): number {
 // A router's: routerFastPaths (ours; true or false, 1 or 0) puts the fast paths
 // (src/router/fast_paths.ts) in front of the general path; off, every command takes the general
 // path, which is how CI shows that both answer alike. logicalSessionRefreshMillis and
-// maxAcceptableLogicalClockDriftSecs as a node's.
+// maxAcceptableLogicalClockDriftSecs as a node's. userCacheInvalidationIntervalSecs is mongos's (30
+// by default, at least 1): how often a router with --auth asks the config server whether its users
+// changed, and if so reads each logged-in connection's roles again.
 const ROUTER_DEFAULT_PARAMETERS: RouterOptions['parameters'] = {
   routerFastPaths: true,
+  userCacheInvalidationIntervalSecs: 30,
   logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS,
   maxAcceptableLogicalClockDriftSecs: DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS,
 };
@@ -82,7 +87,7 @@ export function parseRouterSetParameters(values: readonly string[]): RouterOptio
     const name = eq < 0 ? raw : raw.slice(0, eq);
     const value = eq < 0 ? '' : raw.slice(eq + 1);
     if (!Object.hasOwn(ROUTER_DEFAULT_PARAMETERS, name)) throw new Error(`Unknown --setParameter '${name}'`);
-    if (name === 'logicalSessionRefreshMillis' || name === 'maxAcceptableLogicalClockDriftSecs') {
+    if (name === 'logicalSessionRefreshMillis' || name === 'maxAcceptableLogicalClockDriftSecs' || name === 'userCacheInvalidationIntervalSecs') {
       out[name] = integerParameter(name, value);
       continue;
     }

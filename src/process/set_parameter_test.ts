@@ -39,12 +39,18 @@ describe('--setParameter', () => {
   });
 
   it("reads a router's routerFastPaths, on by default, and refuses what is not a boolean", () => {
-    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true, logicalSessionRefreshMillis: 300_000, maxAcceptableLogicalClockDriftSecs: 31_536_000 });
+    assert.deepEqual(parseRouterSetParameters([]), { routerFastPaths: true, userCacheInvalidationIntervalSecs: 30, logicalSessionRefreshMillis: 300_000, maxAcceptableLogicalClockDriftSecs: 31_536_000 });
     assert.equal(parseRouterSetParameters(['routerFastPaths=false']).routerFastPaths, false);
     assert.equal(parseRouterSetParameters(['routerFastPaths=0']).routerFastPaths, false);
     assert.equal(parseRouterSetParameters(['routerFastPaths=false', 'routerFastPaths=true']).routerFastPaths, true);
     assert.throws(() => parseRouterSetParameters(['routerFastPaths=off']), /Bad value/);
     assert.throws(() => parseRouterSetParameters(['routerFastPaths']), /Bad value/);
     assert.throws(() => parseRouterSetParameters(['orphanCleanupDelaySecs=1']), /Unknown --setParameter/);
+  });
+
+  it("reads a router's userCacheInvalidationIntervalSecs, 30 by default, at least 1", () => {
+    assert.equal(parseRouterSetParameters(['userCacheInvalidationIntervalSecs=1']).userCacheInvalidationIntervalSecs, 1);
+    assert.throws(() => parseRouterSetParameters(['userCacheInvalidationIntervalSecs=0']), /Bad value/);
+    assert.throws(() => parseSetParameters(['userCacheInvalidationIntervalSecs=5']), /Unknown --setParameter/);
   });
 });

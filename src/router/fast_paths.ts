@@ -31,7 +31,7 @@ export function withFastPaths(router: RouterServices, general: MessageHandler): 
     const host = plan === undefined ? undefined : router.shardRegistry.cachedHost(plan.shard);
     if (plan === undefined || host === undefined) return general(conn, message);
     // With --auth, a command its user may not run takes the general path, which refuses it.
-    if (router.options.auth && !mayRun(conn, insert !== undefined ? 'insert' : 'find', plan.ns)) return general(conn, message);
+    if (router.options.auth && !mayRun(router, conn, insert !== undefined ? 'insert' : 'find', plan.ns)) return general(conn, message);
     try {
       // The planners' shapes hold no maxTimeMS: a command with one is the general path's.
       assert(enterCommand(router, insert !== undefined ? 'insert' : 'find', plan.generic) === undefined, 'a fast path planned a command with a maxTimeMS');
@@ -47,9 +47,10 @@ export function withFastPaths(router: RouterServices, general: MessageHandler): 
   };
 }
 
-function mayRun(conn: ConnectionInfo, name: 'insert' | 'find', ns: string): boolean {
+// Roles read under an older user cache generation are the general path's to read again.
+function mayRun(router: RouterServices, conn: ConnectionInfo, name: 'insert' | 'find', ns: string): boolean {
   const user = conn.auth?.user;
-  if (user === undefined) return false;
+  if (user === undefined || user.generation !== router.userCache.generation) return false;
   const dot = ns.indexOf('.');
   return checkAuthorization(user.roles, name, ns.slice(0, dot), { [name]: ns.slice(dot + 1) }) === undefined;
 }

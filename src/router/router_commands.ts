@@ -9,7 +9,7 @@ import {
   clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
 } from './commands/cluster_diagnostics.js';
 import {
-  clusterConnectionStatusCommand, clusterCreateUserCommand, clusterDropUserCommand, clusterSaslContinueCommand, clusterSaslStartCommand, clusterUsersInfoCommand,
+  clusterConnectionStatusCommand, clusterCreateUserCommand, clusterSaslContinueCommand, clusterSaslStartCommand, clusterUserCommands,
 } from './commands/cluster_auth.js';
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
 import { clusterSessionCommands } from './commands/cluster_sessions.js';
@@ -43,5 +43,5 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
   clusterKillOpCommand, checkMetadataConsistencyCommand,
-  clusterSaslStartCommand, clusterSaslContinueCommand, clusterCreateUserCommand, clusterDropUserCommand, clusterUsersInfoCommand,
+  clusterSaslStartCommand, clusterSaslContinueCommand, clusterCreateUserCommand, ...clusterUserCommands,
 ];

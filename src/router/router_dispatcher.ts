@@ -14,6 +14,7 @@ import { withFailCommand } from '../commands/fail_command.js';
 import { runInRouterSession } from './cluster_session_operation.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
+import { refreshAuthenticatedUser } from './commands/cluster_auth.js';
 import { withSnapshotTime } from '../commands/snapshot_read.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
@@ -27,6 +28,11 @@ export function dispatchRouterCommand(router: RouterServices, conn: ConnectionIn
 }
 
 function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+  // Roles read under an older user cache generation are read again first.
+  const user = router.options.auth ? conn.auth?.user : undefined;
+  if (user !== undefined && user.generation !== router.userCache.generation) {
+    return refreshAuthenticatedUser(router, conn).then(() => routeCommand(router, conn, cmd), (err: unknown) => routerErrorReply(router, err));
+  }
   try {
     const db = cmd.$db;
     if (typeof db !== 'string') throw new MongoError(40571, 'OP_MSG requests require a $db argument');

@@ -27,7 +27,8 @@ export interface RouterOptions {
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;
   // logicalSessionRefreshMillis, how often the session cache is written to config.system.sessions;
   // maxAcceptableLogicalClockDriftSecs, how far ahead of its wall clock a gossiped $clusterTime may be.
-  parameters: { routerFastPaths: boolean; logicalSessionRefreshMillis: number; maxAcceptableLogicalClockDriftSecs: number };
+  // userCacheInvalidationIntervalSecs, how often the config server is asked whether its users changed.
+  parameters: { routerFastPaths: boolean; logicalSessionRefreshMillis: number; maxAcceptableLogicalClockDriftSecs: number; userCacheInvalidationIntervalSecs: number };
 }
 
 // Everything a router command may use. A router keeps nothing durable: these are caches of the
@@ -57,6 +58,9 @@ export interface RouterServices {
   knownViews: Set<string>;
   // The router's fail points (failCommand), set by configureFailPoint with --enableTestCommands.
   failPoints: FailPoints;
+  // The user cache generation the roles of logged-in connections must have been read under: a new
+  // one when a user command goes through this router or the config server's changes (polled).
+  userCache: { generation: string };
   commands: ReadonlyMap<string, RouterCommand>;
 }
 

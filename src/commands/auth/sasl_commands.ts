@@ -3,6 +3,7 @@ import { USERS_NS, userId } from '../../auth/users.js';
 import type { ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import { withInternalUser } from '../../auth/internal_user.js';
+import { userCacheGeneration } from './user_cache.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 
 // A node's SASL commands: the conversation of src/auth over the node's own admin.system.users.
@@ -33,6 +34,7 @@ function saslEnvironment(ctx: CommandContext): SaslEnvironment {
     lookup: withInternalUser((name) => ctx.node.local.findOne(USERS_NS, { _id: userId(name) }), ctx.node.options.keyFile?.key),
     log: (fields, msg) => ctx.node.logger.info(fields, msg),
     remote: ctx.conn.remote,
+    generation: () => userCacheGeneration(ctx.node).toHexString(),
   };
 }
 

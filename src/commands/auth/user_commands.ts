@@ -1,16 +1,18 @@
 import type { Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { mechanismsOf, parseMechanisms, parseRoles, USERS_NS, userDocument, userId, type UserName } from '../../auth/users.js';
+import { builtinRoleInfo, mechanismsOf, parseMechanisms, parseRoles, USERS_NS, userDocument, userId, type RoleName, type UserName } from '../../auth/users.js';
 import { requireString } from '../args.js';
-import type { CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
 import { authOf } from './sasl_commands.js';
+import { invalidateUserCache, userCacheGeneration } from './user_cache.js';
 
 export const createUserCommand: CommandDefinition = {
   names: ['createUser'],
   run: (ctx, cmd) => {
     const name: UserName = { user: requireString(cmd, 'createUser'), db: ctx.db };
     if (name.user === '') throw new MongoError(ErrorCodes.BadValue, 'User document needs \'user\' field to be non-empty');
+    if (name.db === 'local') throw new MongoError(ErrorCodes.BadValue, 'Cannot create users in the local database');
     if (typeof cmd.pwd !== 'string') throw new MongoError(ErrorCodes.BadValue, "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db");
     if (cmd.pwd === '') throw new MongoError(ErrorCodes.BadValue, 'User passwords must not be empty');
     if (cmd.roles === undefined) throw new MongoError(ErrorCodes.BadValue, '"createUser" command requires a "roles" array');
@@ -21,6 +23,7 @@ export const createUserCommand: CommandDefinition = {
     }
     const doc = userDocument(name, cmd.pwd, roles, mechanisms);
     ctx.node.local.write((w) => w.insert(USERS_NS, doc));
+    invalidateUserCache(ctx.node);
     ctx.node.logger.info({ c: 'ACCESS', user: name.user, db: name.db }, 'Created user');
     return { ok: 1 };
   },
@@ -32,6 +35,7 @@ export const dropUserCommand: CommandDefinition = {
     const name: UserName = { user: requireString(cmd, 'dropUser'), db: ctx.db };
     const removed = ctx.node.local.write((w) => w.delete(USERS_NS, { _id: userId(name) }));
     if (removed === 0) throw new MongoError(ErrorCodes.UserNotFound, `User '${name.user}@${name.db}' not found`);
+    invalidateUserCache(ctx.node);
     return { ok: 1 };
   },
 };
@@ -66,6 +70,89 @@ export const connectionStatusCommand: CommandDefinition = {
     };
   },
 };
+
+// updateUser: a new password (new credentials for the user's mechanisms, or those `mechanisms`
+// names, a subset of them), new roles, new customData; anything else of the user stays.
+export const updateUserCommand: CommandDefinition = {
+  names: ['updateUser'],
+  run: (ctx, cmd) => {
+    const name: UserName = { user: requireString(cmd, 'updateUser'), db: ctx.db };
+    if (cmd.pwd === undefined && cmd.roles === undefined && cmd.customData === undefined) {
+      throw new MongoError(ErrorCodes.BadValue, 'Must specify at least one field to update in updateUser');
+    }
+    if (cmd.pwd !== undefined && typeof cmd.pwd !== 'string') throw new MongoError(ErrorCodes.BadValue, "BSON field 'updateUser.pwd' is the wrong type, expected type 'string'");
+    if (cmd.pwd === '') throw new MongoError(ErrorCodes.BadValue, 'User passwords must not be empty');
+    const roles = cmd.roles === undefined ? undefined : parseRoles(cmd.roles, ctx.db);
+    const doc = ctx.node.local.findOne(USERS_NS, { _id: userId(name) });
+    if (doc === undefined) throw new MongoError(ErrorCodes.UserNotFound, `User ${name.user}@${name.db} not found`);
+    const had = mechanismsOf(doc);
+    const mechanisms = cmd.mechanisms === undefined ? had : parseMechanisms(cmd.mechanisms);
+    if (mechanisms.some((m) => !had.includes(m))) throw new MongoError(ErrorCodes.BadValue, 'mechanisms field must be a subset of previously set mechanisms');
+    if (cmd.mechanisms !== undefined && cmd.pwd === undefined) throw new MongoError(ErrorCodes.BadValue, 'Must provide a \'pwd\' field when changing the user\'s mechanisms');
+    const set: Doc = {};
+    if (typeof cmd.pwd === 'string') set.credentials = userDocument(name, cmd.pwd, [], mechanisms).credentials;
+    if (roles !== undefined) set.roles = roles;
+    if (cmd.customData !== undefined) set.customData = cmd.customData;
+    ctx.node.local.write((w) => w.update(USERS_NS, { _id: userId(name) }, { $set: set }));
+    invalidateUserCache(ctx.node);
+    return { ok: 1 };
+  },
+};
+
+export const grantRolesToUserCommand: CommandDefinition = {
+  names: ['grantRolesToUser'],
+  run: (ctx, cmd) => changeRoles(ctx.node, 'grantRolesToUser', { user: requireString(cmd, 'grantRolesToUser'), db: ctx.db }, cmd.roles, ctx.db, (held, given) => [
+    ...held, ...given.filter((g) => !held.some((h) => h.role === g.role && h.db === g.db)),
+  ]),
+};
+
+export const revokeRolesFromUserCommand: CommandDefinition = {
+  names: ['revokeRolesFromUser'],
+  run: (ctx, cmd) => changeRoles(ctx.node, 'revokeRolesFromUser', { user: requireString(cmd, 'revokeRolesFromUser'), db: ctx.db }, cmd.roles, ctx.db, (held, given) => (
+    held.filter((h) => !given.some((g) => g.role === h.role && g.db === h.db))
+  )),
+};
+
+function changeRoles(node: CommandContext['node'], command: string, name: UserName, value: unknown, db: string, change: (held: RoleName[], given: RoleName[]) => RoleName[]): Doc {
+  if (!Array.isArray(value) || value.length === 0) throw new MongoError(ErrorCodes.BadValue, `"${command}" command requires a non-empty "roles" array`);
+  const given = parseRoles(value, db);
+  const doc = node.local.findOne(USERS_NS, { _id: userId(name) });
+  if (doc === undefined) throw new MongoError(ErrorCodes.UserNotFound, `Could not find user "${name.user}" for db "${name.db}"`);
+  const roles = change((doc.roles as RoleName[] | undefined) ?? [], given);
+  node.local.write((w) => w.update(USERS_NS, { _id: userId(name) }, { $set: { roles } }));
+  invalidateUserCache(node);
+  return { ok: 1 };
+}
+
+// rolesInfo of the built-in roles, the only ones there are: 1 lists a database's user-defined
+// roles (none) unless showBuiltinRoles; a name, {role, db} or an array of them answer those
+// that exist, each with no roles of its own to inherit, as MongoDB answers a built-in role.
+export const rolesInfoCommand: CommandDefinition = {
+  names: ['rolesInfo'],
+  run: (ctx, cmd) => ({ roles: rolesInfo(cmd, ctx.db), ok: 1 }),
+};
+
+export function rolesInfo(cmd: Doc, db: string): Doc[] {
+  const arg = cmd.rolesInfo;
+  if (arg === 1 || arg === true) return cmd.showBuiltinRoles === true ? builtinRoleInfo(db) : [];
+  const names = (Array.isArray(arg) ? arg : [arg]).map((r) => roleNameOf(r, db));
+  return names.flatMap((r) => builtinRoleInfo(r.db).filter((info) => info.role === r.role));
+}
+
+// A config server's user cache generation, for routers (mongos's user cache polls it).
+export const getUserCacheGenerationCommand: CommandDefinition = {
+  names: ['_getUserCacheGeneration'],
+  adminOnly: true,
+  run: (ctx) => ({ cacheGeneration: userCacheGeneration(ctx.node), ok: 1 }),
+};
+
+function roleNameOf(value: unknown, db: string): RoleName {
+  if (typeof value === 'string') return { role: value, db };
+  if (value !== null && typeof value === 'object' && typeof (value as Doc).role === 'string' && typeof (value as Doc).db === 'string') {
+    return { role: (value as Doc).role as string, db: (value as Doc).db as string };
+  }
+  throw new MongoError(ErrorCodes.BadValue, 'Role name must be either a string or an object with "role" and "db" fields');
+}
 
 function userNameOf(value: unknown, db: string): UserName {
   if (typeof value === 'string') return { user: value, db };

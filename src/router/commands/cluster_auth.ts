@@ -3,10 +3,12 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { isLoopback, type ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
-import type { UserName } from '../../auth/users.js';
+import type { RoleName, UserName } from '../../auth/users.js';
+import { randomBytes } from 'node:crypto';
+import type { ConnectionInfo } from '../../commands/command.js';
 import { withInternalUser } from '../../auth/internal_user.js';
 import { checkOk } from '../../wire/remote_cursor.js';
-import type { RouterCommand, RouterContext } from '../router_services.js';
+import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
 
 // Authentication on a router, as mongos does it: the cluster's users live on the config server
 // (admin.system.users there), the router reads a user's credentials and roles from it with
@@ -58,12 +60,52 @@ export const clusterCreateUserCommand: RouterCommand = {
       const all = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { usersInfo: { forAllDBs: true } }));
       if (!isLoopback(ctx.conn.remote) || (all.users as unknown[]).length > 0) throw new MongoError(ErrorCodes.Unauthorized, 'command createUser requires authentication');
     }
-    return toConfigServer(ctx, cmd);
+    return changeUsers(ctx, cmd);
   },
 };
 
-export const clusterDropUserCommand: RouterCommand = { names: ['dropUser'], run: toConfigServer };
-export const clusterUsersInfoCommand: RouterCommand = { names: ['usersInfo'], run: toConfigServer };
+export const clusterUserCommands: readonly RouterCommand[] = [
+  { names: ['dropUser'], run: changeUsers },
+  { names: ['updateUser'], run: changeUsers },
+  { names: ['grantRolesToUser'], run: changeUsers },
+  { names: ['revokeRolesFromUser'], run: changeUsers },
+  { names: ['usersInfo'], run: toConfigServer },
+  { names: ['rolesInfo'], run: toConfigServer },
+];
+
+// A change of users through this router applies to its own connections at their next command;
+// other routers see it at their next poll of the config server's generation.
+async function changeUsers(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  try {
+    return await toConfigServer(ctx, cmd);
+  } finally {
+    ctx.router.userCache.generation = newUserCacheGeneration();
+  }
+}
+
+export function newUserCacheGeneration(): string {
+  return randomBytes(12).toString('hex');
+}
+
+// The connection's user with its roles read again from the config server, after the router's user
+// cache generation moved; a user dropped since it logged in is logged out.
+export async function refreshAuthenticatedUser(router: RouterServices, conn: ConnectionInfo): Promise<void> {
+  const user = conn.auth?.user;
+  if (user === undefined) return;
+  const generation = router.userCache.generation;
+  if (user.db === 'local') {
+    user.generation = generation;
+    return;
+  }
+  const doc = await configServerUser(router, user);
+  if (conn.auth?.user !== user) return;
+  if (doc === undefined) {
+    conn.auth.user = undefined;
+    router.logger.info({ c: 'ACCESS', user: user.user, db: user.db, remote: conn.remote }, 'Logged out a user that was dropped');
+    return;
+  }
+  conn.auth.user = { user: user.user, db: user.db, roles: ((doc.roles as RoleName[] | undefined) ?? []).map((r) => ({ role: r.role, db: r.db })), generation };
+}
 
 // The generic arguments that are the router's own (its session, its times); the rest of a user
 // command goes to the config server as the client sent it.
@@ -77,16 +119,17 @@ async function toConfigServer(ctx: RouterContext, cmd: Doc): Promise<Doc> {
 }
 
 // A user as the config server holds it, credentials included (mongos asks the same of it).
-function configServerUser(ctx: RouterContext, name: UserName): Promise<Doc | undefined> {
-  return ctx.router.client.command(ctx.router.options.configHost, name.db, { usersInfo: { user: name.user, db: name.db }, showCredentials: true })
+function configServerUser(router: RouterServices, name: UserName): Promise<Doc | undefined> {
+  return router.client.command(router.options.configHost, name.db, { usersInfo: { user: name.user, db: name.db }, showCredentials: true })
     .then((reply) => (checkOk(reply).users as Doc[])[0]);
 }
 
 function saslEnvironment(ctx: RouterContext): SaslEnvironment {
   return {
-    lookup: withInternalUser((name) => configServerUser(ctx, name), ctx.router.options.keyFile?.key),
+    lookup: withInternalUser((name) => configServerUser(ctx.router, name), ctx.router.options.keyFile?.key),
     log: (fields, msg) => ctx.router.logger.info(fields, msg),
     remote: ctx.conn.remote,
+    generation: () => ctx.router.userCache.generation,
   };
 }
 
