@@ -5,10 +5,11 @@ import { MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 
-// Drops through the DDL coordinators of the database's primary shard (src/ddl): state documents,
+// Drops and renames through the DDL coordinators of the database's primary shard (src/ddl): state documents,
 // persisted critical sections, joins, $currentOp, and a kill -9 of the primary at every phase.
 const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
 const DROP_PHASES = ['kFreezeCollection', 'kEnterCriticalSection', 'kDropCollection', 'kReleaseCriticalSection'];
+const RENAME_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kBlockCrudAndRename', 'kRenameMetadata', 'kUnblockCrud'];
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -26,7 +27,7 @@ describe('DDL coordinators on the primary shard', () => {
   let shardClients: MongoClient[];
 
   before(async () => {
-    cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
+    cluster = await spawnCluster({ shards: 2, routers: 2, enableTestCommands: true });
     client = new MongoClient(cluster.routers[0]!.uri);
     shardClients = cluster.shards.map((s) => new MongoClient(s.uri));
   });
@@ -165,4 +166,62 @@ describe('DDL coordinators on the primary shard', () => {
     assert.deepEqual(await criticalSectionDocs(), []);
     assert.deepEqual(await inconsistencies(), []);
   });
+  // The renamed collection as both routers see it: the second one cached the old name's routing.
+  async function assertRenamed(db: string, from: string, to: string, uuid: unknown, epoch: unknown): Promise<void> {
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.${to}` });
+    assert.deepEqual(entry?.uuid, uuid, 'the target keeps the source UUID');
+    assert.notDeepEqual(entry?.lastmodEpoch, epoch, 'under a new epoch');
+    assert.equal(await client.db('config').collection<AnyDoc>('collections').countDocuments({ _id: `${db}.${from}` }), 0);
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      for (const c of [client, other]) {
+        assert.equal(await c.db(db).collection(to).countDocuments(), 20);
+        assert.deepEqual(await c.db(db).collection<AnyDoc>(to).findOne({ k: 15 }), { _id: 15, k: 15 });
+        assert.equal(await c.db(db).collection(from).countDocuments(), 0);
+        await c.db(db).collection<AnyDoc>(to).updateOne({ k: 3 }, { $set: { seen: true } });
+      }
+    } finally {
+      await other.close();
+    }
+    assert.deepEqual(await coordinatorDocs(), []);
+    assert.deepEqual(await criticalSectionDocs(), []);
+    assert.deepEqual(await inconsistencies(), []);
+  }
+
+  it('renames a sharded collection: same UUID, new epoch, data and routing under the new name through a stale router', async () => {
+    await shardedOnBoth('ren', 'src');
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    assert.equal(await other.db('ren').collection('src').countDocuments(), 20, 'the second router caches the old routing');
+    await other.close();
+    const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'ren.src' });
+    await client.db('admin').command({ renameCollection: 'ren.src', to: 'ren.dst' });
+    await assertRenamed('ren', 'src', 'dst', before!.uuid, before!.lastmodEpoch);
+  });
+
+  it('renames an unsharded collection over a sharded target with dropTarget, and refuses without it', async () => {
+    await shardedOnBoth('rent', 'target');
+    await client.db('rent').collection<AnyDoc>('plain').insertMany([{ _id: 'a' }, { _id: 'b' }]);
+    const refused = await client.db('admin').command({ renameCollection: 'rent.plain', to: 'rent.target' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(refused?.code, 48);
+    assert.equal(refused?.codeName, 'NamespaceExists');
+    assert.deepEqual(await coordinatorDocs(), [], 'a refused rename leaves no state document');
+    const missing = await client.db('admin').command({ renameCollection: 'rent.nothing', to: 'rent.other' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(missing?.code, 26);
+    await client.db('admin').command({ renameCollection: 'rent.plain', to: 'rent.target', dropTarget: true });
+    assert.equal(await client.db('config').collection<AnyDoc>('collections').countDocuments({ _id: 'rent.target' }), 0, 'the target is no longer sharded');
+    assert.deepEqual((await client.db('rent').collection<AnyDoc>('target').find().sort({ _id: 1 }).toArray()).map((d) => d._id), ['a', 'b']);
+    for (const shard of shardClients) assert.deepEqual(await shard.db('rent').listCollections({ name: 'plain' }).toArray(), []);
+    assert.deepEqual(await shardClients[1]!.db('rent').listCollections({ name: 'target' }).toArray(), [], 'the dropped target left no copy on the other shard');
+    assert.deepEqual(await inconsistencies(), []);
+  });
+
+  for (const phase of RENAME_PHASES) {
+    it(`renameCollection: kill -9 of the primary shard before ${phase}, restart, the rename completes`, async () => {
+      const db = `crashren${phase.toLowerCase()}`;
+      await shardedOnBoth(db, 'src');
+      const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.src` });
+      await killPrimaryAt(phase, 'RenameCollectionCoordinator', () => client.db('admin').command({ renameCollection: `${db}.src`, to: `${db}.dst` }));
+      await assertRenamed(db, 'src', 'dst', before!.uuid, before!.lastmodEpoch);
+    });
+  }
 });

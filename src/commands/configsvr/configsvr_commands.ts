@@ -82,6 +82,15 @@ export const configsvrCommitDropCollectionCommand: CommandDefinition = {
   },
 };
 
+export const configsvrRenameCollectionMetadataCommand: CommandDefinition = {
+  names: ['_configsvrRenameCollectionMetadata'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    await manager(ctx).renameCollectionMetadata(requireString(cmd, '_configsvrRenameCollectionMetadata'), requireString(cmd, 'to'), cmd.sourceUUID, cmd.targetUUID);
+    return { ok: 1 };
+  },
+};
+
 export const configsvrCommitDropDatabaseCommand: CommandDefinition = {
   names: ['_configsvrCommitDropDatabase'],
   adminOnly: true,
@@ -135,6 +144,6 @@ export const configsvrEnsureChunkVersionIsGreaterThanCommand: CommandDefinition 
 export const configServerCommands: readonly CommandDefinition[] = [
   configsvrAddShardCommand, configsvrCreateDatabaseCommand, configsvrShardCollectionCommand,
   configsvrCommitChunkSplitCommand, configsvrCommitChunksMergeCommand,
-  configsvrCommitDropCollectionCommand, configsvrCommitDropDatabaseCommand, configsvrMoveRangeCommand,
+  configsvrCommitDropCollectionCommand, configsvrCommitDropDatabaseCommand, configsvrRenameCollectionMetadataCommand, configsvrMoveRangeCommand,
   configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand,
 ];

@@ -4,7 +4,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { ShardingDDLCoordinatorService } from '../../ddl/sharding_ddl_coordinator_service.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
-import { collectionArg, optionalBool, optionalNumber, requireDoc } from '../args.js';
+import { collectionArg, optionalBool, optionalNumber, requireDoc, requireString } from '../args.js';
 
 // What a router sends a database's primary shard for a DDL (MongoDB's _shardsvr* DDL commands):
 // the primary runs the operation's coordinator (src/ddl), or joins the one running. The dispatcher
@@ -63,6 +63,19 @@ export const shardsvrCreateCollectionCommand: CommandDefinition = {
   },
 };
 
+// {_shardsvrRenameCollection: coll, to, dropTarget}
+export const shardsvrRenameCollectionCommand: CommandDefinition = {
+  names: ['_shardsvrRenameCollection'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrRenameCollection');
+    const coll = collectionArg(cmd);
+    const to = requireString(cmd, 'to');
+    const request = { _shardsvrRenameCollection: coll, to, dropTarget: optionalBool(cmd, 'dropTarget') ?? false };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'renameCollection' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
 export const ddlCoordinatorCommands: readonly CommandDefinition[] = [
-  shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand,
+  shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand, shardsvrRenameCollectionCommand,
 ];

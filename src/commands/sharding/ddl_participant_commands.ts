@@ -4,6 +4,8 @@ import type { CommandContext, CommandDefinition } from '../command.js';
 import { collectionArg, requireDoc, requireString } from '../args.js';
 import { dropCollectionLocally, dropDatabaseLocally } from '../ddl/collections.js';
 import type { CollectionCriticalSections } from '../../shard/collection_critical_section.js';
+import { valuesEqual } from '../../bson/compare.js';
+import { RANGE_DELETIONS_NS } from '../../migration/range_deletion_task.js';
 
 // The participant side of the DDL coordinators (src/ddl), on every shard.
 
@@ -66,6 +68,31 @@ export const dropDatabaseParticipantCommand: CommandDefinition = {
   },
 };
 
+// {_shardsvrRenameCollectionParticipant: coll, to, sourceUUID}, under the critical sections of both
+// namespaces: a target of another UUID is dropped (the coordinator checked dropTarget), the source's
+// copy takes the new name with its UUID and its range deletion tasks, and both namespaces' cached
+// metadata goes. Run again after a crash, it finds its copy renamed and leaves it.
+export const renameCollectionParticipantCommand: CommandDefinition = {
+  names: ['_shardsvrRenameCollectionParticipant'],
+  run(ctx, cmd) {
+    criticalSections(ctx, '_shardsvrRenameCollectionParticipant');
+    const from = `${ctx.db}.${collectionArg(cmd)}`;
+    const to = requireString(cmd, 'to');
+    if (to.slice(0, to.indexOf('.')) !== ctx.db) throw new MongoError(ErrorCodes.IllegalOperation, `${from} is renamed only within its database, not to ${to}`);
+    const { storage, local } = ctx.node;
+    const target = storage.getCollection(to);
+    if (target !== undefined && !valuesEqual(target.entry.uuid, cmd.sourceUUID)) dropCollectionLocally(ctx.node, to);
+    const source = storage.getCollection(from);
+    if (source !== undefined && valuesEqual(source.entry.uuid, cmd.sourceUUID)) {
+      storage.renameCollection(from, to);
+      local.write((w) => w.update(RANGE_DELETIONS_NS, { nss: from }, { $set: { nss: to } }, { multi: true }));
+    }
+    ctx.node.sharding.metadata.forget(from);
+    ctx.node.sharding.metadata.forget(to);
+    return { ok: 1 };
+  },
+};
+
 export const ddlParticipantCommands: readonly CommandDefinition[] = [
-  participantBlockCommand, dropCollectionParticipantCommand, dropDatabaseParticipantCommand,
+  participantBlockCommand, dropCollectionParticipantCommand, dropDatabaseParticipantCommand, renameCollectionParticipantCommand,
 ];

@@ -133,25 +133,30 @@ export const clusterCreateCommand: RouterCommand = {
   },
 };
 
-// renameCollection of an unsharded collection runs on its database's primary shard, which holds
-// it. Renaming a sharded collection, to a sharded collection, or into another database needs a
-// DDL coordinator docshard does not have yet (MongoDB 7.0 does all three), so those are refused.
+// renameCollection within a database, of a collection sharded or not, runs on the database's
+// primary shard through its coordinator (src/ddl). Into another database is refused: MongoDB 7.0
+// renames an unsharded collection across databases of one primary shard, docshard not yet.
 export const clusterRenameCollectionCommand: RouterCommand = {
   names: ['renameCollection'],
   adminOnly: true,
   async run(ctx, cmd) {
     const from = requireString(cmd, 'renameCollection');
     const to = requireString(cmd, 'to');
+    for (const ns of [from, to]) {
+      if (!ns.includes('.') || ns.endsWith('.') || ns.startsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
+    }
     const db = from.slice(0, from.indexOf('.'));
-    if (!from.includes('.') || to.slice(0, to.indexOf('.')) !== db) {
+    if (to.slice(0, to.indexOf('.')) !== db) {
       throw new MongoError(ErrorCodes.IllegalOperation, `docshard renames a collection only within its database: ${from} to ${to}`);
     }
-    return withStaleRetry(ctx.router, from, async (routing) => {
-      if (routing.cm || await ctx.router.catalogCache.getCollection(to)) {
-        throw new MongoError(ErrorCodes.IllegalOperation, `docshard cannot rename a sharded collection yet: ${routing.cm ? from : to} is sharded`);
-      }
-      return sendToShard(ctx.router, routing.db.primary, 'admin', forwardable(cmd));
-    });
+    if (!await ctx.router.catalogCache.getDatabase(db, { create: false })) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
+    try {
+      await onPrimaryShard(ctx, db, from, { _shardsvrRenameCollection: from.slice(db.length + 1), to, dropTarget: cmd.dropTarget === true });
+    } finally {
+      ctx.router.catalogCache.invalidateCollection(from);
+      ctx.router.catalogCache.invalidateCollection(to);
+    }
+    return { ok: 1 };
   },
 };
 
