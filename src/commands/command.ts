@@ -20,6 +20,7 @@ import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manag
 import type { ConnectionAuth } from '../auth/connection_auth.js';
 import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
+import type { TransactionParticipants } from '../sessions/transaction_participant.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -48,6 +49,7 @@ export interface NodeOptions {
     ttlMonitorSleepSecs: number;
     maxAcceptableLogicalClockDriftSecs: number;
     logicalSessionRefreshMillis: number;
+    transactionLifetimeLimitSeconds: number;
   };
 }
 
@@ -76,6 +78,8 @@ export interface NodeServices {
   sessionKiller: SessionKiller;
   // Retryable writes: each session's txnNumber and what its statements did.
   sessionCatalog: SessionCatalog;
+  // Multi-document transactions: each session's transaction on this node.
+  transactions: TransactionParticipants;
   // The process's cluster time.
   clock: LogicalClock;
   local: LocalCollections;

@@ -16,6 +16,7 @@ import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
 import { withClusterTime } from './operation_time.js';
 import { withFailCommand } from './fail_command.js';
+import { runTransactionStatement } from './transaction_commands.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { USERS_NS } from '../auth/users.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
@@ -44,7 +45,7 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     if (node.options.auth === true) checkAuthorized(node, conn, def, name, db, cmd);
     // As mongod: the command's own fields, then its session fields, then its write concern.
     checkCommandFields(name, cmd);
-    checkOperationSessionInfo(cmd);
+    checkOperationSessionInfo(cmd, true);
     checkRetryableWriteCommand(name, cmd);
     refuseUnreplicatedWriteConcern(cmd);
     const deadline = operationDeadline(node, name, cmd);
@@ -75,7 +76,8 @@ function operationDeadline(node: NodeServices, name: string, cmd: Doc): number |
 
 function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, name: string, cmd: Doc): Doc | Promise<Doc> {
   countCommand(node, name);
-  return runOnView(ctx, name, cmd) ?? def.run(ctx, cmd);
+  const body = (): Doc | Promise<Doc> => runOnView(ctx, name, cmd) ?? def.run(ctx, cmd);
+  return cmd.autocommit === false ? runTransactionStatement(node, name, ctx.db, cmd, body) : body();
 }
 
 // A command that failed before it wrote anything: a retryable write's retriable error says so with
@@ -83,6 +85,7 @@ function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, na
 function failure(node: NodeServices, err: unknown, cmd: Doc): Doc {
   if (!(err instanceof MongoError)) node.logger.error({ err, c: 'COMMAND' }, 'command failed with an unexpected error');
   const reply = errorReply(err);
+  if (cmd.autocommit === false && cmd.lsid !== undefined) node.transactions.statementFailed(cmd);
   const labels = errorLabelsFor(commandName(cmd), cmd, err instanceof MongoError ? err.code : undefined, undefined, false);
   if (labels.length > 0) reply.errorLabels = [...new Set([...((reply.errorLabels as string[] | undefined) ?? []), ...labels])];
   return reply;

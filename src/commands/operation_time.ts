@@ -9,6 +9,7 @@ import { RawDocument } from '../wire/raw_bson.js';
 import { commandName } from './args.js';
 import type { NodeServices } from './command.js';
 import { snapshotRead } from './snapshot_read.js';
+import { readTimestamp } from '../sessions/transaction_participant.js';
 
 // Cluster time around every command a node runs, as a replica-set member answers (MongoDB's
 // service entry point): the command's $clusterTime moves the node's clock (refused past
@@ -22,9 +23,13 @@ export function withClusterTime(node: NodeServices, cmd: Doc, dispatch: () => Do
   let reply: Doc | Promise<Doc>;
   try {
     if (cmd.$clusterTime !== undefined) node.clock.advance(clusterTimeOf(cmd.$clusterTime));
-    const snapshot = snapshotReadOf(commandName(cmd), cmd.readConcern, node.clock.now());
+    // A transaction's statements read its snapshot (transaction_participant.ts); its first may name
+    // the time, which is waited for as a snapshot read's.
+    const inTransaction = cmd.autocommit === false;
+    const snapshot = inTransaction ? undefined : snapshotReadOf(commandName(cmd), cmd.readConcern, node.clock.now());
     const run = snapshot === undefined ? dispatch : (): Doc | Promise<Doc> => snapshotRead(node.storage, snapshot.atClusterTime, dispatch);
-    const waited = readConcernWait(node, cmd, snapshot?.atClusterTime);
+    const readAt = snapshot?.atClusterTime ?? (inTransaction && cmd.startTransaction === true ? readTimestamp(cmd.readConcern) : undefined);
+    const waited = readConcernWait(node, cmd, readAt);
     reply = waited === undefined ? withLastOp(lastOp, run) : waited.then(() => withLastOp(lastOp, run));
   } catch (err) {
     reply = errorReply(err);

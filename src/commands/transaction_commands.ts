@@ -1,20 +1,54 @@
-import type { CommandDefinition } from './command.js';
+import type { Doc } from '../bson/values.js';
+import type { CommandDefinition, NodeServices } from './command.js';
 import { noTransactionToEnd } from '../sessions/operation_session_info.js';
+import { withReadView, type ReadView } from './read_view.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
 
-// There are no transactions to end yet: a statement of one is refused by the dispatcher's session
-// check, and these answer as mongod does outside a transaction, never ok.
+// A statement of a multi-document transaction (autocommit: false) runs in the session's
+// transaction (sessions/transaction_participant.ts): its reads see the transaction's snapshot and
+// own writes, its writes go to the transaction's write set, and a cursor it opens reads the same
+// way until the transaction ends. A statement that fails aborts the transaction (the dispatcher's
+// failure path), a write with a write error too, as mongod's write path does in a transaction; a
+// write error after which the whole transaction may succeed again (WriteConflict) fails the
+// command instead, so that its reply carries the TransientTransactionError label.
+export function runTransactionStatement(node: NodeServices, name: string, db: string, cmd: Doc, body: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
+  if (name === 'commitTransaction' || name === 'abortTransaction') return body();
+  const txn = node.transactions.statement(cmd, name, db);
+  const view: ReadView = {
+    run: (fn) => node.storage.kv.withView(txn.writeSet, fn),
+    // The transaction owns its snapshot and lets it go when it ends.
+    adopt: () => () => undefined,
+  };
+  const reply = txn.statement(() => withReadView(view, body));
+  return reply instanceof Promise ? reply.then((r) => afterWrite(node, cmd, r)) : afterWrite(node, cmd, reply);
+}
+
+function afterWrite(node: NodeServices, cmd: Doc, reply: Doc): Doc {
+  const errors = reply.writeErrors;
+  if (!Array.isArray(errors) || errors.length === 0) return reply;
+  const transient = (errors as Doc[]).find((e) => e.code === ErrorCodes.WriteConflict);
+  if (transient !== undefined) throw new MongoError(ErrorCodes.WriteConflict, String(transient.errmsg));
+  node.transactions.statementFailed(cmd);
+  return reply;
+}
+
 export const commitTransactionCommand: CommandDefinition = {
   names: ['commitTransaction'],
   adminOnly: true,
-  run() {
-    throw noTransactionToEnd('commitTransaction');
+  run(ctx, cmd) {
+    if (cmd.autocommit !== false) throw noTransactionToEnd('commitTransaction');
+    ctx.node.transactions.commit(cmd);
+    return { ok: 1 };
   },
 };
 
 export const abortTransactionCommand: CommandDefinition = {
   names: ['abortTransaction'],
   adminOnly: true,
-  run() {
-    throw noTransactionToEnd('abortTransaction');
+  run(ctx, cmd) {
+    if (cmd.autocommit !== false) throw noTransactionToEnd('abortTransaction');
+    ctx.node.transactions.abort(cmd);
+    return { ok: 1 };
   },
 };

@@ -47,11 +47,16 @@ import { TtlMonitor } from '../ttl/ttl_monitor.js';
 import { DEFAULT_TTL_LIMITS } from '../ttl/ttl_policy.js';
 import { ttlDeletionScopes } from '../ttl/ttl_deletion_scope.js';
 import { startNodeSessionJobs } from './logical_sessions.js';
+import { TransactionParticipants } from '../sessions/transaction_participant.js';
+import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 
 // MongoDB's name for the file in the dbpath that holds the pid of the process using it.
 const LOCK_FILE_NAME = 'mongod.lock';
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 const CURSOR_REAP_INTERVAL_MS = 60 * 1000;
+const TRANSACTION_REAP_INTERVAL_MS = 1000;
+// The versions kept for snapshot reads, at most (src/storage/version_history.ts).
+const SNAPSHOT_HISTORY_MAX_BYTES = 256 * 1024 * 1024;
 
 export interface RunningNode {
   port: number;
@@ -73,6 +78,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       return (doc) => matcher.matches(doc);
     },
     clock,
+    history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
   });
   const local = new LocalCollections(storage);
   const shardingState = new ShardingState(local);
@@ -91,6 +97,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     limits: DEFAULT_TTL_LIMITS,
     now: Date.now,
   });
+  const sessionCatalog = new SessionCatalog(storage, clock);
   const services: NodeServices = {
     options,
     storage,
@@ -103,8 +110,14 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     recentLog,
     failPoints: new FailPoints(),
     sessions: new LogicalSessionCache(),
-    sessionKiller: new SessionKiller({ cursors: (matcher) => services.cursors.killCursorsWithMatchingSessions(matcher) }),
-    sessionCatalog: new SessionCatalog(storage, clock),
+    sessionKiller: new SessionKiller({
+      cursors: (matcher) => {
+        services.transactions.abortMatching(matcher);
+        return services.cursors.killCursorsWithMatchingSessions(matcher);
+      },
+    }),
+    sessionCatalog,
+    transactions: new TransactionParticipants(storage, sessionCatalog, clock, (lsid) => services.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
     clock,
     local,
     client,
@@ -167,6 +180,8 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   }
   const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
   reaper.unref();
+  const transactionReaper = setInterval(() => services.transactions.abortExpired(Date.now()), TRANSACTION_REAP_INTERVAL_MS);
+  transactionReaper.unref();
   const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now()), LOAD_SAMPLE_INTERVAL_MS);
   loadSampler.unref();
   ttl.start();

@@ -36,7 +36,7 @@ export function enterCommand(router: RouterServices, name: string, args: Generic
   const snapshot = snapshotReadOf(name, args.readConcern, router.clock.now());
   if (snapshot !== undefined && isPlainObject(args.readConcern)) args.readConcern = { ...args.readConcern, atClusterTime: snapshot.atClusterTime };
   if (afterClusterTimeOf(args.readConcern) !== undefined) checkAfterClusterTimeAllowed(name);
-  checkOperationSessionInfo(args);
+  checkOperationSessionInfo(args, false);
   checkRetryableWriteCommand(name, args);
   const maxTimeMS = parseMaxTimeMS(args.maxTimeMS);
   const { lsid } = args;

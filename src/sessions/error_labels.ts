@@ -18,12 +18,43 @@ const RETRIABLE_CODES = new Set([
   13436, // NotPrimaryOrSecondary
 ]);
 
+// ErrorCodes::isSnapshotError, isNeedRetargettingError and the codes error_labels.cpp adds: after
+// these the whole transaction, run again, can succeed.
+const TRANSIENT_TRANSACTION_CODES = new Set([
+  112, // WriteConflict
+  24, // LockTimeout
+  267, // PreparedTransactionInProgress
+  239, // SnapshotTooOld
+  246, // SnapshotUnavailable
+  339, // StaleChunkHistory
+  13388, // StaleConfig
+  150, // StaleEpoch
+  249, // StaleDbVersion
+  287, // CannotImplicitlyCreateCollection
+]);
+
 // The labels MongoDB's error_labels.cpp puts on a reply: RetryableWriteError on a retryable write
 // (an lsid and txnNumber, no autocommit) whose error or writeConcernError is retriable, with
-// NoWritesPerformed when the command wrote nothing before it failed.
+// NoWritesPerformed when the command wrote nothing before it failed; in a transaction,
+// TransientTransactionError where running the whole transaction again can succeed (NoSuchTransaction
+// too, but on a commit or abort with a write concern error), and UnknownTransactionCommitResult on
+// a commit that may or may not have committed (a retriable error, a write concern error, a time
+// limit), with RetryableWriteError as on any retryable command.
 export function errorLabelsFor(commandName: string, cmd: Doc, code: number | undefined, writeConcernCode: number | undefined, wroteSomething: boolean): string[] {
+  if (cmd.autocommit === false) return transactionLabels(commandName, code, writeConcernCode);
   if (cmd.txnNumber === undefined || cmd.autocommit !== undefined || !isRetryableWriteCommand(commandName)) return [];
   const retriable = (code !== undefined && RETRIABLE_CODES.has(code)) || (writeConcernCode !== undefined && RETRIABLE_CODES.has(writeConcernCode));
   if (!retriable) return [];
   return wroteSomething ? ['RetryableWriteError'] : ['RetryableWriteError', 'NoWritesPerformed'];
+}
+
+function transactionLabels(commandName: string, code: number | undefined, writeConcernCode: number | undefined): string[] {
+  const ending = commandName === 'commitTransaction' || commandName === 'abortTransaction';
+  const retriable = (code !== undefined && RETRIABLE_CODES.has(code)) || (writeConcernCode !== undefined && RETRIABLE_CODES.has(writeConcernCode));
+  const labels: string[] = [];
+  const transient = code !== undefined && (TRANSIENT_TRANSACTION_CODES.has(code) || (code === 251 && !(ending && writeConcernCode !== undefined)));
+  if (transient) labels.push('TransientTransactionError');
+  if (ending && retriable) labels.push('RetryableWriteError');
+  if (commandName === 'commitTransaction' && (retriable || writeConcernCode !== undefined || code === 50)) labels.push('UnknownTransactionCommitResult');
+  return labels;
 }

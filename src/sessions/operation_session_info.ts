@@ -2,19 +2,19 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { isNumber, toDouble, type Doc } from '../bson/values.js';
 
-// What a standalone mongod answers to a transaction (logical_session_id_helpers.cpp). docshard has
-// no transactions yet, so nodes and routers alike refuse every statement of one with it. A router
-// answers as mongos does over shards that cannot run transactions: mongos passes the shard's first
-// refusal back to the client, with no TransientTransactionError label, so the driver's
-// withTransaction gives up at once instead of retrying.
+// What a standalone mongod answers to a transaction (logical_session_id_helpers.cpp): what a
+// process without transactions answers to every statement of one. A router answers as mongos does
+// over shards that cannot run transactions: mongos passes the shard's first refusal back to the
+// client, with no TransientTransactionError label, so the driver's withTransaction gives up at
+// once instead of retrying.
 const NO_TRANSACTIONS = 'Transaction numbers are only allowed on a replica set member or mongos';
 
 // MongoDB's checks of a command's session fields (initializeOperationSessionInfo), in its order:
 // a txnNumber needs an lsid; autocommit needs a txnNumber and may only be false; startTransaction
 // needs autocommit and may only be true. What passes and carries `autocommit: false` is a
-// statement of a transaction, and is refused. A retryable write (lsid and txnNumber, no autocommit)
-// passes.
-export function checkOperationSessionInfo(cmd: Doc): void {
+// statement of a transaction, refused where `transactions` is false. A retryable write (lsid and
+// txnNumber, no autocommit) passes.
+export function checkOperationSessionInfo(cmd: Doc, transactions: boolean): void {
   const { lsid, txnNumber, autocommit, startTransaction } = cmd;
   if (txnNumber === undefined && autocommit === undefined && startTransaction === undefined) return;
   if (txnNumber !== undefined && lsid === undefined) {
@@ -35,11 +35,10 @@ export function checkOperationSessionInfo(cmd: Doc): void {
   if (startTransaction !== undefined && startTransaction !== true) {
     throw new MongoError(ErrorCodes.InvalidOptions, 'Specifying startTransaction=false is not allowed.');
   }
-  if (autocommit === false) throw new MongoError(ErrorCodes.IllegalOperation, NO_TRANSACTIONS);
+  if (autocommit === false && !transactions) throw new MongoError(ErrorCodes.IllegalOperation, NO_TRANSACTIONS);
 }
 
-// commitTransaction and abortTransaction outside a transaction (a statement of one never reaches
-// them: checkOperationSessionInfo refuses it first), as mongod answers them.
+// commitTransaction and abortTransaction outside a transaction, as mongod answers them.
 export function noTransactionToEnd(command: 'commitTransaction' | 'abortTransaction'): MongoError {
   return new MongoError(ErrorCodes.CommandFailed, `${command} must be run within a transaction`);
 }

@@ -6,9 +6,9 @@ import { checkOperationSessionInfo, noTransactionToEnd } from './operation_sessi
 
 const lsid = { id: 'a session' };
 
-function refusal(cmd: Record<string, unknown>): { code: number; message: string } | undefined {
+function refusal(cmd: Record<string, unknown>, transactions = false): { code: number; message: string } | undefined {
   try {
-    checkOperationSessionInfo(cmd);
+    checkOperationSessionInfo(cmd, transactions);
     return undefined;
   } catch (err) {
     assert.ok(err instanceof MongoError);
@@ -23,11 +23,16 @@ describe('checkOperationSessionInfo', () => {
     assert.equal(refusal({ insert: 'c', lsid, txnNumber: Long.fromNumber(3) }), undefined);
   });
 
-  it('refuses every statement of a transaction, the first and the later ones, as a standalone mongod does', () => {
+  it('without transactions, refuses every statement of one, the first and the later ones, as a standalone mongod does', () => {
     const illegal = { code: 20, message: 'Transaction numbers are only allowed on a replica set member or mongos' };
     assert.deepEqual(refusal({ insert: 'c', lsid, txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true }), illegal);
     assert.deepEqual(refusal({ find: 'c', lsid, txnNumber: Long.fromNumber(1), autocommit: false }), illegal);
     assert.deepEqual(refusal({ commitTransaction: 1, lsid, txnNumber: Long.fromNumber(1), autocommit: false }), illegal);
+  });
+
+  it('with transactions, lets their statements through', () => {
+    assert.equal(refusal({ insert: 'c', lsid, txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true }, true), undefined);
+    assert.equal(refusal({ commitTransaction: 1, lsid, txnNumber: Long.fromNumber(1), autocommit: false }, true), undefined);
   });
 
   it('checks the session fields in MongoDB\'s order and words', () => {

@@ -27,6 +27,8 @@ interface CachedSession {
   incompleteHistory: boolean;
   // Whether config.transaction_history holds entries of this txnNumber.
   spilled: boolean;
+  // Whether this txnNumber was a multi-document transaction that committed here.
+  committedTransaction?: boolean;
   // Whether the session's record on disk is of this txnNumber yet.
   recordWritten: boolean;
   // Whether entries of an older txnNumber may remain in config.transaction_history: the record
@@ -136,6 +138,32 @@ export class SessionCatalog {
     return found !== undefined && isNumber(found.doc.txnNum) && toDouble(found.doc.txnNum) === txnNum ? found.doc : undefined;
   }
 
+  // The txnNumber the session last used here, by a retryable write or a committed transaction,
+  // and whether it was such a transaction; undefined for a session this node has no record of.
+  lastTxnNumber(lsid: LogicalSessionId): { txnNum: number; committedTransaction: boolean } | undefined {
+    const known = this.sessions.get(sessionKey(lsid)) ?? this.load(lsid);
+    return known === undefined ? undefined : { txnNum: known.txnNum, committedTransaction: known.committedTransaction === true };
+  }
+
+  // A multi-document transaction's commit, in the unit that applies its writes: the session's
+  // record takes its txnNumber with MongoDB's `state: 'committed'`, so that a commit asked again
+  // after a restart answers ok and older txnNumbers answer TransactionTooOld.
+  recordTransactionCommit(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
+    const key = sessionKey(lsid);
+    const known = this.sessions.get(key) ?? this.load(lsid);
+    const w = new LocalWriter(this.storage, unit);
+    const session = lsidDoc(lsid);
+    const txnNum = Long.fromNumber(txnNumber);
+    if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
+    const ts = unit.commitTimestamp() ?? this.clock.tick();
+    w.update(TRANSACTIONS_NS, { _id: session }, { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'committed' }, { upsert: true });
+    this.sessions.set(key, { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false, committedTransaction: true });
+    this.storage.onRollback(() => {
+      if (known === undefined) this.sessions.delete(key);
+      else this.sessions.set(key, known);
+    });
+  }
+
   // Drops what memory holds of a session whose records the transaction reaper removed.
   forget(lsid: LogicalSessionId): void {
     this.sessions.delete(sessionKey(lsid));
@@ -147,7 +175,7 @@ export class SessionCatalog {
     const [record] = [...prepareFind(this.storage, coll, { filter: { _id: lsidDoc(lsid) }, limit: 1 }).results];
     if (record === undefined || !isNumber(record.doc.txnNum)) return undefined;
     const txnNum = toDouble(record.doc.txnNum);
-    const state: CachedSession = { txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false };
+    const state: CachedSession = { txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false, committedTransaction: record.doc.state === 'committed' };
     if (Array.isArray(record.doc.stmts)) absorbHistory(state, record.doc.stmts as Doc[]);
     for (const entry of historyOf(this.storage, lsid, txnNum)) {
       absorbHistory(state, entry.stmts as Doc[]);

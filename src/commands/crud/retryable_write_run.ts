@@ -20,7 +20,7 @@ export interface RetryableStatements {
 }
 
 export function retryableStatements(ctx: CommandContext, unit: WriteUnit, cmd: Doc, ns: string, count: number): RetryableStatements | undefined {
-  if (cmd.txnNumber === undefined) return undefined;
+  if (cmd.txnNumber === undefined || cmd.autocommit === false) return undefined;
   const txnNumber = isNumber(cmd.txnNumber) ? toDouble(cmd.txnNumber) : NaN;
   const pattern = ctx.node.sharding.metadata.ownership(ns)?.pattern;
   return {
@@ -33,7 +33,7 @@ export function retryableStatements(ctx: CommandContext, unit: WriteUnit, cmd: D
 
 // A statement that would write an unbounded number of documents cannot be retried exactly once.
 export function refuseUnretryable(cmd: Doc, what: 'multi=true' | 'limit=0'): void {
-  if (cmd.txnNumber !== undefined) throw new MongoError(ErrorCodes.InvalidOptions, `Cannot use (or request) retryable writes with ${what}`);
+  if (cmd.txnNumber !== undefined && cmd.autocommit === undefined) throw new MongoError(ErrorCodes.InvalidOptions, `Cannot use (or request) retryable writes with ${what}`);
 }
 
 // MongoDB adds the ids of the statements it did not run again.
