@@ -9,6 +9,7 @@ import { decideCreateDatabase } from '../configsvr_decisions/create_database.js'
 import { decideShardCollection } from '../configsvr_decisions/shard_collection.js';
 import { decideSplit } from '../configsvr_decisions/split_chunk.js';
 import { decideMerge } from '../configsvr_decisions/merge_chunks.js';
+import { extendBound } from '../configsvr_decisions/refine_shard_key.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
@@ -260,6 +261,26 @@ export class ShardingCatalogManager {
           w.update('config.tags', { ns: from }, { $set: { ns: to } }, { multi: true });
           w.insert('config.changelog', this.entry('renameCollection.metadata', from, { to }));
         }
+      });
+    });
+  }
+
+  // The commit of a refineCollectionShardKey coordinator (src/ddl): in one write unit the
+  // collection takes the new key with a new epoch and timestamp (same UUID) and its migrations back,
+  // and each chunk and zone bound gains the new fields (extendBound). Run again after a crash it
+  // finds the key refined and changes nothing.
+  commitRefineCollectionShardKey(ns: string, key: Doc, uuid: unknown): Promise<void> {
+    const db = ns.slice(0, ns.indexOf('.'));
+    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'refineCollectionShardKey', async () => {
+      const collection = this.collection(ns);
+      if (collection === undefined || compareValues(collection.uuid, uuid) !== 0 || compareValues(collection.key, key) === 0) return;
+      const tags = this.local.find('config.tags', { ns });
+      const now = this.clock.now();
+      this.local.write((w) => {
+        w.update('config.collections', { _id: ns }, { $set: { key, lastmodEpoch: new ObjectId(), lastmod: new Date(), timestamp: now }, $unset: { permitMigrations: '' } });
+        for (const c of this.chunks(collection.uuid)) w.update('config.chunks', { _id: c._id }, { $set: { min: extendBound(c.min, key), max: extendBound(c.max, key) } });
+        for (const t of tags) w.update('config.tags', { ns, min: t.min }, { $set: { min: extendBound(t.min as Doc, key), max: extendBound(t.max as Doc, key) } });
+        w.insert('config.changelog', this.entry('refineCollectionShardKey.end', ns, { oldKey: collection.key, newKey: key }));
       });
     });
   }

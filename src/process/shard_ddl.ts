@@ -3,6 +3,7 @@ import type { NodeServices } from '../commands/command.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { dropCollectionCoordinator } from '../ddl/drop_collection_coordinator.js';
 import { dropDatabaseCoordinator } from '../ddl/drop_database_coordinator.js';
+import { refineCollectionShardKeyCoordinator } from '../ddl/refine_collection_shard_key_coordinator.js';
 import { renameCollectionCoordinator } from '../ddl/rename_collection_coordinator.js';
 import { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import type { DDLCoordinatorEnv } from '../ddl/sharding_ddl_util.js';
@@ -19,6 +20,7 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     dropCollection: dropCollectionCoordinator(env),
     dropDatabase: dropDatabaseCoordinator(env),
     renameCollection: renameCollectionCoordinator(env, () => node.sharding.state.shardName),
+    refineCollectionShardKey: refineCollectionShardKeyCoordinator(env),
   });
   coordinators.recover();
   return { coordinators, criticalSections };

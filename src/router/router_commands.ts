@@ -1,7 +1,7 @@
 import type { RouterCommand } from './router_services.js';
 import {
   addShardCommand, enableShardingCommand, flushRouterConfigCommand, getShardVersionCommand, listShardsCommand,
-  mergeChunksCommand, shardCollectionCommand, splitCommand,
+  mergeChunksCommand, refineCollectionShardKeyCommand, shardCollectionCommand, splitCommand,
 } from './commands/cluster_admin.js';
 import {
   clusterBuildInfoCommand, clusterGetLogCommand,
@@ -35,7 +35,7 @@ import {
 export const routerCommands: readonly RouterCommand[] = [
   clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, clusterGetCmdLineOptsCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
   clusterGetParameterCommand, clusterGetLogCommand, clusterServerStatusCommand, clusterListCommandsCommand, ...clusterSessionCommands,
-  addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, splitCommand, mergeChunksCommand,
+  addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, refineCollectionShardKeyCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,

@@ -1,14 +1,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient } from 'mongodb';
+import { MaxKey, MinKey, MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 
-// Drops and renames through the DDL coordinators of the database's primary shard (src/ddl): state documents,
+// Drops, renames and shard key refinements through the DDL coordinators of the database's primary shard (src/ddl): state documents,
 // persisted critical sections, joins, $currentOp, and a kill -9 of the primary at every phase.
 const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
 const DROP_PHASES = ['kFreezeCollection', 'kEnterCriticalSection', 'kDropCollection', 'kReleaseCriticalSection'];
+const REFINE_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kCommit'];
 const RENAME_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kBlockCrudAndRename', 'kRenameMetadata', 'kUnblockCrud'];
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -222,6 +223,90 @@ describe('DDL coordinators on the primary shard', () => {
       const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.src` });
       await killPrimaryAt(phase, 'RenameCollectionCoordinator', () => client.db('admin').command({ renameCollection: `${db}.src`, to: `${db}.dst` }));
       await assertRenamed(db, 'src', 'dst', before!.uuid, before!.lastmodEpoch);
+    });
+  }
+  // Sharded on {k: 1} over both shards, with an index for {k: 1, j: 1} and a zone on [0, 5).
+  async function refinable(db: string): Promise<AnyDoc> {
+    await shardedOnBoth(db, 'c');
+    await client.db(db).collection<AnyDoc>('c').updateMany({}, [{ $set: { j: { $multiply: ['$k', 10] } } }]);
+    await client.db(db).collection('c').createIndex({ k: 1, j: 1 });
+    const admin = client.db('admin');
+    await admin.command({ addShardToZone: 'shard0', zone: 'low' });
+    await admin.command({ updateZoneKeyRange: `${db}.c`, min: { k: 0 }, max: { k: 5 }, zone: 'low' });
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    assert.equal(await other.db(db).collection('c').countDocuments(), 20, 'the second router caches the old routing');
+    await other.close();
+    return client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.c` });
+  }
+
+  async function assertRefined(db: string, before: AnyDoc): Promise<void> {
+    const ns = `${db}.c`;
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns });
+    assert.deepEqual(entry?.key, { k: 1, j: 1 });
+    assert.deepEqual(entry?.uuid, before.uuid, 'the same collection');
+    assert.notDeepEqual(entry?.lastmodEpoch, before.lastmodEpoch, 'under a new epoch');
+    assert.equal(entry?.permitMigrations, undefined, 'migrations are back');
+    // The balancer cuts the chunks at the zone's bounds meanwhile: each bound has the new field,
+    // MinKey but at the global maximum, and the ranges still meet.
+    const chunks = await client.db('config').collection<AnyDoc>('chunks').find({ uuid: before.uuid }).sort({ min: 1 }).toArray();
+    const bounds = [chunks[0]!.min, ...chunks.map((c) => c.max)];
+    assert.deepEqual(bounds[0], { k: new MinKey(), j: new MinKey() });
+    assert.deepEqual(bounds[bounds.length - 1], { k: new MaxKey(), j: new MaxKey() });
+    for (const b of bounds.slice(1, -1)) assert.deepEqual(b, { k: b.k, j: new MinKey() }, `bound ${JSON.stringify(b)}`);
+    chunks.slice(1).forEach((c, i) => assert.deepEqual(c.min, chunks[i]!.max, 'the ranges meet'));
+    assert.ok(bounds.some((b) => b.k === 10), 'the split at k: 10 is there');
+    const zones = await client.db('config').collection<AnyDoc>('tags').find({ ns }).toArray();
+    assert.deepEqual(zones.map((z) => [z.min, z.max]), [[{ k: 0, j: new MinKey() }, { k: 5, j: new MinKey() }]]);
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      for (const c of [client, other]) {
+        assert.equal(await c.db(db).collection(`c`).countDocuments(), 20);
+        assert.deepEqual(await c.db(db).collection<AnyDoc>('c').findOne({ k: 15, j: 150 }), { _id: 15, k: 15, j: 150 });
+      }
+      await other.db(db).collection<AnyDoc>('c').insertOne({ _id: 'nokey', k: 12 });
+      assert.deepEqual(await client.db(db).collection<AnyDoc>('c').findOne({ k: 12, j: null }), { _id: 'nokey', k: 12 }, 'a missing suffix field counts as null');
+    } finally {
+      await other.close();
+    }
+    await client.db('admin').command({ split: ns, middle: { k: 5, j: 0 } });
+    assert.deepEqual(await coordinatorDocs(), []);
+    assert.deepEqual(await inconsistencies(), []);
+  }
+
+  it('refines a shard key: same UUID, new epoch, padded chunk and zone bounds, and a stale router follows', async () => {
+    const before = await refinable('refine');
+    await client.db('admin').command({ refineCollectionShardKey: 'refine.c', key: { k: 1, j: 1 } });
+    await assertRefined('refine', before);
+    const again = await client.db('admin').command({ refineCollectionShardKey: 'refine.c', key: { k: 1, j: 1 } });
+    assert.equal(again.ok, 1, 'refining to the key it has is ok');
+  });
+
+  it('refineCollectionShardKey refuses a key that does not extend the current one, one without an index, and an unsharded collection', async () => {
+    await shardedOnBoth('refinebad', 'c');
+    const admin = client.db('admin');
+    const refused = async (cmd: AnyDoc): Promise<AnyDoc> => admin.command(cmd).then(() => ({}), (err: unknown) => err as AnyDoc);
+    const notExtending = await refused({ refineCollectionShardKey: 'refinebad.c', key: { j: 1 } });
+    assert.equal(notExtending.code, 72);
+    assert.equal(notExtending.errmsg, 'refineCollectionShardKey shard key { j: 1 } does not extend the current shard key { k: 1 }');
+    const noIndex = await refused({ refineCollectionShardKey: 'refinebad.c', key: { k: 1, j: 1 } });
+    assert.equal(noIndex.code, 72);
+    assert.match(noIndex.errmsg, /^Please create an index that starts with the proposed shard key/);
+    await client.db('refinebad').collection<AnyDoc>('plain').insertOne({ _id: 1 });
+    assert.equal((await refused({ refineCollectionShardKey: 'refinebad.plain', key: { _id: 1, j: 1 } })).code, 118);
+    assert.equal((await refused({ refineCollectionShardKey: 'nosuchdb.c', key: { _id: 1, j: 1 } })).code, 26);
+    assert.equal((await refused({ refineCollectionShardKey: 'refinebad.c', key: { k: 5 } })).code, 2);
+    assert.deepEqual(await coordinatorDocs(), []);
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'refinebad.c' });
+    assert.deepEqual(entry?.key, { k: 1 });
+    assert.equal(entry?.permitMigrations, undefined, 'a refused refine leaves migrations alone');
+  });
+
+  for (const phase of REFINE_PHASES) {
+    it(`refineCollectionShardKey: kill -9 of the primary shard before ${phase}, restart, the refine completes`, async () => {
+      const db = `crashref${phase.toLowerCase()}`;
+      const before = await refinable(db);
+      await killPrimaryAt(phase, 'RefineCollectionShardKeyCoordinator', () => client.db('admin').command({ refineCollectionShardKey: `${db}.c`, key: { k: 1, j: 1 } }));
+      await assertRefined(db, before);
     });
   }
 });

@@ -91,6 +91,15 @@ export const configsvrRenameCollectionMetadataCommand: CommandDefinition = {
   },
 };
 
+export const configsvrCommitRefineCollectionShardKeyCommand: CommandDefinition = {
+  names: ['_configsvrCommitRefineCollectionShardKey'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    await manager(ctx).commitRefineCollectionShardKey(requireString(cmd, '_configsvrCommitRefineCollectionShardKey'), requireDoc(cmd, 'key'), cmd.collectionUUID);
+    return { ok: 1 };
+  },
+};
+
 export const configsvrCommitDropDatabaseCommand: CommandDefinition = {
   names: ['_configsvrCommitDropDatabase'],
   adminOnly: true,
@@ -144,6 +153,6 @@ export const configsvrEnsureChunkVersionIsGreaterThanCommand: CommandDefinition 
 export const configServerCommands: readonly CommandDefinition[] = [
   configsvrAddShardCommand, configsvrCreateDatabaseCommand, configsvrShardCollectionCommand,
   configsvrCommitChunkSplitCommand, configsvrCommitChunksMergeCommand,
-  configsvrCommitDropCollectionCommand, configsvrCommitDropDatabaseCommand, configsvrRenameCollectionMetadataCommand, configsvrMoveRangeCommand,
+  configsvrCommitDropCollectionCommand, configsvrCommitDropDatabaseCommand, configsvrRenameCollectionMetadataCommand, configsvrCommitRefineCollectionShardKeyCommand, configsvrMoveRangeCommand,
   configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand,
 ];

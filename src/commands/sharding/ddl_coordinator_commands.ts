@@ -76,6 +76,19 @@ export const shardsvrRenameCollectionCommand: CommandDefinition = {
   },
 };
 
+// {_shardsvrRefineCollectionShardKey: coll, newShardKey}
+export const shardsvrRefineCollectionShardKeyCommand: CommandDefinition = {
+  names: ['_shardsvrRefineCollectionShardKey'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrRefineCollectionShardKey');
+    const coll = collectionArg(cmd);
+    const request = { _shardsvrRefineCollectionShardKey: coll, newShardKey: requireDoc(cmd, 'newShardKey') };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'refineCollectionShardKey' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
 export const ddlCoordinatorCommands: readonly CommandDefinition[] = [
   shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand, shardsvrRenameCollectionCommand,
+  shardsvrRefineCollectionShardKeyCommand,
 ];

@@ -5,6 +5,7 @@ import { bsonTypeName } from '../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { optionalBool, optionalNumber, optionalString, requireDoc, requireString } from '../../commands/args.js';
 import type { ChunkType } from '../../catalog/type_chunk.js';
+import { ShardKeyPattern } from '../../catalog/shard_key_pattern.js';
 import { indivisibleChunk, parseSplitForm, splitTargetFor } from '../../configsvr_decisions/split_point_finder.js';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
@@ -61,6 +62,25 @@ export const shardCollectionCommand: RouterCommand = {
     ctx.router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
     ctx.router.catalogCache.invalidateCollection(ns);
     return { collectionsharded: ns, collectionUUID: reply.collectionUUID, ok: 1 };
+  },
+};
+
+// refineCollectionShardKey (admin): the database's primary shard coordinates it (src/ddl).
+export const refineCollectionShardKeyCommand: RouterCommand = {
+  names: ['refineCollectionShardKey'],
+  adminOnly: true,
+  async run(ctx, cmd) {
+    const ns = requireString(cmd, 'refineCollectionShardKey');
+    if (!ns.includes('.') || ns.endsWith('.') || ns.startsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
+    const key = requireDoc(cmd, 'key');
+    void new ShardKeyPattern(key); // BadValue for a key that is no shard key
+    const db = ns.slice(0, ns.indexOf('.'));
+    try {
+      await onPrimaryShard(ctx, db, ns, { _shardsvrRefineCollectionShardKey: ns.slice(db.length + 1), newShardKey: key });
+    } finally {
+      ctx.router.catalogCache.invalidateCollection(ns);
+    }
+    return { ok: 1 };
   },
 };
 
