@@ -180,7 +180,9 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   drop: onCollection('dropCollection'),
   dropDatabase: onDatabase('dropDatabase'),
   listCollections: onDatabase('listCollections'),
-  listDatabases: onCluster('listDatabases'),
+  // Without listDatabases a user is answered the databases it may use (authorizedDatabases.ts),
+  // unless it asks for all of them.
+  listDatabases: (cmd) => (cmd.authorizedDatabases === false ? [{ resource: { kind: 'cluster' }, actions: ['listDatabases'] }] : []),
   renameCollection: renameRequirements,
   createIndexes: onCollection('createIndex'),
   dropIndexes: onCollection('dropIndex'),
@@ -260,6 +262,28 @@ export function checkAuthorization(roles: readonly RoleName[], name: string, db:
   const required = requirementsOf(name, cmd, db);
   const allowed = required !== undefined && required.every((r) => r.actions.every((action) => roles.some((role) => grants(role, r.resource, action))));
   return allowed ? undefined : new MongoError(ErrorCodes.Unauthorized, `not authorized on ${db} to execute command ${formatValue(redactedForLog(name, cmd))}`);
+}
+
+// Whether the roles grant any action on a database or its collections: MongoDB's authorized
+// databases, which listDatabases answers a user who may not list them all.
+export function mayUseDatabase(roles: readonly RoleName[], db: string): boolean {
+  if (isRoot(roles)) return true;
+  return roles.some((role) => {
+    const grant = grantOf(role);
+    if (grant === undefined) return false;
+    return (role.db === db && (grant.own?.length ?? 0) > 0)
+      || (db !== 'local' && db !== 'config' && (grant.anyNormal?.length ?? 0) > 0)
+      || Object.hasOwn(grant.named ?? {}, db);
+  });
+}
+
+export function mayListAllDatabases(roles: readonly RoleName[]): boolean {
+  return isRoot(roles) || roles.some((role) => grants(role, { kind: 'cluster' }, 'listDatabases'));
+}
+
+// Whether the roles may kill another user's cursors (clusterAdmin's killAnyCursor, and root).
+export function mayKillAnyCursor(roles: readonly RoleName[]): boolean {
+  return isRoot(roles) || roles.some((role) => grants(role, { kind: 'cluster' }, 'killAnyCursor'));
 }
 
 // A password never goes back in a message: MongoDB's user commands print it as "xxx".

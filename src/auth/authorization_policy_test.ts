@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkAuthorization } from './authorization_policy.js';
+import { checkAuthorization, mayKillAnyCursor, mayListAllDatabases, mayUseDatabase } from './authorization_policy.js';
 import type { RoleName } from './users.js';
 
 const role = (name: string, db: string): RoleName => ({ role: name, db });
@@ -79,7 +79,10 @@ test('cluster actions belong to the cluster roles; clusterMonitor reads no data'
   assert.ok(allowed([role('clusterAdmin', 'admin')], { cleanupOrphaned: 'app.c' }, 'admin'));
   assert.ok(!allowed([role('readWriteAnyDatabase', 'admin')], { serverStatus: 1 }, 'admin'));
   assert.ok(allowed([role('readAnyDatabase', 'admin')], { listDatabases: 1 }, 'admin'));
-  assert.ok(!allowed([role('read', 'app')], { listDatabases: 1 }, 'admin'));
+  // Narrowed to its databases rather than refused, unless it asks for all of them.
+  assert.ok(allowed([role('read', 'app')], { listDatabases: 1 }, 'admin'));
+  assert.ok(!allowed([role('read', 'app')], { listDatabases: 1, authorizedDatabases: false }, 'admin'));
+  assert.ok(allowed([role('readAnyDatabase', 'admin')], { listDatabases: 1, authorizedDatabases: false }, 'admin'));
 });
 
 test('renames: within a database readWrite suffices, across databases both sides are checked', () => {
@@ -110,4 +113,21 @@ test('the handshake, authentication, sessions and cursors need no role', () => {
   for (const name of ['hello', 'isMaster', 'saslStart', 'saslContinue', 'buildInfo', 'connectionStatus', 'ping', 'endSessions', 'getMore', 'killCursors']) {
     assert.ok(allowed([], { [name]: 1 }), name);
   }
+});
+
+test('the databases a user may use are those its roles grant anything on; listing all is listDatabases', () => {
+  const roles = [role('read', 'a'), role('userAdmin', 'b')];
+  assert.deepEqual(['a', 'b', 'c', 'admin', 'config', 'local'].filter((db) => mayUseDatabase(roles, db)), ['a', 'b']);
+  assert.deepEqual(['a', 'admin', 'config', 'local'].filter((db) => mayUseDatabase([role('readAnyDatabase', 'admin')], db)), ['a', 'admin']);
+  assert.deepEqual(['a', 'config', 'local'].filter((db) => mayUseDatabase([role('clusterMonitor', 'admin')], db)), ['a', 'config', 'local']);
+  assert.ok(['a', 'local'].every((db) => mayUseDatabase([role('root', 'admin')], db)));
+  assert.ok(!mayListAllDatabases(roles));
+  assert.ok(mayListAllDatabases([role('readWriteAnyDatabase', 'admin')]));
+  assert.ok(mayListAllDatabases([role('clusterMonitor', 'admin')]));
+});
+
+test("only clusterAdmin and root kill other users' cursors", () => {
+  assert.ok(mayKillAnyCursor([role('clusterAdmin', 'admin')]));
+  assert.ok(mayKillAnyCursor([role('root', 'admin')]));
+  assert.ok(!mayKillAnyCursor([role('readWriteAnyDatabase', 'admin'), role('dbOwner', 'a')]));
 });

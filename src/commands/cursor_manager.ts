@@ -9,6 +9,7 @@ import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operati
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { LogicalSessionId } from '../sessions/session_id.js';
 import type { SessionCursors } from '../sessions/session_operation.js';
+import type { CursorOwners } from '../auth/cursor_owner.js';
 import { currentReadView, type ReadView } from './read_view.js';
 
 export interface CursorDoc {
@@ -49,6 +50,8 @@ interface OpenCursor {
   // The session of the command that opened it: only its getMores may read it, and it is closed
   // with the session.
   lsid: LogicalSessionId | undefined;
+  // The user whose command opened it ("db.user"), with --auth: only that user's getMores read it.
+  owner: string | undefined;
   // The snapshot its command read (read_view.ts): its getMores read it too, until it closes.
   view: ReadView | undefined;
   release: (() => void) | undefined;
@@ -64,7 +67,7 @@ export interface Batch {
 // source is exhausted is closed in the same reply (id 0), as mongod does. A tailable cursor is not
 // closed at the end of its data; an awaitData one's getMore that finds nothing waits up to its
 // maxTimeMS (1 s by default) for more before answering an empty batch.
-export class CursorManager implements SessionCursors {
+export class CursorManager implements SessionCursors, CursorOwners {
   private readonly cursors = new Map<string, OpenCursor>();
 
   get openCount(): number {
@@ -74,7 +77,7 @@ export class CursorManager implements SessionCursors {
   firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false, options: CursorOptions = {}): Batch {
     const cursor: OpenCursor = {
       id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
-      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined, lsid: undefined,
+      noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined, lsid: undefined, owner: undefined,
       view: currentReadView(), release: undefined,
     };
     const docs = this.fill(cursor, batchSize ?? DEFAULT_FIRST_BATCH);
@@ -180,6 +183,16 @@ export class CursorManager implements SessionCursors {
   attachSession(id: Long, lsid: LogicalSessionId): void {
     const cursor = this.cursors.get(id.toString());
     if (cursor !== undefined) cursor.lsid = lsid;
+  }
+
+  ownerOf(id: Long): { owner: string | null; ns: string } | undefined {
+    const cursor = this.cursors.get(id.toString());
+    return cursor === undefined ? undefined : { owner: cursor.owner ?? null, ns: cursor.ns };
+  }
+
+  attachOwner(id: Long, owner: string): void {
+    const cursor = this.cursors.get(id.toString());
+    if (cursor !== undefined) cursor.owner = owner;
   }
 
   // The sessions that have open cursors (MongoDB's appendActiveSessions).

@@ -21,6 +21,8 @@ import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { USERS_NS } from '../auth/users.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
 import { authenticatedUser } from './auth/user_cache.js';
+import { checkCursorOwner } from '../auth/cursor_owner.js';
+import { authorizedReply } from '../auth/authorized_reply.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -43,6 +45,7 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
       throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
     }
     if (node.options.auth === true) checkAuthorized(node, conn, def, name, db, cmd);
+    const owner = node.options.auth === true ? conn.auth?.user : undefined;
     // As mongod: the command's own fields, then its session fields, then its write concern.
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd, true);
@@ -57,7 +60,9 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
         ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
         : beforeDeadline(interruptible(admitted), deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
     }));
-    return reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
+    const answered = reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
+    if (owner === undefined) return answered;
+    return answered instanceof Promise ? answered.then((r) => authorizedReply(node.cursors, owner, name, cmd, r)) : authorizedReply(node.cursors, owner, name, cmd, answered);
   } catch (err) {
     return failure(node, err, cmd);
   }
@@ -123,6 +128,7 @@ function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandD
   if (user !== undefined) {
     const refusal = checkAuthorization(user.roles, name, db, cmd);
     if (refusal !== undefined) throw refusal;
+    checkCursorOwner(node.cursors, user, name, cmd);
     return;
   }
   if (!requiresAuthentication(name)) return;

@@ -8,6 +8,7 @@ import type { PartialResults } from './partial_results.js';
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { LogicalSessionId } from '../sessions/session_id.js';
 import type { SessionCursors } from '../sessions/session_operation.js';
+import type { CursorOwners } from '../auth/cursor_owner.js';
 
 // A router-side cursor: documents merged from shard cursors, pulled one at a time. `partial` is
 // set for a find with allowPartialResults: once it has left a shard out, every batch says so.
@@ -35,6 +36,8 @@ interface OpenMerged {
   // The session of the command that opened it: only its getMores may read it, and it is closed
   // with the session.
   lsid?: LogicalSessionId;
+  // The user whose command opened it ("db.user"), with --auth: only that user's getMores read it.
+  owner?: string;
 }
 
 interface OpenForwarded {
@@ -45,6 +48,7 @@ interface OpenForwarded {
   // A getMore is waiting on the node: another is refused here, which leaves that one alone.
   busy: boolean;
   lsid?: LogicalSessionId;
+  owner?: string;
 }
 
 type Open = OpenMerged | OpenForwarded;
@@ -57,7 +61,7 @@ export interface ClusterCursorOptions {
 
 // Open cluster cursors, batched as mongod batches (batchSize documents or 16 MiB; id 0 once
 // exhausted).
-export class ClusterCursorManager implements SessionCursors {
+export class ClusterCursorManager implements SessionCursors, CursorOwners {
   private readonly open = new Map<string, Open>();
 
   async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false, options: ClusterCursorOptions = {}): Promise<Doc> {
@@ -133,6 +137,16 @@ export class ClusterCursorManager implements SessionCursors {
   attachSession(id: Long, lsid: LogicalSessionId): void {
     const entry = this.open.get(id.toString());
     if (entry !== undefined) entry.lsid = lsid;
+  }
+
+  ownerOf(id: Long): { owner: string | null; ns: string } | undefined {
+    const entry = this.open.get(id.toString());
+    return entry === undefined ? undefined : { owner: entry.owner ?? null, ns: entry.ns };
+  }
+
+  attachOwner(id: Long, owner: string): void {
+    const entry = this.open.get(id.toString());
+    if (entry !== undefined) entry.owner = owner;
   }
 
   // The sessions that have open cursors (MongoDB's appendActiveSessions).

@@ -15,6 +15,8 @@ import { runInRouterSession } from './cluster_session_operation.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
 import { refreshAuthenticatedUser } from './commands/cluster_auth.js';
+import { checkCursorOwner } from '../auth/cursor_owner.js';
+import { authorizedReply } from '../auth/authorized_reply.js';
 import { withSnapshotTime } from '../commands/snapshot_read.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
@@ -40,7 +42,8 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
     const def = name === '' ? undefined : router.commands.get(name);
     if (!def) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     if (def.adminOnly && db !== 'admin') throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
-    if (router.options.auth) checkAuthorized(conn, def.names[0]!, db, cmd);
+    if (router.options.auth) checkAuthorized(router, conn, def.names[0]!, db, cmd);
+    const owner = router.options.auth ? conn.auth?.user : undefined;
     // As mongos: the command's own fields (the same table as a node's), its session fields and
     // maxTimeMS (in the entry the fast paths share), then its write concern, which the shards are
     // sent as one they can satisfy.
@@ -49,7 +52,8 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
     const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
     countCommand(router.opcounters, name);
     const failed = { db, name, names: def.names, cmd, router: true };
-    const reply = withinMaxTime(router, deadline, withFailCommand(router.failPoints, conn, failed, () => runInRouterSession(router, name, cmd, () => run(router, { router, conn, db }, name, def, cmd))));
+    const ran = withinMaxTime(router, deadline, withFailCommand(router.failPoints, conn, failed, () => runInRouterSession(router, name, cmd, () => run(router, { router, conn, db }, name, def, cmd))));
+    const reply = owner === undefined ? ran : ran instanceof Promise ? ran.then((r) => authorizedReply(router.cursors, owner, name, cmd, r)) : authorizedReply(router.cursors, owner, name, cmd, ran);
     const write = isWriteCommand(name) ? name : undefined;
     if (writeConcernError === undefined && write === undefined) return reply;
     return reply instanceof Promise ? reply.then((r) => answered(router, write, cmd, r, writeConcernError)) : answered(router, write, cmd, reply, writeConcernError);
@@ -62,11 +66,12 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
 // authentication, and createUser from this host (the command itself checks that the config server
 // holds no user yet: the localhost exception); after it, what the user's roles allow, by the
 // command's canonical name.
-function checkAuthorized(conn: ConnectionInfo, name: string, db: string, cmd: Doc): void {
+function checkAuthorized(router: RouterServices, conn: ConnectionInfo, name: string, db: string, cmd: Doc): void {
   const user = conn.auth?.user;
   if (user !== undefined) {
     const refusal = checkAuthorization(user.roles, name, db, cmd);
     if (refusal !== undefined) throw refusal;
+    checkCursorOwner(router.cursors, user, name, cmd);
     return;
   }
   if (!requiresAuthentication(name) || (name === 'createUser' && isLoopback(conn.remote))) return;
