@@ -2,51 +2,25 @@ import type { KvEntry, KvLatest, KvView, RangeOptions } from './lmdb/kv_store.js
 import { changeId, type VersionHistory } from './version_history.js';
 
 // The store as of cluster time `at`: each key's latest value, or what it held before the first
-// commit after `at` that changed it (version_history.ts). The view indexes the commits after `at`
-// itself, as it reads, catching up with the commits that landed since its last read: per key the
-// value before the first of them, per space the sorted keys they changed. A range merges the
-// latest keys with those, so a key deleted since is read back and one created since is left out. The latest values may be read from any snapshot taken after `at` (a range iterated
+// commit after `at` that changed it (version_history.ts). A range merges the latest keys with the
+// keys commits after `at` changed, so a key deleted since is read back and one created since is
+// left out. The latest values may be read from any snapshot taken after `at` (a range iterated
 // over several event-loop turns keeps the one it began with): the first version after `at` still
 // holds the value at `at`.
 export class SnapshotView implements KvView {
-  // The commits after `at` indexed so far: up to sequence number `seq`.
-  private seq = 0;
-  // Per key changed since `at`: its value at `at` (the "before" of the first such change).
-  private readonly valuesAt = new Map<string, Buffer | undefined>();
-  // Per space: the keys changed since `at`, sorted when `sorted`.
-  private readonly changed = new Map<string, { keys: Buffer[]; sorted: boolean }>();
+  // Per space: the keys changed after `at`, sorted, as of the history's record `seq`.
+  private readonly changed = new Map<string, { seq: number; keys: Buffer[] }>();
   private released = false;
 
   constructor(private readonly history: VersionHistory, readonly at: bigint, private readonly unpin: () => void) {}
 
   get(space: KvLatest, key: Buffer): Buffer | undefined {
-    this.catchUp();
-    return this.valueAt(changeId(space.name, key), space.latestGet(key));
+    return this.history.valueAt(changeId(space.name, key), this.at, space.latestGet(key));
   }
 
   // Whether a commit after `at` changed the key (what a transaction's write conflicts with).
   changedSince(space: string, key: Buffer): boolean {
-    this.catchUp();
-    return this.valuesAt.has(changeId(space, key));
-  }
-
-  private valueAt(id: string, latest: Buffer | undefined): Buffer | undefined {
-    return this.valuesAt.has(id) ? this.valuesAt.get(id) : latest;
-  }
-
-  private catchUp(): void {
-    if (this.seq === this.history.lastSeq) return;
-    for (const record of this.history.recordsAfter(this.at, this.seq)) {
-      for (const c of record.changes) {
-        if (this.valuesAt.has(c.id)) continue;
-        this.valuesAt.set(c.id, c.before);
-        let keys = this.changed.get(c.space);
-        if (keys === undefined) this.changed.set(c.space, (keys = { keys: [], sorted: true }));
-        keys.keys.push(c.key);
-        keys.sorted = false;
-      }
-    }
-    this.seq = this.history.lastSeq;
+    return this.history.changedAfter(changeId(space, key), this.at);
   }
 
   *range(space: KvLatest, start: Buffer, end: Buffer, options: RangeOptions): Iterable<KvEntry> {
@@ -63,11 +37,11 @@ export class SnapshotView implements KvView {
       const order = b.done === true ? 1 : key === undefined ? -1 : Buffer.compare(b.value.key, key) * (reverse ? -1 : 1);
       let entry: KvEntry | undefined;
       if (order < 0) {
-        const value = this.valueAt(changeId(space.name, b.value.key), b.value.value);
+        const value = this.history.valueAt(changeId(space.name, b.value.key), this.at, b.value.value);
         if (value !== undefined) entry = { key: b.value.key, value };
         b = base.next();
       } else {
-        const value = this.valueAt(changeId(space.name, key!), order === 0 ? b.value!.value : undefined);
+        const value = this.history.valueAt(changeId(space.name, key!), this.at, order === 0 ? b.value!.value : undefined);
         if (value !== undefined) entry = { key: key!, value };
         if (order === 0) b = base.next();
         c += 1;
@@ -87,12 +61,11 @@ export class SnapshotView implements KvView {
   }
 
   private changedIn(space: string, start: Buffer, end: Buffer): Buffer[] {
-    this.catchUp();
-    const known = this.changed.get(space);
-    if (known === undefined) return [];
-    if (!known.sorted) {
-      known.keys.sort(Buffer.compare);
-      known.sorted = true;
+    let known = this.changed.get(space);
+    if (known === undefined || known.seq !== this.history.lastSeq) {
+      const keys = this.history.keysChangedAfter(space, this.at).sort(Buffer.compare);
+      known = { seq: this.history.lastSeq, keys: keys.filter((k, i) => i === 0 || !k.equals(keys[i - 1]!)) };
+      this.changed.set(space, known);
     }
     const from = start.length === 0 ? 0 : lowerBound(known.keys, start);
     const to = end.length === 0 ? known.keys.length : lowerBound(known.keys, end);

@@ -4,9 +4,11 @@
 //
 // A commit adds one record: its timestamp and, for each key it changed, the value the key held
 // before it (absent for a key the commit created). The value of a key at time T is then the
-// "before" of the first commit after T that changed it, or the current value when none did. A
-// commit only appends its record: the per-key index of the changes after T is built by each
-// reader at T (snapshot_view.ts), from the records after T, so that writes pay for no index.
+// "before" of the first commit after T that changed it, or the current value when none did.
+// A commit only appends its record. The per-key index that reads need (each key's versions, each
+// space's changed keys in commit order) is built from the log when a reader first asks, and kept
+// up from there: writes pay for no index while nobody reads a snapshot, and each record is
+// indexed once however many readers there are.
 // Records are kept in commit order, for `windowMs` of wall-clock time and for as long as a reader
 // pinned at an older time needs them, within `maxBytes` of kept values; reads older than what is
 // kept are refused (`coveredAfter`). Kept in memory only: after a restart, history starts again
@@ -27,12 +29,22 @@ export interface CommitRecord {
   changes: readonly KeyChange[];
 }
 
+interface Version {
+  ts: bigint;
+  before: Buffer | undefined;
+}
+
+interface SpaceChange {
+  ts: bigint;
+  key: Buffer;
+}
+
 export interface HistoryLimits {
   windowMs: number;
   maxBytes: number;
 }
 
-// What a change costs beyond its bytes: its record in the log and in the per-key index.
+// What a change costs beyond its bytes: its record in the log and in the index.
 const OVERHEAD_BYTES = 96;
 
 export function changeId(space: string, key: Buffer): string {
@@ -47,6 +59,10 @@ export class VersionHistory {
   private nextSeq = 1;
   // Every commit after this time is in the log.
   private covered: bigint;
+  // The index, built up to the record with this sequence number.
+  private indexedSeq = 0;
+  private readonly versions = new Map<string, Version[]>();
+  private readonly bySpace = new Map<string, SpaceChange[]>();
 
   constructor(startTs: bigint, private readonly limits: HistoryLimits, private readonly now: () => number = Date.now) {
     this.covered = startTs;
@@ -57,16 +73,12 @@ export class VersionHistory {
     return this.covered;
   }
 
-  get keptBytes(): number {
-    return this.bytes;
-  }
-
   get lastSeq(): number {
     return this.nextSeq - 1;
   }
 
-  // Records a commit at `ts` (later than every recorded one); the returned handle takes it back if
-  // the transaction that made it aborts after all.
+  // Records a commit at `ts` (later than every recorded one); `retract` takes it back if the
+  // transaction that made it aborts after all.
   add(ts: bigint, changes: readonly KeyChange[]): CommitRecord {
     let bytes = 0;
     for (const c of changes) bytes += OVERHEAD_BYTES + c.key.length + (c.before?.length ?? 0);
@@ -77,25 +89,45 @@ export class VersionHistory {
     return record;
   }
 
-  // A reader that indexed the record keeps what it read of it: the "before" of an aborted write
-  // is the value that stayed, so it still reads right.
   retract(record: CommitRecord): void {
     const at = this.log.indexOf(record, this.head);
     if (at < 0) return;
     this.log.splice(at, 1);
     this.bytes -= record.bytes;
+    if (record.seq > this.indexedSeq) return;
+    for (const c of record.changes) {
+      const list = this.versions.get(c.id);
+      const i = list?.findIndex((v) => v.ts === record.ts) ?? -1;
+      if (i >= 0) list!.splice(i, 1);
+      if (list?.length === 0) this.versions.delete(c.id);
+      const spaceList = this.bySpace.get(c.space);
+      const j = spaceList?.findIndex((s) => s.ts === record.ts && s.key === c.key) ?? -1;
+      if (j >= 0) spaceList!.splice(j, 1);
+    }
   }
 
-  // The records after `at` with a sequence number above `afterSeq`, oldest first: what a reader at
-  // `at` has not indexed yet.
-  recordsAfter(at: bigint, afterSeq: number): CommitRecord[] {
-    const out: CommitRecord[] = [];
-    for (let i = this.log.length - 1; i >= this.head; i--) {
-      const record = this.log[i]!;
-      if (record.seq <= afterSeq || record.ts <= at) break;
-      out.push(record);
-    }
-    return out.reverse();
+  // The value the key (its changeId) held at `at`, given its latest value.
+  valueAt(id: string, at: bigint, latest: Buffer | undefined): Buffer | undefined {
+    this.catchUp();
+    const list = this.versions.get(id);
+    if (list === undefined) return latest;
+    const i = firstAfter(list, at);
+    return i < list.length ? list[i]!.before : latest;
+  }
+
+  // Whether a commit after `at` changed the key.
+  changedAfter(id: string, at: bigint): boolean {
+    this.catchUp();
+    const list = this.versions.get(id);
+    return list !== undefined && list.length > 0 && list[list.length - 1]!.ts > at;
+  }
+
+  // The keys of `space` that commits after `at` changed (unsorted, a key once per change).
+  keysChangedAfter(space: string, at: bigint): Buffer[] {
+    this.catchUp();
+    const list = this.bySpace.get(space);
+    if (list === undefined) return [];
+    return list.slice(firstAfter(list, at)).map((c) => c.key);
   }
 
   // A reader at `at` keeps the commits after it until it lets go.
@@ -110,6 +142,24 @@ export class VersionHistory {
       else this.pins.set(at, n);
       this.trim();
     };
+  }
+
+  private catchUp(): void {
+    if (this.indexedSeq === this.lastSeq) return;
+    let i = this.log.length;
+    while (i > this.head && this.log[i - 1]!.seq > this.indexedSeq) i--;
+    for (; i < this.log.length; i++) {
+      const record = this.log[i]!;
+      for (const c of record.changes) {
+        const list = this.versions.get(c.id);
+        if (list === undefined) this.versions.set(c.id, [{ ts: record.ts, before: c.before }]);
+        else list.push({ ts: record.ts, before: c.before });
+        const spaceList = this.bySpace.get(c.space);
+        if (spaceList === undefined) this.bySpace.set(c.space, [{ ts: record.ts, key: c.key }]);
+        else spaceList.push({ ts: record.ts, key: c.key });
+      }
+    }
+    this.indexedSeq = this.lastSeq;
   }
 
   private oldestPin(): bigint | undefined {
@@ -136,9 +186,31 @@ export class VersionHistory {
     }
   }
 
+  // The oldest record goes, and with it its entries at the front of the index's lists.
   private drop(record: CommitRecord): void {
     this.head += 1;
     this.bytes -= record.bytes;
     this.covered = record.ts;
+    if (record.seq > this.indexedSeq) return;
+    for (const c of record.changes) {
+      const list = this.versions.get(c.id);
+      if (list !== undefined && list[0]?.ts === record.ts) list.shift();
+      if (list?.length === 0) this.versions.delete(c.id);
+      const spaceList = this.bySpace.get(c.space);
+      if (spaceList !== undefined && spaceList[0]?.ts === record.ts) spaceList.shift();
+      if (spaceList?.length === 0) this.bySpace.delete(c.space);
+    }
   }
+}
+
+// The first entry with a time after `at` (entries in time order).
+function firstAfter(list: readonly { ts: bigint }[], at: bigint): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.ts <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
