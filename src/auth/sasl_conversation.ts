@@ -3,6 +3,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { Binary, type Doc } from '../bson/values.js';
 import type { ConnectionAuth } from './connection_auth.js';
+import type { AuthenticationAttempts } from './authentication_attempts.js';
 import { parseClientFirst, SCRAM_MECHANISMS, ScramError, serverFinal, serverFirst, type ScramMechanism } from './scram.js';
 import { credentialOf, mechanismsOf, type RoleName, type UserName } from './users.js';
 
@@ -21,6 +22,8 @@ export interface SaslEnvironment {
   remote: string;
   // The user cache generation the look-up answers from, kept with the roles read at login.
   generation?: () => string;
+  // The process's count of logins and its brake on failed ones.
+  attempts?: AuthenticationAttempts;
 }
 
 // The driver runs one conversation at a time on a connection, and MongoDB numbers it 1.
@@ -34,25 +37,34 @@ class AuthenticationFailed extends MongoError {
   }
 }
 
-export function saslStart(env: SaslEnvironment, auth: ConnectionAuth, db: string, cmd: Doc): Promise<Doc> {
+export function saslStart(env: SaslEnvironment, auth: ConnectionAuth, db: string, cmd: Doc, speculative = false): Promise<Doc> {
   auth.conversation = undefined;
-  return guarded(env, auth, async () => {
+  const attempt: Attempt = { mechanism: cmd.mechanism, speculative, user: undefined };
+  env.attempts?.received(cmd.mechanism, speculative);
+  return guarded(env, auth, attempt, async () => {
     const mechanism = cmd.mechanism;
     if (!SCRAM_MECHANISMS.includes(mechanism as ScramMechanism)) throw new ScramError(`mechanism ${String(mechanism)} is not supported`);
     const first = parseClientFirst(payloadOf(cmd));
+    attempt.user = `${db}.${first.user}`;
+    if (env.attempts !== undefined && !env.attempts.admits(addressOf(env.remote), attempt.user)) {
+      attempt.throttled = true;
+      throw new ScramError(`too many failed logins from ${addressOf(env.remote)} or for ${first.user}@${db}: refused for now`);
+    }
     const doc = await env.lookup({ db, user: first.user });
     if (doc === undefined) throw new ScramError(`user ${first.user}@${db} not found`);
     const credential = credentialOf(doc, mechanism as ScramMechanism);
     if (credential === undefined) throw new ScramError(`user ${first.user}@${db} has no ${String(mechanism)} credentials`);
     const { state, payload } = serverFirst(mechanism as ScramMechanism, first, credential, randomBytes(24).toString('base64'));
     const options = cmd.options as Doc | undefined;
-    auth.conversation = { step: 'proof', db, skipEmptyExchange: options?.skipEmptyExchange === true, scram: state };
+    auth.conversation = { step: 'proof', db, skipEmptyExchange: options?.skipEmptyExchange === true, scram: state, speculative };
     return reply(false, payload);
   });
 }
 
 export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Doc): Promise<Doc> {
-  return guarded(env, auth, async () => {
+  const proving = auth.conversation?.step === 'proof' ? auth.conversation : undefined;
+  const attempt: Attempt = { mechanism: proving?.scram.mechanism, speculative: proving?.speculative === true, user: proving === undefined ? undefined : `${proving.db}.${proving.scram.user}` };
+  return guarded(env, auth, attempt, async () => {
     const conversation = auth.conversation;
     if (conversation === undefined) throw new ScramError('no SASL conversation under way');
     if (cmd.conversationId !== CONVERSATION_ID) throw new ScramError(`conversationId ${String(cmd.conversationId)} is not ${CONVERSATION_ID}`);
@@ -68,6 +80,7 @@ export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Do
     if (user === undefined) throw new ScramError(`user ${conversation.scram.user}@${conversation.db} was dropped during authentication`);
     auth.user = { user: conversation.scram.user, db: conversation.db, roles: (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [], ...(generation === undefined ? {} : { generation }) };
     auth.conversation = conversation.skipEmptyExchange ? undefined : { step: 'empty', db: conversation.db };
+    env.attempts?.succeeded(conversation.scram.mechanism, conversation.speculative === true, addressOf(env.remote), `${conversation.db}.${conversation.scram.user}`);
     env.log({ c: 'ACCESS', mechanism: conversation.scram.mechanism, user: conversation.scram.user, db: conversation.db, remote: env.remote }, 'Authentication succeeded');
     return reply(conversation.skipEmptyExchange, serverSignature);
   });
@@ -78,7 +91,7 @@ export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Do
 // when it does not, so a failure is left out of the reply rather than failing the hello.
 export async function speculativeAuthenticate(env: SaslEnvironment, auth: ConnectionAuth, request: unknown): Promise<Doc | undefined> {
   if (request === null || typeof request !== 'object' || (request as Doc).saslStart === undefined || typeof (request as Doc).db !== 'string') return undefined;
-  return saslStart(env, auth, (request as Doc).db as string, request as Doc).catch(() => undefined);
+  return saslStart(env, auth, (request as Doc).db as string, request as Doc, true).catch(() => undefined);
 }
 
 // hello's saslSupportedMechs: "db.user" is answered with the mechanisms that user has credentials
@@ -95,15 +108,26 @@ export async function saslSupportedMechs(lookup: UserLookup, value: unknown): Pr
   }
 }
 
-// Any failure of a step ends the conversation and answers AuthenticationFailed.
-async function guarded(env: SaslEnvironment, auth: ConnectionAuth, step: () => Promise<Doc>): Promise<Doc> {
+// What a failure is counted against: the mechanism, the user once known, the client's address.
+interface Attempt { mechanism: unknown; speculative: boolean; user: string | undefined; throttled?: boolean }
+
+// Any failure of a step ends the conversation and answers AuthenticationFailed; it counts against
+// the address and the user, but an attempt refused for being throttled does not prolong it.
+async function guarded(env: SaslEnvironment, auth: ConnectionAuth, attempt: Attempt, step: () => Promise<Doc>): Promise<Doc> {
   try {
     return await step();
   } catch (err) {
     auth.conversation = undefined;
+    if (attempt.throttled !== true) env.attempts?.failed(attempt.mechanism, attempt.speculative, addressOf(env.remote), attempt.user);
     env.log({ c: 'ACCESS', remote: env.remote, reason: (err as Error).message }, 'Authentication failed');
     throw new AuthenticationFailed();
   }
+}
+
+// The client's host, without its port: what a failed login counts against.
+function addressOf(remote: string): string {
+  const colon = remote.lastIndexOf(':');
+  return colon < 0 ? remote : remote.slice(0, colon);
 }
 
 function reply(done: boolean, payload: Buffer): Doc {

@@ -4,7 +4,8 @@ import type { ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import { withInternalUser } from '../../auth/internal_user.js';
 import { userCacheGeneration } from './user_cache.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
+import { AuthenticationAttempts } from '../../auth/authentication_attempts.js';
 
 // A node's SASL commands: the conversation of src/auth over the node's own admin.system.users.
 export const saslStartCommand: CommandDefinition = {
@@ -35,7 +36,20 @@ function saslEnvironment(ctx: CommandContext): SaslEnvironment {
     log: (fields, msg) => ctx.node.logger.info(fields, msg),
     remote: ctx.conn.remote,
     generation: () => userCacheGeneration(ctx.node).toHexString(),
+    attempts: authenticationAttempts(ctx.node),
   };
+}
+
+// Each node's logins and their brake, kept beside its services (serverStatus reports them).
+const attemptsByNode = new WeakMap<NodeServices, AuthenticationAttempts>();
+
+export function authenticationAttempts(node: NodeServices): AuthenticationAttempts {
+  let attempts = attemptsByNode.get(node);
+  if (attempts === undefined) {
+    attempts = new AuthenticationAttempts(Date.now);
+    attemptsByNode.set(node, attempts);
+  }
+  return attempts;
 }
 
 export function authOf(ctx: { conn: { auth?: ConnectionAuth } }): ConnectionAuth {

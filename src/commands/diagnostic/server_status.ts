@@ -5,6 +5,7 @@ import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import type { CommandDefinition, NodeServices } from '../command.js';
 import { SERVER_VERSION } from './build_info.js';
+import { authenticationAttempts } from '../auth/sasl_commands.js';
 
 export const serverStatusCommand: CommandDefinition = {
   names: ['serverStatus'],
@@ -22,6 +23,7 @@ export const serverStatusCommand: CommandDefinition = {
       uptimeEstimate: Math.floor(uptimeMs / 1000),
       localTime: new Date(),
       connections: { current: node.counters.connectionsCurrent, available: node.options.maxConns - node.counters.connectionsCurrent, totalCreated: node.counters.connectionsTotal },
+      security: { authentication: authenticationAttempts(node).serverStatus() },
       opcounters: { ...node.counters.opcounters },
       opLatencies: opLatencies(commandMetricsOf(node), isPlainObject(cmd.opLatencies) && cmd.opLatencies.histograms === true),
       mem: { bits: 64, resident: Math.round(mem.rss / 1024 / 1024), virtual: Math.round(mem.heapTotal / 1024 / 1024), supported: true },

@@ -130,6 +130,7 @@ function saslEnvironment(ctx: RouterContext): SaslEnvironment {
     log: (fields, msg) => ctx.router.logger.info(fields, msg),
     remote: ctx.conn.remote,
     generation: () => ctx.router.userCache.generation,
+    attempts: ctx.router.authentication,
   };
 }
 

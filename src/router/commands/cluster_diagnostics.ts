@@ -62,6 +62,7 @@ export const clusterServerStatusCommand: RouterCommand = {
       host: `${os.hostname()}:${ctx.router.options.port}`, version: SERVER_VERSION, process: 'mongos', pid: process.pid,
       uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(),
       connections: { current: ctx.router.connections.current, available: ctx.router.options.maxConns - ctx.router.connections.current, totalCreated: ctx.router.connections.total },
+      security: { authentication: ctx.router.authentication.serverStatus() },
       opcounters: { ...ctx.router.opcounters },
       metrics: { cursor: { open: { total: ctx.router.cursors.openCount } } },
       docshard: { fastPaths: { ...ctx.router.fastPaths } },
