@@ -54,6 +54,7 @@ interface Running {
 // locks before any new request may.
 export class ShardingDDLCoordinatorService {
   private readonly running = new Map<string, Running>();
+  private readonly held = new Map<string, () => void>();
   // Resolves once every recovered coordinator holds its locks.
   private recovered: Promise<void> = Promise.resolve();
   private stopping = false;
@@ -101,6 +102,22 @@ export class ShardingDDLCoordinatorService {
   async withLocks<T>(request: DDLLockRequest, reason: string, fn: () => Promise<T>): Promise<T> {
     await this.recovered;
     return this.locks.withLocks(request, reason, fn);
+  }
+
+  // A DDL driven from elsewhere that holds the locks across several of its commands (movePrimary's
+  // donor, from entering its critical section to leaving it), under a key of its own; holding a
+  // key already held changes nothing.
+  async hold(key: string, request: DDLLockRequest, reason: string): Promise<void> {
+    if (this.held.has(key)) return;
+    await this.recovered;
+    const release = await this.locks.acquire(request, reason);
+    if (this.held.has(key)) release();
+    else this.held.set(key, release);
+  }
+
+  release(key: string): void {
+    this.held.get(key)?.();
+    this.held.delete(key);
   }
 
   // $currentOp: one entry per coordinator in flight, as MongoDB's reportForCurrentOp gives it.

@@ -156,10 +156,10 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   }, options.maxConns);
   if (options.role === 'shard') {
     services.migrations.rangeDeleter.start();
-    restoreMovePrimaryCriticalSections(services);
     // Before the port opens: the blocked collections stay blocked and the coordinators a crash
-    // interrupted hold their locks before a new DDL can ask for them.
+    // interrupted hold their locks before a new DDL can ask for them; so does a movePrimary donor.
     services.ddl = shardDDL(services);
+    restoreMovePrimaryCriticalSections(services);
     // Registered before the port opens, so no new migration overlaps a recovering one.
     for (const recovery of recoverDonations(services)) recovery.catch((err: unknown) => logger.error({ c: 'MIGRATION', err }, 'Migration recovery failed'));
   }

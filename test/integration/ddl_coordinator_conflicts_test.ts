@@ -9,7 +9,7 @@ import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 // and a config server that dies while a coordinator needs it.
 const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
 
-describe('DDL coordinators: joins, conflicts, stale routers, config server crash', () => {
+describe('DDL coordinators: joins, conflicts, movePrimary, stale routers, config server crash', () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
   let primary: MongoClient;
@@ -117,6 +117,33 @@ describe('DDL coordinators: joins, conflicts, stale routers, config server crash
         await c.close();
       }
     }
+    const reply = await client.db('admin').command({ checkMetadataConsistency: 1 });
+    assert.deepEqual(reply.cursor.firstBatch, []);
+  });
+  it('a movePrimary waits for a DDL coordinator running on the donor, then moves what the DDL left', async () => {
+    await client.db('admin').command({ enableSharding: 'moving', primaryShard: 'shard0' });
+    await client.db('moving').collection<AnyDoc>('dropped').insertOne({ _id: 1 });
+    await client.db('moving').collection<AnyDoc>('kept').insertOne({ _id: 2 });
+    const count = await pauseBefore('DropCollectionCoordinator', 'kDropCollection');
+    try {
+      const drop = client.db('moving').command({ drop: 'dropped' });
+      await waitPaused(count);
+      let moved = false;
+      const move = client.db('admin').command({ movePrimary: 'moving', to: 'shard1' }).then((r) => { moved = true; return r; });
+      await sleep(1000);
+      assert.equal(moved, false, 'the movePrimary waits for the drop');
+      assert.equal((await client.db('config').collection<AnyDoc>('databases').findOne({ _id: 'moving' }))?.primary, 'shard0');
+      await resume();
+      assert.equal((await drop).ok, 1);
+      assert.equal((await move).ok, 1);
+    } finally {
+      await resume();
+    }
+    assert.equal((await client.db('config').collection<AnyDoc>('databases').findOne({ _id: 'moving' }))?.primary, 'shard1');
+    assert.deepEqual((await client.db('moving').listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name), ['kept']);
+    assert.deepEqual(await client.db('moving').collection('kept').find().toArray(), [{ _id: 2 }]);
+    // The donor released its lock with its section: a DDL on the database runs at once.
+    await client.db('moving').command({ drop: 'kept' });
     const reply = await client.db('admin').command({ checkMetadataConsistency: 1 });
     assert.deepEqual(reply.cursor.firstBatch, []);
   });

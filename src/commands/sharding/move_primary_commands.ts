@@ -23,15 +23,27 @@ function reasonOf(cmd: Record<string, unknown>): string {
 // Donor: {_shardsvrMovePrimaryEnterCriticalSection: db, reason, blockReads?}. Without blockReads
 // the database's versioned writes wait; with it reads wait too, and it fails unless the section
 // taken earlier with this reason is still held. The section is persisted (restored at startup).
+// Entering takes the database's DDL lock on the donor first (held until the section is left, and
+// taken again with it at startup), so that a DDL coordinator running on the database ends before
+// the move starts and none starts before it ends.
 export const movePrimaryEnterCriticalSectionCommand: CommandDefinition = {
   names: ['_shardsvrMovePrimaryEnterCriticalSection'],
   adminOnly: true,
-  run(ctx, cmd) {
+  async run(ctx, cmd) {
     requireShard(ctx, '_shardsvrMovePrimaryEnterCriticalSection');
     const db = requireString(cmd, '_shardsvrMovePrimaryEnterCriticalSection');
     const sections = databaseCriticalSections(ctx.node);
-    if (optionalBool(cmd, 'blockReads') === true) sections.blockReads(db, reasonOf(cmd));
-    else sections.enter(db, reasonOf(cmd));
+    if (optionalBool(cmd, 'blockReads') === true) {
+      sections.blockReads(db, reasonOf(cmd));
+    } else {
+      await holdDatabaseLock(ctx.node, db);
+      try {
+        sections.enter(db, reasonOf(cmd));
+      } catch (err) {
+        if (sections.holder(db) === undefined) ctx.node.ddl?.coordinators.release(movePrimaryLockKey(db));
+        throw err;
+      }
+    }
     ctx.node.logger.info({ c: 'SHARDING', db, blockReads: cmd.blockReads === true }, 'movePrimary critical section entered');
     return { ok: 1 };
   },
@@ -53,6 +65,7 @@ export const movePrimaryExitCriticalSectionCommand: CommandDefinition = {
     } finally {
       // Unknown metadata is safe too: the next versioned request refreshes it.
       if (databaseCriticalSections(ctx.node).exit(db, reasonOf(cmd))) {
+        ctx.node.ddl?.coordinators.release(movePrimaryLockKey(db));
         ctx.node.logger.info({ c: 'SHARDING', db }, 'movePrimary critical section released');
       }
     }
@@ -83,8 +96,20 @@ export const movePrimaryShardCommands: readonly CommandDefinition[] = [
   movePrimaryEnterCriticalSectionCommand, movePrimaryExitCriticalSectionCommand, cloneCatalogDataCommand,
 ];
 
-// Startup of a shard, before it listens: the movePrimary critical sections it held come back.
+function movePrimaryLockKey(db: string): string {
+  return `movePrimary\u0000${db}`;
+}
+
+function holdDatabaseLock(node: NodeServices, db: string): Promise<void> {
+  return node.ddl?.coordinators.hold(movePrimaryLockKey(db), { db: db.toLowerCase() }, 'movePrimary') ?? Promise.resolve();
+}
+
+// Startup of a shard, before it listens: the movePrimary critical sections it held come back, each
+// with its database's DDL lock.
 export function restoreMovePrimaryCriticalSections(node: NodeServices): void {
   const restored = databaseCriticalSections(node).restore();
+  for (const db of restored) {
+    holdDatabaseLock(node, db).catch((err: unknown) => node.logger.error({ c: 'SHARDING', db, err }, 'movePrimary DDL lock not taken again'));
+  }
   if (restored.length > 0) node.logger.info({ c: 'SHARDING', databases: restored }, 'Restored movePrimary critical sections');
 }
