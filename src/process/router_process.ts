@@ -28,6 +28,7 @@ import type { ConnectionInfo } from '../commands/command.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
 import { internalAuthentication } from './key_file.js';
+import { TransactionRouter } from '../router/transaction_router.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 // How often the router reports itself in config.mongos: MongoDB's ShardingUptimeReporter interval.
@@ -67,6 +68,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     fastPaths: { insert: 0, find: 0 },
     knownViews: new Set(),
     failPoints: new FailPoints(),
+    transactions: new TransactionRouter(),
     userCache: { generation: newUserCacheGeneration() },
     authentication: new AuthenticationAttempts(Date.now),
     commands: buildRouterCommandTable(options.enableTestCommands ? [...routerCommands, ...routerTestCommands] : routerCommands),

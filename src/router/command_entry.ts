@@ -33,10 +33,10 @@ export type GenericArguments = { lsid?: unknown; txnNumber?: unknown; autocommit
 export function enterCommand(router: RouterServices, name: string, args: GenericArguments): number | undefined {
   const sent = args.$clusterTime;
   if (sent !== undefined) router.clock.advance(Buffer.isBuffer(sent) ? clusterTimeOfBytes(sent) : clusterTimeOf(sent));
-  const snapshot = snapshotReadOf(name, args.readConcern, router.clock.now());
+  const snapshot = isPlainObject(args.readConcern) ? snapshotReadOf(name, args.readConcern, router.clock.now()) : undefined;
   if (snapshot !== undefined && isPlainObject(args.readConcern)) args.readConcern = { ...args.readConcern, atClusterTime: snapshot.atClusterTime };
   if (afterClusterTimeOf(args.readConcern) !== undefined) checkAfterClusterTimeAllowed(name);
-  checkOperationSessionInfo(args, false);
+  checkOperationSessionInfo(args, true);
   checkRetryableWriteCommand(name, args);
   const maxTimeMS = parseMaxTimeMS(args.maxTimeMS);
   const { lsid } = args;
@@ -62,7 +62,7 @@ export function withRouterTimes(router: RouterServices, reply: Doc, operationTim
 // retryable write's are (its shards run each of its statements once by them, and judge a shard
 // key change by them); a read's and those of any other write stay with the router.
 export function forwardsSession(write: boolean, args: GenericArguments): boolean {
-  return write && args.txnNumber !== undefined;
+  return write && args.txnNumber !== undefined && args.autocommit === undefined;
 }
 
 export type OpCounters = Record<'insert' | 'query' | 'update' | 'delete' | 'getmore' | 'command', number>;

@@ -34,7 +34,6 @@ test('a session read from bytes is the decoded one, and refused alike', () => {
   const refusals: [Doc, number][] = [
     [{ txnNumber: Long.fromNumber(1) }, ErrorCodes.InvalidOptions],
     [{ lsid: serializeDocument(lsid), txnNumber: Long.fromNumber(-1) }, ErrorCodes.InvalidOptions],
-    [{ lsid, txnNumber: Long.fromNumber(1), autocommit: false }, ErrorCodes.IllegalOperation],
   ];
   for (const [session, code] of refusals) {
     const r = router();
@@ -58,6 +57,7 @@ test("only a retryable write's session goes to its shards", () => {
   assert.equal(forwardsSession(true, { lsid, txnNumber: Long.fromNumber(1) }), true);
   assert.equal(forwardsSession(true, { lsid }), false);
   assert.equal(forwardsSession(false, { lsid, txnNumber: Long.fromNumber(1) }), false);
+  assert.equal(forwardsSession(true, { lsid, txnNumber: Long.fromNumber(1), autocommit: false }), false, 'a transaction statement gets its session from the transaction');
 });
 
 test('commands are counted as mongos counts them, writes by the statements attempted', () => {

@@ -4,6 +4,7 @@ import { checkOk } from '../wire/remote_cursor.js';
 import { forwardsSession } from './command_entry.js';
 import type { PartialResults } from './partial_results.js';
 import type { RouterServices } from './router_services.js';
+import { currentRouterTransaction } from './transaction_router.js';
 
 // One shard's cursor seen from the router: the documents of its first batch, then getMore until
 // the shard reports id 0. `close` kills the shard cursor if it is still open.
@@ -30,7 +31,7 @@ export class RemoteCursorStream implements AsyncIterable<Doc> {
       if (this.batchSize !== undefined && this.batchSize > 0) getMore.batchSize = this.batchSize;
       let reply: Doc;
       try {
-        reply = checkOk(await this.router.client.command(this.host, this.db, getMore));
+        reply = checkOk(await this.router.client.command(this.host, this.db, inTransaction(getMore)));
       } catch (err) {
         if (!this.partial?.tolerate(err)) throw err;
         this.id = Long.ZERO;
@@ -51,8 +52,13 @@ export class RemoteCursorStream implements AsyncIterable<Doc> {
     if (isZero(this.id)) return;
     const id = this.id;
     this.id = Long.ZERO;
-    await this.router.client.command(this.host, this.db, { killCursors: this.collection, cursors: [id] }).catch(() => undefined);
+    await this.router.client.command(this.host, this.db, inTransaction({ killCursors: this.collection, cursors: [id] })).catch(() => undefined);
   }
+}
+
+// A cursor a transaction opened on a shard is read in it.
+function inTransaction(cmd: Doc): Doc {
+  return currentRouterTransaction()?.sessionFields(cmd) ?? cmd;
 }
 
 function isZero(id: unknown): boolean {

@@ -12,7 +12,7 @@ import { sendToShard } from './versioned_request.js';
 // ran nowhere. A migration that carried the statement's history leaves it on both shards, which
 // answer alike.
 export async function shardThatRanStatement(router: RouterServices, cm: ChunkManager, cmd: Doc, stmtId: number): Promise<string | undefined> {
-  if (cmd.txnNumber === undefined || !isPlainObject(cmd.lsid)) return undefined;
+  if (cmd.txnNumber === undefined || cmd.autocommit !== undefined || !isPlainObject(cmd.lsid)) return undefined;
   const shards = [...cm.getAllShardIds()].sort();
   const probe = { _shardsvrRetryableStatementExecuted: 1, lsid: cmd.lsid, txnNum: cmd.txnNumber, stmtId };
   const replies = await Promise.all(shards.map((shard) => sendToShard(router, shard, 'admin', probe)));

@@ -18,6 +18,7 @@ import { refreshAuthenticatedUser } from './commands/cluster_auth.js';
 import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
 import { withSnapshotTime } from '../commands/snapshot_read.js';
+import { runRouterTransactionStatement } from './commands/cluster_transactions.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -86,7 +87,8 @@ function answered(router: RouterServices, write: WriteKind | undefined, cmd: Doc
 }
 
 function run(router: RouterServices, ctx: RouterContext, name: string, def: RouterCommand, cmd: Doc): Doc | Promise<Doc> {
-  const reply = def.run(ctx, cmd);
+  const inTransaction = cmd.autocommit === false && name !== 'commitTransaction' && name !== 'abortTransaction';
+  const reply = inTransaction ? runRouterTransactionStatement(ctx, name, cmd, () => def.run(ctx, cmd)) : def.run(ctx, cmd);
   if (!(reply instanceof Promise)) return reply;
   return reply.catch((err: unknown) => {
     const view = VIEW_READS.has(name) ? resolvedViewOf(err) : undefined;

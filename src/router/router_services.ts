@@ -12,6 +12,7 @@ import type { ClusterCursorManager } from './cluster_cursor_manager.js';
 import type { OpCounters } from './command_entry.js';
 import type { ShardRegistry } from './shard_registry.js';
 import type { AuthenticationAttempts } from '../auth/authentication_attempts.js';
+import type { TransactionRouter } from './transaction_router.js';
 
 export interface RouterOptions {
   port: number;
@@ -59,6 +60,8 @@ export interface RouterServices {
   knownViews: Set<string>;
   // The router's fail points (failCommand), set by configureFailPoint with --enableTestCommands.
   failPoints: FailPoints;
+  // The sessions' transactions this router runs (transaction_router.ts).
+  transactions: TransactionRouter;
   // The user cache generation the roles of logged-in connections must have been read under: a new
   // one when a user command goes through this router or the config server's changes (polled).
   userCache: { generation: string };

@@ -9,6 +9,7 @@ import { checkOk } from '../wire/remote_cursor.js';
 import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeMetadata, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
+import { currentRouterTransaction } from './transaction_router.js';
 
 // mongos retries a stale routing error this many times before giving up.
 export const MAX_STALE_RETRIES = 10;
@@ -48,7 +49,10 @@ export function versionFields(routing: Routing, shardId: string): Doc {
 // two Timestamps per request. (Spreading the command into a new object and writing that with
 // raw_bson's writer measured slower than this.) A `sequence` follows the body as a kind-1 section:
 // documents passed on as the bytes they arrived in.
-export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, cmd: Doc, clusterTime: Timestamp, sequence?: DocumentSequence): Buffer {
+// In a transaction's statement, the command goes as a statement of it (transaction_router.ts).
+export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, command: Doc, clusterTime: Timestamp, sequence?: DocumentSequence): Buffer {
+  const txn = currentRouterTransaction();
+  const cmd = txn === undefined ? command : txn.fieldsFor(shardId, command);
   const extra = sequence === undefined ? 0 : sequenceSize(sequence);
   let message: Buffer;
   let bodyLength: number;
@@ -117,8 +121,10 @@ export function sendVersioned(router: RouterServices, routing: Routing, shardId:
 }
 
 export async function sendToShard(router: RouterServices, shardId: string, db: string, cmd: Doc): Promise<Doc> {
+  const txn = currentRouterTransaction();
+  const sent = txn === undefined ? cmd : txn.fieldsFor(shardId, cmd);
   const host = router.shardRegistry.cachedHost(shardId) ?? await router.shardRegistry.host(shardId);
-  return router.client.command(host, db, cmd);
+  return router.client.command(host, db, sent);
 }
 
 // ShardNotFound counts too: a cached routing table or database that still names a removed shard

@@ -1,19 +1,115 @@
-import type { RouterCommand } from '../router_services.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
 import { noTransactionToEnd } from '../../sessions/operation_session_info.js';
+import { errorLabelsFor } from '../../sessions/error_labels.js';
+import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
+import { withRouterTransaction, type RouterTransaction } from '../transaction_router.js';
+import { sendToShard } from '../versioned_request.js';
 
-// As on a node (commands/transaction_commands.ts): no transaction to end, never ok.
+// A statement of a transaction through the router (transaction_router.ts): it runs with every
+// request it sends a shard made a statement of the transaction; its reply carries the
+// recoveryToken (the shard a commit through another router asks); if it fails, or a write answers
+// a write error, the transaction is aborted on every participant, and a failure the whole
+// transaction may get past when run again carries TransientTransactionError.
+export async function runRouterTransactionStatement(ctx: RouterContext, name: string, cmd: Doc, body: () => Doc | Promise<Doc>): Promise<Doc> {
+  const { router } = ctx;
+  const { txn, replaced } = router.transactions.statement(cmd, name, ctx.db, router.clock.now());
+  if (replaced !== undefined) await abortParticipants(router, replaced);
+  let reply: Doc;
+  try {
+    reply = await withRouterTransaction(txn, body);
+  } catch (err) {
+    await abortParticipants(router, txn);
+    throw labelled(name, cmd, err);
+  }
+  if (reply.ok !== 1) {
+    await abortParticipants(router, txn);
+    return withLabels(name, cmd, reply);
+  }
+  const writeErrors = reply.writeErrors;
+  if (Array.isArray(writeErrors) && writeErrors.length > 0) {
+    await abortParticipants(router, txn);
+    const conflict = (writeErrors as Doc[]).find((e) => e.code === ErrorCodes.WriteConflict);
+    if (conflict !== undefined) throw labelled(name, cmd, new MongoError(ErrorCodes.WriteConflict, String(conflict.errmsg)));
+  }
+  return withRecoveryToken(reply, txn);
+}
+
+// commitTransaction: nothing to do without participants; otherwise the read-only participants
+// first, then the one that wrote. A router that did not run the transaction asks the shard its
+// recoveryToken names, which answers the decision it holds.
 export const clusterCommitTransactionCommand: RouterCommand = {
   names: ['commitTransaction'],
   adminOnly: true,
-  run() {
-    throw noTransactionToEnd('commitTransaction');
+  async run(ctx, cmd) {
+    if (cmd.autocommit !== false) throw noTransactionToEnd('commitTransaction');
+    const { router } = ctx;
+    const txn = router.transactions.find(cmd);
+    if (txn === undefined) return recoverCommit(router, cmd);
+    if (txn.phase === 'aborted') throw labelled('commitTransaction', cmd, new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txn.txnNum} } has been aborted.`));
+    const writer = txn.writer();
+    const readers = [...txn.participants.keys()].filter((s) => s !== writer);
+    try {
+      await Promise.all(readers.map((shard) => endOn(router, txn, shard, 'commitTransaction')));
+      if (writer !== undefined) await endOn(router, txn, writer, 'commitTransaction');
+    } catch (err) {
+      throw labelled('commitTransaction', cmd, err);
+    }
+    txn.phase = 'committed';
+    return withRecoveryToken({ ok: 1 }, txn);
   },
 };
 
 export const clusterAbortTransactionCommand: RouterCommand = {
   names: ['abortTransaction'],
   adminOnly: true,
-  run() {
-    throw noTransactionToEnd('abortTransaction');
+  async run(ctx, cmd) {
+    if (cmd.autocommit !== false) throw noTransactionToEnd('abortTransaction');
+    const txn = ctx.router.transactions.find(cmd);
+    if (txn === undefined) throw new MongoError(ErrorCodes.NoSuchTransaction, 'Given transaction number does not match any in-progress transactions');
+    if (txn.phase === 'committed') throw new MongoError(ErrorCodes.TransactionCommitted, `Transaction with { txnNumber: ${txn.txnNum} } has been committed.`);
+    await abortParticipants(ctx.router, txn);
+    return { ok: 1 };
   },
 };
+
+async function recoverCommit(router: RouterServices, cmd: Doc): Promise<Doc> {
+  const token = cmd.recoveryToken;
+  const shard = isPlainObject(token) && typeof token.recoveryShardId === 'string' ? token.recoveryShardId : undefined;
+  if (shard === undefined) throw labelled('commitTransaction', cmd, new MongoError(ErrorCodes.NoSuchTransaction, 'Cannot commit a transaction this router did not run without a recoveryToken'));
+  const reply = await sendToShard(router, shard, 'admin', { commitTransaction: 1, lsid: cmd.lsid, txnNumber: cmd.txnNumber, autocommit: false });
+  if (reply.ok === 1) return { ok: 1 };
+  throw labelled('commitTransaction', cmd, new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg)));
+}
+
+async function endOn(router: RouterServices, txn: RouterTransaction, shard: string, command: 'commitTransaction' | 'abortTransaction'): Promise<void> {
+  const reply = await sendToShard(router, shard, 'admin', txn.sessionFields({ [command]: 1 }));
+  if (reply.ok === 1) return;
+  throw new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg), {}, Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : []);
+}
+
+// Every participant is told; one that cannot be reached aborts its part when it expires.
+async function abortParticipants(router: RouterServices, txn: RouterTransaction): Promise<void> {
+  if (txn.phase !== 'inProgress') return;
+  txn.phase = 'aborted';
+  await Promise.all([...txn.participants.keys()].map((shard) => endOn(router, txn, shard, 'abortTransaction').catch(() => undefined)));
+}
+
+function withRecoveryToken(reply: Doc, txn: RouterTransaction): Doc {
+  const shard = txn.recoveryShard();
+  return shard === undefined ? reply : { ...reply, recoveryToken: { recoveryShardId: shard } };
+}
+
+function labelled(name: string, cmd: Doc, err: unknown): unknown {
+  if (!(err instanceof MongoError)) return err;
+  const labels = [...new Set([...err.errorLabels, ...errorLabelsFor(name, cmd, err.code, undefined, false)])];
+  return new MongoError(err.code, err.message, err.extra, labels);
+}
+
+function withLabels(name: string, cmd: Doc, reply: Doc): Doc {
+  const labels = errorLabelsFor(name, cmd, typeof reply.code === 'number' ? reply.code : undefined, undefined, false);
+  if (labels.length === 0) return reply;
+  const had = Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : [];
+  return { ...reply, errorLabels: [...new Set([...had, ...labels])] };
+}

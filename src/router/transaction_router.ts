@@ -1,0 +1,131 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Timestamp } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
+import { describeSession, sessionIdOf, sessionKey } from '../sessions/session_id.js';
+import { checkAllowedInTransaction } from '../sessions/transaction_rules.js';
+
+// MongoDB's TransactionRouter: a session's transaction as a router runs it over its shards. Its
+// first statement picks the snapshot every participant reads (the readConcern's atClusterTime, or
+// the router's time: beyond MongoDB, whatever the level, so that a transaction never reads a
+// cross-shard commit half done); every command the statements send a shard carries the session,
+// the txnNumber and autocommit: false, and the first one a shard gets also startTransaction and
+// that readConcern (`fieldsFor`, applied where requests to shards are built while the statement
+// runs: `withRouterTransaction`). The participants are the shards contacted, in order, each
+// read-only until a write goes to it; the commit goes to the read-only ones, then to the one that
+// wrote. A transaction writing to two shards needs a two-phase commit, which docshard does not
+// have yet: the write that would make a second writer is refused (OperationNotSupportedInTransaction)
+// and the transaction aborted, rather than committed in two steps a crash could split.
+
+export type RouterTransactionPhase = 'inProgress' | 'committed' | 'aborted';
+
+const WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
+
+export class RouterTransaction {
+  // In the order they were contacted; `readOnly` until a write is sent to one.
+  readonly participants = new Map<string, { readOnly: boolean }>();
+  phase: RouterTransactionPhase = 'inProgress';
+
+  constructor(readonly lsid: Doc, readonly txnNumber: unknown, readonly txnNum: number, readonly readConcern: Doc) {}
+
+  // The command for shard `shardId` as a statement of this transaction.
+  fieldsFor(shardId: string, cmd: Doc): Doc {
+    const command = Object.keys(cmd)[0] ?? '';
+    const write = WRITE_COMMANDS.has(command);
+    const known = this.participants.get(shardId);
+    if (write && (known === undefined || known.readOnly) && this.writer() !== undefined) {
+      throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction,
+        `A transaction that writes to more than one shard needs a two-phase commit, which docshard does not have yet: this ${command} would write to shard ${shardId} after shard ${this.writer()!}`);
+    }
+    if (known === undefined) this.participants.set(shardId, { readOnly: !write });
+    else if (write) known.readOnly = false;
+    const out: Doc = {};
+    for (const [k, v] of Object.entries(cmd)) if (k !== 'readConcern' && k !== 'lsid' && k !== 'txnNumber' && k !== 'stmtIds') out[k] = v;
+    out.lsid = this.lsid;
+    out.txnNumber = this.txnNumber;
+    out.autocommit = false;
+    if (known === undefined) {
+      out.startTransaction = true;
+      out.readConcern = this.readConcern;
+    }
+    return out;
+  }
+
+  // What a getMore or killCursors of a cursor the transaction opened carries.
+  sessionFields(cmd: Doc): Doc {
+    return { ...cmd, lsid: this.lsid, txnNumber: this.txnNumber, autocommit: false };
+  }
+
+  writer(): string | undefined {
+    for (const [shard, p] of this.participants) if (!p.readOnly) return shard;
+    return undefined;
+  }
+
+  // The shard a commit through another router asks for the decision (MongoDB's recoveryToken).
+  recoveryShard(): string | undefined {
+    return this.writer() ?? this.participants.keys().next().value;
+  }
+}
+
+const current = new AsyncLocalStorage<RouterTransaction>();
+
+// Runs a statement with the requests it sends to shards made statements of `txn`.
+export function withRouterTransaction<T>(txn: RouterTransaction, fn: () => T): T {
+  return current.run(txn, fn);
+}
+
+export function currentRouterTransaction(): RouterTransaction | undefined {
+  return current.getStore();
+}
+
+// The router's transactions, by session: a statement with startTransaction begins one (aborting an
+// older one of the session, whose participants the caller tells), a later one must name it.
+export class TransactionRouter {
+  private readonly sessions = new Map<string, RouterTransaction>();
+
+  // The transaction a statement (autocommit: false) runs in, and the one it replaced, if any,
+  // which the caller aborts on its shards.
+  statement(cmd: Doc, command: string, db: string, now: Timestamp): { txn: RouterTransaction; replaced?: RouterTransaction } {
+    const { key, txnNum, session } = identify(cmd);
+    const start = cmd.startTransaction === true;
+    if (command !== 'commitTransaction' && command !== 'abortTransaction') checkAllowedInTransaction(command, db, start, cmd.readConcern);
+    const known = this.sessions.get(key);
+    if (known !== undefined && txnNum < known.txnNum) {
+      throw new MongoError(ErrorCodes.TransactionTooOld, `Cannot start transaction ${txnNum} on session ${session} because a newer transaction ${known.txnNum} has already started.`);
+    }
+    if (start) {
+      if (known !== undefined && known.txnNum === txnNum) {
+        throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `Cannot start a transaction at given transaction number ${txnNum} on session ${session} because a transaction with the same number is in state ${known.phase}`);
+      }
+      const rc = isPlainObject(cmd.readConcern) ? cmd.readConcern : {};
+      const txn = new RouterTransaction(cmd.lsid as Doc, cmd.txnNumber, txnNum, { level: rc.level ?? 'snapshot', atClusterTime: rc.atClusterTime ?? now });
+      this.sessions.set(key, txn);
+      return known !== undefined && known.phase === 'inProgress' ? { txn, replaced: known } : { txn };
+    }
+    if (known === undefined || known.txnNum !== txnNum) {
+      throw new MongoError(ErrorCodes.NoSuchTransaction, `Given transaction number ${txnNum} does not match any in-progress transactions. The active transaction number is ${known?.txnNum ?? -1}`);
+    }
+    if (known.phase === 'aborted' && command !== 'abortTransaction') {
+      throw new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txnNum} } has been aborted.`);
+    }
+    return { txn: known };
+  }
+
+  // The session's transaction this router knows of, for a commit it may not (recoveryToken).
+  find(cmd: Doc): RouterTransaction | undefined {
+    const { key, txnNum } = identify(cmd);
+    const known = this.sessions.get(key);
+    return known?.txnNum === txnNum ? known : undefined;
+  }
+
+  forget(cmd: Doc): void {
+    this.sessions.delete(identify(cmd).key);
+  }
+}
+
+function identify(cmd: Doc): { key: string; txnNum: number; session: string } {
+  const lsid = sessionIdOf(cmd.lsid);
+  if (!isNumber(cmd.txnNumber)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'txnNumber' is the wrong type, expected type 'long'");
+  return { key: sessionKey(lsid), txnNum: toDouble(cmd.txnNumber), session: describeSession(lsid) };
+}

@@ -1,0 +1,143 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Long, MongoClient, MongoServerError } from 'mongodb';
+import { WireClient } from '../../src/wire/client.js';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+
+// Issue 21, transactions through routers, with the official driver: a transaction reads one
+// snapshot on every shard it touches (picked by the router at its first statement) with its own
+// writes, and commits on the shard it wrote to after the ones it only read; the first writer wins
+// across routers; a commit is answered through another router from the recoveryToken; a
+// transaction that would write to a second shard is refused (no two-phase commit yet) and leaves
+// nothing.
+describe('transactions through routers', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let other: MongoClient;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2, routers: 2 });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    other = new MongoClient(cluster.routers[1]!.uri);
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'bank', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'bank.accounts', key: { _id: 1 } });
+    await admin.command({ split: 'bank.accounts', middle: { _id: 100 } });
+    await admin.command({ moveChunk: 'bank.accounts', find: { _id: 100 }, to: 'shard1' });
+  });
+
+  after(async () => {
+    await client?.close();
+    await other?.close();
+    await cluster?.stop();
+  });
+
+  const accounts = (c: MongoClient = client) => c.db('bank').collection<AnyDoc>('accounts');
+
+  async function failure(p: Promise<unknown>): Promise<MongoServerError> {
+    const err = await p.then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof MongoServerError, `expected a server error, got ${String(err)}`);
+    return err;
+  }
+
+  it('reads one snapshot across both shards with its own writes, and commits', async () => {
+    await accounts().insertMany([{ _id: 1, balance: 100 }, { _id: 101, balance: 100 }]);
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      assert.deepEqual(await accounts().find({}, { session, sort: { _id: 1 } }).toArray(), [{ _id: 1, balance: 100 }, { _id: 101, balance: 100 }]);
+      await accounts(other).updateOne({ _id: 101 }, { $set: { balance: 7 } }); // after the snapshot, on the other shard
+      await accounts().updateOne({ _id: 1 }, { $inc: { balance: -10 } }, { session });
+      assert.deepEqual(await accounts().find({}, { session, sort: { _id: 1 } }).toArray(), [{ _id: 1, balance: 90 }, { _id: 101, balance: 100 }]);
+      assert.deepEqual(await accounts().findOne({ _id: 1 }), { _id: 1, balance: 100 }, 'not visible before the commit');
+      await session.commitTransaction();
+    } finally {
+      await session.endSession();
+    }
+    assert.deepEqual(await accounts(other).find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 1, balance: 90 }, { _id: 101, balance: 7 }]);
+  });
+
+  it('first writer wins across routers, and withTransaction retries to an exact count', async () => {
+    await accounts().insertOne({ _id: 2, balance: 0 });
+    const a = client.startSession();
+    const b = other.startSession();
+    try {
+      a.startTransaction();
+      await accounts().updateOne({ _id: 2 }, { $inc: { balance: 1 } }, { session: a });
+      // The other client has not seen the insert's time: as in MongoDB, a snapshot is at the time
+      // its client knows, so it is given that time.
+      b.advanceClusterTime(a.clusterTime!);
+      b.startTransaction();
+      const err = await failure(accounts(other).updateOne({ _id: 2 }, { $inc: { balance: 1 } }, { session: b }));
+      assert.equal(err.code, 112);
+      assert.ok(err.errorLabels.includes('TransientTransactionError'), JSON.stringify(err.errorLabels));
+      await a.commitTransaction();
+      await b.abortTransaction();
+    } finally {
+      await a.endSession();
+      await b.endSession();
+    }
+    await Promise.all([client, other, client, other].map(async (c) => {
+      const s = c.startSession();
+      try {
+        for (let i = 0; i < 5; i++) {
+          await s.withTransaction(async () => {
+            const doc = await accounts(c).findOne({ _id: 2 }, { session: s });
+            await accounts(c).updateOne({ _id: 2 }, { $set: { balance: doc!.balance + 1 } }, { session: s });
+          });
+        }
+      } finally {
+        await s.endSession();
+      }
+    }));
+    assert.equal((await accounts().findOne({ _id: 2 }))!.balance, 21);
+  });
+
+  it('answers a commit through another router from the recoveryToken', async () => {
+    let token: unknown;
+    const monitored = new MongoClient(cluster.routers[0]!.uri, { monitorCommands: true });
+    monitored.on('commandSucceeded', (e) => {
+      const reply = e.reply as AnyDoc | undefined;
+      if (reply?.recoveryToken !== undefined) token = reply.recoveryToken;
+    });
+    const s = monitored.startSession();
+    try {
+      s.startTransaction();
+      await accounts(monitored).insertOne({ _id: 150, balance: 5 }, { session: s });
+      await s.commitTransaction();
+      assert.deepEqual(token, { recoveryShardId: 'shard1' });
+      // Raw, as the driver would put its own session on a command through `other`.
+      const raw = new WireClient();
+      try {
+        const reply = await raw.command(`127.0.0.1:${cluster.routers[1]!.port}`, 'admin', { commitTransaction: 1, lsid: s.id, txnNumber: Long.fromNumber(s.serverSession!.txnNumber), autocommit: false, recoveryToken: token });
+        assert.equal(reply.ok, 1, JSON.stringify(reply));
+        const without = await raw.command(`127.0.0.1:${cluster.routers[1]!.port}`, 'admin', { commitTransaction: 1, lsid: s.id, txnNumber: Long.fromNumber(s.serverSession!.txnNumber), autocommit: false });
+        assert.equal(without.code, 251, 'without a recoveryToken another router cannot know the decision');
+      } finally {
+        await raw.close();
+      }
+    } finally {
+      await s.endSession();
+      await monitored.close();
+    }
+    assert.deepEqual(await accounts(other).findOne({ _id: 150 }), { _id: 150, balance: 5 });
+  });
+
+  it('refuses a write to a second shard (no two-phase commit yet) and leaves nothing written', async () => {
+    await accounts().insertMany([{ _id: 3, balance: 50 }, { _id: 103, balance: 50 }]);
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      await accounts().updateOne({ _id: 3 }, { $inc: { balance: -5 } }, { session });
+      const err = await failure(accounts().updateOne({ _id: 103 }, { $inc: { balance: 5 } }, { session }));
+      assert.equal(err.code, 263);
+      assert.match(err.message, /two-phase commit/);
+      const after = await failure(session.commitTransaction());
+      assert.equal(after.code, 251);
+    } finally {
+      await session.endSession();
+    }
+    assert.deepEqual(await accounts().find({ _id: { $in: [3, 103] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 3, balance: 50 }, { _id: 103, balance: 50 }]);
+  });
+});
