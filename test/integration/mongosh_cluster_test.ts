@@ -94,6 +94,21 @@ describe('mongosh sharding helpers against `docshard up`', () => {
     assert.equal(events, '200');
   });
 
+  it('renames a sharded collection with db.coll.renameCollection(), refines its key and repeats sh.shardCollection', { timeout: 120_000 }, async () => {
+    assertPrinted(await mongosh(uri, "sh.shardCollection('app.ren', {r: 1})"), "collectionsharded: 'app.ren'");
+    assertPrinted(await mongosh(uri, "sh.shardCollection('app.ren', {r: 1})"), "collectionsharded: 'app.ren'");
+    const conflicting = await mongosh(uri, "try { sh.shardCollection('app.ren', {other: 1}) } catch (e) { e.codeName }");
+    assert.equal(conflicting, 'AlreadyInitialized');
+    await mongosh(uri, "db.getSiblingDB('app').ren.insertMany(Array.from({length: 30}, (_, i) => ({r: i, s: i % 3})))");
+    assertPrinted(await mongosh(uri, "db.getSiblingDB('app').ren.renameCollection('renamed')"), '{ok: 1}');
+    assert.equal(await mongosh(uri, "db.getSiblingDB('app').renamed.countDocuments()"), '30');
+    await mongosh(uri, "db.getSiblingDB('app').renamed.createIndex({r: 1, s: 1})");
+    assertPrinted(await mongosh(uri, "db.adminCommand({refineCollectionShardKey: 'app.renamed', key: {r: 1, s: 1}})"), "{ok: 1, '$clusterTime': {");
+    assertPrinted(await mongosh(uri, "db.getSiblingDB('config').collections.findOne({_id: 'app.renamed'}).key"), '{r: 1, s: 1}');
+    assert.equal(await mongosh(uri, "db.getSiblingDB('app').renamed.checkMetadataConsistency().toArray().length"), '0');
+    assert.equal(await mongosh(uri, "db.getSiblingDB('app').checkMetadataConsistency().toArray().length"), '0');
+  });
+
   it('sh.status() prints the shards, databases, collections and chunks per shard', { timeout: 120_000 }, async () => {
     const status = await mongosh(uri, 'sh.status()');
     assertPrinted(section(status, 'shards'), `{_id: 'shard0', host: '${hosts[0]}', state: 1,`);
