@@ -18,6 +18,7 @@ import type { WireClient } from '../wire/client.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import type { ConnectionAuth } from '../auth/connection_auth.js';
+import type { ProcessTls } from '../wire/tls_mode.js';
 import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 import type { TransactionParticipants } from '../sessions/transaction_participant.js';
@@ -33,6 +34,8 @@ export interface NodeOptions {
   // --keyFile: the file and the cluster's key in it (never printed); implies auth. The node logs in
   // to the others as __system with it, and they to it.
   keyFile?: { path: string; key: string };
+  // --tlsMode and its files: the port's TLS and the node-to-node client's.
+  tls?: ProcessTls;
   // --maxConns (mongod's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter values a node accepts at start-up (mongod's names).

@@ -11,12 +11,14 @@ import { serveNodeHttp, serveRouterHttp } from './observability.js';
 import { consoleRoutes } from '../console/console_server.js';
 import { KeyFileError } from '../auth/key_file.js';
 import { readKeyFile } from './key_file.js';
+import { readTlsFlags, TlsOptionsError } from './tls_files.js';
+import type { ProcessTls } from '../wire/tls_mode.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
-  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--maxConns N] [--enableTestCommands]
+  docshard shard  --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
+  docshard config --port P --dbpath D [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
@@ -47,6 +49,10 @@ export async function main(argv: string[]): Promise<void> {
       enableTestCommands: { type: 'boolean', default: false },
       auth: { type: 'boolean', default: false },
       keyFile: { type: 'string' },
+      tlsMode: { type: 'string' },
+      tlsCertificateKeyFile: { type: 'string' },
+      tlsCAFile: { type: 'string' },
+      tlsAllowConnectionsWithoutCertificates: { type: 'boolean', default: false },
       maxConns: { type: 'string', default: String(MAX_CONNS_DEFAULT) },
       setParameter: { type: 'string', multiple: true, default: [] },
       httpPort: { type: 'string' },
@@ -86,6 +92,15 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
   const auth = values.auth === true || keyFile !== undefined;
+  let tls: ProcessTls | undefined;
+  try {
+    tls = readTlsFlags(values);
+  } catch (err) {
+    if (!(err instanceof TlsOptionsError)) throw err;
+    logger.error({ c: 'NETWORK' }, err.message);
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
   const maxConns = Number(values.maxConns);
   if (!Number.isInteger(maxConns) || maxConns < 1) usageExit(`invalid --maxConns ${values.maxConns}`, 2);
   if (role === 'router') {
@@ -96,7 +111,7 @@ export async function main(argv: string[]): Promise<void> {
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
-    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, auth, ...(keyFile === undefined ? {} : { keyFile }), maxConns, parameters }, logger, recent);
+    const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, auth, ...(keyFile === undefined ? {} : { keyFile }), ...(tls === undefined ? {} : { tls }), maxConns, parameters }, logger, recent);
     const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, consoleRoutes(router.services));
     stop = async () => { await http?.close(); await router.stop(); };
     return;
@@ -116,6 +131,7 @@ export async function main(argv: string[]): Promise<void> {
     enableTestCommands: values.enableTestCommands!,
     auth,
     ...(keyFile === undefined ? {} : { keyFile }),
+    ...(tls === undefined ? {} : { tls }),
     maxConns,
     parameters,
   }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));

@@ -82,7 +82,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   });
   const local = new LocalCollections(storage);
   const shardingState = new ShardingState(local);
-  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key) });
+  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
   const queries = new OngoingQueries();
   const cappedInserts = new CappedInsertNotifier();
   storage.observers.push(cappedInserts);
@@ -153,7 +153,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       logger.debug({ c: 'NETWORK', connectionId: conn.id, reason }, 'Connection ended');
     },
     onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
-  }, options.maxConns);
+  }, options.maxConns, options.tls?.server);
   if (options.role === 'shard') {
     services.migrations.rangeDeleter.start();
     // Before the port opens: the blocked collections stay blocked and the coordinators a crash

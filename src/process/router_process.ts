@@ -44,7 +44,7 @@ export interface RunningRouter {
 // It registers in config.mongos and pings there, as mongos does.
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[]): Promise<RunningRouter> {
   const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
-  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key) });
+  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
   const shardRegistry = new ShardRegistry(client, options.configHost);
   const catalogCache = new CatalogCache(client, options.configHost);
   const router: RouterServices = {
@@ -83,7 +83,7 @@ export async function startRouter(options: RouterOptions, logger: Logger, recent
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },
     onClose: () => { router.connections.current -= 1; },
     onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
-  }, options.maxConns);
+  }, options.maxConns, options.tls?.server);
   const port = await server.listen(options.port, options.bindIp);
   router.options = { ...options, port };
   // Named as mongos names itself there: the machine's host name and the port, as serverStatus reports.

@@ -12,6 +12,7 @@ import type { ClusterCursorManager } from './cluster_cursor_manager.js';
 import type { OpCounters } from './command_entry.js';
 import type { ShardRegistry } from './shard_registry.js';
 import type { AuthenticationAttempts } from '../auth/authentication_attempts.js';
+import type { ProcessTls } from '../wire/tls_mode.js';
 import type { TransactionRouter } from './transaction_router.js';
 
 export interface RouterOptions {
@@ -24,6 +25,8 @@ export interface RouterOptions {
   auth: boolean;
   // --keyFile: the file and the cluster's key in it (never printed); implies auth.
   keyFile?: { path: string; key: string };
+  // --tlsMode and its files: the port's TLS and the client's to the config server and shards.
+  tls?: ProcessTls;
   // --maxConns (mongos's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter: routerFastPaths (fast_paths.ts) in front of the general path, or not;

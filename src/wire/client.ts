@@ -1,3 +1,4 @@
+import type tls from 'node:tls';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
@@ -13,6 +14,8 @@ export interface WireClientOptions {
   // Runs on every new connection before its first request: a process of a cluster with a key
   // logs in to the other as __system (src/auth/internal_user.ts). `run` sends one command on it.
   authenticate?: (run: (db: string, cmd: Doc) => Promise<Doc>) => Promise<void>;
+  // Connect over TLS with these options (the process's CA, and its certificate to present).
+  tls?: tls.ConnectionOptions;
 }
 
 export interface CommandOptions {
@@ -33,6 +36,7 @@ export class WireClient implements Network {
   private readonly maxConnectionsPerHost: number;
   private readonly gossip: ClusterTimeGossip | undefined;
   private readonly authenticate: WireClientOptions['authenticate'];
+  private readonly tls: tls.ConnectionOptions | undefined;
   private nextRequestId = 1;
   private closed = false;
 
@@ -41,6 +45,7 @@ export class WireClient implements Network {
     this.maxConnectionsPerHost = options.maxConnectionsPerHost ?? DEFAULT_MAX_CONNECTIONS_PER_HOST;
     this.gossip = options.gossip;
     this.authenticate = options.authenticate;
+    this.tls = options.tls;
   }
 
   // A $clusterTime the command carries (a client's, passed on) gives way to this process's.
@@ -114,6 +119,7 @@ export class WireClient implements Network {
       pool = new HostPool(parseHostAddress(host), {
         connectTimeoutMs: this.connectTimeoutMs,
         maxConnections: this.maxConnectionsPerHost,
+        ...(this.tls === undefined ? {} : { tls: this.tls }),
         prepare: authenticate === undefined ? undefined : (conn) => authenticate((db, cmd) => {
           const requestId = this.takeRequestId();
           return conn.request(encodeOpMsgRequest(serializeDocument({ ...cmd, $db: db }), requestId), requestId).then(deserializeDocument);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { MessageFramer } from './framer.js';
@@ -67,9 +68,13 @@ export class ClientConnection {
     this.setIdle(true);
   }
 
-  static connect(address: HostAddress, timeoutMs: number): Promise<ClientConnection> {
+  // With `secure`, over TLS (the process's preferTLS or requireTLS): ready once the handshake has
+  // verified the server's certificate for the host.
+  static connect(address: HostAddress, timeoutMs: number, secure?: tls.ConnectionOptions): Promise<ClientConnection> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: address.host, port: address.port });
+      const socket = secure === undefined
+        ? net.connect({ host: address.host, port: address.port })
+        : tls.connect({ ...secure, host: address.host, port: address.port, ...(net.isIP(address.host) === 0 ? { servername: address.host } : {}) });
       socket.setNoDelay(true);
       const timer = setTimeout(() => {
         socket.destroy();
@@ -80,7 +85,7 @@ export class ClientConnection {
         reject(networkError(err, address));
       };
       socket.once('error', onError);
-      socket.once('connect', () => {
+      socket.once(secure === undefined ? 'connect' : 'secureConnect', () => {
         clearTimeout(timer);
         socket.off('error', onError);
         resolve(new ClientConnection(socket, address));

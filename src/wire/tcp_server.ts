@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { secureSocket, type ServerTls } from './tls_mode.js';
 import { FramingError } from './message.js';
 import { MessageFramer } from './framer.js';
 import { TurnWriter } from './turn_writer.js';
@@ -34,7 +35,8 @@ export class TcpServer {
   private nextConnectionId = 1;
   private readonly replies = new TurnWriter();
 
-  constructor(private readonly handlers: ServerHandlers, private readonly maxConnections = Number.POSITIVE_INFINITY) {
+  // `tls`: the port's TLS (--tlsMode); none or disabled serves plain connections only.
+  constructor(private readonly handlers: ServerHandlers, private readonly maxConnections = Number.POSITIVE_INFINITY, private readonly tls?: ServerTls) {
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
@@ -61,6 +63,31 @@ export class TcpServer {
     }
     socket.setNoDelay(true);
     this.sockets.add(socket);
+    const tls = this.tls;
+    if (tls === undefined || tls.mode === 'disabled') {
+      this.serve(socket, socket);
+      return;
+    }
+    // TLS or not is told by the first bytes (allowTLS, preferTLS), or must be TLS (requireTLS).
+    let served = false;
+    socket.once('close', () => { if (!served) this.sockets.delete(socket); });
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      served = true;
+      const stream = secureSocket(socket, first, tls);
+      if (stream === undefined) {
+        this.sockets.delete(socket);
+        socket.destroy();
+        return;
+      }
+      this.serve(socket, stream);
+      socket.resume();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  // Serves the wire protocol on `stream`: the raw socket itself, or the TLS socket over it.
+  private serve(socket: net.Socket, stream: net.Socket): void {
     let closeReason: string | undefined;
     const conn: Connection = {
       id: this.nextConnectionId++,
@@ -68,7 +95,7 @@ export class TcpServer {
       local: `${socket.localAddress}:${socket.localPort}`,
       close: () => {
         closeReason = 'closed by the server';
-        socket.destroy();
+        stream.destroy();
       },
     };
     this.handlers.onConnect?.(conn);
@@ -78,16 +105,16 @@ export class TcpServer {
 
     const fail = (err: unknown): void => {
       closeReason = err instanceof Error ? err.message : String(err);
-      socket.destroy();
+      stream.destroy();
     };
     const send = (reply: Buffer | undefined): void => {
-      if (reply && !socket.destroyed) this.replies.add(socket, reply);
+      if (reply && !stream.destroyed) this.replies.add(stream, reply);
     };
     // Handles queued messages in order; an asynchronous reply suspends the loop until it is sent.
     const pump = (): void => {
       if (busy) return;
       busy = true;
-      while (queue.length > 0 && !socket.destroyed) {
+      while (queue.length > 0 && !stream.destroyed) {
         let reply;
         try {
           reply = this.handlers.onMessage(conn, queue.shift()!);
@@ -115,19 +142,21 @@ export class TcpServer {
       busy = false;
     };
 
-    socket.on('data', (chunk: Buffer) => {
+    stream.on('data', (chunk: Buffer) => {
       try {
         for (const message of framer.push(chunk, this.handlers.maxMessageBytes?.(conn))) queue.push(message);
       } catch (err) {
         closeReason = err instanceof FramingError ? err.message : String(err);
-        socket.destroy();
+        stream.destroy();
         return;
       }
       pump();
     });
-    socket.on('error', (err) => { closeReason = err.message; });
-    socket.on('close', () => {
+    stream.on('error', (err) => { closeReason = err.message; });
+    if (stream !== socket) socket.on('close', () => stream.destroy());
+    stream.on('close', () => {
       this.sockets.delete(socket);
+      socket.destroy();
       this.handlers.onClose?.(conn, closeReason);
     });
   }

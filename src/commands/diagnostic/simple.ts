@@ -38,7 +38,7 @@ export const getCmdLineOptsCommand: CommandDefinition = {
     return {
       argv: commandLine(),
       parsed: {
-        net: { bindIp: options.bindIp, port: options.port },
+        net: { bindIp: options.bindIp, port: options.port, ...(options.tls === undefined ? {} : { tls: { mode: options.tls.server.mode } }) },
         storage: { dbPath: options.dbpath },
         sharding: { clusterRole: options.role === 'config' ? 'configsvr' : 'shardsvr' },
         // mongod's name for --auth.

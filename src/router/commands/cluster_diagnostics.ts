@@ -24,7 +24,8 @@ export const clusterGetCmdLineOptsCommand: RouterCommand = {
   adminOnly: true,
   run: (ctx) => ({
     argv: commandLine(),
-    parsed: { net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port }, sharding: { configDB: ctx.router.options.configHost }, setParameter: { ...ctx.router.options.parameters },
+    parsed: {
+      net: { bindIp: ctx.router.options.bindIp, port: ctx.router.options.port, ...(ctx.router.options.tls === undefined ? {} : { tls: { mode: ctx.router.options.tls.server.mode } }) }, sharding: { configDB: ctx.router.options.configHost }, setParameter: { ...ctx.router.options.parameters },
       ...(ctx.router.options.auth ? { security: { authorization: 'enabled', ...(ctx.router.options.keyFile === undefined ? {} : { keyFile: ctx.router.options.keyFile.path }) } } : {}),
     },
     ok: 1,
