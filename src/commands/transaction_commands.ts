@@ -1,4 +1,4 @@
-import type { Doc } from '../bson/values.js';
+import { deserializeDocument, type Doc } from '../bson/values.js';
 import type { CommandDefinition, NodeServices } from './command.js';
 import { noTransactionToEnd } from '../sessions/operation_session_info.js';
 import { withReadView, type ReadView } from './read_view.js';
@@ -33,15 +33,31 @@ function afterWrite(node: NodeServices, cmd: Doc, reply: Doc): Doc {
   return reply;
 }
 
+// A commit is a write to every collection the transaction wrote: it waits for a migration's
+// critical section on one, as a write does, and refuses (StaleConfig, a transient error) documents
+// in a range the shard no longer owns, which a migration committed since the transaction wrote
+// them: applied here they would be orphans, lost to the collection.
 export const commitTransactionCommand: CommandDefinition = {
   names: ['commitTransaction'],
   adminOnly: true,
   run(ctx, cmd) {
     if (cmd.autocommit !== false) throw noTransactionToEnd('commitTransaction');
-    ctx.node.transactions.commit(cmd);
-    return { ok: 1 };
+    const { node } = ctx;
+    const held = node.transactions.writtenNamespaces(cmd).filter((ns) => node.migrations.criticalSection.isHeld(ns));
+    const commit = (): Doc => {
+      node.transactions.commit(cmd, (ns, bytes) => checkOwned(node, ns, bytes));
+      return { ok: 1 };
+    };
+    if (held.length === 0) return commit();
+    return Promise.all(held.map((ns) => node.migrations.criticalSection.waitFor(ns, 'write'))).then(commit);
   },
 };
+
+function checkOwned(node: NodeServices, ns: string, bytes: Buffer): void {
+  const ownership = node.sharding.metadata.ownership(ns);
+  if (ownership === undefined || ownership.ownsEverything() || ownership.ownsDocument(deserializeDocument(bytes))) return;
+  throw new MongoError(ErrorCodes.StaleConfig, `Transaction wrote to ${ns} in a range this shard no longer owns: a migration committed since`);
+}
 
 export const abortTransactionCommand: CommandDefinition = {
   names: ['abortTransaction'],

@@ -61,16 +61,23 @@ export class TransactionParticipants {
     if (state?.phase === 'inProgress' && state.txnNumber === toDouble(cmd.txnNumber as number)) this.end(state, 'aborted');
   }
 
+  // The namespaces the session's transaction in progress wrote to (none for any other).
+  writtenNamespaces(cmd: Doc): string[] {
+    const state = this.sessions.get(this.identify(cmd).key);
+    return state?.phase === 'inProgress' && state.txn !== undefined ? state.txn.namespaces() : [];
+  }
+
   // commitTransaction: applies the writes in one unit with the session's record; a commit of a
-  // transaction that committed answers ok again. Its commit time, when it wrote anything.
-  commit(cmd: Doc): Timestamp | undefined {
+  // transaction that committed answers ok again. Its commit time, when it wrote anything. `check`
+  // may refuse a document it wrote (StorageTransaction.commit).
+  commit(cmd: Doc, check?: (ns: string, doc: Buffer) => void): Timestamp | undefined {
     const { lsid, txnNumber, key } = this.identify(cmd);
     const current = this.sessions.get(key);
     const decision = decideStatement(current, this.catalog.lastTxnNumber(lsid), { txnNumber, startTransaction: false, command: 'commitTransaction' }, describeSession(lsid));
     if (decision === 'committed') return undefined;
     const state = current!;
     try {
-      const ts = state.txn!.commit((unit) => this.catalog.recordTransactionCommit(unit, lsid, txnNumber));
+      const ts = state.txn!.commit((unit) => this.catalog.recordTransactionCommit(unit, lsid, txnNumber), check);
       this.end(state, 'committed');
       return ts;
     } catch (err) {

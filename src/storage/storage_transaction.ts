@@ -27,17 +27,28 @@ export class StorageTransaction {
     return this.engine.inTransaction(this, () => this.writeSet.statement(fn));
   }
 
+  // The namespaces of the documents the transaction wrote.
+  namespaces(): string[] {
+    return [...new Set(this.documentChanges().map((c) => c.coll.ns))];
+  }
+
   // Applies the writes with `alongside` (the session's record) in one unit; its commit time, or
   // undefined when the transaction wrote nothing (then `alongside` does not run). WriteConflict
-  // when a commit after the snapshot changed what it wrote; the transaction then is over.
-  commit(alongside: (unit: WriteUnit) => void): Timestamp | undefined {
+  // when a commit after the snapshot changed what it wrote, and whatever `check` throws for a
+  // document as the snapshot had it or as the transaction leaves it; the transaction then is over.
+  commit(alongside: (unit: WriteUnit) => void, check: (ns: string, doc: Buffer) => void = () => undefined): Timestamp | undefined {
+    let changes: ReturnType<StorageTransaction['documentChanges']>;
     try {
       this.writeSet.validate();
+      changes = this.documentChanges();
+      for (const c of changes) {
+        if (c.before !== undefined) check(c.coll.ns, c.before);
+        if (c.after !== undefined) check(c.coll.ns, c.after);
+      }
     } catch (err) {
       this.abort();
       throw err;
     }
-    const changes = this.documentChanges();
     this.abort();
     if (changes.length === 0) return undefined;
     return this.engine.write((unit) => {
