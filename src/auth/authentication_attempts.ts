@@ -19,6 +19,11 @@ export interface AttemptLimits {
 export const ADDRESS_LIMITS: AttemptLimits = { failuresMax: 20, windowMs: 60_000, lockoutMs: 60_000, keysMax: 10_000 };
 export const USER_LIMITS: AttemptLimits = { failuresMax: 10, windowMs: 60_000, lockoutMs: 60_000, keysMax: 10_000 };
 
+// The cluster's internal user (internal_user.ts) is never braked, nor counted against an address:
+// its password is the cluster's key, and locking it, or the address of a host the cluster's
+// processes share with a guesser, would cut the cluster apart. Its failures are still counted.
+const INTERNAL_USER = 'local.__system';
+
 interface Failures { windowStartMs: number; count: number; lockedUntilMs: number }
 
 class FailureWindow {
@@ -81,6 +86,7 @@ export class AuthenticationAttempts {
 
   // Whether a login of `user` ("db.user") from `address` may be tried; false counts as throttled.
   admits(address: string, user: string | undefined): boolean {
+    if (user === INTERNAL_USER) return true;
     const now = this.now();
     if (!this.addresses.isLocked(address, now) && (user === undefined || !this.users.isLocked(user, now))) return true;
     this.throttledAttempts += 1;
@@ -95,8 +101,10 @@ export class AuthenticationAttempts {
 
   failed(mechanism: unknown, speculative: boolean, address: string, user: string | undefined): void {
     const now = this.now();
-    this.addresses.fail(address, now);
-    if (user !== undefined) this.users.fail(user, now);
+    if (user !== INTERNAL_USER) {
+      this.addresses.fail(address, now);
+      if (user !== undefined) this.users.fail(user, now);
+    }
     const c = this.countsOf(mechanism);
     if (c !== undefined) (speculative ? c.speculativeAuthenticate : c.authenticate).failed += 1;
   }

@@ -66,3 +66,16 @@ test('counts per mechanism as MongoDB serverStatus does; memory is bounded by ke
   a.failed('SCRAM-SHA-1', false, '10.1.0.0', undefined);
   assert.ok(a.admits('10.1.0.0', undefined));
 });
+
+test("the cluster's internal user is never braked and its failures lock no address", () => {
+  const { a } = attempts();
+  for (let i = 0; i < 10; i += 1) a.failed('SCRAM-SHA-256', false, '10.0.0.1', 'local.__system');
+  assert.ok(a.admits('10.0.0.1', 'local.__system'));
+  assert.ok(a.admits('10.0.0.1', 'admin.u'));
+  a.failed('SCRAM-SHA-256', false, '10.0.0.1', 'admin.a');
+  a.failed('SCRAM-SHA-256', false, '10.0.0.1', 'admin.b');
+  a.failed('SCRAM-SHA-256', false, '10.0.0.1', 'admin.c');
+  assert.ok(!a.admits('10.0.0.1', 'admin.u'));
+  assert.ok(a.admits('10.0.0.1', 'local.__system'));
+  assert.equal((a.serverStatus().mechanisms as Record<string, { authenticate: { failed: number } }>)['SCRAM-SHA-256']!.authenticate.failed, 13);
+});
