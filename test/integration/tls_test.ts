@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { removeDir, runDocshard, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
 import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
@@ -48,18 +51,23 @@ function plainHello(port: number): Promise<number> {
   });
 }
 
-describe('a cluster with --tlsMode requireTLS on every process', () => {
+describe('a cluster with --tlsMode requireTLS and a key file on every process', () => {
   let dir: string;
   let certs: TestCertificates;
+  let keyArgs: string[];
   let config: SpawnedNode;
   let shards: SpawnedNode[];
   let router: SpawnedRouter;
   before(async () => {
     dir = tempDir('docshard-tls-');
     certs = makeTestCertificates(dir);
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: tlsFlags(certs, 'requireTLS') });
-    shards = await Promise.all([0, 1].map(() => spawnNode({ role: 'shard', extraArgs: tlsFlags(certs, 'requireTLS') })));
-    router = await spawnRouter(config.port, tlsFlags(certs, 'requireTLS'));
+    // The processes log in to each other as __system over TLS.
+    const key = path.join(dir, 'key');
+    writeFileSync(key, randomBytes(48).toString('base64'), { mode: 0o600 });
+    keyArgs = ['--keyFile', key];
+    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: [...tlsFlags(certs, 'requireTLS'), ...keyArgs] });
+    shards = await Promise.all([0, 1].map(() => spawnNode({ role: 'shard', extraArgs: [...tlsFlags(certs, 'requireTLS'), ...keyArgs] })));
+    router = await spawnRouter(config.port, [...tlsFlags(certs, 'requireTLS'), ...keyArgs]);
   });
   after(async () => {
     await router.stop();
@@ -78,7 +86,10 @@ describe('a cluster with --tlsMode requireTLS on every process', () => {
   });
 
   it('serves the driver over TLS through the router to TLS shards: shards join, data moves', async () => {
-    const client = await MongoClient.connect(tlsUri(router.port, certs));
+    const local = await MongoClient.connect(tlsUri(router.port, certs));
+    await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
+    await local.close();
+    const client = await MongoClient.connect(tlsUri(router.port, certs, '&authSource=admin').replace('mongodb://', 'mongodb://root:pw@'));
     try {
       const admin = client.db('admin');
       for (const [i, shard] of shards.entries()) await admin.command({ addShard: `127.0.0.1:${shard.port}`, name: `shard${i}` });
@@ -95,7 +106,7 @@ describe('a cluster with --tlsMode requireTLS on every process', () => {
     } finally {
       await client.close();
     }
-    const direct = await MongoClient.connect(tlsUri(shards[1]!.port, certs, '&directConnection=true'));
+    const direct = await MongoClient.connect(tlsUri(shards[1]!.port, certs, `&directConnection=true&authSource=local&authMechanism=SCRAM-SHA-256`).replace('mongodb://', `mongodb://__system:${encodeURIComponent(readFileSync(keyArgs[1]!, 'utf8'))}@`));
     try {
       assert.equal(await direct.db('app').collection('c').countDocuments({}), 10);
     } finally {
