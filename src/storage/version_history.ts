@@ -14,8 +14,9 @@
 // kept are refused (`coveredAfter`). Kept in memory only: after a restart, history starts again
 // from the node's clock at startup.
 
+// A key changed twice in one commit has two changes, in the order they were made: the first one's
+// `before` is the key's value before the commit, and readers take the first.
 export interface KeyChange {
-  id: string;
   space: string;
   key: Buffer;
   before: Buffer | undefined;
@@ -96,10 +97,11 @@ export class VersionHistory {
     this.bytes -= record.bytes;
     if (record.seq > this.indexedSeq) return;
     for (const c of record.changes) {
-      const list = this.versions.get(c.id);
+      const id = changeId(c.space, c.key);
+      const list = this.versions.get(id);
       const i = list?.findIndex((v) => v.ts === record.ts) ?? -1;
       if (i >= 0) list!.splice(i, 1);
-      if (list?.length === 0) this.versions.delete(c.id);
+      if (list?.length === 0) this.versions.delete(id);
       const spaceList = this.bySpace.get(c.space);
       const j = spaceList?.findIndex((s) => s.ts === record.ts && s.key === c.key) ?? -1;
       if (j >= 0) spaceList!.splice(j, 1);
@@ -151,8 +153,9 @@ export class VersionHistory {
     for (; i < this.log.length; i++) {
       const record = this.log[i]!;
       for (const c of record.changes) {
-        const list = this.versions.get(c.id);
-        if (list === undefined) this.versions.set(c.id, [{ ts: record.ts, before: c.before }]);
+        const id = changeId(c.space, c.key);
+        const list = this.versions.get(id);
+        if (list === undefined) this.versions.set(id, [{ ts: record.ts, before: c.before }]);
         else list.push({ ts: record.ts, before: c.before });
         const spaceList = this.bySpace.get(c.space);
         if (spaceList === undefined) this.bySpace.set(c.space, [{ ts: record.ts, key: c.key }]);
@@ -193,9 +196,10 @@ export class VersionHistory {
     this.covered = record.ts;
     if (record.seq > this.indexedSeq) return;
     for (const c of record.changes) {
-      const list = this.versions.get(c.id);
+      const id = changeId(c.space, c.key);
+      const list = this.versions.get(id);
       if (list !== undefined && list[0]?.ts === record.ts) list.shift();
-      if (list?.length === 0) this.versions.delete(c.id);
+      if (list?.length === 0) this.versions.delete(id);
       const spaceList = this.bySpace.get(c.space);
       if (spaceList !== undefined && spaceList[0]?.ts === record.ts) spaceList.shift();
       if (spaceList?.length === 0) this.bySpace.delete(c.space);

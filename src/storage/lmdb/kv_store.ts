@@ -68,7 +68,7 @@ export interface KvView {
 
 interface Level {
   undo: (() => void)[];
-  changes: Map<string, KeyChange> | undefined;
+  changes: KeyChange[] | undefined;
   stamp: bigint | undefined;
 }
 
@@ -273,12 +273,11 @@ export class KvStore implements KvReader {
     return this.history !== undefined && this.levels.length > 0;
   }
 
-  // The first change of a key in the innermost transaction keeps what the key held before it.
+  // A change of a key in the innermost transaction, with what the key held before it, in the order
+  // the changes are made (a key changed twice keeps both; readers take the first).
   changing(space: string, key: Buffer, before: Buffer | undefined): void {
     const level = this.levels.at(-1)!;
-    const changes = (level.changes ??= new Map());
-    const id = changeId(space, key);
-    if (!changes.has(id)) changes.set(id, { id, space, key: Buffer.from(key), before });
+    (level.changes ??= []).push({ space, key: Buffer.from(key), before });
   }
 
   // The transaction's changes commit at `ts`: the innermost one's, unless one around it already
@@ -413,13 +412,13 @@ export class KvStore implements KvReader {
     const parent = this.levels.at(-1);
     if (level.stamp !== undefined) {
       const history = this.history;
-      const record = history.add(level.stamp, [...level.changes.values()]);
+      const record = history.add(level.stamp, level.changes);
       level.undo.push(() => history.retract(record));
       return;
     }
     if (parent === undefined) return;
-    const into = (parent.changes ??= new Map());
-    for (const [id, change] of level.changes) if (!into.has(id)) into.set(id, change);
+    const into = (parent.changes ??= []);
+    for (const change of level.changes) into.push(change);
   }
 
   async flushed(): Promise<void> {
