@@ -1,9 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Long, MongoClient, MongoServerError } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+
+const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
+const run = promisify(execFile);
 
 // Issue 21, transactions through routers, with the official driver: a transaction reads one
 // snapshot on every shard it touches (picked by the router at its first statement) with its own
@@ -139,5 +146,20 @@ describe('transactions through routers', () => {
       await session.endSession();
     }
     assert.deepEqual(await accounts().find({ _id: { $in: [3, 103] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 3, balance: 50 }, { _id: 103, balance: 50 }]);
+  });
+
+  it("runs mongosh's session.startTransaction() ... session.commitTransaction() reading both shards", async () => {
+    await accounts().insertMany([{ _id: 4, balance: 10 }, { _id: 104, balance: 20 }]);
+    const script = `
+      const session = db.getMongo().startSession();
+      session.startTransaction();
+      const accts = session.getDatabase('bank').accounts;
+      const total = accts.findOne({ _id: 4 }).balance + accts.findOne({ _id: 104 }).balance;
+      accts.updateOne({ _id: 4 }, { $set: { balance: total } });
+      session.commitTransaction();
+      print(JSON.stringify(db.getSiblingDB('bank').accounts.findOne({ _id: 4 })));
+    `;
+    const { stdout } = await run(MONGOSH, [cluster.routers[0]!.uri, '--quiet', '--norc', '--eval', script], { timeout: 90_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
+    assert.deepEqual(JSON.parse(stdout.trim()), { _id: 4, balance: 30 });
   });
 });
