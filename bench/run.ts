@@ -4,8 +4,9 @@ import { runRouterBench } from './router_bench.js';
 import { runBalancerBench } from './balancer_bench.js';
 import { runMigrationBench } from './migration_bench.js';
 import { runTxnBench } from './txn_bench.js';
+import { runSecurityBench } from './security_bench.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {
