@@ -89,8 +89,8 @@ const ENTRIES: readonly Entry[] = [
     refused: { node: 2, router: 100 },
     afterRefusal: async (db, target) => assert.equal(await db.collection('wc').countDocuments(), target === 'router' ? 1 : 0),
   },
-  { name: 'a transaction statement', command: { find: 'plain', ...session, startTransaction: true, autocommit: false }, refused: 20 },
-  { name: 'commitTransaction', command: { commitTransaction: 1, ...session, autocommit: false }, admin: true, refused: 20 },
+  { name: 'count in a transaction', command: { count: 'plain', ...session, startTransaction: true, autocommit: false }, refused: 263 },
+  { name: 'commitTransaction of a transaction never started', command: { commitTransaction: 1, ...session, autocommit: false }, admin: true, refused: 251 },
   { name: 'a negative maxTimeMS', command: { find: 'plain', maxTimeMS: -1 }, refused: 2 },
   {
     name: 'collMod hidden',
