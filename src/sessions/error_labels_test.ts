@@ -17,3 +17,15 @@ test('no label for other errors, other commands, writes without a txnNumber, or 
   assert.deepEqual(errorLabelsFor('insert', { insert: 'c', lsid: retryable.lsid }, 91, undefined, false), []);
   assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable, autocommit: false }, 91, undefined, false), []);
 });
+
+test("a transaction's labels, as error_labels.cpp gives them", () => {
+  const txn = { ...retryable, autocommit: false };
+  assert.deepEqual(errorLabelsFor('update', { update: 'c', ...txn }, 112, undefined, false), ['TransientTransactionError'], 'WriteConflict');
+  assert.deepEqual(errorLabelsFor('find', { find: 'c', ...txn }, 251, undefined, false), ['TransientTransactionError'], 'NoSuchTransaction');
+  assert.deepEqual(errorLabelsFor('find', { find: 'c', ...txn }, 239, undefined, false), ['TransientTransactionError'], 'SnapshotTooOld');
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...txn }, 11000, undefined, false), [], 'a duplicate key is for the application');
+  assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, 91, undefined, false), ['RetryableWriteError', 'UnknownTransactionCommitResult']);
+  assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, 50, undefined, false), ['UnknownTransactionCommitResult'], 'MaxTimeMSExpired');
+  assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, 251, 64, false), ['UnknownTransactionCommitResult'], 'NoSuchTransaction with a write concern error may have committed');
+  assert.deepEqual(errorLabelsFor('abortTransaction', { abortTransaction: 1, ...txn }, 91, undefined, false), ['RetryableWriteError']);
+});

@@ -205,7 +205,7 @@ describe('refusals through a router', () => {
     assert.deepEqual(taken, { insert: before.insert + 1, find: before.find + 1 }, 'the same commands without the field take the fast paths');
     expectCode(await failure(db.command({ insert: 'sharded', documents: [{ _id: 'slow', k: 3 }], ordered: true, bogus: 1 })), 40415, "BSON field 'insert.bogus' is an unknown field.");
     expectCode(await failure(db.command({ find: 'sharded', filter: { k: 2 }, limit: 1, singleBatch: true, bogus: 1 })), 40415, "BSON field 'find.bogus' is an unknown field.");
-    expectCode(await failure(db.command({ insert: 'sharded', documents: [{ _id: 'txn', k: 3 }], ordered: true, lsid: lsid(), txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true })), 20);
+    expectCode(await failure(db.command({ insert: 'sharded', documents: [{ _id: 'txn', k: 3 }], ordered: true, lsid: lsid(), txnNumber: Long.fromNumber(1), autocommit: false })), 251);
     assert.deepEqual(await fastPaths(), taken, 'neither was taken by a fast path');
     assert.equal(await c.countDocuments({ _id: { $in: ['slow', 'txn'] } }), 0);
   });
