@@ -7,7 +7,7 @@ export interface ConnectionAuth {
   // `generation`: the user cache generation its roles were read under (absent: read them again).
   user?: UserName & { roles: RoleName[]; generation?: string };
   conversation?:
-    | { step: 'proof'; db: string; skipEmptyExchange: boolean; scram: AwaitingProof; speculative?: boolean }
+    | { step: 'proof'; db: string; skipEmptyExchange: boolean; scram: AwaitingProof; speculative?: boolean; found?: { roles: RoleName[]; generation: string } }
     | { step: 'empty'; db: string };
 }
 

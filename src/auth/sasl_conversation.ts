@@ -50,13 +50,15 @@ export function saslStart(env: SaslEnvironment, auth: ConnectionAuth, db: string
       attempt.throttled = true;
       throw new ScramError(`too many failed logins from ${addressOf(env.remote)} or for ${first.user}@${db}: refused for now`);
     }
+    const generation = env.generation?.();
     const doc = await env.lookup({ db, user: first.user });
     if (doc === undefined) throw new ScramError(`user ${first.user}@${db} not found`);
     const credential = credentialOf(doc, mechanism as ScramMechanism);
     if (credential === undefined) throw new ScramError(`user ${first.user}@${db} has no ${String(mechanism)} credentials`);
     const { state, payload } = serverFirst(mechanism as ScramMechanism, first, credential, randomBytes(24).toString('base64'));
     const options = cmd.options as Doc | undefined;
-    auth.conversation = { step: 'proof', db, skipEmptyExchange: options?.skipEmptyExchange === true, scram: state, speculative };
+    const found = generation === undefined ? {} : { found: { roles: rolesOf(doc), generation } };
+    auth.conversation = { step: 'proof', db, skipEmptyExchange: options?.skipEmptyExchange === true, scram: state, speculative, ...found };
     return reply(false, payload);
   });
 }
@@ -74,11 +76,17 @@ export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Do
       return reply(true, Buffer.alloc(0));
     }
     const serverSignature = serverFinal(conversation.scram, payloadOf(cmd));
-    // Read again: the roles are those the user has now, and a user dropped meanwhile is refused.
+    // The roles read at saslStart, unless the users changed since (the user cache generation
+    // moved): then read again, and a user dropped meanwhile is refused. A router thus asks the
+    // config server once per login.
     const generation = env.generation?.();
-    const user = await env.lookup({ db: conversation.db, user: conversation.scram.user });
-    if (user === undefined) throw new ScramError(`user ${conversation.scram.user}@${conversation.db} was dropped during authentication`);
-    auth.user = { user: conversation.scram.user, db: conversation.db, roles: (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [], ...(generation === undefined ? {} : { generation }) };
+    let roles = conversation.found !== undefined && conversation.found.generation === generation ? conversation.found.roles : undefined;
+    if (roles === undefined) {
+      const user = await env.lookup({ db: conversation.db, user: conversation.scram.user });
+      if (user === undefined) throw new ScramError(`user ${conversation.scram.user}@${conversation.db} was dropped during authentication`);
+      roles = rolesOf(user);
+    }
+    auth.user = { user: conversation.scram.user, db: conversation.db, roles, ...(generation === undefined ? {} : { generation }) };
     auth.conversation = conversation.skipEmptyExchange ? undefined : { step: 'empty', db: conversation.db };
     env.attempts?.succeeded(conversation.scram.mechanism, conversation.speculative === true, addressOf(env.remote), `${conversation.db}.${conversation.scram.user}`);
     env.log({ c: 'ACCESS', mechanism: conversation.scram.mechanism, user: conversation.scram.user, db: conversation.db, remote: env.remote }, 'Authentication succeeded');
@@ -122,6 +130,10 @@ async function guarded(env: SaslEnvironment, auth: ConnectionAuth, attempt: Atte
     env.log({ c: 'ACCESS', remote: env.remote, reason: (err as Error).message }, 'Authentication failed');
     throw new AuthenticationFailed();
   }
+}
+
+function rolesOf(user: Doc): RoleName[] {
+  return (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [];
 }
 
 // The client's host, without its port: what a failed login counts against.
