@@ -2,6 +2,7 @@ import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
+import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
 import type { CollectionType, DatabaseType } from '../catalog/type_chunk.js';
 import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
@@ -143,6 +144,12 @@ export class MovePrimaryCoordinator {
     const donor = this.catalog.shard(from).host;
     const recipient = this.catalog.shard(to).host;
     checkOk(await this.client.command(donor, 'admin', { _shardsvrMovePrimaryEnterCriticalSection: db, reason }));
+    // The donor may have waited for a DDL of the database to end (its DDL lock): a database
+    // dropped, re-created or moved meanwhile is not the one this move was decided on.
+    const now = this.database(db);
+    if (now === undefined || now.primary !== from || compareValues(now.version, doc.preCommitVersion) !== 0) {
+      throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `database ${db} changed while movePrimary waited for it; nothing was moved`);
+    }
     const listed = await fetchAll(this.client, donor, db, { listCollections: 1 });
     const { unsharded, sharded } = collectionsToClone(listed, this.shardedCollections(db));
     const onRecipient = await fetchAll(this.client, recipient, db, { listCollections: 1, nameOnly: true });

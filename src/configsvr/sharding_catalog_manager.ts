@@ -241,8 +241,9 @@ export class ShardingCatalogManager {
   // The metadata step of a rename coordinator (src/ddl), while every shard blocks both namespaces:
   // in one write unit a sharded target of `targetUUID` goes (entry, chunks, zones) and a sharded
   // source of `sourceUUID` takes the target's name with a new epoch and timestamp, so that routers
-  // and shards that cached either name refresh; its chunks, keyed by UUID, stay as they are, and its
-  // zones follow it. Run again after a crash it finds the source gone and changes nothing.
+  // and shards that cached either name refresh, and migrations again; its chunks, keyed by UUID,
+  // stay as they are, and its zones follow it. Run again after a crash it finds the source gone and
+  // changes nothing.
   renameCollectionMetadata(from: string, to: string, sourceUUID: unknown, targetUUID: unknown): Promise<void> {
     const db = from.slice(0, from.indexOf('.'));
     return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [from, to].sort() }, 'renameCollection', async () => {
@@ -257,7 +258,9 @@ export class ShardingCatalogManager {
         }
         if (source !== undefined && sourceUUID !== undefined && compareValues(source.uuid, sourceUUID) === 0) {
           w.delete('config.collections', { _id: from });
-          w.insert('config.collections', { ...source, _id: to, lastmodEpoch: new ObjectId(), lastmod: new Date(), timestamp: now } as unknown as Doc);
+          // Migrations resume under the new name (the coordinator stopped them on the source).
+          const { permitMigrations: _stopped, ...entry } = source as CollectionType & { permitMigrations?: boolean };
+          w.insert('config.collections', { ...entry, _id: to, lastmodEpoch: new ObjectId(), lastmod: new Date(), timestamp: now } as unknown as Doc);
           w.update('config.tags', { ns: from }, { $set: { ns: to } }, { multi: true });
           w.insert('config.changelog', this.entry('renameCollection.metadata', from, { to }));
         }

@@ -8,7 +8,8 @@ import {
 } from './sharding_ddl_util.js';
 
 // MongoDB's DropDatabaseCoordinator, on the database's primary shard, in one phase that runs again
-// whole after a crash (each of its steps is idempotent):
+// whole after a crash (each of its steps is idempotent; the sharded collection being dropped is
+// noted in the state document first, as MongoDB notes its collInfo):
 //   kDrop   each sharded collection of the database as the drop coordinator drops it (migrations
 //           stopped, every shard blocked, metadata removed in one commit, dropped everywhere,
 //           unblocked); then every shard drops what is left of the database; then the config
@@ -36,10 +37,17 @@ export function dropDatabaseCoordinator(env: DDLCoordinatorEnv): (doc: Coordinat
       desc: 'DropDatabaseCoordinator',
       plan: { phases: PHASES },
       locks: { db: db.toLowerCase() },
-      async runPhase() {
+      async runPhase(_phase, d, save) {
         const shards = await allShards(env);
+        // A collection whose drop a crash interrupted may be gone from the catalog already, its
+        // critical sections still held: the one noted is finished first.
+        if (d.dropping !== undefined && d.dropping !== null) await dropShardedCollection(env, shards, d.dropping as Doc);
         const sharded = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escapeRegex(db)}\\.` } } });
-        for (const entry of sharded) await dropShardedCollection(env, shards, entry);
+        for (const entry of sharded) {
+          save({ dropping: { _id: entry._id, uuid: entry.uuid } });
+          await dropShardedCollection(env, shards, entry);
+        }
+        save({ dropping: null });
         await onShards(env, shards, db, { _shardsvrDropDatabaseParticipant: 1 });
         await onConfig(env, { _configsvrCommitDropDatabase: db });
         // A shard that misses it refreshes on its next versioned request of the database.

@@ -67,9 +67,7 @@ export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
           case 'kFreezeMigrations': {
             const f = facts(d);
             if (f.sourceSharded) await stopMigrations(env, from);
-            if (f.targetSharded) await stopMigrations(env, to).catch((err: unknown) => {
-              if (!(err instanceof MongoError && err.code === ErrorCodes.NamespaceNotSharded)) throw err;
-            });
+            if (f.targetSharded) await stopMigrations(env, to);
             return;
           }
           case 'kBlockCrudAndRename': {

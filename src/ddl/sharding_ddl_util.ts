@@ -42,9 +42,11 @@ export async function onShards(env: DDLCoordinatorEnv, shards: readonly Particip
 }
 
 // MongoDB's stopMigrations: the balancer and moveChunk leave the collection alone, and the config
-// server waits out the migrations of it still running.
+// server waits out the migrations of it still running. A collection no longer sharded (a phase
+// run again after its metadata went) has none.
 export async function stopMigrations(env: DDLCoordinatorEnv, ns: string): Promise<void> {
-  await onConfig(env, { _configsvrSetAllowMigrations: ns, allowMigrations: false });
+  const reply = await env.client.command(configHostOf(env), 'admin', { _configsvrSetAllowMigrations: ns, allowMigrations: false });
+  if (reply.code !== ErrorCodes.NamespaceNotSharded) checkOk(reply);
 }
 
 // The critical section a coordinator takes on the participants (_shardsvrParticipantBlock), named

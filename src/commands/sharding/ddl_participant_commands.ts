@@ -84,6 +84,7 @@ export const renameCollectionParticipantCommand: CommandDefinition = {
     if (target !== undefined && !valuesEqual(target.entry.uuid, cmd.sourceUUID)) dropCollectionLocally(ctx.node, to);
     const source = storage.getCollection(from);
     if (source !== undefined && valuesEqual(source.entry.uuid, cmd.sourceUUID)) {
+      ctx.node.logger.info({ c: 'SHARDING', from, to, uuid: source.entry.uuid }, 'DDL participant renamed its copy');
       storage.renameCollection(from, to);
       local.write((w) => w.update(RANGE_DELETIONS_NS, { nss: from }, { $set: { nss: to } }, { multi: true }));
     }

@@ -105,6 +105,11 @@ function onPrimary(names: string[]): RouterCommand {
     names,
     async run(ctx, cmd) {
       if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
+      // A database that does not exist has no collections, as mongos answers (a dropDatabase may
+      // have just removed it).
+      if (names[0] === 'listCollections' && !await ctx.router.catalogCache.getDatabase(ctx.db, { create: false })) {
+        return { cursor: { firstBatch: [], id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 };
+      }
       const target = cmd[names[0]!];
       const ns = typeof target === 'string' ? `${ctx.db}.${target}` : `${ctx.db}.$cmd`;
       return withStaleRetry(ctx.router, ns, async (routing) => {
