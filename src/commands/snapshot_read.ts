@@ -40,7 +40,7 @@ export function snapshotRead(storage: StorageEngine, at: Timestamp, dispatch: ()
 // atClusterTime, the router's pick when the client gave none).
 export function withSnapshotTime(cmd: Doc, reply: Doc): Doc {
   const rc = cmd.readConcern;
-  if (!isPlainObject(rc) || rc.level !== 'snapshot' || !(rc.atClusterTime instanceof Timestamp)) return reply;
+  if (cmd.autocommit === false || !isPlainObject(rc) || rc.level !== 'snapshot' || !(rc.atClusterTime instanceof Timestamp)) return reply;
   return withAtClusterTime(reply, rc.atClusterTime);
 }
 

@@ -4,6 +4,7 @@ import { noTransactionToEnd } from '../sessions/operation_session_info.js';
 import { withReadView, type ReadView } from './read_view.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
+import { errorLabelsFor } from '../sessions/error_labels.js';
 
 // A statement of a multi-document transaction (autocommit: false) runs in the session's
 // transaction (sessions/transaction_participant.ts): its reads see the transaction's snapshot and
@@ -21,14 +22,14 @@ export function runTransactionStatement(node: NodeServices, name: string, db: st
     adopt: () => () => undefined,
   };
   const reply = txn.statement(() => withReadView(view, body));
-  return reply instanceof Promise ? reply.then((r) => afterWrite(node, cmd, r)) : afterWrite(node, cmd, reply);
+  return reply instanceof Promise ? reply.then((r) => afterWrite(node, name, cmd, r)) : afterWrite(node, name, cmd, reply);
 }
 
-function afterWrite(node: NodeServices, cmd: Doc, reply: Doc): Doc {
+function afterWrite(node: NodeServices, name: string, cmd: Doc, reply: Doc): Doc {
   const errors = reply.writeErrors;
   if (!Array.isArray(errors) || errors.length === 0) return reply;
-  const transient = (errors as Doc[]).find((e) => e.code === ErrorCodes.WriteConflict);
-  if (transient !== undefined) throw new MongoError(ErrorCodes.WriteConflict, String(transient.errmsg));
+  const transient = (errors as Doc[]).find((e) => errorLabelsFor(name, cmd, e.code as number, undefined, false).includes('TransientTransactionError'));
+  if (transient !== undefined) throw new MongoError(transient.code as number, String(transient.errmsg));
   node.transactions.statementFailed(cmd);
   return reply;
 }

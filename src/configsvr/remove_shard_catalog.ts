@@ -4,7 +4,6 @@ import type { Doc } from '../bson/values.js';
 import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
 import { decideRemoveShard, removeShardReply, resolveShard } from '../configsvr_decisions/remove_shard.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
-import { ClusterClock } from './cluster_clock.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 
 // removeShard on the config server (7.0's ShardingCatalogManager::removeShard and
@@ -15,8 +14,6 @@ import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 // (the config server may not even reach it, and the data is the operator's to inspect or drop).
 // Added again, it comes back under the same name (see ShardingCatalogManager.addShard).
 export class RemoveShardCatalog {
-  private readonly clock = new ClusterClock();
-
   constructor(
     private readonly local: LocalCollections,
     private readonly catalog: ShardingCatalogManager,
@@ -47,7 +44,7 @@ export class RemoveShardCatalog {
         this.logger.info({ c: 'SHARDING', shardId: shard, ...decision.remaining }, 'removeShard: draining');
         break;
       case 'remove': {
-        const topologyTime = this.clock.now();
+        const topologyTime = this.catalog.now();
         this.local.write((w) => {
           w.delete('config.shards', { _id: shard });
           w.update('config.shards', { _id: decision.controlShard }, { $set: { topologyTime } });

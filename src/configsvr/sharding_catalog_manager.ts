@@ -1,4 +1,4 @@
-import { ObjectId, UUID } from 'bson';
+import { ObjectId, UUID, type Timestamp } from 'bson';
 import type { Logger } from 'pino';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
@@ -15,7 +15,6 @@ import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../configsvr_decisions/changelog.js';
-import { ClusterClock } from './cluster_clock.js';
 import { MoveRangeCatalog } from './move_range_catalog.js';
 import { ZonesCatalog } from './zones_catalog.js';
 
@@ -26,7 +25,6 @@ import { ZonesCatalog } from './zones_catalog.js';
 // so each holds the DDL locks of its database and collection throughout: a second operation on the
 // same namespace reads what the first wrote.
 export class ShardingCatalogManager {
-  private readonly clock = new ClusterClock();
   readonly migrations: MoveRangeCatalog;
 
   constructor(
@@ -36,8 +34,16 @@ export class ShardingCatalogManager {
     private readonly clusterId: ObjectId,
     private readonly logger: Logger,
     private readonly ddlLocks: DDLLockManager,
+    // The config server's cluster time (sessions/logical_clock.ts): catalog times (chunk history's
+    // validAfter, onCurrentShardSince, topologyTime, collection and database timestamps) are
+    // cluster times, comparable with the times snapshots and transactions read at.
+    private readonly clock: { tick(): Timestamp },
   ) {
-    this.migrations = new MoveRangeCatalog(this, local, client, () => this.log(), () => this.clock.now(), logger);
+    this.migrations = new MoveRangeCatalog(this, local, client, () => this.log(), () => this.now(), logger);
+  }
+
+  now(): Timestamp {
+    return this.clock.tick();
   }
 
   shards(): ShardType[] {
@@ -71,7 +77,7 @@ export class ShardingCatalogManager {
       _addShard: 1,
       shardIdentity: { shardName, clusterId: this.clusterId, configsvrConnectionString: this.selfHost },
     }));
-    const now = this.clock.now();
+    const now = this.now();
     this.local.write((w) => {
       w.insert('config.shards', { _id: shardName, host, state: 1, topologyTime: now, ...(maxSizeMB !== undefined && maxSizeMB > 0 ? { maxSize: maxSizeMB } : {}) });
       w.insert('config.changelog', this.entry('addShard', '', { name: shardName, host }));
@@ -106,7 +112,7 @@ export class ShardingCatalogManager {
     if (existing && primaryShard === undefined) return existing;
     const shards = await Promise.all(this.shards().map(async (s) => ({ id: s._id, dataSizeBytes: await this.dataSize(s), draining: s.draining === true })));
     const allDatabases = this.local.find('config.databases') as unknown as DatabaseType[];
-    const { database, created } = decideCreateDatabase({ name, existing, shards, primaryShard, now: this.clock.now(), allDatabases, newUuid: new UUID() });
+    const { database, created } = decideCreateDatabase({ name, existing, shards, primaryShard, now: this.now(), allDatabases, newUuid: new UUID() });
     if (created) {
       this.local.write((w) => {
         w.insert('config.databases', database as unknown as Doc);
@@ -164,7 +170,7 @@ export class ShardingCatalogManager {
       ns, key, unique, numInitialChunks, presplitHashedZones, ...new ZonesCatalog(this.local, this).initialChunkZones(ns),
       primaryShard: primary._id, shards: this.shards().map((s) => s._id),
       existing, collectionIsEmpty: Number(count.n) === 0, existingIndexes: indexes,
-      newEpoch: new ObjectId(), newUuid: existing?.uuid ?? primaryUuid(info), now: this.clock.now(),
+      newEpoch: new ObjectId(), newUuid: existing?.uuid ?? primaryUuid(info), now: this.now(),
       chunkIdFactory: () => new ObjectId(), log: this.log(),
     });
     if (decision.alreadySharded) return decision.collection;
@@ -206,7 +212,7 @@ export class ShardingCatalogManager {
     const chunks = this.chunks(collection.uuid);
     const first = chunks.find((c) => sameKey(c.min, range.min));
     if (!first) throw new MongoError(ErrorCodes.IllegalOperation, `could not merge chunks: no chunk starts at ${JSON.stringify(range.min)}`);
-    const decision = decideMerge({ collection, chunks, range, shard: first.shard, now: this.clock.now(), log: this.log() });
+    const decision = decideMerge({ collection, chunks, range, shard: first.shard, now: this.now(), log: this.log() });
     if (decision.alreadyMerged || !decision.merged) return;
     const merged = decision.merged;
     this.local.write((w) => {
@@ -249,7 +255,7 @@ export class ShardingCatalogManager {
     return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [from, to].sort() }, 'renameCollection', async () => {
       const source = this.collection(from);
       const target = this.collection(to);
-      const now = this.clock.now();
+      const now = this.now();
       this.local.write((w) => {
         if (target !== undefined && targetUUID !== undefined && compareValues(target.uuid, targetUUID) === 0) {
           w.delete('config.chunks', { uuid: target.uuid });
@@ -278,7 +284,7 @@ export class ShardingCatalogManager {
       const collection = this.collection(ns);
       if (collection === undefined || compareValues(collection.uuid, uuid) !== 0 || compareValues(collection.key, key) === 0) return;
       const tags = this.local.find('config.tags', { ns });
-      const now = this.clock.now();
+      const now = this.now();
       this.local.write((w) => {
         w.update('config.collections', { _id: ns }, { $set: { key, lastmodEpoch: new ObjectId(), lastmod: new Date(), timestamp: now }, $unset: { permitMigrations: '' } });
         for (const c of this.chunks(collection.uuid)) w.update('config.chunks', { _id: c._id }, { $set: { min: extendBound(c.min, key), max: extendBound(c.max, key) } });

@@ -167,7 +167,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   services.options = { ...options, port };
   if (options.role === 'config') {
     const clusterId = ensureConfigCollections(storage, local);
-    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints));
+    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints), clock);
     recoverMovePrimaries(services);
     const p = options.parameters;
     services.balancer = new Balancer(services.catalogManager, local, client, `${options.bindIp}:${port}`, {

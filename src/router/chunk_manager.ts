@@ -122,6 +122,20 @@ export class ChunkManager {
     return this.blocks.flatMap((block) => block.chunks);
   }
 
+  // The latest time a chunk the shard owns arrived there (its onCurrentShardSince); undefined when
+  // it owns none. Worked out once per shard and snapshot.
+  placedSince(shardId: string): Timestamp | undefined {
+    if (this.arrivals.has(shardId)) return this.arrivals.get(shardId);
+    let latest: Timestamp | undefined;
+    for (const block of this.blocks) {
+      for (const c of block.chunks) if (c.shard === shardId && (latest === undefined || c.onCurrentShardSince.greaterThan(latest))) latest = c.onCurrentShardSince;
+    }
+    this.arrivals.set(shardId, latest);
+    return latest;
+  }
+
+  private readonly arrivals = new Map<string, Timestamp | undefined>();
+
   chunksOnShard(shardId: string): ChunkType[] {
     return this.blocks.flatMap((block) => block.chunks.filter((c) => c.shard === shardId));
   }

@@ -33,7 +33,8 @@ export type GenericArguments = { lsid?: unknown; txnNumber?: unknown; autocommit
 export function enterCommand(router: RouterServices, name: string, args: GenericArguments): number | undefined {
   const sent = args.$clusterTime;
   if (sent !== undefined) router.clock.advance(Buffer.isBuffer(sent) ? clusterTimeOfBytes(sent) : clusterTimeOf(sent));
-  const snapshot = isPlainObject(args.readConcern) ? snapshotReadOf(name, args.readConcern, router.clock.now()) : undefined;
+  // A transaction's statements read the transaction's snapshot (transaction_router.ts).
+  const snapshot = isPlainObject(args.readConcern) && args.autocommit !== false ? snapshotReadOf(name, args.readConcern, router.clock.now()) : undefined;
   if (snapshot !== undefined && isPlainObject(args.readConcern)) args.readConcern = { ...args.readConcern, atClusterTime: snapshot.atClusterTime };
   if (afterClusterTimeOf(args.readConcern) !== undefined) checkAfterClusterTimeAllowed(name);
   checkOperationSessionInfo(args, true);

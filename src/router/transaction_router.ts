@@ -5,6 +5,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { describeSession, sessionIdOf, sessionKey } from '../sessions/session_id.js';
 import { checkAllowedInTransaction } from '../sessions/transaction_rules.js';
+import type { ChunkManager } from './chunk_manager.js';
 
 // MongoDB's TransactionRouter: a session's transaction as a router runs it over its shards. Its
 // first statement picks the snapshot every participant reads (the readConcern's atClusterTime, or
@@ -21,10 +22,12 @@ import { checkAllowedInTransaction } from '../sessions/transaction_rules.js';
 export type RouterTransactionPhase = 'inProgress' | 'committed' | 'aborted';
 
 const WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
+const STALE_CODES = new Set<number>([ErrorCodes.StaleConfig, ErrorCodes.StaleDbVersion]);
 
 export class RouterTransaction {
-  // In the order they were contacted; `readOnly` until a write is sent to one.
-  readonly participants = new Map<string, { readOnly: boolean }>();
+  // In the order they were contacted; `readOnly` until a write is sent to one; `starting` until
+  // the shard answers the request that began the transaction there.
+  readonly participants = new Map<string, { readOnly: boolean; starting: boolean }>();
   phase: RouterTransactionPhase = 'inProgress';
 
   constructor(readonly lsid: Doc, readonly txnNumber: unknown, readonly txnNum: number, readonly readConcern: Doc) {}
@@ -38,7 +41,7 @@ export class RouterTransaction {
       throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction,
         `A transaction that writes to more than one shard needs a two-phase commit, which docshard does not have yet: this ${command} would write to shard ${shardId} after shard ${this.writer()!}`);
     }
-    if (known === undefined) this.participants.set(shardId, { readOnly: !write });
+    if (known === undefined) this.participants.set(shardId, { readOnly: !write, starting: true });
     else if (write) known.readOnly = false;
     const out: Doc = {};
     for (const [k, v] of Object.entries(cmd)) if (k !== 'readConcern' && k !== 'lsid' && k !== 'txnNumber' && k !== 'stmtIds') out[k] = v;
@@ -50,6 +53,28 @@ export class RouterTransaction {
       out.readConcern = this.readConcern;
     }
     return out;
+  }
+
+  // A shard answered a request of the transaction. One that refused the request that was to begin
+  // the transaction there for stale routing never began it (the version check comes first): it is
+  // no participant, so the router's retry of the statement, there or on the shard that owns the
+  // range now, begins it afresh. Beyond MongoDB, whose transaction fails there (SERVER-39704).
+  answered(shardId: string, reply: Doc): void {
+    const p = this.participants.get(shardId);
+    if (p === undefined || !p.starting) return;
+    if (reply.ok === 0 && STALE_CODES.has(reply.code as number)) this.participants.delete(shardId);
+    else p.starting = false;
+  }
+
+  // Requests are routed by the routing table as it is now. A shard that received a chunk after the
+  // transaction's snapshot time did not hold its documents at that time: reading it there would
+  // miss them, so the statement fails with SnapshotUnavailable (a transient error: the transaction,
+  // run again, gets a later snapshot) rather than reading the wrong shard.
+  checkPlacement(cm: ChunkManager | undefined, shardId: string): void {
+    const since = cm?.placedSince(shardId);
+    const at = this.readConcern.atClusterTime as Timestamp;
+    if (since === undefined || !since.greaterThan(at)) return;
+    throw new MongoError(ErrorCodes.SnapshotUnavailable, `Unable to read ${cm!.ns} at the transaction's snapshot Timestamp(${at.t}, ${at.i}) on shard ${shardId}: a chunk moved there at Timestamp(${since.t}, ${since.i}); please retry the transaction`);
   }
 
   // What a getMore or killCursors of a cursor the transaction opened carries.

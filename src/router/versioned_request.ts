@@ -9,7 +9,7 @@ import { checkOk } from '../wire/remote_cursor.js';
 import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeMetadata, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
-import { currentRouterTransaction } from './transaction_router.js';
+import { currentRouterTransaction, type RouterTransaction } from './transaction_router.js';
 
 // mongos retries a stale routing error this many times before giving up.
 export const MAX_STALE_RETRIES = 10;
@@ -37,6 +37,7 @@ export function cachedRouting(router: RouterServices, ns: string): Routing | und
 // The token a routed command carries (seed 004): the shard version of the target shard for a
 // sharded collection, or UNSHARDED plus the database version for an unsharded one.
 export function versionFields(routing: Routing, shardId: string): Doc {
+  currentRouterTransaction()?.checkPlacement(routing.cm, shardId);
   if (routing.cm) return { shardVersion: routing.cm.shardVersionToken(shardId, shardVersionToBSON) };
   return { shardVersion: shardVersionToBSON(unshardedVersion()), databaseVersion: routing.db.version };
 }
@@ -52,6 +53,7 @@ export function versionFields(routing: Routing, shardId: string): Doc {
 // In a transaction's statement, the command goes as a statement of it (transaction_router.ts).
 export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, command: Doc, clusterTime: Timestamp, sequence?: DocumentSequence): Buffer {
   const txn = currentRouterTransaction();
+  txn?.checkPlacement(routing.cm, shardId);
   const cmd = txn === undefined ? command : txn.fieldsFor(shardId, command);
   const extra = sequence === undefined ? 0 : sequenceSize(sequence);
   let message: Buffer;
@@ -117,14 +119,21 @@ export function sendVersioned(router: RouterServices, routing: Routing, shardId:
   const message = encodeVersionedMessage(routing, shardId, db, cmd, router.clock.now(), sequence);
   const host = router.shardRegistry.cachedHost(shardId);
   const sent = host !== undefined ? router.client.forwardMessage(host, message) : router.shardRegistry.host(shardId).then((found) => router.client.forwardMessage(found, message));
-  return sent.then(deserializeDocument);
+  const txn = currentRouterTransaction();
+  return txn === undefined ? sent.then(deserializeDocument) : sent.then((raw) => answeredIn(txn, shardId, deserializeDocument(raw)));
 }
 
 export async function sendToShard(router: RouterServices, shardId: string, db: string, cmd: Doc): Promise<Doc> {
   const txn = currentRouterTransaction();
   const sent = txn === undefined ? cmd : txn.fieldsFor(shardId, cmd);
   const host = router.shardRegistry.cachedHost(shardId) ?? await router.shardRegistry.host(shardId);
-  return router.client.command(host, db, sent);
+  const reply = await router.client.command(host, db, sent);
+  return txn === undefined ? reply : answeredIn(txn, shardId, reply);
+}
+
+function answeredIn(txn: RouterTransaction, shardId: string, reply: Doc): Doc {
+  txn.answered(shardId, reply);
+  return reply;
 }
 
 // ShardNotFound counts too: a cached routing table or database that still names a removed shard

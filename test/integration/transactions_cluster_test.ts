@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Long, MongoClient, MongoServerError } from 'mongodb';
+import { Long, MongoClient, MongoServerError, UUID } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
@@ -161,5 +161,33 @@ describe('transactions through routers', () => {
     `;
     const { stdout } = await run(MONGOSH, [cluster.routers[0]!.uri, '--quiet', '--norc', '--eval', script], { timeout: 90_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
     assert.deepEqual(JSON.parse(stdout.trim()), { _id: 4, balance: 30 });
+  });
+
+  it("refuses to read a shard a chunk moved to after its snapshot's time, with a transient error", async () => {
+    const admin = other.db('admin');
+    await admin.command({ shardCollection: 'bank.moved', key: { _id: 1 } });
+    await admin.command({ split: 'bank.moved', middle: { _id: 100 } });
+    await admin.command({ moveChunk: 'bank.moved', find: { _id: 100 }, to: 'shard1' });
+    const moved = client.db('bank').collection<AnyDoc>('moved');
+    const causal = client.startSession({ causalConsistency: true });
+    await moved.insertOne({ _id: 150, n: 0 }, { session: causal });
+    const beforeMove = causal.operationTime!;
+    await causal.endSession();
+    await admin.command({ moveChunk: 'bank.moved', find: { _id: 100 }, to: 'shard0' });
+    const raw = new WireClient();
+    const host = `127.0.0.1:${cluster.routers[0]!.port}`;
+    const lsid = { id: new UUID() };
+    try {
+      // A snapshot from before the move: shard0 did not hold the document then.
+      const stale = await raw.command(host, 'bank', { update: 'moved', updates: [{ q: { _id: 150 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true, readConcern: { level: 'snapshot', atClusterTime: beforeMove } });
+      assert.equal(stale.code, 246, JSON.stringify(stale));
+      assert.deepEqual(stale.errorLabels, ['TransientTransactionError']);
+      const fresh = await raw.command(host, 'bank', { update: 'moved', updates: [{ q: { _id: 150 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(2), autocommit: false, startTransaction: true });
+      assert.equal(fresh.nModified, 1, JSON.stringify(fresh));
+      assert.equal((await raw.command(host, 'admin', { commitTransaction: 1, lsid, txnNumber: Long.fromNumber(2), autocommit: false })).ok, 1);
+    } finally {
+      await raw.close();
+    }
+    assert.deepEqual(await moved.findOne({ _id: 150 }), { _id: 150, n: 1 });
   });
 });

@@ -30,7 +30,7 @@ import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, type RangeDeletionTask }
 import { countRange } from '../../src/migration/range_orphans.js';
 import { UserLoadMeter } from '../../src/migration/user_load_meter.js';
 import { LocalCollections } from '../../src/query/exec/local_collection.js';
-import { LogicalClock } from '../../src/sessions/logical_clock.js';
+import { DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS, LogicalClock } from '../../src/sessions/logical_clock.js';
 import { SessionCatalog } from '../../src/sessions/session_catalog.js';
 import { CriticalSection } from '../../src/shard/critical_section.js';
 import { RemoteConfigReader } from '../../src/shard/remote_config_reader.js';
@@ -203,7 +203,7 @@ class MigrationWorld {
     // The commit and the fence send nothing; the client is there because the catalog has one.
     const failPoints = new FailPoints();
     const ddlLocks = new DDLLockManager(this.scheduler.clockOf(owner), failPoints);
-    const catalogManager = new ShardingCatalogManager(local, new WireClient(), HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks);
+    const catalogManager = new ShardingCatalogManager(local, new WireClient(), HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS));
     const node: ConfigNode = { catalogManager, failPoints };
     this.network.listen(HOSTS.config, owner, (db, body) => this.reply(() => this.configCommand(local, node, db, deserializeDocument(body))));
     return { owner, storage, local, node };

@@ -16,6 +16,7 @@ import { numericPointShard, shardsForQuery } from '../targeter.js';
 import { TailableClusterCursor } from '../tailable_cluster_cursor.js';
 import { checkFindOptions, notCappedError, tailableMode, type TailableMode } from '../../query/query_request_helper.js';
 import { encodeVersionedMessage, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+import { currentRouterTransaction } from '../transaction_router.js';
 
 export function targetShards(routing: Routing, filter: Doc): string[] {
   if (!routing.cm) return [routing.db.primary];
@@ -65,12 +66,14 @@ export async function openShardCursors(router: RouterServices, routing: Routing,
 function findOnOneShard(ctx: RouterContext, request: FindRequest, routing: Routing, shardId: string): Promise<Doc> {
   const message = encodeVersionedMessage(routing, shardId, ctx.db, request.plan.shardCommand, ctx.router.clock.now());
   const host = ctx.router.shardRegistry.cachedHost(shardId);
-  if (host === undefined) return ctx.router.shardRegistry.host(shardId).then((found) => sendFind(ctx, request, found, message));
-  return sendFind(ctx, request, host, message);
+  if (host === undefined) return ctx.router.shardRegistry.host(shardId).then((found) => sendFind(ctx, request, found, message, shardId));
+  return sendFind(ctx, request, host, message, shardId);
 }
 
-function sendFind(ctx: RouterContext, request: FindRequest, host: string, message: Buffer): Promise<Doc> {
+function sendFind(ctx: RouterContext, request: FindRequest, host: string, message: Buffer, shardId: string): Promise<Doc> {
+  const txn = currentRouterTransaction();
   return ctx.router.client.forwardMessage(host, message).then((raw) => {
+    txn?.answered(shardId, deserializeDocument(raw));
     if (request.passThrough) {
       const cursor = completedCursorBytes(raw, request.ns);
       if (cursor !== undefined) return { cursor: new RawDocument(cursor), ok: 1 };

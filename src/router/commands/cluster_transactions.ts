@@ -11,7 +11,8 @@ import { sendToShard } from '../versioned_request.js';
 // request it sends a shard made a statement of the transaction; its reply carries the
 // recoveryToken (the shard a commit through another router asks); if it fails, or a write answers
 // a write error, the transaction is aborted on every participant, and a failure the whole
-// transaction may get past when run again carries TransientTransactionError.
+// transaction may get past when run again fails the command (a write error of that kind too) with
+// TransientTransactionError.
 export async function runRouterTransactionStatement(ctx: RouterContext, name: string, cmd: Doc, body: () => Doc | Promise<Doc>): Promise<Doc> {
   const { router } = ctx;
   const { txn, replaced } = router.transactions.statement(cmd, name, ctx.db, router.clock.now());
@@ -30,8 +31,8 @@ export async function runRouterTransactionStatement(ctx: RouterContext, name: st
   const writeErrors = reply.writeErrors;
   if (Array.isArray(writeErrors) && writeErrors.length > 0) {
     await abortParticipants(router, txn);
-    const conflict = (writeErrors as Doc[]).find((e) => e.code === ErrorCodes.WriteConflict);
-    if (conflict !== undefined) throw labelled(name, cmd, new MongoError(ErrorCodes.WriteConflict, String(conflict.errmsg)));
+    const transient = (writeErrors as Doc[]).find((e) => errorLabelsFor(name, cmd, e.code as number, undefined, false).includes('TransientTransactionError'));
+    if (transient !== undefined) throw labelled(name, cmd, new MongoError(transient.code as number, String(transient.errmsg)));
   }
   return withRecoveryToken(reply, txn);
 }
