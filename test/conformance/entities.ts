@@ -111,6 +111,15 @@ export interface EntityEnvironment {
   serverSelectionTimeoutMs: number;
 }
 
+/**
+ * The URI with its first host only. The format gives every client one mongos unless it says
+ * useMultipleMongoses: true, so that fail points set through one client or the runner's own
+ * are on the mongos the others talk to.
+ */
+export function firstHostUri(uri: string): string {
+  return uri.replace(/^(mongodb:\/\/(?:[^@/]*@)?)([^,/?]+)(?:,[^/?]*)?/, '$1$2');
+}
+
 export function createEntity(description: EntityDescription, map: EntityMap, env: EntityEnvironment): void {
   const [kind, spec] = Object.entries(description)[0];
   switch (kind) {
@@ -142,13 +151,20 @@ export function createEntity(description: EntityDescription, map: EntityMap, env
 const SENSITIVE_COMMANDS = new Set(['authenticate', 'saslStart', 'saslContinue', 'getnonce', 'createUser', 'updateUser', 'copydbgetnonce', 'copydbsaslstart', 'copydb']);
 const HELLO_COMMANDS = new Set(['hello', 'isMaster', 'ismaster']);
 
+// The driver puts a transaction's read concern object itself in its first command, then adds
+// afterClusterTime to that object for the session's next transaction: the event keeps a copy.
+function commandAsSent(command: Doc): Doc {
+  const readConcern = command.readConcern as Doc | undefined;
+  return readConcern ? { ...command, readConcern: { ...readConcern } } : command;
+}
+
 function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): ClientEntity {
   for (const field of UNSUPPORTED_CLIENT_FIELDS) {
     if (spec[field] !== undefined) throw new Unsupported(`client option ${field}`);
   }
   const options = { serverSelectionTimeoutMS: env.serverSelectionTimeoutMs, ...(toNative(spec.uriOptions ?? {}) as Doc), monitorCommands: true } as MongoClientOptions;
   if (spec.serverApi) options.serverApi = toNative(spec.serverApi) as MongoClientOptions['serverApi'];
-  const client = new MongoClient(env.uri, options);
+  const client = new MongoClient(spec.useMultipleMongoses === true ? env.uri : firstHostUri(env.uri), options);
   const entity: ClientEntity = { kind: 'client', client, events: [], lsids: [] };
   const observe = new Set((spec.observeEvents as string[] | undefined) ?? []);
   const ignored = new Set(['configureFailPoint', ...((spec.ignoreCommandMonitoringEvents as string[] | undefined) ?? [])]);
@@ -169,7 +185,7 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
   client.on('commandStarted', (e) => {
     if (map.isRecording() && !ignored.has(e.commandName)) entity.lsids.push(e.command.lsid);
     if (wanted('commandStartedEvent', e.commandName, Object.keys(e.command).length === 0)) {
-      entity.events.push({ type: 'commandStartedEvent', command: e.command, ...common(e) });
+      entity.events.push({ type: 'commandStartedEvent', command: commandAsSent(e.command), ...common(e) });
     }
   });
   client.on('commandSucceeded', (e) => {

@@ -1,5 +1,6 @@
 import { MongoClient, ReadPreference, type ClientSession } from 'mongodb';
 import type { Doc } from './test_file.js';
+import { pinnedMongos } from './transactions.js';
 
 // The failPoint and targetedFailPoint operations: a fail point set on the server a test client
 // (or a session's pinned mongos) talks to, and turned off after the test, as the format requires.
@@ -7,7 +8,7 @@ import type { Doc } from './test_file.js';
 interface SetFailPoint {
   name: string;
   // The pinned mongos of a targetedFailPoint; none for one set through a test client, which the
-  // runner's internal client reaches as well (the runner is given one URI).
+  // runner's internal client reaches as well (both take the first host of the runner's URI).
   address?: string;
 }
 
@@ -25,8 +26,8 @@ export class TestFailPoints {
 
   /** targetedFailPoint: on the mongos the session is pinned to, through a client of its own. */
   async configureOnPinned(session: ClientSession, command: Doc): Promise<void> {
-    const address = pinnedAddress(session);
-    if (!session.isPinned || address === undefined) throw new Error('targetedFailPoint: the session is not pinned to a mongos');
+    const address = pinnedMongos(session);
+    if (address === undefined) throw new Error('targetedFailPoint: the session is not pinned to a mongos');
     const name = failPointName(command);
     await withDirectClient(address, (client) => client.db('admin').command(command));
     this.set.push({ name, address });
@@ -41,11 +42,6 @@ export class TestFailPoints {
     }
     if (errors.length > 0) throw errors[0];
   }
-}
-
-/** The driver keeps a transaction's pinned mongos on its internal transaction state. */
-function pinnedAddress(session: ClientSession): string | undefined {
-  return (session as unknown as { transaction: { server?: { description: { address: string } } } }).transaction.server?.description.address;
 }
 
 function failPointName(command: Doc): string {

@@ -1,4 +1,4 @@
-import type { MongoClient } from 'mongodb';
+import type { ClientSession, MongoClient } from 'mongodb';
 import type { Entity } from './entities.js';
 import type { Doc } from './test_file.js';
 
@@ -41,9 +41,16 @@ function mayCreate(name: string, args: Doc): boolean {
   });
 }
 
+// A collection a transaction creates exists only once the transaction commits (tests check that
+// it does not before), and shardCollection cannot run in a transaction: such a collection is
+// left unsharded, on its database's primary shard.
+function inTransaction(args: Doc): boolean {
+  return (args.session as ClientSession | undefined)?.inTransaction() === true;
+}
+
 /** Shards the collection an operation is about to create implicitly (by a write or an index). */
 export async function beforeOperation(internal: MongoClient, name: string, target: Entity, args: Doc): Promise<void> {
-  if (target.kind !== 'collection' || !mayCreate(name, args)) return;
+  if (target.kind !== 'collection' || !mayCreate(name, args) || inTransaction(args)) return;
   const { dbName, collectionName } = target.collection;
   if (!shardable(dbName, collectionName)) return;
   const existing = await internal.db(dbName).listCollections({ name: collectionName }, { nameOnly: true }).toArray();
@@ -52,7 +59,7 @@ export async function beforeOperation(internal: MongoClient, name: string, targe
 
 /** Shards a collection an operation has just created explicitly, while it is still empty. */
 export async function afterOperation(internal: MongoClient, name: string, target: Entity, args: Doc): Promise<void> {
-  if (target.kind !== 'database') return;
+  if (target.kind !== 'database' || inTransaction(args)) return;
   let collectionName: unknown;
   let options: Doc;
   if (name === 'createCollection') {

@@ -1,10 +1,12 @@
 import type { AbstractCursor, BulkWriteResult, ClientSession, Collection, Db, Document, MongoClient, UpdateResult } from 'mongodb';
 import { optionsOf } from './arguments.js';
 import type { Entity, EntityKind } from './entities.js';
-import type { Doc } from './test_file.js';
+import type { Doc, Operation as TestOperation } from './test_file.js';
+import { transactionOptionsOf } from './transactions.js';
 
 // Entity operations: one function per operation name and entity type, each a thin call of the
 // official driver. Arguments arrive with `session` already resolved to a ClientSession.
+// withTransaction's callback is a list of operations the runner runs, given as `runOperations`.
 
 export interface OperationResult {
   value: unknown;
@@ -14,7 +16,11 @@ export interface OperationResult {
   entity?: Entity;
 }
 
+/** Runs operations of the test (with their assertions) in order, as the runner does. */
+export type OperationsRunner = (operations: TestOperation[]) => Promise<void>;
+
 type Operation<T> = (target: T, args: Doc) => Promise<OperationResult>;
+type SessionOperation = (session: ClientSession, args: Doc, runOperations: OperationsRunner) => Promise<OperationResult>;
 
 const value = (v: unknown): OperationResult => ({ value: v });
 const documents = (v: unknown[]): OperationResult => ({ value: v, documents: true });
@@ -127,14 +133,30 @@ const cursorOperations: Record<string, Operation<AbstractCursor>> = {
   iterateUntilDocumentOrError: async (c) => value(await c.next()),
 };
 
-const sessionOperations: Record<string, Operation<ClientSession>> = {
+const sessionOperations: Record<string, SessionOperation> = {
+  abortTransaction: async (s) => {
+    await s.abortTransaction();
+    return value(undefined);
+  },
+  commitTransaction: async (s) => {
+    await s.commitTransaction();
+    return value(undefined);
+  },
   endSession: async (s) => {
     await s.endSession();
     return value(undefined);
   },
+  startTransaction: async (s, a) => {
+    s.startTransaction(transactionOptionsOf(a));
+    return value(undefined);
+  },
+  withTransaction: async (s, a, runOperations) => {
+    await s.withTransaction(() => runOperations(arg(a, 'callback')), transactionOptionsOf(a));
+    return value(undefined);
+  },
 };
 
-export function entityOperation(name: string, target: Entity): ((args: Doc) => Promise<OperationResult>) | undefined {
+export function entityOperation(name: string, target: Entity, runOperations: OperationsRunner): ((args: Doc) => Promise<OperationResult>) | undefined {
   switch (target.kind) {
     case 'collection': {
       const op = collectionOperations[name];
@@ -154,7 +176,7 @@ export function entityOperation(name: string, target: Entity): ((args: Doc) => P
     }
     case 'session': {
       const op = sessionOperations[name];
-      return op && ((args) => op(target.session, args));
+      return op && ((args) => op(target.session, args, runOperations));
     }
     default:
       return undefined;

@@ -1,11 +1,13 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
+import { firstHostUri } from './entities.js';
 import { countTests, formatFile, formatTotals } from './report.js';
 import { parseVersion, type ServerInfo } from './requirements.js';
 import { UnifiedRunner, type TestReport } from './unified_runner.js';
 
 // npm run conformance -- --uri URI [--shard-collections] [--verbose] [--filter TEXT] PATH...
+// A URI naming several mongos hosts serves the clients that ask for useMultipleMongoses.
 
 const USAGE = 'usage: npm run conformance -- --uri URI [--shard-collections] [--verbose] [--filter TEXT] PATH...';
 const EXIT_FAILED = 1;
@@ -80,7 +82,7 @@ async function main(): Promise<number> {
     console.error(`${(err as Error).message}\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const internal = new MongoClient(cli.uri, { serverSelectionTimeoutMS: 10_000 });
+  const internal = new MongoClient(firstHostUri(cli.uri), { serverSelectionTimeoutMS: 10_000 });
   try {
     let server: ServerInfo;
     try {

@@ -1,8 +1,9 @@
-import type { MongoClient } from 'mongodb';
+import type { ClientSession, MongoClient } from 'mongodb';
 import type { EntityMap } from './entities.js';
 import type { TestFailPoints } from './fail_points.js';
 import { matchExactly, show } from './matcher.js';
 import type { Doc, EntityDescription } from './test_file.js';
+import { pinnedMongos, transactionState } from './transactions.js';
 
 // Special operations (object: testRunner). Assertions about the server's catalog go through the
 // internal client, so they do not show up among a test client's events.
@@ -38,9 +39,13 @@ function lastTwoLsids(ctx: RunnerContext, args: Doc): [unknown, unknown] {
   return [lsids[lsids.length - 2], lsids[lsids.length - 1]];
 }
 
+function sessionOf(ctx: RunnerContext, args: Doc): ClientSession {
+  return ctx.entities.get(args.session as string, 'session').session;
+}
+
 /** The driver keeps the dirty flag on its internal server session. */
 function sessionIsDirty(ctx: RunnerContext, args: Doc): boolean {
-  const session = ctx.entities.get(args.session as string, 'session').session as unknown as { serverSession?: { isDirty?: boolean } };
+  const session = sessionOf(ctx, args) as unknown as { serverSession?: { isDirty?: boolean } };
   return session.serverSession?.isDirty === true;
 }
 
@@ -65,7 +70,16 @@ const specialOperations: Record<string, SpecialOperation> = {
     check(a !== undefined && b !== undefined && matchExactly(a, b) !== null, `lsids are the same: ${show(a)}`);
   },
   failPoint: async (args, ctx) => ctx.failPoints.configure(ctx.entities.get(args.client as string, 'client').client, args.failPoint as Doc),
-  targetedFailPoint: async (args, ctx) => ctx.failPoints.configureOnPinned(ctx.entities.get(args.session as string, 'session').session, args.failPoint as Doc),
+  targetedFailPoint: async (args, ctx) => ctx.failPoints.configureOnPinned(sessionOf(ctx, args), args.failPoint as Doc),
+  assertSessionTransactionState: async (args, ctx) => {
+    const state = transactionState(sessionOf(ctx, args));
+    check(state === args.state, `session ${String(args.session)} is in transaction state ${state}, not ${String(args.state)}`);
+  },
+  assertSessionPinned: async (args, ctx) => check(pinnedMongos(sessionOf(ctx, args)) !== undefined, `session ${String(args.session)} is not pinned to a mongos`),
+  assertSessionUnpinned: async (args, ctx) => {
+    const pinned = pinnedMongos(sessionOf(ctx, args));
+    check(pinned === undefined, `session ${String(args.session)} is pinned to ${String(pinned)}`);
+  },
   assertSessionDirty: async (args, ctx) => check(sessionIsDirty(ctx, args), `session ${String(args.session)} is not dirty`),
   assertSessionNotDirty: async (args, ctx) => check(!sessionIsDirty(ctx, args), `session ${String(args.session)} is dirty`),
   wait: async (args) => {

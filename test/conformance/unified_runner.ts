@@ -118,7 +118,12 @@ export class UnifiedRunner {
     if (outcome) throw new AssertionFailure(outcome);
   }
 
-  private async runOperation(op: Operation, ctx: RunnerContext): Promise<void> {
+  /**
+   * In a withTransaction callback (`inCallback`), an operation's error, once found as expected
+   * or ignored, is thrown on: the callback fails with it and the driver aborts, retries or gives
+   * up as that error says, which is what the tests check.
+   */
+  private async runOperation(op: Operation, ctx: RunnerContext, inCallback = false): Promise<void> {
     if (op.object === 'testRunner') {
       const special = specialOperation(op.name);
       if (!special) throw new Unsupported(`special operation ${op.name}`);
@@ -126,7 +131,17 @@ export class UnifiedRunner {
     }
     const target = ctx.entities.find(op.object);
     if (!target) throw new Error(`no entity named ${op.object}`);
-    const run = entityOperation(op.name, target);
+    const runCallback = async (operations: Operation[]) => {
+      for (const [i, nested] of operations.entries()) {
+        try {
+          await this.runOperation(nested, ctx, true);
+        } catch (err) {
+          if (err instanceof AssertionFailure) throw new AssertionFailure(`callback operation ${i} (${nested.name} on ${nested.object}): ${err.message}`);
+          throw err;
+        }
+      }
+    };
+    const run = entityOperation(op.name, target, runCallback);
     if (!run) throw new Unsupported(`operation ${op.name} on a ${target.kind}`);
     const args = resolveSession(op.arguments ?? {}, ctx.entities);
 
@@ -139,14 +154,19 @@ export class UnifiedRunner {
     } catch (err) {
       error = err;
     }
+    // A callback's failed assertion or unsupported step comes out of withTransaction as its error.
+    if (error instanceof AssertionFailure || error instanceof Unsupported) throw error;
     if (shard && result) await afterOperation(ctx.internal, op.name, target, args);
-    if (op.ignoreResultAndError) return;
+    const passOn = () => {
+      if (inCallback && !result) throw error;
+    };
+    if (op.ignoreResultAndError) return passOn();
     const matchContext = ctx.entities.matchContext();
     if (op.expectError) {
       if (result) throw new AssertionFailure(`expected an error, got result ${show(result.value)}`);
       const problem = checkError(op.expectError, error, matchContext);
       if (problem) throw new AssertionFailure(problem);
-      return;
+      return passOn();
     }
     if (!result) throw new AssertionFailure(`unexpected error: ${errorText(error)}`);
     if (op.expectResult !== undefined) {

@@ -11,13 +11,6 @@ export class Unsupported extends Error {
 }
 
 const SKIPPED_OPERATIONS: Record<string, string> = {
-  startTransaction: 'needs transactions',
-  commitTransaction: 'needs transactions',
-  abortTransaction: 'needs transactions',
-  withTransaction: 'needs transactions',
-  assertSessionTransactionState: 'needs transactions',
-  assertSessionPinned: 'needs transactions on mongos pinning',
-  assertSessionUnpinned: 'needs transactions on mongos pinning',
   clientBulkWrite: 'clientBulkWrite is not supported by this runner',
   getSnapshotTime: 'needs the snapshotTime session option, which the driver (7.9) does not have',
 };

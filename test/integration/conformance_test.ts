@@ -13,6 +13,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SPECS = path.resolve(ROOT, '../shared/compat/specs');
 const CRUD_TESTS = path.join(SPECS, 'crud/tests/unified');
 const SESSION_SUITES = ['sessions/tests', 'retryable-writes/tests/unified', 'causal-consistency/tests'].map((dir) => path.join(SPECS, dir));
+const TRANSACTION_SUITES = ['transactions/tests/unified', 'transactions-convenient-api/tests/unified'].map((dir) => path.join(SPECS, dir));
 const run = promisify(execFile);
 
 interface Totals {
@@ -39,6 +40,132 @@ function outcomes(totals: Totals): string[] {
     const failing = /^ {4}(.*?): /.exec(line);
     return failing ? [`    ${failing[1]}`] : [];
   });
+}
+
+// The tests of the transactions and transactions-convenient-api suites known to fail through a
+// router, by file and description, each with why (docs/conformance.md). Any other failure is a
+// regression.
+interface KnownFailures {
+  file: string;
+  tests: readonly string[];
+  why: string;
+}
+
+const ONE_WRITER_SHARD = 'a transaction writes to documents hashed to both shards: the second writer shard is refused with 263 OperationNotSupportedInTransaction (no two-phase commit yet)';
+const NO_TRANSIENT_LABEL = 'the router answers an error of a transaction statement (a failCommand errorCode, or NoSuchTransaction after an aborting statement) without the TransientTransactionError label MongoDB adds';
+const NO_WRITE_CONCERN_ERROR = "the router's failCommand does not add its writeConcernError to a commitTransaction or abortTransaction reply: the commit or abort answers ok";
+const SHARD_ORDER = 'expects insertion order from a find or aggregate without sort; the router merges the shards in the order they answer, as MongoDB does on a sharded collection';
+const TWO_MONGOSES = 'useMultipleMongoses: the retried commit must reach a second mongos, and the runner is given one router';
+
+const TRANSACTION_SUITES_KNOWN_FAILURES: readonly KnownFailures[] = [
+  { file: 'transactions/tests/unified/bulk.json', tests: ['bulk'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/delete.json', tests: ['delete', 'collection writeConcern ignored for delete'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/findOneAndDelete.json', tests: ['findOneAndDelete'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/findOneAndReplace.json', tests: ['findOneAndReplace'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/findOneAndUpdate.json', tests: ['findOneAndUpdate'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/insert.json', tests: ['insert', 'insert with session1', 'collection writeConcern ignored for insert'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/pin-mongos.json', tests: ['insertOne', 'mixed read write operations', 'multiple commits', 'remain pinned after non-transient error on commit'], why: ONE_WRITER_SHARD },
+  {
+    file: 'transactions/tests/unified/read-pref.json',
+    tests: ['default readPreference', 'primary readPreference', 'secondary readPreference', 'primaryPreferred readPreference', 'nearest readPreference'],
+    why: ONE_WRITER_SHARD,
+  },
+  { file: 'transactions/tests/unified/update.json', tests: ['update', 'collections writeConcern ignored for update'], why: ONE_WRITER_SHARD },
+  { file: 'transactions/tests/unified/abort.json', tests: ['abort ignores TransactionAborted'], why: NO_TRANSIENT_LABEL },
+  {
+    file: 'transactions/tests/unified/error-labels.json',
+    tests: ['NotWritablePrimary errors contain transient label', 'WriteConflict errors contain transient label', 'NoSuchTransaction errors contain transient label', 'NoSuchTransaction errors on commit contain transient label'],
+    why: NO_TRANSIENT_LABEL,
+  },
+  {
+    file: 'transactions/tests/unified/mongos-pin-auto.json',
+    tests: [
+      'insertOne insert', 'insertMany insert', 'updateOne update', 'replaceOne update', 'updateMany update', 'deleteOne delete', 'deleteMany delete',
+      'findOneAndDelete findAndModify', 'findOneAndUpdate findAndModify', 'findOneAndReplace findAndModify', 'bulkWrite insert', 'bulkWrite update',
+      'bulkWrite delete', 'find find', 'countDocuments aggregate', 'aggregate aggregate', 'distinct distinct', 'runCommand insert',
+    ].map((operation) => `unpin after transient ShutdownInProgress error on ${operation}`),
+    why: NO_TRANSIENT_LABEL,
+  },
+  { file: 'transactions/tests/unified/mongos-unpin.json', tests: ['unpin after TransientTransactionError error on commit'], why: NO_TRANSIENT_LABEL },
+  {
+    file: 'transactions-convenient-api/tests/unified/commit-transienttransactionerror.json',
+    tests: ['LockTimeout', 'WriteConflict', 'SnapshotUnavailable', 'NoSuchTransaction'].map((name) => `transaction is retried after commitTransaction TransientTransactionError (${name})`),
+    why: NO_TRANSIENT_LABEL,
+  },
+  {
+    file: 'transactions-convenient-api/tests/unified/commit-transienttransactionerror-4.2.json',
+    tests: ['transaction is retried after commitTransaction TransientTransactionError (PreparedTransactionInProgress)'],
+    why: NO_TRANSIENT_LABEL,
+  },
+  {
+    file: 'transactions/tests/unified/error-labels.json',
+    tests: [
+      'add UnknownTransactionCommitResult label to writeConcernError WriteConcernTimeout', 'add UnknownTransactionCommitResult label to writeConcernError WriteConcernTimeout with wtimeout',
+      'omit UnknownTransactionCommitResult label from writeConcernError UnsatisfiableWriteConcern', 'omit UnknownTransactionCommitResult label from writeConcernError UnknownReplWriteConcern',
+      'add UnknownTransactionCommitResult label to writeConcernError MaxTimeMSExpired',
+    ],
+    why: NO_WRITE_CONCERN_ERROR,
+  },
+  {
+    file: 'transactions/tests/unified/error-labels-errorLabels.json',
+    tests: ['add RetryableWriteError and UnknownTransactionCommitResult labels to writeConcernError ShutdownInProgress'],
+    why: NO_WRITE_CONCERN_ERROR,
+  },
+  { file: 'transactions/tests/unified/mongos-recovery-token-errorLabels.json', tests: ['commitTransaction retry succeeds on new mongos'], why: NO_WRITE_CONCERN_ERROR },
+  {
+    file: 'transactions/tests/unified/retryable-abort-errorLabels.json',
+    tests: ['InterruptedAtShutdown', 'InterruptedDueToReplStateChange', 'PrimarySteppedDown', 'ShutdownInProgress'].map((name) => `abortTransaction succeeds after WriteConcernError ${name}`),
+    why: NO_WRITE_CONCERN_ERROR,
+  },
+  {
+    file: 'transactions/tests/unified/retryable-commit-errorLabels.json',
+    tests: ['InterruptedAtShutdown', 'InterruptedDueToReplStateChange', 'PrimarySteppedDown', 'ShutdownInProgress'].map((name) => `commitTransaction succeeds after WriteConcernError ${name}`),
+    why: NO_WRITE_CONCERN_ERROR,
+  },
+  { file: 'transactions/tests/unified/retryable-commit.json', tests: ['commitTransaction is not retried after UnsatisfiableWriteConcern error'], why: NO_WRITE_CONCERN_ERROR },
+  {
+    file: 'transactions-convenient-api/tests/unified/commit-writeconcernerror.json',
+    tests: [
+      'commitTransaction is retried after WriteConcernTimeout timeout error', 'commitTransaction is retried after WriteConcernTimeout non-timeout error',
+      'commitTransaction is not retried after UnknownReplWriteConcern error', 'commitTransaction is not retried after UnsatisfiableWriteConcern error',
+      'commitTransaction is not retried after MaxTimeMSExpired error',
+    ],
+    why: NO_WRITE_CONCERN_ERROR,
+  },
+  {
+    file: 'transactions/tests/unified/create-collection.json',
+    tests: ['explicitly create collection using create command', 'implicitly create collection using insert'],
+    why: 'a collection created in a transaction through the router is listed by listCollections before the commit',
+  },
+  {
+    file: 'transactions/tests/unified/create-index.json',
+    tests: ['create index on a non-existing collection', 'create index on a collection created within the same transaction'],
+    why: 'an index created in a transaction through the router is listed by listIndexes before the commit',
+  },
+  { file: 'transactions/tests/unified/reads.json', tests: ['collection readConcern without transaction', 'find', 'aggregate'], why: SHARD_ORDER },
+  {
+    file: 'transactions/tests/unified/read-concern.json',
+    tests: ['only first find includes readConcern', 'only first aggregate includes readConcern', 'find ignores collection readConcern', 'aggregate ignores collection readConcern'],
+    why: SHARD_ORDER,
+  },
+  { file: 'transactions/tests/unified/mongos-recovery-token.json', tests: ['commitTransaction retry fails on new mongos'], why: TWO_MONGOSES },
+  { file: 'transactions/tests/unified/pin-mongos.json', tests: ['unpin after transient error within a transaction and commit'], why: TWO_MONGOSES },
+];
+
+// The failing tests of a run that are not known failures: `    description` under each FAIL line.
+function unexpectedFailures(totals: Totals, known: readonly KnownFailures[]): string[] {
+  const unexpected: string[] = [];
+  let file = '';
+  for (const line of outcomes(totals)) {
+    const header = /^(?:PASS|FAIL) (\S+)/.exec(line);
+    if (header) {
+      file = path.relative(SPECS, header[1]!);
+      continue;
+    }
+    const description = line.trim();
+    if (!known.some((k) => k.file === file && k.tests.includes(description))) unexpected.push(`${file}: ${description}`);
+  }
+  return unexpected;
 }
 
 function assertPassRate(totals: Totals, minimumRate: number): void {
@@ -134,8 +261,15 @@ describe('driver specification conformance', () => {
       const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', ...SESSION_SUITES]);
       t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
       assert.deepEqual(outcomes(totals).filter((line) => !line.startsWith('PASS')), [], totals.output);
-      // Every test that applies runs (with fail points), the snapshot-session ones included, and passes.
-      assert.ok(totals.passed >= 112, `only ${totals.passed} tests passed:\n${totals.output}`);
+      // Every test that applies runs (with fail points), the snapshot-session and transaction ones included, and passes.
+      assert.ok(totals.passed >= 113, `only ${totals.passed} tests passed:\n${totals.output}`);
+    });
+
+    it('passes the unified transactions and transactions-convenient-api tests but for the known failures', { timeout: 600_000 }, async (t) => {
+      const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', ...TRANSACTION_SUITES]);
+      t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+      assert.deepEqual(unexpectedFailures(totals, TRANSACTION_SUITES_KNOWN_FAILURES), [], totals.output);
+      assert.ok(totals.passed >= 195, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
   });
 });
