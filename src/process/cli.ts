@@ -112,7 +112,10 @@ export async function main(argv: string[]): Promise<void> {
       usageExit((err as Error).message, 2);
     }
     const router = await startRouter({ port: Number(values.port), bindIp: values.bind_ip!, configHost: values.configdb, enableTestCommands: values.enableTestCommands!, auth, ...(keyFile === undefined ? {} : { keyFile }), ...(tls === undefined ? {} : { tls }), maxConns, parameters }, logger, recent);
-    const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, consoleRoutes(router.services));
+    // The console asks for no login and its Kill button runs killOp: a router with authentication
+    // serves only /metrics on its HTTP port.
+    if (auth && values.httpPort !== undefined) logger.warn({ c: 'NETWORK' }, 'The console is off on a router with authentication; the HTTP port serves /metrics only');
+    const http = values.httpPort === undefined ? undefined : await serveRouterHttp(router.services, httpPort(values.httpPort), logger, auth ? undefined : consoleRoutes(router.services));
     stop = async () => { await http?.close(); await router.stop(); };
     return;
   }

@@ -74,7 +74,8 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
   });
   try {
     const ready = await cluster.start();
-    process.stdout.write(`${ready.uri}\nconsole: ${ready.consoleUrl}\n${ready.keyFile === undefined ? '' : firstUserHint(ready.uri, ready.keyFile)}`);
+    const consoleLine = ready.keyFile === undefined ? `console: ${ready.consoleUrl}` : `console: off with authentication (it asks for no login); metrics: ${ready.consoleUrl}metrics`;
+    process.stdout.write(`${ready.uri}\n${consoleLine}\n${ready.keyFile === undefined ? '' : firstUserHint(ready.uri, ready.keyFile)}`);
     logger.info({ c: 'CONTROL', uri: ready.uri, port: ready.port, consoleUrl: ready.consoleUrl, ...(ready.keyFile === undefined ? {} : { keyFile: ready.keyFile }) }, 'Cluster ready');
   } catch (err) {
     // After a signal the failure is only the children going away as asked.

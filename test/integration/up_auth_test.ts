@@ -44,6 +44,13 @@ describe('docshard up --auth', () => {
     assert.ok(printed.includes(`authentication is on (the processes share the key in ${path.resolve(dir, 'keyfile')})`), printed);
     assert.ok(printed.includes(`npx mongosh "${up.uri}/admin" --eval "db.createUser({user: 'admin', pwd: passwordPrompt(), roles: ['root']})"`), printed);
     assert.ok(printed.includes(`then connect with ${up.uri.replace('mongodb://', 'mongodb://admin:PASSWORD@')}/?authSource=admin`), printed);
+    assert.ok(printed.includes(`console: off with authentication (it asks for no login); metrics: ${up.consoleUrl}metrics`), printed);
+  });
+
+  it("serves the router's metrics but not its console, whose Kill button asks for no login", async () => {
+    assert.equal((await fetch(`${up.consoleUrl}metrics`)).status, 200);
+    assert.equal((await fetch(up.consoleUrl)).status, 404);
+    assert.equal((await fetch(`${up.consoleUrl}kill`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"opid":1}' })).status, 404);
   });
 
   it('refuses everything before a login; mongosh makes the first user and logs in with -u -p', async () => {
