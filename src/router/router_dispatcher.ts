@@ -1,6 +1,7 @@
 import { errorReply, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { isPlainObject, type Doc } from '../bson/values.js';
+import { Timestamp } from 'bson';
 import { commandName } from '../commands/args.js';
 import type { ConnectionInfo } from '../commands/command.js';
 import type { RouterCommand, RouterContext, RouterServices } from './router_services.js';
@@ -19,6 +20,7 @@ import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
 import { withSnapshotTime } from '../commands/snapshot_read.js';
 import { runRouterTransactionStatement } from './commands/cluster_transactions.js';
+import { withSnapshotReadTime } from './transaction_router.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -88,7 +90,10 @@ function answered(router: RouterServices, write: WriteKind | undefined, cmd: Doc
 
 function run(router: RouterServices, ctx: RouterContext, name: string, def: RouterCommand, cmd: Doc): Doc | Promise<Doc> {
   const inTransaction = cmd.autocommit === false && name !== 'commitTransaction' && name !== 'abortTransaction';
-  const reply = inTransaction ? runRouterTransactionStatement(ctx, name, cmd, () => def.run(ctx, cmd)) : def.run(ctx, cmd);
+  const snapshotAt = snapshotReadTime(cmd);
+  const reply = inTransaction
+    ? runRouterTransactionStatement(ctx, name, cmd, () => def.run(ctx, cmd))
+    : snapshotAt !== undefined ? withSnapshotReadTime(snapshotAt, () => def.run(ctx, cmd)) : def.run(ctx, cmd);
   if (!(reply instanceof Promise)) return reply;
   return reply.catch((err: unknown) => {
     const view = VIEW_READS.has(name) ? resolvedViewOf(err) : undefined;
@@ -114,4 +119,10 @@ export function buildRouterCommandTable(defs: readonly RouterCommand[]): Map<str
   const table = new Map<string, RouterCommand>();
   for (const def of defs) for (const name of def.names) table.set(name, def);
   return table;
+}
+
+// The time a snapshot read outside a transaction reads at (command_entry.ts gave it one).
+function snapshotReadTime(cmd: Doc): Timestamp | undefined {
+  const rc = cmd.readConcern;
+  return cmd.autocommit !== false && isPlainObject(rc) && rc.level === 'snapshot' && rc.atClusterTime instanceof Timestamp ? rc.atClusterTime : undefined;
 }

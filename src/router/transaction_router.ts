@@ -66,15 +66,8 @@ export class RouterTransaction {
     else p.starting = false;
   }
 
-  // Requests are routed by the routing table as it is now. A shard that received a chunk after the
-  // transaction's snapshot time did not hold its documents at that time: reading it there would
-  // miss them, so the statement fails with SnapshotUnavailable (a transient error: the transaction,
-  // run again, gets a later snapshot) rather than reading the wrong shard.
-  checkPlacement(cm: ChunkManager | undefined, shardId: string): void {
-    const since = cm?.placedSince(shardId);
-    const at = this.readConcern.atClusterTime as Timestamp;
-    if (since === undefined || !since.greaterThan(at)) return;
-    throw new MongoError(ErrorCodes.SnapshotUnavailable, `Unable to read ${cm!.ns} at the transaction's snapshot Timestamp(${at.t}, ${at.i}) on shard ${shardId}: a chunk moved there at Timestamp(${since.t}, ${since.i}); please retry the transaction`);
+  get readAt(): Timestamp {
+    return this.readConcern.atClusterTime as Timestamp;
   }
 
   // What a getMore or killCursors of a cursor the transaction opened carries.
@@ -94,6 +87,7 @@ export class RouterTransaction {
 }
 
 const current = new AsyncLocalStorage<RouterTransaction>();
+const snapshotReadTime = new AsyncLocalStorage<Timestamp>();
 
 // Runs a statement with the requests it sends to shards made statements of `txn`.
 export function withRouterTransaction<T>(txn: RouterTransaction, fn: () => T): T {
@@ -102,6 +96,24 @@ export function withRouterTransaction<T>(txn: RouterTransaction, fn: () => T): T
 
 export function currentRouterTransaction(): RouterTransaction | undefined {
   return current.getStore();
+}
+
+// Runs a snapshot read (readConcern snapshot outside a transaction) reading at `at`.
+export function withSnapshotReadTime<T>(at: Timestamp, fn: () => T): T {
+  return snapshotReadTime.run(at, fn);
+}
+
+// Requests are routed by the routing table as it is now. A shard that received a chunk after the
+// time a transaction or snapshot read reads at did not hold its documents then: reading it there
+// would miss them, so the request fails with SnapshotUnavailable (a transient error: run again, the
+// transaction gets a later snapshot) rather than reading the wrong shard. MongoDB routes such a
+// read by the chunk history instead.
+export function checkPlacementAtReadTime(cm: ChunkManager | undefined, shardId: string): void {
+  const at = current.getStore()?.readAt ?? snapshotReadTime.getStore();
+  if (at === undefined || cm === undefined) return;
+  const since = cm.placedSince(shardId);
+  if (since === undefined || !since.greaterThan(at)) return;
+  throw new MongoError(ErrorCodes.SnapshotUnavailable, `Unable to read ${cm.ns} at Timestamp(${at.t}, ${at.i}) on shard ${shardId}: a chunk moved there at Timestamp(${since.t}, ${since.i}); please retry`);
 }
 
 // The router's transactions, by session: a statement with startTransaction begins one (aborting an

@@ -89,6 +89,23 @@ describe('snapshot reads at a cluster time', () => {
     assert.equal(await c.countDocuments({}), 20);
   });
 
+  it('a time from before a chunk moved to a shard answers SnapshotUnavailable rather than missing its documents', async () => {
+    await client.db('admin').command({ shardCollection: 'snap.m', key: { _id: 1 } });
+    await client.db('admin').command({ split: 'snap.m', middle: { _id: 100 } });
+    await client.db('admin').command({ moveChunk: 'snap.m', find: { _id: 100 }, to: 'shard1' });
+    await client.db('snap').collection<AnyDoc>('m').insertMany([{ _id: 1 }, { _id: 101 }]);
+    const session = client.startSession({ causalConsistency: true });
+    await client.db('snap').collection<AnyDoc>('m').findOne({ _id: 1 }, { session });
+    const before = session.operationTime!;
+    await session.endSession();
+    await client.db('admin').command({ moveChunk: 'snap.m', find: { _id: 100 }, to: 'shard0' });
+    const err = await client.db('snap').command({ find: 'm', readConcern: { level: 'snapshot', atClusterTime: before } }).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof MongoServerError, String(err));
+    assert.equal(err.code, 246);
+    const now = await client.db('snap').command({ find: 'm', sort: { _id: 1 }, readConcern: { level: 'snapshot' } });
+    assert.deepEqual(now.cursor.firstBatch, [{ _id: 1 }, { _id: 101 }]);
+  });
+
   it('a time from before a shard restarted answers SnapshotTooOld: history is kept in memory', async () => {
     const c = client.db('snap').collection<AnyDoc>('r');
     await c.insertOne({ _id: 1 });
