@@ -232,7 +232,7 @@ export class MovePrimaryCoordinator {
     const { _id: db, from, to } = doc;
     await retrying(budgetMs, async () => {
       const donor = this.hostOf(from);
-      if (donor !== undefined) for (const name of doc.collections ?? []) await dropIfExists(this.client, donor, db, name);
+      if (donor !== undefined) for (const name of doc.collections ?? []) if (!this.ownsChunks(from, `${db}.${name}`)) await dropIfExists(this.client, donor, db, name);
       const recipient = this.hostOf(to);
       if (recipient !== undefined) checkOk(await this.client.command(recipient, 'admin', { _flushDatabaseCacheUpdates: db }));
       if (donor !== undefined) checkOk(await this.client.command(donor, 'admin', { _shardsvrMovePrimaryExitCriticalSection: db, reason: doc.reason.toHexString() }));
@@ -242,6 +242,13 @@ export class MovePrimaryCoordinator {
       w.insert('config.changelog', this.entry('movePrimary.end', db, { from, to }));
     });
     this.logger.info({ c: 'SHARDING', db, from, to }, 'Completed movePrimary operation');
+  }
+
+  // The new primary takes DDLs as soon as the move commits: a collection moved unsharded may be
+  // sharded already with chunks on the donor, whose copy (same UUID) is then no leftover.
+  private ownsChunks(shard: string, ns: string): boolean {
+    const collection = this.catalog.collection(ns);
+    return collection !== undefined && this.catalog.chunks(collection.uuid).some((c) => c.shard === shard);
   }
 
   private stateDoc(db: string): MovePrimaryCoordinatorDoc | undefined {

@@ -1,11 +1,11 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import { fetchAll } from '../wire/remote_cursor.js';
+import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
 import {
-  allShards, blockCrud, configCollection, criticalSectionReason, onConfig, onShards, splitNs, stopMigrations, unblockCrud,
+  allShards, blockCrud, configCollection, criticalSectionReason, onConfig, splitNs, stopMigrations, unblockCrud,
   type DDLCoordinatorEnv, type ParticipantShard,
 } from './sharding_ddl_util.js';
 
@@ -14,8 +14,9 @@ import {
 //   kCheckPreconditions  the source exists, the target does not (or dropTarget); note the shards
 //                        and both UUIDs (the only phase that may answer an error)
 //   kFreezeMigrations    migrations of the source and of a sharded target stop
-//   kBlockCrudAndRename  every shard blocks both namespaces, then renames its copy
-//                        (_shardsvrRenameCollectionParticipant: a target of another UUID dropped)
+//   kBlockCrudAndRename  every shard blocks both namespaces, then renames its copy (every shard of a
+//                        sharded source, the primary of an unsharded one) and drops a target of
+//                        another UUID (_shardsvrRenameCollectionParticipant)
 //   kRenameMetadata      the config server re-keys the source's entry under the target (same UUID,
 //                        new epoch and timestamp) and drops a sharded target's, in one commit
 //   kUnblockCrud         every shard unblocks both; held requests refresh and find the new name
@@ -23,6 +24,7 @@ const PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kBlockCrudAndRename
 
 interface RenameFacts {
   shards: ParticipantShard[];
+  primary: string;
   sourceUUID: unknown;
   sourceSharded: boolean;
   targetUUID: unknown;
@@ -61,7 +63,7 @@ export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             if (sourceUUID === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
             const targetUUID = target?.uuid ?? await localUuid(env, primary.host, to);
             if (targetUUID !== undefined && !dropTarget) throw new MongoError(ErrorCodes.NamespaceExists, 'target namespace exists');
-            save({ facts: { shards, sourceUUID, sourceSharded: source !== undefined, targetUUID: targetUUID ?? null, targetSharded: target !== undefined } });
+            save({ facts: { shards, primary: primary._id, sourceUUID, sourceSharded: source !== undefined, targetUUID: targetUUID ?? null, targetSharded: target !== undefined } });
             return;
           }
           case 'kFreezeMigrations': {
@@ -71,11 +73,15 @@ export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             return;
           }
           case 'kBlockCrudAndRename': {
-            const { shards, sourceUUID } = facts(d);
+            const { shards, primary, sourceUUID, sourceSharded } = facts(d);
             await blockCrud(env, shards, from, reasonFrom);
             await blockCrud(env, shards, to, reasonFrom);
             const { db, coll } = splitNs(from);
-            await onShards(env, shards, db, { _shardsvrRenameCollectionParticipant: coll, to, sourceUUID });
+            // An unsharded source is the primary's alone: a copy of the same UUID elsewhere is what
+            // a movePrimary's donor keeps until its clean-up drops it, and is not renamed.
+            await Promise.all(shards.map(async (s) => checkOk(await env.client.command(s.host, db, {
+              _shardsvrRenameCollectionParticipant: coll, to, sourceUUID, renameSource: sourceSharded || s._id === primary,
+            }))));
             return;
           }
           case 'kRenameMetadata': {

@@ -68,10 +68,12 @@ export const dropDatabaseParticipantCommand: CommandDefinition = {
   },
 };
 
-// {_shardsvrRenameCollectionParticipant: coll, to, sourceUUID}, under the critical sections of both
-// namespaces: a target of another UUID is dropped (the coordinator checked dropTarget), the source's
-// copy takes the new name with its UUID and its range deletion tasks, and both namespaces' cached
-// metadata goes. Run again after a crash, it finds its copy renamed and leaves it.
+// {_shardsvrRenameCollectionParticipant: coll, to, sourceUUID, renameSource}, under the critical
+// sections of both namespaces: a target of another UUID is dropped (the coordinator checked
+// dropTarget), the source's copy takes the new name with its UUID and its range deletion tasks
+// (unless renameSource is false: an unsharded source's copy off its primary is a movePrimary
+// donor's leftover), and both namespaces' cached metadata goes. Run again after a crash, it finds
+// its copy renamed and leaves it.
 export const renameCollectionParticipantCommand: CommandDefinition = {
   names: ['_shardsvrRenameCollectionParticipant'],
   run(ctx, cmd) {
@@ -83,7 +85,7 @@ export const renameCollectionParticipantCommand: CommandDefinition = {
     const target = storage.getCollection(to);
     if (target !== undefined && !valuesEqual(target.entry.uuid, cmd.sourceUUID)) dropCollectionLocally(ctx.node, to);
     const source = storage.getCollection(from);
-    if (source !== undefined && valuesEqual(source.entry.uuid, cmd.sourceUUID)) {
+    if (source !== undefined && valuesEqual(source.entry.uuid, cmd.sourceUUID) && cmd.renameSource !== false) {
       ctx.node.logger.info({ c: 'SHARDING', from, to, uuid: source.entry.uuid }, 'DDL participant renamed its copy');
       storage.renameCollection(from, to);
       local.write((w) => w.update(RANGE_DELETIONS_NS, { nss: from }, { $set: { nss: to } }, { multi: true }));
