@@ -16,9 +16,10 @@ import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_nod
 // and no document is in two collections or twice in one (a rename moves, a drop removes).
 //
 // Opt-in (DOCSHARD_RANDOM_DDL=1) until the last inconsistency it finds is fixed: about one run in
-// three ends with a MisplacedCollection (an unsharded collection on a shard that is not the
-// database's primary) after a rename with dropTarget met a kill -9 of the primary shard and, in the
-// same seconds, a coordinator of the same namespace ran on another shard. Its diagnostics print the
+// four ends with a MisplacedCollection (an unsharded collection on a shard that is not the
+// database's primary), each time a collection a rename gave the name to on a shard that was later
+// no longer the primary, the rename's critical section held 30 s (a request waiting on it timed
+// out) and the database moved or dropped in the same seconds. Its diagnostics print the
 // namespace's changelog and the shards' DDL log lines when it fails.
 const ENABLED = process.env.DOCSHARD_RANDOM_DDL === '1';
 const SECONDS = Number(process.env.DOCSHARD_SOAK_SECONDS ?? '60');
