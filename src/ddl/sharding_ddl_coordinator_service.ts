@@ -66,6 +66,10 @@ export class ShardingDDLCoordinatorService {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly factories: Readonly<Record<DDLOperationType, CoordinatorFactory>>,
+    // Once the locks are held: this shard is still the database's primary at the version the
+    // router attached (StaleDbVersion otherwise). The dispatcher checked it before the request
+    // waited for the locks, and what held them (a dropDatabase, a movePrimary) may have changed it.
+    private readonly checkDatabaseVersion: (db: string, version: Doc) => Promise<void>,
   ) {}
 
   // Startup, before the node listens: each persisted coordinator runs again from its phase.
@@ -99,9 +103,12 @@ export class ShardingDDLCoordinatorService {
 
   // A DDL without a coordinator of its own (shardCollection, forwarded to the config server) holds
   // the same locks, so that it and the coordinators on its namespace run one after the other.
-  async withLocks<T>(request: DDLLockRequest, reason: string, fn: () => Promise<T>): Promise<T> {
+  async withLocks<T>(request: DDLLockRequest, reason: string, database: { name: string; version: Doc | undefined }, fn: () => Promise<T>): Promise<T> {
     await this.recovered;
-    return this.locks.withLocks(request, reason, fn);
+    return this.locks.withLocks(request, reason, async () => {
+      if (database.version !== undefined) await this.checkDatabaseVersion(database.name, database.version);
+      return fn();
+    });
   }
 
   // A DDL driven from elsewhere that holds the locks across several of its commands (movePrimary's
@@ -146,6 +153,8 @@ export class ShardingDDLCoordinatorService {
     await Promise.resolve(); // `running` holds the entry before anything below reads it
     const release = await this.locks.acquire(coordinator.locks, this.entry(k).doc._id.operationType).finally(lockTaken);
     try {
+      const { databaseVersion, _id } = this.entry(k).doc;
+      if (first.type === 'start' && databaseVersion !== undefined) await this.checkDatabaseVersion(_id.namespace.split('.')[0]!, databaseVersion);
       let progress: CoordinatorProgress = { phase: this.entry(k).doc.phase, attempt: 0 };
       let event = first;
       for (;;) {

@@ -21,6 +21,11 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     dropDatabase: dropDatabaseCoordinator(env),
     renameCollection: renameCollectionCoordinator(env, () => node.sharding.state.shardName),
     refineCollectionShardKey: refineCollectionShardKeyCoordinator(env),
+  }, async (db, version) => {
+    const { metadata } = node.sharding;
+    metadata.forgetDatabase(db);
+    await metadata.refreshDatabase(db);
+    await metadata.checkRequest(db, undefined, { databaseVersion: version });
   });
   coordinators.recover();
   return { coordinators, criticalSections };

@@ -59,7 +59,7 @@ export const shardsvrCreateCollectionCommand: CommandDefinition = {
       _configsvrShardCollection: ns, key: requireDoc(cmd, 'shardKey'), unique: optionalBool(cmd, 'unique') ?? false,
       numInitialChunks: optionalNumber(cmd, 'numInitialChunks'), presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false,
     };
-    return service.withLocks({ db: ctx.db.toLowerCase(), collections: [ns] }, 'shardCollection', async () => checkOk(await ctx.node.client.command(configHost, 'admin', forwarded)));
+    return service.withLocks({ db: ctx.db.toLowerCase(), collections: [ns] }, 'shardCollection', { name: ctx.db, version: databaseVersionOf(cmd) }, async () => checkOk(await ctx.node.client.command(configHost, 'admin', forwarded)));
   },
 };
 
