@@ -83,6 +83,8 @@ const COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> = {
   // commands/txn_cmds.idl
   commitTransaction: ['commitTimestamp', 'recoveryToken'],
   abortTransaction: ['recoveryToken'],
+  // s/transaction_coordinator_commands: recovery of a decision (participants: [])
+  coordinateCommitTransaction: ['participants'],
   // s/request_types/sharded_ddl_commands.idl
   checkMetadataConsistency: ['cursor', 'checkIndexes'],
 };

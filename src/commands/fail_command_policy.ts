@@ -77,10 +77,11 @@ export interface LabelledCommand {
 // errorLabels, when it has them (even []), replace whatever the server would add
 // (error_labels.cpp's errorLabelsOverride). Else the server's own: a node adds RetryableWriteError
 // to a retryable write's retriable error (and NoWritesPerformed when it failed before running);
-// a router adds none for a code, as mongos leaves that label to its shards.
+// a router adds none for a code outside a transaction, as mongos leaves RetryableWriteError to its
+// shards, and a transaction's (TransientTransactionError, UnknownTransactionCommitResult) as both do.
 function labelsOf(data: FailPointData, command: LabelledCommand, code: number | undefined, writeConcernCode: number | undefined): string[] {
   if (Array.isArray(data.errorLabels)) return data.errorLabels.map(String);
-  if (command.router) return [];
+  if (command.router && command.cmd.autocommit !== false) return [];
   // An injected error comes before the command ran; a write concern error after it wrote.
   return errorLabelsFor(command.name, command.cmd, code, writeConcernCode, code === undefined);
 }
@@ -100,7 +101,7 @@ export function closedConnectionReply(): Doc {
 // (their invocation's supportsWriteConcern in MongoDB).
 const WRITE_CONCERN_COMMANDS = new Set([
   'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'drop', 'dropDatabase', 'createIndexes', 'dropIndexes',
-  'collMod', 'renameCollection',
+  'collMod', 'renameCollection', 'commitTransaction', 'abortTransaction',
 ]);
 
 export function addsWriteConcernError(data: FailPointData, target: FailCommandTarget): boolean {

@@ -14,7 +14,7 @@ import { errorLabelsFor } from '../sessions/error_labels.js';
 // write error after which the whole transaction may succeed again (WriteConflict) fails the
 // command instead, so that its reply carries the TransientTransactionError label.
 export function runTransactionStatement(node: NodeServices, name: string, db: string, cmd: Doc, body: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
-  if (name === 'commitTransaction' || name === 'abortTransaction') return body();
+  if (name === 'commitTransaction' || name === 'abortTransaction' || name === 'coordinateCommitTransaction') return body();
   const txn = node.transactions.statement(cmd, name, db);
   const view: ReadView = {
     run: (fn) => node.storage.kv.withView(txn.writeSet, fn),
@@ -59,6 +59,21 @@ function checkOwned(node: NodeServices, ns: string, bytes: Buffer): void {
   if (ownership === undefined || ownership.ownsEverything() || ownership.ownsDocument(deserializeDocument(bytes))) return;
   throw new MongoError(ErrorCodes.StaleConfig, `Transaction wrote to ${ns} in a range this shard no longer owns: a migration committed since`);
 }
+
+// A router's recovery of a transaction's decision from its recoveryToken's shard (participants: []).
+// Two-phase commit, with participants, is not there yet.
+export const coordinateCommitTransactionCommand: CommandDefinition = {
+  names: ['coordinateCommitTransaction'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    if (cmd.autocommit !== false) throw noTransactionToEnd('commitTransaction');
+    if (Array.isArray(cmd.participants) && cmd.participants.length > 0) {
+      throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, 'coordinateCommitTransaction with participants needs a two-phase commit, which docshard does not have yet');
+    }
+    ctx.node.transactions.recoverDecision(cmd);
+    return { ok: 1 };
+  },
+};
 
 export const abortTransactionCommand: CommandDefinition = {
   names: ['abortTransaction'],

@@ -86,6 +86,23 @@ export class TransactionParticipants {
     }
   }
 
+  // A router that did not run the transaction asks for its decision (coordinateCommitTransaction
+  // with no participants, MongoDB's recovery): committed answers ok; a transaction still in
+  // progress is aborted, as MongoDB's coordinator decides on recovery, and like an aborted or
+  // unknown one answers NoSuchTransaction.
+  recoverDecision(cmd: Doc): void {
+    const { lsid, txnNumber, key } = this.identify(cmd);
+    const current = this.sessions.get(key);
+    if (current?.txnNumber === txnNumber) {
+      if (current.phase === 'committed') return;
+      if (current.phase === 'inProgress') this.end(current, 'aborted');
+    } else {
+      const last = this.catalog.lastTxnNumber(lsid);
+      if (last?.txnNum === txnNumber && last.committedTransaction) return;
+    }
+    throw new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txnNumber} } has no commit decision on this shard; it is aborted`);
+  }
+
   abort(cmd: Doc): void {
     const { lsid, txnNumber, key } = this.identify(cmd);
     const current = this.sessions.get(key);

@@ -57,7 +57,7 @@ export function decideStatement(
 // The commands a transaction may run (MongoDB's txnCmdAllowlist, without prepare yet).
 const IN_TRANSACTION = new Set([
   'find', 'getMore', 'killCursors', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct',
-  'create', 'createIndexes', 'commitTransaction', 'abortTransaction', 'bulkWrite',
+  'create', 'createIndexes', 'commitTransaction', 'abortTransaction', 'bulkWrite', 'coordinateCommitTransaction',
 ]);
 
 // A command a transaction may not run, or a database it may not touch: OperationNotSupportedInTransaction.

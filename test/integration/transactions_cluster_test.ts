@@ -121,6 +121,16 @@ describe('transactions through routers', () => {
         assert.equal(reply.ok, 1, JSON.stringify(reply));
         const without = await raw.command(`127.0.0.1:${cluster.routers[1]!.port}`, 'admin', { commitTransaction: 1, lsid: s.id, txnNumber: Long.fromNumber(s.serverSession!.txnNumber), autocommit: false });
         assert.equal(without.code, 251, 'without a recoveryToken another router cannot know the decision');
+        // A transaction still in progress is aborted by the recovery, never committed (as mongos).
+        const lsid = { id: new UUID() };
+        const router0 = `127.0.0.1:${cluster.routers[0]!.port}`;
+        const router1 = `127.0.0.1:${cluster.routers[1]!.port}`;
+        assert.equal((await raw.command(router0, 'bank', { insert: 'accounts', documents: [{ _id: 160, balance: 1 }], lsid, txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true })).ok, 1);
+        const recovered = await raw.command(router1, 'admin', { commitTransaction: 1, lsid, txnNumber: Long.fromNumber(1), autocommit: false, recoveryToken: { recoveryShardId: 'shard1' } });
+        assert.equal(recovered.code, 251, JSON.stringify(recovered));
+        assert.deepEqual(recovered.errorLabels, ['TransientTransactionError']);
+        const late = await raw.command(router0, 'admin', { commitTransaction: 1, lsid, txnNumber: Long.fromNumber(1), autocommit: false });
+        assert.equal(late.code, 251, 'the recovery aborted it');
       } finally {
         await raw.close();
       }

@@ -39,7 +39,8 @@ export async function runRouterTransactionStatement(ctx: RouterContext, name: st
 
 // commitTransaction: nothing to do without participants; otherwise the read-only participants
 // first, then the one that wrote. A router that did not run the transaction asks the shard its
-// recoveryToken names, which answers the decision it holds.
+// recoveryToken names for the decision (coordinateCommitTransaction with no participants, as
+// mongos recovers it): committed is ok; one still in progress is aborted there, never committed.
 export const clusterCommitTransactionCommand: RouterCommand = {
   names: ['commitTransaction'],
   adminOnly: true,
@@ -79,7 +80,7 @@ async function recoverCommit(router: RouterServices, cmd: Doc): Promise<Doc> {
   const token = cmd.recoveryToken;
   const shard = isPlainObject(token) && typeof token.recoveryShardId === 'string' ? token.recoveryShardId : undefined;
   if (shard === undefined) throw labelled('commitTransaction', cmd, new MongoError(ErrorCodes.NoSuchTransaction, 'Cannot commit a transaction this router did not run without a recoveryToken'));
-  const reply = await sendToShard(router, shard, 'admin', { commitTransaction: 1, lsid: cmd.lsid, txnNumber: cmd.txnNumber, autocommit: false });
+  const reply = await sendToShard(router, shard, 'admin', { coordinateCommitTransaction: 1, participants: [], lsid: cmd.lsid, txnNumber: cmd.txnNumber, autocommit: false });
   if (reply.ok === 1) return { ok: 1 };
   throw labelled('commitTransaction', cmd, new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg)));
 }
