@@ -52,9 +52,13 @@ function transactionLabels(commandName: string, code: number | undefined, writeC
   const ending = commandName === 'commitTransaction' || commandName === 'abortTransaction';
   const retriable = (code !== undefined && RETRIABLE_CODES.has(code)) || (writeConcernCode !== undefined && RETRIABLE_CODES.has(writeConcernCode));
   const labels: string[] = [];
-  const transient = code !== undefined && (TRANSIENT_TRANSACTION_CODES.has(code) || (code === 251 && !(ending && writeConcernCode !== undefined)));
+  // A statement's retriable error (a shard shutting down or stepping down) is transient too; a
+  // commit's or abort's is retried as it is instead.
+  const transient = code !== undefined && (TRANSIENT_TRANSACTION_CODES.has(code) || (code === 251 && !(ending && writeConcernCode !== undefined)) || (!ending && RETRIABLE_CODES.has(code)));
   if (transient) labels.push('TransientTransactionError');
   if (ending && retriable) labels.push('RetryableWriteError');
-  if (commandName === 'commitTransaction' && (retriable || writeConcernCode !== undefined || code === 50)) labels.push('UnknownTransactionCommitResult');
+  // A write concern that can never be satisfied says nothing about whether the commit happened.
+  const unknownWriteConcern = writeConcernCode !== undefined && writeConcernCode !== 100 && writeConcernCode !== 79;
+  if (commandName === 'commitTransaction' && (retriable || unknownWriteConcern || code === 50)) labels.push('UnknownTransactionCommitResult');
   return labels;
 }

@@ -15,7 +15,7 @@ test('no label for other errors, other commands, writes without a txnNumber, or 
   assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable }, 11000, undefined, false), []);
   assert.deepEqual(errorLabelsFor('find', { find: 'c', ...retryable }, 91, undefined, false), []);
   assert.deepEqual(errorLabelsFor('insert', { insert: 'c', lsid: retryable.lsid }, 91, undefined, false), []);
-  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable, autocommit: false }, 91, undefined, false), []);
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...retryable, autocommit: false }, 91, undefined, false), ['TransientTransactionError'], 'a statement of a transaction gets no RetryableWriteError');
 });
 
 test("a transaction's labels, as error_labels.cpp gives them", () => {
@@ -28,4 +28,7 @@ test("a transaction's labels, as error_labels.cpp gives them", () => {
   assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, 50, undefined, false), ['UnknownTransactionCommitResult'], 'MaxTimeMSExpired');
   assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, 251, 64, false), ['UnknownTransactionCommitResult'], 'NoSuchTransaction with a write concern error may have committed');
   assert.deepEqual(errorLabelsFor('abortTransaction', { abortTransaction: 1, ...txn }, 91, undefined, false), ['RetryableWriteError']);
+  assert.deepEqual(errorLabelsFor('insert', { insert: 'c', ...txn }, 91, undefined, false), ['TransientTransactionError'], "a statement's retriable error");
+  assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, undefined, 100, false), [], 'UnsatisfiableWriteConcern');
+  assert.deepEqual(errorLabelsFor('commitTransaction', { commitTransaction: 1, ...txn }, undefined, 64, false), ['UnknownTransactionCommitResult'], 'WriteConcernFailed');
 });

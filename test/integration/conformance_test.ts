@@ -52,8 +52,6 @@ interface KnownFailures {
 }
 
 const ONE_WRITER_SHARD = 'a transaction writes to documents hashed to both shards: the second writer shard is refused with 263 OperationNotSupportedInTransaction (no two-phase commit yet)';
-const NO_TRANSIENT_LABEL = 'the router answers an error of a transaction statement (a failCommand errorCode, or NoSuchTransaction after an aborting statement) without the TransientTransactionError label MongoDB adds';
-const NO_WRITE_CONCERN_ERROR = "the router's failCommand does not add its writeConcernError to a commitTransaction or abortTransaction reply: the commit or abort answers ok";
 const SHARD_ORDER = 'expects insertion order from a find or aggregate without sort; the router merges the shards in the order they answer, as MongoDB does on a sharded collection';
 const TWO_MONGOSES = 'useMultipleMongoses: the retried commit must reach a second mongos, and the runner is given one router';
 
@@ -71,67 +69,6 @@ const TRANSACTION_SUITES_KNOWN_FAILURES: readonly KnownFailures[] = [
     why: ONE_WRITER_SHARD,
   },
   { file: 'transactions/tests/unified/update.json', tests: ['update', 'collections writeConcern ignored for update'], why: ONE_WRITER_SHARD },
-  { file: 'transactions/tests/unified/abort.json', tests: ['abort ignores TransactionAborted'], why: NO_TRANSIENT_LABEL },
-  {
-    file: 'transactions/tests/unified/error-labels.json',
-    tests: ['NotWritablePrimary errors contain transient label', 'WriteConflict errors contain transient label', 'NoSuchTransaction errors contain transient label', 'NoSuchTransaction errors on commit contain transient label'],
-    why: NO_TRANSIENT_LABEL,
-  },
-  {
-    file: 'transactions/tests/unified/mongos-pin-auto.json',
-    tests: [
-      'insertOne insert', 'insertMany insert', 'updateOne update', 'replaceOne update', 'updateMany update', 'deleteOne delete', 'deleteMany delete',
-      'findOneAndDelete findAndModify', 'findOneAndUpdate findAndModify', 'findOneAndReplace findAndModify', 'bulkWrite insert', 'bulkWrite update',
-      'bulkWrite delete', 'find find', 'countDocuments aggregate', 'aggregate aggregate', 'distinct distinct', 'runCommand insert',
-    ].map((operation) => `unpin after transient ShutdownInProgress error on ${operation}`),
-    why: NO_TRANSIENT_LABEL,
-  },
-  { file: 'transactions/tests/unified/mongos-unpin.json', tests: ['unpin after TransientTransactionError error on commit'], why: NO_TRANSIENT_LABEL },
-  {
-    file: 'transactions-convenient-api/tests/unified/commit-transienttransactionerror.json',
-    tests: ['LockTimeout', 'WriteConflict', 'SnapshotUnavailable', 'NoSuchTransaction'].map((name) => `transaction is retried after commitTransaction TransientTransactionError (${name})`),
-    why: NO_TRANSIENT_LABEL,
-  },
-  {
-    file: 'transactions-convenient-api/tests/unified/commit-transienttransactionerror-4.2.json',
-    tests: ['transaction is retried after commitTransaction TransientTransactionError (PreparedTransactionInProgress)'],
-    why: NO_TRANSIENT_LABEL,
-  },
-  {
-    file: 'transactions/tests/unified/error-labels.json',
-    tests: [
-      'add UnknownTransactionCommitResult label to writeConcernError WriteConcernTimeout', 'add UnknownTransactionCommitResult label to writeConcernError WriteConcernTimeout with wtimeout',
-      'omit UnknownTransactionCommitResult label from writeConcernError UnsatisfiableWriteConcern', 'omit UnknownTransactionCommitResult label from writeConcernError UnknownReplWriteConcern',
-      'add UnknownTransactionCommitResult label to writeConcernError MaxTimeMSExpired',
-    ],
-    why: NO_WRITE_CONCERN_ERROR,
-  },
-  {
-    file: 'transactions/tests/unified/error-labels-errorLabels.json',
-    tests: ['add RetryableWriteError and UnknownTransactionCommitResult labels to writeConcernError ShutdownInProgress'],
-    why: NO_WRITE_CONCERN_ERROR,
-  },
-  { file: 'transactions/tests/unified/mongos-recovery-token-errorLabels.json', tests: ['commitTransaction retry succeeds on new mongos'], why: NO_WRITE_CONCERN_ERROR },
-  {
-    file: 'transactions/tests/unified/retryable-abort-errorLabels.json',
-    tests: ['InterruptedAtShutdown', 'InterruptedDueToReplStateChange', 'PrimarySteppedDown', 'ShutdownInProgress'].map((name) => `abortTransaction succeeds after WriteConcernError ${name}`),
-    why: NO_WRITE_CONCERN_ERROR,
-  },
-  {
-    file: 'transactions/tests/unified/retryable-commit-errorLabels.json',
-    tests: ['InterruptedAtShutdown', 'InterruptedDueToReplStateChange', 'PrimarySteppedDown', 'ShutdownInProgress'].map((name) => `commitTransaction succeeds after WriteConcernError ${name}`),
-    why: NO_WRITE_CONCERN_ERROR,
-  },
-  { file: 'transactions/tests/unified/retryable-commit.json', tests: ['commitTransaction is not retried after UnsatisfiableWriteConcern error'], why: NO_WRITE_CONCERN_ERROR },
-  {
-    file: 'transactions-convenient-api/tests/unified/commit-writeconcernerror.json',
-    tests: [
-      'commitTransaction is retried after WriteConcernTimeout timeout error', 'commitTransaction is retried after WriteConcernTimeout non-timeout error',
-      'commitTransaction is not retried after UnknownReplWriteConcern error', 'commitTransaction is not retried after UnsatisfiableWriteConcern error',
-      'commitTransaction is not retried after MaxTimeMSExpired error',
-    ],
-    why: NO_WRITE_CONCERN_ERROR,
-  },
   {
     file: 'transactions/tests/unified/create-collection.json',
     tests: ['explicitly create collection using create command', 'implicitly create collection using insert'],
@@ -269,7 +206,7 @@ describe('driver specification conformance', () => {
       const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', ...TRANSACTION_SUITES]);
       t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
       assert.deepEqual(unexpectedFailures(totals, TRANSACTION_SUITES_KNOWN_FAILURES), [], totals.output);
-      assert.ok(totals.passed >= 195, `only ${totals.passed} tests passed:\n${totals.output}`);
+      assert.ok(totals.passed >= 244, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
   });
 });
