@@ -179,7 +179,8 @@ export class VersionHistory {
     while (this.head < this.log.length) {
       const record = this.log[this.head]!;
       const overBudget = this.bytes > this.limits.maxBytes;
-      const expired = record.wallMs < horizon && (pinned === undefined || record.ts <= pinned);
+      // Out of the window once `windowMs` have passed (at once for a window of 0).
+      const expired = record.wallMs <= horizon && (pinned === undefined || record.ts <= pinned);
       if (!overBudget && !expired) break;
       this.drop(record);
     }
