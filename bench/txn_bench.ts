@@ -1,10 +1,13 @@
 import path from 'node:path';
-import { MongoClient, type Collection } from 'mongodb';
+import { MongoClient, type ClientSession, type Collection } from 'mongodb';
 import { cpuSeconds } from './proc_cpu.js';
 import { printTable } from './table.js';
 import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../test/helpers/spawn_node.js';
+import { spawnCluster } from '../test/helpers/spawn_cluster.js';
 
-// npm run bench -- txn. What snapshot reads cost against plain reads on one node (with history to
+// npm run bench -- txn. Through a router over two shards: a transaction of three writes on one shard
+// against the same three writes without one, and the latency of a transaction that reads both
+// shards and writes one. What snapshot reads cost against plain reads on one node (with history to
 // read through: every document updated since the snapshot's time), and, with DOCSHARD_BASELINE
 // naming another checkout (one without versioned storage), what keeping versions costs the
 // non-transactional paths: the same inserts, updates and point reads on a node of each checkout,
@@ -141,7 +144,80 @@ async function snapshotRows(): Promise<string[][]> {
   }
 }
 
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+async function clusterRows(): Promise<string[][]> {
+  const cluster = await spawnCluster({ shards: 2 });
+  const client = new MongoClient(cluster.routers[0]!.uri, { maxPoolSize: CONCURRENCY });
+  try {
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'bench', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'bench.t', key: { _id: 1 } });
+    await admin.command({ split: 'bench.t', middle: { _id: 1_000_000 } });
+    await admin.command({ moveChunk: 'bench.t', find: { _id: 1_000_000 }, to: 'shard1' });
+    const coll = client.db('bench').collection<AnyDoc>('t');
+    await coll.insertMany(Array.from({ length: 1000 }, (_, i) => ({ _id: 1_000_000 + i, n: 0 })));
+    let id = 0;
+    // Three writes to shard0's chunk: an insert and two updates of it.
+    const three = async (session?: ClientSession): Promise<void> => {
+      const mine = id++;
+      await coll.insertOne({ _id: mine, n: 0 }, { session });
+      await coll.updateOne({ _id: mine }, { $inc: { n: 1 } }, { session });
+      await coll.updateOne({ _id: mine }, { $inc: { n: 1 } }, { session });
+    };
+    const rate = async (fn: () => Promise<void>): Promise<number> => {
+      const deadline = Date.now() + SECONDS * 1000;
+      let n = 0;
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (Date.now() < deadline) {
+          await fn();
+          n += 1;
+        }
+      }));
+      return Math.round(n / SECONDS);
+    };
+    const plain: number[] = [];
+    const txn: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      plain.push(await rate(() => three()));
+      txn.push(await rate(async () => {
+        const session = client.startSession();
+        try {
+          await session.withTransaction(() => three(session));
+        } finally {
+          await session.endSession();
+        }
+      }));
+    }
+    const rows = [[`3 writes on one shard, ${CONCURRENCY} concurrent`, `${median(txn)}/s in a transaction`, `${median(plain)}/s without`, (median(txn) / median(plain)).toFixed(2)]];
+    const latencies: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const session = client.startSession();
+      const started = performance.now();
+      try {
+        session.startTransaction();
+        await coll.findOne({ _id: 1_000_000 + (i % 1000) }, { session });
+        await coll.updateOne({ _id: (i * 7) % id }, { $inc: { n: 1 } }, { session });
+        await session.commitTransaction();
+        latencies.push(performance.now() - started);
+      } finally {
+        await session.endSession();
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    rows.push(['read on shard1, write on shard0, one at a time: whole transaction', `p50 ${percentile(latencies, 0.5).toFixed(1)} ms`, `p99 ${percentile(latencies, 0.99).toFixed(1)} ms`, '']);
+    return rows;
+  } finally {
+    await client.close();
+    await cluster.stop();
+  }
+}
+
 export async function runTxnBench(): Promise<void> {
+  printTable(['transactions through a router over 2 shards', 'transaction', 'plain / p99', 'ratio'], await clusterRows());
+  process.stdout.write('\n');
   const rows = await snapshotRows();
   printTable(['snapshot read against plain read, one node', 'snapshot', 'plain', 'ratio', ''], rows);
   if (BASELINE === undefined) {
