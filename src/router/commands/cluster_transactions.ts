@@ -15,7 +15,13 @@ import { sendToShard } from '../versioned_request.js';
 // TransientTransactionError.
 export async function runRouterTransactionStatement(ctx: RouterContext, name: string, cmd: Doc, body: () => Doc | Promise<Doc>): Promise<Doc> {
   const { router } = ctx;
-  const { txn, replaced } = router.transactions.statement(cmd, name, ctx.db, router.clock.now());
+  let begun: ReturnType<typeof router.transactions.statement>;
+  try {
+    begun = router.transactions.statement(cmd, name, ctx.db, router.clock.now());
+  } catch (err) {
+    throw labelled(name, cmd, err);
+  }
+  const { txn, replaced } = begun;
   if (replaced !== undefined) await abortParticipants(router, replaced);
   let reply: Doc;
   try {
