@@ -23,7 +23,8 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     refineCollectionShardKey: refineCollectionShardKeyCoordinator(env),
   }, async (db, version) => {
     const { metadata } = node.sharding;
-    metadata.forgetDatabase(db);
+    // Only the database's entry is read again: forgetting the database would also forget its
+    // collections' filtering metadata, which nothing here changed.
     await metadata.refreshDatabase(db);
     await metadata.checkRequest(db, undefined, { databaseVersion: version });
   });
