@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { MongoClient, MongoServerError } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { removeDir, runDocshard, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
 import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import { as, refusal } from '../helpers/server_errors.js';
 
 // Internal authentication (--keyFile) with real processes and the official driver: every process
 // of the cluster holds the key and they log in to each other as __system; a process without it,
@@ -19,21 +20,6 @@ function keyFile(dir: string, name: string, contents: string, mode = 0o600): str
 
 function userUri(port: number, user: string, pwd: string, authSource = 'admin'): string {
   return `mongodb://${encodeURIComponent(user)}:${encodeURIComponent(pwd)}@127.0.0.1:${port}/?authSource=${authSource}&directConnection=true`;
-}
-
-async function refusal(run: () => Promise<unknown>): Promise<MongoServerError> {
-  const err = await run().then(() => undefined, (e: unknown) => e);
-  assert.ok(err instanceof MongoServerError, `expected a server error, got ${String(err)}`);
-  return err;
-}
-
-async function as<T>(uri: string, run: (client: MongoClient) => Promise<T>): Promise<T> {
-  const client = await MongoClient.connect(uri);
-  try {
-    return await run(client);
-  } finally {
-    await client.close();
-  }
 }
 
 describe('a key file that breaks the rules refuses to start, with a clear message', () => {

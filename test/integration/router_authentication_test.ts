@@ -1,8 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
 import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import { as, refusal } from '../helpers/server_errors.js';
 
 // Authentication and authorization on routers started with --auth, through the official driver:
 // the cluster's users live on the config server, any router logs a client in against them, and
@@ -10,21 +11,6 @@ import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
 
 function userUri(router: { port: number }, user: string, pwd: string, extra = ''): string {
   return `mongodb://${encodeURIComponent(user)}:${encodeURIComponent(pwd)}@127.0.0.1:${router.port}/?authSource=admin${extra}`;
-}
-
-async function refusal(run: () => Promise<unknown>): Promise<MongoServerError> {
-  const err = await run().then(() => undefined, (e: unknown) => e);
-  assert.ok(err instanceof MongoServerError, `expected a server error, got ${String(err)}`);
-  return err;
-}
-
-async function as<T>(uri: string, run: (client: MongoClient) => Promise<T>): Promise<T> {
-  const client = await MongoClient.connect(uri);
-  try {
-    return await run(client);
-  } finally {
-    await client.close();
-  }
 }
 
 interface Doc { _id: number; k: number }
