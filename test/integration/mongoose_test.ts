@@ -12,10 +12,12 @@ describe('Mongoose against `docshard up`', () => {
   let up: Up;
   let connection: mongoose.Connection;
   const accountSchema = new mongoose.Schema({ _id: Number, owner: String, balance: Number });
+  let Account: mongoose.Model<mongoose.InferSchemaType<typeof accountSchema>>;
 
   before(async () => {
     up = await startUp(dir, 2);
     connection = await mongoose.createConnection(`${up.uri}/bank`).asPromise();
+    Account = connection.model('Account', accountSchema, 'accounts');
     const admin = connection.getClient().db('admin');
     await admin.command({ enableSharding: 'bank' });
     await admin.command({ shardCollection: 'bank.accounts', key: { _id: 1 } });
@@ -33,7 +35,6 @@ describe('Mongoose against `docshard up`', () => {
   });
 
   it('commits a transaction of creates and updates run by connection.transaction()', { timeout: 120_000 }, async () => {
-    const Account = connection.model('Account', accountSchema, 'accounts');
     await Account.create([{ _id: 1, owner: 'ada', balance: 100 }, { _id: 2, owner: 'bob', balance: 0 }]);
     await connection.transaction(async (session) => {
       await Account.updateOne({ _id: 1 }, { $inc: { balance: -30 } }, { session });
@@ -48,7 +49,6 @@ describe('Mongoose against `docshard up`', () => {
   });
 
   it('rolls everything back when the callback throws, and the error reaches the caller', { timeout: 120_000 }, async () => {
-    const Account = connection.model('Account');
     await assert.rejects(connection.transaction(async (session) => {
       await Account.create([{ _id: 3, owner: 'cy', balance: 5 }], { session });
       await Account.updateOne({ _id: 1 }, { $set: { balance: 0 } }, { session });
@@ -59,7 +59,6 @@ describe('Mongoose against `docshard up`', () => {
   });
 
   it('reads across both shards in one snapshot inside a transaction', { timeout: 120_000 }, async () => {
-    const Account = connection.model('Account');
     await Account.create([{ _id: 150, owner: 'dee', balance: 7 }]);
     const total = await connection.transaction(async (session) => {
       const all = await Account.find({}, null, { session }).lean();
