@@ -2,12 +2,21 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { formatValue } from '../bson/format.js';
+import type { Privilege, ResourcePattern } from './roles.js';
 import type { RoleName } from './users.js';
 
-// Whether a connection's built-in roles let it run one command, as MongoDB's authorization checks
-// decide it: each command needs actions on a resource (a collection, a database or the cluster),
-// and each role grants actions on resources (builtin_roles.yml). Pure: the caller passes what the
-// connection proved and the command; a refusal is the MongoError to answer.
+// Whether a connection's roles let it run one command, as MongoDB's authorization checks decide
+// it: each command needs actions on a resource (a collection, a database or the cluster), each
+// built-in role grants actions on resources (builtin_roles.yml), and user-defined roles grant
+// the privileges they hold and inherit. Pure: the caller passes what the connection proved and
+// the command; a refusal is the MongoError to answer.
+
+// What a connection holds: every role its user has, directly or through other roles (MongoDB's
+// inheritedRoles), and the privileges of them all (inheritedPrivileges).
+export interface Authorization {
+  roles: readonly RoleName[];
+  privileges?: readonly Privilege[];
+}
 
 type Resource = { kind: 'collection'; db: string; coll: string } | { kind: 'database'; db: string } | { kind: 'cluster' };
 
@@ -165,6 +174,22 @@ function renameRequirements(cmd: Doc): Requirement[] {
   ];
 }
 
+// Granting a role asks `action` on the role's database; granting a privilege, on the database it
+// targets, or on admin for one of the cluster or of every database (MongoDB's
+// checkAuthorizedToGrantPrivilege). Malformed entries are the command's to refuse.
+function grantRequirements(cmd: Doc, db: string, action: string): Requirement[] {
+  const dbs = new Set<string>();
+  for (const r of Array.isArray(cmd.roles) ? (cmd.roles as unknown[]) : []) {
+    dbs.add(r !== null && typeof r === 'object' && typeof (r as Doc).db === 'string' ? (r as Doc).db as string : db);
+  }
+  for (const p of Array.isArray(cmd.privileges) ? (cmd.privileges as unknown[]) : []) {
+    const resource = p !== null && typeof p === 'object' ? (p as Doc).resource : undefined;
+    const target = resource !== null && typeof resource === 'object' ? (resource as Doc).db : undefined;
+    dbs.add(typeof target === 'string' && target !== '' ? target : 'admin');
+  }
+  return [...dbs].map((d) => ({ resource: { kind: 'database', db: d }, actions: [action] }));
+}
+
 // Each command a node answers to users and what it needs. Anything not here is root's alone.
 const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   find: onCollection('find'),
@@ -199,6 +224,16 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   grantRolesToUser: onDatabase('grantRole'),
   revokeRolesFromUser: onDatabase('revokeRole'),
   rolesInfo: onDatabase('viewRole'),
+  // Role commands, as MongoDB's checkAuthFor*RoleCommand ask: the command's own action on the
+  // role's database, and grantRole (revokeRole) on what is given (taken away).
+  createRole: (cmd, db) => [{ resource: { kind: 'database', db }, actions: ['createRole'] }, ...grantRequirements(cmd, db, 'grantRole')],
+  updateRole: (cmd, db) => [{ resource: { kind: 'database', db }, actions: ['createRole', 'dropRole'] }, ...grantRequirements(cmd, db, 'grantRole')],
+  dropRole: onDatabase('dropRole'),
+  dropAllRolesFromDatabase: onDatabase('dropRole'),
+  grantRolesToRole: (cmd, db) => grantRequirements(cmd, db, 'grantRole'),
+  grantPrivilegesToRole: (cmd, db) => grantRequirements(cmd, db, 'grantRole'),
+  revokeRolesFromRole: (cmd, db) => grantRequirements(cmd, db, 'revokeRole'),
+  revokePrivilegesFromRole: (cmd, db) => grantRequirements(cmd, db, 'revokeRole'),
   serverStatus: onCluster('serverStatus'),
   getCmdLineOpts: onCluster('getCmdLineOpts'),
   getLog: onCluster('getLog'),
@@ -255,35 +290,73 @@ function isRoot(roles: readonly RoleName[]): boolean {
   return roles.some((r) => r.db === 'admin' && (r.role === 'root' || r.role === '__system'));
 }
 
+// Whether a privilege's resource pattern covers a resource, as MongoDB's resource search list
+// decides: a collection is matched by anyResource, by its exact namespace and by a pattern naming
+// its collection in any database, and, unless it is a system collection, by its database and by
+// any normal resource (not in local or config); a database by anyResource, by itself and by any
+// normal resource (not local or config); the cluster by anyResource and by the cluster.
+function covers(pattern: ResourcePattern, resource: Resource): boolean {
+  if ('anyResource' in pattern) return true;
+  if ('cluster' in pattern) return resource.kind === 'cluster';
+  if (resource.kind === 'cluster') return false;
+  const normalDb = resource.db !== 'local' && resource.db !== 'config';
+  if (resource.kind === 'database') return pattern.collection === '' && (pattern.db === resource.db || (pattern.db === '' && normalDb));
+  if (pattern.collection !== '' && pattern.collection === resource.coll) return pattern.db === '' || pattern.db === resource.db;
+  if (pattern.collection !== '' || resource.coll.startsWith('system.')) return false;
+  return pattern.db === resource.db || (pattern.db === '' && normalDb);
+}
+
+function granted(authz: Authorization, resource: Resource, action: string): boolean {
+  return authz.roles.some((role) => grants(role, resource, action))
+    || (authz.privileges ?? []).some((p) => (p.actions.includes(action) || p.actions.includes('anyAction')) && covers(p.resource, resource));
+}
+
 // Undefined when the roles allow the command; otherwise MongoDB's Unauthorized, naming the
 // command's database and the command as sent.
-export function checkAuthorization(roles: readonly RoleName[], name: string, db: string, cmd: Doc): MongoError | undefined {
-  if (ANY_AUTHENTICATED.has(name) || isRoot(roles)) return undefined;
+export function checkAuthorization(authz: Authorization, name: string, db: string, cmd: Doc): MongoError | undefined {
+  if (ANY_AUTHENTICATED.has(name) || isRoot(authz.roles)) return undefined;
   const required = requirementsOf(name, cmd, db);
-  const allowed = required !== undefined && required.every((r) => r.actions.every((action) => roles.some((role) => grants(role, r.resource, action))));
+  const allowed = required !== undefined && required.every((r) => r.actions.every((action) => granted(authz, r.resource, action)));
   return allowed ? undefined : new MongoError(ErrorCodes.Unauthorized, `not authorized on ${db} to execute command ${formatValue(redactedForLog(name, cmd))}`);
 }
 
 // Whether the roles grant any action on a database or its collections: MongoDB's authorized
 // databases, which listDatabases answers a user who may not list them all.
-export function mayUseDatabase(roles: readonly RoleName[], db: string): boolean {
-  if (isRoot(roles)) return true;
-  return roles.some((role) => {
+export function mayUseDatabase(authz: Authorization, db: string): boolean {
+  if (isRoot(authz.roles)) return true;
+  const normalDb = db !== 'local' && db !== 'config';
+  return authz.roles.some((role) => {
     const grant = grantOf(role);
     if (grant === undefined) return false;
     return (role.db === db && (grant.own?.length ?? 0) > 0)
-      || (db !== 'local' && db !== 'config' && (grant.anyNormal?.length ?? 0) > 0)
+      || (normalDb && (grant.anyNormal?.length ?? 0) > 0)
       || Object.hasOwn(grant.named ?? {}, db);
-  });
+  }) || (authz.privileges ?? []).some(({ resource: r }) => 'anyResource' in r || ('db' in r && (r.db === db || (r.db === '' && (r.collection !== '' || normalDb)))));
 }
 
-export function mayListAllDatabases(roles: readonly RoleName[]): boolean {
-  return isRoot(roles) || roles.some((role) => grants(role, { kind: 'cluster' }, 'listDatabases'));
+export function mayListAllDatabases(authz: Authorization): boolean {
+  return isRoot(authz.roles) || granted(authz, { kind: 'cluster' }, 'listDatabases');
 }
 
 // Whether the roles may kill another user's cursors (clusterAdmin's killAnyCursor, and root).
-export function mayKillAnyCursor(roles: readonly RoleName[]): boolean {
-  return isRoot(roles) || roles.some((role) => grants(role, { kind: 'cluster' }, 'killAnyCursor'));
+export function mayKillAnyCursor(authz: Authorization): boolean {
+  return isRoot(authz.roles) || granted(authz, { kind: 'cluster' }, 'killAnyCursor');
+}
+
+// A built-in role's privileges in MongoDB's shape, as rolesInfo shows them: its own database's
+// actions on {db, collection: ''}, every normal database's on {db: '', collection: ''}, a named
+// database's on {db: name, collection: ''}, the cluster's on {cluster: true}. root and __system
+// hold every action on every resource (this server lets them run everything).
+export function builtinRolePrivileges(role: RoleName): Privilege[] {
+  if (isRoot([role])) return [{ resource: { anyResource: true }, actions: ['anyAction'] }];
+  const grant = grantOf(role);
+  if (grant === undefined) return [];
+  const out: Privilege[] = [];
+  if (grant.own !== undefined) out.push({ resource: { db: role.db, collection: '' }, actions: [...grant.own] });
+  if (grant.anyNormal !== undefined) out.push({ resource: { db: '', collection: '' }, actions: [...grant.anyNormal] });
+  for (const [db, actions] of Object.entries(grant.named ?? {})) out.push({ resource: { db, collection: '' }, actions: [...actions] });
+  if (grant.cluster !== undefined) out.push({ resource: { cluster: true }, actions: [...grant.cluster] });
+  return out;
 }
 
 // A password never goes back in a message: MongoDB's user commands print it as "xxx".

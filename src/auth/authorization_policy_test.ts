@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkAuthorization, mayKillAnyCursor, mayListAllDatabases, mayUseDatabase } from './authorization_policy.js';
+import type { Privilege } from './roles.js';
 import type { RoleName } from './users.js';
 
 const role = (name: string, db: string): RoleName => ({ role: name, db });
 const allowed = (roles: RoleName[], cmd: Record<string, unknown>, db = 'app'): boolean =>
-  checkAuthorization(roles, Object.keys(cmd)[0]!, db, { ...cmd, $db: db }) === undefined;
+  checkAuthorization({ roles }, Object.keys(cmd)[0]!, db, { ...cmd, $db: db }) === undefined;
 
 test('read finds, counts and lists in its database but writes nothing', () => {
   const read = [role('read', 'app')];
@@ -21,7 +22,7 @@ test('read finds, counts and lists in its database but writes nothing', () => {
 });
 
 test('the refusal is Unauthorized naming the database and the command as sent', () => {
-  const err = checkAuthorization([role('read', 'app')], 'insert', 'app', { insert: 'c', ordered: true, $db: 'app' });
+  const err = checkAuthorization({ roles: [role('read', 'app')] }, 'insert', 'app', { insert: 'c', ordered: true, $db: 'app' });
   assert.equal(err?.code, 13);
   assert.equal(err?.message, 'not authorized on app to execute command { insert: "c", ordered: true, $db: "app" }');
 });
@@ -45,7 +46,7 @@ test('the AnyDatabase roles leave local and config out; clusterMonitor reads the
 });
 
 test('a refused createUser does not echo its password', () => {
-  const err = checkAuthorization([role('read', 'app')], 'createUser', 'app', { createUser: 'u', pwd: 'secret', roles: ['read'], $db: 'app' });
+  const err = checkAuthorization({ roles: [role('read', 'app')] }, 'createUser', 'app', { createUser: 'u', pwd: 'secret', roles: ['read'], $db: 'app' });
   assert.equal(err?.message, 'not authorized on app to execute command { createUser: "u", pwd: "xxx", roles: [ "read" ], $db: "app" }');
 });
 
@@ -117,17 +118,42 @@ test('the handshake, authentication, sessions and cursors need no role', () => {
 
 test('the databases a user may use are those its roles grant anything on; listing all is listDatabases', () => {
   const roles = [role('read', 'a'), role('userAdmin', 'b')];
-  assert.deepEqual(['a', 'b', 'c', 'admin', 'config', 'local'].filter((db) => mayUseDatabase(roles, db)), ['a', 'b']);
-  assert.deepEqual(['a', 'admin', 'config', 'local'].filter((db) => mayUseDatabase([role('readAnyDatabase', 'admin')], db)), ['a', 'admin']);
-  assert.deepEqual(['a', 'config', 'local'].filter((db) => mayUseDatabase([role('clusterMonitor', 'admin')], db)), ['a', 'config', 'local']);
-  assert.ok(['a', 'local'].every((db) => mayUseDatabase([role('root', 'admin')], db)));
-  assert.ok(!mayListAllDatabases(roles));
-  assert.ok(mayListAllDatabases([role('readWriteAnyDatabase', 'admin')]));
-  assert.ok(mayListAllDatabases([role('clusterMonitor', 'admin')]));
+  assert.deepEqual(['a', 'b', 'c', 'admin', 'config', 'local'].filter((db) => mayUseDatabase({ roles }, db)), ['a', 'b']);
+  assert.deepEqual(['a', 'admin', 'config', 'local'].filter((db) => mayUseDatabase({ roles: [role('readAnyDatabase', 'admin')] }, db)), ['a', 'admin']);
+  assert.deepEqual(['a', 'config', 'local'].filter((db) => mayUseDatabase({ roles: [role('clusterMonitor', 'admin')] }, db)), ['a', 'config', 'local']);
+  assert.ok(['a', 'local'].every((db) => mayUseDatabase({ roles: [role('root', 'admin')] }, db)));
+  assert.ok(!mayListAllDatabases({ roles }));
+  assert.ok(mayListAllDatabases({ roles: [role('readWriteAnyDatabase', 'admin')] }));
+  assert.ok(mayListAllDatabases({ roles: [role('clusterMonitor', 'admin')] }));
 });
 
 test("only clusterAdmin and root kill other users' cursors", () => {
-  assert.ok(mayKillAnyCursor([role('clusterAdmin', 'admin')]));
-  assert.ok(mayKillAnyCursor([role('root', 'admin')]));
-  assert.ok(!mayKillAnyCursor([role('readWriteAnyDatabase', 'admin'), role('dbOwner', 'a')]));
+  assert.ok(mayKillAnyCursor({ roles: [role('clusterAdmin', 'admin')] }));
+  assert.ok(mayKillAnyCursor({ roles: [role('root', 'admin')] }));
+  assert.ok(!mayKillAnyCursor({ roles: [role('readWriteAnyDatabase', 'admin'), role('dbOwner', 'a')] }));
+});
+
+test("a user-defined role's privileges match as MongoDB's resource patterns do", () => {
+  const on = (resource: Privilege['resource'], ...actions: string[]): boolean[] => [
+    { find: 'c' }, { find: 'system.js' }, { find: 'c', $db: 'other' }, { find: 'c', $db: 'config' }, { listCollections: 1 },
+  ].map(({ $db, ...cmd }) => checkAuthorization({ roles: [], privileges: [{ resource, actions }] }, Object.keys(cmd)[0]!, ($db as string | undefined) ?? 'app', cmd) === undefined);
+  assert.deepEqual(on({ db: 'app', collection: 'c' }, 'find'), [true, false, false, false, false]);
+  assert.deepEqual(on({ db: 'app', collection: '' }, 'find', 'listCollections'), [true, false, false, false, true]);
+  assert.deepEqual(on({ db: '', collection: 'c' }, 'find'), [true, false, true, true, false]);
+  assert.deepEqual(on({ db: '', collection: '' }, 'find', 'listCollections'), [true, false, true, false, true]);
+  assert.deepEqual(on({ db: 'app', collection: 'system.js' }, 'find'), [false, true, false, false, false]);
+  assert.deepEqual(on({ anyResource: true }, 'anyAction'), [true, true, true, true, true]);
+  assert.deepEqual(on({ cluster: true }, 'find'), [false, false, false, false, false]);
+  assert.ok(checkAuthorization({ roles: [], privileges: [{ resource: { cluster: true }, actions: ['serverStatus'] }] }, 'serverStatus', 'admin', { serverStatus: 1 }) === undefined);
+  assert.ok(mayUseDatabase({ roles: [], privileges: [{ resource: { db: 'app', collection: 'c' }, actions: ['find'] }] }, 'app'));
+  assert.ok(!mayUseDatabase({ roles: [], privileges: [{ resource: { db: 'app', collection: 'c' }, actions: ['find'] }] }, 'other'));
+});
+
+test('the role commands ask grantRole of what they grant: the role\'s database, admin for the cluster', () => {
+  const admin = [role('userAdmin', 'app')];
+  assert.ok(allowed(admin, { createRole: 'r', privileges: [{ resource: { db: 'app', collection: '' }, actions: ['find'] }], roles: ['read'] }));
+  assert.ok(!allowed(admin, { createRole: 'r', privileges: [{ resource: { cluster: true }, actions: ['serverStatus'] }], roles: [] }));
+  assert.ok(!allowed(admin, { grantRolesToRole: 'r', roles: [{ role: 'read', db: 'other' }] }));
+  assert.ok(allowed(admin, { revokePrivilegesFromRole: 'r', privileges: [{ resource: { db: 'app', collection: 'c' }, actions: ['find'] }] }));
+  assert.ok(!allowed([role('read', 'app')], { dropRole: 'r' }));
 });

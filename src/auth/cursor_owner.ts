@@ -2,8 +2,8 @@ import { Long } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
-import { mayKillAnyCursor } from './authorization_policy.js';
-import { userId, type RoleName, type UserName } from './users.js';
+import { mayKillAnyCursor, type Authorization } from './authorization_policy.js';
+import { userId, type UserName } from './users.js';
 
 // A cursor belongs to the user whose command opened it, as in MongoDB: only that user's getMores
 // read it, and only that user, or one allowed killAnyCursor, kills it. Pure over what the
@@ -15,7 +15,7 @@ export interface CursorOwners {
   attachOwner(id: Long, owner: string): void;
 }
 
-type User = UserName & { roles: RoleName[] };
+type User = UserName & Authorization;
 
 // Before a getMore or a killCursors of a logged-in connection runs.
 export function checkCursorOwner(cursors: CursorOwners, user: User, name: string, cmd: Doc): void {
@@ -25,7 +25,7 @@ export function checkCursorOwner(cursors: CursorOwners, user: User, name: string
       throw new MongoError(ErrorCodes.Unauthorized, `cursor id ${cmd.getMore.toString()} was not created by the authenticated user`);
     }
   }
-  if (name === 'killCursors' && Array.isArray(cmd.cursors) && !mayKillAnyCursor(user.roles)) {
+  if (name === 'killCursors' && Array.isArray(cmd.cursors) && !mayKillAnyCursor(user)) {
     for (const id of cmd.cursors) {
       const cursor = id instanceof Long ? cursors.ownerOf(id) : undefined;
       if (cursor !== undefined && cursor.owner !== userId(user)) throw new MongoError(ErrorCodes.Unauthorized, `not authorized to kill cursor on ${cursor.ns}`);

@@ -2,17 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { Binary, type Doc } from '../bson/values.js';
-import type { ConnectionAuth } from './connection_auth.js';
+import type { ConnectionAuth, Held } from './connection_auth.js';
 import type { AuthenticationAttempts } from './authentication_attempts.js';
 import { parseClientFirst, SCRAM_MECHANISMS, ScramError, serverFinal, serverFirst, type ScramMechanism } from './scram.js';
-import { credentialOf, mechanismsOf, type RoleName, type UserName } from './users.js';
+import { authorizationOf } from './roles.js';
+import { credentialOf, mechanismsOf, type UserName } from './users.js';
 
 // The SASL conversation of saslStart, saslContinue and hello's speculativeAuthenticate, as the
 // driver runs it, over wherever the users are: a node reads its own admin.system.users, a router
 // asks the config server (MongoDB's mongos does the same, with usersInfo). The caller owns the
 // connection's ConnectionAuth, the user look-up and the log.
 
-// Finds a user's document (admin.system.users' shape, credentials included); undefined if none.
+// Finds a user's document (admin.system.users' shape, credentials included, with the
+// inheritedRoles and inheritedPrivileges of its roles resolved); undefined if none.
 export type UserLookup = (name: UserName) => Doc | undefined | Promise<Doc | undefined>;
 
 export interface SaslEnvironment {
@@ -57,7 +59,7 @@ export function saslStart(env: SaslEnvironment, auth: ConnectionAuth, db: string
     if (credential === undefined) throw new ScramError(`user ${first.user}@${db} has no ${String(mechanism)} credentials`);
     const { state, payload } = serverFirst(mechanism as ScramMechanism, first, credential, randomBytes(24).toString('base64'));
     const options = cmd.options as Doc | undefined;
-    const found = generation === undefined ? {} : { found: { roles: rolesOf(doc), generation } };
+    const found = generation === undefined ? {} : { found: { ...authorizationOf(doc), generation } };
     auth.conversation = { step: 'proof', db, skipEmptyExchange: options?.skipEmptyExchange === true, scram: state, speculative, ...found };
     return reply(false, payload);
   });
@@ -80,13 +82,13 @@ export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Do
     // moved): then read again, and a user dropped meanwhile is refused. A router thus asks the
     // config server once per login.
     const generation = env.generation?.();
-    let roles = conversation.found !== undefined && conversation.found.generation === generation ? conversation.found.roles : undefined;
-    if (roles === undefined) {
+    let held: Held | undefined = conversation.found !== undefined && conversation.found.generation === generation ? conversation.found : undefined;
+    if (held === undefined) {
       const user = await env.lookup({ db: conversation.db, user: conversation.scram.user });
       if (user === undefined) throw new ScramError(`user ${conversation.scram.user}@${conversation.db} was dropped during authentication`);
-      roles = rolesOf(user);
+      held = authorizationOf(user);
     }
-    auth.user = { user: conversation.scram.user, db: conversation.db, roles, ...(generation === undefined ? {} : { generation }) };
+    auth.user = { user: conversation.scram.user, db: conversation.db, roles: held.roles, privileges: held.privileges, ...(generation === undefined ? {} : { generation }) };
     auth.conversation = conversation.skipEmptyExchange ? undefined : { step: 'empty', db: conversation.db };
     env.attempts?.succeeded(conversation.scram.mechanism, conversation.speculative === true, addressOf(env.remote), `${conversation.db}.${conversation.scram.user}`);
     env.log({ c: 'ACCESS', mechanism: conversation.scram.mechanism, user: conversation.scram.user, db: conversation.db, remote: env.remote }, 'Authentication succeeded');
@@ -130,10 +132,6 @@ async function guarded(env: SaslEnvironment, auth: ConnectionAuth, attempt: Atte
     env.log({ c: 'ACCESS', remote: env.remote, reason: (err as Error).message }, 'Authentication failed');
     throw new AuthenticationFailed();
   }
-}
-
-function rolesOf(user: Doc): RoleName[] {
-  return (user.roles as RoleName[] | undefined)?.map((r) => ({ role: r.role, db: r.db })) ?? [];
 }
 
 // The client's host, without its port: what a failed login counts against.

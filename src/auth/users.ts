@@ -19,23 +19,27 @@ const ADMIN_ROLES = new Set([
   'clusterMonitor', 'hostManager', 'backup', 'restore', 'root', '__system',
 ]);
 
-// The built-in roles of a database as rolesInfo describes them: nothing inherited.
-export function builtinRoleInfo(db: string): Doc[] {
-  const names = [...DATABASE_ROLES, ...(db === 'admin' ? ADMIN_ROLES : [])].sort();
-  return names.map((role) => ({ role, db, isBuiltin: true, roles: [], inheritedRoles: [] }));
+export function isBuiltinRole(role: RoleName): boolean {
+  return DATABASE_ROLES.has(role.role) || (role.db === 'admin' && ADMIN_ROLES.has(role.role));
+}
+
+// The built-in roles of a database, by name, as rolesInfo lists them.
+export function builtinRoleNames(db: string): RoleName[] {
+  return [...DATABASE_ROLES, ...(db === 'admin' ? ADMIN_ROLES : [])].sort().map((role) => ({ role, db }));
 }
 
 export function userId(name: UserName): string {
   return `${name.db}.${name.user}`;
 }
 
-// createUser's `roles`: a bare name is a role of the command's database.
-export function parseRoles(value: unknown, db: string): RoleName[] {
+// createUser's `roles`: a bare name is a role of the command's database; each must be a built-in
+// role or one `exists` finds (a user-defined role).
+export function parseRoles(value: unknown, db: string, exists: (role: RoleName) => boolean = () => false): RoleName[] {
   if (!Array.isArray(value)) throw new MongoError(ErrorCodes.BadValue, '"roles" field must be an array');
   return value.map((r: unknown) => {
     const role = typeof r === 'string' ? { role: r, db } : r !== null && typeof r === 'object' && typeof (r as Doc).role === 'string' && typeof (r as Doc).db === 'string' ? { role: (r as Doc).role as string, db: (r as Doc).db as string } : undefined;
     if (role === undefined) throw new MongoError(ErrorCodes.BadValue, 'Role names must be either strings or objects');
-    if (!DATABASE_ROLES.has(role.role) && !(role.db === 'admin' && ADMIN_ROLES.has(role.role))) throw new MongoError(ErrorCodes.RoleNotFound, `Could not find role: ${role.role}@${role.db}`);
+    if (!isBuiltinRole(role) && !exists(role)) throw new MongoError(ErrorCodes.RoleNotFound, `Could not find role: ${role.role}@${role.db}`);
     return role;
   });
 }

@@ -8,6 +8,8 @@ export const ErrorCodes = {
   AuthenticationFailed: 18,
   UserNotFound: 11,
   RoleNotFound: 31,
+  InvalidRoleModification: 49,
+  Location51002: 51002,
   Location51003: 51003,
   TypeMismatch: 14,
   Overflow: 15,

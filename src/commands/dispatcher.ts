@@ -126,7 +126,7 @@ function admission(node: NodeServices, def: CommandDefinition, name: string, db:
 function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string, db: string, cmd: Doc): void {
   const user = authenticatedUser(node, conn);
   if (user !== undefined) {
-    const refusal = checkAuthorization(user.roles, name, db, cmd);
+    const refusal = checkAuthorization(user, name, db, cmd);
     if (refusal !== undefined) throw refusal;
     checkCursorOwner(node.cursors, user, name, cmd);
     return;

@@ -12,8 +12,12 @@ import {
 import { saslContinueCommand, saslStartCommand } from './auth/sasl_commands.js';
 import {
   connectionStatusCommand, createUserCommand, dropUserCommand, getUserCacheGenerationCommand, grantRolesToUserCommand, revokeRolesFromUserCommand,
-  rolesInfoCommand, updateUserCommand, usersInfoCommand,
+  updateUserCommand, usersInfoCommand,
 } from './auth/user_commands.js';
+import {
+  createRoleCommand, dropAllRolesFromDatabaseCommand, dropRoleCommand, grantPrivilegesToRoleCommand, grantRolesToRoleCommand,
+  revokePrivilegesFromRoleCommand, revokeRolesFromRoleCommand, rolesInfoCommand, updateRoleCommand,
+} from './auth/role_commands.js';
 import { endSessionsCommand, killSessionsCommands, refreshSessionsCommand, startSessionCommand } from './sessions/session_commands.js';
 import { insertCommand } from './crud/insert.js';
 import { updateCommand } from './crud/update.js';
@@ -49,7 +53,8 @@ export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
   saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand, updateUserCommand, grantRolesToUserCommand,
-  revokeRolesFromUserCommand, rolesInfoCommand, getUserCacheGenerationCommand,
+  revokeRolesFromUserCommand, rolesInfoCommand, getUserCacheGenerationCommand, createRoleCommand, updateRoleCommand, dropRoleCommand,
+  dropAllRolesFromDatabaseCommand, grantRolesToRoleCommand, revokeRolesFromRoleCommand, grantPrivilegesToRoleCommand, revokePrivilegesFromRoleCommand,
   startSessionCommand, refreshSessionsCommand, endSessionsCommand, ...killSessionsCommands,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, retryableStatementExecutedCommand, findCommand, getMoreCommand, killCursorsCommand,
   countCommand, distinctCommand, aggregateCommand, explainCommand,

@@ -52,5 +52,5 @@ function mayRun(router: RouterServices, conn: ConnectionInfo, name: 'insert' | '
   const user = conn.auth?.user;
   if (user === undefined || user.generation !== router.userCache.generation) return false;
   const dot = ns.indexOf('.');
-  return checkAuthorization(user.roles, name, ns.slice(0, dot), { [name]: ns.slice(dot + 1) }) === undefined;
+  return checkAuthorization(user, name, ns.slice(0, dot), { [name]: ns.slice(dot + 1) }) === undefined;
 }

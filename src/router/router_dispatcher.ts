@@ -72,7 +72,7 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
 function checkAuthorized(router: RouterServices, conn: ConnectionInfo, name: string, db: string, cmd: Doc): void {
   const user = conn.auth?.user;
   if (user !== undefined) {
-    const refusal = checkAuthorization(user.roles, name, db, cmd);
+    const refusal = checkAuthorization(user, name, db, cmd);
     if (refusal !== undefined) throw refusal;
     checkCursorOwner(router.cursors, user, name, cmd);
     return;

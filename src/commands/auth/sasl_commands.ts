@@ -3,7 +3,7 @@ import { USERS_NS, userId } from '../../auth/users.js';
 import type { ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import { withInternalUser } from '../../auth/internal_user.js';
-import { userCacheGeneration } from './user_cache.js';
+import { userCacheGeneration, withInheritance } from './user_cache.js';
 import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
 import { AuthenticationAttempts } from '../../auth/authentication_attempts.js';
 
@@ -32,7 +32,10 @@ export async function helloAuthentication(ctx: CommandContext, cmd: Doc): Promis
 
 function saslEnvironment(ctx: CommandContext): SaslEnvironment {
   return {
-    lookup: withInternalUser((name) => ctx.node.local.findOne(USERS_NS, { _id: userId(name) }), ctx.node.options.keyFile?.key),
+    lookup: withInternalUser((name) => {
+      const user = ctx.node.local.findOne(USERS_NS, { _id: userId(name) });
+      return user === undefined ? undefined : withInheritance(ctx.node, user);
+    }, ctx.node.options.keyFile?.key),
     log: (fields, msg) => ctx.node.logger.info(fields, msg),
     remote: ctx.conn.remote,
     generation: () => userCacheGeneration(ctx.node).toHexString(),

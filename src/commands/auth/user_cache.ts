@@ -1,6 +1,7 @@
 import { ObjectId } from 'bson';
+import type { Doc } from '../../bson/values.js';
 import type { ConnectionAuth } from '../../auth/connection_auth.js';
-import type { RoleName } from '../../auth/users.js';
+import { authorizationOf, inherited, ROLES_NS, roleId, roleNamesOf, type RoleLookup } from '../../auth/roles.js';
 import { USERS_NS, userId } from '../../auth/users.js';
 import type { ConnectionInfo, NodeServices } from '../command.js';
 
@@ -24,6 +25,17 @@ export function invalidateUserCache(node: NodeServices): void {
   generations.set(node, new ObjectId());
 }
 
+// The node's user-defined roles, from its own admin.system.roles.
+export function roleLookup(node: NodeServices): RoleLookup {
+  return (name) => node.local.findOne(ROLES_NS, { _id: roleId(name) });
+}
+
+// A user's document with what its roles grant resolved against the node's roles: MongoDB's
+// inheritedRoles and inheritedPrivileges (usersInfo's showPrivileges, and what a login holds).
+export function withInheritance(node: NodeServices, user: Doc): Doc {
+  return { ...user, ...inherited(roleNamesOf(user), [], roleLookup(node)) };
+}
+
 // The connection's user with its roles as they are now; a user dropped since it logged in is
 // logged out (the connection runs only what needs no login until it logs in again).
 export function authenticatedUser(node: NodeServices, conn: ConnectionInfo): ConnectionAuth['user'] {
@@ -38,6 +50,6 @@ export function authenticatedUser(node: NodeServices, conn: ConnectionInfo): Con
     node.logger.info({ c: 'ACCESS', user: user.user, db: user.db, remote: conn.remote }, 'Logged out a user that was dropped');
     return undefined;
   }
-  auth.user = { user: user.user, db: user.db, roles: ((doc.roles as RoleName[] | undefined) ?? []).map((r) => ({ role: r.role, db: r.db })), generation };
+  auth.user = { user: user.user, db: user.db, ...authorizationOf(withInheritance(node, doc)), generation };
   return auth.user;
 }

@@ -1,11 +1,18 @@
 import type { Doc } from '../../bson/values.js';
+import { connectionAuthInfo } from '../../auth/connection_auth.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { builtinRoleInfo, mechanismsOf, parseMechanisms, parseRoles, USERS_NS, userDocument, userId, type RoleName, type UserName } from '../../auth/users.js';
+import { mechanismsOf, parseMechanisms, parseRoles, USERS_NS, userDocument, userId, type RoleName, type UserName } from '../../auth/users.js';
 import { requireString } from '../args.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
 import { authOf } from './sasl_commands.js';
-import { invalidateUserCache, userCacheGeneration } from './user_cache.js';
+import { invalidateUserCache, roleLookup, userCacheGeneration, withInheritance } from './user_cache.js';
+
+// A user's roles: built-in ones, or user-defined ones of this node's admin.system.roles.
+function rolesOf(node: NodeServices, value: unknown, db: string): RoleName[] {
+  const find = roleLookup(node);
+  return parseRoles(value, db, (r) => find(r) !== undefined);
+}
 
 export const createUserCommand: CommandDefinition = {
   names: ['createUser'],
@@ -16,7 +23,7 @@ export const createUserCommand: CommandDefinition = {
     if (typeof cmd.pwd !== 'string') throw new MongoError(ErrorCodes.BadValue, "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db");
     if (cmd.pwd === '') throw new MongoError(ErrorCodes.BadValue, 'User passwords must not be empty');
     if (cmd.roles === undefined) throw new MongoError(ErrorCodes.BadValue, '"createUser" command requires a "roles" array');
-    const roles = parseRoles(cmd.roles, ctx.db);
+    const roles = rolesOf(ctx.node, cmd.roles, ctx.db);
     const mechanisms = parseMechanisms(cmd.mechanisms);
     if (ctx.node.local.findOne(USERS_NS, { _id: userId(name) }) !== undefined) {
       throw new MongoError(ErrorCodes.Location51003, `User "${name.user}@${name.db}" already exists`);
@@ -41,7 +48,9 @@ export const dropUserCommand: CommandDefinition = {
 };
 
 // usersInfo: 1 (the database's users), a name, {user, db}, or an array of those; as MongoDB
-// answers, credentials only with showCredentials, and the mechanisms they are for always.
+// answers, credentials only with showCredentials, the mechanisms they are for always, and with
+// showPrivileges the roles and privileges the user holds through its roles (inheritedRoles,
+// inheritedPrivileges: what a router asks the config server for at a login).
 export const usersInfoCommand: CommandDefinition = {
   names: ['usersInfo'],
   run: (ctx, cmd) => {
@@ -50,7 +59,7 @@ export const usersInfoCommand: CommandDefinition = {
       : arg !== null && typeof arg === 'object' && (arg as Doc).forAllDBs === true ? {}
       : { _id: { $in: (Array.isArray(arg) ? arg : [arg]).map((u) => userId(userNameOf(u, ctx.db))) } };
     const users = ctx.node.local.find(USERS_NS, filter, { sort: { _id: 1 } }).map((doc) => {
-      const { credentials, ...rest } = doc;
+      const { credentials, ...rest } = cmd.showPrivileges === true ? withInheritance(ctx.node, doc) : doc;
       return { ...rest, ...(cmd.showCredentials === true ? { credentials } : {}), mechanisms: mechanismsOf(doc) };
     });
     return { users, ok: 1 };
@@ -59,17 +68,9 @@ export const usersInfoCommand: CommandDefinition = {
 
 export const connectionStatusCommand: CommandDefinition = {
   names: ['connectionStatus'],
-  run: (ctx) => {
-    const user = authOf(ctx).user;
-    return {
-      authInfo: {
-        authenticatedUsers: user === undefined ? [] : [{ user: user.user, db: user.db }],
-        authenticatedUserRoles: user === undefined ? [] : user.roles.map((r) => ({ role: r.role, db: r.db })),
-      },
-      ok: 1,
-    };
-  },
+  run: (ctx, cmd) => ({ authInfo: connectionAuthInfo(authOf(ctx).user, cmd.showPrivileges === true), ok: 1 }),
 };
+
 
 // updateUser: a new password (new credentials for the user's mechanisms, or those `mechanisms`
 // names, a subset of them), new roles, new customData; anything else of the user stays.
@@ -82,7 +83,7 @@ export const updateUserCommand: CommandDefinition = {
     }
     if (cmd.pwd !== undefined && typeof cmd.pwd !== 'string') throw new MongoError(ErrorCodes.BadValue, "BSON field 'updateUser.pwd' is the wrong type, expected type 'string'");
     if (cmd.pwd === '') throw new MongoError(ErrorCodes.BadValue, 'User passwords must not be empty');
-    const roles = cmd.roles === undefined ? undefined : parseRoles(cmd.roles, ctx.db);
+    const roles = cmd.roles === undefined ? undefined : rolesOf(ctx.node, cmd.roles, ctx.db);
     const doc = ctx.node.local.findOne(USERS_NS, { _id: userId(name) });
     if (doc === undefined) throw new MongoError(ErrorCodes.UserNotFound, `User ${name.user}@${name.db} not found`);
     const had = mechanismsOf(doc);
@@ -115,7 +116,7 @@ export const revokeRolesFromUserCommand: CommandDefinition = {
 
 function changeRoles(node: CommandContext['node'], command: string, name: UserName, value: unknown, db: string, change: (held: RoleName[], given: RoleName[]) => RoleName[]): Doc {
   if (!Array.isArray(value) || value.length === 0) throw new MongoError(ErrorCodes.BadValue, `"${command}" command requires a non-empty "roles" array`);
-  const given = parseRoles(value, db);
+  const given = rolesOf(node, value, db);
   const doc = node.local.findOne(USERS_NS, { _id: userId(name) });
   if (doc === undefined) throw new MongoError(ErrorCodes.UserNotFound, `Could not find user "${name.user}" for db "${name.db}"`);
   const roles = change((doc.roles as RoleName[] | undefined) ?? [], given);
@@ -124,35 +125,12 @@ function changeRoles(node: CommandContext['node'], command: string, name: UserNa
   return { ok: 1 };
 }
 
-// rolesInfo of the built-in roles, the only ones there are: 1 lists a database's user-defined
-// roles (none) unless showBuiltinRoles; a name, {role, db} or an array of them answer those
-// that exist, each with no roles of its own to inherit, as MongoDB answers a built-in role.
-export const rolesInfoCommand: CommandDefinition = {
-  names: ['rolesInfo'],
-  run: (ctx, cmd) => ({ roles: rolesInfo(cmd, ctx.db), ok: 1 }),
-};
-
-export function rolesInfo(cmd: Doc, db: string): Doc[] {
-  const arg = cmd.rolesInfo;
-  if (arg === 1 || arg === true) return cmd.showBuiltinRoles === true ? builtinRoleInfo(db) : [];
-  const names = (Array.isArray(arg) ? arg : [arg]).map((r) => roleNameOf(r, db));
-  return names.flatMap((r) => builtinRoleInfo(r.db).filter((info) => info.role === r.role));
-}
-
 // A config server's user cache generation, for routers (mongos's user cache polls it).
 export const getUserCacheGenerationCommand: CommandDefinition = {
   names: ['_getUserCacheGeneration'],
   adminOnly: true,
   run: (ctx) => ({ cacheGeneration: userCacheGeneration(ctx.node), ok: 1 }),
 };
-
-function roleNameOf(value: unknown, db: string): RoleName {
-  if (typeof value === 'string') return { role: value, db };
-  if (value !== null && typeof value === 'object' && typeof (value as Doc).role === 'string' && typeof (value as Doc).db === 'string') {
-    return { role: (value as Doc).role as string, db: (value as Doc).db as string };
-  }
-  throw new MongoError(ErrorCodes.BadValue, 'Role name must be either a string or an object with "role" and "db" fields');
-}
 
 function userNameOf(value: unknown, db: string): UserName {
   if (typeof value === 'string') return { user: value, db };

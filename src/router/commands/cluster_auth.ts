@@ -1,9 +1,10 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
-import { isLoopback, type ConnectionAuth } from '../../auth/connection_auth.js';
+import { connectionAuthInfo, isLoopback, type ConnectionAuth } from '../../auth/connection_auth.js';
 import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
-import type { RoleName, UserName } from '../../auth/users.js';
+import { authorizationOf } from '../../auth/roles.js';
+import type { UserName } from '../../auth/users.js';
 import { randomBytes } from 'node:crypto';
 import type { ConnectionInfo } from '../../commands/command.js';
 import { withInternalUser } from '../../auth/internal_user.js';
@@ -39,16 +40,7 @@ export async function routerHelloAuthentication(ctx: RouterContext, cmd: Doc): P
 
 export const clusterConnectionStatusCommand: RouterCommand = {
   names: ['connectionStatus'],
-  run: (ctx) => {
-    const user = ctx.conn.auth?.user;
-    return {
-      authInfo: {
-        authenticatedUsers: user === undefined ? [] : [{ user: user.user, db: user.db }],
-        authenticatedUserRoles: user === undefined ? [] : user.roles.map((r) => ({ role: r.role, db: r.db })),
-      },
-      ok: 1,
-    };
-  },
+  run: (ctx, cmd) => ({ authInfo: connectionAuthInfo(ctx.conn.auth?.user, cmd.showPrivileges === true), ok: 1 }),
 };
 
 // createUser reaches the router's dispatcher without a login only from this host (the localhost
@@ -71,9 +63,18 @@ export const clusterUserCommands: readonly RouterCommand[] = [
   { names: ['revokeRolesFromUser'], run: changeUsers },
   { names: ['usersInfo'], run: toConfigServer },
   { names: ['rolesInfo'], run: toConfigServer },
+  // The cluster's roles live on the config server beside its users, as on mongos.
+  { names: ['createRole'], run: changeUsers },
+  { names: ['updateRole'], run: changeUsers },
+  { names: ['dropRole'], run: changeUsers },
+  { names: ['dropAllRolesFromDatabase'], run: changeUsers },
+  { names: ['grantRolesToRole'], run: changeUsers },
+  { names: ['revokeRolesFromRole'], run: changeUsers },
+  { names: ['grantPrivilegesToRole'], run: changeUsers },
+  { names: ['revokePrivilegesFromRole'], run: changeUsers },
 ];
 
-// A change of users through this router applies to its own connections at their next command;
+// A change of users or roles through this router applies to its own connections at their next command;
 // other routers see it at their next poll of the config server's generation.
 async function changeUsers(ctx: RouterContext, cmd: Doc): Promise<Doc> {
   try {
@@ -87,7 +88,7 @@ export function newUserCacheGeneration(): string {
   return randomBytes(12).toString('hex');
 }
 
-// The connection's user with its roles read again from the config server, after the router's user
+// The connection's user with its roles and privileges read again from the config server, after the router's user
 // cache generation moved; a user dropped since it logged in is logged out.
 export async function refreshAuthenticatedUser(router: RouterServices, conn: ConnectionInfo): Promise<void> {
   const user = conn.auth?.user;
@@ -104,7 +105,7 @@ export async function refreshAuthenticatedUser(router: RouterServices, conn: Con
     router.logger.info({ c: 'ACCESS', user: user.user, db: user.db, remote: conn.remote }, 'Logged out a user that was dropped');
     return;
   }
-  conn.auth.user = { user: user.user, db: user.db, roles: ((doc.roles as RoleName[] | undefined) ?? []).map((r) => ({ role: r.role, db: r.db })), generation };
+  conn.auth.user = { user: user.user, db: user.db, ...authorizationOf(doc), generation };
 }
 
 // The generic arguments that are the router's own (its session, its times); the rest of a user
@@ -118,9 +119,10 @@ async function toConfigServer(ctx: RouterContext, cmd: Doc): Promise<Doc> {
   return reply;
 }
 
-// A user as the config server holds it, credentials included (mongos asks the same of it).
+// A user as the config server holds it, credentials included, with the roles and privileges its
+// roles give it (mongos asks the same of it: usersInfo with showPrivileges and showCredentials).
 function configServerUser(router: RouterServices, name: UserName): Promise<Doc | undefined> {
-  return router.client.command(router.options.configHost, name.db, { usersInfo: { user: name.user, db: name.db }, showCredentials: true })
+  return router.client.command(router.options.configHost, name.db, { usersInfo: { user: name.user, db: name.db }, showCredentials: true, showPrivileges: true })
     .then((reply) => (checkOk(reply).users as Doc[])[0]);
 }
 
