@@ -180,8 +180,12 @@ export class MovePrimaryCoordinator {
     this.logger.info({ c: 'SHARDING', db, from: doc.from, to: doc.to, version: committed.version }, 'movePrimary committed');
   }
 
+  // An abort is persisted before it starts: a donor still waiting to enter its critical section
+  // for this move then refuses to.
   private settle(doc: MovePrimaryCoordinatorDoc, budgetMs: number): Promise<void> {
-    return recoveryAction(doc) === 'finish' ? this.finish(doc, budgetMs) : this.abort(doc, doc.error ?? 'interrupted by a config server restart', budgetMs);
+    if (recoveryAction(doc) === 'finish') return this.finish(doc, budgetMs);
+    if (doc.phase !== 'abort') this.local.write((w) => w.update(MOVE_PRIMARY_COORDINATOR_NS, { _id: doc._id }, { $set: { phase: 'abort' } }));
+    return this.abort(doc, doc.error ?? 'interrupted by a config server restart', budgetMs);
   }
 
   // Settles the database's state document in the background, once the run that left it is over.

@@ -1,3 +1,4 @@
+import { valuesEqual } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
@@ -10,11 +11,19 @@ import {
 // MongoDB's DropDatabaseCoordinator, on the database's primary shard, in one phase that runs again
 // whole after a crash (each of its steps is idempotent; the sharded collection being dropped is
 // noted in the state document first, as MongoDB notes its collInfo):
-//   kDrop   each sharded collection of the database as the drop coordinator drops it (migrations
-//           stopped, every shard blocked, metadata removed in one commit, dropped everywhere,
-//           unblocked); then every shard drops what is left of the database; then the config
-//           server removes the database's entry, and every shard forgets its version.
+//   kDrop   the primary blocks the database's versioned requests (its database critical section,
+//           persisted); each sharded collection of the database as the drop coordinator drops it
+//           (migrations stopped, every shard blocked, metadata removed in one commit, dropped
+//           everywhere, unblocked); then every shard drops what is left of the database; then the
+//           config server removes the database's entry, every shard forgets its version, and the
+//           primary, having reloaded it, unblocks: the requests it held answer StaleDbVersion.
+// Without the critical section a routed insert at the database's old version, accepted by the
+// primary after its drop and before it forgot the version, created its collection again on a
+// shard that was no longer the primary once the database was created anew (MisplacedCollection).
 const PHASES = ['kDrop'] as const;
+
+// The reason the primary holds its database critical section with (a movePrimary's is an ObjectId).
+export const DROP_DATABASE_CRITICAL_SECTION_REASON = 'dropDatabase';
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -38,20 +47,31 @@ export function dropDatabaseCoordinator(env: DDLCoordinatorEnv): (doc: Coordinat
       plan: { phases: PHASES },
       locks: { db: db.toLowerCase() },
       async runPhase(_phase, d, save) {
+        env.primary.blockDatabase(db, DROP_DATABASE_CRITICAL_SECTION_REASON);
         const shards = await allShards(env);
-        // A collection whose drop a crash interrupted may be gone from the catalog already, its
-        // critical sections still held: the one noted is finished first.
-        if (d.dropping !== undefined && d.dropping !== null) await dropShardedCollection(env, shards, d.dropping as Doc);
-        const sharded = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escapeRegex(db)}\\.` } } });
-        for (const entry of sharded) {
-          save({ dropping: { _id: entry._id, uuid: entry.uuid } });
-          await dropShardedCollection(env, shards, entry);
+        // Run again after its commit, the phase must not drop a database created anew since (by
+        // the config server, whose createDatabase this shard's locks do not hold back): the entry
+        // it started on, by its UUID, is gone.
+        const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'databases', filter: { _id: db } });
+        const startedOn = (entry?.version as Doc | undefined)?.uuid ?? null;
+        if (d.databaseUUID === undefined) save({ databaseUUID: startedOn });
+        const committed = d.databaseUUID !== undefined && d.databaseUUID !== null && (startedOn === null || !valuesEqual(startedOn, d.databaseUUID));
+        if (!committed) {
+          // A collection whose drop a crash interrupted may be gone from the catalog already, its
+          // critical sections still held: the one noted is finished first.
+          if (d.dropping !== undefined && d.dropping !== null) await dropShardedCollection(env, shards, d.dropping as Doc);
+          const sharded = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escapeRegex(db)}\\.` } } });
+          for (const coll of sharded) {
+            save({ dropping: { _id: coll._id, uuid: coll.uuid } });
+            await dropShardedCollection(env, shards, coll);
+          }
+          save({ dropping: null });
+          await onShards(env, shards, db, { _shardsvrDropDatabaseParticipant: 1 });
+          await onConfig(env, { _configsvrCommitDropDatabase: db });
         }
-        save({ dropping: null });
-        await onShards(env, shards, db, { _shardsvrDropDatabaseParticipant: 1 });
-        await onConfig(env, { _configsvrCommitDropDatabase: db });
         // A shard that misses it refreshes on its next versioned request of the database.
         await Promise.all(shards.map((s) => env.client.command(s.host, 'admin', { _flushDatabaseCacheUpdates: db }).catch(() => undefined)));
+        await env.primary.unblockDatabase(db, DROP_DATABASE_CRITICAL_SECTION_REASON);
       },
       result: (): Doc => ({ dropped: db }),
     };

@@ -9,6 +9,18 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 export interface DDLCoordinatorEnv {
   readonly client: WireClient;
   configHost(): string | undefined;
+  // The shard the coordinators run on, the database's primary: its database critical section
+  // (persisted, restored at startup) and its cached database version, which a coordinator changes
+  // in place as MongoDB's do through its ShardingRecoveryService.
+  readonly primary: PrimaryShardState;
+}
+
+export interface PrimaryShardState {
+  // Blocks the database's versioned requests, writes and reads; idempotent for the same reason.
+  blockDatabase(db: string, reason: string): void;
+  // Reloads the database's version from the config server, then lets the held requests go: they
+  // check their version against what the DDL left.
+  unblockDatabase(db: string, reason: string): Promise<void>;
 }
 
 export interface ParticipantShard {

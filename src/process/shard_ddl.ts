@@ -8,6 +8,7 @@ import { renameCollectionCoordinator } from '../ddl/rename_collection_coordinato
 import { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import type { DDLCoordinatorEnv } from '../ddl/sharding_ddl_util.js';
 import { CollectionCriticalSections } from '../shard/collection_critical_section.js';
+import { databaseCriticalSections } from '../shard/database_critical_section.js';
 
 // A shard's DDL parts: the collection critical sections it held come back, then the coordinators
 // it was running start again from their state documents.
@@ -15,7 +16,23 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
   const criticalSections = new CollectionCriticalSections(node.migrations.criticalSection, node.local);
   const restored = criticalSections.restore();
   if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
-  const env: DDLCoordinatorEnv = { client: node.client, configHost: () => node.sharding.state.configHost };
+  const databaseSections = databaseCriticalSections(node);
+  const env: DDLCoordinatorEnv = {
+    client: node.client,
+    configHost: () => node.sharding.state.configHost,
+    primary: {
+      blockDatabase(db, reason) {
+        databaseSections.enter(db, reason);
+        databaseSections.blockReads(db, reason);
+      },
+      async unblockDatabase(db, reason) {
+        node.sharding.metadata.forgetDatabase(db);
+        // Not reloaded is safe too: the held requests then reload it themselves.
+        await node.sharding.metadata.refreshDatabase(db).catch(() => undefined);
+        databaseSections.exit(db, reason);
+      },
+    },
+  };
   const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(systemClock, node.failPoints), node.failPoints, systemClock, node.logger, {
     dropCollection: dropCollectionCoordinator(env),
     dropDatabase: dropDatabaseCoordinator(env),

@@ -32,6 +32,12 @@ export class ShardMetadata {
   private readonly databases = new Map<string, KnownDatabase>();
   // Namespaces whose migration is being recovered at startup, until that recovery settles.
   private readonly recovering = new Map<string, Promise<void>>();
+  // Per database name and per namespace: bumped by every forget and every refresh applied. A
+  // refresh applies what it read only if nothing was forgotten or applied since it started: one
+  // that read the config server before a DDL committed and answers after the DDL made the shard
+  // forget would otherwise bring the old placement back (a dropped database's old primary taking
+  // writes at its old version again, and creating the collection they name there).
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly shardName: () => string | undefined, private readonly config: () => ConfigReader | undefined) {}
 
@@ -91,7 +97,10 @@ export class ShardMetadata {
   async refreshCollection(ns: string, shardId = this.shardName() ?? ''): Promise<void> {
     const reader = this.config();
     if (!reader) return;
+    const started = this.generationOf(ns);
     const found = await reader.readCollection(ns);
+    if (this.generationOf(ns) !== started) return;
+    this.bump(ns);
     if (!found) {
       this.collections.set(ns, { known: { kind: 'unsharded' }, ownership: undefined });
       return;
@@ -104,13 +113,16 @@ export class ShardMetadata {
       const v = fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, c.lastmod);
       if (v.major > version.major || (v.major === version.major && v.minor > version.minor)) version = v;
     }
-    this.collections.set(ns, { known: { kind: 'sharded', version }, ownership: OwnershipFilter.of(collection.key, owned) });
+    this.collections.set(ns, { known: { kind: 'sharded', version }, ownership: OwnershipFilter.forShard(collection.key, chunks, shardId) });
   }
 
   async refreshDatabase(db: string, shardId = this.shardName() ?? ''): Promise<void> {
     const reader = this.config();
     if (!reader) return;
+    const started = this.generationOf(db);
     const found = await reader.readDatabase(db);
+    if (this.generationOf(db) !== started) return;
+    this.bump(db);
     if (!found || found.primary !== shardId) {
       this.databases.set(db, { kind: 'notPrimary' });
       return;
@@ -125,6 +137,7 @@ export class ShardMetadata {
   // recovery refreshes it).
   holdUntilRecovered(ns: string, recovery: Promise<unknown>): void {
     this.collections.delete(ns);
+    this.bump(ns);
     const gate: Promise<void> = Promise.all([this.recovering.get(ns), recovery.catch(() => undefined)]).then(() => {
       if (this.recovering.get(ns) === gate) this.recovering.delete(ns);
     });
@@ -134,11 +147,26 @@ export class ShardMetadata {
   // _flushRoutingTableCacheUpdates: forget, so the next versioned request reloads.
   forget(ns: string): void {
     this.collections.delete(ns);
+    this.bump(ns);
   }
 
   forgetDatabase(db: string): void {
     this.databases.delete(db);
+    this.bump(db);
+    this.bump(`${db}\u0000`);
     for (const ns of [...this.collections.keys()]) if (ns.startsWith(`${db}.`)) this.collections.delete(ns);
+  }
+
+  // A namespace's generation moves when its database is forgotten too, so that forgetting the
+  // database discards the refreshes of its collections in flight.
+  private generationOf(name: string): number {
+    const dot = name.indexOf('.');
+    const own = this.generations.get(name) ?? 0;
+    return dot < 0 ? own : own + (this.generations.get(`${name.slice(0, dot)}\u0000`) ?? 0);
+  }
+
+  private bump(name: string): void {
+    this.generations.set(name, (this.generations.get(name) ?? 0) + 1);
   }
 
   // For work the shard starts on its own (the TTL monitor), which has no router's version to be

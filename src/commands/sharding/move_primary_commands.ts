@@ -1,9 +1,13 @@
+import { ObjectId } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { databaseCriticalSections } from '../../shard/database_critical_section.js';
 import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
 import { optionalArray, optionalBool, requireString } from '../args.js';
 import { cloneDatabase } from './database_cloner.js';
+import { MOVE_PRIMARY_COORDINATOR_NS } from '../../configsvr_decisions/move_primary.js';
+import { fetchAll } from '../../wire/remote_cursor.js';
+import { DROP_DATABASE_CRITICAL_SECTION_REASON } from '../../ddl/drop_database_coordinator.js';
 
 // The shard side of movePrimary, driven by the config server's coordinator
 // (src/configsvr/move_primary_coordinator.ts).
@@ -38,6 +42,7 @@ export const movePrimaryEnterCriticalSectionCommand: CommandDefinition = {
     } else {
       await holdDatabaseLock(ctx.node, db);
       try {
+        await checkMoveStillCloning(ctx, db, reasonOf(cmd));
         sections.enter(db, reasonOf(cmd));
       } catch (err) {
         if (sections.holder(db) === undefined) ctx.node.ddl?.coordinators.release(movePrimaryLockKey(db));
@@ -48,6 +53,18 @@ export const movePrimaryEnterCriticalSectionCommand: CommandDefinition = {
     return { ok: 1 };
   },
 };
+
+// The lock may have been held long (a DDL coordinator of the database): meanwhile the config server
+// may have restarted and aborted the move, exit included, and a section entered now would be held
+// by no one.
+async function checkMoveStillCloning(ctx: CommandContext, db: string, reason: string): Promise<void> {
+  const configHost = ctx.node.sharding.state.configHost;
+  if (configHost === undefined) return;
+  const [move] = await fetchAll(ctx.node.client, configHost, 'config', { find: MOVE_PRIMARY_COORDINATOR_NS.slice('config.'.length), filter: { _id: db } });
+  if (move?.phase !== 'clone' || !(move.reason instanceof ObjectId) || move.reason.toHexString() !== reason) {
+    throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `the movePrimary of database ${db} that asked for its critical section is no longer running`);
+  }
+}
 
 // Donor: {_shardsvrMovePrimaryExitCriticalSection: db, reason}. Reloads the database's version
 // from the config server first, so the requests held by the section check against the outcome
@@ -104,11 +121,13 @@ function holdDatabaseLock(node: NodeServices, db: string): Promise<void> {
   return node.ddl?.coordinators.hold(movePrimaryLockKey(db), { db: db.toLowerCase() }, 'movePrimary') ?? Promise.resolve();
 }
 
-// Startup of a shard, before it listens: the movePrimary critical sections it held come back, each
-// with its database's DDL lock.
+// Startup of a shard, before it listens: the database critical sections it held come back, a
+// movePrimary's each with its database's DDL lock (a dropDatabase coordinator's is released by the
+// coordinator, which takes up its phase again under its own locks).
 export function restoreMovePrimaryCriticalSections(node: NodeServices): void {
-  const restored = databaseCriticalSections(node).restore();
-  for (const db of restored) {
+  const sections = databaseCriticalSections(node);
+  const restored = sections.restore();
+  for (const db of restored.filter((name) => sections.holder(name) !== DROP_DATABASE_CRITICAL_SECTION_REASON)) {
     holdDatabaseLock(node, db).catch((err: unknown) => node.logger.error({ c: 'SHARDING', db, err }, 'movePrimary DDL lock not taken again'));
   }
   if (restored.length > 0) node.logger.info({ c: 'SHARDING', databases: restored }, 'Restored movePrimary critical sections');
