@@ -128,6 +128,8 @@ export const ErrorCodes = {
   SnapshotUnavailable: 246,
   TransactionCommitted: 256,
   PreparedTransactionInProgress: 267,
+  StaleChunkHistory: 250,
+  MigrationConflict: 272,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;
