@@ -113,7 +113,7 @@ export class ShardMetadata {
       const v = fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, c.lastmod);
       if (v.major > version.major || (v.major === version.major && v.minor > version.minor)) version = v;
     }
-    this.collections.set(ns, { known: { kind: 'sharded', version }, ownership: OwnershipFilter.of(collection.key, owned) });
+    this.collections.set(ns, { known: { kind: 'sharded', version }, ownership: OwnershipFilter.forShard(collection.key, chunks, shardId) });
   }
 
   async refreshDatabase(db: string, shardId = this.shardName() ?? ''): Promise<void> {
