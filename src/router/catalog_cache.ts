@@ -7,12 +7,16 @@ import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { ChunkManager } from './chunk_manager.js';
 import { ReadThroughEntry } from './read_through.js';
+import { statementReadTime } from './transaction_router.js';
 
 // The router's cache of the routing table (seed 001: CatalogCache -> DBConfig -> ChunkManager).
 // Entries are refreshed only when a shard says they are stale; a refresh of a known collection
 // reads just the chunks whose lastmod is at or above the cached collection version, and falls
 // back to a full load when the generation (epoch/timestamp) changed. Each database and collection
 // is a ReadThroughEntry: callers share a running load, and an invalidation during one is kept.
+// A statement of a transaction or a snapshot read gets the routing table as of the time it reads
+// at (MongoDB's getCollectionRoutingInfoAt): the cache keeps the current table, with every chunk's
+// history, and the table at a time is made from it on the spot (ChunkManager.atClusterTime).
 export class CatalogCache {
   // Routing table loads, for the router's metrics: incremental ones (the chunks changed since the
   // cached version) and full ones; and requests sent again because a shard answered them stale
@@ -63,7 +67,8 @@ export class CatalogCache {
       entry = new ReadThroughEntry((previous) => this.load(ns, previous));
       this.collections.set(ns, entry);
     }
-    return entry.get();
+    const at = statementReadTime();
+    return at === undefined ? entry.get() : entry.get().then((cm) => cm?.atClusterTime(at));
   }
 
   // The routing of `ns` when both its database and a fresh routing table are cached (what
@@ -73,7 +78,8 @@ export class CatalogCache {
     if (db === undefined || !db.fresh) return undefined;
     const entry = this.collections.get(ns);
     if (entry === undefined || !entry.fresh) return undefined;
-    return { ns, db: db.value!, cm: entry.value };
+    const at = statementReadTime();
+    return { ns, db: db.value!, cm: at === undefined ? entry.value : entry.value?.atClusterTime(at) };
   }
 
   private async load(ns: string, previous: ChunkManager | undefined): Promise<ChunkManager | undefined> {

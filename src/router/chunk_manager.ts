@@ -3,6 +3,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
 import { bsonTag, type Doc } from '../bson/values.js';
+import { placedAt, shardIdAt } from '../catalog/chunk_history.js';
 import { chunkVersion, type ChunkVersion } from '../catalog/chunk_version.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
@@ -13,6 +14,12 @@ import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 // shares the rest with the previous snapshot, since copying a flat array of a million chunks
 // alone costs tens of milliseconds. A chunk's max is the next chunk's min (contiguity is checked
 // on every build), so the min key strings serve every binary search.
+//
+// The table as of a cluster time T (`atClusterTime`, MongoDB's ChunkManager with a clusterTime,
+// what snapshot reads and transactions target by) shares the chunks of the table it comes from:
+// its look-ups answer each chunk with the shard its history names at T (catalog/chunk_history.ts,
+// StaleChunkHistory where the history does not reach back to T). Shard versions stay the current
+// ones: a shard checks a request's version against what it holds now.
 const MAX_BLOCK_SIZE = 512;
 
 interface Block {
@@ -41,8 +48,21 @@ export class ChunkManager {
   // Per block, its first chunk's min as a double (numericMin); null when some block's is not a
   // number, undefined until the first numeric look-up.
   private numericBlockMins: Float64Array | null | undefined;
-  // shardVersionToBSON of each shard's version, which every versioned request carries.
-  private readonly versionTokens = new Map<string, Doc>();
+  // shardVersionToBSON of each shard's version, which every versioned request carries (shared
+  // with the tables at a cluster time made from this one: their versions are the same).
+  private readonly versionTokens: Map<string, Doc>;
+  // The time this table answers for; undefined for the table as it is now.
+  readonly clusterTime: Timestamp | undefined;
+  // The table as it is now, which this one (when at a cluster time) was made from.
+  private readonly current: ChunkManager;
+  // The latest validAfter of any chunk's newest history entry, or an upper bound of it: at or
+  // after it the table as of a time is the current table. Worked out on the first look-up at a
+  // time; carried over an incremental refresh.
+  private newestPlacement: Timestamp | null | undefined;
+  // The table at a cluster time last asked for: a transaction's statements all read at one.
+  private lastAtClusterTime: ChunkManager | undefined;
+  // At a cluster time: the shards owning some chunk then, worked out on the first ask.
+  private shardsAtClusterTime: Set<string> | undefined;
 
   private constructor(
     collection: CollectionType,
@@ -50,6 +70,7 @@ export class ChunkManager {
     blocks: readonly Block[],
     placements: ReadonlyMap<string, ShardPlacement>,
     version: Timestamp,
+    current?: { table: ChunkManager; at: Timestamp },
   ) {
     this.collection = collection;
     this.shardKeyPattern = pattern;
@@ -59,6 +80,23 @@ export class ChunkManager {
     this.globalMaxKey = pattern.keyString(pattern.globalMax());
     this.placements = placements;
     this.version = version;
+    this.clusterTime = current?.at;
+    this.current = current?.table ?? this;
+    this.versionTokens = current?.table.versionTokens ?? new Map();
+  }
+
+  // The routing table as of cluster time `at`: this table when no chunk moved (or was merged) after
+  // `at`, which is the common case and costs nothing; else a table over the same chunks answering
+  // each with its shard at `at`. Pure: the same chunks and time always target the same shards.
+  atClusterTime(at: Timestamp): ChunkManager {
+    const current = this.current;
+    if (current.newestPlacement === undefined) current.newestPlacement = newestPlacement(current.blocks);
+    if (current.newestPlacement === null || current.newestPlacement.compare(at) <= 0) return current;
+    const last = current.lastAtClusterTime;
+    if (last !== undefined && last.clusterTime!.equals(at)) return last;
+    const table = new ChunkManager(current.collection, current.shardKeyPattern, current.blocks, current.placements, current.version, { table: current, at });
+    current.lastAtClusterTime = table;
+    return table;
   }
 
   // Full build from config.collections + config.chunks (any order).
@@ -113,29 +151,24 @@ export class ChunkManager {
     return placement ? this.versionOf(placement.version) : chunkVersion(this.epoch, this.timestamp, 0, 0);
   }
 
+  // The shards owning some chunk (at the table's cluster time, when it has one: then every chunk's
+  // history must reach back to it).
   getAllShardIds(): Set<string> {
-    return new Set(this.placements.keys());
+    if (this.clusterTime === undefined) return new Set(this.placements.keys());
+    if (this.shardsAtClusterTime === undefined) {
+      const shards = new Set<string>();
+      for (const block of this.blocks) for (const c of block.chunks) shards.add(shardIdAt(c, this.clusterTime));
+      this.shardsAtClusterTime = shards;
+    }
+    return new Set(this.shardsAtClusterTime);
   }
 
-  // Every chunk in shard key order (a fresh array: O(number of chunks)).
+  // Every chunk in shard key order (a fresh array: O(number of chunks)), as they are now.
   allChunks(): ChunkType[] {
     return this.blocks.flatMap((block) => block.chunks);
   }
 
-  // The latest time a chunk the shard owns arrived there (its onCurrentShardSince); undefined when
-  // it owns none. Worked out once per shard and snapshot.
-  placedSince(shardId: string): Timestamp | undefined {
-    if (this.arrivals.has(shardId)) return this.arrivals.get(shardId);
-    let latest: Timestamp | undefined;
-    for (const block of this.blocks) {
-      for (const c of block.chunks) if (c.shard === shardId && (latest === undefined || c.onCurrentShardSince.greaterThan(latest))) latest = c.onCurrentShardSince;
-    }
-    this.arrivals.set(shardId, latest);
-    return latest;
-  }
-
-  private readonly arrivals = new Map<string, Timestamp | undefined>();
-
+  // The shard's chunks as they are now.
   chunksOnShard(shardId: string): ChunkType[] {
     return this.blocks.flatMap((block) => block.chunks.filter((c) => c.shard === shardId));
   }
@@ -147,7 +180,15 @@ export class ChunkManager {
     if (pos === undefined || Buffer.compare(key, this.maxKeyAt(pos)) >= 0) {
       throw new MongoError(ErrorCodes.ShardKeyNotFound, `Cannot target single shard using key ${formatValue(shardKey)} for namespace ${this.ns}`);
     }
-    return this.chunkAt(pos);
+    return this.placed(this.chunkAt(pos));
+  }
+
+  // The chunk as this table answers it: at a cluster time, with the shard that owned it then (a
+  // copy only when that is not where it is now).
+  private placed(chunk: ChunkType): ChunkType {
+    if (this.clusterTime === undefined) return chunk;
+    const shard = shardIdAt(chunk, this.clusterTime);
+    return shard === chunk.shard ? chunk : { ...chunk, shard };
   }
 
   // findIntersectingChunk(...) for a single-field, unhashed shard key and a number (JS
@@ -168,7 +209,7 @@ export class ChunkManager {
     if (mins === undefined) mins = block.numericMins = numericMins(block.chunks, this.shardKeyPattern.fields[0]!);
     if (mins === null) return undefined;
     const i = upperBoundNumeric(mins, value) - 1;
-    return i < 0 ? undefined : block.chunks[i]!;
+    return i < 0 ? undefined : this.placed(block.chunks[i]!);
   }
 
   shardForNumericKey(value: number): string | undefined {
@@ -191,14 +232,16 @@ export class ChunkManager {
 
   // getShardIdsForRange for bounds already turned into key strings (the targeter's ranges).
   shardIdsForKeyRange(minKey: Buffer, maxKey: Buffer, maxInclusive: boolean, into = new Set<string>()): Set<string> {
-    const owners = this.placements.size;
+    // At a cluster time the number of owners then is not known without reading every chunk's
+    // history, which a chunk outside the range may lack: no early stop.
+    const owners = this.clusterTime === undefined ? this.placements.size : Infinity;
     const start = this.positionContaining(minKey) ?? { b: 0, i: 0 };
     for (let b = start.b; b < this.blocks.length; b++) {
       const block = this.blocks[b]!;
       for (let i = b === start.b ? start.i : 0; i < block.chunks.length; i++) {
         const c = Buffer.compare(block.minKeys[i]!, maxKey);
         if (c > 0 || (c === 0 && !maxInclusive)) return into;
-        into.add(block.chunks[i]!.shard);
+        into.add(this.placed(block.chunks[i]!).shard);
         if (into.size === owners) return into;
       }
     }
@@ -214,7 +257,7 @@ export class ChunkManager {
       for (let i = b === start.b ? start.i : 0; i < block.chunks.length; i++) {
         const c = Buffer.compare(block.minKeys[i]!, maxKey);
         if (c > 0 || (c === 0 && !maxInclusive) || into.length >= limit) return;
-        into.push(block.chunks[i]!);
+        into.push(this.placed(block.chunks[i]!));
       }
     }
   }
@@ -225,6 +268,7 @@ export class ChunkManager {
   // inconsistent and it must reload everything. `collection` may carry new options of the same
   // collection generation.
   applyChunkChanges(changed: readonly ChunkType[], collection: CollectionType = this.collection): ChunkManager {
+    if (this.clusterTime !== undefined) throw new Error('a routing table at a cluster time is never refreshed: refresh the current one');
     if (!collection.lastmodEpoch.equals(this.epoch) || !collection.timestamp.equals(this.timestamp)) {
       throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `Collection ${this.ns} changed generation; the routing table must be reloaded`);
     }
@@ -251,6 +295,8 @@ export class ChunkManager {
     }
     const next = new ChunkManager(collection, this.shardKeyPattern, this.blocksWith(edits), placements, version);
     for (const shard of dirty) placements.get(shard)!.version = next.highestLastmodOn(shard);
+    // An upper bound stays one: the chunks that went had placements no later than it.
+    if (this.newestPlacement !== undefined) next.newestPlacement = later(this.newestPlacement, newestPlacement([{ chunks: updates.map((u) => u.chunk), minKeys: [] }]));
     return next;
   }
 
@@ -486,6 +532,24 @@ function numericMin(v: unknown): number | undefined {
     }
     default: return undefined;
   }
+}
+
+// The latest time any of the chunks took its current placement; null when none has a history.
+function newestPlacement(blocks: readonly Block[]): Timestamp | null {
+  let newest: Timestamp | null = null;
+  for (const block of blocks) {
+    for (const chunk of block.chunks) {
+      const at = placedAt(chunk);
+      if (at !== undefined && (newest === null || at.compare(newest) > 0)) newest = at;
+    }
+  }
+  return newest;
+}
+
+function later(a: Timestamp | null, b: Timestamp | null): Timestamp | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.compare(b) >= 0 ? a : b;
 }
 
 // Pieces of near-equal size, none over MAX_BLOCK_SIZE.

@@ -5,13 +5,17 @@ import { hashValue } from '../bson/hash.js';
 import { encodeKey } from '../bson/key_string.js';
 import { bsonTag, isPlainObject, type Doc, type Double } from '../bson/values.js';
 import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, normalize, pointInterval, type Interval } from '../query/plan/index_bounds.js';
+import { throwIfMovedSince } from '../catalog/chunk_history.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import type { ChunkManager } from './chunk_manager.js';
 
 // Targeting of reads and writes on a sharded collection, as MongoDB's ChunkManager::
 // getShardIdsForQuery and CollectionRoutingInfoTargeter: the filter's predicates on the shard
 // key become index bounds on a virtual shard key index, flattened into key ranges, whose chunks
-// name the shards. Targeting may over-approximate, never miss a shard.
+// name the shards. Targeting may over-approximate, never miss a shard. On a routing table as of a
+// cluster time (a transaction's statement), reads go where the chunks were then, and so would
+// writes, but a write to a chunk that has moved since would land on a shard that no longer owns
+// it: it fails with MigrationConflict instead, as MongoDB's shards refuse it.
 
 // ShardKeyPattern::flattenBounds refuses to expand $in lists beyond this many ranges.
 const MAX_FLATTENED_IN_COMBINATIONS = 4_000_000;
@@ -69,9 +73,15 @@ export function chunkForInsert(cm: ChunkManager, doc: Doc): ChunkType {
   const fields = cm.shardKeyPattern.fields;
   if (fields.length === 1 && !fields[0]!.includes('.')) {
     const chunk = numericChunk(cm, doc[fields[0]!]);
-    if (chunk !== undefined) return chunk;
+    if (chunk !== undefined) return writable(cm, chunk);
   }
-  return cm.findIntersectingChunk(cm.shardKeyPattern.extractShardKeyFromDoc(doc));
+  return writable(cm, cm.findIntersectingChunk(cm.shardKeyPattern.extractShardKeyFromDoc(doc)));
+}
+
+// The chunk, once sure that a write to it at the table's cluster time lands where it is now.
+function writable(cm: ChunkManager, chunk: ChunkType): ChunkType {
+  if (cm.clusterTime !== undefined) throwIfMovedSince(chunk, cm.clusterTime);
+  return chunk;
 }
 
 // The commonest point query, {k: <number>} alone on a single-field shard key {k: 1}, targeted
@@ -111,8 +121,9 @@ export interface WriteTargeting {
 export function targetUpdateOrDelete(cm: ChunkManager, filter: Doc, multi: boolean): WriteTargeting {
   const exactKey = cm.shardKeyPattern.extractShardKeyFromQuery(filter);
   if (exactKey !== undefined) {
-    return { shards: new Set([cm.findIntersectingChunk(exactKey).shard]), exactKey, singleWriteWithoutShardKey: false };
+    return { shards: new Set([writable(cm, cm.findIntersectingChunk(exactKey)).shard]), exactKey, singleWriteWithoutShardKey: false };
   }
+  if (cm.clusterTime !== undefined) for (const chunk of chunksForQuery(cm, filter, Infinity)) writable(cm, chunk);
   const shards = shardsForQuery(cm, filter);
   return { shards, singleWriteWithoutShardKey: !multi && shards.size > 1 };
 }

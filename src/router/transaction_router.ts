@@ -5,7 +5,6 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { describeSession, sessionIdOf, sessionKey } from '../sessions/session_id.js';
 import { checkAllowedInTransaction } from '../sessions/transaction_rules.js';
-import type { ChunkManager } from './chunk_manager.js';
 
 // MongoDB's TransactionRouter: a session's transaction as a router runs it over its shards. Its
 // first statement picks the snapshot every participant reads (the readConcern's atClusterTime, or
@@ -103,17 +102,12 @@ export function withSnapshotReadTime<T>(at: Timestamp, fn: () => T): T {
   return snapshotReadTime.run(at, fn);
 }
 
-// Requests are routed by the routing table as it is now. A shard that received a chunk after the
-// time a transaction or snapshot read reads at did not hold its documents then: reading it there
-// would miss them, so the request fails with SnapshotUnavailable (a transient error: run again, the
-// transaction gets a later snapshot) rather than reading the wrong shard. MongoDB routes such a
-// read by the chunk history instead.
-export function checkPlacementAtReadTime(cm: ChunkManager | undefined, shardId: string): void {
-  const at = current.getStore()?.readAt ?? snapshotReadTime.getStore();
-  if (at === undefined || cm === undefined) return;
-  const since = cm.placedSince(shardId);
-  if (since === undefined || !since.greaterThan(at)) return;
-  throw new MongoError(ErrorCodes.SnapshotUnavailable, `Unable to read ${cm.ns} at Timestamp(${at.t}, ${at.i}) on shard ${shardId}: a chunk moved there at Timestamp(${since.t}, ${since.i}); please retry`);
+// The cluster time the running statement reads at: its transaction's snapshot time, or a snapshot
+// read's atClusterTime; undefined outside both. Such a statement is routed by the routing table as
+// of that time (CatalogCache.getCollection, ChunkManager.atClusterTime), as mongos routes it: a
+// chunk goes to the shard that owned it then, which still serves that time from its versions.
+export function statementReadTime(): Timestamp | undefined {
+  return current.getStore()?.readAt ?? snapshotReadTime.getStore();
 }
 
 // The router's transactions, by session: a statement with startTransaction begins one (aborting an

@@ -9,7 +9,7 @@ import { checkOk } from '../wire/remote_cursor.js';
 import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeMetadata, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
-import { checkPlacementAtReadTime, currentRouterTransaction, type RouterTransaction } from './transaction_router.js';
+import { currentRouterTransaction, type RouterTransaction } from './transaction_router.js';
 
 // mongos retries a stale routing error this many times before giving up.
 export const MAX_STALE_RETRIES = 10;
@@ -37,7 +37,6 @@ export function cachedRouting(router: RouterServices, ns: string): Routing | und
 // The token a routed command carries (seed 004): the shard version of the target shard for a
 // sharded collection, or UNSHARDED plus the database version for an unsharded one.
 export function versionFields(routing: Routing, shardId: string): Doc {
-  checkPlacementAtReadTime(routing.cm, shardId);
   if (routing.cm) return { shardVersion: routing.cm.shardVersionToken(shardId, shardVersionToBSON) };
   return { shardVersion: shardVersionToBSON(unshardedVersion()), databaseVersion: routing.db.version };
 }
@@ -53,7 +52,6 @@ export function versionFields(routing: Routing, shardId: string): Doc {
 // In a transaction's statement, the command goes as a statement of it (transaction_router.ts).
 export function encodeVersionedMessage(routing: Routing, shardId: string, db: string, command: Doc, clusterTime: Timestamp, sequence?: DocumentSequence): Buffer {
   const txn = currentRouterTransaction();
-  checkPlacementAtReadTime(routing.cm, shardId);
   const cmd = txn === undefined ? command : txn.fieldsFor(shardId, command);
   const extra = sequence === undefined ? 0 : sequenceSize(sequence);
   let message: Buffer;

@@ -173,7 +173,7 @@ describe('transactions through routers', () => {
     assert.deepEqual(JSON.parse(stdout.trim()), { _id: 4, balance: 30 });
   });
 
-  it("refuses to read a shard a chunk moved to after its snapshot's time, with a transient error", async () => {
+  it("reads a chunk that moved after its snapshot's time on its former owner, and refuses to write it there with a transient error", async () => {
     const admin = other.db('admin');
     await admin.command({ shardCollection: 'bank.moved', key: { _id: 1 } });
     await admin.command({ split: 'bank.moved', middle: { _id: 100 } });
@@ -188,9 +188,12 @@ describe('transactions through routers', () => {
     const host = `127.0.0.1:${cluster.routers[0]!.port}`;
     const lsid = { id: new UUID() };
     try {
-      // A snapshot from before the move: shard0 did not hold the document then.
-      const stale = await raw.command(host, 'bank', { update: 'moved', updates: [{ q: { _id: 150 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true, readConcern: { level: 'snapshot', atClusterTime: beforeMove } });
-      assert.equal(stale.code, 246, JSON.stringify(stale));
+      // A snapshot from before the move: shard1 held the document then, and still serves that time.
+      const read = await raw.command(host, 'bank', { find: 'moved', filter: { _id: 150 }, lsid, txnNumber: Long.fromNumber(1), autocommit: false, startTransaction: true, readConcern: { level: 'snapshot', atClusterTime: beforeMove } });
+      assert.deepEqual((read.cursor as AnyDoc).firstBatch, [{ _id: 150, n: 0 }], JSON.stringify(read));
+      // Written there, the document would be an orphan: MigrationConflict, as MongoDB answers.
+      const stale = await raw.command(host, 'bank', { update: 'moved', updates: [{ q: { _id: 150 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(1), autocommit: false });
+      assert.equal(stale.code, 272, JSON.stringify(stale));
       assert.deepEqual(stale.errorLabels, ['TransientTransactionError']);
       const fresh = await raw.command(host, 'bank', { update: 'moved', updates: [{ q: { _id: 150 }, u: { $inc: { n: 1 } } }], lsid, txnNumber: Long.fromNumber(2), autocommit: false, startTransaction: true });
       assert.equal(fresh.nModified, 1, JSON.stringify(fresh));
