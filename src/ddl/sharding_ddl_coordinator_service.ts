@@ -10,7 +10,7 @@ import type { DDLLockManager, DDLLockRequest } from './ddl_lock_manager.js';
 import {
   DDL_COORDINATORS_NS, newCoordinatorDocument, recoveredSession, type CoordinatorDocument, type CoordinatorId, type DDLOperationType,
 } from './sharding_ddl_coordinator_document.js';
-import { nextStep, UNSET_PHASE, type CoordinatorEvent, type CoordinatorProgress, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
+import { nextStep, retryDelayMs, UNSET_PHASE, type CoordinatorEvent, type CoordinatorProgress, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
 
 // One DDL operation's own part: its phases, its locks, what each phase does (idempotent: a phase
 // runs again after a crash) and its answer.
@@ -22,6 +22,9 @@ export interface DDLCoordinator {
   // `save` persists fields of the state document at once, for the phases after this one.
   runPhase(phase: string, doc: CoordinatorDocument, save: (fields: Doc) => void): Promise<void>;
   result(doc: CoordinatorDocument): Doc;
+  // Undoes what the phases after the precondition did when one up to the plan's lastAbortablePhase
+  // ends the operation with an error; the state document stays until it succeeds.
+  cleanupOnAbort?(doc: CoordinatorDocument): Promise<void>;
 }
 
 export type CoordinatorFactory = (doc: CoordinatorDocument) => DDLCoordinator;
@@ -101,16 +104,6 @@ export class ShardingDDLCoordinatorService {
     return this.launch(newCoordinatorDocument(req.id, req.request, req.databaseVersion), { type: 'start' }, () => undefined);
   }
 
-  // A DDL without a coordinator of its own (shardCollection, forwarded to the config server) holds
-  // the same locks, so that it and the coordinators on its namespace run one after the other.
-  async withLocks<T>(request: DDLLockRequest, reason: string, database: { name: string; version: Doc | undefined }, fn: () => Promise<T>): Promise<T> {
-    await this.recovered;
-    return this.locks.withLocks(request, reason, async () => {
-      if (database.version !== undefined) await this.checkDatabaseVersion(database.name, database.version);
-      return fn();
-    });
-  }
-
   // A DDL driven from elsewhere that holds the locks across several of its commands (movePrimary's
   // donor, from entering its critical section to leaving it), under a key of its own; holding a
   // key already held changes nothing.
@@ -166,6 +159,7 @@ export class ShardingDDLCoordinatorService {
           return coordinator.result(this.entry(k).doc);
         }
         if (step.kind === 'abort') {
+          await this.cleanUpOnAbort(k, coordinator);
           if (this.entry(k).doc.phase !== UNSET_PHASE) this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
           throw new MongoError(step.error.code ?? ErrorCodes.InternalError, step.error.message);
         }
@@ -194,6 +188,20 @@ export class ShardingDDLCoordinatorService {
       const error: PhaseError = err instanceof MongoError ? { code: err.code, message: err.message } : { code: undefined, message: String((err as Error)?.message ?? err) };
       this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, phase, err: error }, 'DDL coordinator phase failed');
       return { type: 'phaseFailed', error };
+    }
+  }
+
+  // Retried like a phase: the operation answers its error only once undone.
+  private async cleanUpOnAbort(k: string, coordinator: DDLCoordinator): Promise<void> {
+    if (coordinator.cleanupOnAbort === undefined) return;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await coordinator.cleanupOnAbort(this.entry(k).doc);
+      } catch (err) {
+        this.checkStopping();
+        this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, err }, 'DDL coordinator clean-up after abort failed');
+        await this.clock.sleep(retryDelayMs(attempt));
+      }
     }
   }
 

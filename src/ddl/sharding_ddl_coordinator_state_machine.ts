@@ -14,8 +14,9 @@ import { ErrorCodes } from '../base/error_codes.js';
 // A checkpoint persists the phase before its work starts (the first one inserts the state
 // document), so after a crash the work of the persisted phase runs again and the phases before it
 // never do: every phase's work is idempotent. Only the phase that checks the preconditions may end
-// the operation with an error; every other retries until done, since the metadata may already be
-// half changed.
+// the operation with an error (or, for an operation that can undo its steps up to its commit, a
+// phase up to lastAbortablePhase); every other retries until done, since the metadata may already
+// be half changed.
 
 export const UNSET_PHASE = 'kUnset';
 
@@ -24,6 +25,10 @@ export interface PhasePlan {
   // The phase that checks the preconditions, if the operation has one: the only one that may end
   // it with an error.
   readonly preconditionPhase?: string;
+  // A later phase up to which an error that is not retriable still ends the operation, after the
+  // coordinator's cleanupOnAbort has undone what the phases since the precondition did (MongoDB's
+  // CreateCollectionCoordinator releases its critical section when its commit is refused).
+  readonly lastAbortablePhase?: string;
 }
 
 export interface CoordinatorProgress {
@@ -90,7 +95,15 @@ export function nextStep(plan: PhasePlan, progress: CoordinatorProgress, event: 
       return { progress: { phase: next, attempt: 0 }, step: { kind: 'checkpoint', phase: next } };
     }
     case 'phaseFailed':
-      if (progress.phase === plan.preconditionPhase && !isRetriableDDLError(event.error)) return { progress, step: { kind: 'abort', error: event.error } };
+      if (mayAbort(plan, progress.phase) && !isRetriableDDLError(event.error)) return { progress, step: { kind: 'abort', error: event.error } };
       return { progress: { ...progress, attempt: progress.attempt + 1 }, step: { kind: 'retry', phase: progress.phase, delayMs: retryDelayMs(progress.attempt) } };
   }
+}
+
+function mayAbort(plan: PhasePlan, phase: string): boolean {
+  const last = plan.lastAbortablePhase ?? plan.preconditionPhase;
+  if (last === undefined) return false;
+  const first = plan.preconditionPhase === undefined ? 0 : plan.phases.indexOf(plan.preconditionPhase);
+  const at = plan.phases.indexOf(phase);
+  return at >= first && at <= plan.phases.indexOf(last);
 }

@@ -102,6 +102,18 @@ test('after the precondition phase every error is retried until the phase succee
   assertInOrder(end.ran, PLAN.phases);
 });
 
+test('a plan with a last abortable phase answers a non-retriable error up to it, also after a recovery, and retries after it', () => {
+  const plan: PhasePlan = { phases: ['kCheckPreconditions', 'kEnterCriticalSection', 'kCommit', 'kExitCriticalSection'], preconditionPhase: 'kCheckPreconditions', lastAbortablePhase: 'kCommit' };
+  const refused = drive(plan, [], new Map([['kCommit', [ErrorCodes.InvalidOptions]]]));
+  assert.equal(refused.outcome, 'abort');
+  assert.deepEqual(refused.ran, ['kCheckPreconditions', 'kEnterCriticalSection', 'kCommit']);
+  const crashed = drive(plan, [3], new Map([['kCommit', [ErrorCodes.LockBusy, ErrorCodes.InvalidOptions]]]));
+  assert.equal(crashed.outcome, 'abort', 'the recovered commit is refused too');
+  const late = drive(plan, [], new Map([['kExitCriticalSection', [ErrorCodes.InvalidOptions]]]));
+  assert.equal(late.outcome, 'complete');
+  assert.deepEqual(late.ran.slice(-2), ['kExitCriticalSection', 'kExitCriticalSection']);
+});
+
 test('retries back off exponentially up to 5 s, from 0 again after each phase', () => {
   assert.deepEqual([0, 1, 2, 3, 5, 6, 10].map(retryDelayMs), [100, 200, 400, 800, 3200, 5000, 5000]);
   let progress: CoordinatorProgress = { phase: 'kRenameMetadata', attempt: 0 };

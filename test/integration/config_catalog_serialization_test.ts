@@ -33,7 +33,9 @@ describe('catalog changes are serialized per namespace', () => {
     await cluster?.stop();
   });
 
-  it('of two shardCollection requests with different keys, one shards the collection and the other answers AlreadyInitialized', async () => {
+  // As MongoDB's CreateCollectionCoordinator: the second request answers ConflictingOperationInProgress
+  // while the first's coordinator runs, AlreadyInitialized once it has finished.
+  it('of two shardCollection requests with different keys, one shards the collection and the other is refused', async () => {
     const admin = client.db('admin');
     for (let round = 0; round < ROUNDS; round++) {
       const ns = `race.keys${round}`;
@@ -42,9 +44,10 @@ describe('catalog changes are serialized per namespace', () => {
       const { ok, failed } = outcomes(results);
       assert.equal(ok.length, 1, `round ${round}: exactly one succeeds`);
       assert.equal(failed.length, 1);
-      assert.equal(failed[0]!.code, 23);
-      assert.equal(failed[0]!.codeName, 'AlreadyInitialized');
-      assert.equal(failed[0]!.errmsg, `sharding already enabled for collection ${ns}`);
+      const refusal = failed[0]!.code === 23
+        ? { codeName: 'AlreadyInitialized', errmsg: `sharding already enabled for collection ${ns}` }
+        : { codeName: 'ConflictingOperationInProgress', errmsg: `Another createCollection with different arguments is already running for the same namespace ${ns}` };
+      assert.deepEqual({ codeName: failed[0]!.codeName, errmsg: failed[0]!.errmsg }, refusal);
       const winner = keys[results.findIndex((r) => r.status === 'fulfilled')]!;
       const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns });
       assert.deepEqual(entry?.key, winner, 'the collection keeps the key of the request that answered ok');
@@ -85,8 +88,8 @@ describe('catalog changes are serialized per namespace', () => {
   });
 
   it('a request that waits longer than the DDL lock timeout answers LockBusy naming what holds the lock', async () => {
-    // The database's primary shard holds the locks: shardCollection's while the config server
-    // shards the collection, the drop coordinator's.
+    // The database's primary shard holds the locks: shardCollection's coordinator while the config
+    // server shards the collection, the drop coordinator's.
     const shard0 = new MongoClient(cluster.shards[0]!.uri);
     try {
       await shard0.db('admin').command({ configureFailPoint: 'overrideDDLLockTimeout', mode: 'alwaysOn', data: { timeoutMillisecs: 200 } });
@@ -101,7 +104,7 @@ describe('catalog changes are serialized per namespace', () => {
       assert.ok(refused instanceof MongoServerError, `the drop is refused: ${String(refused)}`);
       assert.equal(refused.code, 46);
       assert.equal(refused.codeName, 'LockBusy');
-      assert.equal(refused.errmsg, "Failed to acquire DDL lock for namespace 'race' after 200ms that is currently locked with reason 'shardCollection'");
+      assert.equal(refused.errmsg, "Failed to acquire DDL lock for namespace 'race' after 200ms that is currently locked with reason 'createCollection'");
       await sharding;
       assert.deepEqual((await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'race.held' }))?.key, { a: 1 });
     } finally {

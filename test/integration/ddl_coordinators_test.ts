@@ -5,9 +5,10 @@ import { MaxKey, MinKey, MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 
-// Drops, renames and shard key refinements through the DDL coordinators of the database's primary shard (src/ddl): state documents,
+// shardCollection, drops, renames and shard key refinements through the DDL coordinators of the database's primary shard (src/ddl): state documents,
 // persisted critical sections, joins, $currentOp, and a kill -9 of the primary at every phase.
 const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
+const CREATE_PHASES = ['kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kCommitOnShardingCatalog', 'kExitCriticalSection'];
 const DROP_PHASES = ['kFreezeCollection', 'kEnterCriticalSection', 'kDropCollection', 'kReleaseCriticalSection'];
 const REFINE_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kCommit'];
 const RENAME_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kBlockCrudAndRename', 'kRenameMetadata', 'kUnblockCrud'];
@@ -167,6 +168,80 @@ describe('DDL coordinators on the primary shard', () => {
     assert.deepEqual(await criticalSectionDocs(), []);
     assert.deepEqual(await inconsistencies(), []);
   });
+  // The collection sharded on {k: 1} as both routers see it, its documents those inserted before.
+  async function assertSharded(db: string, coll: string, model: AnyDoc[]): Promise<void> {
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.${coll}` });
+    assert.deepEqual(entry?.key, { k: 1 });
+    const [local] = await shardClients[0]!.db(db).listCollections({ name: coll }).toArray();
+    assert.deepEqual((local as AnyDoc | undefined)?.info?.uuid, entry.uuid, 'config.collections has the primary\'s UUID');
+    assert.equal(await client.db('config').collection('chunks').countDocuments({ uuid: entry.uuid }), 1);
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      for (const c of [client, other]) assert.deepEqual(await c.db(db).collection<AnyDoc>(coll).find().sort({ _id: 1 }).toArray(), model);
+    } finally {
+      await other.close();
+    }
+    assert.deepEqual(await coordinatorDocs(), [], 'no state document is left');
+    assert.deepEqual(await criticalSectionDocs(), [], 'no critical section is left');
+    assert.deepEqual(await inconsistencies(), []);
+    await client.db(db).collection<AnyDoc>(coll).insertOne({ _id: 'after', k: 1000 });
+  }
+
+  async function unshardedWithIndex(db: string, coll: string): Promise<AnyDoc[]> {
+    await client.db('admin').command({ enableSharding: db, primaryShard: 'shard0' });
+    const model = Array.from({ length: 10 }, (_, k) => ({ _id: k, k }));
+    await client.db(db).collection<AnyDoc>(coll).insertMany(model);
+    await client.db(db).collection(coll).createIndex({ k: 1 });
+    return model;
+  }
+
+  it('shardCollection runs as a coordinator: repeated with the same key it answers the same collection, with another AlreadyInitialized', async () => {
+    const model = await unshardedWithIndex('create', 'c');
+    const admin = client.db('admin');
+    const first = await admin.command({ shardCollection: 'create.c', key: { k: 1 } });
+    const again = await admin.command({ shardCollection: 'create.c', key: { k: 1 } });
+    assert.deepEqual(again.collectionUUID, first.collectionUUID, 'the same key answers the existing collection');
+    const other = await admin.command({ shardCollection: 'create.c', key: { _id: 1 } }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(other?.codeName, 'AlreadyInitialized');
+    await assertSharded('create', 'c', model);
+  });
+
+  it('shardCollection refused at its commit (no index for the key on a collection with documents) answers the error and releases its critical section', async () => {
+    await client.db('admin').command({ enableSharding: 'createbad', primaryShard: 'shard0' });
+    await client.db('createbad').collection<AnyDoc>('c').insertOne({ _id: 1, k: 1 });
+    const refused = await client.db('admin').command({ shardCollection: 'createbad.c', key: { k: 1 } }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(refused?.codeName, 'InvalidOptions');
+    assert.deepEqual(await coordinatorDocs(), []);
+    assert.deepEqual(await criticalSectionDocs(), []);
+    await client.db('createbad').collection<AnyDoc>('c').insertOne({ _id: 2, k: 2 });
+    assert.equal(await client.db('createbad').collection('c').countDocuments(), 2, 'writes go on');
+  });
+
+  for (const phase of CREATE_PHASES) {
+    it(`shardCollection: kill -9 of the primary shard before ${phase}, restart, the collection is sharded`, async () => {
+      const db = `crashcreate${phase.toLowerCase()}`;
+      const model = await unshardedWithIndex(db, 'c');
+      await killPrimaryAt(phase, 'CreateCollectionCoordinator', () => client.db('admin').command({ shardCollection: `${db}.c`, key: { k: 1 } }));
+      await assertSharded(db, 'c', model);
+    });
+  }
+
+  it('shardCollection: kill -9 of the config server at the commit, restart, the coordinator commits', async () => {
+    const model = await unshardedWithIndex('crashcreatecfg', 'c');
+    const primary = shardClients[0]!.db('admin');
+    const { count } = await primary.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'CreateCollectionCoordinator', phase: 'kCommitOnShardingCatalog' } });
+    const request = client.db('admin').command({ shardCollection: 'crashcreatecfg.c', key: { k: 1 } }).catch(() => undefined);
+    await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+    await cluster.config.kill9();
+    const released = primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+    await sleep(300); // the coordinator meets the config server down and retries
+    cluster.config = await restartNode(cluster.config, { role: 'config', extraArgs: ['--enableTestCommands'] });
+    await released;
+    await request;
+    await until('the coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
+    await assertSharded('crashcreatecfg', 'c', model);
+  });
+
   // The renamed collection as both routers see it: the second one cached the old name's routing.
   async function assertRenamed(db: string, from: string, to: string, uuid: unknown, epoch: unknown): Promise<void> {
     const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.${to}` });

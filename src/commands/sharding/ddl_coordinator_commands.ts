@@ -2,7 +2,6 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { ShardingDDLCoordinatorService } from '../../ddl/sharding_ddl_coordinator_service.js';
-import { checkOk } from '../../wire/remote_cursor.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalNumber, requireDoc, requireString } from '../args.js';
 
@@ -47,19 +46,19 @@ export const shardsvrDropDatabaseCommand: CommandDefinition = {
 };
 
 // {_shardsvrCreateCollection: coll, shardKey, unique, numInitialChunks, presplitHashedZones}: the
-// primary holds the collection's DDL locks while the config server shards it, so that a drop or a
-// dropDatabase coordinated here comes wholly before or after.
+// primary's CreateCollectionCoordinator shards the collection; a second identical request joins it.
 export const shardsvrCreateCollectionCommand: CommandDefinition = {
   names: ['_shardsvrCreateCollection'],
-  run(ctx, cmd) {
+  async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrCreateCollection');
-    const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    const configHost = ctx.node.sharding.state.configHost!;
-    const forwarded = {
-      _configsvrShardCollection: ns, key: requireDoc(cmd, 'shardKey'), unique: optionalBool(cmd, 'unique') ?? false,
-      numInitialChunks: optionalNumber(cmd, 'numInitialChunks'), presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false,
+    const coll = collectionArg(cmd);
+    const numInitialChunks = optionalNumber(cmd, 'numInitialChunks');
+    const request = {
+      _shardsvrCreateCollection: coll, shardKey: requireDoc(cmd, 'shardKey'), unique: optionalBool(cmd, 'unique') ?? false,
+      presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false, ...(numInitialChunks === undefined ? {} : { numInitialChunks }),
     };
-    return service.withLocks({ db: ctx.db.toLowerCase(), collections: [ns] }, 'shardCollection', { name: ctx.db, version: databaseVersionOf(cmd) }, async () => checkOk(await ctx.node.client.command(configHost, 'admin', forwarded)));
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'createCollection' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
   },
 };
 
