@@ -38,6 +38,8 @@ export class MoveRangeCatalog {
     private readonly log: () => ChangeLogContext,
     private readonly now: () => Timestamp,
     private readonly logger: Logger,
+    // chunkHistoryWindowSecs of the process's parameters: how far back a commit keeps chunk history.
+    private readonly historyWindowSecs: number,
   ) {}
 
   async move(req: MoveRequest): Promise<void> {
@@ -79,7 +81,7 @@ export class MoveRangeCatalog {
     const decision = decideCommitChunkMigration({
       collection, chunks, shards: this.catalog.shards(), migratedChunk: body.migratedChunk,
       fromShardCollectionVersion: body.fromShardCollectionVersion, fromShard: body.fromShard, toShard: body.toShard,
-      validAfter: body.validAfter ?? this.now(), counts: body.counts ?? {}, chunkIdFactory: () => new ObjectId(), log: this.log(),
+      validAfter: body.validAfter ?? this.now(), historyWindowSecs: this.historyWindowSecs, counts: body.counts ?? {}, chunkIdFactory: () => new ObjectId(), log: this.log(),
     });
     if (!decision.alreadyCommitted) {
       this.local.write((w) => {

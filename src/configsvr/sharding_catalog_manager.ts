@@ -9,6 +9,7 @@ import { decideCreateDatabase } from '../configsvr_decisions/create_database.js'
 import { decideShardCollection } from '../configsvr_decisions/shard_collection.js';
 import { decideSplit } from '../configsvr_decisions/split_chunk.js';
 import { decideMerge } from '../configsvr_decisions/merge_chunks.js';
+import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../configsvr_decisions/commit_chunk_migration.js';
 import { extendBound } from '../configsvr_decisions/refine_shard_key.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
@@ -38,8 +39,10 @@ export class ShardingCatalogManager {
     // validAfter, onCurrentShardSince, topologyTime, collection and database timestamps) are
     // cluster times, comparable with the times snapshots and transactions read at.
     private readonly clock: { tick(): Timestamp },
+    // How far back a migration's commit keeps chunk history (chunkHistoryWindowSecs).
+    historyWindowSecs = DEFAULT_CHUNK_HISTORY_WINDOW_SECS,
   ) {
-    this.migrations = new MoveRangeCatalog(this, local, client, () => this.log(), () => this.now(), logger);
+    this.migrations = new MoveRangeCatalog(this, local, client, () => this.log(), () => this.now(), logger, historyWindowSecs);
   }
 
   now(): Timestamp {

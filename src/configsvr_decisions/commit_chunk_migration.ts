@@ -12,9 +12,16 @@ import { chunkDocument, collectionVersion, shardPlacementVersion, versionString 
 import { formatRange, type ChunkRange } from './chunk_range.js';
 import { moveChunkCommitEntry } from './migration_changelog.js';
 
-// minSnapshotHistoryWindowInSeconds (300) wins over transactionLifetimeLimitSeconds (60): history
-// older than this can no longer be read at a snapshot, so the commit drops it.
-export const HISTORY_WINDOW_SECS = 300;
+// MongoDB's getHistoryWindowInSeconds: a chunk's history must reach back as far as a snapshot read
+// can (minSnapshotHistoryWindowInSeconds) and as long as a transaction may run on its snapshot
+// (transactionLifetimeLimitSeconds), never less than 10 seconds. Older entries can no longer be
+// read at, so a migration's commit drops them.
+export function chunkHistoryWindowSecs(parameters: { minSnapshotHistoryWindowInSeconds: number; transactionLifetimeLimitSeconds: number }): number {
+  return Math.max(parameters.minSnapshotHistoryWindowInSeconds, parameters.transactionLifetimeLimitSeconds, 10);
+}
+
+// With the parameters' defaults (300 and 60).
+export const DEFAULT_CHUNK_HISTORY_WINDOW_SECS = chunkHistoryWindowSecs({ minSnapshotHistoryWindowInSeconds: 300, transactionLifetimeLimitSeconds: 60 });
 
 export interface CommitMigrationRequest {
   readonly collection: CollectionType;
@@ -28,6 +35,7 @@ export interface CommitMigrationRequest {
   readonly fromShard: string;
   readonly toShard: string;
   readonly validAfter: Timestamp; // the commit's cluster time
+  readonly historyWindowSecs?: number; // chunkHistoryWindowSecs; DEFAULT_CHUNK_HISTORY_WINDOW_SECS when absent
   readonly counts: Doc; // the recipient's _recvChunkCommit counts, for moveChunk.commit
   readonly chunkIdFactory: () => ObjectId; // ids of the pieces left on the donor after moveRange
   readonly log: ChangeLogContext;
@@ -154,7 +162,8 @@ function alreadyCommitted(req: CommitMigrationRequest, before: ChunkVersion): Co
 // from the oldest end, always keeping one so that getShardIdAt still answers inside the window.
 function newHistory(req: CommitMigrationRequest, current: ChunkType): ChunkType['history'] {
   const history = [...current.history];
-  while (history.length > 1 && history[history.length - 1]!.validAfter.t + HISTORY_WINDOW_SECS < req.validAfter.t) history.pop();
+  const windowSecs = req.historyWindowSecs ?? DEFAULT_CHUNK_HISTORY_WINDOW_SECS;
+  while (history.length > 1 && history[history.length - 1]!.validAfter.t + windowSecs < req.validAfter.t) history.pop();
   const newest = history[0];
   if (newest !== undefined && newest.validAfter.compare(req.validAfter) >= 0) {
     const oldest = history[history.length - 1]!;

@@ -5,7 +5,7 @@ import { BSONRegExp, MinKey, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { chunkVersion, type ChunkVersion } from '../catalog/chunk_version.js';
 import type { ChunkType, CollectionType, ShardType } from '../catalog/type_chunk.js';
-import { decideCommitChunkMigration, HISTORY_WINDOW_SECS, type CommitMigrationRequest } from './commit_chunk_migration.js';
+import { chunkHistoryWindowSecs, decideCommitChunkMigration, DEFAULT_CHUNK_HISTORY_WINDOW_SECS, type CommitMigrationRequest } from './commit_chunk_migration.js';
 
 const epoch = new ObjectId('65a000000000000000000001');
 const collTs = new Timestamp({ t: 50, i: 0 });
@@ -146,13 +146,27 @@ test('the commit logs moveChunk.commit as the donor with range, shards and count
 });
 
 test('old history entries beyond the window are dropped, keeping at least one', () => {
-  const old = new Timestamp({ t: now.t - HISTORY_WINDOW_SECS - 1, i: 0 });
+  const old = new Timestamp({ t: now.t - DEFAULT_CHUNK_HISTORY_WINDOW_SECS - 1, i: 0 });
   const recent = new Timestamp({ t: now.t - 10, i: 0 });
   const c = chunk(new MinKey(), new MaxKey(), 's0', 1, 0, { history: [{ validAfter: recent, shard: 's0' }, { validAfter: old, shard: 's1' }] });
   const only = { ...c, history: [{ validAfter: old, shard: 's0' }] };
   const req = (x: ChunkType) => request(x, { chunks: [x], fromShardCollectionVersion: chunkVersion(epoch, collTs, 1, 0) });
   assert.deepEqual(decideCommitChunkMigration(req(c)).updated[0]!.history.map((h) => h.shard), ['s2', 's0']);
   assert.deepEqual(decideCommitChunkMigration(req(only)).updated[0]!.history.map((h) => h.shard), ['s2', 's0']);
+});
+
+test('the history window follows minSnapshotHistoryWindowInSeconds and transactionLifetimeLimitSeconds, never under 10 seconds', () => {
+  assert.equal(DEFAULT_CHUNK_HISTORY_WINDOW_SECS, 300);
+  assert.equal(chunkHistoryWindowSecs({ minSnapshotHistoryWindowInSeconds: 5, transactionLifetimeLimitSeconds: 60 }), 60);
+  assert.equal(chunkHistoryWindowSecs({ minSnapshotHistoryWindowInSeconds: 1, transactionLifetimeLimitSeconds: 1 }), 10);
+  const at = (secsAgo: number): Timestamp => new Timestamp({ t: now.t - secsAgo, i: 0 });
+  const c = chunk(new MinKey(), new MaxKey(), 's0', 1, 0, { history: [{ validAfter: at(20), shard: 's0' }, { validAfter: at(40), shard: 's1' }, { validAfter: at(70), shard: 's0' }] });
+  const req = (historyWindowSecs: number) => request(c, { chunks: [c], fromShardCollectionVersion: chunkVersion(epoch, collTs, 1, 0), historyWindowSecs });
+  const kept = (historyWindowSecs: number) => decideCommitChunkMigration(req(historyWindowSecs)).updated[0]!.history.map((h) => now.t - h.validAfter.t);
+  assert.deepEqual(kept(60), [0, 20, 40], 'the entry from 70 s ago goes');
+  assert.deepEqual(kept(30), [0, 20], 'and with a shorter window the one from 40 s ago too');
+  assert.deepEqual(kept(10), [0, 20], 'the last entry before the commit always stays');
+  assert.deepEqual(kept(300), [0, 20, 40, 70]);
 });
 
 const table: [string, Partial<CommitMigrationRequest>, ChunkType, (e: unknown) => boolean][] = [

@@ -28,6 +28,7 @@ import { ensureConfigCollections } from '../configsvr/config_collections.js';
 import { recoverMovePrimaries, removeShardCommands } from '../commands/configsvr/remove_shard_commands.js';
 import { restoreMovePrimaryCriticalSections } from '../commands/sharding/move_primary_commands.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import { chunkHistoryWindowSecs } from '../configsvr_decisions/commit_chunk_migration.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { shardDDL } from './shard_ddl.js';
 import { Balancer } from '../configsvr/balancer.js';
@@ -167,7 +168,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   services.options = { ...options, port };
   if (options.role === 'config') {
     const clusterId = ensureConfigCollections(storage, local);
-    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints), clock);
+    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints), clock, chunkHistoryWindowSecs(options.parameters));
     recoverMovePrimaries(services);
     const p = options.parameters;
     services.balancer = new Balancer(services.catalogManager, local, client, `${options.bindIp}:${port}`, {
