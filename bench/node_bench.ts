@@ -9,6 +9,7 @@ import { open } from 'lmdb';
 import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type AnyDoc } from '../test/helpers/spawn_node.js';
 import { printTable } from './table.js';
+import { SECURITY_HEADERS, securityRows } from './security_bench.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BATCH = 1000;
@@ -191,6 +192,9 @@ export async function runNodeBench(): Promise<void> {
     removeDir(node.dbpath);
   }
   printTable(['measure', 'docshard', 'baseline', 'ratio', 'node CPU/op'], rows);
+  process.stdout.write('\n');
+  // With authentication and TLS on (issue 23): another node, set up as security_bench.ts does.
+  printTable(SECURITY_HEADERS, await securityRows('node'));
 }
 
 async function measureReplySize(port: number, request: Buffer): Promise<number> {

@@ -11,6 +11,7 @@ import { cpuSeconds } from './proc_cpu.js';
 import { spawnCluster, spawnRouter } from '../test/helpers/spawn_cluster.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
 import { printTable } from './table.js';
+import { SECURITY_HEADERS, securityRows } from './security_bench.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONCURRENCY = 8;
@@ -265,6 +266,9 @@ export async function runRouterBench(): Promise<void> {
   // The cluster part first and on its own: the 1M-chunk tables take most of a gigabyte of heap,
   // whose garbage collection would otherwise land in the client's request timings.
   printTable([`${CONCURRENCY} concurrent requesters, ${ROUNDS} × ${SECONDS} s per path`, 'ops/s', 'p50', 'p99', 'hop CPU/op', '÷ direct', 'per round: median; middle half'], await clusterRows());
+  process.stdout.write('\n');
+  // With authentication and TLS on (issue 23): another cluster, set up as security_bench.ts does.
+  printTable(SECURITY_HEADERS, await securityRows('router'));
   process.stdout.write('\n');
   printTable([`ChunkManager, ${CHUNKS / 1_000_000}M chunks (in process, no cluster)`, 'result', 'how'], chunkManagerRows());
 }

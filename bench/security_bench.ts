@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type AnyDoc } from '../test/helpers/spawn_node.js';
-import { spawnRouter } from '../test/helpers/spawn_cluster.js';
+import { removeDir, spawnNode, tempDir, type AnyDoc, type SpawnedNode } from '../test/helpers/spawn_node.js';
+import { spawnRouter, type SpawnedRouter } from '../test/helpers/spawn_cluster.js';
 import { makeTestCertificates } from '../test/helpers/tls_certificates.js';
 import { printTable } from './table.js';
 
 // npm run bench -- security: what authentication and TLS cost (issue 23), on a node and through a
 // router whose processes all run with a key file and --tlsMode preferTLS, so that plain and TLS
-// clients are measured against the same processes in the same run. Connection set-up: a new
+// clients are measured against the same processes in the same run (npm run bench -- node and
+// -- router end with the same table for their target). Connection set-up: a new
 // client's connect and first ping, without a login, with SCRAM-SHA-256 (the driver's default, in
 // its handshake) and SCRAM-SHA-1, in plain text and over TLS. Steady state: findOne by _id from
 // 16 concurrent logged-in operations, plain against TLS, rounds alternating.
@@ -86,35 +87,47 @@ async function measure(label: string, port: number, ca: string, direct: boolean,
   rows.push([`${label}: findOne by _id, logged in, 16 concurrent`, `${tls} ops/s TLS`, `${plain} ops/s plain`, (tls / plain).toFixed(2)]);
 }
 
-export async function runSecurityBench(): Promise<void> {
+// The processes of one target, every one with a key file and --tlsMode preferTLS, a root user
+// and DOCS documents: a node, or a config server, a shard and a router. Gives the rows of
+// `measure` and stops them.
+export async function securityRows(target: 'node' | 'router'): Promise<string[][]> {
   const dir = tempDir('docshard-bench-security-');
   const certs = makeTestCertificates(dir);
   const key = path.join(dir, 'key');
   writeFileSync(key, randomBytes(756).toString('base64'), { mode: 0o600 });
   const flags = ['--keyFile', key, '--tlsMode', 'preferTLS', '--tlsCertificateKeyFile', certs.server, '--tlsCAFile', certs.ca, '--tlsAllowConnectionsWithoutCertificates'];
   const rows: string[][] = [];
-  const node = await spawnNode({ extraArgs: flags });
-  const config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: flags });
-  const shard = await spawnNode({ role: 'shard', extraArgs: flags });
-  const router = await spawnRouter(config.port, flags);
+  const nodes: SpawnedNode[] = [];
+  let router: SpawnedRouter | undefined;
   try {
-    for (const [port, direct] of [[node.port, true], [router.port, false]] as const) {
-      const local = await MongoClient.connect(`mongodb://127.0.0.1:${port}/${direct ? '?directConnection=true' : ''}`);
-      await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
-      await local.close();
-      const root = await MongoClient.connect(uris(port, certs.ca, 'root:pw@', direct).plain());
-      if (!direct) await root.db('admin').command({ addShard: `127.0.0.1:${shard.port}`, name: 'shard0' });
-      await root.db('bench').collection<AnyDoc>('docs').insertMany(Array.from({ length: DOCS }, (_, i) => ({ _id: i, v: `value-${i}` })));
-      await root.close();
+    if (target === 'node') nodes.push(await spawnNode({ extraArgs: flags }));
+    else {
+      nodes.push(await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: flags }), await spawnNode({ role: 'shard', extraArgs: flags }));
+      router = await spawnRouter(nodes[0]!.port, flags);
     }
-    await measure('node', node.port, certs.ca, true, rows);
-    await measure('router', router.port, certs.ca, false, rows);
+    const direct = router === undefined;
+    const port = router?.port ?? nodes[0]!.port;
+    const local = await MongoClient.connect(`mongodb://127.0.0.1:${port}/${direct ? '?directConnection=true' : ''}`);
+    await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
+    await local.close();
+    const root = await MongoClient.connect(uris(port, certs.ca, 'root:pw@', direct).plain());
+    if (!direct) await root.db('admin').command({ addShard: `127.0.0.1:${nodes[1]!.port}`, name: 'shard0' });
+    await root.db('bench').collection<AnyDoc>('docs').insertMany(Array.from({ length: DOCS }, (_, i) => ({ _id: i, v: `value-${i}` })));
+    await root.close();
+    await measure(target, port, certs.ca, direct, rows);
   } finally {
-    await router.stop();
-    await Promise.all([node.stop(), shard.stop()]);
-    await config.stop();
-    for (const n of [node, config, shard]) removeDir(n.dbpath);
+    await router?.stop();
+    for (const n of [...nodes].reverse()) {
+      await n.stop();
+      removeDir(n.dbpath);
+    }
     removeDir(dir);
   }
-  printTable(['measure', 'docshard', 'baseline', 'ratio'], rows);
+  return rows;
+}
+
+export const SECURITY_HEADERS = ['with --keyFile and --tlsMode preferTLS', 'docshard', 'baseline', 'ratio'];
+
+export async function runSecurityBench(): Promise<void> {
+  printTable(SECURITY_HEADERS, [...await securityRows('node'), ...await securityRows('router')]);
 }
