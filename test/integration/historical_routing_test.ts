@@ -186,3 +186,57 @@ describe('the routing table as of a cluster time', () => {
     }
   });
 });
+
+// How far back a migration's commit keeps chunk history follows the config server's parameters
+// (MongoDB's getHistoryWindowInSeconds): here the floor, 10 seconds. The shards keep their versions
+// 300 seconds, so what a read older than the chunk history meets is the router's StaleChunkHistory.
+describe('chunk history kept by migration commits', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+
+  before(async () => {
+    const short = ['--setParameter', 'minSnapshotHistoryWindowInSeconds=1', '--setParameter', 'transactionLifetimeLimitSeconds=1'];
+    cluster = await spawnCluster({ shards: 2, configArgs: short });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    await client.db('admin').command({ enableSharding: 'kept', primaryShard: 'shard0' });
+  });
+
+  after(async () => {
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  async function now(): Promise<Timestamp> {
+    const session = client.startSession({ causalConsistency: true });
+    try {
+      await client.db('kept').collection<AnyDoc>('c').insertOne({ _id: -1 - Math.random() }, { session });
+      return session.operationTime!;
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  it('drops entries older than the window at a commit, and a read before the kept history answers StaleChunkHistory (250)', async () => {
+    const admin = client.db('admin');
+    await admin.command({ shardCollection: 'kept.c', key: { _id: 1 } });
+    await admin.command({ split: 'kept.c', middle: { _id: 100 } });
+    await client.db('kept').collection<AnyDoc>('c').insertMany([{ _id: 100, v: 0 }, { _id: 101, v: 0 }]);
+    const beforeFirst = await now();
+    await admin.command({ moveChunk: 'kept.c', find: { _id: 100 }, to: 'shard1', _waitForDelete: true });
+    const betweenMoves = await now();
+    await client.db('kept').collection<AnyDoc>('c').updateMany({ _id: { $gte: 100 } }, { $set: { v: 1 } });
+    await new Promise((resolve) => setTimeout(resolve, 11_500));
+    await admin.command({ moveChunk: 'kept.c', find: { _id: 100 }, to: 'shard0', _waitForDelete: true });
+
+    const uuid = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'kept.c' }))!.uuid;
+    const chunk = (await client.db('config').collection<AnyDoc>('chunks').findOne({ uuid, 'min._id': 100 }))!;
+    assert.deepEqual((chunk.history as AnyDoc[]).map((h) => h.shard), ['shard0', 'shard1'], 'the creation entry went, the entry before the commit stays');
+
+    const at = (t: Timestamp) => ({ find: 'c', filter: { _id: { $gte: 100 } }, sort: { _id: 1 }, readConcern: { level: 'snapshot', atClusterTime: t } });
+    const then = await client.db('kept').command(at(betweenMoves));
+    assert.deepEqual(then.cursor.firstBatch, [{ _id: 100, v: 0 }, { _id: 101, v: 0 }], 'read on shard1, which deleted the range since');
+    const err = await client.db('kept').command(at(beforeFirst)).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof MongoServerError, String(err));
+    assert.equal(err.code, 250, err.message);
+  });
+});
