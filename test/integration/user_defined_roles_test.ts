@@ -56,6 +56,9 @@ describe('user-defined roles on a node started with --auth', () => {
     const missing = await refusal(() => app.command({ createRole: 'x', privileges: [], roles: ['nothing'] }));
     assert.equal(missing.code, 31);
     assert.equal(missing.codeName, 'RoleNotFound');
+    // Restrictions this server would not enforce are refused, not kept.
+    const restricted = await refusal(() => app.command({ createRole: 'x', privileges: [], roles: [], authenticationRestrictions: [{ clientSource: ['10.0.0.0/8'] }] }));
+    assert.equal(restricted.code, 2);
     const noRoles = await refusal(() => app.command({ createRole: 'x', privileges: [] }));
     assert.equal(noRoles.code, 40414);
     const unknownUserRole = await refusal(() => root.db('admin').command({ createUser: 'y', pwd: 'pw', roles: [{ role: 'nothing', db: 'app' }] }));

@@ -27,6 +27,7 @@ export const createRoleCommand: CommandDefinition = {
     for (const field of ['privileges', 'roles']) {
       if (cmd[field] === undefined) throw new MongoError(40414, `BSON field 'createRole.${field}' is missing but a required field`);
     }
+    refuseAuthenticationRestrictions(cmd);
     const privileges = parsePrivileges(cmd.privileges);
     const roles = parseRoleNames(cmd.roles, ctx.db);
     checkGrantableRoles(ctx.node, name, roles);
@@ -43,6 +44,7 @@ export const updateRoleCommand: CommandDefinition = {
   names: ['updateRole'],
   run: (ctx, cmd) => {
     const name: RoleName = { role: requireString(cmd, 'updateRole'), db: ctx.db };
+    refuseAuthenticationRestrictions(cmd);
     if (cmd.privileges === undefined && cmd.roles === undefined) throw new MongoError(ErrorCodes.BadValue, 'Must specify at least one field to update in updateRole');
     const privileges = cmd.privileges === undefined ? undefined : parsePrivileges(cmd.privileges);
     const roles = cmd.roles === undefined ? undefined : parseRoleNames(cmd.roles, ctx.db);
@@ -159,6 +161,14 @@ function checkGrantableRoles(node: NodeServices, name: RoleName, roles: readonly
   const missing = missingRole(roles, find);
   if (missing !== undefined) throw new MongoError(ErrorCodes.RoleNotFound, `Cannot grant roles to '${roleString(name)}': Could not find role: ${roleString(missing)}`);
   if (wouldCycle(name, roles, find)) throw new MongoError(ErrorCodes.InvalidRoleModification, `Granting roles to ${roleString(name)} would introduce a cycle in the role graph`);
+}
+
+// MongoDB keeps a role's authenticationRestrictions (client and server addresses) and checks them
+// at each login; this server does not check them, so it refuses them rather than keep a
+// restriction it would not enforce.
+function refuseAuthenticationRestrictions(cmd: Doc): void {
+  const value = cmd.authenticationRestrictions;
+  if (value !== undefined && !(Array.isArray(value) && value.length === 0)) throw new MongoError(ErrorCodes.BadValue, 'authenticationRestrictions are not supported');
 }
 
 function existingRole(node: NodeServices, name: RoleName): Doc {
