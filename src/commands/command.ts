@@ -127,5 +127,9 @@ export interface CommandDefinition {
   testOnly?: boolean;
   // The first field names a whole namespace (dataSize: "db.coll"), not a collection of `$db`.
   wholeNamespace?: boolean;
+  // Takes a txnNumber outside a transaction as a retryable write, beside insert, update, delete
+  // and findAndModify: the internal commands a DDL coordinator sends under its session (MongoDB's
+  // retryable write commands list names them too).
+  retryableWrite?: boolean;
   run(ctx: CommandContext, cmd: Doc): Doc | Promise<Doc>;
 }

@@ -49,7 +49,7 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     // As mongod: the command's own fields, then its session fields, then its write concern.
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd, true);
-    checkRetryableWriteCommand(name, cmd);
+    if (def.retryableWrite !== true) checkRetryableWriteCommand(name, cmd);
     refuseUnreplicatedWriteConcern(cmd);
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext = { node, conn, db };

@@ -5,7 +5,7 @@ import type { Doc } from '../bson/values.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
-import { allShards, configCollection, criticalSectionReason, onConfig, splitNs, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
+import { allShards, configCollection, criticalSectionReason, onConfig, onParticipant, splitNs, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
 
 // MongoDB's CreateCollectionCoordinator (shardCollection), on the database's primary shard:
 //   kCheckPreconditions                     a collection sharded already answers its result when
@@ -45,7 +45,9 @@ export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
       if (self === undefined) throw new MongoError(ErrorCodes.ShardNotFound, 'this shard is not in config.shards');
       return self.host;
     };
-    const onSelf = async (cmd: Doc): Promise<Doc> => checkOk(await env.client.command(await selfHost(), db, cmd));
+    const blockOnSelf = async (blockType: 'Writes' | 'Unblock'): Promise<void> => {
+      await onParticipant(env, await selfHost(), db, { _shardsvrParticipantBlock: coll, blockType, reason });
+    };
     return {
       desc: 'CreateCollectionCoordinator',
       // The config server refuses a shard key it cannot index, a capped collection or a zone it
@@ -65,13 +67,14 @@ export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             return;
           }
           case 'kEnterWriteCriticalSectionOnCoordinator':
-            if (!sharded(d)) await onSelf({ _shardsvrParticipantBlock: coll, blockType: 'Writes', reason });
+            if (!sharded(d)) await blockOnSelf('Writes');
             return;
           case 'kCreateCollectionOnCoordinator': {
             if (sharded(d)) return;
-            const [info] = await fetchAll(env.client, await selfHost(), db, { listCollections: 1, filter: { name: coll } });
+            const host = await selfHost();
+            const [info] = await fetchAll(env.client, host, db, { listCollections: 1, filter: { name: coll } });
             if (info?.type === 'view') throw new MongoError(ErrorCodes.CommandNotSupportedOnView, `${ns} is a view`);
-            if (info === undefined) await onSelf({ create: coll });
+            if (info === undefined) checkOk(await env.client.command(host, db, { create: coll }));
             return;
           }
           case 'kCommitOnShardingCatalog': {
@@ -84,13 +87,13 @@ export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             return;
           }
           case 'kExitCriticalSection':
-            await onSelf({ _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason });
+            await blockOnSelf('Unblock');
             return;
         }
       },
       result: (d): Doc => d.result as Doc,
       async cleanupOnAbort(d) {
-        if (d.phase !== 'kCheckPreconditions') await onSelf({ _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason });
+        if (d.phase !== 'kCheckPreconditions') await blockOnSelf('Unblock');
       },
     };
   };

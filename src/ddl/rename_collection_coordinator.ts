@@ -1,11 +1,11 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
 import {
-  allShards, blockCrud, configCollection, criticalSectionReason, onConfig, splitNs, stopMigrations, unblockCrud,
+  allShards, blockCrud, configCollection, criticalSectionReason, onConfig, onParticipant, splitNs, stopMigrations, unblockCrud,
   type DDLCoordinatorEnv, type ParticipantShard,
 } from './sharding_ddl_util.js';
 
@@ -79,9 +79,9 @@ export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             const { db, coll } = splitNs(from);
             // An unsharded source is the primary's alone: a copy of the same UUID elsewhere is what
             // a movePrimary's donor keeps until its clean-up drops it, and is not renamed.
-            await Promise.all(shards.map(async (s) => checkOk(await env.client.command(s.host, db, {
+            await Promise.all(shards.map((s) => onParticipant(env, s.host, db, {
               _shardsvrRenameCollectionParticipant: coll, to, sourceUUID, renameSource: sourceSharded || s._id === primary,
-            }))));
+            })));
             return;
           }
           case 'kRenameMetadata': {

@@ -10,6 +10,7 @@ import type { DDLLockManager, DDLLockRequest } from './ddl_lock_manager.js';
 import {
   DDL_COORDINATORS_NS, newCoordinatorDocument, recoveredSession, type CoordinatorDocument, type CoordinatorId, type DDLOperationType,
 } from './sharding_ddl_coordinator_document.js';
+import { withCoordinatorSession } from './sharding_ddl_util.js';
 import { nextStep, retryDelayMs, UNSET_PHASE, type CoordinatorEvent, type CoordinatorProgress, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
 
 // One DDL operation's own part: its phases, its locks, what each phase does (idempotent: a phase
@@ -73,6 +74,9 @@ export class ShardingDDLCoordinatorService {
     // router attached (StaleDbVersion otherwise). The dispatcher checked it before the request
     // waited for the locks, and what held them (a dropDatabase, a movePrimary) may have changed it.
     private readonly checkDatabaseVersion: (db: string, version: Doc) => Promise<void>,
+    // After a recovery, under the coordinator's new session: every participant and the config
+    // server learn its txnNumber, and refuse the older one's commands still in flight.
+    private readonly fenceParticipants: () => Promise<void>,
   ) {}
 
   // Startup, before the node listens: each persisted coordinator runs again from its phase.
@@ -148,6 +152,7 @@ export class ShardingDDLCoordinatorService {
     try {
       const { databaseVersion, _id } = this.entry(k).doc;
       if (first.type === 'start' && databaseVersion !== undefined) await this.checkDatabaseVersion(_id.namespace.split('.')[0]!, databaseVersion);
+      if (first.type === 'recovered') await this.retried(k, 'fencing its participants', () => withCoordinatorSession(this.entry(k).doc.session, this.fenceParticipants));
       let progress: CoordinatorProgress = { phase: this.entry(k).doc.phase, attempt: 0 };
       let event = first;
       for (;;) {
@@ -181,7 +186,8 @@ export class ShardingDDLCoordinatorService {
       entry.doc = { ...entry.doc, ...fields };
     };
     try {
-      await coordinator.runPhase(phase, this.entry(k).doc, save);
+      const { doc } = this.entry(k);
+      await withCoordinatorSession(doc.session, () => coordinator.runPhase(phase, doc, save));
       return { type: 'phaseDone' };
     } catch (err) {
       this.checkStopping();
@@ -191,15 +197,22 @@ export class ShardingDDLCoordinatorService {
     }
   }
 
-  // Retried like a phase: the operation answers its error only once undone.
+  // The operation answers its error only once undone.
   private async cleanUpOnAbort(k: string, coordinator: DDLCoordinator): Promise<void> {
-    if (coordinator.cleanupOnAbort === undefined) return;
+    const { cleanupOnAbort } = coordinator;
+    if (cleanupOnAbort === undefined) return;
+    const { doc } = this.entry(k);
+    await this.retried(k, 'cleaning up after its abort', () => withCoordinatorSession(doc.session, () => cleanupOnAbort(doc)));
+  }
+
+  // Work outside the phases that must succeed before the coordinator goes on: retried as a phase is.
+  private async retried(k: string, what: string, fn: () => Promise<void>): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await coordinator.cleanupOnAbort(this.entry(k).doc);
+        return await fn();
       } catch (err) {
         this.checkStopping();
-        this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, err }, 'DDL coordinator clean-up after abort failed');
+        this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, err }, `DDL coordinator failed ${what}`);
         await this.clock.sleep(retryDelayMs(attempt));
       }
     }

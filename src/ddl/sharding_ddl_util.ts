@@ -1,8 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 
 // What coordinators reach the cluster through (MongoDB's sharding_ddl_util): the config server and
 // every shard, by host, over the node's client.
@@ -44,20 +46,55 @@ export async function configCollection(env: DDLCoordinatorEnv, ns: string): Prom
   return entry;
 }
 
+// The session of the coordinator whose phase is running: every command below that changes
+// something on a participant or the config server goes as a retryable write of it (lsid and
+// txnNumber), so that the participant can refuse one from before the coordinator's last recovery
+// (src/commands/sharding/ddl_participant_session.ts).
+const coordinatorSession = new AsyncLocalStorage<CoordinatorDocument['session']>();
+
+export function withCoordinatorSession<T>(session: CoordinatorDocument['session'], fn: () => Promise<T>): Promise<T> {
+  return coordinatorSession.run(session, fn);
+}
+
+function underSession(cmd: Doc): Doc {
+  const session = coordinatorSession.getStore();
+  return session === undefined ? cmd : { ...cmd, lsid: session.lsid, txnNumber: session.txnNumber };
+}
+
+// A participant command (a retryable write of the coordinator's session) to one host.
+export async function onParticipant(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
+  return checkOk(await env.client.command(host, db, underSession(cmd)));
+}
+
 export async function onConfig(env: DDLCoordinatorEnv, cmd: Doc): Promise<Doc> {
-  return checkOk(await env.client.command(configHostOf(env), 'admin', cmd));
+  return onParticipant(env, configHostOf(env), 'admin', cmd);
+}
+
+// After a recovery, before its phase runs again: a no-op retryable write of the coordinator's new
+// txnNumber on every shard and the config server (MongoDB's
+// performNoopRetryableWriteOnAllShardsAndConfigsvr), so that each refuses from now on any command
+// of the coordinator's txnNumber before the crash still on its way.
+export async function performNoopRetryableWriteOnAllShardsAndConfigsvr(env: DDLCoordinatorEnv): Promise<void> {
+  const hosts = [configHostOf(env), ...(await allShards(env)).map((s) => s.host)];
+  await Promise.all(hosts.map(async (host) => {
+    const reply = await onParticipant(env, host, 'admin', {
+      update: 'system.version', updates: [{ q: { _id: 'shardingDDLCoordinatorRecoveryDoc' }, u: { $inc: { noopWriteCount: 1 } }, upsert: true }],
+    });
+    const [writeError] = (reply.writeErrors as Doc[] | undefined) ?? [];
+    if (writeError !== undefined) throw new MongoError(Number(writeError.code), String(writeError.errmsg));
+  }));
 }
 
 // Sends `cmd` to each shard at once; every one must answer ok.
 export async function onShards(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], db: string, cmd: Doc): Promise<void> {
-  await Promise.all(shards.map(async (s) => checkOk(await env.client.command(s.host, db, cmd))));
+  await Promise.all(shards.map((s) => onParticipant(env, s.host, db, cmd)));
 }
 
 // MongoDB's stopMigrations: the balancer and moveChunk leave the collection alone, and the config
 // server waits out the migrations of it still running. A collection no longer sharded (a phase
 // run again after its metadata went) has none.
 export async function stopMigrations(env: DDLCoordinatorEnv, ns: string): Promise<void> {
-  const reply = await env.client.command(configHostOf(env), 'admin', { _configsvrSetAllowMigrations: ns, allowMigrations: false });
+  const reply = await env.client.command(configHostOf(env), 'admin', underSession({ _configsvrSetAllowMigrations: ns, allowMigrations: false }));
   if (reply.code !== ErrorCodes.NamespaceNotSharded) checkOk(reply);
 }
 

@@ -7,7 +7,7 @@ import { dropDatabaseCoordinator } from '../ddl/drop_database_coordinator.js';
 import { refineCollectionShardKeyCoordinator } from '../ddl/refine_collection_shard_key_coordinator.js';
 import { renameCollectionCoordinator } from '../ddl/rename_collection_coordinator.js';
 import { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
-import type { DDLCoordinatorEnv } from '../ddl/sharding_ddl_util.js';
+import { performNoopRetryableWriteOnAllShardsAndConfigsvr, type DDLCoordinatorEnv } from '../ddl/sharding_ddl_util.js';
 import { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 import { databaseCriticalSections } from '../shard/database_critical_section.js';
 
@@ -46,7 +46,7 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     // collections' filtering metadata, which nothing here changed.
     await metadata.refreshDatabase(db);
     await metadata.checkRequest(db, undefined, { databaseVersion: version });
-  });
+  }, () => performNoopRetryableWriteOnAllShardsAndConfigsvr(env));
   coordinators.recover();
   return { coordinators, criticalSections };
 }

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MaxKey, MinKey, MongoClient } from 'mongodb';
+import { Long, MaxKey, MinKey, MongoClient } from 'mongodb';
+import { WireClient } from '../../src/wire/client.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 
@@ -225,6 +226,57 @@ describe('DDL coordinators on the primary shard', () => {
       await assertSharded(db, 'c', model);
     });
   }
+
+  // What MongoDB's coordinators do with their session: each command to a participant or the config
+  // server is a retryable write of it, and a recovered coordinator fences them all with its next
+  // txnNumber before it goes on, so a command from before its crash still on its way is refused.
+  it('participants run the coordinator\'s commands under its session, and after a recovery refuse one of its txnNumber from before the crash', async () => {
+    await shardedOnBoth('fence', 'src');
+    const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'fence.src' });
+    const raw = new WireClient();
+    const host = (node: { port: number }): string => `127.0.0.1:${node.port}`;
+    const txnNumOn = async (c: MongoClient, lsid: AnyDoc): Promise<number | undefined> => {
+      const record = await c.db('config').collection<AnyDoc>('transactions').findOne({ '_id.id': lsid.id });
+      return record === null ? undefined : Number(record.txnNum);
+    };
+    const config = new MongoClient(cluster.config.uri);
+    try {
+      const primary = shardClients[0]!.db('admin');
+      const { count } = await primary.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'RenameCollectionCoordinator', phase: 'kRenameMetadata' } });
+      const request = client.db('admin').command({ renameCollection: 'fence.src', to: 'fence.dst' }).catch(() => undefined);
+      await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+      const { lsid, txnNumber } = (await coordinatorDocs())[0]!.session;
+      assert.equal(await txnNumOn(shardClients[1]!, lsid), Number(txnNumber), 'the other shard ran kBlockCrudAndRename\'s commands under the coordinator\'s session');
+      assert.equal(await txnNumOn(config, lsid), Number(txnNumber), 'so did the config server kFreezeMigrations\'s');
+      // A command of the coordinator's txnNumber is taken while that txnNumber is current.
+      const stale = { _shardsvrDropCollectionParticipant: 'nothing', lsid, txnNumber };
+      assert.equal((await raw.command(host(cluster.shards[1]!), 'fence', stale)).ok, 1);
+
+      await shardClients[0]!.close();
+      await cluster.shards[0]!.kill9();
+      cluster.shards[0] = await restartNode(cluster.shards[0]!, { extraArgs: ['--enableTestCommands'] });
+      shardClients[0] = new MongoClient(cluster.shards[0]!.uri);
+      await request;
+      await until('the recovered coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
+
+      const next = Number(txnNumber) + 1;
+      assert.equal(await txnNumOn(shardClients[1]!, lsid), next, 'the recovered coordinator fenced the other shard with its next txnNumber');
+      assert.equal(await txnNumOn(config, lsid), next, 'and the config server');
+      const refusals: [string, string, AnyDoc][] = [
+        [host(cluster.shards[1]!), 'fence', stale],
+        [host(cluster.config), 'admin', { _configsvrRenameCollectionMetadata: 'fence.src', to: 'fence.dst', sourceUUID: before!.uuid, lsid, txnNumber }],
+      ];
+      for (const [where, db, cmd] of refusals) {
+        const reply = await raw.command(where, db, cmd);
+        assert.equal(reply.codeName, 'TransactionTooOld', `${Object.keys(cmd)[0]} of the txnNumber from before the crash: ${JSON.stringify(reply)}`);
+      }
+      assert.equal((await raw.command(host(cluster.shards[1]!), 'fence', { ...stale, txnNumber: Long.fromNumber(next) })).ok, 1, 'the current txnNumber is still taken');
+      await assertRenamed('fence', 'src', 'dst', before!.uuid, before!.lastmodEpoch);
+    } finally {
+      await raw.close();
+      await config.close();
+    }
+  });
 
   it('shardCollection: kill -9 of the config server at the commit, restart, the coordinator commits', async () => {
     const model = await unshardedWithIndex('crashcreatecfg', 'c');

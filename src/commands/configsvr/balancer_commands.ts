@@ -6,6 +6,7 @@ import type { Balancer } from '../../configsvr/balancer.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 import { optionalBool, optionalNumber, requireBool, requireDoc, requireString } from '../args.js';
+import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
 
 function balancer(ctx: CommandContext): Balancer {
   const b = ctx.node.balancer;
@@ -58,8 +59,10 @@ export const balancerCollectionStatusCommand: CommandDefinition = {
 
 export const setAllowMigrationsCommand: CommandDefinition = {
   names: ['_configsvrSetAllowMigrations'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrSetAllowMigrations');
     await catalog(ctx).migrations.setAllowMigrations(requireString(cmd, '_configsvrSetAllowMigrations'), requireBool(cmd, 'allowMigrations'));
     return { ok: 1 };
   },

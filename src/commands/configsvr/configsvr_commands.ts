@@ -7,6 +7,7 @@ import { optionalBool, optionalDoc, optionalNumber, optionalString, requireDoc, 
 import type { Timestamp } from 'bson';
 import { shardVersionFromBSON } from '../../catalog/chunk_version.js';
 import { hangIfFailPointEnabled } from '../../base/fail_points.js';
+import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
 
 function manager(ctx: CommandContext): ShardingCatalogManager {
   const m = ctx.node.catalogManager;
@@ -36,8 +37,10 @@ export const configsvrCreateDatabaseCommand: CommandDefinition = {
 
 export const configsvrShardCollectionCommand: CommandDefinition = {
   names: ['_configsvrShardCollection'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrShardCollection');
     const ns = requireString(cmd, '_configsvrShardCollection');
     const key = requireDoc(cmd, 'key');
     const collection = await manager(ctx).shardCollection(ns, key, optionalBool(cmd, 'unique') ?? false, optionalNumber(cmd, 'numInitialChunks'), optionalBool(cmd, 'presplitHashedZones') ?? false);
@@ -75,8 +78,10 @@ export const configsvrCommitChunksMergeCommand: CommandDefinition = {
 
 export const configsvrCommitDropCollectionCommand: CommandDefinition = {
   names: ['_configsvrCommitDropCollection'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitDropCollection');
     await manager(ctx).commitDropCollection(requireString(cmd, '_configsvrCommitDropCollection'), cmd.collectionUUID);
     return { ok: 1 };
   },
@@ -84,8 +89,10 @@ export const configsvrCommitDropCollectionCommand: CommandDefinition = {
 
 export const configsvrRenameCollectionMetadataCommand: CommandDefinition = {
   names: ['_configsvrRenameCollectionMetadata'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrRenameCollectionMetadata');
     await manager(ctx).renameCollectionMetadata(requireString(cmd, '_configsvrRenameCollectionMetadata'), requireString(cmd, 'to'), cmd.sourceUUID, cmd.targetUUID);
     return { ok: 1 };
   },
@@ -93,8 +100,10 @@ export const configsvrRenameCollectionMetadataCommand: CommandDefinition = {
 
 export const configsvrCommitRefineCollectionShardKeyCommand: CommandDefinition = {
   names: ['_configsvrCommitRefineCollectionShardKey'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitRefineCollectionShardKey');
     await manager(ctx).commitRefineCollectionShardKey(requireString(cmd, '_configsvrCommitRefineCollectionShardKey'), requireDoc(cmd, 'key'), cmd.collectionUUID);
     return { ok: 1 };
   },
@@ -102,8 +111,10 @@ export const configsvrCommitRefineCollectionShardKeyCommand: CommandDefinition =
 
 export const configsvrCommitDropDatabaseCommand: CommandDefinition = {
   names: ['_configsvrCommitDropDatabase'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitDropDatabase');
     await manager(ctx).commitDropDatabase(requireString(cmd, '_configsvrCommitDropDatabase'));
     return { ok: 1 };
   },

@@ -6,6 +6,7 @@ import { dropCollectionLocally, dropDatabaseLocally } from '../ddl/collections.j
 import type { CollectionCriticalSections } from '../../shard/collection_critical_section.js';
 import { valuesEqual } from '../../bson/compare.js';
 import { RANGE_DELETIONS_NS } from '../../migration/range_deletion_task.js';
+import { checkDDLCoordinatorSession } from './ddl_participant_session.js';
 
 // The participant side of the DDL coordinators (src/ddl), on every shard.
 
@@ -23,7 +24,9 @@ function criticalSections(ctx: CommandContext, name: string): CollectionCritical
 // against what the DDL changed.
 export const participantBlockCommand: CommandDefinition = {
   names: ['_shardsvrParticipantBlock'],
+  retryableWrite: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrParticipantBlock');
     const sections = criticalSections(ctx, '_shardsvrParticipantBlock');
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const reason = requireDoc(cmd, 'reason');
@@ -49,7 +52,9 @@ export const participantBlockCommand: CommandDefinition = {
 // cached metadata go; nothing there is no error (the drop runs again after a crash).
 export const dropCollectionParticipantCommand: CommandDefinition = {
   names: ['_shardsvrDropCollectionParticipant'],
+  retryableWrite: true,
   run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrDropCollectionParticipant');
     criticalSections(ctx, '_shardsvrDropCollectionParticipant');
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     dropCollectionLocally(ctx.node, ns);
@@ -61,7 +66,9 @@ export const dropCollectionParticipantCommand: CommandDefinition = {
 // {_shardsvrDropDatabaseParticipant: 1}: every collection of the database the shard holds.
 export const dropDatabaseParticipantCommand: CommandDefinition = {
   names: ['_shardsvrDropDatabaseParticipant'],
-  run(ctx) {
+  retryableWrite: true,
+  run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrDropDatabaseParticipant');
     criticalSections(ctx, '_shardsvrDropDatabaseParticipant');
     dropDatabaseLocally(ctx.node, ctx.db);
     return { ok: 1 };
@@ -76,7 +83,9 @@ export const dropDatabaseParticipantCommand: CommandDefinition = {
 // its copy renamed and leaves it.
 export const renameCollectionParticipantCommand: CommandDefinition = {
   names: ['_shardsvrRenameCollectionParticipant'],
+  retryableWrite: true,
   run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrRenameCollectionParticipant');
     criticalSections(ctx, '_shardsvrRenameCollectionParticipant');
     const from = `${ctx.db}.${collectionArg(cmd)}`;
     const to = requireString(cmd, 'to');
