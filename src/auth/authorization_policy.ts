@@ -16,6 +16,9 @@ import type { RoleName } from './users.js';
 export interface Authorization {
   roles: readonly RoleName[];
   privileges?: readonly Privilege[];
+  // The logged-in user's name: usersInfo of oneself needs no viewUser.
+  user?: string;
+  db?: string;
 }
 
 type Resource = { kind: 'collection'; db: string; coll: string } | { kind: 'database'; db: string } | { kind: 'cluster' };
@@ -84,7 +87,7 @@ const ANY_AUTHENTICATED = new Set([
   'refreshSessions', 'listCommands', 'whatsmyuri', 'isdbgrid', 'getMore', 'killCursors', 'commitTransaction', 'abortTransaction',
 ]);
 
-type Requirements = (cmd: Doc, db: string) => Requirement[];
+type Requirements = (cmd: Doc, db: string, authz: Authorization) => Requirement[];
 
 function onCollection(...actions: string[]): Requirements {
   return (cmd, db) => [{ resource: collectionOf(cmd, db), actions }];
@@ -150,13 +153,38 @@ function findAndModifyRequirements(cmd: Doc, db: string): Requirement[] {
 }
 
 // Each change updateUser makes asks its own action of the user's database.
+// Each change updateUser makes asks its own action of the user's database, and new roles
+// grantRole on theirs, as createUser's do.
 function updateUserRequirements(cmd: Doc, db: string): Requirement[] {
   const actions = [
     ...(cmd.pwd !== undefined ? ['changePassword'] : []),
     ...(cmd.customData !== undefined ? ['changeCustomData'] : []),
-    ...(cmd.roles !== undefined ? ['grantRole', 'revokeRole'] : []),
+    ...(cmd.roles !== undefined ? ['revokeRole'] : []),
   ];
-  return [{ resource: { kind: 'database', db }, actions }];
+  return [{ resource: { kind: 'database', db }, actions }, ...grantRequirements({ roles: cmd.roles }, db, 'grantRole')];
+}
+
+// usersInfo of every database asks viewUser of the cluster, of a database's users viewUser there,
+// and of named users viewUser on each one's database unless it is the caller itself.
+function usersInfoRequirements(cmd: Doc, db: string, authz: Authorization): Requirement[] {
+  const arg = cmd.usersInfo;
+  if (arg !== null && typeof arg === 'object' && !Array.isArray(arg) && (arg as Doc).forAllDBs === true) return [{ resource: { kind: 'cluster' }, actions: ['viewUser'] }];
+  if (typeof arg !== 'string' && !Array.isArray(arg) && !(arg !== null && typeof arg === 'object')) return [{ resource: { kind: 'database', db }, actions: ['viewUser'] }];
+  return (Array.isArray(arg) ? (arg as unknown[]) : [arg]).flatMap((u): Requirement[] => {
+    const name = typeof u === 'string' ? { user: u, db } : u !== null && typeof u === 'object' ? { user: (u as Doc).user, db: typeof (u as Doc).db === 'string' ? (u as Doc).db as string : db } : { user: undefined, db };
+    return name.user === authz.user && name.db === authz.db ? [] : [{ resource: { kind: 'database', db: name.db }, actions: ['viewUser'] }];
+  });
+}
+
+// rolesInfo of a database's roles asks viewRole there; of named roles, viewRole on each one's
+// database unless the caller holds the role.
+function rolesInfoRequirements(cmd: Doc, db: string, authz: Authorization): Requirement[] {
+  const arg = cmd.rolesInfo;
+  if (typeof arg !== 'string' && !Array.isArray(arg) && !(arg !== null && typeof arg === 'object')) return [{ resource: { kind: 'database', db }, actions: ['viewRole'] }];
+  return (Array.isArray(arg) ? (arg as unknown[]) : [arg]).flatMap((r): Requirement[] => {
+    const name = typeof r === 'string' ? { role: r, db } : r !== null && typeof r === 'object' ? { role: (r as Doc).role, db: typeof (r as Doc).db === 'string' ? (r as Doc).db as string : db } : { role: undefined, db };
+    return authz.roles.some((h) => h.role === name.role && h.db === name.db) ? [] : [{ resource: { kind: 'database', db: name.db }, actions: ['viewRole'] }];
+  });
 }
 
 // Within one database renameCollectionSameDB suffices; across databases the source is read and
@@ -217,13 +245,14 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   dbStats: onDatabase('dbStats'),
   collMod: onCollection('collMod'),
   validate: onCollection('validate'),
-  createUser: onDatabase('createUser'),
+  // A user's roles are granted as a role's are: grantRole (revokeRole) on each one's database.
+  createUser: (cmd, db) => [{ resource: { kind: 'database', db }, actions: ['createUser'] }, ...grantRequirements({ roles: cmd.roles }, db, 'grantRole')],
   dropUser: onDatabase('dropUser'),
-  usersInfo: onDatabase('viewUser'),
+  usersInfo: usersInfoRequirements,
   updateUser: updateUserRequirements,
-  grantRolesToUser: onDatabase('grantRole'),
-  revokeRolesFromUser: onDatabase('revokeRole'),
-  rolesInfo: onDatabase('viewRole'),
+  grantRolesToUser: (cmd, db) => grantRequirements({ roles: cmd.roles }, db, 'grantRole'),
+  revokeRolesFromUser: (cmd, db) => grantRequirements({ roles: cmd.roles }, db, 'revokeRole'),
+  rolesInfo: rolesInfoRequirements,
   // Role commands, as MongoDB's checkAuthFor*RoleCommand ask: the command's own action on the
   // role's database, and grantRole (revokeRole) on what is given (taken away).
   createRole: (cmd, db) => [{ resource: { kind: 'database', db }, actions: ['createRole'] }, ...grantRequirements(cmd, db, 'grantRole')],
@@ -260,14 +289,14 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   dataSize: onNamespace('find'),
 };
 
-function requirementsOf(name: string, cmd: Doc, db: string): Requirement[] | undefined {
+function requirementsOf(name: string, cmd: Doc, db: string, authz: Authorization): Requirement[] | undefined {
   if (name === 'explain') {
     const inner = cmd.explain;
     if (inner === null || typeof inner !== 'object') return undefined;
     const innerName = Object.keys(inner)[0] ?? '';
-    return innerName === 'explain' ? undefined : requirementsOf(innerName, inner as Doc, db);
+    return innerName === 'explain' ? undefined : requirementsOf(innerName, inner as Doc, db, authz);
   }
-  return COMMAND_REQUIREMENTS[name]?.(cmd, db);
+  return COMMAND_REQUIREMENTS[name]?.(cmd, db, authz);
 }
 
 function grantOf(role: RoleName): Grant | undefined {
@@ -315,7 +344,7 @@ function granted(authz: Authorization, resource: Resource, action: string): bool
 // command's database and the command as sent.
 export function checkAuthorization(authz: Authorization, name: string, db: string, cmd: Doc): MongoError | undefined {
   if (ANY_AUTHENTICATED.has(name) || isRoot(authz.roles)) return undefined;
-  const required = requirementsOf(name, cmd, db);
+  const required = requirementsOf(name, cmd, db, authz);
   const allowed = required !== undefined && required.every((r) => r.actions.every((action) => granted(authz, r.resource, action)));
   return allowed ? undefined : new MongoError(ErrorCodes.Unauthorized, `not authorized on ${db} to execute command ${formatValue(redactedForLog(name, cmd))}`);
 }

@@ -157,3 +157,27 @@ test('the role commands ask grantRole of what they grant: the role\'s database, 
   assert.ok(allowed(admin, { revokePrivilegesFromRole: 'r', privileges: [{ resource: { db: 'app', collection: 'c' }, actions: ['find'] }] }));
   assert.ok(!allowed([role('read', 'app')], { dropRole: 'r' }));
 });
+
+test('granting a user a role asks grantRole on the role\'s database: a database\'s userAdmin cannot hand out root', () => {
+  const admin = [role('userAdmin', 'app')];
+  assert.ok(allowed(admin, { createUser: 'u', pwd: 'p', roles: ['read'] }));
+  assert.ok(!allowed(admin, { createUser: 'u', pwd: 'p', roles: [{ role: 'root', db: 'admin' }] }));
+  assert.ok(!allowed(admin, { grantRolesToUser: 'u', roles: [{ role: 'readWriteAnyDatabase', db: 'admin' }] }));
+  assert.ok(!allowed(admin, { updateUser: 'u', roles: [{ role: 'root', db: 'admin' }] }));
+  assert.ok(allowed(admin, { updateUser: 'u', roles: ['readWrite'] }));
+  assert.ok(allowed(admin, { revokeRolesFromUser: 'u', roles: ['read'] }));
+  assert.ok(allowed([role('userAdminAnyDatabase', 'admin')], { createUser: 'u', pwd: 'p', roles: [{ role: 'root', db: 'admin' }] }, 'app'));
+});
+
+test('a user views itself and the roles it holds without viewUser or viewRole', () => {
+  const self = { roles: [role('read', 'app')], user: 'me', db: 'admin' };
+  const may = (cmd: Record<string, unknown>, db: string): boolean => checkAuthorization(self, Object.keys(cmd)[0]!, db, cmd) === undefined;
+  assert.ok(may({ usersInfo: 'me' }, 'admin'));
+  assert.ok(may({ usersInfo: { user: 'me', db: 'admin' } }, 'app'));
+  assert.ok(!may({ usersInfo: 'other' }, 'admin'));
+  assert.ok(!may({ usersInfo: 1 }, 'admin'));
+  assert.ok(!may({ usersInfo: { forAllDBs: true } }, 'admin'));
+  assert.ok(may({ rolesInfo: 'read' }, 'app'));
+  assert.ok(!may({ rolesInfo: 'readWrite' }, 'app'));
+  assert.ok(!may({ rolesInfo: 1 }, 'app'));
+});

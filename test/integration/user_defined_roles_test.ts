@@ -169,6 +169,13 @@ describe('user-defined roles on a node started with --auth', () => {
       // Granting a privilege on another database needs grantRole there.
       const elsewhere = await refusal(() => admin.db('app').command({ grantPrivilegesToRole: 'mine', privileges: [{ resource: { cluster: true }, actions: ['serverStatus'] }] }));
       assert.equal(elsewhere.code, 13);
+      // Nor hand a user a role of another database: grantRole there is asked, as MongoDB asks it.
+      const escalation = await refusal(() => admin.db('app').command({ createUser: 'boss', pwd: 'pw', roles: [{ role: 'root', db: 'admin' }] }));
+      assert.equal(escalation.code, 13);
+      assert.equal((await admin.db('app').command({ createUser: 'helper', pwd: 'pw', roles: ['mine'] })).ok, 1);
+      // A user sees itself, and the roles it holds, without viewUser or viewRole.
+      assert.equal((await admin.db('admin').command({ usersInfo: 'admin' })).users.length, 1);
+      assert.equal((await refusal(() => admin.db('admin').command({ usersInfo: 'root' }))).code, 13);
     });
     const dropped = await root.db('app').command({ dropAllRolesFromDatabase: 1 });
     assert.deepEqual([dropped.n, dropped.ok], [4, 1]);
