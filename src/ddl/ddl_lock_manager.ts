@@ -23,6 +23,10 @@ interface Waiter {
 
 export interface DDLLockRequest {
   readonly db: string;
+  // Further databases an operation locks with `db` (a rename into another database): all of them
+  // are taken in name order before any collection, so two such operations crosswise wait rather
+  // than deadlock.
+  readonly databases?: readonly string[];
   readonly collections?: readonly string[];
 }
 
@@ -51,7 +55,8 @@ export class DDLLockManager {
   // coordinator holds them across its phases, and one recovered at startup takes them before the
   // node accepts a new DDL.
   async acquire(request: DDLLockRequest, reason: string): Promise<() => void> {
-    const names = [request.db, ...(request.collections ?? [])];
+    const databases = request.databases === undefined ? [request.db] : [...new Set([request.db, ...request.databases])].sort();
+    const names = [...databases, ...(request.collections ?? [])];
     const taken: string[] = [];
     const release = (): void => {
       for (const name of taken.reverse()) this.unlock(name);

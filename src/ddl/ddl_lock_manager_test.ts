@@ -115,6 +115,21 @@ describe('DDLLockManager', () => {
     await a;
   });
 
+  it('two operations over the same two databases, named crosswise, take them in name order and run one after the other', async () => {
+    const { locks } = manager();
+    const order: string[] = [];
+    const first = holder();
+    const a = locks.withLocks({ db: 'zeta', databases: ['alpha'], collections: ['alpha.t', 'zeta.s'] }, 'zeta to alpha', async () => { order.push('a'); await first.body(); });
+    await settle();
+    const b = locks.withLocks({ db: 'alpha', databases: ['zeta'], collections: ['alpha.s', 'zeta.t'] }, 'alpha to zeta', async () => { order.push('b'); });
+    const single = locks.withLocks({ db: 'zeta' }, 'zeta alone', async () => { order.push('single'); });
+    await settle();
+    assert.deepEqual(order, ['a'], 'both wait for the first, whose databases are both held');
+    first.release();
+    await Promise.all([a, b, single]);
+    assert.deepEqual(order, ['a', 'single', 'b'], 'each waiter in turn, none deadlocked');
+  });
+
   it('takes its timeout from the overrideDDLLockTimeout fail point', async () => {
     const failPoints = new FailPoints();
     failPoints.configure('overrideDDLLockTimeout', 'alwaysOn', { timeoutMillisecs: 500 });

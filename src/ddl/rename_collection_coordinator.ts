@@ -5,12 +5,12 @@ import { fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
 import {
-  allShards, blockCrud, configCollection, criticalSectionReason, onConfig, onParticipant, splitNs, stopMigrations, unblockCrud,
+  allShards, blockCrud, configCollection, configHostOf, criticalSectionReason, onConfig, onParticipant, splitNs, stopMigrations, unblockCrud,
   type DDLCoordinatorEnv, type ParticipantShard,
 } from './sharding_ddl_util.js';
 
 // MongoDB's RenameCollectionCoordinator, on the database's primary shard, for a collection sharded
-// or not, within its database:
+// or not within its database, or an unsharded one into another database of the same primary:
 //   kCheckPreconditions  the source exists, the target does not (or dropTarget); note the shards
 //                        and both UUIDs (the only phase that may answer an error)
 //   kFreezeMigrations    migrations of the source and of a sharded target stop
@@ -39,6 +39,18 @@ async function localUuid(env: DDLCoordinatorEnv, host: string, ns: string): Prom
   return (info.info as Doc | undefined)?.uuid;
 }
 
+// MongoDB 7.0 renames across databases only an unsharded collection whose database has the same
+// primary shard as the target's (this one, whose locks on both databases hold a movePrimary of
+// either back); docshard keeps a sharded target out too, as the config server's re-keying is per
+// database.
+async function checkCrossDatabase(env: DDLCoordinatorEnv, self: string, toDb: string, source: Doc | undefined, target: Doc | undefined): Promise<void> {
+  if (source !== undefined) throw new MongoError(ErrorCodes.CommandFailed, 'Source and destination collections must be on the same database because the source collection is sharded.');
+  if (target !== undefined) throw new MongoError(ErrorCodes.CommandFailed, 'Cannot rename an unsharded collection over a sharded collection of another database.');
+  const [database] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'databases', filter: { _id: toDb } });
+  if (database === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `Database ${toDb} does not exist`);
+  if (database.primary !== self) throw new MongoError(13137, 'Source and destination collections must be on same shard');
+}
+
 export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
   return (doc) => {
     const from = doc._id.namespace;
@@ -46,11 +58,15 @@ export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
     const dropTarget = doc.request.dropTarget === true;
     const facts = (d: CoordinatorDocument): RenameFacts => d.facts as RenameFacts;
     const reasonFrom = criticalSectionReason('renameCollection', from);
+    const fromDb = splitNs(from).db;
+    const toDb = splitNs(to).db;
+    const crossDatabase = fromDb !== toDb;
     return {
       desc: 'RenameCollectionCoordinator',
       plan: { phases: PHASES, preconditionPhase: 'kCheckPreconditions' },
-      // Both collections in name order, so that two renames crosswise wait rather than deadlock.
-      locks: { db: splitNs(from).db.toLowerCase(), collections: [from, to].sort() },
+      // Both collections in name order, so that two renames crosswise wait rather than deadlock;
+      // into another database, both databases first (beyond MongoDB, which locks the source's only).
+      locks: { db: fromDb.toLowerCase(), ...(crossDatabase ? { databases: [toDb.toLowerCase()] } : {}), collections: [from, to].sort() },
       async runPhase(phase, d, save) {
         switch (phase) {
           case 'kCheckPreconditions': {
@@ -59,6 +75,7 @@ export function renameCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             const primary = shards.find((s) => s._id === selfShard());
             if (primary === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `this shard is not in config.shards`);
             const [source, target] = await Promise.all([configCollection(env, from), configCollection(env, to)]);
+            if (crossDatabase) await checkCrossDatabase(env, primary._id, toDb, source, target);
             const sourceUUID = source?.uuid ?? await localUuid(env, primary.host, from);
             if (sourceUUID === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
             const targetUUID = target?.uuid ?? await localUuid(env, primary.host, to);

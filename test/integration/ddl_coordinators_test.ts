@@ -343,6 +343,80 @@ describe('DDL coordinators on the primary shard', () => {
     assert.deepEqual(await inconsistencies(), []);
   });
 
+  async function crossDatabaseSource(from: string, to: string): Promise<AnyDoc[]> {
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: from, primaryShard: 'shard0' });
+    await admin.command({ enableSharding: to, primaryShard: 'shard0' });
+    const model = Array.from({ length: 5 }, (_, i) => ({ _id: i, v: i }));
+    await client.db(from).collection<AnyDoc>('c').insertMany(model);
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    assert.equal(await other.db(from).collection('c').countDocuments(), 5, 'the second router has routed to the source');
+    await other.close();
+    return model;
+  }
+
+  async function assertMovedAcross(from: string, to: string, model: AnyDoc[]): Promise<void> {
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      for (const c of [client, other]) {
+        assert.deepEqual(await c.db(to).collection<AnyDoc>('c').find().sort({ _id: 1 }).toArray(), model);
+        assert.equal(await c.db(from).collection('c').countDocuments(), 0);
+      }
+    } finally {
+      await other.close();
+    }
+    for (const shard of shardClients) assert.deepEqual(await shard.db(from).listCollections({ name: 'c' }).toArray(), []);
+    assert.deepEqual(await coordinatorDocs(), []);
+    assert.deepEqual(await criticalSectionDocs(), []);
+    assert.deepEqual(await inconsistencies(), []);
+  }
+
+  it('renames an unsharded collection into another database of the same primary shard, and refuses another primary or a sharded source', async () => {
+    const model = await crossDatabaseSource('xsrc', 'xdst');
+    await client.db('admin').command({ renameCollection: 'xsrc.c', to: 'xdst.c' });
+    await assertMovedAcross('xsrc', 'xdst', model);
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'xelsewhere', primaryShard: 'shard1' });
+    await client.db('xelsewhere').collection<AnyDoc>('seed').insertOne({ _id: 1 });
+    const elsewhere = await admin.command({ renameCollection: 'xdst.c', to: 'xelsewhere.c' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(elsewhere?.code, 13137);
+    await shardedOnBoth('xsharded', 'c');
+    await admin.command({ enableSharding: 'xsharded2', primaryShard: 'shard0' });
+    await client.db('xsharded2').collection<AnyDoc>('seed').insertOne({ _id: 1 });
+    const sharded = await admin.command({ renameCollection: 'xsharded.c', to: 'xsharded2.c' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(sharded?.codeName, 'CommandFailed');
+    assert.deepEqual(await coordinatorDocs(), []);
+  });
+
+  // Beyond MongoDB, which locks the source's database only: a DDL of the target's database waits.
+  it('a rename into another database holds both databases\' DDL locks', async () => {
+    const model = await crossDatabaseSource('xlsrc', 'xldst');
+    await client.db('xldst').collection<AnyDoc>('other').insertOne({ _id: 1 });
+    const primary = shardClients[0]!.db('admin');
+    const { count } = await primary.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'RenameCollectionCoordinator', phase: 'kBlockCrudAndRename' } });
+    await primary.command({ configureFailPoint: 'overrideDDLLockTimeout', mode: 'alwaysOn', data: { timeoutMillisecs: 300 } });
+    try {
+      const rename = client.db('admin').command({ renameCollection: 'xlsrc.c', to: 'xldst.c' });
+      await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+      const refused = await client.db('xldst').command({ drop: 'other' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+      assert.equal(refused?.codeName, 'LockBusy');
+      assert.equal(refused?.errmsg, "Failed to acquire DDL lock for namespace 'xldst' after 300ms that is currently locked with reason 'renameCollection'");
+      await primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      await rename;
+    } finally {
+      await primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      await primary.command({ configureFailPoint: 'overrideDDLLockTimeout', mode: 'off' });
+    }
+    await assertMovedAcross('xlsrc', 'xldst', model);
+    assert.equal(await client.db('xldst').collection('other').countDocuments(), 1, 'the refused drop dropped nothing');
+  });
+
+  it('renameCollection into another database: kill -9 of the primary shard before kBlockCrudAndRename, restart, the rename completes', async () => {
+    const model = await crossDatabaseSource('xcsrc', 'xcdst');
+    await killPrimaryAt('kBlockCrudAndRename', 'RenameCollectionCoordinator', () => client.db('admin').command({ renameCollection: 'xcsrc.c', to: 'xcdst.c' }));
+    await assertMovedAcross('xcsrc', 'xcdst', model);
+  });
+
   for (const phase of RENAME_PHASES) {
     it(`renameCollection: kill -9 of the primary shard before ${phase}, restart, the rename completes`, async () => {
       const db = `crashren${phase.toLowerCase()}`;

@@ -76,7 +76,8 @@ export const dropDatabaseParticipantCommand: CommandDefinition = {
 };
 
 // {_shardsvrRenameCollectionParticipant: coll, to, sourceUUID, renameSource}, under the critical
-// sections of both namespaces: a target of another UUID is dropped (the coordinator checked
+// sections of both namespaces (`to` in this database, or in another for an unsharded source whose
+// primary is this shard's for both): a target of another UUID is dropped (the coordinator checked
 // dropTarget), the source's copy takes the new name with its UUID and its range deletion tasks
 // (unless renameSource is false: an unsharded source's copy off its primary is a movePrimary
 // donor's leftover), and both namespaces' cached metadata goes. Run again after a crash, it finds
@@ -89,7 +90,6 @@ export const renameCollectionParticipantCommand: CommandDefinition = {
     criticalSections(ctx, '_shardsvrRenameCollectionParticipant');
     const from = `${ctx.db}.${collectionArg(cmd)}`;
     const to = requireString(cmd, 'to');
-    if (to.slice(0, to.indexOf('.')) !== ctx.db) throw new MongoError(ErrorCodes.IllegalOperation, `${from} is renamed only within its database, not to ${to}`);
     const { storage, local } = ctx.node;
     const target = storage.getCollection(to);
     if (target !== undefined && !valuesEqual(target.entry.uuid, cmd.sourceUUID)) dropCollectionLocally(ctx.node, to);

@@ -139,8 +139,8 @@ export const clusterCreateCommand: RouterCommand = {
 };
 
 // renameCollection within a database, of a collection sharded or not, runs on the database's
-// primary shard through its coordinator (src/ddl). Into another database is refused: MongoDB 7.0
-// renames an unsharded collection across databases of one primary shard, docshard not yet.
+// primary shard through its coordinator (src/ddl); so does, as in MongoDB 7.0, the rename of an
+// unsharded collection into another database whose primary shard is the same (13137 otherwise).
 export const clusterRenameCollectionCommand: RouterCommand = {
   names: ['renameCollection'],
   adminOnly: true,
@@ -151,10 +151,14 @@ export const clusterRenameCollectionCommand: RouterCommand = {
       if (!ns.includes('.') || ns.endsWith('.') || ns.startsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
     }
     const db = from.slice(0, from.indexOf('.'));
-    if (to.slice(0, to.indexOf('.')) !== db) {
-      throw new MongoError(ErrorCodes.IllegalOperation, `docshard renames a collection only within its database: ${from} to ${to}`);
+    const toDb = to.slice(0, to.indexOf('.'));
+    const source = await ctx.router.catalogCache.getDatabase(db, { create: false });
+    if (!source) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
+    if (toDb !== db) {
+      const target = await ctx.router.catalogCache.getDatabase(toDb, { create: false });
+      if (!target) throw new MongoError(ErrorCodes.NamespaceNotFound, `Database ${toDb} does not exist`);
+      if (target.primary !== source.primary) throw new MongoError(13137, 'Source and destination collections must be on same shard');
     }
-    if (!await ctx.router.catalogCache.getDatabase(db, { create: false })) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
     try {
       await onPrimaryShard(ctx, db, from, { _shardsvrRenameCollection: from.slice(db.length + 1), to, dropTarget: cmd.dropTarget === true });
     } finally {
