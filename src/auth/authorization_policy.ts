@@ -21,7 +21,9 @@ export interface Authorization {
   db?: string;
 }
 
-type Resource = { kind: 'collection'; db: string; coll: string } | { kind: 'database'; db: string } | { kind: 'cluster' };
+// 'anyNormal' is every database but local and config at once: what a command asks when it may
+// touch any of them (updateUser's roles may revoke a role of any database).
+type Resource = { kind: 'collection'; db: string; coll: string } | { kind: 'database'; db: string } | { kind: 'anyNormal' } | { kind: 'cluster' };
 
 interface Requirement { resource: Resource; actions: readonly string[] }
 
@@ -153,15 +155,16 @@ function findAndModifyRequirements(cmd: Doc, db: string): Requirement[] {
 }
 
 // Each change updateUser makes asks its own action of the user's database.
-// Each change updateUser makes asks its own action of the user's database, and new roles
-// grantRole on theirs, as createUser's do.
+// Each change updateUser makes asks its own action of the user's database; new roles ask
+// grantRole on theirs, as createUser's do, and, since they replace roles of any database,
+// revokeRole on every normal database (MongoDB's checkAuthForUpdateUserCommand).
 function updateUserRequirements(cmd: Doc, db: string): Requirement[] {
   const actions = [
     ...(cmd.pwd !== undefined ? ['changePassword'] : []),
     ...(cmd.customData !== undefined ? ['changeCustomData'] : []),
-    ...(cmd.roles !== undefined ? ['revokeRole'] : []),
   ];
-  return [{ resource: { kind: 'database', db }, actions }, ...grantRequirements({ roles: cmd.roles }, db, 'grantRole')];
+  const roles: Requirement[] = cmd.roles === undefined ? [] : [{ resource: { kind: 'anyNormal' }, actions: ['revokeRole'] }, ...grantRequirements({ roles: cmd.roles }, db, 'grantRole')];
+  return [{ resource: { kind: 'database', db }, actions }, ...roles];
 }
 
 // usersInfo of every database asks viewUser of the cluster, of a database's users viewUser there,
@@ -308,6 +311,7 @@ function grants(role: RoleName, resource: Resource, action: string): boolean {
   const grant = grantOf(role);
   if (grant === undefined) return false;
   if (resource.kind === 'cluster') return grant.cluster?.includes(action) === true;
+  if (resource.kind === 'anyNormal') return grant.anyNormal?.includes(action) === true;
   if (resource.kind === 'collection' && resource.coll.startsWith('system.')) return false;
   const db = resource.db;
   return (role.db === db && grant.own?.includes(action) === true)
@@ -328,6 +332,7 @@ function covers(pattern: ResourcePattern, resource: Resource): boolean {
   if ('anyResource' in pattern) return true;
   if ('cluster' in pattern) return resource.kind === 'cluster';
   if (resource.kind === 'cluster') return false;
+  if (resource.kind === 'anyNormal') return pattern.db === '' && pattern.collection === '';
   const normalDb = resource.db !== 'local' && resource.db !== 'config';
   if (resource.kind === 'database') return pattern.collection === '' && (pattern.db === resource.db || (pattern.db === '' && normalDb));
   if (pattern.collection !== '' && pattern.collection === resource.coll) return pattern.db === '' || pattern.db === resource.db;

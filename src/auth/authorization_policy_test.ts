@@ -163,8 +163,10 @@ test('granting a user a role asks grantRole on the role\'s database: a database\
   assert.ok(allowed(admin, { createUser: 'u', pwd: 'p', roles: ['read'] }));
   assert.ok(!allowed(admin, { createUser: 'u', pwd: 'p', roles: [{ role: 'root', db: 'admin' }] }));
   assert.ok(!allowed(admin, { grantRolesToUser: 'u', roles: [{ role: 'readWriteAnyDatabase', db: 'admin' }] }));
-  assert.ok(!allowed(admin, { updateUser: 'u', roles: [{ role: 'root', db: 'admin' }] }));
-  assert.ok(allowed(admin, { updateUser: 'u', roles: ['readWrite'] }));
+  // updateUser's roles replace roles of any database: revokeRole on every one is asked.
+  assert.ok(!allowed(admin, { updateUser: 'u', roles: ['readWrite'] }));
+  assert.ok(allowed(admin, { updateUser: 'u', pwd: 'p' }));
+  assert.ok(allowed([role('userAdminAnyDatabase', 'admin')], { updateUser: 'u', roles: ['readWrite'] }));
   assert.ok(allowed(admin, { revokeRolesFromUser: 'u', roles: ['read'] }));
   assert.ok(allowed([role('userAdminAnyDatabase', 'admin')], { createUser: 'u', pwd: 'p', roles: [{ role: 'root', db: 'admin' }] }, 'app'));
 });
