@@ -249,7 +249,7 @@ describe('the config server catalog through the router', () => {
     assert.deepEqual([shardOpts.parsed.sharding.clusterRole, shardOpts.parsed.net.port], ['shardsvr', cluster.shards[1]!.port]);
   });
 
-  it('renames an unsharded collection on its primary shard, and refuses a rename into another database', async () => {
+  it('renames an unsharded collection on its primary shard, and refuses a rename into a database that does not exist', async () => {
     const admin = client.db('admin');
     const cat = client.db('cat');
     await cat.collection<AnyDoc>('before').insertMany([{ _id: 1 }, { _id: 2 }]);
@@ -263,9 +263,9 @@ describe('the config server catalog through the router', () => {
     await cat.renameCollection('taken', 'after');
     assert.equal(await cat.collection('after').countDocuments(), 2);
 
-    // Sharded sources and targets: ddl_coordinators_test.
+    // Sharded sources and targets, and into another database: ddl_coordinators_test.
     const otherDb = await admin.command({ renameCollection: 'cat.after', to: 'other.after' }).catch((e) => e);
-    assert.equal(otherDb.code, 20);
+    assert.equal(otherDb.code, 26);
     assert.equal(await cat.collection('after').countDocuments(), 2, 'nothing was renamed');
     assert.equal((await cat.command({ renameCollection: 'cat.after', to: 'cat.x' }).catch((e) => e)).code, 13);
   });
