@@ -12,10 +12,10 @@ import { frame, mutate, opMsgPayload, Prober, rng } from '../helpers/wire_fuzz.j
 
 // Bad input before authentication, against a node and a router of a cluster with a key file (so
 // with authentication on): mangled SASL conversations (saslStart, saslContinue, hello's
-// speculativeAuthenticate and saslSupportedMechs), commands that need a login, messages over the
-// 16 KiB allowed before one and compressed ones. Neither process crashes, every reply is one whole
-// BSON document, a client that logged in before keeps being served, and the failed logins are
-// counted and braked.
+// speculativeAuthenticate and saslSupportedMechs), commands that need a login (among them a user,
+// a role and a grant to make), messages over the 16 KiB allowed before one and compressed ones.
+// Neither process crashes, every reply is one whole BSON document, a client that logged in before
+// keeps being served, the failed logins are counted and braked, and no user or role was made.
 
 // DOCSHARD_FUZZ_AUTH_MESSAGES runs more (the issue's million, by hand); each message is made when
 // it is sent, so a million take no more memory than a thousand, and the time allowed grows with
@@ -45,6 +45,8 @@ function saslBodies(next: () => number): Buffer[] {
     body({ find: 'c', filter: {}, $db: 'app' }),
     body({ insert: 'c', documents: [{ a: 1 }], $db: 'app' }),
     body({ createUser: 'intruder', pwd: 'x', roles: ['root'], $db: 'admin' }),
+    body({ createRole: 'intruder', privileges: [{ resource: { anyResource: true }, actions: ['anyAction'] }], roles: [], $db: 'admin' }),
+    body({ grantRolesToUser: 'root', roles: ['intruder'], $db: 'admin' }),
   ];
 }
 
@@ -85,6 +87,7 @@ async function survives(port: number, loggedIn: MongoClient, seed: number, db: s
   assert.ok(status.mechanisms['SCRAM-SHA-256'].authenticate.failed > 0, JSON.stringify(status));
   assert.ok(status.throttled.addressLockouts >= 1, JSON.stringify(status));
   assert.equal((await loggedIn.db('admin').command({ usersInfo: 'intruder' })).users.length, 0);
+  assert.equal((await loggedIn.db('admin').command({ rolesInfo: 'intruder' })).roles.length, 0);
 }
 
 describe('bad input before authentication never crashes a node or a router', () => {
