@@ -21,6 +21,7 @@ import type { ConnectionAuth } from '../auth/connection_auth.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
+import type { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
 import type { TransactionParticipants } from '../sessions/transaction_participant.js';
 
 export interface NodeOptions {
@@ -83,6 +84,8 @@ export interface NodeServices {
   sessionCatalog: SessionCatalog;
   // Multi-document transactions: each session's transaction on this node.
   transactions: TransactionParticipants;
+  // The two-phase commits this shard coordinates.
+  transactionCoordinators: TransactionCoordinatorService;
   // The process's cluster time.
   clock: LogicalClock;
   local: LocalCollections;

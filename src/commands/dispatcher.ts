@@ -9,6 +9,7 @@ import { runOnView } from './views/view_commands.js';
 import { checkCommandFields } from './command_fields.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
 import { errorLabelsFor } from '../sessions/error_labels.js';
+import { readTimestamp } from '../sessions/transaction_participant.js';
 import { runInSession } from '../sessions/session_operation.js';
 import { MONGOD_CURSOR_SESSION_CODES } from '../sessions/cursor_session.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
@@ -101,13 +102,20 @@ function failure(node: NodeServices, err: unknown, cmd: Doc): Doc {
 const CRITICAL_SECTION_WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
 const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
 
-// What the request waits for before it runs: a collection's or database's critical section, then
-// the version check of a routed request. Undefined when there is nothing to wait for.
+// What the request waits for before it runs: the decisions of transactions prepared on its
+// collection (a read at a time before their prepare excepted: TransactionParticipants.preparedOn),
+// a collection's or database's critical section, then the version check of a routed request.
+// Undefined when there is nothing to wait for.
 function admission(node: NodeServices, def: CommandDefinition, name: string, db: string, cmd: Doc): Promise<void> | undefined {
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
   const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
   const cs = node.migrations.criticalSection;
   const section = kind !== undefined && ns !== undefined && cs.isHeld(ns) ? { ns, kind } : undefined;
+  const prepared = kind !== undefined && ns !== undefined ? node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined) : undefined;
+  if (prepared !== undefined) {
+    const rest = (): Promise<void> | undefined => admission(node, def, name, db, cmd);
+    return prepared.then(rest);
+  }
   if (section === undefined) {
     if (!isVersionedRequest(cmd)) return undefined;
     // A routed request whose versions match what the shard has loaded runs at once, as a direct one.

@@ -45,7 +45,7 @@ import { ddlParticipantCommands } from './sharding/ddl_participant_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
 import { movePrimaryShardCommands } from './sharding/move_primary_commands.js';
 import { recipientCommands } from './migration/recipient_commands.js';
-import { abortTransactionCommand, commitTransactionCommand, coordinateCommitTransactionCommand } from './transaction_commands.js';
+import { abortTransactionCommand, commitTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand } from './transaction_commands.js';
 import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRoutingTableCacheUpdatesCommand } from './sharding/shard_commands.js';
 
 // Every command a node (shard or config server) answers.
@@ -62,6 +62,6 @@ export const nodeCommands: readonly CommandDefinition[] = [
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand, validateCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
-  ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, coordinateCommitTransactionCommand, ...checkMetadataConsistencyNodeCommands,
+  ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand, ...checkMetadataConsistencyNodeCommands,
   createCollectionParticipantCommand, ...ddlCoordinatorCommands, ...ddlParticipantCommands,
 ];

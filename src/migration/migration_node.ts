@@ -13,6 +13,7 @@ import type { MigrationSourceManager } from './migration_source_manager.js';
 import type { MigrationTestingKnobs } from './migration_testing_knobs.js';
 import type { RangeDeleterService } from './range_deleter_service.js';
 import type { UserLoadMeter } from './user_load_meter.js';
+import type { TransactionParticipants } from '../sessions/transaction_participant.js';
 import type { SessionCatalog } from '../sessions/session_catalog.js';
 
 // A shard's migration machinery: the donation or reception in flight (the last one stays to
@@ -49,4 +50,6 @@ export interface MigrationNode {
   readonly migrations: MigrationRuntime;
   // The sessions' retryable writes, whose history of a range goes with it.
   readonly sessionCatalog: SessionCatalog;
+  // The transactions prepared on the shard: a donor's critical section waits for their decisions.
+  readonly transactions: Pick<TransactionParticipants, 'preparedOn'>;
 }

@@ -282,9 +282,14 @@ export class MigrationSourceManager {
         return this.commandToShard(e.recipientShardId, 'config', { update: 'rangeDeletions', updates: [{ q: { _id: id }, u: { $unset: { pending: '' } } }] });
       case 'deleteRecipientRangeDeletionTask':
         return this.commandToShard(e.recipientShardId, 'config', { delete: 'rangeDeletions', deletes: [{ q: { _id: id }, limit: 1 }] });
-      case 'enterCriticalSection':
+      case 'enterCriticalSection': {
+        // Writes are held back from here on; a transaction prepared on the collection may still
+        // commit writes in the range, so the catch-up that follows waits for its decision.
         migrations.criticalSection.enter(e.nss);
-        return this.step({ type: 'criticalSectionEntered' });
+        const prepared = this.node.transactions.preparedOn(e.nss);
+        if (prepared === undefined) return this.step({ type: 'criticalSectionEntered' });
+        return prepared.then(() => this.step({ type: 'criticalSectionEntered' }));
+      }
       case 'enterCriticalSectionForReads':
         migrations.criticalSection.enterForReads(e.nss);
         return this.step({ type: 'criticalSectionEntered' });

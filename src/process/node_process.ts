@@ -49,6 +49,7 @@ import { DEFAULT_TTL_LIMITS } from '../ttl/ttl_policy.js';
 import { ttlDeletionScopes } from '../ttl/ttl_deletion_scope.js';
 import { startNodeSessionJobs } from './logical_sessions.js';
 import { TransactionParticipants } from '../sessions/transaction_participant.js';
+import { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
 import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 
 // MongoDB's name for the file in the dbpath that holds the pid of the process using it.
@@ -119,6 +120,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     }),
     sessionCatalog,
     transactions: new TransactionParticipants(storage, sessionCatalog, clock, (lsid) => services.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
+    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, get failPoints() { return services.failPoints; }, configHost: () => shardingState.configHost }),
     clock,
     local,
     client,
@@ -155,6 +157,11 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     },
     onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
   }, options.maxConns, options.tls?.server);
+  // Before the port opens: prepared transactions hold their collections again, and the two-phase
+  // commits this shard coordinated go on, so that a router's retry joins them.
+  const prepared = services.transactions.recoverPrepared();
+  const coordinating = services.transactionCoordinators.recover();
+  if (prepared + coordinating > 0) logger.info({ c: 'TXN', prepared, coordinating }, 'Recovered prepared transactions and transaction coordinators');
   if (options.role === 'shard') {
     services.migrations.rangeDeleter.start();
     // Before the port opens: the blocked collections stay blocked and the coordinators a crash
@@ -197,6 +204,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       await sessionJobs.stop();
       await services.balancer?.stop();
       services.ddl?.coordinators.stop();
+      services.transactionCoordinators.stop();
       services.migrations.rangeDeleter.stop();
       await ttl.stop();
       await server.close();

@@ -67,8 +67,11 @@ export class CatalogCache {
       entry = new ReadThroughEntry((previous) => this.load(ns, previous));
       this.collections.set(ns, entry);
     }
-    const at = statementReadTime();
-    return at === undefined ? entry.get() : entry.get().then((cm) => cm?.atClusterTime(at));
+    // The read time is asked once the table is loaded: a transaction picks it then.
+    return entry.get().then((cm) => {
+      const at = statementReadTime();
+      return at === undefined ? cm : cm?.atClusterTime(at);
+    });
   }
 
   // The routing of `ns` when both its database and a fresh routing table are cached (what

@@ -13,10 +13,9 @@ import { checkAllowedInTransaction } from '../sessions/transaction_rules.js';
 // the txnNumber and autocommit: false, and the first one a shard gets also startTransaction and
 // that readConcern (`fieldsFor`, applied where requests to shards are built while the statement
 // runs: `withRouterTransaction`). The participants are the shards contacted, in order, each
-// read-only until a write goes to it; the commit goes to the read-only ones, then to the one that
-// wrote. A transaction writing to two shards needs a two-phase commit, which docshard does not
-// have yet: the write that would make a second writer is refused (OperationNotSupportedInTransaction)
-// and the transaction aborted, rather than committed in two steps a crash could split.
+// read-only until a write goes to it. The commit goes, as MongoDB's router sends it, to the one
+// participant; or to the read-only ones and then the one that wrote; or, when two or more wrote,
+// to the first participant as coordinator of a two-phase commit (coordinateCommitTransaction).
 
 export type RouterTransactionPhase = 'inProgress' | 'committed' | 'aborted';
 
@@ -29,17 +28,23 @@ export class RouterTransaction {
   readonly participants = new Map<string, { readOnly: boolean; starting: boolean }>();
   phase: RouterTransactionPhase = 'inProgress';
 
-  constructor(readonly lsid: Doc, readonly txnNumber: unknown, readonly txnNum: number, readonly readConcern: Doc) {}
+  // `readConcern`: the first statement's, whose atClusterTime, when it names none, is the router's
+  // time when the statement first needs one (`pickTime`): after the routing it targets by is loaded,
+  // whose reply moved the router's clock past the catalog changes it holds, so that a collection
+  // sharded just now through another router has a history that reaches back to it.
+  constructor(readonly lsid: Doc, readonly txnNumber: unknown, readonly txnNum: number, private readonly requested: Doc, private readonly pickTime: () => Timestamp) {}
+
+  private picked: Timestamp | undefined;
+
+  get readConcern(): Doc {
+    return { ...this.requested, atClusterTime: this.readAt };
+  }
 
   // The command for shard `shardId` as a statement of this transaction.
   fieldsFor(shardId: string, cmd: Doc): Doc {
     const command = Object.keys(cmd)[0] ?? '';
     const write = WRITE_COMMANDS.has(command);
     const known = this.participants.get(shardId);
-    if (write && (known === undefined || known.readOnly) && this.writer() !== undefined) {
-      throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction,
-        `A transaction that writes to more than one shard needs a two-phase commit, which docshard does not have yet: this ${command} would write to shard ${shardId} after shard ${this.writer()!}`);
-    }
     if (known === undefined) this.participants.set(shardId, { readOnly: !write, starting: true });
     else if (write) known.readOnly = false;
     const out: Doc = {};
@@ -61,12 +66,19 @@ export class RouterTransaction {
   answered(shardId: string, reply: Doc): void {
     const p = this.participants.get(shardId);
     if (p === undefined || !p.starting) return;
-    if (reply.ok === 0 && STALE_CODES.has(reply.code as number)) this.participants.delete(shardId);
-    else p.starting = false;
+    if (reply.ok === 0 && STALE_CODES.has(reply.code as number)) {
+      this.participants.delete(shardId);
+      // No shard reads at the time picked yet: the retry, with the routing refreshed, picks again
+      // (MongoDB's router resets a transaction it may still start afresh).
+      if (this.participants.size === 0) this.picked = undefined;
+    } else {
+      p.starting = false;
+    }
   }
 
   get readAt(): Timestamp {
-    return this.readConcern.atClusterTime as Timestamp;
+    this.picked ??= (this.requested.atClusterTime as Timestamp | undefined) ?? this.pickTime();
+    return this.picked;
   }
 
   // What a getMore or killCursors of a cursor the transaction opened carries.
@@ -75,14 +87,39 @@ export class RouterTransaction {
   }
 
   writer(): string | undefined {
-    for (const [shard, p] of this.participants) if (!p.readOnly) return shard;
-    return undefined;
+    return this.writers()[0];
+  }
+
+  writers(): string[] {
+    return [...this.participants].filter(([, p]) => !p.readOnly).map(([shard]) => shard);
+  }
+
+  // The shard that runs a two-phase commit: the first participant, as MongoDB's router picks it.
+  coordinator(): string | undefined {
+    return this.participants.keys().next().value;
   }
 
   // The shard a commit through another router asks for the decision (MongoDB's recoveryToken).
   recoveryShard(): string | undefined {
     return this.writer() ?? this.participants.keys().next().value;
   }
+}
+
+// How a router commits a transaction (pure; MongoDB's TransactionRouter commit types): nothing to
+// send without participants; with one writer at most, commitTransaction to the read-only
+// participants and then to the writer, so that a failure before the writer commits leaves nothing
+// committed; with two or more writers, a two-phase commit run by the coordinator.
+export type CommitPlan =
+  | { type: 'noShards' }
+  | { type: 'direct'; readOnly: string[]; writer: string | undefined }
+  | { type: 'twoPhase'; coordinator: string; participants: string[] };
+
+export function commitPlan(txn: Pick<RouterTransaction, 'participants' | 'writers' | 'coordinator'>): CommitPlan {
+  const all = [...txn.participants.keys()];
+  if (all.length === 0) return { type: 'noShards' };
+  const writers = txn.writers();
+  if (writers.length >= 2) return { type: 'twoPhase', coordinator: txn.coordinator()!, participants: all };
+  return { type: 'direct', readOnly: all.filter((s) => s !== writers[0]), writer: writers[0] };
 }
 
 const current = new AsyncLocalStorage<RouterTransaction>();
@@ -117,7 +154,7 @@ export class TransactionRouter {
 
   // The transaction a statement (autocommit: false) runs in, and the one it replaced, if any,
   // which the caller aborts on its shards.
-  statement(cmd: Doc, command: string, db: string, now: Timestamp): { txn: RouterTransaction; replaced?: RouterTransaction } {
+  statement(cmd: Doc, command: string, db: string, now: () => Timestamp): { txn: RouterTransaction; replaced?: RouterTransaction } {
     const { key, txnNum, session } = identify(cmd);
     const start = cmd.startTransaction === true;
     if (command !== 'commitTransaction' && command !== 'abortTransaction') checkAllowedInTransaction(command, db, start, cmd.readConcern);
@@ -130,7 +167,7 @@ export class TransactionRouter {
         throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `Cannot start a transaction at given transaction number ${txnNum} on session ${session} because a transaction with the same number is in state ${known.phase}`);
       }
       const rc = isPlainObject(cmd.readConcern) ? cmd.readConcern : {};
-      const txn = new RouterTransaction(cmd.lsid as Doc, cmd.txnNumber, txnNum, { level: rc.level ?? 'snapshot', atClusterTime: rc.atClusterTime ?? now });
+      const txn = new RouterTransaction(cmd.lsid as Doc, cmd.txnNumber, txnNum, rc.atClusterTime === undefined ? { level: rc.level ?? 'snapshot' } : { level: rc.level ?? 'snapshot', atClusterTime: rc.atClusterTime }, now);
       this.sessions.set(key, txn);
       return known !== undefined && known.phase === 'inProgress' ? { txn, replaced: known } : { txn };
     }

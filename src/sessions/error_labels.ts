@@ -26,7 +26,8 @@ const TRANSIENT_TRANSACTION_CODES = new Set([
   267, // PreparedTransactionInProgress
   239, // SnapshotTooOld
   246, // SnapshotUnavailable
-  339, // StaleChunkHistory
+  250, // StaleChunkHistory
+  272, // MigrationConflict
   13388, // StaleConfig
   150, // StaleEpoch
   249, // StaleDbVersion

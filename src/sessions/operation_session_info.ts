@@ -39,7 +39,7 @@ export function checkOperationSessionInfo(cmd: Doc, transactions: boolean): void
 }
 
 // commitTransaction and abortTransaction outside a transaction, as mongod answers them.
-export function noTransactionToEnd(command: 'commitTransaction' | 'abortTransaction'): MongoError {
+export function noTransactionToEnd(command: 'commitTransaction' | 'abortTransaction' | 'prepareTransaction'): MongoError {
   return new MongoError(ErrorCodes.CommandFailed, `${command} must be run within a transaction`);
 }
 

@@ -1,8 +1,9 @@
-import { Long, MaxKey, MinKey, type Timestamp } from 'bson';
+import { Binary, Long, MaxKey, MinKey, type Timestamp } from 'bson';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { LocalWriter } from '../query/exec/local_collection.js';
 import { prepareFind } from '../query/exec/find_query.js';
 import type { StorageEngine, WriteUnit } from '../storage/storage_engine.js';
+import type { PreparedWrite } from '../storage/storage_transaction.js';
 import type { LogicalClock } from './logical_clock.js';
 import {
   checkTxnNumber, priorExecution, statementResultFromBSON, statementResultToBSON,
@@ -149,15 +150,48 @@ export class SessionCatalog {
   // record takes its txnNumber with MongoDB's `state: 'committed'`, so that a commit asked again
   // after a restart answers ok and older txnNumbers answer TransactionTooOld.
   recordTransactionCommit(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
+    const ts = unit.commitTimestamp() ?? this.clock.tick();
+    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'committed' }, true);
+  }
+
+  // A transaction's prepare (the first phase of a two-phase commit): the session's record takes
+  // its txnNumber with `state: 'prepared'`, the prepare's time and the writes the commit will
+  // apply, in one unit, so that a restart finds it prepared (preparedTransactions). The unit's
+  // commit time is the prepareTimestamp.
+  recordTransactionPrepare(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number, writes: readonly PreparedWrite[]): Timestamp {
+    const w = new LocalWriter(this.storage, unit);
+    const ts = unit.commitTimestamp() ?? this.clock.tick();
+    const preparedWrites = writes.map((x) => ({ ns: x.ns, id: x.id, existed: x.existed, ...(x.after === undefined ? {} : { after: new Binary(x.after) }) }));
+    this.recordState(w, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'prepared', prepareTimestamp: ts, preparedWrites }, false);
+    return ts;
+  }
+
+  // A prepared transaction's abort: the record says so, and holds its writes no longer.
+  recordTransactionAbort(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
+    const ts = unit.commitTimestamp() ?? this.clock.tick();
+    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'aborted' }, false);
+  }
+
+  // The transactions a crash left prepared, as their records hold them.
+  preparedTransactions(): { lsid: LogicalSessionId; txnNumber: number; prepareTimestamp: Timestamp; writes: PreparedWrite[] }[] {
+    const coll = this.storage.getCollection(TRANSACTIONS_NS);
+    if (coll === undefined) return [];
+    return [...prepareFind(this.storage, coll, { filter: { state: 'prepared' } }).results].map(({ doc }) => ({
+      lsid: sessionIdOf(doc._id),
+      txnNumber: toDouble(doc.txnNum as number),
+      prepareTimestamp: doc.prepareTimestamp as Timestamp,
+      writes: (doc.preparedWrites as Doc[]).map((x) => ({ ns: String(x.ns), id: x.id, existed: x.existed === true, after: x.after === undefined ? undefined : Buffer.from((x.after as Binary).buffer) })),
+    }));
+  }
+
+  private recordState(w: LocalWriter, lsid: LogicalSessionId, txnNumber: number, fields: Doc, committed: boolean): void {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
-    const w = new LocalWriter(this.storage, unit);
     const session = lsidDoc(lsid);
     const txnNum = Long.fromNumber(txnNumber);
     if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
-    const ts = unit.commitTimestamp() ?? this.clock.tick();
-    w.update(TRANSACTIONS_NS, { _id: session }, { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'committed' }, { upsert: true });
-    this.sessions.set(key, { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false, committedTransaction: true });
+    w.update(TRANSACTIONS_NS, { _id: session }, { _id: session, txnNum, ...fields }, { upsert: true });
+    this.sessions.set(key, { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false, committedTransaction: committed });
     this.storage.onRollback(() => {
       if (known === undefined) this.sessions.delete(key);
       else this.sessions.set(key, known);

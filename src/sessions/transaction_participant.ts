@@ -2,8 +2,8 @@ import type { Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
-import type { StorageEngine } from '../storage/storage_engine.js';
-import type { StorageTransaction } from '../storage/storage_transaction.js';
+import type { StorageEngine, WriteUnit } from '../storage/storage_engine.js';
+import { applyPreparedWrites, type PreparedWrite, type StorageTransaction } from '../storage/storage_transaction.js';
 import type { LogicalClock } from './logical_clock.js';
 import type { SessionCatalog } from './session_catalog.js';
 import type { SessionKillerMatcher } from './kill_sessions.js';
@@ -21,8 +21,19 @@ interface SessionState {
   lsid: LogicalSessionId;
   txnNumber: number;
   phase: TransactionPhase;
+  // The storage transaction while in progress, and while prepared unless recovered from disk.
   txn: StorageTransaction | undefined;
   startedMs: number;
+  prepared?: Prepared;
+}
+
+// A prepared transaction: what it will write and where, and when its decision comes.
+interface Prepared {
+  ts: Timestamp;
+  writes: PreparedWrite[];
+  namespaces: Set<string>;
+  decided: Promise<void>;
+  decide: () => void;
 }
 
 export const DEFAULT_TRANSACTION_LIFETIME_MS = 60_000;
@@ -68,32 +79,98 @@ export class TransactionParticipants {
   }
 
   // commitTransaction: applies the writes in one unit with the session's record; a commit of a
-  // transaction that committed answers ok again. Its commit time, when it wrote anything. `check`
-  // may refuse a document it wrote (StorageTransaction.commit).
-  commit(cmd: Doc, check?: (ns: string, doc: Buffer) => void): Timestamp | undefined {
+  // transaction that committed answers ok again. `check` may refuse a document it wrote
+  // (StorageTransaction.commit). A prepared transaction commits at the commitTimestamp its
+  // coordinator sent, and cannot fail.
+  commit(cmd: Doc, check?: (ns: string, doc: Buffer) => void): void {
     const { lsid, txnNumber, key } = this.identify(cmd);
     const current = this.sessions.get(key);
     const decision = decideStatement(current, this.catalog.lastTxnNumber(lsid), { txnNumber, startTransaction: false, command: 'commitTransaction' }, describeSession(lsid));
-    if (decision === 'committed') return undefined;
+    if (decision === 'committed') return;
     const state = current!;
-    try {
-      const ts = state.txn!.commit((unit) => this.catalog.recordTransactionCommit(unit, lsid, txnNumber), check);
+    const record = (unit: WriteUnit): void => this.catalog.recordTransactionCommit(unit, lsid, txnNumber);
+    if (state.phase === 'prepared') {
+      const prepared = state.prepared!;
+      const at = commitTimestampOf(cmd, prepared.ts);
+      this.clock.advance(at);
+      if (state.txn !== undefined) state.txn.commitPrepared(at, record);
+      else applyPreparedWrites(this.storage, prepared.writes, record, at);
       this.end(state, 'committed');
-      return ts;
+      return;
+    }
+    if (cmd.commitTimestamp !== undefined) throw new MongoError(ErrorCodes.InvalidOptions, 'commitTimestamp may only be given for a prepared transaction');
+    try {
+      state.txn!.commit(record, check);
+      this.end(state, 'committed');
     } catch (err) {
       this.end(state, 'aborted');
       throw err;
     }
   }
 
+  // prepareTransaction, the first phase of a two-phase commit: checks what the commit will apply
+  // (`check` as for commit), persists it with the session's record `state: 'prepared'`, and from
+  // then on holds it until the coordinator's decision, across restarts and beyond
+  // transactionLifetimeLimitSeconds. Its prepareTimestamp; the same one when asked again.
+  prepare(cmd: Doc, check?: (ns: string, doc: Buffer) => void): Timestamp {
+    const { lsid, txnNumber, key } = this.identify(cmd);
+    const current = this.sessions.get(key);
+    decideStatement(current, this.catalog.lastTxnNumber(lsid), { txnNumber, startTransaction: false, command: 'prepareTransaction' }, describeSession(lsid));
+    const state = current!;
+    if (state.phase === 'prepared') return state.prepared!.ts;
+    let writes: PreparedWrite[];
+    let ts: Timestamp;
+    try {
+      writes = state.txn!.prepare(check);
+      ts = this.storage.write((unit) => this.catalog.recordTransactionPrepare(unit, lsid, txnNumber, writes));
+    } catch (err) {
+      this.end(state, 'aborted');
+      throw err;
+    }
+    this.markPrepared(state, ts, writes);
+    return ts;
+  }
+
+  // At startup, before the node serves: the transactions a crash left prepared are prepared again,
+  // holding their collections until their decision comes.
+  recoverPrepared(): number {
+    const found = this.catalog.preparedTransactions();
+    for (const p of found) {
+      const state: SessionState = { lsid: p.lsid, txnNumber: p.txnNumber, phase: 'inProgress', txn: undefined, startedMs: Date.now() };
+      this.sessions.set(sessionKey(p.lsid), state);
+      this.markPrepared(state, p.prepareTimestamp, p.writes);
+    }
+    return found.length;
+  }
+
+  // What a request on `ns` waits for: the decisions of the transactions prepared on it. A read at a
+  // time before a prepare (`readAt`) does not: the commit's time will be later than its own. Any
+  // other request does: a read might miss a commit at a time it should see, a write might change
+  // what the commit will overwrite.
+  preparedOn(ns: string, readAt?: Timestamp): Promise<void> | undefined {
+    if (this.preparedCount === 0) return undefined;
+    const waits: Promise<void>[] = [];
+    for (const state of this.sessions.values()) {
+      const p = state.prepared;
+      if (state.phase !== 'prepared' || p === undefined || !p.namespaces.has(ns)) continue;
+      if (readAt !== undefined && readAt.lessThan(p.ts)) continue;
+      waits.push(p.decided);
+    }
+    return waits.length === 0 ? undefined : Promise.all(waits).then(() => undefined);
+  }
+
   // A router that did not run the transaction asks for its decision (coordinateCommitTransaction
-  // with no participants, MongoDB's recovery): committed answers ok; a transaction still in
-  // progress is aborted, as MongoDB's coordinator decides on recovery, and like an aborted or
-  // unknown one answers NoSuchTransaction.
-  recoverDecision(cmd: Doc): void {
+  // with no participants, MongoDB's recovery): committed answers ok; a prepared one answers once
+  // its coordinator decided; a transaction still in progress is aborted, as MongoDB's coordinator
+  // decides on recovery, and like an aborted or unknown one answers NoSuchTransaction.
+  async recoverDecision(cmd: Doc): Promise<void> {
     const { lsid, txnNumber, key } = this.identify(cmd);
     const current = this.sessions.get(key);
     if (current?.txnNumber === txnNumber) {
+      if (current.phase === 'prepared') {
+        await current.prepared!.decided;
+        return this.recoverDecision(cmd);
+      }
       if (current.phase === 'committed') return;
       if (current.phase === 'inProgress') this.end(current, 'aborted');
     } else {
@@ -103,11 +180,21 @@ export class TransactionParticipants {
     throw new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txnNumber} } has no commit decision on this shard; it is aborted`);
   }
 
+  // The phase of the session's transaction `txnNumber` here, as far as this node knows.
+  phaseOf(cmd: Doc): TransactionPhase | undefined {
+    const { lsid, txnNumber, key } = this.identify(cmd);
+    const current = this.sessions.get(key);
+    if (current?.txnNumber === txnNumber) return current.phase;
+    const last = this.catalog.lastTxnNumber(lsid);
+    return last?.txnNum === txnNumber && last.committedTransaction ? 'committed' : undefined;
+  }
+
   abort(cmd: Doc): void {
     const { lsid, txnNumber, key } = this.identify(cmd);
     const current = this.sessions.get(key);
     const decision = decideStatement(current, this.catalog.lastTxnNumber(lsid), { txnNumber, startTransaction: false, command: 'abortTransaction' }, describeSession(lsid));
     if (decision === 'committed') throw new MongoError(ErrorCodes.TransactionCommitted, `Transaction with { txnNumber: ${txnNumber} } has been committed.`);
+    if (current!.phase === 'prepared') this.storage.write((unit) => this.catalog.recordTransactionAbort(unit, lsid, txnNumber));
     this.end(current!, 'aborted');
   }
 
@@ -134,9 +221,24 @@ export class TransactionParticipants {
     return n;
   }
 
+  private preparedCount = 0;
+
+  private markPrepared(state: SessionState, ts: Timestamp, writes: PreparedWrite[]): void {
+    let decide!: () => void;
+    const decided = new Promise<void>((resolve) => (decide = resolve));
+    state.prepared = { ts, writes, namespaces: new Set(writes.map((w) => w.ns)), decided, decide };
+    state.phase = 'prepared';
+    this.preparedCount += 1;
+  }
+
   private end(state: SessionState, phase: 'committed' | 'aborted'): void {
     state.txn?.abort();
     state.txn = undefined;
+    if (state.phase === 'prepared') {
+      this.preparedCount -= 1;
+      state.prepared!.decide();
+    }
+    state.prepared = undefined;
     state.phase = phase;
     this.ended(state.lsid);
   }
@@ -153,5 +255,15 @@ export function readTimestamp(readConcern: unknown): Timestamp | undefined {
   if (!isPlainObject(readConcern) || readConcern.atClusterTime === undefined) return undefined;
   const at = readConcern.atClusterTime as Timestamp;
   if (at._bsontype !== 'Timestamp') throw new MongoError(ErrorCodes.TypeMismatch, '"atClusterTime" had the wrong type. Expected timestamp');
+  return at;
+}
+
+// commitTransaction's commitTimestamp for a prepared transaction: required, and not before its
+// prepare.
+function commitTimestampOf(cmd: Doc, prepareTs: Timestamp): Timestamp {
+  const at = cmd.commitTimestamp as Timestamp | undefined;
+  if (at === undefined) throw new MongoError(ErrorCodes.InvalidOptions, "'commitTimestamp' must be provided to commit a prepared transaction");
+  if (at._bsontype !== 'Timestamp') throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'commitTransaction.commitTimestamp' is the wrong type, expected type 'timestamp'");
+  if (at.lessThan(prepareTs)) throw new MongoError(ErrorCodes.InvalidOptions, 'commitTimestamp cannot be less than the prepareTimestamp');
   return at;
 }

@@ -5,7 +5,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 // (pure): what a statement of transaction `txnNumber` does given the session's transaction here
 // and the txnNumber its retryable writes or committed transactions last used.
 
-export type TransactionPhase = 'inProgress' | 'committed' | 'aborted';
+export type TransactionPhase = 'inProgress' | 'prepared' | 'committed' | 'aborted';
 
 export interface SessionTransaction {
   txnNumber: number;
@@ -29,6 +29,9 @@ export function decideStatement(
   session: string,
 ): StatementDecision {
   const { txnNumber } = req;
+  if (current?.phase === 'prepared' && txnNumber > current.txnNumber) {
+    throw new MongoError(ErrorCodes.PreparedTransactionInProgress, `Cannot start a new transaction ${txnNumber} on session ${session} while transaction ${current.txnNumber} is prepared: it ends only with its coordinator's decision.`);
+  }
   const newest = Math.max(current?.txnNumber ?? -1, lastUsed?.txnNum ?? -1);
   if (txnNumber < newest) {
     throw new MongoError(ErrorCodes.TransactionTooOld, `Cannot start transaction ${txnNumber} on session ${session} because a newer transaction ${newest} has already started.`);
@@ -51,13 +54,18 @@ export function decideStatement(
     if (req.command === 'commitTransaction') return 'committed';
     throw new MongoError(ErrorCodes.TransactionCommitted, `Transaction with { txnNumber: ${txnNumber} } has been committed.`);
   }
+  if (phase === 'prepared' && !PREPARED_MAY_RUN.has(req.command)) {
+    throw new MongoError(ErrorCodes.PreparedTransactionInProgress, `Cannot call ${req.command} on a prepared transaction: only commitTransaction and abortTransaction may follow prepareTransaction.`);
+  }
   return 'continue';
 }
 
-// The commands a transaction may run (MongoDB's txnCmdAllowlist, without prepare yet).
+const PREPARED_MAY_RUN = new Set(['commitTransaction', 'abortTransaction', 'prepareTransaction']);
+
+// The commands a transaction may run (MongoDB's txnCmdAllowlist).
 const IN_TRANSACTION = new Set([
   'find', 'getMore', 'killCursors', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct',
-  'create', 'createIndexes', 'commitTransaction', 'abortTransaction', 'bulkWrite', 'coordinateCommitTransaction',
+  'create', 'createIndexes', 'commitTransaction', 'abortTransaction', 'bulkWrite', 'coordinateCommitTransaction', 'prepareTransaction',
 ]);
 
 // A command a transaction may not run, or a database it may not touch: OperationNotSupportedInTransaction.
@@ -65,7 +73,7 @@ export function checkAllowedInTransaction(command: string, db: string, first: bo
   if (!IN_TRANSACTION.has(command)) {
     throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, `Cannot run '${command}' in a multi-document transaction.`);
   }
-  if ((db === 'config' || db === 'admin' || db === 'local') && command !== 'commitTransaction' && command !== 'abortTransaction') {
+  if ((db === 'config' || db === 'admin' || db === 'local') && command !== 'commitTransaction' && command !== 'abortTransaction' && command !== 'prepareTransaction') {
     throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, `Cannot run command against the '${db}' database in a transaction.`);
   }
   if (readConcern === undefined) return;

@@ -495,6 +495,16 @@ export class WriteUnit {
     return this.stamp;
   }
 
+  // Commits under `ts`, a time chosen elsewhere (a prepared transaction's commitTimestamp, which
+  // the node's clock is already past): before the unit's first change.
+  commitAt(ts: Timestamp): void {
+    if (this.stamp !== undefined) throw new Error('a write unit takes its commit time before its first change');
+    this.stamp = ts;
+    this.kv.stamp(timestampKey(ts));
+    const op = currentLastOp();
+    if (op !== undefined) op.ts = ts;
+  }
+
   private delta(coll: Collection, count: number, size: number): void {
     const d = this.statDeltas.get(coll.entry.id) ?? { count: 0, size: 0 };
     d.count += count;

@@ -37,33 +37,52 @@ export class StorageTransaction {
   // when a commit after the snapshot changed what it wrote, and whatever `check` throws for a
   // document as the snapshot had it or as the transaction leaves it; the transaction then is over.
   commit(alongside: (unit: WriteUnit) => void, check: (ns: string, doc: Buffer) => void = () => undefined): Timestamp | undefined {
-    let changes: ReturnType<StorageTransaction['documentChanges']>;
-    try {
-      this.writeSet.validate();
-      changes = this.documentChanges();
-      for (const c of changes) {
-        if (c.before !== undefined) check(c.coll.ns, c.before);
-        if (c.after !== undefined) check(c.coll.ns, c.after);
-      }
-    } catch (err) {
-      this.abort();
-      throw err;
-    }
+    const writes = this.settle(check);
     this.abort();
-    if (changes.length === 0) return undefined;
-    return this.engine.write((unit) => {
-      for (const c of changes) if (c.after === undefined) unit.removeById(c.coll, c.id);
-      for (const c of changes) if (c.after !== undefined && c.before !== undefined) unit.upsertBytes(c.coll, c.after);
-      for (const c of changes) if (c.after !== undefined && c.before === undefined) unit.insertBytes(c.coll, c.after);
-      alongside(unit);
-      return unit.commitTimestamp();
-    });
+    if (writes.length === 0) return undefined;
+    return applyPreparedWrites(this.engine, writes, alongside);
+  }
+
+  // The first phase of a two-phase commit: checks as the commit does, then keeps the writes, and
+  // the keys they hold, until `commitPrepared` or `abort`. Nothing can take them from it from here
+  // on: a write outside transactions no longer dooms it (StorageTransaction callers hold such
+  // writes back while a transaction is prepared on their collection).
+  prepare(check: (ns: string, doc: Buffer) => void = () => undefined): PreparedWrite[] {
+    const writes = this.settle(check);
+    this.writeSet.prepared = true;
+    this.prepared = writes;
+    return writes;
+  }
+
+  // Applies what `prepare` kept, at the commit time its coordinator chose.
+  commitPrepared(at: Timestamp, alongside: (unit: WriteUnit) => void): void {
+    const writes = this.prepared;
+    if (writes === undefined) throw new Error('commitPrepared of a transaction that was not prepared');
+    this.abort();
+    applyPreparedWrites(this.engine, writes, alongside, at);
   }
 
   abort(): void {
     if (this.ended) return;
     this.ended = true;
     this.writeSet.release();
+  }
+
+  private prepared: PreparedWrite[] | undefined;
+
+  private settle(check: (ns: string, doc: Buffer) => void): PreparedWrite[] {
+    try {
+      this.writeSet.validate();
+      const changes = this.documentChanges();
+      for (const c of changes) {
+        if (c.before !== undefined) check(c.coll.ns, c.before);
+        if (c.after !== undefined) check(c.coll.ns, c.after);
+      }
+      return changes.map((c) => ({ ns: c.coll.ns, id: c.id, existed: c.before !== undefined, after: c.after }));
+    } catch (err) {
+      this.abort();
+      throw err;
+    }
   }
 
   // Each document the transaction changed: as the snapshot had it and as the transaction leaves it.
@@ -82,4 +101,32 @@ export class StorageTransaction {
     }
     return out;
   }
+}
+
+// A document a transaction changed, as its commit applies it: `after` undefined removes it,
+// otherwise it replaces the document with its _id when the snapshot had one (`existed`) and is
+// inserted when not. What a prepared transaction persists, so that it commits after a restart.
+export interface PreparedWrite {
+  ns: string;
+  id: unknown;
+  existed: boolean;
+  after: Buffer | undefined;
+}
+
+// Replays a transaction's documents in one write unit, with `alongside`: deletions, then
+// replacements, then insertions. `at`: the commit time a two-phase commit chose.
+export function applyPreparedWrites(engine: StorageEngine, writes: readonly PreparedWrite[], alongside: (unit: WriteUnit) => void, at?: Timestamp): Timestamp | undefined {
+  // A collection the transaction created is there unless it was dropped since (a drop waits for
+  // no prepared transaction); the documents need one all the same.
+  const colls = new Map<string, Collection>();
+  for (const { ns } of writes) if (!colls.has(ns)) colls.set(ns, engine.getCollection(ns) ?? engine.createCollection(ns));
+  const coll = (ns: string): Collection => colls.get(ns)!;
+  return engine.write((unit) => {
+    if (at !== undefined) unit.commitAt(at);
+    for (const w of writes) if (w.after === undefined) unit.removeById(coll(w.ns), w.id);
+    for (const w of writes) if (w.after !== undefined && w.existed) unit.upsertBytes(coll(w.ns), w.after);
+    for (const w of writes) if (w.after !== undefined && !w.existed) unit.insertBytes(coll(w.ns), w.after);
+    alongside(unit);
+    return unit.commitTimestamp();
+  });
 }

@@ -118,9 +118,13 @@ export class TransactionWriteSet implements KvView {
     }
   }
 
+  // Once prepared, the transaction's commit may no longer fail: its keys are held back from other
+  // transactions by its intents and from writes outside transactions by their callers.
+  prepared = false;
+
   // A write outside transactions changed a key this one holds.
   doom(id: string): void {
-    this.doomedBy ??= id;
+    if (!this.prepared) this.doomedBy ??= id;
   }
 
   checkNotDoomed(): void {

@@ -78,16 +78,40 @@ export class VersionHistory {
     return this.nextSeq - 1;
   }
 
-  // Records a commit at `ts` (later than every recorded one); `retract` takes it back if the
-  // transaction that made it aborts after all.
+  // Records a commit at `ts`; `retract` takes it back if the transaction that made it aborts
+  // after all. Commits come in time order, but for a prepared transaction's: it commits at a time
+  // its coordinator chose, which later commits on this node may have passed. None of them changed
+  // its keys (it held them from its prepare on), so its record only has to find its place in the
+  // log and in each list of the index; a commit at or before what is kept needs no record.
   add(ts: bigint, changes: readonly KeyChange[]): CommitRecord {
     let bytes = 0;
     for (const c of changes) bytes += OVERHEAD_BYTES + c.key.length + (c.before?.length ?? 0);
     const record: CommitRecord = { seq: this.nextSeq++, ts, wallMs: this.now(), bytes, changes };
-    this.log.push(record);
+    const last = this.log.length > this.head ? this.log[this.log.length - 1]! : undefined;
+    if (last !== undefined && last.ts > ts) {
+      if (ts <= this.covered) return record;
+      this.addOutOfOrder(record);
+    } else {
+      this.log.push(record);
+    }
     this.bytes += bytes;
     this.trim();
     return record;
+  }
+
+  private addOutOfOrder(record: CommitRecord): void {
+    this.catchUp();
+    this.log.splice(this.head + firstAfter(this.log.slice(this.head), record.ts), 0, record);
+    for (const c of record.changes) {
+      const id = changeId(c.space, c.key);
+      const list = this.versions.get(id) ?? [];
+      list.splice(firstAfter(list, record.ts), 0, { ts: record.ts, before: c.before });
+      this.versions.set(id, list);
+      const spaceList = this.bySpace.get(c.space) ?? [];
+      spaceList.splice(firstAfter(spaceList, record.ts), 0, { ts: record.ts, key: c.key });
+      this.bySpace.set(c.space, spaceList);
+    }
+    this.indexedSeq = record.seq;
   }
 
   retract(record: CommitRecord): void {

@@ -15,9 +15,8 @@ const run = promisify(execFile);
 // Issue 21, transactions through routers, with the official driver: a transaction reads one
 // snapshot on every shard it touches (picked by the router at its first statement) with its own
 // writes, and commits on the shard it wrote to after the ones it only read; the first writer wins
-// across routers; a commit is answered through another router from the recoveryToken; a
-// transaction that would write to a second shard is refused (no two-phase commit yet) and leaves
-// nothing.
+// across routers; a commit is answered through another router from the recoveryToken. Writes on
+// two shards: two_phase_commit_test.
 describe('transactions through routers', () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
@@ -139,23 +138,6 @@ describe('transactions through routers', () => {
       await monitored.close();
     }
     assert.deepEqual(await accounts(other).findOne({ _id: 150 }), { _id: 150, balance: 5 });
-  });
-
-  it('refuses a write to a second shard (no two-phase commit yet) and leaves nothing written', async () => {
-    await accounts().insertMany([{ _id: 3, balance: 50 }, { _id: 103, balance: 50 }]);
-    const session = client.startSession();
-    try {
-      session.startTransaction();
-      await accounts().updateOne({ _id: 3 }, { $inc: { balance: -5 } }, { session });
-      const err = await failure(accounts().updateOne({ _id: 103 }, { $inc: { balance: 5 } }, { session }));
-      assert.equal(err.code, 263);
-      assert.match(err.message, /two-phase commit/);
-      const after = await failure(session.commitTransaction());
-      assert.equal(after.code, 251);
-    } finally {
-      await session.endSession();
-    }
-    assert.deepEqual(await accounts().find({ _id: { $in: [3, 103] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 3, balance: 50 }, { _id: 103, balance: 50 }]);
   });
 
   it("runs mongosh's session.startTransaction() ... session.commitTransaction() reading both shards", async () => {

@@ -31,6 +31,7 @@ import { countRange } from '../../src/migration/range_orphans.js';
 import { UserLoadMeter } from '../../src/migration/user_load_meter.js';
 import { LocalCollections } from '../../src/query/exec/local_collection.js';
 import { DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS, LogicalClock } from '../../src/sessions/logical_clock.js';
+import { TransactionParticipants } from '../../src/sessions/transaction_participant.js';
 import { SessionCatalog } from '../../src/sessions/session_catalog.js';
 import { CriticalSection } from '../../src/shard/critical_section.js';
 import { RemoteConfigReader } from '../../src/shard/remote_config_reader.js';
@@ -233,6 +234,7 @@ class MigrationWorld {
     const clock = this.scheduler.clockOf(owner);
     const logger = pino({ level: 'silent' });
     const [host, port] = HOSTS[name].split(':') as [string, string];
+    const sessionCatalog = new SessionCatalog(storage, new LogicalClock());
     const node: SimShardNode = {
       options: { bindIp: host, port: Number(port), parameters: SHARD_PARAMETERS },
       storage, local, client, logger,
@@ -249,7 +251,8 @@ class MigrationWorld {
         testingKnobs: { beforeEffect: (next) => this.beforeEffect(owner, next) },
       },
       cursors: new CursorManager(),
-      sessionCatalog: new SessionCatalog(storage, new LogicalClock()),
+      sessionCatalog,
+      transactions: new TransactionParticipants(storage, sessionCatalog, new LogicalClock(), () => undefined),
     };
     const persisted = local.find(MIGRATION_COORDINATORS_NS).map(migrationCoordinatorDocumentFromBSON);
     if (persisted.length > 0) this.donorLives.set(owner, { recovered: { decision: persisted[0]!.decision }, effects: [] });

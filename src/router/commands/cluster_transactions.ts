@@ -4,7 +4,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import { noTransactionToEnd } from '../../sessions/operation_session_info.js';
 import { errorLabelsFor } from '../../sessions/error_labels.js';
 import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';
-import { withRouterTransaction, type RouterTransaction } from '../transaction_router.js';
+import { commitPlan, withRouterTransaction, type RouterTransaction } from '../transaction_router.js';
 import { sendToShard } from '../versioned_request.js';
 
 // A statement of a transaction through the router (transaction_router.ts): it runs with every
@@ -17,7 +17,7 @@ export async function runRouterTransactionStatement(ctx: RouterContext, name: st
   const { router } = ctx;
   let begun: ReturnType<typeof router.transactions.statement>;
   try {
-    begun = router.transactions.statement(cmd, name, ctx.db, router.clock.now());
+    begun = router.transactions.statement(cmd, name, ctx.db, () => router.clock.now());
   } catch (err) {
     throw labelled(name, cmd, err);
   }
@@ -43,10 +43,10 @@ export async function runRouterTransactionStatement(ctx: RouterContext, name: st
   return withRecoveryToken(reply, txn);
 }
 
-// commitTransaction: nothing to do without participants; otherwise the read-only participants
-// first, then the one that wrote. A router that did not run the transaction asks the shard its
-// recoveryToken names for the decision (coordinateCommitTransaction with no participants, as
-// mongos recovers it): committed is ok; one still in progress is aborted there, never committed.
+// commitTransaction, as commitPlan decides. A router that did not run the transaction asks the
+// shard its recoveryToken names for the decision (coordinateCommitTransaction with no
+// participants, as mongos recovers it): committed is ok, a prepared one answers with its decision,
+// one still in progress is aborted there, never committed.
 export const clusterCommitTransactionCommand: RouterCommand = {
   names: ['commitTransaction'],
   adminOnly: true,
@@ -56,11 +56,14 @@ export const clusterCommitTransactionCommand: RouterCommand = {
     const txn = router.transactions.find(cmd);
     if (txn === undefined) return recoverCommit(router, cmd);
     if (txn.phase === 'aborted') throw labelled('commitTransaction', cmd, new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txn.txnNum} } has been aborted.`));
-    const writer = txn.writer();
-    const readers = [...txn.participants.keys()].filter((s) => s !== writer);
+    const plan = commitPlan(txn);
     try {
-      await Promise.all(readers.map((shard) => endOn(router, txn, shard, 'commitTransaction')));
-      if (writer !== undefined) await endOn(router, txn, writer, 'commitTransaction');
+      if (plan.type === 'direct') {
+        await Promise.all(plan.readOnly.map((shard) => endOn(router, txn, shard, 'commitTransaction')));
+        if (plan.writer !== undefined) await endOn(router, txn, plan.writer, 'commitTransaction');
+      } else if (plan.type === 'twoPhase') {
+        await coordinateCommit(router, txn, plan.coordinator, plan.participants);
+      }
     } catch (err) {
       throw labelled('commitTransaction', cmd, err);
     }
@@ -68,6 +71,15 @@ export const clusterCommitTransactionCommand: RouterCommand = {
     return withRecoveryToken({ ok: 1 }, txn);
   },
 };
+
+// A coordinator's abort decision ends the transaction here too: a later commitTransaction answers
+// NoSuchTransaction at once, and abortTransaction has nothing left to tell the shards.
+async function coordinateCommit(router: RouterServices, txn: RouterTransaction, coordinator: string, participants: string[]): Promise<void> {
+  const reply = await sendToShard(router, coordinator, 'admin', txn.sessionFields({ coordinateCommitTransaction: 1, participants: participants.map((shardId) => ({ shardId })) }));
+  if (reply.ok === 1) return;
+  if (reply.code === ErrorCodes.NoSuchTransaction) txn.phase = 'aborted';
+  throw new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg), {}, Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : []);
+}
 
 export const clusterAbortTransactionCommand: RouterCommand = {
   names: ['abortTransaction'],

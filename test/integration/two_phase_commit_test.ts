@@ -1,0 +1,218 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Long, MongoClient, MongoServerError, UUID } from 'mongodb';
+import { WireClient } from '../../src/wire/client.js';
+import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+
+// Issue 21, two-phase commit: a transaction that wrote on two shards commits through the
+// coordinator on its first participant (src/sessions/transaction_coordinator*.ts), all or nothing;
+// reads of what a prepared transaction wrote wait for its decision; a participant that cannot
+// prepare makes it abort; and a kill -9 of the coordinator or of a participant at every step, then
+// a restart, ends with the same decision applied on both shards and nothing left prepared.
+describe('two-phase commit through routers', () => {
+  let cluster: SpawnedCluster;
+  let client: MongoClient;
+  let raw: WireClient;
+  let router: string;
+
+  before(async () => {
+    cluster = await spawnCluster({ shards: 2, routers: 2, enableTestCommands: true });
+    client = new MongoClient(cluster.routers[0]!.uri);
+    raw = new WireClient();
+    router = `127.0.0.1:${cluster.routers[0]!.port}`;
+    const admin = client.db('admin');
+    await admin.command({ enableSharding: 'bank', primaryShard: 'shard0' });
+    await admin.command({ shardCollection: 'bank.accounts', key: { _id: 1 } });
+    await admin.command({ split: 'bank.accounts', middle: { _id: 100 } });
+    await admin.command({ moveChunk: 'bank.accounts', find: { _id: 100 }, to: 'shard1' });
+  });
+
+  after(async () => {
+    await raw?.close();
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  const accounts = () => client.db('bank').collection<AnyDoc>('accounts');
+  const onShard = (i: number, db: string, cmd: AnyDoc) => raw.command(`127.0.0.1:${cluster.shards[i]!.port}`, db, cmd);
+
+  async function leftovers(): Promise<{ prepared: AnyDoc[]; coordinators: AnyDoc[] }> {
+    const prepared: AnyDoc[] = [];
+    const coordinators: AnyDoc[] = [];
+    for (const i of [0, 1]) {
+      prepared.push(...((await onShard(i, 'config', { find: 'transactions', filter: { state: 'prepared' } })).cursor as AnyDoc).firstBatch);
+      coordinators.push(...((await onShard(i, 'config', { find: 'transaction_coordinators' })).cursor as AnyDoc).firstBatch);
+    }
+    return { prepared, coordinators };
+  }
+
+  // A transaction moving `amount` from account `a` (shard0) to `b` (shard1), left uncommitted.
+  async function transfer(lsid: AnyDoc, txnNumber: number, a: number, b: number, amount: number): Promise<void> {
+    const session = { lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false };
+    const first = await raw.command(router, 'bank', { update: 'accounts', updates: [{ q: { _id: a }, u: { $inc: { balance: -amount } } }], ...session, startTransaction: true });
+    assert.equal(first.nModified, 1, JSON.stringify(first));
+    const second = await raw.command(router, 'bank', { update: 'accounts', updates: [{ q: { _id: b }, u: { $inc: { balance: amount } } }], ...session });
+    assert.equal(second.nModified, 1, JSON.stringify(second));
+  }
+
+  function commit(lsid: AnyDoc, txnNumber: number): Promise<AnyDoc> {
+    return raw.command(router, 'admin', { commitTransaction: 1, lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false });
+  }
+
+  it('commits writes on two shards together, and leaves no coordinator or prepared record', async () => {
+    await accounts().insertMany([{ _id: 1, balance: 100 }, { _id: 101, balance: 100 }]);
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      await accounts().updateOne({ _id: 1 }, { $inc: { balance: -30 } }, { session });
+      await accounts().updateOne({ _id: 101 }, { $inc: { balance: 30 } }, { session });
+      assert.deepEqual(await accounts().find({ _id: { $in: [1, 101] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 1, balance: 100 }, { _id: 101, balance: 100 }]);
+      await session.commitTransaction();
+    } finally {
+      await session.endSession();
+    }
+    assert.deepEqual(await accounts().find({ _id: { $in: [1, 101] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 1, balance: 70 }, { _id: 101, balance: 130 }]);
+    for (const i of [0, 1]) {
+      const records = ((await onShard(i, 'config', { find: 'transactions', filter: { state: { $exists: true } } })).cursor as AnyDoc).firstBatch as AnyDoc[];
+      assert.ok(records.some((r) => r.state === 'committed'), `shard${i} recorded the commit`);
+    }
+    assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
+  });
+
+  it('holds reads of a prepared transaction\'s collection until the decision, and they see it whole', async () => {
+    await accounts().insertMany([{ _id: 2, balance: 10 }, { _id: 102, balance: 10 }]);
+    const lsid = { id: new UUID() };
+    await transfer(lsid, 1, 2, 102, 4);
+    const { count } = await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'alwaysOn' });
+    let committed: Promise<AnyDoc> | undefined;
+    try {
+      committed = commit(lsid, 1);
+      await onShard(0, 'admin', { waitForFailPoint: 'hangBeforeSendingDecision', timesEntered: Number(count) + 1, maxTimeMS: 30_000 });
+      let settled = false;
+      const read = accounts().find({ _id: { $in: [2, 102] } }, { sort: { _id: 1 } }).toArray().finally(() => (settled = true));
+      await sleep(300);
+      assert.equal(settled, false, 'a read of a prepared document waits for the decision');
+      await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
+      assert.deepEqual(await read, [{ _id: 2, balance: 6 }, { _id: 102, balance: 14 }]);
+    } finally {
+      await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
+    }
+    assert.equal((await committed!).ok, 1);
+  });
+
+  it('aborts on every shard when a participant cannot prepare, answering NoSuchTransaction with TransientTransactionError', async () => {
+    await accounts().insertMany([{ _id: 3, balance: 10 }, { _id: 103, balance: 10 }]);
+    const lsid = { id: new UUID() };
+    await transfer(lsid, 1, 3, 103, 5);
+    // A write outside transactions to what the transaction wrote on shard1 dooms it there.
+    await accounts().updateOne({ _id: 103 }, { $set: { note: 'outside' } });
+    const reply = await commit(lsid, 1);
+    assert.equal(reply.code, 251, JSON.stringify(reply));
+    assert.deepEqual(reply.errorLabels, ['TransientTransactionError']);
+    assert.deepEqual(await accounts().find({ _id: { $in: [3, 103] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 3, balance: 10 }, { _id: 103, balance: 10, note: 'outside' }]);
+    assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
+  });
+
+  // Each step, the shard killed there, and the decision a crash there leads to: before the
+  // coordinator persisted a decision, abort; after, commit.
+  const CRASH_POINTS: { failPoint: string; shard: number; decision: 'commit' | 'abort' }[] = [
+    { failPoint: 'hangBeforeWritingParticipantList', shard: 0, decision: 'abort' },
+    { failPoint: 'hangBeforeSendingPrepare', shard: 0, decision: 'abort' },
+    { failPoint: 'hangAfterPreparingTransaction', shard: 1, decision: 'commit' },
+    { failPoint: 'hangBeforeWritingDecision', shard: 0, decision: 'abort' },
+    { failPoint: 'hangBeforeSendingDecision', shard: 0, decision: 'commit' },
+    { failPoint: 'hangBeforeCommittingPreparedTransaction', shard: 1, decision: 'commit' },
+    { failPoint: 'hangBeforeDeletingCoordinatorDoc', shard: 0, decision: 'commit' },
+  ];
+
+  for (const [n, { failPoint, shard, decision }] of CRASH_POINTS.entries()) {
+    it(`after kill -9 of shard${shard} at ${failPoint}, reaches ${decision} on both shards`, { timeout: 120_000 }, async () => {
+      const a = 10 + n;
+      const b = 110 + n;
+      await accounts().insertMany([{ _id: a, balance: 50 }, { _id: b, balance: 50 }]);
+      const lsid = { id: new UUID() };
+      await transfer(lsid, 1, a, b, 20);
+      const { count } = await onShard(shard, 'admin', { configureFailPoint: failPoint, mode: 'alwaysOn' });
+      const first = commit(lsid, 1).catch((err: unknown) => ({ ok: 0, errmsg: String(err) }));
+      await onShard(shard, 'admin', { waitForFailPoint: failPoint, timesEntered: Number(count) + 1, maxTimeMS: 30_000 });
+      await cluster.shards[shard]!.kill9();
+      cluster.shards[shard] = await restartNode(cluster.shards[shard]!, { extraArgs: ['--enableTestCommands'] });
+      // The driver retries a commit whose result it does not know; so does this, until it knows.
+      let reply: AnyDoc = await first;
+      for (let i = 0; reply.ok !== 1 && reply.code !== 251; i++) {
+        assert.ok(i < 100, `no decision: ${JSON.stringify(reply)}`);
+        await sleep(200);
+        reply = await commit(lsid, 1).catch((err: unknown) => ({ ok: 0, errmsg: String(err) }));
+      }
+      assert.equal(reply.ok === 1 ? 'commit' : 'abort', decision, JSON.stringify(reply));
+      const expected = decision === 'commit' ? [{ _id: a, balance: 30 }, { _id: b, balance: 70 }] : [{ _id: a, balance: 50 }, { _id: b, balance: 50 }];
+      let found: AnyDoc[] = [];
+      for (let i = 0; i < 100; i++) {
+        found = await accounts().find({ _id: { $in: [a, b] } }, { sort: { _id: 1 } }).toArray();
+        const left = await leftovers();
+        if (JSON.stringify(found) === JSON.stringify(expected) && left.prepared.length === 0 && left.coordinators.length === 0) break;
+        await sleep(200);
+      }
+      assert.deepEqual(found, expected);
+      assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
+    });
+  }
+
+  it('lets the driver\'s withTransaction move money between shards while a second router reads consistent totals', { timeout: 120_000 }, async () => {
+    const ids = [20, 21, 22, 120, 121, 122];
+    const seed = client.startSession({ causalConsistency: true });
+    await accounts().insertMany(ids.map((_id) => ({ _id, balance: 100 })), { session: seed });
+    const [seededAt, seededClock] = [seed.operationTime!, seed.clusterTime!];
+    await seed.endSession();
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      let stop = false;
+      const reader = (async () => {
+        const totals: number[] = [];
+        while (!stop) {
+          // Its snapshots are at or after the accounts were made: a client of the other router
+          // that has seen their insert, as a causally consistent session has.
+          const s = other.startSession({ causalConsistency: true });
+          s.advanceClusterTime(seededClock);
+          s.advanceOperationTime(seededAt);
+          try {
+            s.startTransaction({ readConcern: { level: 'snapshot' } });
+            const docs = await other.db('bank').collection<AnyDoc>('accounts').find({ _id: { $in: ids } }, { session: s }).toArray();
+            await s.commitTransaction();
+            totals.push(docs.reduce((sum, d) => sum + d.balance, 0));
+          } catch (err) {
+            if (!(err instanceof MongoServerError) || !err.hasErrorLabel('TransientTransactionError')) throw err;
+            await s.abortTransaction().catch(() => undefined);
+          } finally {
+            await s.endSession();
+          }
+        }
+        return totals;
+      })();
+      const s = client.startSession();
+      try {
+        for (let i = 0; i < 20; i++) {
+          const from = ids[i % 3]!;
+          const to = ids[3 + ((i * 7) % 3)]!;
+          await s.withTransaction(async () => {
+            await accounts().updateOne({ _id: from }, { $inc: { balance: -1 } }, { session: s });
+            await accounts().updateOne({ _id: to }, { $inc: { balance: 1 } }, { session: s });
+          });
+        }
+      } finally {
+        await s.endSession();
+        stop = true;
+      }
+      const totals = await reader;
+      assert.ok(totals.length > 0);
+      assert.deepEqual([...new Set(totals)], [600], 'every snapshot sums to the same total');
+      const final = await accounts().find({ _id: { $in: ids } }).toArray();
+      assert.equal(final.reduce((sum, d) => sum + d.balance, 0), 600);
+      assert.equal(final.filter((d) => d._id < 100).reduce((sum, d) => sum + d.balance, 0), 280);
+    } finally {
+      await other.close();
+    }
+  });
+});
