@@ -1,5 +1,6 @@
 import { systemClock } from '../base/clock.js';
 import type { NodeServices } from '../commands/command.js';
+import { collModCoordinator } from '../ddl/coll_mod_coordinator.js';
 import { createCollectionCoordinator } from '../ddl/create_collection_coordinator.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { dropCollectionCoordinator } from '../ddl/drop_collection_coordinator.js';
@@ -35,6 +36,7 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     },
   };
   const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(systemClock, node.failPoints), node.failPoints, systemClock, node.logger, {
+    collMod: collModCoordinator(env, () => node.sharding.state.shardName),
     createCollection: createCollectionCoordinator(env, () => node.sharding.state.shardName),
     dropCollection: dropCollectionCoordinator(env),
     dropDatabase: dropDatabaseCoordinator(env),

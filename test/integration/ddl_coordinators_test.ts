@@ -10,6 +10,7 @@ import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 // persisted critical sections, joins, $currentOp, and a kill -9 of the primary at every phase.
 const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
 const CREATE_PHASES = ['kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kCommitOnShardingCatalog', 'kExitCriticalSection'];
+const COLL_MOD_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kUpdateShards'];
 const DROP_PHASES = ['kFreezeCollection', 'kEnterCriticalSection', 'kDropCollection', 'kReleaseCriticalSection'];
 const REFINE_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kCommit'];
 const RENAME_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kBlockCrudAndRename', 'kRenameMetadata', 'kUnblockCrud'];
@@ -426,6 +427,41 @@ describe('DDL coordinators on the primary shard', () => {
       await assertRenamed(db, 'src', 'dst', before!.uuid, before!.lastmodEpoch);
     });
   }
+  // The validator every shard holding the collection has, and what its copies refuse.
+  async function assertValidatorEverywhere(db: string, coll: string): Promise<void> {
+    for (const [i, shard] of shardClients.entries()) {
+      const [info] = await shard.db(db).listCollections({ name: coll }).toArray() as AnyDoc[];
+      assert.deepEqual(info?.options?.validator, { k: { $type: 'number' } }, `shard${i} has the validator`);
+    }
+    const refused = await client.db(db).collection<AnyDoc>(coll).insertOne({ _id: 'bad', k: 'text' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(refused?.code, 121, 'the router\'s insert is validated');
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.${coll}` });
+    assert.equal(entry?.permitMigrations, undefined, 'migrations are back');
+    assert.deepEqual(await coordinatorDocs(), []);
+    assert.deepEqual(await inconsistencies(), []);
+  }
+
+  it('collMod of a sharded collection reaches every shard owning chunks through the coordinator, and a refused one changes nothing', async () => {
+    await shardedOnBoth('collmod', 'c');
+    const reply = await client.db('collmod').command({ collMod: 'c', validator: { k: { $type: 'number' } } });
+    assert.equal(reply.ok, 1);
+    await assertValidatorEverywhere('collmod', 'c');
+    const refused = await client.db('collmod').command({ collMod: 'c', changeStreamPreAndPostImages: { enabled: true } }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(refused?.codeName, 'InvalidOptions');
+    const missing = await client.db('collmod').command({ collMod: 'nothing', validationLevel: 'moderate' }).then(() => undefined, (err: unknown) => err as AnyDoc);
+    assert.equal(missing?.codeName, 'NamespaceNotFound');
+    assert.deepEqual(await coordinatorDocs(), []);
+  });
+
+  for (const phase of COLL_MOD_PHASES) {
+    it(`collMod: kill -9 of the primary shard before ${phase}, restart, every shard has the modification`, async () => {
+      const db = `crashcollmod${phase.toLowerCase()}`;
+      await shardedOnBoth(db, 'c');
+      await killPrimaryAt(phase, 'CollModCoordinator', () => client.db(db).command({ collMod: 'c', validator: { k: { $type: 'number' } } }));
+      await assertValidatorEverywhere(db, 'c');
+    });
+  }
+
   // Sharded on {k: 1} over both shards, with an index for {k: 1, j: 1} and a zone on [0, 5).
   async function refinable(db: string): Promise<AnyDoc> {
     await shardedOnBoth(db, 'c');

@@ -87,7 +87,20 @@ export const shardsvrRefineCollectionShardKeyCommand: CommandDefinition = {
   },
 };
 
+// {_shardsvrCollMod: coll, collModRequest}
+export const shardsvrCollModCommand: CommandDefinition = {
+  names: ['_shardsvrCollMod'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrCollMod');
+    const coll = collectionArg(cmd);
+    const request = { _shardsvrCollMod: coll, collModRequest: requireDoc(cmd, 'collModRequest') };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'collMod' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
 export const ddlCoordinatorCommands: readonly CommandDefinition[] = [
+  shardsvrCollModCommand,
   shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand, shardsvrRenameCollectionCommand,
   shardsvrRefineCollectionShardKeyCommand,
 ];

@@ -7,6 +7,7 @@ import type { CollectionCriticalSections } from '../../shard/collection_critical
 import { valuesEqual } from '../../bson/compare.js';
 import { RANGE_DELETIONS_NS } from '../../migration/range_deletion_task.js';
 import { checkDDLCoordinatorSession } from './ddl_participant_session.js';
+import { collModCommand } from '../ddl/coll_mod.js';
 
 // The participant side of the DDL coordinators (src/ddl), on every shard.
 
@@ -105,6 +106,19 @@ export const renameCollectionParticipantCommand: CommandDefinition = {
   },
 };
 
+// {_shardsvrCollModParticipant: coll, collModRequest}: collMod of this shard's copy, answered as
+// collMod answers.
+export const collModParticipantCommand: CommandDefinition = {
+  names: ['_shardsvrCollModParticipant'],
+  retryableWrite: true,
+  run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrCollModParticipant');
+    criticalSections(ctx, '_shardsvrCollModParticipant');
+    return collModCommand.run(ctx, { collMod: collectionArg(cmd), ...requireDoc(cmd, 'collModRequest') });
+  },
+};
+
 export const ddlParticipantCommands: readonly CommandDefinition[] = [
+  collModParticipantCommand,
   participantBlockCommand, dropCollectionParticipantCommand, dropDatabaseParticipantCommand, renameCollectionParticipantCommand,
 ];

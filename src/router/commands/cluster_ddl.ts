@@ -44,17 +44,22 @@ export const clusterCreateIndexesCommand: RouterCommand = {
   },
 };
 
-// collMod on every shard that holds the collection, as createIndexes. What an index modification
-// changed (expireAfterSeconds_old/_new, hidden_old/_new) is the same on every shard: given once.
+// What a collMod asks, without the arguments that only say how to run it.
+const NOT_MODIFICATIONS = new Set(['collMod', 'lsid', 'txnNumber', 'writeConcern', 'readConcern', 'comment', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);
+
+// collMod runs on the database's primary shard through its CollModCoordinator (src/ddl), which
+// applies it there and, for a sharded collection, with migrations stopped on every shard owning
+// chunks. What an index modification changed (expireAfterSeconds_old/_new, hidden_old/_new) is the
+// primary's answer.
 export const clusterCollModCommand: RouterCommand = {
   names: ['collMod'],
   async run(ctx, cmd) {
-    const ns = `${ctx.db}.${collectionArg(cmd)}`;
-    return withStaleRetry(ctx.router, ns, async (routing) => {
-      const replies = await onShards(ctx, routing, ddlShards(routing), cmd);
-      const { ok: _ok, ...changed } = replies[0]!;
-      return firstError(replies) ?? { ...changed, ok: 1 };
-    });
+    const coll = collectionArg(cmd);
+    const ns = `${ctx.db}.${coll}`;
+    if (!await ctx.router.catalogCache.getDatabase(ctx.db, { create: false })) throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
+    const collModRequest = Object.fromEntries(Object.entries(cmd).filter(([field]) => !NOT_MODIFICATIONS.has(field) && !field.startsWith('$')));
+    const { ok: _ok, ...changed } = await onPrimaryShard(ctx, ctx.db, ns, { _shardsvrCollMod: coll, collModRequest });
+    return { ...changed, ok: 1 };
   },
 };
 
