@@ -5,8 +5,9 @@ import { runBalancerBench } from './balancer_bench.js';
 import { runMigrationBench } from './migration_bench.js';
 import { runTxnBench } from './txn_bench.js';
 import { runSecurityBench } from './security_bench.js';
+import { runDdlBench } from './ddl_bench.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {
