@@ -149,6 +149,38 @@ describe('DDL coordinators on the primary shard', () => {
     await until('the recovered coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
   }
 
+  // The config server is killed while the primary holds the coordinator before its commit phase;
+  // the coordinator meets it down, retries, and commits once it is back.
+  async function killConfigAt(phase: string, desc: string, start: () => Promise<unknown>): Promise<void> {
+    const primary = shardClients[0]!.db('admin');
+    const { count } = await primary.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc, phase } });
+    const request = start().catch(() => undefined);
+    await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+    await cluster.config.kill9();
+    const released = primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+    await sleep(300);
+    cluster.config = await restartNode(cluster.config, { role: 'config', extraArgs: ['--enableTestCommands'] });
+    await released;
+    await request;
+    await until('the coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
+  }
+
+  it('drop: kill -9 of the config server before kDropCollection, restart, the drop completes', async () => {
+    await shardedOnBoth('crashdropcfg', 'c');
+    await killConfigAt('kDropCollection', 'DropCollectionCoordinator', () => client.db('crashdropcfg').command({ drop: 'c' }));
+    await assertDropped('crashdropcfg', 'c');
+  });
+
+  it('dropDatabase: kill -9 of the config server before kDrop, restart, the database is gone', async () => {
+    await shardedOnBoth('crashdbcfg', 'sharded');
+    await client.db('crashdbcfg').collection<AnyDoc>('plain').insertOne({ _id: 1 });
+    await killConfigAt('kDrop', 'DropDatabaseCoordinator', () => client.db('crashdbcfg').dropDatabase());
+    assert.equal(await client.db('config').collection<AnyDoc>('databases').countDocuments({ _id: 'crashdbcfg' }), 0);
+    for (const shard of shardClients) assert.deepEqual(await shard.db('crashdbcfg').listCollections().toArray(), []);
+    assert.deepEqual(await criticalSectionDocs(), []);
+    assert.deepEqual(await inconsistencies(), []);
+  });
+
   for (const phase of DROP_PHASES) {
     it(`drop: kill -9 of the primary shard before ${phase}, restart, the drop completes`, async () => {
       const db = `crash${phase.toLowerCase()}`;
@@ -281,17 +313,7 @@ describe('DDL coordinators on the primary shard', () => {
 
   it('shardCollection: kill -9 of the config server at the commit, restart, the coordinator commits', async () => {
     const model = await unshardedWithIndex('crashcreatecfg', 'c');
-    const primary = shardClients[0]!.db('admin');
-    const { count } = await primary.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'CreateCollectionCoordinator', phase: 'kCommitOnShardingCatalog' } });
-    const request = client.db('admin').command({ shardCollection: 'crashcreatecfg.c', key: { k: 1 } }).catch(() => undefined);
-    await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
-    await cluster.config.kill9();
-    const released = primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
-    await sleep(300); // the coordinator meets the config server down and retries
-    cluster.config = await restartNode(cluster.config, { role: 'config', extraArgs: ['--enableTestCommands'] });
-    await released;
-    await request;
-    await until('the coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
+    await killConfigAt('kCommitOnShardingCatalog', 'CreateCollectionCoordinator', () => client.db('admin').command({ shardCollection: 'crashcreatecfg.c', key: { k: 1 } }));
     await assertSharded('crashcreatecfg', 'c', model);
   });
 
@@ -418,6 +440,13 @@ describe('DDL coordinators on the primary shard', () => {
     await assertMovedAcross('xcsrc', 'xcdst', model);
   });
 
+  it('renameCollection: kill -9 of the config server before kRenameMetadata, restart, the rename completes', async () => {
+    await shardedOnBoth('crashrencfg', 'src');
+    const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'crashrencfg.src' });
+    await killConfigAt('kRenameMetadata', 'RenameCollectionCoordinator', () => client.db('admin').command({ renameCollection: 'crashrencfg.src', to: 'crashrencfg.dst' }));
+    await assertRenamed('crashrencfg', 'src', 'dst', before!.uuid, before!.lastmodEpoch);
+  });
+
   for (const phase of RENAME_PHASES) {
     it(`renameCollection: kill -9 of the primary shard before ${phase}, restart, the rename completes`, async () => {
       const db = `crashren${phase.toLowerCase()}`;
@@ -451,6 +480,12 @@ describe('DDL coordinators on the primary shard', () => {
     const missing = await client.db('collmod').command({ collMod: 'nothing', validationLevel: 'moderate' }).then(() => undefined, (err: unknown) => err as AnyDoc);
     assert.equal(missing?.codeName, 'NamespaceNotFound');
     assert.deepEqual(await coordinatorDocs(), []);
+  });
+
+  it('collMod: kill -9 of the config server before kUpdateShards, restart, every shard has the modification', async () => {
+    await shardedOnBoth('crashcollmodcfg', 'c');
+    await killConfigAt('kUpdateShards', 'CollModCoordinator', () => client.db('crashcollmodcfg').command({ collMod: 'c', validator: { k: { $type: 'number' } } }));
+    await assertValidatorEverywhere('crashcollmodcfg', 'c');
   });
 
   for (const phase of COLL_MOD_PHASES) {
@@ -536,6 +571,12 @@ describe('DDL coordinators on the primary shard', () => {
     const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'refinebad.c' });
     assert.deepEqual(entry?.key, { k: 1 });
     assert.equal(entry?.permitMigrations, undefined, 'a refused refine leaves migrations alone');
+  });
+
+  it('refineCollectionShardKey: kill -9 of the config server before kCommit, restart, the refine completes', async () => {
+    const before = await refinable('crashrefcfg');
+    await killConfigAt('kCommit', 'RefineCollectionShardKeyCoordinator', () => client.db('admin').command({ refineCollectionShardKey: 'crashrefcfg.c', key: { k: 1, j: 1 } }));
+    await assertRefined('crashrefcfg', before);
   });
 
   for (const phase of REFINE_PHASES) {
