@@ -29,6 +29,8 @@ export function runTransactionStatement(node: NodeServices, name: string, db: st
 function afterWrite(node: NodeServices, name: string, cmd: Doc, reply: Doc): Doc {
   const errors = reply.writeErrors;
   if (!Array.isArray(errors) || errors.length === 0) return reply;
+  // The router moves the document in this same transaction: nothing failed.
+  if ((errors as Doc[]).every((e) => e.code === ErrorCodes.WouldChangeOwningShard)) return reply;
   const transient = (errors as Doc[]).find((e) => errorLabelsFor(name, cmd, e.code as number, undefined, false).includes('TransientTransactionError'));
   if (transient !== undefined) throw new MongoError(transient.code as number, String(transient.errmsg));
   node.transactions.statementFailed(cmd);

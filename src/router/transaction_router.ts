@@ -27,6 +27,9 @@ export class RouterTransaction {
   // the shard answers the request that began the transaction there.
   readonly participants = new Map<string, { readOnly: boolean; starting: boolean }>();
   phase: RouterTransactionPhase = 'inProgress';
+  // Once a two-phase commit is asked for, only its coordinator may end the transaction: an abort
+  // from here could reach a participant prepared for a commit already decided.
+  coordinating = false;
 
   // `readConcern`: the first statement's, whose atClusterTime, when it names none, is the router's
   // time when the statement first needs one (`pickTime`): after the routing it targets by is loaded,

@@ -9,7 +9,9 @@ import {
   checkTxnNumber, priorExecution, statementResultFromBSON, statementResultToBSON,
   type SessionTxnState, type StatementResult,
 } from './retryable_write.js';
-import { lsidDoc, sessionIdOf, sessionKey, type LogicalSessionId } from './session_id.js';
+import { describeSession, lsidDoc, sessionIdOf, sessionKey, type LogicalSessionId } from './session_id.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
 import { historyForRange, isIncompleteHistoryMarker, type MigratedHistory } from './session_migration.js';
 
 // MongoDB's collections for retryable writes, on every shard: one record per session with its
@@ -51,6 +53,11 @@ export class SessionCatalog {
   begin(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number, ns: string): RetryableWriteRun {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
+    if (known?.txnNum === txnNumber && known.committedTransaction === true) {
+      // Only a router's move of a document to another shard makes a retryable write's txnNumber a
+      // transaction (WouldChangeOwningShard): this is its retry, after the move committed.
+      throw new MongoError(ErrorCodes.IncompleteTransactionHistory, `Incomplete history detected for transaction ${txnNumber} on session ${describeSession(lsid)}: the write was converted to a transaction that committed`, { errInfo: { convertedToTransaction: true } });
+    }
     if (checkTxnNumber(known, txnNumber, lsid) === 'current') return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, known!);
     const fresh: CachedSession = { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: false, olderHistory: known?.spilled === true || known?.olderHistory === true };
     this.sessions.set(key, fresh);
@@ -141,9 +148,9 @@ export class SessionCatalog {
 
   // The txnNumber the session last used here, by a retryable write or a committed transaction,
   // and whether it was such a transaction; undefined for a session this node has no record of.
-  lastTxnNumber(lsid: LogicalSessionId): { txnNum: number; committedTransaction: boolean } | undefined {
+  lastTxnNumber(lsid: LogicalSessionId): { txnNum: number; committedTransaction: boolean; ranStatements: boolean } | undefined {
     const known = this.sessions.get(sessionKey(lsid)) ?? this.load(lsid);
-    return known === undefined ? undefined : { txnNum: known.txnNum, committedTransaction: known.committedTransaction === true };
+    return known === undefined ? undefined : { txnNum: known.txnNum, committedTransaction: known.committedTransaction === true, ranStatements: known.executed.size > 0 || known.incompleteHistory };
   }
 
   // A multi-document transaction's commit, in the unit that applies its writes: the session's

@@ -24,7 +24,7 @@ export type StatementDecision = 'start' | 'continue' | 'committed';
 
 export function decideStatement(
   current: SessionTransaction | undefined,
-  lastUsed: { txnNum: number; committedTransaction: boolean } | undefined,
+  lastUsed: { txnNum: number; committedTransaction: boolean; ranStatements?: boolean } | undefined,
   req: StatementRequest,
   session: string,
 ): StatementDecision {
@@ -39,7 +39,10 @@ export function decideStatement(
   const here = current?.txnNumber === txnNumber ? current : undefined;
   const committedBefore = here === undefined && lastUsed?.txnNum === txnNumber && lastUsed.committedTransaction;
   if (req.startTransaction) {
-    if (here !== undefined || lastUsed?.txnNum === txnNumber) {
+    // A retryable write of this txnNumber that ran no statement here (its one update would have
+    // moved a document to another shard) becomes the transaction a router moves it in.
+    const retryableWriteRan = lastUsed?.txnNum === txnNumber && (lastUsed.committedTransaction || lastUsed.ranStatements !== false);
+    if (here !== undefined || retryableWriteRan) {
       const state = here?.phase ?? (committedBefore ? 'committed' : 'a retryable write');
       throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `Cannot start a transaction at given transaction number ${txnNumber} on session ${session} because a transaction with the same number is in state ${state}`);
     }

@@ -109,7 +109,7 @@ describe('cluster DDL, splits and merges through the router', () => {
     assert.equal(await coll.countDocuments({ _id: { $in: [1000, 1001] } }), 2);
   });
 
-  it("follows MongoDB 7.0's rules for shard key changes: retryable writes only, and within the shard", async () => {
+  it("follows MongoDB 7.0's rules for shard key changes: retryable writes only, moving the document to another shard in a transaction", async () => {
     const ranged = db.collection<AnyDoc>('s');
     const ok = await ranged.updateOne({ k: 60 }, { $set: { k: 61.5 } });
     assert.equal(ok.modifiedCount, 1);
@@ -141,9 +141,12 @@ describe('cluster DDL, splits and merges through the router', () => {
     const from = await owner(3);
     let to = 100_000;
     while ((await owner(to)) === from) to += 1;
-    const err = await hashed.updateOne({ k: 3 }, { $set: { k: to } }).catch((e) => e);
-    assert.equal(err.code, 283);
-    assert.equal(await hashed.countDocuments({ k: 3 }), 1);
+    // A change to a key another shard owns moves the document there, in a transaction.
+    const movedAcross = await hashed.updateOne({ k: 3 }, { $set: { k: to } });
+    assert.equal(movedAcross.modifiedCount, 1);
+    assert.equal(await hashed.countDocuments({ k: 3 }), 0);
+    assert.deepEqual(await hashed.find({ k: to }, { projection: { _id: 1 } }).toArray(), [{ _id: 3 }]);
+    assert.deepEqual((await onEachShard(cluster, (c) => c.db('ddl').collection<AnyDoc>('h').countDocuments({ _id: 3 }))).sort(), [0, 1], 'one copy, on one shard');
   });
 
   it('drops a database everywhere: data on the shards and its catalog entries', async () => {

@@ -160,6 +160,45 @@ describe('two-phase commit through routers', () => {
     });
   }
 
+  it('moves a document to another shard by changing its shard key, in a retryable write and in a transaction, through two routers, and recognises the retry', { timeout: 120_000 }, async () => {
+    const admin = client.db('admin');
+    await admin.command({ shardCollection: 'bank.people', key: { region: 1 } });
+    await admin.command({ split: 'bank.people', middle: { region: 'm' } });
+    await admin.command({ moveChunk: 'bank.people', find: { region: 'm' }, to: 'shard1' });
+    const people = client.db('bank').collection<AnyDoc>('people');
+    await people.insertMany([{ _id: 1, region: 'a' }, { _id: 2, region: 'b' }, { _id: 3, region: 'c' }]);
+    const onShard1 = async (id: number) => ((await onShard(1, 'bank', { find: 'people', filter: { _id: id } })).cursor as AnyDoc).firstBatch as AnyDoc[];
+    const onShard0 = async (id: number) => ((await onShard(0, 'bank', { find: 'people', filter: { _id: id } })).cursor as AnyDoc).firstBatch as AnyDoc[];
+
+    // A retryable write, sent as the driver sends it, then its retry through the other router.
+    const lsid = { id: new UUID() };
+    const update = { update: 'people', updates: [{ q: { _id: 1, region: 'a' }, u: { $set: { region: 'z' } } }], lsid, txnNumber: Long.fromNumber(1) };
+    const first = await raw.command(router, 'bank', update);
+    assert.equal(first.ok, 1, JSON.stringify(first));
+    assert.deepEqual([first.n, first.nModified, first.writeErrors], [1, 1, undefined], JSON.stringify(first));
+    assert.deepEqual(await onShard1(1), [{ _id: 1, region: 'z' }]);
+    assert.deepEqual(await onShard0(1), []);
+    const retried = await raw.command(`127.0.0.1:${cluster.routers[1]!.port}`, 'bank', update);
+    assert.deepEqual([retried.ok, retried.n, retried.nModified, retried.writeErrors], [1, 1, 1, undefined], JSON.stringify(retried));
+    assert.deepEqual(await people.find({ _id: 1 }).toArray(), [{ _id: 1, region: 'z' }]);
+
+    // The driver's own retryable write, and an update inside the user's transaction.
+    assert.equal((await people.updateOne({ _id: 2, region: 'b' }, { $set: { region: 'y' } })).modifiedCount, 1);
+    const session = client.startSession();
+    try {
+      await session.withTransaction(async () => {
+        await people.updateOne({ _id: 3, region: 'c' }, { $set: { region: 'x', moved: true } }, { session });
+        assert.deepEqual(await people.findOne({ region: 'x' }, { session }), { _id: 3, region: 'x', moved: true }, 'the transaction sees the document where it moved');
+      });
+    } finally {
+      await session.endSession();
+    }
+    assert.deepEqual(await onShard1(2), [{ _id: 2, region: 'y' }]);
+    assert.deepEqual(await onShard1(3), [{ _id: 3, region: 'x', moved: true }]);
+    assert.deepEqual([...await onShard0(2), ...await onShard0(3)], []);
+    assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
+  });
+
   it('lets the driver\'s withTransaction move money between shards while a second router reads consistent totals', { timeout: 120_000 }, async () => {
     const ids = [20, 21, 22, 120, 121, 122];
     const seed = client.startSession({ causalConsistency: true });

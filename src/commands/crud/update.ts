@@ -70,6 +70,12 @@ export const updateCommand: CommandDefinition = {
           const before = { n, nModified };
           const st = parsed[i]!;
           const collation = commandCollation(storage, ns, statements[i]!.collation);
+          // A statement that fails counts nothing (WouldChangeOwningShard fails after matching).
+          const failed = (err: unknown): never => {
+            n = before.n;
+            nModified = before.nModified;
+            throw err;
+          };
           withCollation(collation, () => {
             const update = compileUpdate(st.u, { arrayFilters: st.arrayFilters, variables });
             if (st.multi && update.kind === 'replacement') {
@@ -88,9 +94,14 @@ export const updateCommand: CommandDefinition = {
             let written: Doc | undefined;
             for (const t of targets) {
               n += 1;
-              const applied = applyUpdate(unit, coll!, t, update, guard, validator);
-              if (applied.modified) nModified += 1;
-              written = applied.after;
+              let applied: { after: Doc; modified: boolean };
+              try {
+                applied = applyUpdate(unit, coll!, t, update, guard, validator);
+              } catch (err) {
+                failed(err);
+              }
+              if (applied!.modified) nModified += 1;
+              written = applied!.after;
             }
             retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: n - before.n, nModified: nModified - before.nModified }, { key: written && retry.keyOf(written) });
           });

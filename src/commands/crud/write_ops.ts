@@ -42,8 +42,9 @@ export interface ShardKeyGuard {
 }
 
 // With `guard` (a versioned update of a sharded collection), MongoDB 7.0's rules for changing a
-// document's shard key: only in a retryable write or a transaction, and the document must stay on
-// this shard (moving it between shards needs a transaction, which is not there yet).
+// document's shard key: only in a retryable write or a transaction. One that would move the
+// document to another shard is not applied here: WouldChangeOwningShard hands the router the
+// document before and after (errInfo), and the router deletes and inserts it in a transaction.
 export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, guard?: ShardKeyGuard, validator?: DocumentValidator): { after: Doc; modified: boolean } {
   const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false });
   if (!modified) return { after: target.doc, modified: false };
@@ -55,7 +56,7 @@ export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, u
       throw new MongoError(ErrorCodes.IllegalOperation, 'Must run update to shard key field in a multi-statement transaction or with retryWrites: true.');
     }
     if (!guard.ownership.ownsDocument(after)) {
-      throw new MongoError(ErrorCodes.WouldChangeOwningShard, 'This update would cause the doc to change owning shards, which requires a transaction or retryable write; docshard does not move documents between shards in an update yet');
+      throw new MongoError(ErrorCodes.WouldChangeOwningShard, 'This update would cause the doc to change owning shards', { errInfo: { preImage: target.doc, postImage: after, shouldUpsert: false } });
     }
   }
   validator?.check(after, target.doc);

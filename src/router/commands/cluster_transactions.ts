@@ -56,25 +56,46 @@ export const clusterCommitTransactionCommand: RouterCommand = {
     const txn = router.transactions.find(cmd);
     if (txn === undefined) return recoverCommit(router, cmd);
     if (txn.phase === 'aborted') throw labelled('commitTransaction', cmd, new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txn.txnNum} } has been aborted.`));
-    const plan = commitPlan(txn);
     try {
-      if (plan.type === 'direct') {
-        await Promise.all(plan.readOnly.map((shard) => endOn(router, txn, shard, 'commitTransaction')));
-        if (plan.writer !== undefined) await endOn(router, txn, plan.writer, 'commitTransaction');
-      } else if (plan.type === 'twoPhase') {
-        await coordinateCommit(router, txn, plan.coordinator, plan.participants);
-      }
+      await commit(router, txn);
     } catch (err) {
       throw labelled('commitTransaction', cmd, err);
     }
-    txn.phase = 'committed';
     return withRecoveryToken({ ok: 1 }, txn);
   },
 };
 
+async function commit(router: RouterServices, txn: RouterTransaction): Promise<void> {
+  const plan = commitPlan(txn);
+  if (plan.type === 'direct') {
+    await Promise.all(plan.readOnly.map((shard) => endOn(router, txn, shard, 'commitTransaction')));
+    if (plan.writer !== undefined) await endOn(router, txn, plan.writer, 'commitTransaction');
+  } else if (plan.type === 'twoPhase') {
+    await coordinateCommit(router, txn, plan.coordinator, plan.participants);
+  }
+  txn.phase = 'committed';
+}
+
+// Runs `body` as a transaction under a retryable write's lsid and txnNumber, and commits it (a
+// router's move of a document to another shard: cluster_write.ts changeOwningShard). Aborted on
+// every participant if anything fails.
+export async function runAsTransaction(ctx: RouterContext, cmd: Doc, body: () => Promise<void>): Promise<void> {
+  const { router } = ctx;
+  const { txn, replaced } = router.transactions.statement({ lsid: cmd.lsid, txnNumber: cmd.txnNumber, autocommit: false, startTransaction: true }, 'update', ctx.db, () => router.clock.now());
+  if (replaced !== undefined) await abortParticipants(router, replaced);
+  try {
+    await withRouterTransaction(txn, body);
+    await commit(router, txn);
+  } catch (err) {
+    await abortParticipants(router, txn);
+    throw err;
+  }
+}
+
 // A coordinator's abort decision ends the transaction here too: a later commitTransaction answers
 // NoSuchTransaction at once, and abortTransaction has nothing left to tell the shards.
 async function coordinateCommit(router: RouterServices, txn: RouterTransaction, coordinator: string, participants: string[]): Promise<void> {
+  txn.coordinating = true;
   const reply = await sendToShard(router, coordinator, 'admin', txn.sessionFields({ coordinateCommitTransaction: 1, participants: participants.map((shardId) => ({ shardId })) }));
   if (reply.ok === 1) return;
   if (reply.code === ErrorCodes.NoSuchTransaction) txn.phase = 'aborted';
@@ -111,7 +132,7 @@ async function endOn(router: RouterServices, txn: RouterTransaction, shard: stri
 
 // Every participant is told; one that cannot be reached aborts its part when it expires.
 async function abortParticipants(router: RouterServices, txn: RouterTransaction): Promise<void> {
-  if (txn.phase !== 'inProgress') return;
+  if (txn.phase !== 'inProgress' || txn.coordinating) return;
   txn.phase = 'aborted';
   await Promise.all([...txn.participants.keys()].map((shard) => endOn(router, txn, shard, 'abortTransaction').catch(() => undefined)));
 }

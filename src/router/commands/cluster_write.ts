@@ -12,6 +12,8 @@ import { compileUpdate, upsertDocument } from '../../query/update/index.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { receivedInserts, shardForReceivedInsert } from '../received_inserts.js';
 import { shardThatRanStatement } from '../retried_statement_shard.js';
+import { currentRouterTransaction } from '../transaction_router.js';
+import { runAsTransaction } from './cluster_transactions.js';
 import { shardForInsert, targetUpdateOrDelete } from '../targeter.js';
 import { cachedRouting, getRouting, invalidateNamespace, isStaleError, MAX_STALE_RETRIES, sendToShard, sendVersioned, versionFields, type Routing } from '../versioned_request.js';
 
@@ -67,6 +69,18 @@ class WriteResult {
     for (const u of (reply.upserted as Doc[] | undefined) ?? []) this.upserted.push({ ...u, index: statements[Number(u.index)]!.index });
     for (const e of (reply.writeErrors as Doc[] | undefined) ?? []) this.addError({ ...e, index: statements[Number(e.index)]!.index });
     for (const id of (reply.retriedStmtIds as unknown[] | undefined) ?? []) if (isNumber(id)) this.retried.add(toDouble(id));
+  }
+
+  // The one statement's write error is settled after all (changeOwningShard): applied, or `err`.
+  settle(index: number, err?: unknown): void {
+    this.errors = this.errors.filter((e) => Number(e.index) !== index);
+    this.failedIndexes.delete(index);
+    if (err !== undefined) {
+      this.fail(index, err);
+      return;
+    }
+    this.n += 1;
+    this.nModified += 1;
   }
 
   fail(index: number, err: unknown): void {
@@ -131,7 +145,54 @@ async function runWrite(ctx: RouterContext, cmd: Doc, kind: WriteKind): Promise<
     if (stopped) break;
     pending = retry;
   }
+  if (kind === 'update' && raw.length === 1) await changeOwningShard(ctx, cmd, ns, coll, result);
   return result.reply(kind);
+}
+
+// MongoDB's mongos answer to WouldChangeOwningShard (an update of one document's shard key to a
+// range another shard owns, refused by the shard with the document before and after): the
+// document is deleted where it is and inserted where it belongs, in the user's transaction or, for
+// a retryable write, in a transaction under the write's own lsid and txnNumber; the update then
+// answers as if applied. Its retry reaches a shard that committed that transaction, which answers
+// IncompleteTransactionHistory (convertedToTransaction): the move happened, and the retry answers
+// the same (MongoDB leaves that error to the client). Only a one-statement update, as in MongoDB.
+async function changeOwningShard(ctx: RouterContext, cmd: Doc, ns: string, coll: string, result: WriteResult): Promise<void> {
+  const error = result.errors[0];
+  if (error === undefined) return;
+  const info = isPlainObject(error.errInfo) ? error.errInfo : {};
+  const index = Number(error.index);
+  if (error.code === ErrorCodes.IncompleteTransactionHistory && info.convertedToTransaction === true) {
+    result.settle(index);
+    return;
+  }
+  if (error.code !== ErrorCodes.WouldChangeOwningShard || !isPlainObject(info.preImage) || !isPlainObject(info.postImage)) return;
+  const pre = info.preImage;
+  const post = info.postImage;
+  const move = async (): Promise<void> => {
+    // The shard key's fields as the document has them (a hashed field by its value), so the
+    // delete targets the one shard that holds the document.
+    const routing = await getRouting(ctx.router, ns, true);
+    const q: Doc = { _id: pre._id };
+    for (const field of Object.keys(routing.cm?.keyPattern ?? {})) q[field] = field.split('.').reduce<unknown>((v, part) => (isPlainObject(v) ? v[part] : undefined), pre) ?? null;
+    const deleted = await runWrite(ctx, { delete: coll, deletes: [{ q, limit: 1 }] }, 'delete');
+    throwFirstWriteError(deleted);
+    if (deleted.n !== 1) throw new MongoError(ErrorCodes.WriteConflict, 'The document changed before the update could move it to the shard that owns its new shard key');
+    throwFirstWriteError(await runWrite(ctx, { insert: coll, documents: [post] }, 'insert'));
+  };
+  try {
+    if (currentRouterTransaction() !== undefined) await move();
+    else await runAsTransaction(ctx, cmd, move);
+  } catch (err) {
+    if (!(err instanceof MongoError)) throw err;
+    result.settle(index, err);
+    return;
+  }
+  result.settle(index);
+}
+
+function throwFirstWriteError(reply: Doc): void {
+  const [first] = (reply.writeErrors as Doc[] | undefined) ?? [];
+  if (first !== undefined) throw new MongoError(Number(first.code), String(first.errmsg));
 }
 
 // mongos gives documents their _id, so a statement targets the same shard on every retry.
