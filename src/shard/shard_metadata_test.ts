@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
 import { shardVersionToBSON, unshardedVersion } from '../catalog/chunk_version.js';
-import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
+import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
 import { ShardMetadata, type ConfigReader } from './shard_metadata.js';
 
 test('versioned requests for a namespace wait until its migration recovery settles', async () => {
@@ -51,4 +51,21 @@ test('placement tells what is loaded without asking the config server', async ()
   assert.ok(sharded.kind === 'sharded' && sharded.ownership.ownsDocument({ k: 9 }) && !sharded.ownership.ownsDocument({ k: 10 }));
   metadata.holdUntilRecovered('db.sharded', new Promise(() => undefined));
   assert.deepEqual(metadata.placement('db.sharded'), { kind: 'recovering' });
+});
+
+test('a refresh that read the config server before the shard forgot a database does not bring its old version back', async () => {
+  const version = { uuid: new UUID(), timestamp: new Timestamp({ t: 7, i: 1 }), lastMod: 1 };
+  let answer!: () => void;
+  const reader: ConfigReader = {
+    readCollection: () => Promise.resolve(undefined),
+    // Answers as of before the database was dropped, once the test lets it.
+    readDatabase: (db) => new Promise((r) => { answer = () => r({ _id: db, primary: 'shard0', version } as unknown as DatabaseType); }),
+  };
+  const metadata = new ShardMetadata(() => 'shard0', () => reader);
+  const request = metadata.checkRequest('db', undefined, { databaseVersion: version }).then(() => 'ran', (err: { code?: number }) => err.code);
+  await new Promise((r) => setImmediate(r));
+  metadata.forgetDatabase('db'); // the dropDatabase coordinator, after its commit
+  answer();
+  assert.equal(await request, 249, 'StaleDbVersion: the request does not run on the old primary');
+  assert.equal(metadata.admit('db', undefined, { databaseVersion: version }) === undefined, false, 'nothing was cached from the late answer');
 });
