@@ -140,7 +140,7 @@ describe('transactions through routers', () => {
     assert.deepEqual(await accounts(other).findOne({ _id: 150 }), { _id: 150, balance: 5 });
   });
 
-  it("runs mongosh's session.startTransaction() ... session.commitTransaction() reading both shards", async () => {
+  it("runs mongosh's session.startTransaction() ... session.commitTransaction() reading and writing both shards", async () => {
     await accounts().insertMany([{ _id: 4, balance: 10 }, { _id: 104, balance: 20 }]);
     const script = `
       const session = db.getMongo().startSession();
@@ -148,11 +148,12 @@ describe('transactions through routers', () => {
       const accts = session.getDatabase('bank').accounts;
       const total = accts.findOne({ _id: 4 }).balance + accts.findOne({ _id: 104 }).balance;
       accts.updateOne({ _id: 4 }, { $set: { balance: total } });
+      accts.updateOne({ _id: 104 }, { $set: { balance: 0 } });
       session.commitTransaction();
-      print(JSON.stringify(db.getSiblingDB('bank').accounts.findOne({ _id: 4 })));
+      print(JSON.stringify(db.getSiblingDB('bank').accounts.find({ _id: { $in: [4, 104] } }).sort({ _id: 1 }).toArray()));
     `;
     const { stdout } = await run(MONGOSH, [cluster.routers[0]!.uri, '--quiet', '--norc', '--eval', script], { timeout: 90_000, env: { ...process.env, MONGOSH_NO_UPDATE_CHECK: '1' } });
-    assert.deepEqual(JSON.parse(stdout.trim()), { _id: 4, balance: 30 });
+    assert.deepEqual(JSON.parse(stdout.trim()), [{ _id: 4, balance: 30 }, { _id: 104, balance: 0 }]);
   });
 
   it("reads a chunk that moved after its snapshot's time on its former owner, and refuses to write it there with a transient error", async () => {
