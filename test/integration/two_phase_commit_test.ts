@@ -100,6 +100,9 @@ describe('two-phase commit through routers', () => {
       await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
     }
     assert.equal((await committed!).ok, 1);
+    // Another router learns the decision from the recoveryToken's shard (the first writer).
+    const recovered = await raw.command(`127.0.0.1:${cluster.routers[1]!.port}`, 'admin', { commitTransaction: 1, lsid, txnNumber: Long.fromNumber(1), autocommit: false, recoveryToken: { recoveryShardId: 'shard0' } });
+    assert.equal(recovered.ok, 1, JSON.stringify(recovered));
   });
 
   it('aborts on every shard when a participant cannot prepare, answering NoSuchTransaction with TransientTransactionError', async () => {
@@ -111,6 +114,8 @@ describe('two-phase commit through routers', () => {
     const reply = await commit(lsid, 1);
     assert.equal(reply.code, 251, JSON.stringify(reply));
     assert.deepEqual(reply.errorLabels, ['TransientTransactionError']);
+    const recovered = await raw.command(`127.0.0.1:${cluster.routers[1]!.port}`, 'admin', { commitTransaction: 1, lsid, txnNumber: Long.fromNumber(1), autocommit: false, recoveryToken: { recoveryShardId: 'shard1' } });
+    assert.equal(recovered.code, 251, JSON.stringify(recovered));
     assert.deepEqual(await accounts().find({ _id: { $in: [3, 103] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 3, balance: 10 }, { _id: 103, balance: 10, note: 'outside' }]);
     assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
   });
