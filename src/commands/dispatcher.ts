@@ -10,6 +10,7 @@ import { checkCommandFields } from './command_fields.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
 import { errorLabelsFor } from '../sessions/error_labels.js';
 import { readTimestamp } from '../sessions/transaction_participant.js';
+import { WriteWaitsForTransaction } from '../storage/lmdb/kv_store.js';
 import { runInSession } from '../sessions/session_operation.js';
 import { MONGOD_CURSOR_SESSION_CODES } from '../sessions/cursor_session.js';
 import { refuseUnreplicatedWriteConcern } from './crud/unreplicated_write_concern.js';
@@ -56,10 +57,13 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
     const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
-      const admitted = admission(node, def, name, db, cmd);
-      return admitted === undefined
-        ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
-        : beforeDeadline(interruptible(admitted), deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
+      const attempt = (): Doc | Promise<Doc> => {
+        const admitted = admission(node, def, name, db, cmd);
+        return admitted === undefined
+          ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
+          : beforeDeadline(interruptible(admitted), deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
+      };
+      return afterTransactionsEnd(attempt, (ended) => beforeDeadline(interruptible(ended), deadline));
     }));
     const answered = reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
     if (owner === undefined) return answered;
@@ -67,6 +71,23 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
   } catch (err) {
     return failure(node, err, cmd);
   }
+}
+
+// A write outside transactions that met a key an open transaction wrote gave way
+// (WriteWaitsForTransaction, its write unit rolled back whole): it runs again once that
+// transaction ended, within its deadline, as MongoDB's write waits out the conflict.
+function afterTransactionsEnd(attempt: () => Doc | Promise<Doc>, wait: (ended: Promise<void>) => Promise<void>): Doc | Promise<Doc> {
+  const again = (err: unknown): Promise<Doc> => {
+    if (!(err instanceof WriteWaitsForTransaction)) throw err;
+    return wait(err.ended).then(() => afterTransactionsEnd(attempt, wait));
+  };
+  let out: Doc | Promise<Doc>;
+  try {
+    out = attempt();
+  } catch (err) {
+    return again(err);
+  }
+  return out instanceof Promise ? out.catch(again) : out;
 }
 
 // maxTimeMS as mongod reads it: a deadline for every command but getMore, whose maxTimeMS is how

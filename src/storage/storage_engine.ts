@@ -333,6 +333,12 @@ export class StorageEngine {
     });
   }
 
+  // `write`, giving way to open transactions whose keys it touches (KvStore.waitingForTransactions):
+  // the unit aborts with WriteWaitsForTransaction, for its caller to run it again.
+  writeWaitingForTransactions<T>(fn: (unit: WriteUnit) => T): T {
+    return this.activeTransaction !== undefined ? this.write(fn) : this.kv.waitingForTransactions(() => this.write(fn));
+  }
+
   // A write whose commit does not hold up this thread (lmdb-js's write thread commits it; see
   // KvStore.writeAsync): for bulk writes whose caller has other work meanwhile.
   // A read after such a unit's commit timestamp waits for the commit (committedThrough).

@@ -12,13 +12,17 @@ import { changeId } from './version_history.js';
 // First writer wins, as in MongoDB: a key another open transaction wrote, or one a commit after
 // this snapshot changed, refuses the write with WriteConflict. Each key written is held as an
 // intent (KvStore.intents) until the transaction ends; a write outside transactions that touches
-// one dooms the holder, whose next statement or commit then fails with WriteConflict.
+// one waits for the holder to end (an update, delete or findAndModify command: the dispatcher runs
+// it again), or dooms it (any other write), whose next statement or commit then fails with
+// WriteConflict.
 export class TransactionWriteSet implements KvView {
   private readonly own = new Map<string, Map<string, { key: Buffer; value: Buffer | undefined }>>();
   private statementUndo: (() => void)[] | undefined;
   private doomedBy: string | undefined;
 
-  constructor(private readonly store: KvStore, readonly snapshot: SnapshotView) {}
+  constructor(private readonly store: KvStore, readonly snapshot: SnapshotView) {
+    this.ended = new Promise<void>((resolve) => (this.settleEnded = resolve));
+  }
 
   // ---- KvView: reads of the transaction.
 
@@ -118,6 +122,10 @@ export class TransactionWriteSet implements KvView {
     }
   }
 
+  // Settles when the transaction lets go of its keys (release), committed or aborted.
+  readonly ended: Promise<void>;
+  private settleEnded!: () => void;
+
   // Once prepared, the transaction's commit may no longer fail: its keys are held back from other
   // transactions by its intents and from writes outside transactions by their callers.
   prepared = false;
@@ -153,6 +161,7 @@ export class TransactionWriteSet implements KvView {
       if (this.store.intents.get(id) === this) this.store.intents.delete(id);
     }
     this.snapshot.release();
+    this.settleEnded();
   }
 
   private write(space: KvLatest, key: Buffer, value: Buffer | undefined): void {

@@ -109,21 +109,23 @@ describe('transactions on one node', () => {
     assert.equal((await c.findOne({ _id: 1 }))!.n, 41, 'every committed read-modify-write counted once');
   });
 
-  it('a write outside transactions to a document a transaction wrote makes the transaction fail at its commit', async () => {
+  it('a write outside transactions to a document a transaction wrote waits for the transaction to end, then applies', async () => {
     const c = coll('outside');
     await c.insertOne({ _id: 1, n: 0 });
     const session = client.startSession();
     try {
       session.startTransaction();
-      await c.updateOne({ _id: 1 }, { $set: { n: 1 } }, { session });
-      await c.updateOne({ _id: 1 }, { $set: { n: 100 } });
-      const err = await failure(session.commitTransaction());
-      assert.equal(err.code, 112);
-      assert.ok(err.errorLabels.includes('TransientTransactionError'));
+      await c.updateOne({ _id: 1 }, { $inc: { n: 1 } }, { session });
+      let settled = false;
+      const outside = c.updateOne({ _id: 1 }, { $inc: { n: 100 } }).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(settled, false, 'the write waits rather than failing or dooming the transaction');
+      await session.commitTransaction();
+      assert.equal((await outside).modifiedCount, 1);
     } finally {
       await session.endSession();
     }
-    assert.deepEqual(await c.findOne({ _id: 1 }), { _id: 1, n: 100 });
+    assert.deepEqual(await c.findOne({ _id: 1 }), { _id: 1, n: 101 }, 'both increments, one after the other');
   });
 
   describe('the rules of a session\'s transactions, as raw commands', () => {

@@ -26,7 +26,7 @@ export const deleteCommand: CommandDefinition = {
     return groupedWriteReply(ctx, cmd, () => {
       const errors: Doc[] = [];
       let n = 0;
-      const retryable = storage.write((unit) => {
+      const retryable = storage.writeWaitingForTransactions((unit) => {
         const retry = retryableStatements(ctx, unit, cmd, ns, statements.length);
         for (let i = 0; i < statements.length; i++) {
           try {

@@ -38,7 +38,7 @@ export const findAndModifyCommand: CommandDefinition = {
     const projector = fields && Object.keys(fields).length > 0 ? compileProjection(fields) : undefined;
     const { storage } = ctx.node;
     const collation = commandCollation(storage, ns, cmd.collation);
-    const result = storage.write((unit) => withCollation(collation, () => {
+    const result = storage.writeWaitingForTransactions((unit) => withCollation(collation, () => {
       const retry = retryableStatements(ctx, unit, cmd, ns, 1);
       const stmtId = retry?.stmtIds[0] ?? 0;
       // A retry of one that ran answers with what it answered then: its image is the session's.

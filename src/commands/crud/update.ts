@@ -56,7 +56,7 @@ export const updateCommand: CommandDefinition = {
       const upserted: Doc[] = [];
       let n = 0;
       let nModified = 0;
-      const retryable = storage.write((unit) => {
+      const retryable = storage.writeWaitingForTransactions((unit) => {
         const retry = retryableStatements(ctx, unit, cmd, ns, statements.length);
         const runStatement = (i: number): void => {
           // A retried update that ran is answered with what it did then, and not applied again.

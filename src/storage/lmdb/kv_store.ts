@@ -185,6 +185,22 @@ class Space implements KvSpaceWriter, KvLatest {
   }
 }
 
+// A transaction holding keys a write touches (transaction_write_set.ts).
+export interface IntentHolder {
+  doom(id: string): void;
+  readonly prepared: boolean;
+  // Settles when the transaction commits or aborts.
+  readonly ended: Promise<void>;
+}
+
+// A write met a key an open transaction holds: it is to run again once `ended` settles, as
+// MongoDB's writes wait out a transaction's write conflict rather than fail.
+export class WriteWaitsForTransaction extends Error {
+  constructor(readonly ended: Promise<void>) {
+    super('a write is waiting for a transaction that holds a key it writes');
+  }
+}
+
 export class KvStore implements KvReader {
   private readonly root: RootDatabase;
   private readonly spaces = new Map<string, Space>();
@@ -198,8 +214,10 @@ export class KvStore implements KvReader {
   private history: VersionHistory | undefined;
   activeView: KvView | undefined;
   // Keys open transactions wrote, by changeId, each with the transaction that holds it
-  // (transaction_write_set.ts). A write here that touches one dooms the holder.
-  readonly intents = new Map<string, { doom(id: string): void }>();
+  // (transaction_write_set.ts). A write here that touches one dooms the holder, or, inside
+  // `waitingForTransactions`, gives way to it (WriteWaitsForTransaction).
+  readonly intents = new Map<string, IntentHolder>();
+  private waitForHolders = false;
   readonly mainSpaceName = MAIN;
 
   private constructor(path: string) {
@@ -266,7 +284,23 @@ export class KvStore implements KvReader {
 
   touchIntent(space: string, key: Buffer): void {
     const id = changeId(space, key);
-    this.intents.get(id)?.doom(id);
+    const holder = this.intents.get(id);
+    if (holder === undefined) return;
+    if (this.waitForHolders && !holder.prepared) throw new WriteWaitsForTransaction(holder.ended);
+    holder.doom(id);
+  }
+
+  // Runs `fn`, a write that gives way to the open transactions whose keys it touches: it throws
+  // WriteWaitsForTransaction, its write transaction aborts, and its caller runs it again once the
+  // holder ended. For writes that are one write unit, which can run again as if never begun.
+  waitingForTransactions<T>(fn: () => T): T {
+    const previous = this.waitForHolders;
+    this.waitForHolders = true;
+    try {
+      return fn();
+    } finally {
+      this.waitForHolders = previous;
+    }
   }
 
   keepsHistory(): boolean {
