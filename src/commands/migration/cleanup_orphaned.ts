@@ -24,8 +24,11 @@ export const cleanupOrphanedCommand: CommandDefinition = {
     }
     if (ctx.node.options.role !== 'shard') throw new MongoError(ErrorCodes.IllegalOperation, 'cleanupOrphaned can only be run on a shard');
     // startingFromKey no longer chooses a range, but MongoDB still refuses one that is not a key
-    // of the collection's shard key pattern.
-    const pattern = ctx.node.sharding.metadata.ownership(nss)?.pattern;
+    // of the collection's shard key pattern, which it learns by refreshing the collection's
+    // filtering metadata first (one this shard has not loaded since a DDL, say).
+    const { metadata, state } = ctx.node.sharding;
+    if (metadata.ownership(nss) === undefined && state.shardName !== undefined) await metadata.refreshCollection(nss);
+    const pattern = metadata.ownership(nss)?.pattern;
     if (isPlainObject(cmd.startingFromKey) && pattern && !pattern.isShardKey(cmd.startingFromKey)) {
       throw new MongoError(ErrorCodes.ShardKeyNotFound, `could not cleanup orphaned data, start key ${formatValue(cmd.startingFromKey)} does not match shard key pattern ${formatValue(pattern.keyPattern)}`);
     }
