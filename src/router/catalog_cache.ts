@@ -7,7 +7,7 @@ import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { ChunkManager } from './chunk_manager.js';
 import { ReadThroughEntry } from './read_through.js';
-import { statementReadTime } from './transaction_router.js';
+import { inStatementAtReadTime, statementReadTime } from './transaction_router.js';
 
 // The router's cache of the routing table (seed 001: CatalogCache -> DBConfig -> ChunkManager).
 // Entries are refreshed only when a shard says they are stale; a refresh of a known collection
@@ -67,6 +67,7 @@ export class CatalogCache {
       entry = new ReadThroughEntry((previous) => this.load(ns, previous));
       this.collections.set(ns, entry);
     }
+    if (!inStatementAtReadTime()) return entry.get();
     // The read time is asked once the table is loaded: a transaction picks it then.
     return entry.get().then((cm) => {
       const at = statementReadTime();

@@ -146,6 +146,11 @@ export function withSnapshotReadTime<T>(at: Timestamp, fn: () => T): T {
 // read's atClusterTime; undefined outside both. Such a statement is routed by the routing table as
 // of that time (CatalogCache.getCollection, ChunkManager.atClusterTime), as mongos routes it: a
 // chunk goes to the shard that owned it then, which still serves that time from its versions.
+// Whether a transaction statement or a snapshot read is running (cheap: picks no read time).
+export function inStatementAtReadTime(): boolean {
+  return current.getStore() !== undefined || snapshotReadTime.getStore() !== undefined;
+}
+
 export function statementReadTime(): Timestamp | undefined {
   return current.getStore()?.readAt ?? snapshotReadTime.getStore();
 }

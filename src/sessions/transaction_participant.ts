@@ -164,19 +164,14 @@ export class TransactionParticipants {
   // its coordinator decided; a transaction still in progress is aborted, as MongoDB's coordinator
   // decides on recovery, and like an aborted or unknown one answers NoSuchTransaction.
   async recoverDecision(cmd: Doc): Promise<void> {
-    const { lsid, txnNumber, key } = this.identify(cmd);
-    const current = this.sessions.get(key);
-    if (current?.txnNumber === txnNumber) {
-      if (current.phase === 'prepared') {
-        await current.prepared!.decided;
-        return this.recoverDecision(cmd);
-      }
-      if (current.phase === 'committed') return;
-      if (current.phase === 'inProgress') this.end(current, 'aborted');
-    } else {
-      const last = this.catalog.lastTxnNumber(lsid);
-      if (last?.txnNum === txnNumber && last.committedTransaction) return;
+    const { txnNumber, key } = this.identify(cmd);
+    const phase = this.phaseOf(cmd);
+    if (phase === 'prepared') {
+      await this.sessions.get(key)!.prepared!.decided;
+      return this.recoverDecision(cmd);
     }
+    if (phase === 'committed') return;
+    if (phase === 'inProgress') this.end(this.sessions.get(key)!, 'aborted');
     throw new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txnNumber} } has no commit decision on this shard; it is aborted`);
   }
 

@@ -9,6 +9,7 @@ import { checkBatchSize } from '../../commands/crud/write_errors.js';
 import { statementIds } from '../../sessions/retryable_write.js';
 import { forwardableWrite } from '../remote_cursor_stream.js';
 import { compileUpdate, upsertDocument } from '../../query/update/index.js';
+import { getPath } from '../../query/path.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { receivedInserts, shardForReceivedInsert } from '../received_inserts.js';
 import { shardThatRanStatement } from '../retried_statement_shard.js';
@@ -173,7 +174,7 @@ async function changeOwningShard(ctx: RouterContext, cmd: Doc, ns: string, coll:
     // delete targets the one shard that holds the document.
     const routing = await getRouting(ctx.router, ns, true);
     const q: Doc = { _id: pre._id };
-    for (const field of Object.keys(routing.cm?.keyPattern ?? {})) q[field] = field.split('.').reduce<unknown>((v, part) => (isPlainObject(v) ? v[part] : undefined), pre) ?? null;
+    for (const field of Object.keys(routing.cm?.keyPattern ?? {})) q[field] = getPath(pre, field) ?? null;
     const deleted = await runWrite(ctx, { delete: coll, deletes: [{ q, limit: 1 }] }, 'delete');
     throwFirstWriteError(deleted);
     if (deleted.n !== 1) throw new MongoError(ErrorCodes.WriteConflict, 'The document changed before the update could move it to the shard that owns its new shard key');
