@@ -141,6 +141,12 @@ describe('DDL coordinators on the primary shard', () => {
     const request = start().catch(() => undefined); // its connection dies with the shard
     await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
     assert.equal((await coordinatorDocs())[0]?.phase, phase, 'the phase is persisted before the shard dies');
+    await restartPrimaryAndAwaitCoordinator(request);
+  }
+
+  // kill -9 of the primary and a restart: the request it held settles, and the coordinator the
+  // restarted shard recovers finishes (its state document goes).
+  async function restartPrimaryAndAwaitCoordinator(request: Promise<unknown>): Promise<void> {
     await shardClients[0]!.close();
     await cluster.shards[0]!.kill9();
     cluster.shards[0] = await restartNode(cluster.shards[0]!, { extraArgs: ['--enableTestCommands'] });
@@ -285,12 +291,7 @@ describe('DDL coordinators on the primary shard', () => {
       const stale = { _shardsvrDropCollectionParticipant: 'nothing', lsid, txnNumber };
       assert.equal((await raw.command(host(cluster.shards[1]!), 'fence', stale)).ok, 1);
 
-      await shardClients[0]!.close();
-      await cluster.shards[0]!.kill9();
-      cluster.shards[0] = await restartNode(cluster.shards[0]!, { extraArgs: ['--enableTestCommands'] });
-      shardClients[0] = new MongoClient(cluster.shards[0]!.uri);
-      await request;
-      await until('the recovered coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
+      await restartPrimaryAndAwaitCoordinator(request);
 
       const next = Number(txnNumber) + 1;
       assert.equal(await txnNumOn(shardClients[1]!, lsid), next, 'the recovered coordinator fenced the other shard with its next txnNumber');
