@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ObjectId, Timestamp, UUID } from 'bson';
+import { Timestamp, UUID } from 'bson';
 import { MongoError } from '../base/errors.js';
 import type { DatabaseType, ShardType } from '../catalog/type_chunk.js';
 import {
-  checkNoOrphans, collectionsToClone, commitMovePrimary, decideMovePrimary, recoveryAction, type MovePrimaryCoordinatorDoc, type MovePrimaryRequest,
+  checkMovePrimaryRequest, checkNoOrphans, collectionsToClone, commitMovePrimary, decideMovePrimary, type MovePrimaryCommit, type MovePrimaryRequest,
 } from './move_primary.js';
 
 const t = new Timestamp({ t: 10, i: 1 });
@@ -14,29 +14,22 @@ const database: DatabaseType = { _id: 'd', primary: 's0', version: { uuid, times
 const shards = [shard('s0'), shard('s1'), shard('s2', true)];
 
 function request(over: Partial<MovePrimaryRequest>): MovePrimaryRequest {
-  return { db: 'd', to: 's1', database, shards, inProgress: undefined, ...over };
+  return { db: 'd', to: 's1', database, shards, ...over };
 }
 
 function code(n: number, message?: RegExp) {
   return (err: unknown) => err instanceof MongoError && err.code === n && (message === undefined || message.test(err.message));
 }
 
-function doc(over: Partial<MovePrimaryCoordinatorDoc> = {}): MovePrimaryCoordinatorDoc {
-  return { _id: 'd', from: 's0', to: 's1', phase: 'clone', reason: new ObjectId(), preCommitVersion: database.version, ...over };
-}
+const commit: MovePrimaryCommit = { db: 'd', from: 's0', to: 's1', expectedDatabaseVersion: database.version };
 
 describe('movePrimary decisions', () => {
   it('starts a move from the current primary to an existing shard', () => {
     assert.deepEqual(decideMovePrimary(request({})), { kind: 'start', from: 's0', to: 's1' });
   });
 
-  it('is a no-op when the shard is already primary, and joins an identical move in flight', () => {
+  it('is a no-op when the shard is already primary', () => {
     assert.deepEqual(decideMovePrimary(request({ to: 's0' })), { kind: 'noop' });
-    assert.deepEqual(decideMovePrimary(request({ inProgress: doc() })), { kind: 'join' });
-  });
-
-  it('refuses a different move while one is in flight', () => {
-    assert.throws(() => decideMovePrimary(request({ to: 's0', inProgress: doc() })), code(117));
   });
 
   it('answers MongoDB\'s errors for unknown, draining and missing targets and bad databases', () => {
@@ -46,6 +39,12 @@ describe('movePrimary decisions', () => {
     assert.throws(() => decideMovePrimary(request({ db: 'config' })), code(72, /^Can't move primary for config database$/));
     assert.throws(() => decideMovePrimary(request({ db: 'a.b' })), code(73));
     assert.throws(() => decideMovePrimary(request({ to: '' })), code(72, /you have to specify where you want to move it/));
+  });
+
+  it('the router refuses a bad request before it looks the database up', () => {
+    assert.throws(() => checkMovePrimaryRequest('admin', 's1'), code(72));
+    assert.throws(() => checkMovePrimaryRequest('a b', 's1'), code(73));
+    checkMovePrimaryRequest('d', 's1');
   });
 });
 
@@ -63,20 +62,19 @@ describe('what movePrimary copies', () => {
 
 describe('the movePrimary commit', () => {
   it('names the recipient and bumps lastMod, keeping uuid and timestamp', () => {
-    const committed = commitMovePrimary(database, doc());
-    assert.equal(committed.primary, 's1');
-    assert.deepEqual(committed.version, { uuid, timestamp: t, lastMod: 4 });
+    const committed = commitMovePrimary(database, commit);
+    assert.equal(committed?.primary, 's1');
+    assert.deepEqual(committed?.version, { uuid, timestamp: t, lastMod: 4 });
   });
 
-  it('aborts when the database changed or vanished since the move started', () => {
-    assert.throws(() => commitMovePrimary(undefined, doc()), code(117));
-    assert.throws(() => commitMovePrimary({ ...database, version: { ...database.version, lastMod: 4 } }, doc()), code(117));
-    assert.throws(() => commitMovePrimary({ ...database, primary: 's2' }, doc()), code(117));
+  it('sent again after it committed, changes nothing', () => {
+    assert.equal(commitMovePrimary({ ...database, primary: 's1', version: { ...database.version, lastMod: 4 } }, commit), undefined);
   });
 
-  it('a restart aborts a move that had not committed and finishes one that had', () => {
-    assert.equal(recoveryAction(doc({ phase: 'clone' })), 'abort');
-    assert.equal(recoveryAction(doc({ phase: 'abort' })), 'abort');
-    assert.equal(recoveryAction(doc({ phase: 'clean' })), 'finish');
+  it('refuses when the database changed or vanished since the move started', () => {
+    assert.throws(() => commitMovePrimary(undefined, commit), code(117));
+    assert.throws(() => commitMovePrimary({ ...database, version: { ...database.version, lastMod: 5 } }, commit), code(117));
+    assert.throws(() => commitMovePrimary({ ...database, primary: 's2' }, commit), code(117));
+    assert.throws(() => commitMovePrimary({ ...database, version: { ...database.version, uuid: new UUID() } }, commit), code(117));
   });
 });

@@ -4,7 +4,7 @@ import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 import {
-  allShards, blockCrud, configHostOf, criticalSectionReason, dropOnParticipants, onConfig, onShards, stopMigrations, unblockCrud,
+  allShards, blockCrud, configHostOf, criticalSectionReason, dropOnParticipants, onConfig, onShards, shardedCollectionsOf, stopMigrations, unblockCrud,
   type DDLCoordinatorEnv, type ParticipantShard,
 } from './sharding_ddl_util.js';
 
@@ -22,12 +22,8 @@ import {
 // shard that was no longer the primary once the database was created anew (MisplacedCollection).
 const PHASES = ['kDrop'] as const;
 
-// The reason the primary holds its database critical section with (a movePrimary's is an ObjectId).
+// The reason the primary holds its database critical section with.
 export const DROP_DATABASE_CRITICAL_SECTION_REASON = 'dropDatabase';
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 async function dropShardedCollection(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], entry: Doc): Promise<void> {
   const ns = String(entry._id);
@@ -60,7 +56,7 @@ export function dropDatabaseCoordinator(env: DDLCoordinatorEnv): (doc: Coordinat
           // A collection whose drop a crash interrupted may be gone from the catalog already, its
           // critical sections still held: the one noted is finished first.
           if (d.dropping !== undefined && d.dropping !== null) await dropShardedCollection(env, shards, d.dropping as Doc);
-          const sharded = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escapeRegex(db)}\\.` } } });
+          const sharded = await shardedCollectionsOf(env, db);
           for (const coll of sharded) {
             save({ dropping: { _id: coll._id, uuid: coll.uuid } });
             await dropShardedCollection(env, shards, coll);

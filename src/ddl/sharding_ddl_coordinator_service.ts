@@ -58,7 +58,6 @@ interface Running {
 // locks before any new request may.
 export class ShardingDDLCoordinatorService {
   private readonly running = new Map<string, Running>();
-  private readonly held = new Map<string, () => void>();
   // Resolves once every recovered coordinator holds its locks.
   private recovered: Promise<void> = Promise.resolve();
   private stopping = false;
@@ -106,22 +105,6 @@ export class ShardingDDLCoordinatorService {
         `Another ${req.id.operationType} with different arguments is already running for the same namespace ${req.id.namespace}`);
     }
     return this.launch(newCoordinatorDocument(req.id, req.request, req.databaseVersion), { type: 'start' }, () => undefined);
-  }
-
-  // A DDL driven from elsewhere that holds the locks across several of its commands (movePrimary's
-  // donor, from entering its critical section to leaving it), under a key of its own; holding a
-  // key already held changes nothing.
-  async hold(key: string, request: DDLLockRequest, reason: string): Promise<void> {
-    if (this.held.has(key)) return;
-    await this.recovered;
-    const release = await this.locks.acquire(request, reason);
-    if (this.held.has(key)) release();
-    else this.held.set(key, release);
-  }
-
-  release(key: string): void {
-    this.held.get(key)?.();
-    this.held.delete(key);
   }
 
   // $currentOp: one entry per coordinator in flight, as MongoDB's reportForCurrentOp gives it.

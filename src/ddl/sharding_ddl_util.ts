@@ -18,6 +18,8 @@ export interface DDLCoordinatorEnv {
 }
 
 export interface PrimaryShardState {
+  // Blocks the database's versioned writes; idempotent for the same reason.
+  blockDatabaseWrites(db: string, reason: string): void;
   // Blocks the database's versioned requests, writes and reads; idempotent for the same reason.
   blockDatabase(db: string, reason: string): void;
   // Reloads the database's version from the config server, then lets the held requests go: they
@@ -44,6 +46,12 @@ export async function allShards(env: DDLCoordinatorEnv): Promise<ParticipantShar
 export async function configCollection(env: DDLCoordinatorEnv, ns: string): Promise<Doc | undefined> {
   const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: ns } });
   return entry;
+}
+
+// The config.collections entries of the database's sharded collections.
+export function shardedCollectionsOf(env: DDLCoordinatorEnv, db: string): Promise<Doc[]> {
+  const escaped = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escaped}\\.` } } });
 }
 
 // The session of the coordinator whose phase is running: every command below that changes

@@ -25,8 +25,7 @@ import { WireClient } from '../wire/client.js';
 import { configServerCommands } from '../commands/configsvr/configsvr_commands.js';
 import { zoneCommands } from '../commands/configsvr/zone_commands.js';
 import { ensureConfigCollections } from '../configsvr/config_collections.js';
-import { recoverMovePrimaries, removeShardCommands } from '../commands/configsvr/remove_shard_commands.js';
-import { restoreMovePrimaryCriticalSections } from '../commands/sharding/move_primary_commands.js';
+import { removeShardCommands } from '../commands/configsvr/remove_shard_commands.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import { chunkHistoryWindowSecs } from '../configsvr_decisions/commit_chunk_migration.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
@@ -164,10 +163,9 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   if (prepared + coordinating > 0) logger.info({ c: 'TXN', prepared, coordinating }, 'Recovered prepared transactions and transaction coordinators');
   if (options.role === 'shard') {
     services.migrations.rangeDeleter.start();
-    // Before the port opens: the blocked collections stay blocked and the coordinators a crash
-    // interrupted hold their locks before a new DDL can ask for them; so does a movePrimary donor.
+    // Before the port opens: the blocked collections and databases stay blocked and the
+    // coordinators a crash interrupted hold their locks before a new DDL can ask for them.
     services.ddl = shardDDL(services);
-    restoreMovePrimaryCriticalSections(services);
     // Registered before the port opens, so no new migration overlaps a recovering one.
     for (const recovery of recoverDonations(services)) recovery.catch((err: unknown) => logger.error({ c: 'MIGRATION', err }, 'Migration recovery failed'));
   }
@@ -176,7 +174,6 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   if (options.role === 'config') {
     const clusterId = ensureConfigCollections(storage, local);
     services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints), clock, chunkHistoryWindowSecs(options.parameters));
-    recoverMovePrimaries(services);
     const p = options.parameters;
     services.balancer = new Balancer(services.catalogManager, local, client, `${options.bindIp}:${port}`, {
       idleRoundIntervalMs: p.balancerIdleRoundIntervalMillis,

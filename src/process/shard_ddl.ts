@@ -5,6 +5,7 @@ import { createCollectionCoordinator } from '../ddl/create_collection_coordinato
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { dropCollectionCoordinator } from '../ddl/drop_collection_coordinator.js';
 import { dropDatabaseCoordinator } from '../ddl/drop_database_coordinator.js';
+import { movePrimaryCoordinator } from '../ddl/move_primary_coordinator.js';
 import { refineCollectionShardKeyCoordinator } from '../ddl/refine_collection_shard_key_coordinator.js';
 import { renameCollectionCoordinator } from '../ddl/rename_collection_coordinator.js';
 import { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
@@ -12,17 +13,22 @@ import { performNoopRetryableWriteOnAllShardsAndConfigsvr, type DDLCoordinatorEn
 import { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 import { databaseCriticalSections } from '../shard/database_critical_section.js';
 
-// A shard's DDL parts: the collection critical sections it held come back, then the coordinators
-// it was running start again from their state documents.
+// A shard's DDL parts: the collection and database critical sections it held come back, then
+// the coordinators it was running start again from their state documents.
 export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
   const criticalSections = new CollectionCriticalSections(node.migrations.criticalSection, node.local);
   const restored = criticalSections.restore();
   if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
   const databaseSections = databaseCriticalSections(node);
+  const restoredDatabases = databaseSections.restore();
+  if (restoredDatabases.length > 0) node.logger.info({ c: 'SHARDING', databases: restoredDatabases }, 'Restored database critical sections');
   const env: DDLCoordinatorEnv = {
     client: node.client,
     configHost: () => node.sharding.state.configHost,
     primary: {
+      blockDatabaseWrites(db, reason) {
+        databaseSections.enter(db, reason);
+      },
       blockDatabase(db, reason) {
         databaseSections.enter(db, reason);
         databaseSections.blockReads(db, reason);
@@ -40,6 +46,7 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     createCollection: createCollectionCoordinator(env, () => node.sharding.state.shardName),
     dropCollection: dropCollectionCoordinator(env),
     dropDatabase: dropDatabaseCoordinator(env),
+    movePrimary: movePrimaryCoordinator(env, () => node.sharding.state.shardName),
     renameCollection: renameCollectionCoordinator(env, () => node.sharding.state.shardName),
     refineCollectionShardKey: refineCollectionShardKeyCoordinator(env),
   }, async (db, version) => {

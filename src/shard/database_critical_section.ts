@@ -4,7 +4,7 @@ import type { Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { CriticalSection } from './critical_section.js';
 
-// The database-level critical section a movePrimary donor holds (MongoDB's DatabaseShardingState
+// The database-level critical section a movePrimary donor or a dropDatabase coordinator holds (MongoDB's DatabaseShardingState
 // critical section): the per-namespace gate of critical_section.ts, keyed by the bare database
 // name (a collection key always has a dot, so the two never meet). Only requests that carry a
 // databaseVersion are held, which is every routed request for an unsharded collection and for the
@@ -59,7 +59,7 @@ export class DatabaseCriticalSections {
   enter(db: string, reason: string): void {
     const holder = this.holders.get(db);
     if (holder !== undefined && holder.reason !== reason) {
-      throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `the critical section of database ${db} is held by another movePrimary`);
+      throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `the critical section of database ${db} is held by another operation (${holder.reason})`);
     }
     if (holder !== undefined) return;
     this.persist(db, { reason, blockReads: false });
@@ -70,7 +70,7 @@ export class DatabaseCriticalSections {
   blockReads(db: string, reason: string): void {
     const holder = this.holders.get(db);
     if (holder === undefined || holder.reason !== reason || !this.cs.isHeld(db)) {
-      throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `the critical section of database ${db} is not held for this movePrimary`);
+      throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `the critical section of database ${db} is not held for ${reason}`);
     }
     this.persist(db, { reason, blockReads: true });
     this.take(db, { reason, blockReads: true });

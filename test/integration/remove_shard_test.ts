@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 
 const N = 60;
 
@@ -216,99 +216,109 @@ describe('removeShard and movePrimary through the router', () => {
     assert.equal(await direct[0]!.db('fresh').collection('c').countDocuments(), 2);
     const fresh = await r0.db('config').collection<AnyDoc>('databases').findOne({ _id: 'fresh' });
     assert.deepEqual([fresh!.primary, fresh!.version.lastMod], ['shard0', 1]);
-    assert.equal(await r0.db('config').collection('movePrimaryCoordinator').countDocuments(), 0);
+    assert.deepEqual(await direct[0]!.db('config').collection('system.sharding_ddl_coordinators').find().toArray(), [], 'no coordinator is left on the donor');
+    assert.deepEqual(await direct[0]!.db('config').collection('movePrimaryCriticalSections').find().toArray(), [], 'nor its critical section');
   });
 });
 
-describe('movePrimary survives kill -9 of the config server', () => {
+// The MovePrimaryCoordinator runs on the donor (src/ddl/move_primary_coordinator.ts): killed at
+// each of its phases, restarted, it finishes the move; so it does when the config server dies
+// before the commit. Each case moves the database to the other shard.
+const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
+const MOVE_PRIMARY_PHASES = ['kClone', 'kEnterCriticalSection', 'kCommit', 'kClean', 'kExitCriticalSection'];
+
+describe('movePrimary survives kill -9 of the donor or the config server at each phase', () => {
   let cluster: SpawnedCluster;
   let router: MongoClient;
   const direct: MongoClient[] = [];
-  let configNode: SpawnedNode;
-  let config: MongoClient;
+  const model = new Set<number | string>();
 
   before(async () => {
     cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
-    configNode = cluster.config;
     router = new MongoClient(cluster.routers[0]!.uri);
-    config = new MongoClient(configNode.uri);
     for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
     await stopBalancer(router);
     await router.db('admin').command({ enableSharding: 'cr', primaryShard: 'shard0' });
     await router.db('cr').collection<AnyDoc>('c').createIndex({ b: 1 });
     await router.db('cr').collection<AnyDoc>('c').insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, b: i })));
+    for (let i = 0; i < 50; i++) model.add(i);
   });
 
   after(async () => {
     for (const d of direct) await d.close();
-    await config?.close();
     await router?.close();
-    await configNode?.stop();
     await cluster?.stop();
   });
 
-  async function crashConfigAt(failPoint: string, to: string): Promise<{ move: Promise<unknown>; write: Promise<unknown> }> {
-    const admin = config.db('admin');
-    const { count } = await admin.command({ configureFailPoint: failPoint, mode: 'alwaysOn' });
-    const move = router.db('admin').command({ movePrimary: 'cr', to }).then(() => undefined, (e: unknown) => e);
-    await admin.command({ waitForFailPoint: failPoint, timesEntered: count + 1, maxTimeMS: 20_000 });
-    // A write through the router now waits on the donor's critical section.
-    const write = router.db('cr').collection<AnyDoc>('c').insertOne({ _id: `during-${failPoint}`, b: -1 }).then(() => undefined, (e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 200));
-    await config.close();
-    await configNode.kill9();
-    configNode = await restartNode(configNode, { role: 'config', extraArgs: ['--enableTestCommands'] });
-    config = new MongoClient(configNode.uri);
-    await until('the coordinator settles the move', async () => (await config.db('config').collection('movePrimaryCoordinator').countDocuments()) === 0);
-    return { move, write };
+  async function restart(index: number): Promise<void> {
+    await direct[index]!.close();
+    await cluster.shards[index]!.kill9();
+    cluster.shards[index] = await restartNode(cluster.shards[index]!, { role: 'shard', extraArgs: ['--enableTestCommands'] });
+    direct[index] = new MongoClient(cluster.shards[index]!.uri);
   }
 
-  it('a crash before the commit aborts: the copies on the recipient are dropped, the donor serves again', async () => {
-    const { move, write } = await crashConfigAt('movePrimaryHangBeforeCommit', 'shard1');
-    assert.ok(await move instanceof Error, 'the movePrimary lost its config server');
-    assert.equal(await write, undefined, 'the held write went through once the donor was released');
-    const cr = await config.db('config').collection<AnyDoc>('databases').findOne({ _id: 'cr' });
-    assert.deepEqual([cr!.primary, cr!.version.lastMod], ['shard0', 1]);
-    assert.deepEqual(await collectionNames(direct[1]!, 'cr'), [], 'the partial copy is gone');
-    assert.equal(await direct[0]!.db('cr').collection('c').countDocuments(), 51);
-    const log = await config.db('config').collection<AnyDoc>('changelog').find({ ns: 'cr', what: /^movePrimary/ }).sort({ time: 1 }).toArray();
-    assert.deepEqual(log.map((c) => c.what), ['movePrimary.start', 'movePrimary.error']);
-    await router.db('cr').collection<AnyDoc>('c').insertOne({ _id: 'after-abort', b: -2 });
-    assert.equal(await router.db('cr').collection('c').countDocuments(), 52);
+  // The move from `from` to the other shard, paused at `phase` on the donor, the donor (or the
+  // config server) killed there and restarted; a write sent meanwhile through the router.
+  async function crashAt(phase: string, from: number, kill: 'donor' | 'config'): Promise<void> {
+    const to = 1 - from;
+    const donor = direct[from]!.db('admin');
+    const { count } = await donor.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'MovePrimaryCoordinator', phase } });
+    const move = router.db('admin').command({ movePrimary: 'cr', to: `shard${to}` }).catch((e: unknown) => e);
+    await donor.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+    const [doc] = await direct[from]!.db('config').collection<AnyDoc>('system.sharding_ddl_coordinators').find().toArray();
+    assert.deepEqual([doc?._id, doc?.phase], [{ namespace: 'cr', operationType: 'movePrimary' }, phase], 'the phase is persisted on the donor');
+    const id = `during-${phase}-${kill}`;
+    const write = router.db('cr').collection<AnyDoc>('c').insertOne({ _id: id, b: -1 }).then(() => model.add(id), () => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    if (kill === 'donor') {
+      await restart(from);
+    } else {
+      await cluster.config.kill9();
+      const released = donor.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      await new Promise((r) => setTimeout(r, 300));
+      cluster.config = await restartNode(cluster.config, { role: 'config', extraArgs: ['--enableTestCommands'] });
+      await released;
+    }
+    await until('the coordinator finishes on the donor', async () => (await direct[from]!.db('config').collection('system.sharding_ddl_coordinators').countDocuments()) === 0, 60_000);
+    await move;
+    await write;
+
+    const cr = await router.db('config').collection<AnyDoc>('databases').findOne({ _id: 'cr' });
+    assert.equal(cr!.primary, `shard${to}`, 'the move completed');
+    assert.deepEqual(await collectionNames(direct[from]!, 'cr'), [], 'the donor dropped its copy');
+    const onNew = await direct[to]!.db('cr').collection<AnyDoc>('c').find({}, { projection: { _id: 1 } }).toArray();
+    assert.deepEqual(onNew.map((d) => String(d._id)).sort(), [...model].map(String).sort(), 'the new primary holds every acknowledged write');
+    assert.ok((await direct[to]!.db('cr').collection('c').indexes()).some((i) => i.name === 'b_1'));
+    for (const d of direct) assert.deepEqual(await d.db('config').collection('movePrimaryCriticalSections').find().toArray(), [], 'no database critical section is left');
+    const { cursor } = await router.db('cr').command({ checkMetadataConsistency: 1 });
+    assert.deepEqual(cursor.firstBatch, []);
+    // The database's DDL lock is free: another DDL of it runs at once.
+    await router.db('cr').createCollection(`after_${phase}_${kill}`);
+    await router.db('cr').collection(`after_${phase}_${kill}`).drop();
+    const after = `after-${phase}-${kill}`;
+    await router.db('cr').collection<AnyDoc>('c').insertOne({ _id: after, b: -2 });
+    model.add(after);
+    assert.equal(await direct[to]!.db('cr').collection<AnyDoc>('c').countDocuments({ _id: after }), 1, 'writes go to the new primary');
+  }
+
+  let primary = 0;
+  for (const phase of MOVE_PRIMARY_PHASES) {
+    it(`kill -9 of the donor before ${phase}, restart: the move completes`, async () => {
+      await crashAt(phase, primary, 'donor');
+      primary = 1 - primary;
+    });
+  }
+
+  it('kill -9 of the config server before kCommit, restart: the move completes', async () => {
+    await crashAt('kCommit', primary, 'config');
+    primary = 1 - primary;
   });
 
-  it('a crash after the commit finishes: the donor\'s copies are dropped, the recipient serves', async () => {
-    const { move, write } = await crashConfigAt('movePrimaryHangAfterCommit', 'shard1');
-    assert.ok(await move instanceof Error);
-    assert.equal(await write, undefined, 'the held write was retried on the new primary');
-    const cr = await config.db('config').collection<AnyDoc>('databases').findOne({ _id: 'cr' });
-    assert.deepEqual([cr!.primary, cr!.version.lastMod], ['shard1', 2]);
-    assert.deepEqual(await collectionNames(direct[0]!, 'cr'), [], 'the donor dropped its copies');
-    assert.equal(await direct[1]!.db('cr').collection('c').countDocuments(), 53);
-    assert.ok((await direct[1]!.db('cr').collection('c').indexes()).some((i) => i.name === 'b_1'));
-    assert.equal(await router.db('cr').collection('c').countDocuments(), 53);
-    await router.db('cr').collection<AnyDoc>('c').insertOne({ _id: 'after-finish', b: -3 });
-    assert.equal(await direct[1]!.db('cr').collection<AnyDoc>('c').countDocuments({ _id: 'after-finish' }), 1);
-  });
-
-  it('a donor killed mid-move comes back with its critical section: no write lands on it', async () => {
-    const admin = config.db('admin');
-    const failPoint = 'movePrimaryHangBeforeCommit';
-    const { count } = await admin.command({ configureFailPoint: failPoint, mode: 'alwaysOn' });
-    const move = router.db('admin').command({ movePrimary: 'cr', to: 'shard0' }).then(() => undefined, (e: unknown) => e);
-    await admin.command({ waitForFailPoint: failPoint, timesEntered: count + 1, maxTimeMS: 20_000 });
-    await direct[1]!.close();
-    await cluster.shards[1]!.kill9();
-    cluster.shards[1] = await restartNode(cluster.shards[1]!, { role: 'shard', extraArgs: ['--enableTestCommands'] });
-    direct[1] = new MongoClient(cluster.shards[1]!.uri);
-    const write = router.db('cr').collection<AnyDoc>('c').insertOne({ _id: 'during-donor-restart', b: -4 }).then(() => undefined, (e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(await direct[1]!.db('cr').collection<AnyDoc>('c').countDocuments({ _id: 'during-donor-restart' }), 0, 'the restarted donor holds the write');
-    await admin.command({ configureFailPoint: failPoint, mode: 'off' });
-    assert.equal(await move, undefined);
-    assert.equal(await write, undefined);
-    assert.equal(await direct[0]!.db('cr').collection<AnyDoc>('c').countDocuments({ _id: 'during-donor-restart' }), 1);
-    assert.equal(await router.db('cr').collection('c').countDocuments(), 55);
-    assert.deepEqual(await collectionNames(direct[1]!, 'cr'), []);
+  it('logs each move in config.changelog: start, commit, end', async () => {
+    const log = await router.db('config').collection<AnyDoc>('changelog').find({ ns: 'cr', what: /^movePrimary/ }).sort({ time: 1 }).toArray();
+    const whats = log.map((c) => c.what);
+    assert.equal(whats.filter((w) => w === 'movePrimary.commit').length, MOVE_PRIMARY_PHASES.length + 1, 'one commit per move');
+    assert.equal(whats.filter((w) => w === 'movePrimary.end').length, MOVE_PRIMARY_PHASES.length + 1, 'one end per move');
+    assert.ok(!whats.includes('movePrimary.error'));
   });
 });

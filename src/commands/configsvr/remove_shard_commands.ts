@@ -1,33 +1,30 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
+import { databaseVersionFromBSON } from '../../catalog/database_version.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
-import { MovePrimaryCoordinator } from '../../configsvr/move_primary_coordinator.js';
+import { commitMovePrimaryOnCatalog } from '../../configsvr/move_primary_catalog.js';
 import { RemoveShardCatalog } from '../../configsvr/remove_shard_catalog.js';
-import { hangIfFailPointEnabled } from '../../base/fail_points.js';
 import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
 import { requireString } from '../args.js';
+import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
 
-interface DrainingServices {
-  removal: RemoveShardCatalog;
-  movePrimary: MovePrimaryCoordinator;
+// One per config server, made with its catalog manager.
+const byManager = new WeakMap<ShardingCatalogManager, RemoveShardCatalog>();
+
+function manager(node: NodeServices): ShardingCatalogManager {
+  const m = node.catalogManager;
+  if (!m) throw new MongoError(ErrorCodes.IllegalOperation, '_configsvr commands can only be run on a config server');
+  return m;
 }
 
-// One of each per config server, made with its catalog manager.
-const byManager = new WeakMap<ShardingCatalogManager, DrainingServices>();
-
-function draining(node: NodeServices): DrainingServices {
-  const manager = node.catalogManager;
-  if (!manager) throw new MongoError(ErrorCodes.IllegalOperation, '_configsvr commands can only be run on a config server');
-  let services = byManager.get(manager);
-  if (!services) {
-    const selfHost = `${node.options.bindIp}:${node.options.port}`;
-    services = {
-      removal: new RemoveShardCatalog(node.local, manager, selfHost, node.logger),
-      movePrimary: new MovePrimaryCoordinator(node.local, node.client, manager, selfHost, node.logger, { hang: (name) => hangIfFailPointEnabled(node, name) }),
-    };
-    byManager.set(manager, services);
+function removal(node: NodeServices): RemoveShardCatalog {
+  const m = manager(node);
+  let catalog = byManager.get(m);
+  if (!catalog) {
+    catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger);
+    byManager.set(m, catalog);
   }
-  return services;
+  return catalog;
 }
 
 // {_configsvrRemoveShard: shardNameOrHost}: one step of the removal; the reply is the state.
@@ -35,24 +32,25 @@ export const configsvrRemoveShardCommand: CommandDefinition = {
   names: ['_configsvrRemoveShard'],
   adminOnly: true,
   run(ctx: CommandContext, cmd) {
-    return draining(ctx.node).removal.removeShard(requireString(cmd, '_configsvrRemoveShard'));
+    return removal(ctx.node).removeShard(requireString(cmd, '_configsvrRemoveShard'));
   },
 };
 
-// {_configsvrMovePrimary: db, to: shard}: answers once the move committed and was cleaned up
-// (or aborted); {ok: 1} also when the shard already is the primary.
-export const configsvrMovePrimaryCommand: CommandDefinition = {
-  names: ['_configsvrMovePrimary'],
+// {_configsvrCommitMovePrimary: db, from, to, expectedDatabaseVersion}: the commit of the
+// donor's MovePrimaryCoordinator, a retryable write of its session.
+export const configsvrCommitMovePrimaryCommand: CommandDefinition = {
+  names: ['_configsvrCommitMovePrimary'],
+  retryableWrite: true,
   adminOnly: true,
-  async run(ctx, cmd) {
-    await draining(ctx.node).movePrimary.movePrimary(requireString(cmd, '_configsvrMovePrimary'), requireString(cmd, 'to'));
+  run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitMovePrimary');
+    manager(ctx.node);
+    commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, {
+      db: requireString(cmd, '_configsvrCommitMovePrimary'), from: requireString(cmd, 'from'), to: requireString(cmd, 'to'),
+      expectedDatabaseVersion: databaseVersionFromBSON(cmd.expectedDatabaseVersion),
+    });
     return { ok: 1 };
   },
 };
 
-export const removeShardCommands: readonly CommandDefinition[] = [configsvrRemoveShardCommand, configsvrMovePrimaryCommand];
-
-// Startup of a config server, once its catalog manager exists: settle the moves a crash interrupted.
-export function recoverMovePrimaries(node: NodeServices): void {
-  if (node.catalogManager) draining(node).movePrimary.recover();
-}
+export const removeShardCommands: readonly CommandDefinition[] = [configsvrRemoveShardCommand, configsvrCommitMovePrimaryCommand];

@@ -1,16 +1,16 @@
-import { ObjectId } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { databaseCriticalSections } from '../../shard/database_critical_section.js';
-import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
-import { optionalArray, optionalBool, requireString } from '../args.js';
-import { cloneDatabase } from './database_cloner.js';
-import { MOVE_PRIMARY_COORDINATOR_NS } from '../../configsvr_decisions/move_primary.js';
+import { isPlainObject } from '../../bson/values.js';
+import type { DatabaseType, ShardType } from '../../catalog/type_chunk.js';
+import { decideMovePrimary } from '../../configsvr_decisions/move_primary.js';
 import { fetchAll } from '../../wire/remote_cursor.js';
-import { DROP_DATABASE_CRITICAL_SECTION_REASON } from '../../ddl/drop_database_coordinator.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { optionalArray, requireString } from '../args.js';
+import { cloneDatabase } from './database_cloner.js';
+import { checkDDLCoordinatorSession } from './ddl_participant_session.js';
 
-// The shard side of movePrimary, driven by the config server's coordinator
-// (src/configsvr/move_primary_coordinator.ts).
+// The shard side of movePrimary: the database's primary runs the MovePrimaryCoordinator
+// (src/ddl/move_primary_coordinator.ts), the recipient copies what it is told to.
 
 function requireShard(ctx: CommandContext, name: string): void {
   if (ctx.node.options.role !== 'shard' || !ctx.node.sharding.state.enabled) {
@@ -18,84 +18,44 @@ function requireShard(ctx: CommandContext, name: string): void {
   }
 }
 
-function reasonOf(cmd: Record<string, unknown>): string {
-  const reason = cmd.reason;
-  if (reason === undefined || reason === null) throw new MongoError(ErrorCodes.BadValue, 'reason is required');
-  return String(reason);
-}
-
-// Donor: {_shardsvrMovePrimaryEnterCriticalSection: db, reason, blockReads?}. Without blockReads
-// the database's versioned writes wait; with it reads wait too, and it fails unless the section
-// taken earlier with this reason is still held. The section is persisted (restored at startup).
-// Entering takes the database's DDL lock on the donor first (held until the section is left, and
-// taken again with it at startup), so that a DDL coordinator running on the database ends before
-// the move starts and none starts before it ends.
-export const movePrimaryEnterCriticalSectionCommand: CommandDefinition = {
-  names: ['_shardsvrMovePrimaryEnterCriticalSection'],
-  adminOnly: true,
+// {_shardsvrMovePrimary: db, to, databaseVersion}, run on the database by the router: the
+// dispatcher has checked that this shard is its primary. A move to where the database already is
+// answers ok without a coordinator; the same move running joins it, another is refused.
+export const shardsvrMovePrimaryCommand: CommandDefinition = {
+  names: ['_shardsvrMovePrimary'],
   async run(ctx, cmd) {
-    requireShard(ctx, '_shardsvrMovePrimaryEnterCriticalSection');
-    const db = requireString(cmd, '_shardsvrMovePrimaryEnterCriticalSection');
-    const sections = databaseCriticalSections(ctx.node);
-    if (optionalBool(cmd, 'blockReads') === true) {
-      sections.blockReads(db, reasonOf(cmd));
-    } else {
-      await holdDatabaseLock(ctx.node, db);
-      try {
-        await checkMoveStillCloning(ctx, db, reasonOf(cmd));
-        sections.enter(db, reasonOf(cmd));
-      } catch (err) {
-        if (sections.holder(db) === undefined) ctx.node.ddl?.coordinators.release(movePrimaryLockKey(db));
-        throw err;
-      }
+    requireShard(ctx, '_shardsvrMovePrimary');
+    const ddl = ctx.node.ddl!;
+    const db = requireString(cmd, '_shardsvrMovePrimary');
+    if (db !== ctx.db) throw new MongoError(ErrorCodes.InvalidNamespace, `_shardsvrMovePrimary must run on the database it moves, ${db}`);
+    const to = requireString(cmd, 'to');
+    const configHost = ctx.node.sharding.state.configHost!;
+    const [[database], shards] = await Promise.all([
+      fetchAll(ctx.node.client, configHost, 'config', { find: 'databases', filter: { _id: db } }),
+      fetchAll(ctx.node.client, configHost, 'config', { find: 'shards' }),
+    ]);
+    const decision = decideMovePrimary({ db, to, database: database as unknown as DatabaseType | undefined, shards: shards as unknown as ShardType[] });
+    if (decision.kind === 'noop') {
+      ctx.node.logger.info({ c: 'SHARDING', db, to }, 'Database already on requested primary shard');
+      return { ok: 1 };
     }
-    ctx.node.logger.info({ c: 'SHARDING', db, blockReads: cmd.blockReads === true }, 'movePrimary critical section entered');
+    await ddl.coordinators.run({
+      id: { namespace: db, operationType: 'movePrimary' }, request: { _shardsvrMovePrimary: db, to },
+      databaseVersion: isPlainObject(cmd.databaseVersion) ? cmd.databaseVersion : undefined,
+    });
     return { ok: 1 };
   },
 };
 
-// The lock may have been held long (a DDL coordinator of the database): meanwhile the config server
-// may have restarted and aborted the move, exit included, and a section entered now would be held
-// by no one.
-async function checkMoveStillCloning(ctx: CommandContext, db: string, reason: string): Promise<void> {
-  const configHost = ctx.node.sharding.state.configHost;
-  if (configHost === undefined) return;
-  const [move] = await fetchAll(ctx.node.client, configHost, 'config', { find: MOVE_PRIMARY_COORDINATOR_NS.slice('config.'.length), filter: { _id: db } });
-  if (move?.phase !== 'clone' || !(move.reason instanceof ObjectId) || move.reason.toHexString() !== reason) {
-    throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `the movePrimary of database ${db} that asked for its critical section is no longer running`);
-  }
-}
-
-// Donor: {_shardsvrMovePrimaryExitCriticalSection: db, reason}. Reloads the database's version
-// from the config server first, so the requests held by the section check against the outcome
-// (after a commit: StaleDbVersion, and the router goes to the new primary).
-export const movePrimaryExitCriticalSectionCommand: CommandDefinition = {
-  names: ['_shardsvrMovePrimaryExitCriticalSection'],
-  adminOnly: true,
-  async run(ctx, cmd) {
-    requireShard(ctx, '_shardsvrMovePrimaryExitCriticalSection');
-    const db = requireString(cmd, '_shardsvrMovePrimaryExitCriticalSection');
-    const { metadata } = ctx.node.sharding;
-    metadata.forgetDatabase(db);
-    try {
-      await metadata.refreshDatabase(db);
-    } finally {
-      // Unknown metadata is safe too: the next versioned request refreshes it.
-      if (databaseCriticalSections(ctx.node).exit(db, reasonOf(cmd))) {
-        ctx.node.ddl?.coordinators.release(movePrimaryLockKey(db));
-        ctx.node.logger.info({ c: 'SHARDING', db }, 'movePrimary critical section released');
-      }
-    }
-    return { ok: 1 };
-  },
-};
-
-// Recipient: {_shardsvrCloneCatalogData: db, from: donorHost, collections: [name], shardedCollections: [name]}.
+// Recipient: {_shardsvrCloneCatalogData: db, from: donorHost, collections: [name], shardedCollections: [name]},
+// a retryable write of the donor's coordinator session.
 export const cloneCatalogDataCommand: CommandDefinition = {
   names: ['_shardsvrCloneCatalogData'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
     requireShard(ctx, '_shardsvrCloneCatalogData');
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrCloneCatalogData');
     const db = requireString(cmd, '_shardsvrCloneCatalogData');
     const from = requireString(cmd, 'from');
     const names = (field: string): string[] => (optionalArray(cmd, field) ?? []).map((v) => {
@@ -109,26 +69,4 @@ export const cloneCatalogDataCommand: CommandDefinition = {
   },
 };
 
-export const movePrimaryShardCommands: readonly CommandDefinition[] = [
-  movePrimaryEnterCriticalSectionCommand, movePrimaryExitCriticalSectionCommand, cloneCatalogDataCommand,
-];
-
-function movePrimaryLockKey(db: string): string {
-  return `movePrimary\u0000${db}`;
-}
-
-function holdDatabaseLock(node: NodeServices, db: string): Promise<void> {
-  return node.ddl?.coordinators.hold(movePrimaryLockKey(db), { db: db.toLowerCase() }, 'movePrimary') ?? Promise.resolve();
-}
-
-// Startup of a shard, before it listens: the database critical sections it held come back, a
-// movePrimary's each with its database's DDL lock (a dropDatabase coordinator's is released by the
-// coordinator, which takes up its phase again under its own locks).
-export function restoreMovePrimaryCriticalSections(node: NodeServices): void {
-  const sections = databaseCriticalSections(node);
-  const restored = sections.restore();
-  for (const db of restored.filter((name) => sections.holder(name) !== DROP_DATABASE_CRITICAL_SECTION_REASON)) {
-    holdDatabaseLock(node, db).catch((err: unknown) => node.logger.error({ c: 'SHARDING', db, err }, 'movePrimary DDL lock not taken again'));
-  }
-  if (restored.length > 0) node.logger.info({ c: 'SHARDING', databases: restored }, 'Restored movePrimary critical sections');
-}
+export const movePrimaryShardCommands: readonly CommandDefinition[] = [shardsvrMovePrimaryCommand, cloneCatalogDataCommand];

@@ -1,4 +1,8 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
+import { checkMovePrimaryRequest } from '../../configsvr_decisions/move_primary.js';
+import { onPrimaryShard } from './cluster_ddl.js';
 import { requireString } from '../../commands/args.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { RouterCommand } from '../router_services.js';
@@ -20,17 +24,20 @@ export const removeShardCommand: RouterCommand = {
   },
 };
 
-// {movePrimary: db, to: shard}: the config server moves the database's unsharded collections and
-// switches its primary; {ok: 1} as 7.0 answers. This router forgets the database either way, and
-// other routers learn of the move from the old primary's StaleDbVersion.
+// {movePrimary: db, to: shard}: the database's primary shard moves its unsharded collections and
+// has the config server switch its primary (src/ddl/move_primary_coordinator.ts); {ok: 1} as 7.0
+// answers. This router forgets the database either way, and other routers learn of the move from
+// the old primary's StaleDbVersion.
 export const movePrimaryCommand: RouterCommand = {
   names: ['movePrimary', 'moveprimary'],
   adminOnly: true,
   async run(ctx, cmd) {
     const db = requireString(cmd, Object.keys(cmd)[0]!);
     const to = requireString(cmd, 'to');
+    checkMovePrimaryRequest(db, to);
+    if (!(await ctx.router.catalogCache.getDatabase(db, { create: false }))) throw new MongoError(ErrorCodes.NamespaceNotFound, `database ${db} not found`);
     try {
-      checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrMovePrimary: db, to }));
+      await onPrimaryShard(ctx, db, `${db}.$cmd`, { _shardsvrMovePrimary: db, to });
     } finally {
       ctx.router.catalogCache.invalidateDatabase(db);
     }
