@@ -6,7 +6,7 @@ import type { Doc } from '../bson/values.js';
 import { compareValues } from '../bson/compare.js';
 import type { ChunkType, CollectionType, DatabaseType, ShardType } from '../catalog/type_chunk.js';
 import { decideCreateDatabase } from '../configsvr_decisions/create_database.js';
-import { decideShardCollection } from '../configsvr_decisions/shard_collection.js';
+import { decideShardCollection, type ShardCollectionRequest } from '../configsvr_decisions/shard_collection.js';
 import { decideSplit } from '../configsvr_decisions/split_chunk.js';
 import { decideMerge } from '../configsvr_decisions/merge_chunks.js';
 import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../configsvr_decisions/commit_chunk_migration.js';
@@ -17,14 +17,13 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../configsvr_decisions/changelog.js';
 import { MoveRangeCatalog } from './move_range_catalog.js';
-import { ZonesCatalog } from './zones_catalog.js';
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
-// the changes in one local write unit, and only then tells the shards to refresh. The operations
-// that create or drop a database or collection ask the shards between their read and their write,
-// so each holds the DDL locks of its database and collection throughout: a second operation on the
-// same namespace reads what the first wrote.
+// the changes in one local write unit, and only then tells the shards to refresh. createDatabase
+// asks the shards between its read and its write, so it and the commits of the primary shards' DDL
+// coordinators hold the DDL locks of their database and collection throughout: a second operation
+// on the same namespace reads what the first wrote.
 export class ShardingCatalogManager {
   readonly migrations: MoveRangeCatalog;
 
@@ -138,62 +137,27 @@ export class ShardingCatalogManager {
     return this.local.find('config.chunks', { uuid }, { sort: { min: 1 } }) as unknown as ChunkType[];
   }
 
-  shardCollection(ns: string, key: Doc, unique: boolean, numInitialChunks: number | undefined, presplitHashedZones = false): Promise<CollectionType> {
-    const db = ns.slice(0, ns.indexOf('.'));
-    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'shardCollection', () => this.shardCollectionLocked(ns, key, unique, numInitialChunks, presplitHashedZones));
-  }
-
-  private async shardCollectionLocked(ns: string, key: Doc, unique: boolean, numInitialChunks: number | undefined, presplitHashedZones: boolean): Promise<CollectionType> {
-    const db = ns.slice(0, ns.indexOf('.'));
-    const database = await this.createDatabaseLocked(db);
-    const primary = this.shard(database.primary);
-    const existing = this.collection(ns);
-    const coll = ns.slice(db.length + 1);
-    const listed = (): Promise<Doc[]> => fetchAll(this.client, primary.host, db, { listCollections: 1, filter: { name: coll } });
-    let [info] = await listed();
-    // A collection sharded before it exists is created on the primary first: config.collections
-    // must hold the UUID the primary's collection has (checkMetadataConsistency compares them),
-    // and the primary would otherwise choose another as createIndexes creates it below.
-    if (info === undefined && existing === undefined) {
-      checkOk(await this.client.command(primary.host, db, { create: coll }));
-      [info] = await listed();
-    }
-    if ((info?.options as Doc | undefined)?.capped === true) throw new MongoError(ErrorCodes.InvalidOptions, "can't shard a capped collection");
-    // Routers would have to merge and target under the collection's collation (MongoDB keeps it in
-    // config.collections as defaultCollation); docshard's routers compare as bytes.
-    if ((info?.options as Doc | undefined)?.collation !== undefined) {
-      throw new MongoError(ErrorCodes.NotImplemented, `Sharding ${ns}, which has a default collation, is not implemented in docshard`);
-    }
-    const indexes = await fetchAll(this.client, primary.host, db, { listIndexes: coll }).catch((err: unknown) => {
-      if (err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound) return [];
-      throw err;
+  // The commit of a CreateCollectionCoordinator (src/ddl), which has created the collection on the
+  // primary and on the shards its layout gives chunks, their writes blocked: config.collections and
+  // config.chunks in one write unit. Run again after a crash it finds the collection sharded with the
+  // same UUID and key and changes nothing. The coordinator's release of its critical sections makes
+  // those shards refresh.
+  commitShardCollection(req: ShardCollectionCommit): Promise<CollectionType> {
+    const db = req.ns.slice(0, req.ns.indexOf('.'));
+    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [req.ns] }, 'shardCollection', async () => {
+      const decision = decideShardCollection({
+        ...req, existing: this.collection(req.ns), knownShards: this.shards().map((s) => s._id),
+        newEpoch: new ObjectId(), now: this.now(), chunkIdFactory: () => new ObjectId(), log: this.log(),
+      });
+      if (decision.alreadySharded) return decision.collection;
+      this.local.write((w) => {
+        w.insert('config.collections', decision.collection as unknown as Doc);
+        for (const chunk of decision.chunks) w.insert('config.chunks', chunk as unknown as Doc);
+        for (const entry of decision.changelog) w.insert('config.changelog', entry);
+      });
+      this.logger.info({ c: 'SHARDING', ns: req.ns, key: req.key, chunks: decision.chunks.length }, 'Sharded collection');
+      return decision.collection;
     });
-    const count = checkOk(await this.client.command(primary.host, db, { count: coll }));
-    const decision = decideShardCollection({
-      ns, key, unique, numInitialChunks, presplitHashedZones, ...new ZonesCatalog(this.local, this).initialChunkZones(ns),
-      primaryShard: primary._id, shards: this.shards().map((s) => s._id),
-      existing, collectionIsEmpty: Number(count.n) === 0, existingIndexes: indexes,
-      newEpoch: new ObjectId(), newUuid: existing?.uuid ?? primaryUuid(info), now: this.now(),
-      chunkIdFactory: () => new ObjectId(), log: this.log(),
-    });
-    if (decision.alreadySharded) return decision.collection;
-    const owners = [...new Set(decision.chunks.map((c) => c.shard))];
-    const indexSpecs = [...indexes.filter((i) => i.name !== '_id_'), ...(decision.createIndex ? [decision.createIndex] : [])];
-    if (indexSpecs.length > 0) checkOk(await this.client.command(primary.host, db, { createIndexes: coll, indexes: indexSpecs }));
-    for (const shardId of owners.filter((id) => id !== primary._id)) {
-      checkOk(await this.client.command(this.shard(shardId).host, db, {
-        _shardsvrCreateCollectionParticipant: coll, indexes: indexSpecs, options: (info?.options as Doc | undefined) ?? {}, collectionUUID: decision.collection.uuid,
-      }));
-    }
-    this.local.write((w) => {
-      w.update('config.collections', { _id: ns }, decision.collection as unknown as Doc, { upsert: true });
-      w.delete('config.chunks', { uuid: decision.collection.uuid });
-      for (const chunk of decision.chunks) w.insert('config.chunks', chunk as unknown as Doc);
-      for (const entry of decision.changelog) w.insert('config.changelog', entry);
-    });
-    await this.notifyShards(ns, new Set([primary._id, ...owners]));
-    this.logger.info({ c: 'SHARDING', ns, key, chunks: decision.chunks.length }, 'Sharded collection');
-    return decision.collection;
   }
 
   async splitChunk(ns: string, chunkRange: { min: Doc; max: Doc }, splitPoints: Doc[]): Promise<void> {
@@ -343,12 +307,9 @@ function databaseLockName(db: string): string {
   return db.toLowerCase();
 }
 
+// What the coordinator sends: its request and what it translated it to.
+type ShardCollectionCommit = Pick<ShardCollectionRequest, 'ns' | 'key' | 'unique' | 'numInitialChunks' | 'presplitHashedZones' | 'layout' | 'uuid'>;
+
 function sameKey(a: Doc, b: Doc): boolean {
   return compareValues(a, b) === 0;
-}
-
-// The collection keeps the UUID the primary shard gave it, so a collection that existed before
-// sharding is the same collection afterwards.
-function primaryUuid(info: Doc | undefined): UUID {
-  return ((info?.info as Doc | undefined)?.uuid as UUID | undefined) ?? new UUID();
 }

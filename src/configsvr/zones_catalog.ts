@@ -1,5 +1,4 @@
 import type { Doc } from '../bson/values.js';
-import type { ShardType } from '../catalog/type_chunk.js';
 import {
   checkRemoveShardFromZone, checkShardExists, decideAssignKeyRange, decideRemoveKeyRange, sortZoneRanges, type ZoneRangeType,
 } from '../configsvr_decisions/zones.js';
@@ -43,10 +42,5 @@ export class ZonesCatalog {
   // config.tags of a namespace, by min (ShardingCatalogClient::getTagsForCollection).
   ranges(ns: string): ZoneRangeType[] {
     return sortZoneRanges(this.local.find('config.tags', { ns }) as unknown as ZoneRangeType[]);
-  }
-
-  // What shardCollection needs to lay out initial chunks along zones.
-  initialChunkZones(ns: string, shards: readonly ShardType[] = this.catalog.shards()): { zones: ZoneRangeType[]; shardZones: Record<string, string[]> } {
-    return { zones: this.ranges(ns), shardZones: Object.fromEntries(shards.map((s) => [s._id, s.tags ?? []])) };
   }
 }

@@ -7,9 +7,8 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { shardsByZone, sortZoneRanges, type ZoneRange } from './zones.js';
 
-export interface InitialChunksRequest {
+export interface InitialSplitRequest {
   readonly key: ShardKeyPattern;
-  readonly uuid: Binary;
   readonly primaryShard: string;
   readonly shards: readonly string[];
   readonly collectionIsEmpty: boolean;
@@ -19,8 +18,19 @@ export interface InitialChunksRequest {
   // each shard's zones (config.shards tags); none when absent.
   readonly zones?: readonly ZoneRange[];
   readonly shardZones?: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface InitialChunksRequest extends InitialSplitRequest {
+  readonly uuid: Binary;
   readonly now: Timestamp;
   readonly chunkIdFactory: () => ObjectId;
+}
+
+// A first chunk's bounds and owner, before it has an id and a version.
+export interface InitialChunkRange {
+  readonly min: Doc;
+  readonly max: Doc;
+  readonly shard: string;
 }
 
 const MAX_SPLIT_POINTS = 8192; // shardutil::kMaxSplitPoints
@@ -31,7 +41,7 @@ const MAX_INITIAL_CHUNKS_TOTAL = 1000 * 1000;
 // hashed-prefix key on an empty collection is presplit over every shard; with zones an empty
 // collection gets one chunk per zone range on a shard of that zone (and the gaps between them
 // round-robin over all shards); anything else starts as one chunk on the primary shard.
-export function initialChunks(req: InitialChunksRequest): ChunkType[] {
+export function initialSplit(req: InitialSplitRequest): InitialChunkRange[] {
   const { key, numInitialChunks } = req;
   checkNumInitialChunks(numInitialChunks, req.shards.length);
   if (numInitialChunks !== 0 && !(key.hashedField !== undefined && req.collectionIsEmpty)) {
@@ -44,7 +54,12 @@ export function initialChunks(req: InitialChunksRequest): ChunkType[] {
   if (req.presplitHashedZones) return presplitHashedZones(req, zones);
   if (zones.length === 0 && key.hasHashedPrefix() && req.collectionIsEmpty) return presplitHashed(req);
   if (zones.length > 0 && req.collectionIsEmpty) return singleChunkPerZone(req, zones);
-  return [makeChunk(req, key.globalMin(), key.globalMax(), 0, req.primaryShard)];
+  return [{ min: key.globalMin(), max: key.globalMax(), shard: req.primaryShard }];
+}
+
+// The chunks of initialSplit with their versions, 1|0, 1|1, ... in key order.
+export function initialChunks(req: InitialChunksRequest): ChunkType[] {
+  return initialSplit(req).map((range, minor) => makeChunk(req, range, minor));
 }
 
 function checkNumInitialChunks(n: number, numShards: number): void {
@@ -57,17 +72,17 @@ function checkNumInitialChunks(n: number, numShards: number): void {
 // SplitPointsBasedSplitPolicy: 2 chunks per shard unless told otherwise; shards sorted by id get
 // runs of numInitialChunks / numShards contiguous chunks, and when there are fewer chunks than
 // shards the first chunk goes to the primary shard.
-function presplitHashed(req: InitialChunksRequest): ChunkType[] {
+function presplitHashed(req: InitialSplitRequest): InitialChunkRange[] {
   const shards = [...req.shards].sort(compareStrings);
   if (shards.length === 0) throw new MongoError(ErrorCodes.ShardNotFound, 'No shards found');
   const numChunks = req.numInitialChunks !== 0 ? req.numInitialChunks : 2 * shards.length;
   const contiguous = Math.max(Math.floor(numChunks / shards.length), 1);
   const points = hashedSplitPoints(req.key, numChunks);
   const bounds = [req.key.globalMin(), ...points, req.key.globalMax()];
-  const chunks: ChunkType[] = [];
+  const chunks: InitialChunkRange[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
     const shard = i === 0 && bounds.length - 1 < shards.length ? req.primaryShard : shards[Math.floor(i / contiguous) % shards.length]!;
-    chunks.push(makeChunk(req, bounds[i]!, bounds[i + 1]!, i, shard));
+    chunks.push({ min: bounds[i]!, max: bounds[i + 1]!, shard });
   }
   return chunks;
 }
@@ -120,14 +135,14 @@ interface ZoneSplit {
 // AbstractTagsBasedSplitPolicy::createFirstChunks: in key order, each gap before a zone range is
 // one chunk on the next shard (by id, round-robin over all shards), each zone range is split as
 // `split` says over that zone's shards, and the gap after the last range is one more chunk.
-function chunksAlongZones(req: InitialChunksRequest, zones: readonly ZoneRange[], split: (zone: ZoneRange, owners: readonly string[], next: number) => ZoneSplit): ChunkType[] {
+function chunksAlongZones(req: InitialSplitRequest, zones: readonly ZoneRange[], split: (zone: ZoneRange, owners: readonly string[], next: number) => ZoneSplit): InitialChunkRange[] {
   const shards = [...req.shards].sort(compareStrings);
   if (shards.length === 0) throw new MongoError(ErrorCodes.ShardNotFound, 'No shards found');
   const owners = shardsByZone(req.shardZones ?? {});
   const nextInZone = new Map<string, number>();
   let nextForGap = 0;
-  const chunks: ChunkType[] = [];
-  const add = (min: Doc, max: Doc, shard: string): void => { chunks.push(makeChunk(req, min, max, chunks.length, shard)); };
+  const chunks: InitialChunkRange[] = [];
+  const add = (min: Doc, max: Doc, shard: string): void => { chunks.push({ min, max, shard }); };
   let last = req.key.globalMin();
   for (const zone of zones) {
     if (compareValues(zone.min, last) > 0) add(last, zone.min, shards[nextForGap++ % shards.length]!);
@@ -150,14 +165,14 @@ function chunksAlongZones(req: InitialChunksRequest, zones: readonly ZoneRange[]
 }
 
 // SingleChunkPerTagSplitPolicy: one chunk per zone range, on that zone's shards in turn.
-function singleChunkPerZone(req: InitialChunksRequest, zones: readonly ZoneRange[]): ChunkType[] {
+function singleChunkPerZone(req: InitialSplitRequest, zones: readonly ZoneRange[]): InitialChunkRange[] {
   return chunksAlongZones(req, zones, (_zone, owners, next) => ({ points: [], owners: [{ shard: owners[next % owners.length]!, chunks: 1 }] }));
 }
 
 // PresplitHashedZonesSplitPolicy (7.0): numInitialChunks (default 2 per shard that has a zone
 // range) is spread over those shards; each zone range gets, from each of its shards, that shard's
 // share divided by how many zone ranges the shard serves (rounded up), cut by hash.
-function presplitHashedZones(req: InitialChunksRequest, zones: readonly ZoneRange[]): ChunkType[] {
+function presplitHashedZones(req: InitialSplitRequest, zones: readonly ZoneRange[]): InitialChunkRange[] {
   checkPresplitHashedZones(req, zones);
   const owners = shardsByZone(req.shardZones ?? {});
   const rangesPerShard = new Map<string, number>();
@@ -184,7 +199,7 @@ function presplitHashedZones(req: InitialChunksRequest, zones: readonly ZoneRang
 // hashed prefix one zone range over the whole key space; otherwise each range's lower bound has
 // real values before the hashed field (and an upper bound differing in one of them) and MinKey
 // from the hashed field on.
-function checkPresplitHashedZones(req: InitialChunksRequest, zones: readonly ZoneRange[]): void {
+function checkPresplitHashedZones(req: InitialSplitRequest, zones: readonly ZoneRange[]): void {
   const { key } = req;
   if (!req.collectionIsEmpty || zones.length === 0 || key.hashedField === undefined) {
     throw new MongoError(31387, "'presplitHashedZones' is only supported when the collection is empty, zones are set up and shard key pattern has a hashed field");
@@ -220,8 +235,8 @@ function checkPresplitHashedZones(req: InitialChunksRequest, zones: readonly Zon
   }
 }
 
-// appendChunk: versions 1|0, 1|1, ... in key order, each chunk's history starting now.
-function makeChunk(req: InitialChunksRequest, min: Doc, max: Doc, minor: number, shard: string): ChunkType {
+// appendChunk: each chunk's history starting now.
+function makeChunk(req: InitialChunksRequest, { min, max, shard }: InitialChunkRange, minor: number): ChunkType {
   return {
     _id: req.chunkIdFactory(),
     uuid: req.uuid,

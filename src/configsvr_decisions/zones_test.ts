@@ -6,7 +6,7 @@ import { MongoError } from '../base/errors.js';
 import type { CollectionType, ShardType } from '../catalog/type_chunk.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import { initialChunks, type InitialChunksRequest } from './initial_chunks.js';
-import { decideShardCollection } from './shard_collection.js';
+import { decideShardCollection, translateShardCollection } from './shard_collection.js';
 import {
   checkRemoveShardFromZone, checkShardExists, checkShardKeyAgainstZones, decideAssignKeyRange, decideRemoveKeyRange, extendRangeBound,
   findOverlappingRange, shardsByZone, type ZoneRange, type ZoneRangeType,
@@ -199,14 +199,15 @@ test('presplitHashedZones with a range prefix splits each zone by hash under its
   assert.throws(() => initialChunks(request({ c: 1, x: 1 }, { zones, presplitHashedZones: true })), code(31387));
 });
 
-test('decideShardCollection checks the zones against the key and lays out chunks along them', () => {
-  const base = {
-    ns: 'db.c', unique: false, primaryShard: 's1', shards: ['s0', 's1', 's2'], existing: undefined, collectionIsEmpty: true,
-    existingIndexes: [], newEpoch: new ObjectId(), newUuid: new UUID(), now, chunkIdFactory: () => new ObjectId(),
-    log: { server: 'cfg', clientAddr: '', time: new Date(), newId: () => new ObjectId() }, shardZones: { s0: ['A'], s1: [], s2: [] },
+test('the translation and the commit check the zones against the key and lay out chunks along them', () => {
+  const facts = { primaryShard: 's1', shards: ['s0', 's1', 's2'], collectionIsEmpty: true, zones: [{ tag: 'A', min: { x: 0 }, max: { x: 10 } }], shardZones: { s0: ['A'], s1: [], s2: [] } };
+  const commit = {
+    ns: 'db.c', unique: false, layout: facts, existing: undefined, knownShards: facts.shards, newEpoch: new ObjectId(), uuid: new UUID(), now,
+    chunkIdFactory: () => new ObjectId(), log: { server: 'cfg', clientAddr: '', time: new Date(), newId: () => new ObjectId() },
   };
-  const zones: ZoneRange[] = [{ tag: 'A', min: { x: 0 }, max: { x: 10 } }];
-  const decision = decideShardCollection({ ...base, key: { x: 1 }, zones });
-  assert.deepEqual(layout(decision.chunks), ['[MinKey 0) s0', '[0 10) s0', '[10 MaxKey) s1']);
-  assert.throws(() => decideShardCollection({ ...base, key: { x: 1, y: 1 }, zones }), code(72));
+  assert.deepEqual(layout(decideShardCollection({ ...commit, key: { x: 1 } }).chunks), ['[MinKey 0) s0', '[0 10) s0', '[10 MaxKey) s1']);
+  assert.throws(() => decideShardCollection({ ...commit, key: { x: 1, y: 1 } }), code(72));
+  const translation = { ns: 'db.c', unique: false, layout: facts, options: {}, existingIndexes: [] };
+  assert.deepEqual(translateShardCollection({ ...translation, key: { x: 1 } }).dataShards, ['s0']);
+  assert.throws(() => translateShardCollection({ ...translation, key: { x: 1, y: 1 } }), code(72));
 });

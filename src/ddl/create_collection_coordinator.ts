@@ -2,62 +2,103 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
+import { checkShardCollectionArgs, translateShardCollection, type InitialChunksLayout } from '../configsvr_decisions/shard_collection.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
-import { allShards, configCollection, criticalSectionReason, onConfig, onParticipant, splitNs, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
+import {
+  configCollection, configHostOf, criticalSectionReason, onConfig, onShards, splitNs, type DDLCoordinatorEnv, type ParticipantShard,
+} from './sharding_ddl_util.js';
 
 // MongoDB's CreateCollectionCoordinator (shardCollection), on the database's primary shard:
-//   kCheckPreconditions                     a collection sharded already answers its result when
-//                                           the key and uniqueness are the same, AlreadyInitialized
-//                                           when not
+//   kCheckPreconditions                     the request's own checks; a collection sharded already
+//                                           answers its result when the key and uniqueness are the
+//                                           same, AlreadyInitialized when not
 //   kEnterWriteCriticalSectionOnCoordinator the primary blocks writes to the namespace (persisted),
-//                                           so that what the commit decides on (empty or not, its
-//                                           indexes) holds until the routing table is in place
-//   kCreateCollectionOnCoordinator          the primary creates the collection if it has none
-//   kCommitOnShardingCatalog                the config server checks the shard key index (creating
-//                                           it on an empty collection), creates the collection
-//                                           with the primary's UUID on the shards given chunks
-//                                           (_shardsvrCreateCollectionParticipant), and writes
-//                                           config.collections and config.chunks in one commit
-//   kExitCriticalSection                    the primary unblocks; held writes refresh and route by
+//                                           so that what the translation decides on (empty or not,
+//                                           its indexes) holds until the routing table is in place
+//   kCreateCollectionOnCoordinator          the primary creates the collection if it has none,
+//                                           translates the request (options, shard key index,
+//                                           zones, the initial chunks' layout from config.shards and
+//                                           config.tags), builds the shard key index, and persists
+//                                           the layout and the shards other than itself it gives
+//                                           chunks (the data shards)
+//   kEnterCriticalSectionOnDataShards       the data shards block writes to the namespace, so that
+//                                           none creates its own copy before the commit
+//   kCreateCollectionOnParticipants         each data shard creates the collection with the
+//                                           primary's UUID, indexes and options
+//   kCommitOnShardingCatalog                the config server writes config.collections and
+//                                           config.chunks in one commit, laid out again from the
+//                                           persisted layout
+//   kExitCriticalSection                    the data shards and the primary unblock and forget the
+//                                           namespace's metadata; held writes refresh and route by
 //                                           the new routing table
-// Up to the commit an error that is not retriable ends the operation (the config server checks the
-// request before it writes anything); the critical section is released first.
-// Each phase runs again after a crash: the collection is created only if missing, the config
-// server's commit finds the collection sharded with the same UUID and key and changes nothing.
+// Up to the commit an error that is not retriable ends the operation, every critical section
+// released first. Each phase runs again after a crash: collections and indexes are created only if
+// missing, and the commit finds the collection sharded with the same UUID and key and changes nothing.
 const PHASES = [
-  'kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kCommitOnShardingCatalog', 'kExitCriticalSection',
+  'kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kEnterCriticalSectionOnDataShards',
+  'kCreateCollectionOnParticipants', 'kCommitOnShardingCatalog', 'kExitCriticalSection',
 ] as const;
+
+// What kCreateCollectionOnCoordinator persists for the later phases, with the data shards.
+interface Translated {
+  readonly collectionUUID: unknown;
+  readonly layout: InitialChunksLayout;
+}
 
 export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
   return (doc) => {
     const ns = doc._id.namespace;
     const { db, coll } = splitNs(ns);
-    const { shardKey, unique, numInitialChunks, presplitHashedZones } = doc.request as {
-      shardKey: Doc; unique: boolean; numInitialChunks?: number; presplitHashedZones: boolean;
-    };
+    const request = doc.request as { shardKey: Doc; unique: boolean; numInitialChunks?: number; presplitHashedZones: boolean };
+    const { shardKey, unique, numInitialChunks, presplitHashedZones } = request;
+    const args = { ns, key: shardKey, unique, presplitHashedZones, ...(numInitialChunks === undefined ? {} : { numInitialChunks }) };
     const reason = criticalSectionReason('createCollection', ns);
     const sharded = (d: CoordinatorDocument): boolean => d.result !== undefined && d.result !== null;
-    // This shard as config.shards names it, the host the other coordinators' requests reach it by.
-    const selfHost = async (): Promise<string> => {
-      const self = (await allShards(env)).find((s) => s._id === selfShard());
-      if (self === undefined) throw new MongoError(ErrorCodes.ShardNotFound, 'this shard is not in config.shards');
-      return self.host;
+    const translated = (d: CoordinatorDocument): Translated => d as unknown as Translated;
+    // None before the translation, or for a collection sharded already.
+    const dataShardsOf = (d: CoordinatorDocument): readonly ParticipantShard[] => (d.dataShards as ParticipantShard[] | undefined) ?? [];
+    // This shard as config.shards names it, with the host the coordinator's own commands reach it by.
+    const self = async (): Promise<ParticipantShard> => {
+      const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'shards', filter: { _id: selfShard() } });
+      if (entry === undefined) throw new MongoError(ErrorCodes.ShardNotFound, 'this shard is not in config.shards');
+      return { _id: String(entry._id), host: String(entry.host) };
     };
-    const blockOnSelf = async (blockType: 'Writes' | 'Unblock'): Promise<void> => {
-      await onParticipant(env, await selfHost(), db, { _shardsvrParticipantBlock: coll, blockType, reason });
+    const block = async (shards: readonly ParticipantShard[], blockType: 'Writes' | 'Unblock'): Promise<void> => {
+      await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType, reason });
     };
+    const listed = async (host: string): Promise<Doc | undefined> => (await fetchAll(env.client, host, db, { listCollections: 1, filter: { name: coll } }))[0];
+
+    // The collection on the primary, the request translated against it and config.*, the shard key
+    // index built: nothing the config server or another shard holds has changed yet.
+    const createOnCoordinator = async (save: (fields: Doc) => void): Promise<void> => {
+      const primary = await self();
+      let info = await listed(primary.host);
+      if (info?.type === 'view') throw new MongoError(ErrorCodes.CommandNotSupportedOnView, `${ns} is a view`);
+      if (info === undefined) {
+        checkOk(await env.client.command(primary.host, db, { create: coll }));
+        info = await listed(primary.host);
+      }
+      const existingIndexes = await fetchAll(env.client, primary.host, db, { listIndexes: coll });
+      const count = checkOk(await env.client.command(primary.host, db, { count: coll }));
+      const { layout, hosts } = await initialChunksLayout(env, ns, primary._id, Number(count.n) === 0);
+      const { createIndex, dataShards } = translateShardCollection({ ...args, layout, options: (info?.options as Doc | undefined) ?? {}, existingIndexes });
+      if (createIndex !== undefined) checkOk(await env.client.command(primary.host, db, { createIndexes: coll, indexes: [createIndex] }));
+      save({ collectionUUID: (info?.info as Doc | undefined)?.uuid, layout, dataShards: dataShards.map((id) => ({ _id: id, host: hosts.get(id)! })) });
+    };
+
     return {
       desc: 'CreateCollectionCoordinator',
-      // The config server refuses a shard key it cannot index, a capped collection or a zone it
-      // contradicts before its commit writes anything: the critical section is released and the
-      // error answered.
+      // A refusal of the translation (options, shard key index, zones) or of the commit releases
+      // every critical section and answers the error.
       plan: { phases: PHASES, preconditionPhase: 'kCheckPreconditions', lastAbortablePhase: 'kCommitOnShardingCatalog' },
       locks: { db: db.toLowerCase(), collections: [ns] },
       async runPhase(phase, d, save) {
+        if (phase !== 'kCheckPreconditions' && phase !== 'kExitCriticalSection' && sharded(d)) return;
         switch (phase) {
           case 'kCheckPreconditions': {
+            checkShardCollectionArgs(args);
             const existing = await configCollection(env, ns);
             if (existing === undefined) return;
             if (compareValues(existing.key, shardKey) !== 0 || (existing.unique === true) !== unique) {
@@ -67,34 +108,54 @@ export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
             return;
           }
           case 'kEnterWriteCriticalSectionOnCoordinator':
-            if (!sharded(d)) await blockOnSelf('Writes');
+            await block([await self()], 'Writes');
             return;
-          case 'kCreateCollectionOnCoordinator': {
-            if (sharded(d)) return;
-            const host = await selfHost();
-            const [info] = await fetchAll(env.client, host, db, { listCollections: 1, filter: { name: coll } });
-            if (info?.type === 'view') throw new MongoError(ErrorCodes.CommandNotSupportedOnView, `${ns} is a view`);
-            if (info === undefined) checkOk(await env.client.command(host, db, { create: coll }));
+          case 'kCreateCollectionOnCoordinator':
+            await createOnCoordinator(save);
+            return;
+          case 'kEnterCriticalSectionOnDataShards':
+            await block(dataShardsOf(d), 'Writes');
+            return;
+          case 'kCreateCollectionOnParticipants': {
+            const dataShards = dataShardsOf(d);
+            if (dataShards.length === 0) return;
+            const { host } = await self();
+            const info = await listed(host);
+            const indexes = (await fetchAll(env.client, host, db, { listIndexes: coll })).filter((i) => i.name !== '_id_');
+            await onShards(env, dataShards, db, {
+              _shardsvrCreateCollectionParticipant: coll, indexes, options: (info?.options as Doc | undefined) ?? {}, collectionUUID: translated(d).collectionUUID,
+            });
             return;
           }
           case 'kCommitOnShardingCatalog': {
-            if (sharded(d)) return;
-            const reply = await onConfig(env, {
-              _configsvrShardCollection: ns, key: shardKey, unique, presplitHashedZones,
-              ...(numInitialChunks === undefined ? {} : { numInitialChunks }),
-            });
+            const { layout, collectionUUID } = translated(d);
+            const reply = await onConfig(env, { _configsvrShardCollection: ns, ...args, collectionUUID, layout });
             save({ result: { collectionsharded: ns, collectionUUID: reply.collectionUUID } });
             return;
           }
           case 'kExitCriticalSection':
-            await blockOnSelf('Unblock');
+            await block([...dataShardsOf(d), await self()], 'Unblock');
             return;
         }
       },
       result: (d): Doc => d.result as Doc,
       async cleanupOnAbort(d) {
-        if (d.phase !== 'kCheckPreconditions') await blockOnSelf('Unblock');
+        if (d.phase !== 'kCheckPreconditions') await block([...dataShardsOf(d), await self()], 'Unblock');
       },
     };
   };
+}
+
+// config.shards and config.tags as the initial chunks are laid out from, and each shard's host.
+async function initialChunksLayout(env: DDLCoordinatorEnv, ns: string, primaryShard: string, collectionIsEmpty: boolean): Promise<{ layout: InitialChunksLayout; hosts: Map<string, string> }> {
+  const configHost = configHostOf(env);
+  const shards = await fetchAll(env.client, configHost, 'config', { find: 'shards', sort: { _id: 1 } });
+  const tags = await fetchAll(env.client, configHost, 'config', { find: 'tags', filter: { ns }, sort: { min: 1 } });
+  const layout: InitialChunksLayout = {
+    primaryShard, collectionIsEmpty,
+    shards: shards.map((s) => String(s._id)),
+    zones: tags.map((t) => ({ tag: String(t.tag), min: t.min as Doc, max: t.max as Doc })),
+    shardZones: Object.fromEntries(shards.map((s) => [String(s._id), ((s.tags as unknown[] | undefined) ?? []).map(String)])),
+  };
+  return { layout, hosts: new Map(shards.map((s) => [String(s._id), String(s.host)])) };
 }

@@ -9,7 +9,10 @@ import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 // shardCollection, drops, renames and shard key refinements through the DDL coordinators of the database's primary shard (src/ddl): state documents,
 // persisted critical sections, joins, $currentOp, and a kill -9 of the primary at every phase.
 const FAIL_POINT = 'hangBeforeDDLCoordinatorPhase';
-const CREATE_PHASES = ['kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kCommitOnShardingCatalog', 'kExitCriticalSection'];
+const CREATE_PHASES = [
+  'kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kEnterCriticalSectionOnDataShards',
+  'kCreateCollectionOnParticipants', 'kCommitOnShardingCatalog', 'kExitCriticalSection',
+];
 const COLL_MOD_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kUpdateShards'];
 const DROP_PHASES = ['kFreezeCollection', 'kEnterCriticalSection', 'kDropCollection', 'kReleaseCriticalSection'];
 const REFINE_PHASES = ['kCheckPreconditions', 'kFreezeMigrations', 'kCommit'];
@@ -246,7 +249,7 @@ describe('DDL coordinators on the primary shard', () => {
     await assertSharded('create', 'c', model);
   });
 
-  it('shardCollection refused at its commit (no index for the key on a collection with documents) answers the error and releases its critical section', async () => {
+  it('shardCollection refused before its commit (no index for the key on a collection with documents) answers the error and releases its critical section', async () => {
     await client.db('admin').command({ enableSharding: 'createbad', primaryShard: 'shard0' });
     await client.db('createbad').collection<AnyDoc>('c').insertOne({ _id: 1, k: 1 });
     const refused = await client.db('admin').command({ shardCollection: 'createbad.c', key: { k: 1 } }).then(() => undefined, (err: unknown) => err as AnyDoc);
@@ -257,12 +260,64 @@ describe('DDL coordinators on the primary shard', () => {
     assert.equal(await client.db('createbad').collection('c').countDocuments(), 2, 'writes go on');
   });
 
+  // Sharded on {k: 'hashed'} while empty: two chunks on each shard, shard1's copy of the collection
+  // made by the coordinator with the primary's UUID, and documents routed to both.
+  async function assertPresplit(db: string, coll: string): Promise<void> {
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: `${db}.${coll}` });
+    assert.deepEqual(entry?.key, { k: 'hashed' });
+    for (const [i, shard] of shardClients.entries()) {
+      const [local] = await shard.db(db).listCollections({ name: coll }).toArray() as AnyDoc[];
+      assert.deepEqual(local?.info?.uuid, entry.uuid, `shard${i} has the collection with config.collections' UUID`);
+      assert.equal(await client.db('config').collection('chunks').countDocuments({ uuid: entry.uuid, shard: `shard${i}` }), 2, `shard${i} owns two chunks`);
+    }
+    assert.deepEqual(await coordinatorDocs(), [], 'no state document is left');
+    assert.deepEqual(await criticalSectionDocs(), [], 'no critical section is left');
+    assert.deepEqual(await inconsistencies(), []);
+    const model = Array.from({ length: 20 }, (_, k) => ({ _id: k, k }));
+    await client.db(db).collection<AnyDoc>(coll).insertMany(model);
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      for (const c of [client, other]) assert.deepEqual(await c.db(db).collection<AnyDoc>(coll).find().sort({ _id: 1 }).toArray(), model);
+    } finally {
+      await other.close();
+    }
+    for (const [i, shard] of shardClients.entries()) assert.ok(await shard.db(db).collection(coll).countDocuments() > 0, `shard${i} took documents`);
+  }
+
+  it('shardCollection creates the collection on a data shard given initial chunks, with the primary\'s UUID, and holds its writes until the commit is done', async () => {
+    await client.db('admin').command({ enableSharding: 'createdata', primaryShard: 'shard0' });
+    const primary = shardClients[0]!.db('admin');
+    const { count } = await primary.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'CreateCollectionCoordinator', phase: 'kCommitOnShardingCatalog' } });
+    try {
+      const request = client.db('admin').command({ shardCollection: 'createdata.c', key: { k: 'hashed' } });
+      await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+      const [doc] = await coordinatorDocs();
+      assert.deepEqual(doc.dataShards.map((s: AnyDoc) => s._id), ['shard1'], 'the coordinator persisted the shard it gives chunks');
+      const [onPrimary] = await shardClients[0]!.db('createdata').listCollections({ name: 'c' }).toArray() as AnyDoc[];
+      const [onData] = await shardClients[1]!.db('createdata').listCollections({ name: 'c' }).toArray() as AnyDoc[];
+      assert.deepEqual(onData?.info?.uuid, onPrimary?.info?.uuid, 'the data shard has the primary\'s UUID before the commit');
+      assert.deepEqual((await shardClients[1]!.db('createdata').collection('c').indexes()).map((i) => i.name).sort(), ['_id_', 'k_hashed'], 'and its indexes');
+      assert.equal(await client.db('config').collection<AnyDoc>('collections').countDocuments({ _id: 'createdata.c' }), 0, 'nothing is committed yet');
+      const reason = { command: 'createCollection', ns: 'createdata.c' };
+      for (const shard of shardClients) {
+        const sections = await shard.db('config').collection<AnyDoc>('collection_critical_sections').find().toArray();
+        assert.deepEqual(sections.map((s) => [s._id, s.blockReads, s.reason]), [['createdata.c', false, reason]], 'both shards block writes');
+      }
+      await primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      const reply = await request;
+      assert.deepEqual(reply.collectionUUID, onPrimary?.info?.uuid);
+    } finally {
+      await primary.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+    }
+    await assertPresplit('createdata', 'c');
+  });
+
   for (const phase of CREATE_PHASES) {
-    it(`shardCollection: kill -9 of the primary shard before ${phase}, restart, the collection is sharded`, async () => {
+    it(`shardCollection: kill -9 of the primary shard before ${phase}, restart, the collection is sharded on both shards`, async () => {
       const db = `crashcreate${phase.toLowerCase()}`;
-      const model = await unshardedWithIndex(db, 'c');
-      await killPrimaryAt(phase, 'CreateCollectionCoordinator', () => client.db('admin').command({ shardCollection: `${db}.c`, key: { k: 1 } }));
-      await assertSharded(db, 'c', model);
+      await client.db('admin').command({ enableSharding: db, primaryShard: 'shard0' });
+      await killPrimaryAt(phase, 'CreateCollectionCoordinator', () => client.db('admin').command({ shardCollection: `${db}.c`, key: { k: 'hashed' } }));
+      await assertPresplit(db, 'c');
     });
   }
 

@@ -2,9 +2,10 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
+import type { InitialChunksLayout } from '../../configsvr_decisions/shard_collection.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
-import { optionalBool, optionalDoc, optionalNumber, optionalString, requireDoc, requireString } from '../args.js';
-import type { Timestamp } from 'bson';
+import { optionalBool, optionalDoc, optionalNumber, optionalString, optionalStringArray, requireBool, requireDoc, requireDocArray, requireString } from '../args.js';
+import { Binary, type Timestamp } from 'bson';
 import { shardVersionFromBSON } from '../../catalog/chunk_version.js';
 import { hangIfFailPointEnabled } from '../../base/fail_points.js';
 import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
@@ -35,6 +36,9 @@ export const configsvrCreateDatabaseCommand: CommandDefinition = {
   },
 };
 
+// {_configsvrShardCollection: ns, key, unique, numInitialChunks, presplitHashedZones, collectionUUID,
+// layout}: the commit of the primary shard's CreateCollectionCoordinator (src/ddl), with the initial
+// chunks' layout it translated the request with.
 export const configsvrShardCollectionCommand: CommandDefinition = {
   names: ['_configsvrShardCollection'],
   retryableWrite: true,
@@ -42,11 +46,25 @@ export const configsvrShardCollectionCommand: CommandDefinition = {
   async run(ctx, cmd) {
     checkDDLCoordinatorSession(ctx, cmd, '_configsvrShardCollection');
     const ns = requireString(cmd, '_configsvrShardCollection');
-    const key = requireDoc(cmd, 'key');
-    const collection = await manager(ctx).shardCollection(ns, key, optionalBool(cmd, 'unique') ?? false, optionalNumber(cmd, 'numInitialChunks'), optionalBool(cmd, 'presplitHashedZones') ?? false);
+    if (!(cmd.collectionUUID instanceof Binary)) throw new MongoError(ErrorCodes.BadValue, 'collectionUUID must be a UUID');
+    const collection = await manager(ctx).commitShardCollection({
+      ns, key: requireDoc(cmd, 'key'), unique: optionalBool(cmd, 'unique') ?? false, numInitialChunks: optionalNumber(cmd, 'numInitialChunks'),
+      presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false, uuid: cmd.collectionUUID, layout: initialChunksLayout(requireDoc(cmd, 'layout')),
+    });
     return { collectionsharded: ns, collectionUUID: collection.uuid, ok: 1 };
   },
 };
+
+function initialChunksLayout(doc: Doc): InitialChunksLayout {
+  const shardZones = requireDoc(doc, 'shardZones');
+  return {
+    primaryShard: requireString(doc, 'primaryShard'),
+    shards: optionalStringArray(doc, 'shards') ?? [],
+    zones: requireDocArray(doc, 'zones').map((z) => ({ tag: requireString(z, 'tag'), min: requireDoc(z, 'min'), max: requireDoc(z, 'max') })),
+    shardZones: Object.fromEntries(Object.keys(shardZones).map((id) => [id, optionalStringArray(shardZones, id) ?? []])),
+    collectionIsEmpty: requireBool(doc, 'collectionIsEmpty'),
+  };
+}
 
 function range(cmd: Doc, field: string): { min: Doc; max: Doc } {
   const r = requireDoc(cmd, field);
