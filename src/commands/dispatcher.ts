@@ -4,7 +4,7 @@ import type { Doc } from '../bson/values.js';
 import type { CommandContext, CommandDefinition, ConnectionInfo, NodeServices } from './command.js';
 import { commandName } from './args.js';
 import { isVersionedRequest } from '../shard/shard_metadata.js';
-import { awaitDatabaseCriticalSection } from '../shard/database_critical_section.js';
+import { databaseCriticalSectionWait } from '../shard/database_critical_section.js';
 import { runOnView } from './views/view_commands.js';
 import { checkCommandFields } from './command_fields.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
@@ -57,11 +57,13 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     const ctx: CommandContext = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
     const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
+      // Whatever the request waited for (a refresh, a critical section, a prepared transaction),
+      // it is admitted again before it runs: a critical section entered meanwhile holds it too.
       const attempt = (): Doc | Promise<Doc> => {
         const admitted = admission(node, def, name, db, cmd);
         return admitted === undefined
           ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
-          : beforeDeadline(interruptible(admitted), deadline).then(() => withDeadline(deadline, () => run(node, def, ctx, name, cmd)));
+          : beforeDeadline(interruptible(admitted), deadline).then(attempt);
       };
       return afterTransactionsEnd(attempt, (ended) => beforeDeadline(interruptible(ended), deadline));
     }));
@@ -123,30 +125,23 @@ function failure(node: NodeServices, err: unknown, cmd: Doc): Doc {
 const CRITICAL_SECTION_WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
 const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
 
-// What the request waits for before it runs: the decisions of transactions prepared on its
-// collection (a read at a time before their prepare excepted: TransactionParticipants.preparedOn),
-// a collection's or database's critical section, then the version check of a routed request.
-// Undefined when there is nothing to wait for.
+// The first thing the request has to wait for before it runs, in this order: the decisions of
+// transactions prepared on its collection (a read at a time before their prepare excepted:
+// TransactionParticipants.preparedOn), a collection's or database's critical section that holds
+// its kind of operation, the version check of a routed request. Undefined when there is nothing to
+// wait for; once what it answered is over, the request asks again (`attempt` in dispatchCommand).
 function admission(node: NodeServices, def: CommandDefinition, name: string, db: string, cmd: Doc): Promise<void> | undefined {
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
   const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
   const cs = node.migrations.criticalSection;
-  const section = kind !== undefined && ns !== undefined && cs.isHeld(ns) ? { ns, kind } : undefined;
-  const prepared = kind !== undefined && ns !== undefined ? node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined) : undefined;
-  if (prepared !== undefined) {
-    const rest = (): Promise<void> | undefined => admission(node, def, name, db, cmd);
-    return prepared.then(rest);
+  if (kind !== undefined && ns !== undefined) {
+    const prepared = node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined);
+    if (prepared !== undefined) return prepared;
+    if (cs.blocks(ns, kind)) return cs.waitFor(ns, kind);
   }
-  if (section === undefined) {
-    if (!isVersionedRequest(cmd)) return undefined;
-    // A routed request whose versions match what the shard has loaded runs at once, as a direct one.
-    if (cmd.databaseVersion === undefined || !cs.isHeld(db)) return node.sharding.metadata.admit(db, targetNamespace(def, db, cmd, name), cmd);
-  }
-  return (async () => {
-    if (section !== undefined) await cs.waitFor(section.ns, section.kind);
-    await awaitDatabaseCriticalSection(cs, name, db, cmd);
-    if (isVersionedRequest(cmd)) await node.sharding.metadata.checkRequest(db, targetNamespace(def, db, cmd, name), cmd);
-  })();
+  if (!isVersionedRequest(cmd)) return undefined;
+  // A routed request whose versions match what the shard has loaded runs at once, as a direct one.
+  return databaseCriticalSectionWait(cs, name, db, cmd) ?? node.sharding.metadata.admit(db, targetNamespace(def, db, cmd, name), cmd);
 }
 
 // With --auth, a connection that has not authenticated runs only what MongoDB lets it run

@@ -5,7 +5,7 @@ import { buildCommandTable, dispatchCommand } from '../commands/dispatcher.js';
 import type { ConnectionInfo, NodeOptions, NodeServices } from '../commands/command.js';
 import { CursorManager } from '../commands/cursor_manager.js';
 import { CappedInsertNotifier } from '../commands/capped_insert_notifier.js';
-import { FailPoints } from '../base/fail_points.js';
+import { FailPoints, hangIfFailPointEnabled } from '../base/fail_points.js';
 import { systemClock } from '../base/clock.js';
 import { handleMessage, withCompression } from '../commands/message_handler.js';
 import { nodeCommands } from '../commands/registry.js';
@@ -90,7 +90,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
   const metadata = new ShardMetadata(() => shardingState.shardName, () => {
     const host = shardingState.configHost;
-    return host ? new RemoteConfigReader(client, host) : undefined;
+    return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(services, 'hangBeforeFilteringMetadataRefresh')) : undefined;
   });
   const criticalSection = new CriticalSection();
   const ttl = new TtlMonitor(storage, ttlDeletionScopes({ role: options.role, shardName: () => shardingState.shardName, criticalSection, metadata, logger }), logger, {

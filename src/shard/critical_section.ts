@@ -43,6 +43,12 @@ export class CriticalSection {
     return this.held.has(nss);
   }
 
+  // Whether this kind of operation on `nss` has to wait now.
+  blocks(nss: string, kind: 'read' | 'write'): boolean {
+    const held = this.held.get(nss);
+    return held !== undefined && (kind === 'write' || held.blockReads);
+  }
+
   // Resolves at once when `nss` is free for this kind of operation; otherwise when the section is
   // released, or rejects with ExceededTimeLimit after `timeoutMs`.
   async waitFor(nss: string, kind: 'read' | 'write', timeoutMs = CRITICAL_SECTION_WAIT_MS): Promise<void> {

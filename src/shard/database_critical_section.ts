@@ -23,10 +23,12 @@ export function databaseCriticalSectionKind(name: string, cmd: Doc): 'read' | 'w
   return READS.has(name) ? 'read' : 'write';
 }
 
-// Called by the dispatcher before the version check of every request.
-export async function awaitDatabaseCriticalSection(cs: CriticalSection, name: string, db: string, cmd: Doc): Promise<void> {
-  if (cmd.databaseVersion === undefined || !cs.isHeld(db)) return;
-  await cs.waitFor(db, databaseCriticalSectionKind(name, cmd));
+// Called by the dispatcher before the version check of every request: what the request waits for,
+// undefined when the database's section does not hold it.
+export function databaseCriticalSectionWait(cs: CriticalSection, name: string, db: string, cmd: Doc): Promise<void> | undefined {
+  if (cmd.databaseVersion === undefined) return undefined;
+  const kind = databaseCriticalSectionKind(name, cmd);
+  return cs.blocks(db, kind) ? cs.waitFor(db, kind) : undefined;
 }
 
 // On the donor, the section is persisted before it is taken and deleted after it is released

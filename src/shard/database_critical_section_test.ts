@@ -7,7 +7,7 @@ import path from 'node:path';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { CriticalSection } from './critical_section.js';
-import { awaitDatabaseCriticalSection, databaseCriticalSectionKind, DatabaseCriticalSections } from './database_critical_section.js';
+import { databaseCriticalSectionKind, databaseCriticalSectionWait, DatabaseCriticalSections } from './database_critical_section.js';
 
 const dbVersion = { uuid: new UUID(), timestamp: new Timestamp({ t: 1, i: 1 }), lastMod: 1 };
 
@@ -40,13 +40,13 @@ describe('the database critical section', () => {
       const sections = new DatabaseCriticalSections(cs, local);
       sections.enter('d', 'r1');
       const order: string[] = [];
-      const write = awaitDatabaseCriticalSection(cs, 'insert', 'd', { insert: 'c', databaseVersion: dbVersion }).then(() => order.push('write'));
-      await awaitDatabaseCriticalSection(cs, 'find', 'd', { find: 'c', databaseVersion: dbVersion });
-      await awaitDatabaseCriticalSection(cs, 'insert', 'd', { insert: 'c' });
-      await awaitDatabaseCriticalSection(cs, 'insert', 'other', { insert: 'c', databaseVersion: dbVersion });
-      await awaitDatabaseCriticalSection(cs, 'insert', 'd', { insert: 'c', shardVersion: {} });
+      const write = databaseCriticalSectionWait(cs, 'insert', 'd', { insert: 'c', databaseVersion: dbVersion })!.then(() => order.push('write'));
+      assert.equal(databaseCriticalSectionWait(cs, 'find', 'd', { find: 'c', databaseVersion: dbVersion }), undefined, 'reads go on while only writes are blocked');
+      assert.equal(databaseCriticalSectionWait(cs, 'insert', 'd', { insert: 'c' }), undefined, 'an unversioned request is not held');
+      assert.equal(databaseCriticalSectionWait(cs, 'insert', 'other', { insert: 'c', databaseVersion: dbVersion }), undefined);
+      assert.equal(databaseCriticalSectionWait(cs, 'insert', 'd', { insert: 'c', shardVersion: {} }), undefined);
       sections.blockReads('d', 'r1');
-      const read = awaitDatabaseCriticalSection(cs, 'find', 'd', { find: 'c', databaseVersion: dbVersion }).then(() => order.push('read'));
+      const read = databaseCriticalSectionWait(cs, 'find', 'd', { find: 'c', databaseVersion: dbVersion })!.then(() => order.push('read'));
       await tick();
       assert.deepEqual(order, []);
       assert.equal(sections.exit('d', 'other reason'), false);
@@ -81,9 +81,7 @@ describe('the database critical section', () => {
       assert.deepEqual(after.restore().sort(), ['a', 'b']);
       assert.equal(after.holder('a'), 'ra');
       assert.equal(cs.isHeld('c'), false);
-      let readA = false;
-      await awaitDatabaseCriticalSection(cs, 'find', 'a', { find: 'x', databaseVersion: dbVersion }).then(() => { readA = true; });
-      assert.equal(readA, true, 'reads pass a section that blocks writes only');
+      assert.equal(databaseCriticalSectionWait(cs, 'find', 'a', { find: 'x', databaseVersion: dbVersion }), undefined, 'reads pass a section that blocks writes only');
       await assert.rejects(cs.waitFor('b', 'read', 20), (e: { code: number }) => e.code === 262);
       after.blockReads('a', 'ra');
       assert.equal(after.exit('b', 'rb'), true);

@@ -4,11 +4,13 @@ import type { Network } from '../wire/network.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 import type { ConfigReader } from './shard_metadata.js';
 
-// Reads routing metadata from the config server's config.* collections.
+// Reads routing metadata from the config server's config.* collections. `beforeCollectionRead`
+// lets a test hold a collection's refresh (the hangBeforeFilteringMetadataRefresh fail point).
 export class RemoteConfigReader implements ConfigReader {
-  constructor(private readonly client: Network, private readonly configHost: string) {}
+  constructor(private readonly client: Network, private readonly configHost: string, private readonly beforeCollectionRead: () => Promise<void> = async () => undefined) {}
 
   async readCollection(ns: string): Promise<{ collection: CollectionType; chunks: ChunkType[] } | undefined> {
+    await this.beforeCollectionRead();
     const [collection] = await fetchAll(this.client, this.configHost, 'config', { find: 'collections', filter: { _id: ns } }) as unknown as CollectionType[];
     if (!collection) return undefined;
     const chunks = await fetchAll(this.client, this.configHost, 'config', { find: 'chunks', filter: { uuid: collection.uuid }, sort: { min: 1 } }) as unknown as ChunkType[];
