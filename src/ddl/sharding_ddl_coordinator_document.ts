@@ -15,7 +15,7 @@ export interface CoordinatorId {
 
 // MongoDB's ShardingDDLCoordinatorMetadata and each coordinator's own fields: the request that
 // started it, the databaseVersion the router attached, the session its participant commands run
-// under (txnNumber bumped at each recovery), and the phase persisted last.
+// under (txnNumber bumped with each phase and at each recovery), and the phase persisted last.
 export interface CoordinatorDocument {
   _id: CoordinatorId;
   phase: string;
@@ -34,8 +34,8 @@ export function newCoordinatorDocument(id: CoordinatorId, request: Doc, database
   };
 }
 
-// After a restart a coordinator runs under the next txnNumber, so that a participant command it
-// sent before the crash and still in flight is told apart from its new ones.
-export function recoveredSession(doc: CoordinatorDocument): CoordinatorDocument['session'] {
+// Each phase, and a coordinator after a restart, runs under the next txnNumber, so that a
+// participant command sent before and still in flight is told apart from the new ones.
+export function nextSession(doc: CoordinatorDocument): CoordinatorDocument['session'] {
   return { lsid: doc.session.lsid, txnNumber: Long.fromValue(doc.session.txnNumber).add(1) };
 }

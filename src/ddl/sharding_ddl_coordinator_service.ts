@@ -8,7 +8,7 @@ import type { Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { DDLLockManager, DDLLockRequest } from './ddl_lock_manager.js';
 import {
-  DDL_COORDINATORS_NS, newCoordinatorDocument, recoveredSession, type CoordinatorDocument, type CoordinatorId, type DDLOperationType,
+  DDL_COORDINATORS_NS, newCoordinatorDocument, nextSession, type CoordinatorDocument, type CoordinatorId, type DDLOperationType,
 } from './sharding_ddl_coordinator_document.js';
 import { withCoordinatorSession } from './sharding_ddl_util.js';
 import { nextStep, retryDelayMs, UNSET_PHASE, type CoordinatorEvent, type CoordinatorProgress, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
@@ -83,7 +83,7 @@ export class ShardingDDLCoordinatorService {
     const acquired: Promise<void>[] = [];
     for (const raw of this.local.find(DDL_COORDINATORS_NS)) {
       const stored = raw as unknown as CoordinatorDocument;
-      const doc = { ...stored, session: recoveredSession(stored) };
+      const doc = { ...stored, session: nextSession(stored) };
       this.local.write((w) => w.update(DDL_COORDINATORS_NS, { _id: doc._id }, { $set: { session: doc.session } }));
       this.logger.info({ c: 'SHARDING', coordinator: doc._id, phase: doc.phase }, 'Recovering DDL coordinator');
       let lockTaken!: () => void;
@@ -201,13 +201,17 @@ export class ShardingDDLCoordinatorService {
     }
   }
 
-  // The first checkpoint inserts the document: before it, the operation has changed nothing.
+  // The first checkpoint inserts the document: before it, the operation has changed nothing. Each
+  // later one moves the session to its next txnNumber with the phase (MongoDB's _updateSession), so
+  // that a participant that ran a command of this phase refuses one of an earlier phase still on
+  // its way (a critical section taken after the phase that released it, say).
   private checkpoint(k: string, phase: string): void {
     const entry = this.entry(k);
-    const doc = { ...entry.doc, phase };
+    const first = entry.doc.phase === UNSET_PHASE;
+    const doc = { ...entry.doc, phase, session: first ? entry.doc.session : nextSession(entry.doc) };
     this.local.write((w) => {
-      if (entry.doc.phase === UNSET_PHASE) w.insert(DDL_COORDINATORS_NS, doc as unknown as Doc);
-      else w.update(DDL_COORDINATORS_NS, { _id: doc._id }, { $set: { phase } });
+      if (first) w.insert(DDL_COORDINATORS_NS, doc as unknown as Doc);
+      else w.update(DDL_COORDINATORS_NS, { _id: doc._id }, { $set: { phase, session: doc.session } });
     });
     entry.doc = doc;
   }

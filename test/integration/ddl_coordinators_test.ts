@@ -322,9 +322,10 @@ describe('DDL coordinators on the primary shard', () => {
   }
 
   // What MongoDB's coordinators do with their session: each command to a participant or the config
-  // server is a retryable write of it, and a recovered coordinator fences them all with its next
-  // txnNumber before it goes on, so a command from before its crash still on its way is refused.
-  it('participants run the coordinator\'s commands under its session, and after a recovery refuse one of its txnNumber from before the crash', async () => {
+  // server is a retryable write of it, each phase under the next txnNumber, and a recovered
+  // coordinator fences them all with its next txnNumber before it goes on, so a command of an
+  // earlier phase or from before its crash still on its way is refused.
+  it('participants run the coordinator\'s commands under its session, refuse one of an earlier phase, and after a recovery one of its txnNumber from before the crash', async () => {
     await shardedOnBoth('fence', 'src');
     const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'fence.src' });
     const raw = new WireClient();
@@ -340,17 +341,23 @@ describe('DDL coordinators on the primary shard', () => {
       const request = client.db('admin').command({ renameCollection: 'fence.src', to: 'fence.dst' }).catch(() => undefined);
       await primary.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
       const { lsid, txnNumber } = (await coordinatorDocs())[0]!.session;
-      assert.equal(await txnNumOn(shardClients[1]!, lsid), Number(txnNumber), 'the other shard ran kBlockCrudAndRename\'s commands under the coordinator\'s session');
-      assert.equal(await txnNumOn(config, lsid), Number(txnNumber), 'so did the config server kFreezeMigrations\'s');
-      // A command of the coordinator's txnNumber is taken while that txnNumber is current.
+      // Phases kCheckPreconditions, kFreezeMigrations, kBlockCrudAndRename, kRenameMetadata run under
+      // txnNumbers 0, 1, 2, 3.
+      assert.equal(Number(txnNumber), 3, 'each phase moved the session to its next txnNumber');
+      assert.equal(await txnNumOn(shardClients[1]!, lsid), 2, 'the other shard ran kBlockCrudAndRename\'s commands under the coordinator\'s session');
+      assert.equal(await txnNumOn(config, lsid), 1, 'the config server kFreezeMigrations\'s');
+      // A command of the current phase's txnNumber is taken; one of an earlier phase is refused.
       const stale = { _shardsvrDropCollectionParticipant: 'nothing', lsid, txnNumber };
       assert.equal((await raw.command(host(cluster.shards[1]!), 'fence', stale)).ok, 1);
+      const earlier = await raw.command(host(cluster.shards[1]!), 'fence', { _shardsvrParticipantBlock: 'src', blockType: 'ReadsAndWrites', reason: { command: 'renameCollection', ns: 'fence.src' }, lsid, txnNumber: Long.fromNumber(2) });
+      assert.equal(earlier.codeName, 'TransactionTooOld', 'a kBlockCrudAndRename command arriving after kRenameMetadata began is refused');
 
       await restartPrimaryAndAwaitCoordinator(request);
 
+      // Recovered, it fences under 4, runs kRenameMetadata under 4, then kUnblockCrud under 5.
       const next = Number(txnNumber) + 1;
-      assert.equal(await txnNumOn(shardClients[1]!, lsid), next, 'the recovered coordinator fenced the other shard with its next txnNumber');
-      assert.equal(await txnNumOn(config, lsid), next, 'and the config server');
+      assert.equal(await txnNumOn(config, lsid), next, 'the recovered coordinator fenced the config server with its next txnNumber');
+      assert.equal(await txnNumOn(shardClients[1]!, lsid), next + 1, 'and the other shard, which then ran kUnblockCrud under the one after');
       const refusals: [string, string, AnyDoc][] = [
         [host(cluster.shards[1]!), 'fence', stale],
         [host(cluster.config), 'admin', { _configsvrRenameCollectionMetadata: 'fence.src', to: 'fence.dst', sourceUUID: before!.uuid, lsid, txnNumber }],
@@ -359,7 +366,7 @@ describe('DDL coordinators on the primary shard', () => {
         const reply = await raw.command(where, db, cmd);
         assert.equal(reply.codeName, 'TransactionTooOld', `${Object.keys(cmd)[0]} of the txnNumber from before the crash: ${JSON.stringify(reply)}`);
       }
-      assert.equal((await raw.command(host(cluster.shards[1]!), 'fence', { ...stale, txnNumber: Long.fromNumber(next) })).ok, 1, 'the current txnNumber is still taken');
+      assert.equal((await raw.command(host(cluster.shards[1]!), 'fence', { ...stale, txnNumber: Long.fromNumber(next + 1) })).ok, 1, 'the last txnNumber is still taken');
       await assertRenamed('fence', 'src', 'dst', before!.uuid, before!.lastmodEpoch);
     } finally {
       await raw.close();
