@@ -63,10 +63,11 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
       const entry = changeLogEntry({ server, clientAddr: '', time: new Date(), newId: () => new ObjectId() }, selfShard() ?? '', what, db, details);
       await env.client.command(configHostOf(env), 'config', { insert: 'changelog', documents: [entry] }).catch(() => undefined);
     };
-    // The copies a move that did not commit left on the recipient.
+    // The copies a move that did not commit left on the recipient; a recipient removed since has
+    // nothing left to drop.
     const dropRecipientCopies = async (d: CoordinatorDocument): Promise<void> => {
-      const host = shardHost(await allShards(env), to);
-      for (const name of facts(d).collections) await dropIfExists(env, host, db, name);
+      const host = (await allShards(env)).find((s) => s._id === to)?.host;
+      if (host !== undefined) for (const name of facts(d).collections) await dropIfExists(env, host, db, name);
     };
 
     const clone = async (d: CoordinatorDocument, save: (fields: Doc) => void): Promise<void> => {
