@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { StorageEngine } from '../storage/storage_engine.js';
 import { isLater, LogicalClock } from './logical_clock.js';
 
 // A wall clock the test moves: seconds since the epoch.
@@ -84,5 +88,35 @@ describe('LogicalClock', () => {
     assert.equal(isLater(1, 2, 1, 1), true);
     assert.equal(isLater(1, 1, 1, 1), false);
     assert.equal(isLater(1, 9, 2, 0), false);
+  });
+});
+
+describe('LogicalClock across a restart of its node', () => {
+  it('starts past every commit the store kept, even within the same second of the wall clock', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-clock-'));
+    const w = wall(1000);
+    try {
+      const clock = new LogicalClock(w.now);
+      const first = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock });
+      const coll = first.createCollection('t.c');
+      const stamps: Timestamp[] = [];
+      for (let i = 0; i < 3; i++) first.write((unit) => { unit.insert(coll, { _id: i }); stamps.push(unit.timestamp!); });
+      assert.deepEqual(stamps.map(pair), [[1000, 1], [1000, 2], [1000, 3]]);
+      await first.close();
+
+      const restarted = new LogicalClock(w.now);
+      const second = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock: restarted });
+      try {
+        assert.ok(isLater(restarted.now().t, restarted.now().i, 1000, 3), `the clock starts after (1000, 3), at ${String(pair(restarted.now()))}`);
+        let stamp: Timestamp | undefined;
+        second.write((unit) => { unit.insert(second.getCollection('t.c')!, { _id: 3 }); stamp = unit.timestamp; });
+        assert.ok(isLater(stamp!.t, stamp!.i, 1000, 3), 'a commit after the restart is later than those before it');
+        assert.throws(() => second.snapshotAt(ts(1000, 2)), (e: unknown) => e instanceof MongoError && e.code === ErrorCodes.SnapshotTooOld);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

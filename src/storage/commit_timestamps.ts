@@ -11,6 +11,7 @@ import type { Timestamp } from 'bson';
 export interface CommitClock {
   tick(): Timestamp;
   now(): Timestamp;
+  advance(seen: Timestamp): void;
 }
 
 // The cluster time of the last unit an operation stamped (MongoDB's ReplClientInfo lastOp): the

@@ -3,6 +3,7 @@
 //     0x00 'c' <ns utf8>         -> collection catalog entry (BSON)
 //     0x00 'n'                   -> next collection/index id (u32)
 //     0x00 's' <collection id>   -> document count and data size
+//     0x00 't'                   -> the latest second a commit timestamp was taken in (u32)
 //   'r<collection id>': <record id u64>               -> the document (BSON)
 //   'i<index id>':      <key_string> <record id u64>  -> empty         (non-unique index)
 //                       <key_string>                  -> record id u64 (unique index)
@@ -20,6 +21,7 @@ export function catalogKey(ns: string): Buffer {
 export const catalogRangeStart = Buffer.from([META, 0x63]);
 export const catalogRangeEnd = Buffer.from([META, 0x64]);
 export const nextIdKey = Buffer.from([META, 0x6e]);
+export const clockSecondsKey = Buffer.from([META, 0x74]);
 
 export function recordSpace(collectionId: number): string {
   return `r${collectionId}`;

@@ -1,11 +1,11 @@
-import { BSON, UUID, type Binary, type Timestamp } from 'bson';
+import { BSON, Timestamp, UUID, type Binary } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { compareValues } from '../bson/compare.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
 import { IndexAccess } from './index_access.js';
-import { catalogKey, catalogRangeEnd, catalogRangeStart, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
+import { catalogKey, catalogRangeEnd, catalogRangeStart, clockSecondsKey, nextIdKey, recordIdOf, recordKey, recordSpace } from './key_layout.js';
 import { KvStore, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
 import { cappedLimits, type CappedLimits } from './capped.js';
@@ -99,12 +99,18 @@ export class StorageEngine {
   readonly stats: CollectionStats;
   readonly timestamps: CommitTimestamps;
   private readonly history: VersionHistory | undefined;
+  // The latest second a commit timestamp was taken in, as stored with that commit.
+  private clockSeconds: number;
 
   private constructor(readonly kv: KvStore, private readonly options: StorageOptions) {
     upgradeLayout(kv);
     this.stats = new CollectionStats(kv);
     this.timestamps = new CommitTimestamps(options.clock);
+    this.clockSeconds = kv.get(clockSecondsKey)?.readUInt32BE(0) ?? 0;
     if (options.clock !== undefined) {
+      // A node restarted within the second of its last commits (or after its wall clock went back)
+      // would otherwise take times it gave before: the clock starts past every stored commit's.
+      if (this.clockSeconds > 0) options.clock.advance(new Timestamp({ t: this.clockSeconds + 1, i: 0 }));
       this.history = new VersionHistory(timestampKey(options.clock.now()), options.history ?? DEFAULT_HISTORY);
       kv.keepHistory(this.history);
     }
@@ -397,6 +403,18 @@ export class StorageEngine {
     this.kv.onRollback(undoChange);
   }
 
+  // A commit stamped in a later second than any stored records that second with it, once per
+  // second: what a restart starts its clock past.
+  recordClockSeconds(w: KvWriter, seconds: number): void {
+    if (seconds <= this.clockSeconds) return;
+    const previous = this.clockSeconds;
+    const b = Buffer.allocUnsafe(4);
+    b.writeUInt32BE(seconds, 0);
+    w.put(clockSecondsKey, b);
+    this.clockSeconds = seconds;
+    this.onRollback(() => { this.clockSeconds = previous; });
+  }
+
   // Makes every commit so far durable, those made by writeAsync included.
   sync(): Promise<void> {
     return this.kv.sync();
@@ -655,6 +673,7 @@ export class WriteUnit {
   }
 
   finish(): void {
+    if (this.stamp !== undefined) this.engine.recordClockSeconds(this.kv, this.stamp.t);
     for (const [id, d] of this.statDeltas) {
       // A same-size replacement (a session's record, a counter) leaves the statistics as they were:
       // not writing them spares the commit a page.

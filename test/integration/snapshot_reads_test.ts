@@ -111,6 +111,8 @@ describe('snapshot reads at a cluster time', () => {
     const c = client.db('snap').collection<AnyDoc>('r');
     await c.insertOne({ _id: 1 });
     const before = await timeAfterWrites();
+    // A commit after `before`: the restarted shard's history starts after it, however soon it restarts.
+    await c.insertOne({ _id: 2 });
     await cluster.shards[0]!.kill9();
     cluster.shards[0] = await restartNode(cluster.shards[0]!, { role: 'shard' });
     const err = await client.db('snap').command({ find: 'r', readConcern: { level: 'snapshot', atClusterTime: before } }).then(() => undefined, (e: unknown) => e);
@@ -118,6 +120,6 @@ describe('snapshot reads at a cluster time', () => {
     assert.equal(err.code, 239);
     assert.equal(err.codeName, 'SnapshotTooOld');
     const latest = await client.db('snap').command({ find: 'r', readConcern: { level: 'snapshot' } });
-    assert.deepEqual(latest.cursor.firstBatch, [{ _id: 1 }]);
+    assert.deepEqual(latest.cursor.firstBatch, [{ _id: 1 }, { _id: 2 }]);
   });
 });
