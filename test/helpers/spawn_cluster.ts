@@ -1,11 +1,8 @@
 import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
 import { nodeFlags, removeDir, spawnNode, tempDir, type SpawnedNode } from './spawn_node.js';
-
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
+import { docshardTestBin } from './test_bin.js';
 
 export interface SpawnedRouter {
   port: number;
@@ -25,8 +22,8 @@ export interface SpawnedCluster {
 
 // `port`: 0 for an ephemeral one; a restarted router takes its old one, which its clients know.
 // `bin`: another checkout's bin/docshard.js, for a benchmark's before-and-after in one cluster.
-export async function spawnRouter(configPort: number, extraArgs: readonly string[] = [], port = 0, bin = BIN): Promise<SpawnedRouter> {
-  const child = spawn(process.execPath, [...nodeFlags(), bin, 'router', '--port', String(port), '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function spawnRouter(configPort: number, extraArgs: readonly string[] = [], port = 0, bin?: string): Promise<SpawnedRouter> {
+  const child = spawn(process.execPath, [...nodeFlags(), bin ?? await docshardTestBin(), 'router', '--port', String(port), '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -2,10 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/docshard.js');
+import { docshardTestBin } from './test_bin.js';
 
 export interface SpawnedNode {
   port: number;
@@ -28,7 +26,8 @@ export interface SpawnNodeOptions {
   // Ephemeral when absent; a restarted shard needs its old one, since config.shards names it by host:port.
   port?: number;
   extraArgs?: string[];
-  // bin/docshard.js of another checkout (a benchmark's baseline).
+  // bin/docshard.js of another checkout (a benchmark's baseline); this checkout's sources, bundled
+  // (test_bin.ts), otherwise.
   bin?: string;
 }
 
@@ -41,7 +40,7 @@ export function nodeFlags(): string[] {
 // Starts a real docshard node process and waits until it listens.
 export async function spawnNode(options: SpawnNodeOptions = {}): Promise<SpawnedNode> {
   const dbpath = options.dbpath ?? tempDir();
-  const args = [...nodeFlags(), options.bin ?? BIN, options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
+  const args = [...nodeFlags(), options.bin ?? await docshardTestBin(), options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
@@ -107,7 +106,7 @@ export interface FinishedRun {
 // Runs docshard with ARGS to its end and gives back all it wrote: for a start expected to be
 // refused. Killed if it is still running after the timeout (it then did not refuse).
 export async function runDocshard(args: string[], timeoutMs = 30_000): Promise<FinishedRun> {
-  const child = spawn(process.execPath, [...nodeFlags(), BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags(), await docshardTestBin(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d: Buffer) => { out.stdout += d.toString(); });
   child.stderr!.on('data', (d: Buffer) => { out.stderr += d.toString(); });
