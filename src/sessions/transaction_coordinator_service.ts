@@ -124,6 +124,8 @@ export class TransactionCoordinatorService {
         if (reply.ok === 1) return { shardId, prepareTimestamp: reply.prepareTimestamp as never };
         return { shardId, code: Number(reply.code), errmsg: String(reply.errmsg) };
       } catch (err) {
+        // A shard config.shards does not name (read again just now) cannot prepare: abort at once.
+        if (err instanceof MongoError && err.code === ErrorCodes.ShardNotFound) return { shardId, code: err.code, errmsg: err.message };
         if (this.stopped || Date.now() > deadline) return { shardId, code: ErrorCodes.HostUnreachable, errmsg: String(err) };
         await sleep(delay);
       }
@@ -142,6 +144,8 @@ export class TransactionCoordinatorService {
         if (reply.ok !== 1 && decision.decision === 'commit') throw new MongoError(Number(reply.code), String(reply.errmsg));
         return;
       } catch (err) {
+        // A shard that is not in the cluster holds nothing to abort.
+        if (err instanceof MongoError && err.code === ErrorCodes.ShardNotFound && decision.decision === 'abort') return;
         this.env.logger.warn({ c: 'TXN', shardId, err: String(err) }, 'Retrying to send a two-phase commit decision');
         await sleep(delay);
       }

@@ -120,6 +120,23 @@ describe('two-phase commit through routers', () => {
     assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
   });
 
+  it('aborts at once when a participant names a shard the cluster does not have, naming its ShardNotFound', async () => {
+    await accounts().insertMany([{ _id: 4, balance: 10 }, { _id: 104, balance: 10 }]);
+    const lsid = { id: new UUID() };
+    await transfer(lsid, 1, 4, 104, 5);
+    const started = Date.now();
+    const reply = await onShard(0, 'admin', {
+      coordinateCommitTransaction: 1, participants: [{ shardId: 'shard0' }, { shardId: 'shard1' }, { shardId: 'nope' }],
+      lsid, txnNumber: Long.fromNumber(1), autocommit: false,
+    });
+    assert.equal(reply.codeName, 'NoSuchTransaction', JSON.stringify(reply));
+    assert.match(String(reply.errmsg), /participant nope refused to prepare \(code 70\)/);
+    // The prepare of an unreachable shard is retried for 30 s (PREPARE_RETRY_MS); an unknown one is not.
+    assert.ok(Date.now() - started < 15_000, `answered after ${Date.now() - started} ms`);
+    assert.deepEqual(await accounts().find({ _id: { $in: [4, 104] } }, { sort: { _id: 1 } }).toArray(), [{ _id: 4, balance: 10 }, { _id: 104, balance: 10 }]);
+    assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
+  });
+
   // Each step, the shard killed there, and the decision a crash there leads to: before the
   // coordinator persisted a decision, abort; after, commit.
   const CRASH_POINTS: { failPoint: string; shard: number; decision: 'commit' | 'abort' }[] = [
