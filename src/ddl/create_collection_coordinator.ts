@@ -7,7 +7,7 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
 import {
-  configCollection, configHostOf, criticalSectionReason, onConfig, onShards, splitNs, type DDLCoordinatorEnv, type ParticipantShard,
+  configCollection, configHostOf, criticalSectionReason, onConfig, onShards, shardNamed, splitNs, type DDLCoordinatorEnv, type ParticipantShard,
 } from './sharding_ddl_util.js';
 
 // MongoDB's CreateCollectionCoordinator (shardCollection), on the database's primary shard:
@@ -59,12 +59,7 @@ export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
     const translated = (d: CoordinatorDocument): Translated => d as unknown as Translated;
     // None before the translation, or for a collection sharded already.
     const dataShardsOf = (d: CoordinatorDocument): readonly ParticipantShard[] => (d.dataShards as ParticipantShard[] | undefined) ?? [];
-    // This shard as config.shards names it, with the host the coordinator's own commands reach it by.
-    const self = async (): Promise<ParticipantShard> => {
-      const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'shards', filter: { _id: selfShard() } });
-      if (entry === undefined) throw new MongoError(ErrorCodes.ShardNotFound, 'this shard is not in config.shards');
-      return { _id: String(entry._id), host: String(entry.host) };
-    };
+    const self = (): Promise<ParticipantShard> => shardNamed(env, selfShard());
     const block = async (shards: readonly ParticipantShard[], blockType: 'Writes' | 'Unblock'): Promise<void> => {
       await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType, reason });
     };

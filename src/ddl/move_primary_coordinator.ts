@@ -7,7 +7,7 @@ import { checkNoOrphans, collectionsToClone } from '../configsvr_decisions/move_
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
-import { allShards, configHostOf, onConfig, onParticipant, shardedCollectionsOf, type DDLCoordinatorEnv, type ParticipantShard } from './sharding_ddl_util.js';
+import { allShards, configHostOf, onConfig, onParticipant, shardedCollectionsOf, shardNamed, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
 
 // MongoDB's MovePrimaryCoordinator, on the database's primary shard (the donor), under the
 // database's DDL lock, so that no other DDL of the database runs during the move:
@@ -45,12 +45,6 @@ async function dropIfExists(env: DDLCoordinatorEnv, host: string, db: string, co
   if (reply.ok !== 1 && reply.code !== ErrorCodes.NamespaceNotFound) checkOk(reply);
 }
 
-function shardHost(shards: readonly ParticipantShard[], id: string): string {
-  const shard = shards.find((s) => s._id === id);
-  if (shard === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${id} not found`);
-  return shard.host;
-}
-
 export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
   return (doc) => {
     const db = doc._id.namespace;
@@ -71,9 +65,7 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
     };
 
     const clone = async (d: CoordinatorDocument, save: (fields: Doc) => void): Promise<void> => {
-      const shards = await allShards(env);
-      const self = shardHost(shards, selfShard() ?? '');
-      const recipient = shardHost(shards, to);
+      const [{ host: self }, { host: recipient }] = await Promise.all([shardNamed(env, selfShard()), shardNamed(env, to)]);
       env.primary.blockDatabaseWrites(db, reason);
       let moving = d.facts as MoveFacts | undefined;
       if (moving === undefined) {
@@ -117,15 +109,15 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
             return;
           }
           case 'kClean': {
-            const self = shardHost(await allShards(env), selfShard() ?? '');
+            const { host: self } = await shardNamed(env, selfShard());
             for (const name of facts(d).collections) if (!(await ownsChunks(env, `${db}.${name}`, selfShard()))) await dropIfExists(env, self, db, name);
             return;
           }
           case 'kExitCriticalSection': {
-            const shards = await allShards(env);
-            checkOk(await env.client.command(shardHost(shards, to), 'admin', { _flushDatabaseCacheUpdates: db }));
+            const [{ host: recipient }, { host: self }] = await Promise.all([shardNamed(env, to), shardNamed(env, facts(d).from)]);
+            checkOk(await env.client.command(recipient, 'admin', { _flushDatabaseCacheUpdates: db }));
             await env.primary.unblockDatabase(db, reason);
-            await logChange(shardHost(shards, facts(d).from), 'movePrimary.end', { from: facts(d).from, to });
+            await logChange(self, 'movePrimary.end', { from: facts(d).from, to });
             return;
           }
         }
@@ -134,7 +126,7 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
       async cleanupOnAbort(d) {
         if (d.facts !== undefined) await dropRecipientCopies(d);
         await env.primary.unblockDatabase(db, reason);
-        if (d.facts !== undefined) await logChange(shardHost(await allShards(env), facts(d).from), 'movePrimary.error', { from: facts(d).from, to });
+        if (d.facts !== undefined) await logChange((await shardNamed(env, facts(d).from)).host, 'movePrimary.error', { from: facts(d).from, to });
       },
     };
   };

@@ -43,6 +43,13 @@ export async function allShards(env: DDLCoordinatorEnv): Promise<ParticipantShar
   return shards.map((s) => ({ _id: String(s._id), host: String(s.host) }));
 }
 
+// One shard as config.shards names it, with the host the coordinator's commands reach it by.
+export async function shardNamed(env: DDLCoordinatorEnv, id: string | undefined): Promise<ParticipantShard> {
+  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'shards', filter: { _id: id } });
+  if (entry === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${id} not found`);
+  return { _id: String(entry._id), host: String(entry.host) };
+}
+
 export async function configCollection(env: DDLCoordinatorEnv, ns: string): Promise<Doc | undefined> {
   const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: ns } });
   return entry;

@@ -43,8 +43,8 @@ export const configsvrCommitMovePrimaryCommand: CommandDefinition = {
   retryableWrite: true,
   adminOnly: true,
   run(ctx, cmd) {
+    manager(ctx.node); // config servers only
     checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitMovePrimary');
-    manager(ctx.node);
     commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, {
       db: requireString(cmd, '_configsvrCommitMovePrimary'), from: requireString(cmd, 'from'), to: requireString(cmd, 'to'),
       expectedDatabaseVersion: databaseVersionFromBSON(cmd.expectedDatabaseVersion),
