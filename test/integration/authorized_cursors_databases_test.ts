@@ -43,7 +43,7 @@ function checks(target: () => Target): void {
   });
 
   const openCursor = async (client: MongoClient): Promise<Long> => {
-    const reply = await client.db('a').command({ find: 'c', batchSize: 2 });
+    const reply = await client.db('a').command({ find: 'c', batchSize: 2 }, { promoteLongs: false });
     assert.equal(reply.cursor.firstBatch.length, 2);
     return reply.cursor.id as Long;
   };

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { Long, MongoClient, MongoServerError, type Db } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
@@ -36,12 +36,13 @@ describe('checkMetadataConsistency through a router', () => {
   async function check(db: Db, target: number | string = 1, options: AnyDoc = {}): Promise<AnyDoc[]> {
     const reply = await db.command({ checkMetadataConsistency: target, ...options });
     const docs = [...(reply.cursor.firstBatch as AnyDoc[])];
-    let id = reply.cursor.id;
+    // A small cursor id comes back a number, which getMore would send as a double.
+    let id = Long.fromValue(reply.cursor.id);
     const collection = String(reply.cursor.ns).slice(db.databaseName.length + 1);
-    while (Number(id) !== 0) {
+    while (!id.isZero()) {
       const more = await db.command({ getMore: id, collection });
       docs.push(...(more.cursor.nextBatch as AnyDoc[]));
-      id = more.cursor.id;
+      id = Long.fromValue(more.cursor.id);
     }
     return docs;
   }

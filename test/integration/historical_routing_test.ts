@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MinKey, MongoClient, MongoServerError, type ClientSession, type Timestamp } from 'mongodb';
+import { Long, MinKey, MongoClient, MongoServerError, type ClientSession, type Timestamp } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 
@@ -54,11 +54,12 @@ describe('the routing table as of a cluster time', () => {
   async function snapshotFind(coll: string, at: Timestamp, filter: AnyDoc = {}): Promise<AnyDoc[]> {
     const reply = await client.db('hist').command({ find: coll, filter, sort: { _id: 1 }, batchSize: 5, readConcern: { level: 'snapshot', atClusterTime: at } });
     const out = [...reply.cursor.firstBatch as AnyDoc[]];
-    let id = reply.cursor.id;
-    while (BigInt(String(id)) !== 0n) {
+    // A small cursor id comes back a number, which getMore would send as a double.
+    let id = Long.fromValue(reply.cursor.id);
+    while (!id.isZero()) {
       const more = await client.db('hist').command({ getMore: id, collection: coll, batchSize: 5 });
       out.push(...more.cursor.nextBatch as AnyDoc[]);
-      id = more.cursor.id;
+      id = Long.fromValue(more.cursor.id);
     }
     return out;
   }

@@ -51,7 +51,7 @@ const ENTRIES: readonly Entry[] = [
     name: 'a tailable find of a capped collection',
     setup: async (db) => { await db.createCollection('capped', { capped: true, size: 4096 }); await db.collection<AnyDoc>('capped').insertOne({ _id: 1 }); },
     command: { find: 'capped', tailable: true },
-    honoured: async (_db, reply) => assert.ok(!reply.cursor.id.isZero(), 'the cursor stays open at the end of the data'),
+    honoured: async (_db, reply) => assert.notEqual(String(reply.cursor.id), '0', 'the cursor stays open at the end of the data'),
   },
   {
     name: 'createIndexes expireAfterSeconds',
