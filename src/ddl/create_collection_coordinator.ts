@@ -33,8 +33,8 @@ import {
 //   kExitCriticalSection                    the data shards and the primary unblock and forget the
 //                                           namespace's metadata; held writes refresh and route by
 //                                           the new routing table
-// Up to the commit an error that is not retriable ends the operation, every critical section
-// released first. Each phase runs again after a crash: collections and indexes are created only if
+// Up to the commit an error that is not retriable ends the operation, the data shards' copies
+// dropped (by UUID, if still empty) and every critical section released first. Each phase runs again after a crash: collections and indexes are created only if
 // missing, and the commit finds the collection sharded with the same UUID and key and changes nothing.
 const PHASES = [
   'kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kEnterCriticalSectionOnDataShards',
@@ -135,7 +135,15 @@ export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: (
       },
       result: (d): Doc => d.result as Doc,
       async cleanupOnAbort(d) {
-        if (d.phase !== 'kCheckPreconditions') await block([...dataShardsOf(d), await self()], 'Unblock');
+        if (d.phase === 'kCheckPreconditions') return;
+        // The data shards' copies, made in kCreateCollectionOnParticipants: empty under their
+        // critical section, taken back by UUID so that no copy made otherwise goes with them.
+        if (d.phase === 'kCreateCollectionOnParticipants' || d.phase === 'kCommitOnShardingCatalog') {
+          await onShards(env, dataShardsOf(d), db, {
+            _shardsvrDropCollectionParticipant: coll, collectionUUID: translated(d).collectionUUID, requireCollectionEmpty: true,
+          });
+        }
+        await block([...dataShardsOf(d), await self()], 'Unblock');
       },
     };
   };

@@ -16,15 +16,19 @@ import { allShards, configHostOf, onConfig, onParticipant, shardedCollectionsOf,
 //                          collections to copy (the recipient must hold none of them) and the
 //                          sharded ones whose catalog entry the recipient gets; the recipient copies
 //                          them (_shardsvrCloneCatalogData: options, UUID, indexes, documents)
-//   kEnterCriticalSection  the donor blocks reads too
+//   kEnterCriticalSection  the donor blocks reads too; the recipient blocks the database's reads
+//                          and writes (_shardsvrMovePrimaryEnterCriticalSection, persisted), so
+//                          that it takes no request as the new primary, no DDL in particular,
+//                          before the donor's copies are gone
 //   kCommit                the config server names the recipient with lastMod + 1
 //                          (_configsvrCommitMovePrimary)
 //   kClean                 the donor drops its copies
-//   kExitCriticalSection   the recipient reloads the database's version; the donor reloads it and
-//                          unblocks: the requests it held answer StaleDbVersion and the router goes
-//                          to the new primary
+//   kExitCriticalSection   the donor reloads the database's version and unblocks: the requests it
+//                          held answer StaleDbVersion and the router goes to the new primary; the
+//                          recipient reloads it and unblocks
+//                          (_shardsvrMovePrimaryExitCriticalSection)
 // Up to the commit an error that is not retriable (the recipient holds a collection of the same
-// name) ends the move: the recipient's copies are dropped and the donor unblocked first. A crash
+// name) ends the move: the recipient's copies are dropped and both shards unblocked first. A crash
 // anywhere resumes: kClone run again drops the recipient's partial copies and copies again, the
 // commit finds its own entry and changes nothing.
 // 7.0 copies while writes go on and catches up in kCatchup; docshard's copy runs with writes held.
@@ -57,11 +61,13 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
       const entry = changeLogEntry({ server, clientAddr: '', time: new Date(), newId: () => new ObjectId() }, selfShard() ?? '', what, db, details);
       await env.client.command(configHostOf(env), 'config', { insert: 'changelog', documents: [entry] }).catch(() => undefined);
     };
-    // The copies a move that did not commit left on the recipient; a recipient removed since has
-    // nothing left to drop.
-    const dropRecipientCopies = async (d: CoordinatorDocument): Promise<void> => {
+    // What a move that did not commit left on the recipient: its copies, and its critical section
+    // when the move got that far; a recipient removed since has nothing left.
+    const cleanUpRecipient = async (d: CoordinatorDocument): Promise<void> => {
       const host = (await allShards(env)).find((s) => s._id === to)?.host;
-      if (host !== undefined) for (const name of facts(d).collections) await dropIfExists(env, host, db, name);
+      if (host === undefined) return;
+      for (const name of facts(d).collections) await dropIfExists(env, host, db, name);
+      if (d.phase !== 'kClone') await onParticipant(env, host, 'admin', { _shardsvrMovePrimaryExitCriticalSection: db, reason });
     };
 
     const clone = async (d: CoordinatorDocument, save: (fields: Doc) => void): Promise<void> => {
@@ -81,7 +87,7 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
         await logChange(self, 'movePrimary.start', { from: moving.from, to });
       } else {
         // Run again after a crash or a failed attempt: the copy starts over.
-        await dropRecipientCopies(d);
+        await cleanUpRecipient(d);
       }
       const { collections, shardedCollections } = moving;
       const reply = await onParticipant(env, recipient, 'admin', { _shardsvrCloneCatalogData: db, from: self, collections, shardedCollections });
@@ -100,9 +106,12 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
         switch (phase) {
           case 'kClone':
             return clone(d, save);
-          case 'kEnterCriticalSection':
+          case 'kEnterCriticalSection': {
             env.primary.blockDatabase(db, reason);
+            const { host: recipient } = await shardNamed(env, to);
+            await onParticipant(env, recipient, 'admin', { _shardsvrMovePrimaryEnterCriticalSection: db, reason });
             return;
+          }
           case 'kCommit': {
             const { from, expectedDatabaseVersion } = facts(d);
             await onConfig(env, { _configsvrCommitMovePrimary: db, from, to, expectedDatabaseVersion });
@@ -110,13 +119,13 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
           }
           case 'kClean': {
             const { host: self } = await shardNamed(env, selfShard());
-            for (const name of facts(d).collections) if (!(await ownsChunks(env, `${db}.${name}`, selfShard()))) await dropIfExists(env, self, db, name);
+            for (const name of facts(d).collections) await dropIfExists(env, self, db, name);
             return;
           }
           case 'kExitCriticalSection': {
             const [{ host: recipient }, { host: self }] = await Promise.all([shardNamed(env, to), shardNamed(env, facts(d).from)]);
-            checkOk(await env.client.command(recipient, 'admin', { _flushDatabaseCacheUpdates: db }));
             await env.primary.unblockDatabase(db, reason);
+            await onParticipant(env, recipient, 'admin', { _shardsvrMovePrimaryExitCriticalSection: db, reason });
             await logChange(self, 'movePrimary.end', { from: facts(d).from, to });
             return;
           }
@@ -124,19 +133,10 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
       },
       result: (): Doc => ({}),
       async cleanupOnAbort(d) {
-        if (d.facts !== undefined) await dropRecipientCopies(d);
+        if (d.facts !== undefined) await cleanUpRecipient(d);
         await env.primary.unblockDatabase(db, reason);
         if (d.facts !== undefined) await logChange((await shardNamed(env, facts(d).from)).host, 'movePrimary.error', { from: facts(d).from, to });
       },
     };
   };
-}
-
-// The new primary takes DDLs as soon as the move commits: a collection moved unsharded may be
-// sharded already, with chunks on this shard, whose copy (same UUID) is then no leftover.
-async function ownsChunks(env: DDLCoordinatorEnv, ns: string, shard: string | undefined): Promise<boolean> {
-  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: ns } });
-  if (entry === undefined) return false;
-  const [chunk] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'chunks', filter: { uuid: entry.uuid, shard }, limit: 1 });
-  return chunk !== undefined;
 }

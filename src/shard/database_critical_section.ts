@@ -4,8 +4,9 @@ import type { Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { CriticalSection } from './critical_section.js';
 
-// The database-level critical section a movePrimary donor or a dropDatabase coordinator holds (MongoDB's DatabaseShardingState
-// critical section): the per-namespace gate of critical_section.ts, keyed by the bare database
+// The database-level critical section a movePrimary donor and recipient or a dropDatabase
+// coordinator holds (MongoDB's DatabaseShardingState critical section): the per-namespace gate of
+// critical_section.ts, keyed by the bare database
 // name (a collection key always has a dot, so the two never meet). Only requests that carry a
 // databaseVersion are held, which is every routed request for an unsharded collection and for the
 // database's catalog; they wait, then check their version, and after the commit the donor has
@@ -31,9 +32,10 @@ export function databaseCriticalSectionWait(cs: CriticalSection, name: string, d
   return cs.blocks(db, kind) ? cs.waitFor(db, kind) : undefined;
 }
 
-// On the donor, the section is persisted before it is taken and deleted after it is released
-// (as MongoDB persists its critical sections), so a donor that restarts mid-move comes back with
-// the database still blocked and cannot take writes the commit would leave behind.
+// The section is persisted before it is taken and deleted after it is released (as MongoDB
+// persists its critical sections), so a shard that restarts mid-move comes back with the database
+// still blocked: a donor cannot take writes the commit would leave behind, nor a recipient requests
+// meant for the new primary before the donor has cleaned up.
 export const DATABASE_CRITICAL_SECTIONS_NS = 'config.movePrimaryCriticalSections';
 
 interface Holder {

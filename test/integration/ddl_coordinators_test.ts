@@ -312,6 +312,46 @@ describe('DDL coordinators on the primary shard', () => {
     await assertPresplit('createdata', 'c');
   });
 
+  // The commit refused (here by the config server's failCommand; a router would retry a
+  // ShardNotFound, the refusal of a shard gone since the layout was planned) after the data shard
+  // made its copy: the coordinator drops that copy, by UUID and only while empty, before it
+  // releases the sections.
+  it('shardCollection refused at its commit drops the copies it made on the data shards and releases every section', async () => {
+    await client.db('admin').command({ enableSharding: 'createabort', primaryShard: 'shard0' });
+    const config = new MongoClient(cluster.config.uri);
+    try {
+      await config.db('admin').command({
+        configureFailPoint: 'failCommand', mode: { times: 1 },
+        data: { failCommands: ['_configsvrShardCollection'], errorCode: 96, failInternalCommands: true },
+      });
+      const refused = await client.db('admin').command({ shardCollection: 'createabort.c', key: { k: 'hashed' } }).then(() => undefined, (err: unknown) => err as AnyDoc);
+      assert.equal(refused?.codeName, 'OperationFailed');
+    } finally {
+      await config.db('admin').command({ configureFailPoint: 'failCommand', mode: 'off' });
+      await config.close();
+    }
+    assert.deepEqual(await shardClients[1]!.db('createabort').listCollections({ name: 'c' }).toArray(), [], 'the data shard\'s copy is gone');
+    assert.equal(await client.db('config').collection<AnyDoc>('collections').countDocuments({ _id: 'createabort.c' }), 0);
+    assert.deepEqual(await coordinatorDocs(), [], 'no state document is left');
+    assert.deepEqual(await criticalSectionDocs(), [], 'no critical section is left');
+    assert.deepEqual(await inconsistencies(), []);
+    await client.db('admin').command({ shardCollection: 'createabort.c', key: { k: 'hashed' } });
+    await assertPresplit('createabort', 'c');
+
+    // The participant's drop leaves a copy of another UUID, and one that holds documents.
+    const shard1 = shardClients[1]!.db('createabort');
+    await shard1.collection<AnyDoc>('kept').insertOne({ _id: 1 });
+    const uuidOf = async (name: string): Promise<unknown> => ((await shard1.listCollections({ name }).toArray())[0] as AnyDoc | undefined)?.info?.uuid;
+    const keptUUID = await uuidOf('kept');
+    await shard1.command({ _shardsvrDropCollectionParticipant: 'kept', collectionUUID: keptUUID, requireCollectionEmpty: true });
+    assert.equal(await shard1.collection('kept').countDocuments(), 1, 'a copy with documents stays');
+    await shard1.collection<AnyDoc>('kept').deleteOne({ _id: 1 });
+    await shard1.command({ _shardsvrDropCollectionParticipant: 'kept', collectionUUID: (await uuidOf('c')), requireCollectionEmpty: true });
+    assert.notEqual(await uuidOf('kept'), undefined, 'a copy of another UUID stays');
+    await shard1.command({ _shardsvrDropCollectionParticipant: 'kept', collectionUUID: keptUUID, requireCollectionEmpty: true });
+    assert.equal(await uuidOf('kept'), undefined, 'an empty copy of that UUID goes');
+  });
+
   for (const phase of CREATE_PHASES) {
     it(`shardCollection: kill -9 of the primary shard before ${phase}, restart, the collection is sharded on both shards`, async () => {
       const db = `crashcreate${phase.toLowerCase()}`;

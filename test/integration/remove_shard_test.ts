@@ -321,4 +321,39 @@ describe('movePrimary survives kill -9 of the donor or the config server at each
     assert.equal(whats.filter((w) => w === 'movePrimary.end').length, MOVE_PRIMARY_PHASES.length + 1, 'one end per move');
     assert.ok(!whats.includes('movePrimary.error'));
   });
+
+  // After the commit the new primary is named, but the donor may still hold copies of the moved
+  // collections: until it has dropped them, the recipient holds the database too, so a DDL sent
+  // there (a shardCollection of a moved collection) waits for the move to end.
+  it('the recipient holds the database from kEnterCriticalSection to the end: a shardCollection sent to it waits for the donor\'s clean-up', async () => {
+    const from = primary;
+    const to = 1 - from;
+    const donor = direct[from]!.db('admin');
+    const { count } = await donor.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn', data: { desc: 'MovePrimaryCoordinator', phase: 'kClean' } });
+    const move = router.db('admin').command({ movePrimary: 'cr', to: `shard${to}` });
+    try {
+      await donor.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 30_000 });
+      const held = await direct[to]!.db('config').collection<AnyDoc>('movePrimaryCriticalSections').find().toArray();
+      assert.deepEqual(held, [{ _id: 'cr', reason: 'movePrimary', blockReads: true }], 'the recipient persisted its section');
+      await router.db('admin').command({ flushRouterConfig: 1 });
+      let answered = false;
+      const shard = router.db('admin').command({ shardCollection: 'cr.c', key: { _id: 1 } }).finally(() => { answered = true; });
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(answered, false, 'the new primary holds the shardCollection while the donor still has its copy');
+      assert.deepEqual(await collectionNames(direct[from]!, 'cr'), ['c'], 'the donor has not cleaned up yet');
+      await donor.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      await move;
+      await shard;
+    } finally {
+      await donor.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+    }
+    assert.deepEqual(await collectionNames(direct[from]!, 'cr'), [], 'the donor dropped its copy');
+    for (const d of direct) assert.deepEqual(await d.db('config').collection('movePrimaryCriticalSections').find().toArray(), [], 'both sections were released');
+    const entry = await router.db('config').collection<AnyDoc>('collections').findOne({ _id: 'cr.c' });
+    assert.deepEqual(entry?.key, { _id: 1 });
+    const ids = (await router.db('cr').collection<AnyDoc>('c').find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id));
+    assert.deepEqual(ids.sort(), [...model].map(String).sort());
+    const { cursor } = await router.db('cr').command({ checkMetadataConsistency: 1 });
+    assert.deepEqual(cursor.firstBatch, []);
+  });
 });

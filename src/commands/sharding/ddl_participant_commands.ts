@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
-import { collectionArg, requireDoc, requireString } from '../args.js';
+import { collectionArg, optionalBool, requireDoc, requireString } from '../args.js';
 import { dropCollectionLocally, dropDatabaseLocally } from '../ddl/collections.js';
 import type { CollectionCriticalSections } from '../../shard/collection_critical_section.js';
 import { valuesEqual } from '../../bson/compare.js';
@@ -49,8 +49,11 @@ export const participantBlockCommand: CommandDefinition = {
   },
 };
 
-// {_shardsvrDropCollectionParticipant: coll}: the shard's copy, its range deletion tasks and its
-// cached metadata go; nothing there is no error (the drop runs again after a crash).
+// {_shardsvrDropCollectionParticipant: coll, collectionUUID?, requireCollectionEmpty?}: the
+// shard's copy, its range deletion tasks and its cached metadata go; nothing there is no error (the
+// drop runs again after a crash). As in MongoDB 8.0, a copy of another UUID than collectionUUID, or
+// one holding documents under requireCollectionEmpty, is left alone: an aborted shardCollection
+// takes back only the empty copies it made.
 export const dropCollectionParticipantCommand: CommandDefinition = {
   names: ['_shardsvrDropCollectionParticipant'],
   retryableWrite: true,
@@ -58,6 +61,14 @@ export const dropCollectionParticipantCommand: CommandDefinition = {
     checkDDLCoordinatorSession(ctx, cmd, '_shardsvrDropCollectionParticipant');
     criticalSections(ctx, '_shardsvrDropCollectionParticipant');
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const requireEmpty = optionalBool(cmd, 'requireCollectionEmpty') ?? false;
+    const { storage } = ctx.node;
+    const copy = storage.getCollection(ns);
+    const otherUUID = copy !== undefined && cmd.collectionUUID !== undefined && !valuesEqual(copy.entry.uuid, cmd.collectionUUID);
+    if (otherUUID || (copy !== undefined && requireEmpty && storage.stats.get(copy.entry.id).count > 0)) {
+      ctx.node.logger.info({ c: 'SHARDING', ns, otherUUID }, 'DDL participant left its copy of the collection');
+      return { ok: 1 };
+    }
     dropCollectionLocally(ctx.node, ns);
     ctx.node.sharding.metadata.forget(ns);
     return { ok: 1 };

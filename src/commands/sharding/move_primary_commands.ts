@@ -3,6 +3,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject } from '../../bson/values.js';
 import type { DatabaseType, ShardType } from '../../catalog/type_chunk.js';
 import { decideMovePrimary } from '../../configsvr_decisions/move_primary.js';
+import { databaseCriticalSections } from '../../shard/database_critical_section.js';
 import { fetchAll } from '../../wire/remote_cursor.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 import { optionalArray, requireString } from '../args.js';
@@ -69,4 +70,50 @@ export const cloneCatalogDataCommand: CommandDefinition = {
   },
 };
 
-export const movePrimaryShardCommands: readonly CommandDefinition[] = [shardsvrMovePrimaryCommand, cloneCatalogDataCommand];
+// Recipient: {_shardsvrMovePrimaryEnterCriticalSection: db, reason}, a retryable write of the
+// donor's coordinator session: the recipient blocks the database's versioned reads and writes
+// (persisted) from before the commit until the donor has dropped its copies, so that nothing the
+// new primary is asked to do (a shardCollection of a moved collection, say) meets them.
+export const movePrimaryEnterCriticalSectionCommand: CommandDefinition = {
+  names: ['_shardsvrMovePrimaryEnterCriticalSection'],
+  retryableWrite: true,
+  adminOnly: true,
+  run(ctx, cmd) {
+    requireShard(ctx, '_shardsvrMovePrimaryEnterCriticalSection');
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrMovePrimaryEnterCriticalSection');
+    const db = requireString(cmd, '_shardsvrMovePrimaryEnterCriticalSection');
+    const reason = requireString(cmd, 'reason');
+    const sections = databaseCriticalSections(ctx.node);
+    sections.enter(db, reason);
+    sections.blockReads(db, reason);
+    ctx.node.logger.info({ c: 'SHARDING', db, reason }, 'movePrimary recipient entered the database critical section');
+    return { ok: 1 };
+  },
+};
+
+// Recipient: {_shardsvrMovePrimaryExitCriticalSection: db, reason}: reloads the database's
+// version, which names this shard primary once the move committed, and releases the requests it
+// held. Nothing held is no error (the coordinator sends it again after a crash, and on abort).
+export const movePrimaryExitCriticalSectionCommand: CommandDefinition = {
+  names: ['_shardsvrMovePrimaryExitCriticalSection'],
+  retryableWrite: true,
+  adminOnly: true,
+  async run(ctx, cmd) {
+    requireShard(ctx, '_shardsvrMovePrimaryExitCriticalSection');
+    checkDDLCoordinatorSession(ctx, cmd, '_shardsvrMovePrimaryExitCriticalSection');
+    const db = requireString(cmd, '_shardsvrMovePrimaryExitCriticalSection');
+    const reason = requireString(cmd, 'reason');
+    const { metadata } = ctx.node.sharding;
+    metadata.forgetDatabase(db);
+    // Not reloaded is safe too: the held requests then reload it themselves.
+    await metadata.refreshDatabase(db).catch(() => undefined);
+    if (databaseCriticalSections(ctx.node).exit(db, reason)) {
+      ctx.node.logger.info({ c: 'SHARDING', db, reason }, 'movePrimary recipient left the database critical section');
+    }
+    return { ok: 1 };
+  },
+};
+
+export const movePrimaryShardCommands: readonly CommandDefinition[] = [
+  shardsvrMovePrimaryCommand, cloneCatalogDataCommand, movePrimaryEnterCriticalSectionCommand, movePrimaryExitCriticalSectionCommand,
+];
