@@ -31,7 +31,8 @@ import { allShards, configHostOf, onConfig, onParticipant, shardedCollectionsOf,
 // name) ends the move: the recipient's copies are dropped and both shards unblocked first. A crash
 // anywhere resumes: kClone run again drops the recipient's partial copies and copies again, the
 // commit finds its own entry and changes nothing.
-// 7.0 copies while writes go on and catches up in kCatchup; docshard's copy runs with writes held.
+// 7.0 refuses writes during the copy with MovePrimaryInProgress (its online copy, which catches up
+// in kCatchup, is behind a feature flag); docshard's copy holds them.
 const PHASES = ['kClone', 'kEnterCriticalSection', 'kCommit', 'kClean', 'kExitCriticalSection'] as const;
 
 // The reason the donor holds its database critical section with.
