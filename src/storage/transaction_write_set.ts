@@ -12,9 +12,9 @@ import { changeId } from './version_history.js';
 // First writer wins, as in MongoDB: a key another open transaction wrote, or one a commit after
 // this snapshot changed, refuses the write with WriteConflict. Each key written is held as an
 // intent (KvStore.intents) until the transaction ends; a write outside transactions that touches
-// one waits for the holder to end (an update, delete or findAndModify command: the dispatcher runs
-// it again), or dooms it (any other write), whose next statement or commit then fails with
-// WriteConflict.
+// one waits for the holder to end (an insert, update, delete or findAndModify command: the
+// dispatcher runs it again), or dooms it (any other write), whose next statement or commit then
+// fails with WriteConflict.
 export class TransactionWriteSet implements KvView {
   private readonly own = new Map<string, Map<string, { key: Buffer; value: Buffer | undefined }>>();
   private statementUndo: (() => void)[] | undefined;

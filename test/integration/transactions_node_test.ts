@@ -8,7 +8,7 @@ import { MongoError } from '../../src/base/errors.js';
 // Issue 21, transactions on one node, through the official driver: statements read one snapshot
 // with their own writes, nothing is visible outside before the commit, the first writer wins
 // (WriteConflict with TransientTransactionError, which withTransaction retries), a write outside
-// transactions to what a transaction wrote makes it fail, and the rules and errors of
+// transactions to what a transaction wrote waits for it to end, and the rules and errors of
 // startTransaction, commitTransaction and abortTransaction are MongoDB's. A commit survives kill -9
 // and commitTransaction asked again after the restart answers ok.
 describe('transactions on one node', () => {
@@ -126,6 +126,30 @@ describe('transactions on one node', () => {
       await session.endSession();
     }
     assert.deepEqual(await c.findOne({ _id: 1 }), { _id: 1, n: 101 }, 'both increments, one after the other');
+  });
+
+  it('an insert outside transactions of a key a transaction inserted waits for it: DuplicateKey after its commit, inserted after its abort', async () => {
+    const c = coll('insertOutside');
+    await c.createIndex({ u: 1 }, { unique: true });
+    for (const [end, key] of [['commit', { _id: 1, u: 1 }], ['abort', { _id: 2, u: 2 }], ['commit', { _id: 'other', u: 3 }]] as const) {
+      const session = client.startSession();
+      try {
+        session.startTransaction();
+        await c.insertOne({ ...key }, { session });
+        let settled = false;
+        // The third round meets the transaction's unique key only, under another _id.
+        const doc = typeof key._id === 'string' ? { _id: 3, u: key.u } : { ...key };
+        const outside = c.insertOne(doc).then(() => 'inserted', (err: unknown) => (err as MongoServerError).codeName).finally(() => (settled = true));
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(settled, false, `${JSON.stringify(doc)} waits rather than dooming the transaction`);
+        if (end === 'commit') await session.commitTransaction();
+        else await session.abortTransaction();
+        assert.equal(await outside, end === 'commit' ? 'DuplicateKey' : 'inserted');
+      } finally {
+        await session.endSession();
+      }
+    }
+    assert.deepEqual(await c.find().sort({ u: 1 }).toArray(), [{ _id: 1, u: 1 }, { _id: 2, u: 2 }, { _id: 'other', u: 3 }]);
   });
 
   describe('the rules of a session\'s transactions, as raw commands', () => {

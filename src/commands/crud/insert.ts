@@ -24,7 +24,10 @@ export const insertCommand: CommandDefinition = {
     return groupedWriteReply(ctx, cmd, () => {
       const errors: Record<string, unknown>[] = [];
       let n = 0;
-      const retryable = storage.write((unit) => {
+      // A key an open transaction wrote (an _id or a unique key it inserted) holds the insert until
+      // the transaction ends, as MongoDB's insert waits out the write conflict: then it meets the
+      // committed document (DuplicateKey) or nothing.
+      const retryable = storage.writeWaitingForTransactions((unit) => {
         const coll = storage.getCollection(ns) ?? storage.ensureCollection(ns).coll;
         const validator = validatorFor(ctx, coll, cmd);
         const retry = retryableStatements(ctx, unit, cmd, ns, documents.length);
