@@ -96,17 +96,28 @@ export function saslContinue(env: SaslEnvironment, auth: ConnectionAuth, cmd: Do
   });
 }
 
+// What hello adds to its reply for the driver's handshake, on a node and on a router alike:
+// saslSupportedMechs and speculativeAuthenticate, each only when it succeeds.
+export async function helloAuthentication(env: SaslEnvironment, auth: ConnectionAuth, cmd: Doc): Promise<Doc> {
+  const mechanisms = await saslSupportedMechs(env.lookup, cmd.saslSupportedMechs);
+  const speculative = cmd.speculativeAuthenticate === undefined ? undefined : await speculativeAuthenticate(env, auth, cmd.speculativeAuthenticate);
+  return {
+    ...(mechanisms === undefined ? {} : { saslSupportedMechs: mechanisms }),
+    ...(speculative === undefined ? {} : { speculativeAuthenticate: speculative }),
+  };
+}
+
 // hello's speculativeAuthenticate is a saslStart on the `db` it names; the driver continues the
 // conversation with saslContinue when the reply carries the answer, and starts over with saslStart
 // when it does not, so a failure is left out of the reply rather than failing the hello.
-export async function speculativeAuthenticate(env: SaslEnvironment, auth: ConnectionAuth, request: unknown): Promise<Doc | undefined> {
+async function speculativeAuthenticate(env: SaslEnvironment, auth: ConnectionAuth, request: unknown): Promise<Doc | undefined> {
   if (request === null || typeof request !== 'object' || (request as Doc).saslStart === undefined || typeof (request as Doc).db !== 'string') return undefined;
   return saslStart(env, auth, (request as Doc).db as string, request as Doc, true).catch(() => undefined);
 }
 
 // hello's saslSupportedMechs: "db.user" is answered with the mechanisms that user has credentials
 // for, and left out for a user that does not exist (or that cannot be looked up).
-export async function saslSupportedMechs(lookup: UserLookup, value: unknown): Promise<string[] | undefined> {
+async function saslSupportedMechs(lookup: UserLookup, value: unknown): Promise<string[] | undefined> {
   if (typeof value !== 'string') return undefined;
   const dot = value.indexOf('.');
   if (dot <= 0) return undefined;

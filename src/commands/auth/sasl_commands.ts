@@ -1,7 +1,7 @@
 import type { Doc } from '../../bson/values.js';
 import { USERS_NS, userId } from '../../auth/users.js';
 import type { ConnectionAuth } from '../../auth/connection_auth.js';
-import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
+import { helloAuthentication, saslContinue, saslStart, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import { withInternalUser } from '../../auth/internal_user.js';
 import { userCacheGeneration, withInheritance } from './user_cache.js';
 import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
@@ -18,16 +18,9 @@ export const saslContinueCommand: CommandDefinition = {
   run: (ctx, cmd) => saslContinue(saslEnvironment(ctx), authOf(ctx), cmd),
 };
 
-// What hello adds to its reply for the driver's handshake: saslSupportedMechs and
-// speculativeAuthenticate, each only when it succeeds.
-export async function helloAuthentication(ctx: CommandContext, cmd: Doc): Promise<Doc> {
-  const env = saslEnvironment(ctx);
-  const mechanisms = await saslSupportedMechs(env.lookup, cmd.saslSupportedMechs);
-  const speculative = cmd.speculativeAuthenticate === undefined ? undefined : await speculativeAuthenticate(env, authOf(ctx), cmd.speculativeAuthenticate);
-  return {
-    ...(mechanisms === undefined ? {} : { saslSupportedMechs: mechanisms }),
-    ...(speculative === undefined ? {} : { speculativeAuthenticate: speculative }),
-  };
+// What hello adds to its reply for the driver's handshake (src/auth's helloAuthentication).
+export function nodeHelloAuthentication(ctx: CommandContext, cmd: Doc): Promise<Doc> {
+  return helloAuthentication(saslEnvironment(ctx), authOf(ctx), cmd);
 }
 
 function saslEnvironment(ctx: CommandContext): SaslEnvironment {

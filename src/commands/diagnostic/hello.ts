@@ -4,7 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { Limits } from '../../wire/op_codes.js';
 import { negotiateCompressors } from '../../wire/message_compressor.js';
 import { LOGICAL_SESSION_TIMEOUT_MINUTES } from '../../sessions/session_id.js';
-import { helloAuthentication } from '../auth/sasl_commands.js';
+import { nodeHelloAuthentication } from '../auth/sasl_commands.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 
@@ -18,7 +18,7 @@ export const helloCommand: CommandDefinition = {
   run: (ctx, cmd) => {
     const reply = helloReply(ctx.conn, cmd);
     if (cmd.saslSupportedMechs === undefined && cmd.speculativeAuthenticate === undefined) return reply;
-    return helloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
+    return nodeHelloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
   },
 };
 

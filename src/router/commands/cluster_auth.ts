@@ -2,7 +2,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { connectionAuthInfo, isLoopback, type ConnectionAuth } from '../../auth/connection_auth.js';
-import { saslContinue, saslStart, saslSupportedMechs, speculativeAuthenticate, type SaslEnvironment } from '../../auth/sasl_conversation.js';
+import { helloAuthentication, saslContinue, saslStart, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import { authorizationOf } from '../../auth/roles.js';
 import type { UserName } from '../../auth/users.js';
 import { randomBytes } from 'node:crypto';
@@ -26,16 +26,9 @@ export const clusterSaslContinueCommand: RouterCommand = {
   run: (ctx, cmd) => saslContinue(saslEnvironment(ctx), authOf(ctx), cmd),
 };
 
-// What hello adds for the driver's handshake: saslSupportedMechs and speculativeAuthenticate,
-// each only when it succeeds.
-export async function routerHelloAuthentication(ctx: RouterContext, cmd: Doc): Promise<Doc> {
-  const env = saslEnvironment(ctx);
-  const mechanisms = await saslSupportedMechs(env.lookup, cmd.saslSupportedMechs);
-  const speculative = cmd.speculativeAuthenticate === undefined ? undefined : await speculativeAuthenticate(env, authOf(ctx), cmd.speculativeAuthenticate);
-  return {
-    ...(mechanisms === undefined ? {} : { saslSupportedMechs: mechanisms }),
-    ...(speculative === undefined ? {} : { speculativeAuthenticate: speculative }),
-  };
+// What hello adds for the driver's handshake (src/auth's helloAuthentication).
+export function routerHelloAuthentication(ctx: RouterContext, cmd: Doc): Promise<Doc> {
+  return helloAuthentication(saslEnvironment(ctx), authOf(ctx), cmd);
 }
 
 export const clusterConnectionStatusCommand: RouterCommand = {
