@@ -48,6 +48,11 @@ const ENTRIES: readonly Entry[] = [
     refused: 2,
   },
   {
+    name: 'a change stream ($changeStream, as watch() opens it)',
+    command: { aggregate: 'plain', pipeline: [{ $changeStream: {} }], cursor: {} },
+    refused: 40573,
+  },
+  {
     name: 'a tailable find of a capped collection',
     setup: async (db) => { await db.createCollection('capped', { capped: true, size: 4096 }); await db.collection<AnyDoc>('capped').insertOne({ _id: 1 }); },
     command: { find: 'capped', tailable: true },

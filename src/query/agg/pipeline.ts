@@ -51,6 +51,9 @@ function stageName(stage: unknown): string {
   const keys = Object.keys(stage);
   if (keys.length !== 1) fail(40323, 'A pipeline stage specification object must contain exactly one field.');
   const name = keys[0]!;
+  // Change streams read a replica set's oplog, which docshard's nodes do not keep: answered as a
+  // standalone mongod answers them.
+  if (name === '$changeStream') fail(40573, 'The $changeStream stage is only supported on replica sets');
   if (!Object.prototype.hasOwnProperty.call(stages, name) && !FINAL_ONLY.has(name)) {
     fail(40324, `Unrecognized pipeline stage name: '${name}'`);
   }

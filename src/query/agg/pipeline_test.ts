@@ -281,6 +281,7 @@ describe('sources and validation', () => {
 
   it('rejects unknown stages, malformed stages and misplaced $out', () => {
     rejects([{ $bogus: {} }], 40324);
+    rejects([{ $changeStream: {} }], 40573);
     rejects([{ $match: {}, $limit: 1 }], 40323);
     rejects([{ $out: 'x' }, { $match: {} }], 40601);
     rejects({ $match: {} }, 14);
