@@ -80,6 +80,19 @@ describe('DDL coordinators on the primary shard', () => {
     assert.deepEqual(await inconsistencies(), []);
   }
 
+  it('a stale router lists no collections of a database the other router dropped, as mongos answers', async () => {
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      await client.db('stalelist').collection<AnyDoc>('c').insertOne({ _id: 1 });
+      const names = async (): Promise<string[]> => (await other.db('stalelist').listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+      assert.deepEqual(await names(), ['c'], 'the other router caches the database');
+      await client.db('stalelist').dropDatabase();
+      assert.deepEqual(await names(), [], 'it learns from the shard that the database is gone, and answers none');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('drops a sharded collection everywhere and leaves nothing of the coordinator', async () => {
     await shardedOnBoth('dropone', 'c');
     const reply = await client.db('dropone').command({ drop: 'c' });

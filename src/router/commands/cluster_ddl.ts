@@ -110,21 +110,27 @@ function onPrimary(names: string[]): RouterCommand {
     names,
     async run(ctx, cmd) {
       if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
-      // A database that does not exist has no collections, as mongos answers (a dropDatabase may
-      // have just removed it).
-      if (names[0] === 'listCollections' && !await ctx.router.catalogCache.getDatabase(ctx.db, { create: false })) {
-        return { cursor: { firstBatch: [], id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 };
-      }
+      // A database that does not exist has no collections, as mongos answers (appendEmptyResultSet),
+      // also when the router learns it is gone only from its primary's StaleDbVersion (a
+      // dropDatabase through another router).
+      const listsCollections = names[0] === 'listCollections';
+      const none = { cursor: { firstBatch: [], id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 };
+      if (listsCollections && !await ctx.router.catalogCache.getDatabase(ctx.db, { create: false })) return none;
       const target = cmd[names[0]!];
       const ns = typeof target === 'string' ? `${ctx.db}.${target}` : `${ctx.db}.$cmd`;
-      return withStaleRetry(ctx.router, ns, async (routing) => {
-        const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
-        if (!isPlainObject(reply!.cursor)) return reply!;
-        // Catalog cursors are small: answer them in one batch.
-        const host = await ctx.router.shardRegistry.host(routing.db.primary);
-        const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
-        return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
-      });
+      try {
+        return await withStaleRetry(ctx.router, ns, async (routing) => {
+          const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
+          if (!isPlainObject(reply!.cursor)) return reply!;
+          // Catalog cursors are small: answer them in one batch.
+          const host = await ctx.router.shardRegistry.host(routing.db.primary);
+          const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
+          return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
+        });
+      } catch (err) {
+        if (listsCollections && err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound) return none;
+        throw err;
+      }
     },
   };
 }
