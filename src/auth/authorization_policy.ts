@@ -267,6 +267,7 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   revokeRolesFromRole: (cmd, db) => grantRequirements(cmd, db, 'revokeRole'),
   revokePrivilegesFromRole: (cmd, db) => grantRequirements(cmd, db, 'revokeRole'),
   serverStatus: onCluster('serverStatus'),
+  profile: onDatabase('enableProfiler'),
   getCmdLineOpts: onCluster('getCmdLineOpts'),
   getLog: onCluster('getLog'),
   getParameter: onCluster('getParameter'),
@@ -393,7 +394,8 @@ export function builtinRolePrivileges(role: RoleName): Privilege[] {
   return out;
 }
 
-// A password never goes back in a message: MongoDB's user commands print it as "xxx".
-function redactedForLog(name: string, cmd: Doc): Doc {
+// A password never goes back in a message or into the log: MongoDB's user commands print it as
+// "xxx".
+export function redactedForLog(name: string, cmd: Doc): Doc {
   return (name === 'createUser' || name === 'updateUser') && cmd.pwd !== undefined ? { ...cmd, pwd: 'xxx' } : cmd;
 }

@@ -4,6 +4,7 @@ import { buildInfoCommand } from './diagnostic/build_info.js';
 import { getParameterCommand } from './diagnostic/get_parameter.js';
 import { serverStatusCommand } from './diagnostic/server_status.js';
 import { currentOpCommand } from './diagnostic/current_op.js';
+import { profileCommand } from './diagnostic/profile.js';
 import { cleanupOrphanedCommand } from './migration/cleanup_orphaned.js';
 import { configureFailPointCommand, waitForFailPointCommand } from './diagnostic/configure_fail_point.js';
 import {
@@ -51,7 +52,7 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 // Every command a node (shard or config server) answers.
 export const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
-  connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, whatsMyUriCommand,
+  connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, profileCommand, whatsMyUriCommand,
   saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand, updateUserCommand, grantRolesToUserCommand,
   revokeRolesFromUserCommand, rolesInfoCommand, getUserCacheGenerationCommand, createRoleCommand, updateRoleCommand, dropRoleCommand,
   dropAllRolesFromDatabaseCommand, grantRolesToRoleCommand, revokeRolesFromRoleCommand, grantPrivilegesToRoleCommand, revokePrivilegesFromRoleCommand,

@@ -8,7 +8,7 @@ import type { CommandMetrics } from './command_metrics.js';
 // top-level `ok`) and whether a retryable write was answered from an earlier try
 // (`retriedStmtIds`). Both are read in place, without decoding the documents.
 
-type Handler<C> = (conn: C, message: Buffer) => Buffer | undefined | Promise<Buffer | undefined>;
+export type Handler<C> = (conn: C, message: Buffer) => Buffer | undefined | Promise<Buffer | undefined>;
 
 // Where an OP_REPLY's document starts: header, responseFlags, cursorID, startingFrom, numberReturned.
 const OP_REPLY_DOCUMENT_AT = HEADER_SIZE + 4 + 8 + 4 + 4;
@@ -60,6 +60,17 @@ export function requestCommandName(message: Buffer): string | undefined {
   const nameAt = body + 5;
   const size = cstringSize(message, nameAt, end);
   return size <= 1 ? undefined : message.toString('utf8', nameAt, nameAt + size - 1);
+}
+
+// The bytes of an OP_MSG's body or an OP_QUERY's query; undefined when the message holds neither
+// whole.
+export function requestDocument(message: Buffer): Buffer | undefined {
+  if (message.length < HEADER_SIZE) return undefined;
+  const end = Math.min(message.length, message.readInt32LE(0));
+  const body = documentStart(message, end);
+  if (body === undefined || body + 5 > end) return undefined;
+  const size = message.readInt32LE(body);
+  return size < 5 || body + size > end ? undefined : message.subarray(body, body + size);
 }
 
 export interface ReplyOutcome {

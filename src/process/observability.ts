@@ -10,7 +10,10 @@ import { migrationStatistics } from '../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../migration/range_deletion_task.js';
 import { commandMetricsOf } from '../metrics/command_metrics.js';
 import { startHttpServer, type HttpRoutes, type RunningHttpServer } from '../metrics/http_server.js';
-import { withCommandMetrics } from '../metrics/message_metrics.js';
+import { requestDocument, withCommandMetrics } from '../metrics/message_metrics.js';
+import { slowOperationSettingsOf, withSlowOperationLog, type SlowOperationReport } from '../metrics/slow_operations.js';
+import { redactedForLog } from '../auth/authorization_policy.js';
+import { deserializeDocument, type Doc } from '../bson/values.js';
 import type { CollectionFigures, ConfigFigures, ProcessSources, ShardFigures } from '../metrics/process_metrics.js';
 import { MetricsRegistry } from '../metrics/prometheus_registry.js';
 import { routerOperationsOf } from '../router/router_operations.js';
@@ -20,15 +23,51 @@ import type { RouterServices } from '../router/router_services.js';
 
 const INTERNAL_DBS = new Set(['admin', 'config', 'local']);
 
-// A node's message handler, its commands counted (src/metrics/message_metrics.ts).
+// A node's message handler, its commands counted (src/metrics/message_metrics.ts) and the slow
+// ones logged (src/metrics/slow_operations.ts).
 export function instrumentNode(services: NodeServices, handler: MessageHandler): MessageHandler {
-  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), handler);
+  const logged = withSlowOperationLog(slowOperationSettingsOf(services), slowOperationReporter(services.logger), handler);
+  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), logged);
 }
 
-// A router's message handler, its commands counted, each registered while it runs (killOp), and
-// targeted for the console's heat map while a console is open.
+// A router's message handler, its commands counted and the slow ones logged, each registered
+// while it runs (killOp), and targeted for the console's heat map while a console is open.
 export function instrumentRouter(router: RouterServices, handler: MessageHandler): MessageHandler {
-  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), routerOperationsOf(router).wrap(withHeatTracking(router, handler)));
+  const logged = withSlowOperationLog(slowOperationSettingsOf(router), slowOperationReporter(router.logger), routerOperationsOf(router).wrap(withHeatTracking(router, handler)));
+  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), logged);
+}
+
+// A hello that waits for a topology change (maxAwaitTimeMS) is slow on purpose.
+const AWAITABLE = new Set(['hello', 'isMaster', 'ismaster']);
+// What a SASL conversation carries is left out of the log, and so is a long command's body.
+const CONVERSATION = new Set(['saslStart', 'saslContinue', 'authenticate']);
+const LOGGED_COMMAND_BYTES = 10_000;
+
+// A slow request's line, in the shape of MongoDB's "Slow query" (id 51803): its namespace, its
+// command (a password as "xxx"), how long it took and whether it succeeded.
+function slowOperationReporter(logger: Logger): SlowOperationReport<unknown> {
+  return (_conn, message, durationMillis, ok) => {
+    const bytes = requestDocument(message);
+    const cmd = bytes === undefined ? undefined : decodedRequest(bytes);
+    if (bytes === undefined || cmd === undefined) return;
+    const name = Object.keys(cmd)[0] ?? '';
+    if (AWAITABLE.has(name) && cmd.maxAwaitTimeMS !== undefined) return;
+    const target = cmd[name];
+    const ns = `${typeof cmd.$db === 'string' ? cmd.$db : 'admin'}.${typeof target === 'string' ? target : '$cmd'}`;
+    const command = CONVERSATION.has(name) || bytes.length > LOGGED_COMMAND_BYTES
+      ? { [name]: typeof target === 'object' ? '...' : target, commandBytes: bytes.length }
+      : redactedForLog(name, cmd);
+    logger.info({ c: 'COMMAND', id: 51803, type: 'command', ns, command, durationMillis, ok: ok ? 1 : 0 }, 'Slow query');
+  };
+}
+
+// A request its handler refused as invalid BSON is not logged.
+function decodedRequest(bytes: Buffer): Doc | undefined {
+  try {
+    return deserializeDocument(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 // A command's first name in the table (findandmodify counts as findAndModify), or "unknown".

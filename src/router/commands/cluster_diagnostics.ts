@@ -3,6 +3,8 @@ import type { RouterCommand } from '../router_services.js';
 import { helloReply } from '../../commands/diagnostic/hello.js';
 import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_info.js';
 import { commandLine, hostInfoReply } from '../../commands/diagnostic/simple.js';
+import { runProfile } from '../../commands/diagnostic/profile.js';
+import { slowOperationSettingsOf } from '../../metrics/slow_operations.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { routerHelloAuthentication } from './cluster_auth.js';
@@ -53,6 +55,13 @@ export const clusterGetLogCommand: RouterCommand = {
     if (cmd.getLog === 'global') return { totalLinesWritten: ctx.router.recentLog.length, log: [...ctx.router.recentLog], ok: 1 };
     return { totalLinesWritten: 0, log: [], ok: 1 };
   },
+};
+
+export const clusterProfileCommand: RouterCommand = {
+  names: ['profile'],
+  run: (ctx, cmd) => runProfile(slowOperationSettingsOf(ctx.router), cmd, 'router', (from, to) => {
+    ctx.router.logger.info({ c: 'COMMAND', id: 48742, from, to }, 'Profiler settings changed');
+  }),
 };
 
 export const clusterServerStatusCommand: RouterCommand = {

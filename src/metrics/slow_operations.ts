@@ -1,0 +1,38 @@
+import { readReply, type Handler } from './message_metrics.js';
+
+// MongoDB's slow operation log: a request that takes longer than `slowms` milliseconds is logged
+// ("Slow query"), one in `sampleRate` of them. The profile command reads and sets both; like
+// MongoDB's they are the process's own, held in memory (100 and 1 at every start).
+export class SlowOperationSettings {
+  slowms = 100;
+  sampleRate = 1;
+}
+
+const byOwner = new WeakMap<object, SlowOperationSettings>();
+
+// One per process object, as commandMetricsOf: the message wrapper and the profile command find
+// the same settings.
+export function slowOperationSettingsOf(owner: object): SlowOperationSettings {
+  let settings = byOwner.get(owner);
+  if (settings === undefined) byOwner.set(owner, settings = new SlowOperationSettings());
+  return settings;
+}
+
+// What is reported of a slow request: its bytes (decoded only now, so that the others pay for a
+// clock read alone), how long it took, and whether its reply said ok.
+export type SlowOperationReport<C> = (conn: C, message: Buffer, durationMillis: number, ok: boolean) => void;
+
+export function withSlowOperationLog<C>(settings: SlowOperationSettings, report: SlowOperationReport<C>, handler: Handler<C>): Handler<C> {
+  return (conn, message) => {
+    const started = performance.now();
+    const done = (reply: Buffer | undefined): Buffer | undefined => {
+      const elapsed = performance.now() - started;
+      if (elapsed > settings.slowms && (settings.sampleRate >= 1 || Math.random() < settings.sampleRate)) {
+        report(conn, message, Math.round(elapsed), reply === undefined || (readReply(reply)?.ok ?? true));
+      }
+      return reply;
+    };
+    const reply = handler(conn, message);
+    return reply instanceof Promise ? reply.then(done) : done(reply);
+  };
+}
