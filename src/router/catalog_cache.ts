@@ -9,6 +9,14 @@ import { ChunkManager } from './chunk_manager.js';
 import { ReadThroughEntry } from './read_through.js';
 import { inStatementAtReadTime, statementReadTime } from './transaction_router.js';
 
+// A database config.databases does not name, where a command needs its primary shard. Reads answer
+// nothing for it instead (emptyWithoutDatabase).
+export class DatabaseNotFound extends MongoError {
+  constructor(db: string) {
+    super(ErrorCodes.NamespaceNotFound, `database ${db} not found`);
+  }
+}
+
 // The router's cache of the routing table (seed 001: CatalogCache -> DBConfig -> ChunkManager).
 // Entries are refreshed only when a shard says they are stale; a refresh of a known collection
 // reads just the chunks whose lastmod is at or above the cached collection version, and falls
@@ -56,7 +64,7 @@ export class CatalogCache {
 
   async requireDatabase(db: string, create: boolean): Promise<DatabaseType> {
     const found = await this.getDatabase(db, { create });
-    if (!found) throw new MongoError(ErrorCodes.NamespaceNotFound, `database ${db} not found`);
+    if (!found) throw new DatabaseNotFound(db);
     return found;
   }
 

@@ -7,6 +7,7 @@ import type { DatabaseType } from '../catalog/type_chunk.js';
 import { DOCUMENT_SEQUENCE_SECTION, OP_MSG_REPLY_PREFIX, type DocumentSequence } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeMetadata, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
+import { DatabaseNotFound } from './catalog_cache.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { RouterServices } from './router_services.js';
 import { currentRouterTransaction, type RouterTransaction } from './transaction_router.js';
@@ -181,6 +182,16 @@ export function invalidateStale(router: RouterServices, ns: string, err: MongoEr
   router.catalogCache.statistics.staleConfigRetries += 1;
   if (err.code !== ErrorCodes.StaleConfig) router.catalogCache.invalidateDatabase(ns.slice(0, ns.indexOf('.')));
   router.catalogCache.invalidateCollection(ns);
+}
+
+// A read of a database that does not exist answers `empty`, as mongos answers it
+// (appendEmptyResultSet) rather than an error: also when the router learns so only from a shard's
+// StaleDbVersion, after a dropDatabase through another router.
+export function emptyWithoutDatabase<T>(read: Promise<T>, empty: T): Promise<T> {
+  return read.catch((err: unknown) => {
+    if (err instanceof DatabaseNotFound) return empty;
+    throw err;
+  });
 }
 
 // A shard reply, with stale routing errors thrown so withStaleRetry sees them.

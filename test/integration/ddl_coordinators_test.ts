@@ -93,6 +93,30 @@ describe('DDL coordinators on the primary shard', () => {
     }
   });
 
+  // mongos's appendEmptyResultSet: reads of a database config.databases does not name answer
+  // nothing, and create nothing; so do they through a router that still caches it.
+  it('reads of a database that does not exist answer nothing, through a fresh and through a stale router', async () => {
+    const other = new MongoClient(cluster.routers[1]!.uri);
+    try {
+      const reads = async (c: MongoClient, db: string): Promise<unknown[]> => {
+        const coll = c.db(db).collection<AnyDoc>('c');
+        return [
+          await coll.find({}).toArray(), await coll.findOne({ _id: 1 }), await coll.countDocuments(), await coll.distinct('_id'),
+          await coll.aggregate([{ $match: {} }]).toArray(), await c.db(db).command({ count: 'c' }).then((r) => r.n),
+        ];
+      };
+      const nothing = [[], null, 0, [], [], 0];
+      assert.deepEqual(await reads(client, 'neverwritten'), nothing);
+      assert.equal(await client.db('config').collection<AnyDoc>('databases').countDocuments({ _id: 'neverwritten' }), 0, 'no read created it');
+      await client.db('readsgone').collection<AnyDoc>('c').insertOne({ _id: 1 });
+      assert.deepEqual(await reads(other, 'readsgone'), [[{ _id: 1 }], { _id: 1 }, 1, [1], [{ _id: 1 }], 1], 'the other router caches the database');
+      await client.db('readsgone').dropDatabase();
+      assert.deepEqual(await reads(other, 'readsgone'), nothing, 'it learns from the shard that the database is gone');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('drops a sharded collection everywhere and leaves nothing of the coordinator', async () => {
     await shardedOnBoth('dropone', 'c');
     const reply = await client.db('dropone').command({ drop: 'c' });

@@ -6,7 +6,7 @@ import { collectionArg, requireString } from '../../commands/args.js';
 import { checkOk, drainCursor } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
-import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+import { emptyWithoutDatabase, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
 import { proxyToConfig, targetShards } from './cluster_find.js';
 
 // The shards a collection's DDL reaches (seed 000, "DDL operations"): every shard that owns
@@ -110,27 +110,19 @@ function onPrimary(names: string[]): RouterCommand {
     names,
     async run(ctx, cmd) {
       if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
-      // A database that does not exist has no collections, as mongos answers (appendEmptyResultSet),
-      // also when the router learns it is gone only from its primary's StaleDbVersion (a
-      // dropDatabase through another router).
-      const listsCollections = names[0] === 'listCollections';
-      const none = { cursor: { firstBatch: [], id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 };
-      if (listsCollections && !await ctx.router.catalogCache.getDatabase(ctx.db, { create: false })) return none;
       const target = cmd[names[0]!];
       const ns = typeof target === 'string' ? `${ctx.db}.${target}` : `${ctx.db}.$cmd`;
-      try {
-        return await withStaleRetry(ctx.router, ns, async (routing) => {
-          const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
-          if (!isPlainObject(reply!.cursor)) return reply!;
-          // Catalog cursors are small: answer them in one batch.
-          const host = await ctx.router.shardRegistry.host(routing.db.primary);
-          const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
-          return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
-        });
-      } catch (err) {
-        if (listsCollections && err instanceof MongoError && err.code === ErrorCodes.NamespaceNotFound) return none;
-        throw err;
-      }
+      const listed = withStaleRetry(ctx.router, ns, async (routing): Promise<Doc> => {
+        const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
+        if (!isPlainObject(reply!.cursor)) return reply!;
+        // Catalog cursors are small: answer them in one batch.
+        const host = await ctx.router.shardRegistry.host(routing.db.primary);
+        const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
+        return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
+      });
+      // A database that does not exist has no collections; listIndexes answers NamespaceNotFound.
+      if (names[0] !== 'listCollections') return listed;
+      return emptyWithoutDatabase(listed, { cursor: { firstBatch: [], id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 });
     },
   };
 }

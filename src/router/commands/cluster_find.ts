@@ -15,7 +15,7 @@ import { completedCursorBytes } from '../raw_reply.js';
 import { numericPointShard, shardsForQuery } from '../targeter.js';
 import { TailableClusterCursor } from '../tailable_cluster_cursor.js';
 import { checkFindOptions, notCappedError, tailableMode, type TailableMode } from '../../query/query_request_helper.js';
-import { encodeVersionedMessage, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+import { emptyWithoutDatabase, encodeVersionedMessage, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
 import { currentRouterTransaction } from '../transaction_router.js';
 
 export function targetShards(routing: Routing, filter: Doc): string[] {
@@ -148,7 +148,7 @@ export const clusterFindCommand: RouterCommand = {
       allowPartialResults,
       noCursorTimeout,
     };
-    return withStaleRetry(ctx.router, ns, (routing) => findOnce(ctx, request, routing));
+    return emptyWithoutDatabase(withStaleRetry(ctx.router, ns, (routing) => findOnce(ctx, request, routing)), { cursor: { firstBatch: [], id: Long.ZERO, ns }, ok: 1 });
   },
 };
 

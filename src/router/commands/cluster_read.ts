@@ -17,7 +17,7 @@ import { splitPipeline } from '../merge/pipeline_split.js';
 import { mergeSorted, mergeUnsorted } from '../merge/stream_merge.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
-import { sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
+import { emptyWithoutDatabase, sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
 import { clusterCursor, openShardCursors, proxyToConfig, targetShards } from './cluster_find.js';
 
 export const clusterCountCommand: RouterCommand = {
@@ -26,14 +26,14 @@ export const clusterCountCommand: RouterCommand = {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
     const query = optionalDoc(cmd, 'query') ?? {};
-    return withStaleRetry(ctx.router, ns, async (routing) => {
+    return emptyWithoutDatabase(withStaleRetry(ctx.router, ns, async (routing) => {
       const shardCmd = shardCountCommand(forwardable(cmd));
       const replies = await Promise.all(targetShards(routing, query).map(async (shard) => {
         const reply = throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...shardCmd, ...versionFields(routing, shard) }));
         return checkOk(reply);
       }));
       return mergeCountReplies(cmd, replies);
-    });
+    }), { n: 0, ok: 1 });
   },
 };
 
@@ -45,13 +45,13 @@ export const clusterDistinctCommand: RouterCommand = {
     if (ctx.db === 'config' || ctx.db === 'admin') return proxyToConfig(ctx, cmd);
     const query = optionalDoc(cmd, 'query') ?? {};
     const collation = parseCollation(cmd.collation);
-    return withStaleRetry(ctx.router, ns, async (routing) => {
+    return emptyWithoutDatabase(withStaleRetry(ctx.router, ns, async (routing) => {
       const replies = await Promise.all(targetShards(routing, query).map(async (shard) => {
         const reply = throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...forwardable(cmd), ...versionFields(routing, shard) }));
         return checkOk(reply).values as unknown[];
       }));
       return { values: mergeDistinctValues(replies, collation), ok: 1 };
-    });
+    }), { values: [], ok: 1 });
   },
 };
 
@@ -77,7 +77,7 @@ export const clusterAggregateCommand: RouterCommand = {
     const writeStage = outputStageOf(pipeline, ctx.db);
     const collation = parseCollation(cmd.collation);
     const body = writeStage ? pipeline.slice(0, -1) : pipeline;
-    const result = await withStaleRetry(ctx.router, ns, async (routing) => {
+    const result = await emptyWithoutDatabase(withStaleRetry(ctx.router, ns, async (routing) => {
       const split = splitPipeline(body, variables);
       const first = split.shardsPart[0];
       const filter = first && isPlainObject(first.$match) ? first.$match as Doc : {};
@@ -86,7 +86,9 @@ export const clusterAggregateCommand: RouterCommand = {
       const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort, collation) : mergeUnsorted(streams);
       const pctx = await mergeContext(ctx, split.mergePart, variables);
       return { output: runMergePartAsync(split.mergePart, merged, pctx), streams };
-    });
+    }), undefined);
+    // No database to read: nothing to answer, nor to write.
+    if (result === undefined) return { cursor: { firstBatch: [], id: Long.ZERO, ns }, ok: 1 };
     if (writeStage) {
       await writeOutputStage(ctx, writeStage, result.output);
       return { cursor: { firstBatch: [], id: Long.ZERO, ns }, ok: 1 };
