@@ -271,6 +271,7 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   getCmdLineOpts: onCluster('getCmdLineOpts'),
   getLog: onCluster('getLog'),
   getParameter: onCluster('getParameter'),
+  setParameter: onCluster('setParameter'),
   hostInfo: onCluster('hostInfo'),
   currentOp: onCluster('inprog'),
   cleanupOrphaned: onCluster('cleanupOrphaned'),

@@ -1,7 +1,7 @@
 import type { CommandDefinition } from './command.js';
 import { helloCommand } from './diagnostic/hello.js';
 import { buildInfoCommand } from './diagnostic/build_info.js';
-import { getParameterCommand } from './diagnostic/get_parameter.js';
+import { getParameterCommand, setParameterCommand } from './diagnostic/get_parameter.js';
 import { serverStatusCommand } from './diagnostic/server_status.js';
 import { currentOpCommand } from './diagnostic/current_op.js';
 import { profileCommand } from './diagnostic/profile.js';
@@ -51,7 +51,7 @@ import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRouting
 
 // Every command a node (shard or config server) answers.
 export const nodeCommands: readonly CommandDefinition[] = [
-  helloCommand, buildInfoCommand, getParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
+  helloCommand, buildInfoCommand, getParameterCommand, setParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, profileCommand, whatsMyUriCommand,
   saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand, updateUserCommand, grantRolesToUserCommand,
   revokeRolesFromUserCommand, rolesInfoCommand, getUserCacheGenerationCommand, createRoleCommand, updateRoleCommand, dropRoleCommand,

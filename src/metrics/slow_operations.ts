@@ -1,8 +1,9 @@
 import { readReply, type Handler } from './message_metrics.js';
 
 // MongoDB's slow operation log: a request that takes longer than `slowms` milliseconds is logged
-// ("Slow query"), one in `sampleRate` of them. The profile command reads and sets both; like
-// MongoDB's they are the process's own, held in memory (100 and 1 at every start).
+// ("Slow query"), one in `sampleRate` of them; at logLevel 1 and above, every request is. The
+// profile command reads and sets both; like MongoDB's they are the process's own, held in memory
+// (100 and 1 at every start).
 export class SlowOperationSettings {
   slowms = 100;
   sampleRate = 1;
@@ -18,18 +19,18 @@ export function slowOperationSettingsOf(owner: object): SlowOperationSettings {
   return settings;
 }
 
-// What is reported of a slow request: its bytes (decoded only now, so that the others pay for a
-// clock read alone), how long it took, and whether its reply said ok.
-export type SlowOperationReport<C> = (conn: C, message: Buffer, durationMillis: number, ok: boolean) => void;
+// What is reported of a request: its bytes (decoded only now, so that the others pay for a clock
+// read alone), how long it took, whether its reply said ok, and whether it was slow (or reported
+// because `everything` says so: MongoDB logs every operation at logLevel 1 and above).
+export type SlowOperationReport<C> = (conn: C, message: Buffer, durationMillis: number, ok: boolean, slow: boolean) => void;
 
-export function withSlowOperationLog<C>(settings: SlowOperationSettings, report: SlowOperationReport<C>, handler: Handler<C>): Handler<C> {
+export function withSlowOperationLog<C>(settings: SlowOperationSettings, report: SlowOperationReport<C>, handler: Handler<C>, everything: () => boolean): Handler<C> {
   return (conn, message) => {
     const started = performance.now();
     const done = (reply: Buffer | undefined): Buffer | undefined => {
       const elapsed = performance.now() - started;
-      if (elapsed > settings.slowms && (settings.sampleRate >= 1 || Math.random() < settings.sampleRate)) {
-        report(conn, message, Math.round(elapsed), reply === undefined || (readReply(reply)?.ok ?? true));
-      }
+      const slow = elapsed > settings.slowms && (settings.sampleRate >= 1 || Math.random() < settings.sampleRate);
+      if (slow || everything()) report(conn, message, Math.round(elapsed), reply === undefined || (readReply(reply)?.ok ?? true), slow);
       return reply;
     };
     const reply = handler(conn, message);

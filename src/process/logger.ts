@@ -14,6 +14,8 @@ export function createLogger(name: string): { logger: Logger; recent: string[] }
     },
   });
   const level = process.env.DOCSHARD_LOG_LEVEL ?? 'info';
-  const logger = pino({ name, level, base: { pid: process.pid } }, pino.multistream([{ stream: process.stdout, level: level as pino.Level }, { stream: ring, level: level as pino.Level }]));
+  // The logger's level decides what is logged, and setParameter's logLevel changes it at runtime:
+  // the streams take every line they are given.
+  const logger = pino({ name, level, base: { pid: process.pid } }, pino.multistream([{ stream: process.stdout, level: 'trace' }, { stream: ring, level: 'trace' }]));
   return { logger, recent };
 }

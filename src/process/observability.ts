@@ -26,14 +26,14 @@ const INTERNAL_DBS = new Set(['admin', 'config', 'local']);
 // A node's message handler, its commands counted (src/metrics/message_metrics.ts) and the slow
 // ones logged (src/metrics/slow_operations.ts).
 export function instrumentNode(services: NodeServices, handler: MessageHandler): MessageHandler {
-  const logged = withSlowOperationLog(slowOperationSettingsOf(services), slowOperationReporter(services.logger), handler);
+  const logged = withSlowOperationLog(slowOperationSettingsOf(services), slowOperationReporter(services.logger), handler, () => services.logger.isLevelEnabled('debug'));
   return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), logged);
 }
 
 // A router's message handler, its commands counted and the slow ones logged, each registered
 // while it runs (killOp), and targeted for the console's heat map while a console is open.
 export function instrumentRouter(router: RouterServices, handler: MessageHandler): MessageHandler {
-  const logged = withSlowOperationLog(slowOperationSettingsOf(router), slowOperationReporter(router.logger), routerOperationsOf(router).wrap(withHeatTracking(router, handler)));
+  const logged = withSlowOperationLog(slowOperationSettingsOf(router), slowOperationReporter(router.logger), routerOperationsOf(router).wrap(withHeatTracking(router, handler)), () => router.logger.isLevelEnabled('debug'));
   return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), logged);
 }
 
@@ -44,9 +44,10 @@ const CONVERSATION = new Set(['saslStart', 'saslContinue', 'authenticate']);
 const LOGGED_COMMAND_BYTES = 10_000;
 
 // A slow request's line, in the shape of MongoDB's "Slow query" (id 51803): its namespace, its
-// command (a password as "xxx"), how long it took and whether it succeeded.
+// command (a password as "xxx"), how long it took and whether it succeeded. One that was not slow,
+// reported at logLevel 1 and above, is a debug line.
 function slowOperationReporter(logger: Logger): SlowOperationReport<unknown> {
-  return (_conn, message, durationMillis, ok) => {
+  return (_conn, message, durationMillis, ok, slow) => {
     const bytes = requestDocument(message);
     const cmd = bytes === undefined ? undefined : decodedRequest(bytes);
     if (bytes === undefined || cmd === undefined) return;
@@ -57,7 +58,9 @@ function slowOperationReporter(logger: Logger): SlowOperationReport<unknown> {
     const command = CONVERSATION.has(name) || bytes.length > LOGGED_COMMAND_BYTES
       ? { [name]: typeof target === 'object' ? '...' : target, commandBytes: bytes.length }
       : redactedForLog(name, cmd);
-    logger.info({ c: 'COMMAND', id: 51803, type: 'command', ns, command, durationMillis, ok: ok ? 1 : 0 }, 'Slow query');
+    const line = { c: 'COMMAND', id: 51803, type: 'command', ns, command, durationMillis, ok: ok ? 1 : 0 };
+    if (slow) logger.info(line, 'Slow query');
+    else logger.debug(line, 'Slow query');
   };
 }
 

@@ -4,7 +4,7 @@ import {
   mergeChunksCommand, refineCollectionShardKeyCommand, shardCollectionCommand, splitCommand,
 } from './commands/cluster_admin.js';
 import {
-  clusterBuildInfoCommand, clusterGetLogCommand, clusterProfileCommand,
+  clusterBuildInfoCommand, clusterGetLogCommand, clusterProfileCommand, clusterSetParameterCommand,
   clusterGetCmdLineOptsCommand, clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
   clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
 } from './commands/cluster_diagnostics.js';
@@ -34,7 +34,7 @@ import {
 // Every command a router answers.
 export const routerCommands: readonly RouterCommand[] = [
   clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, clusterGetCmdLineOptsCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
-  clusterGetParameterCommand, clusterGetLogCommand, clusterProfileCommand, clusterServerStatusCommand, clusterListCommandsCommand, ...clusterSessionCommands,
+  clusterGetParameterCommand, clusterSetParameterCommand, clusterGetLogCommand, clusterProfileCommand, clusterServerStatusCommand, clusterListCommandsCommand, ...clusterSessionCommands,
   addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, refineCollectionShardKeyCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,
   clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,

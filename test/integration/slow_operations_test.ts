@@ -6,8 +6,9 @@ import { spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.
 
 // MongoDB's slow operation log and the profile command that sets it (src/metrics/slow_operations.ts,
 // src/commands/diagnostic/profile.ts), on a node and through a router: a request over slowms is
-// logged as "Slow query" with its namespace, command and duration, a password never.
-describe('the slow operation log and the profile command', () => {
+// logged as "Slow query" with its namespace, command and duration, a password never. And the
+// logLevel parameter, set at runtime (src/commands/diagnostic/log_level.ts).
+describe('the slow operation log, the profile command and logLevel', () => {
   let node: SpawnedNode;
   let cluster: SpawnedCluster;
   const clients: Record<'node' | 'router', MongoClient> = {} as never;
@@ -58,6 +59,27 @@ describe('the slow operation log and the profile command', () => {
       } finally {
         await db.command({ profile: 0, slowms: 100 });
       }
+    });
+
+    it(`on a ${target}: setParameter logLevel 1 logs the debug lines until it is 0 again; other parameters are refused`, async () => {
+      const admin = clients[target].db('admin');
+      const debugLines = async (): Promise<number> => ((await admin.command({ getLog: 'global' })).log as string[]).filter((l) => JSON.parse(l).level === 20).length;
+      assert.equal((await admin.command({ getParameter: 1, logLevel: 1 })).logLevel, 0);
+      const before = await debugLines();
+      assert.deepEqual([(await admin.command({ setParameter: 1, logLevel: 1 })).was], [0]);
+      try {
+        assert.equal((await admin.command({ getParameter: 1, logLevel: 1 })).logLevel, 1);
+        await clients[target].db('slowdb').collection<AnyDoc>('c').find({}).toArray();
+        await admin.command({ ping: 1 });
+        assert.ok(await debugLines() > before, 'debug lines are logged');
+      } finally {
+        assert.equal((await admin.command({ setParameter: 1, logLevel: 0 })).was, 1);
+      }
+      const refusal = (cmd: AnyDoc): Promise<string | undefined> => admin.command(cmd).then(() => undefined, (err: AnyDoc) => err.codeName as string);
+      assert.equal(await refusal({ setParameter: 1, logLevel: 9 }), 'BadValue');
+      assert.equal(await refusal({ setParameter: 1, noSuchParameter: 1 }), 'InvalidOptions');
+      assert.equal(await refusal({ setParameter: 1 }), 'InvalidOptions');
+      assert.equal(await refusal({ setParameter: 1, featureCompatibilityVersion: '7.0' }), 'IllegalOperation');
     });
 
     it(`on a ${target}: profile refuses the profiler's levels, a bad sampleRate and a filter`, async () => {

@@ -1,22 +1,32 @@
 import { isPlainObject } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import type { CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { logLevelOf, setParameter } from './log_level.js';
 
 const PARAMETERS: Record<string, unknown> = {
   featureCompatibilityVersion: { version: '7.0' },
-  logLevel: 0,
   quiet: false,
   maxBSONDepth: 200,
   internalQueryMaxBlockingSortMemoryUsageBytes: 100 * 1024 * 1024,
   enableTestCommands: false,
 };
 
+function nodeParameters(ctx: CommandContext): Record<string, unknown> {
+  return { ...PARAMETERS, logLevel: logLevelOf(ctx.node.logger), enableTestCommands: ctx.node.options.enableTestCommands, ...ctx.node.options.parameters };
+}
+
+export const setParameterCommand: CommandDefinition = {
+  names: ['setParameter'],
+  adminOnly: true,
+  run: (ctx, cmd) => setParameter(ctx.node.logger, cmd, (name) => name in nodeParameters(ctx)),
+};
+
 export const getParameterCommand: CommandDefinition = {
   names: ['getParameter'],
   adminOnly: true,
   run(ctx, cmd) {
-    const params: Record<string, unknown> = { ...PARAMETERS, enableTestCommands: ctx.node.options.enableTestCommands, ...ctx.node.options.parameters };
+    const params = nodeParameters(ctx);
     const which = cmd.getParameter;
     if (which === '*' || (isPlainObject(which) && which.allParameters === true)) return { ...params, ok: 1 };
     const reply: Record<string, unknown> = {};

@@ -4,6 +4,7 @@ import { helloReply } from '../../commands/diagnostic/hello.js';
 import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_info.js';
 import { commandLine, hostInfoReply } from '../../commands/diagnostic/simple.js';
 import { runProfile } from '../../commands/diagnostic/profile.js';
+import { logLevelOf, setParameter } from '../../commands/diagnostic/log_level.js';
 import { slowOperationSettingsOf } from '../../metrics/slow_operations.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
@@ -43,8 +44,15 @@ export const clusterGetParameterCommand: RouterCommand = {
   run(ctx, cmd) {
     if (cmd.featureCompatibilityVersion !== undefined) return { featureCompatibilityVersion: { version: '7.0' }, ok: 1 };
     if (cmd.routerFastPaths !== undefined) return { routerFastPaths: ctx.router.options.parameters.routerFastPaths, ok: 1 };
+    if (cmd.logLevel !== undefined) return { logLevel: logLevelOf(ctx.router.logger), ok: 1 };
     throw new MongoError(ErrorCodes.InvalidOptions, 'no option found to get');
   },
+};
+
+export const clusterSetParameterCommand: RouterCommand = {
+  names: ['setParameter'],
+  adminOnly: true,
+  run: (ctx, cmd) => setParameter(ctx.router.logger, cmd, (name) => name === 'featureCompatibilityVersion' || name in ctx.router.options.parameters),
 };
 
 export const clusterGetLogCommand: RouterCommand = {
