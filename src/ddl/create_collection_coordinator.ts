@@ -34,8 +34,9 @@ import {
 //                                           namespace's metadata; held writes refresh and route by
 //                                           the new routing table
 // Up to the commit an error that is not retriable ends the operation, the data shards' copies
-// dropped (by UUID, if still empty) and every critical section released first. Each phase runs again after a crash: collections and indexes are created only if
-// missing, and the commit finds the collection sharded with the same UUID and key and changes nothing.
+// dropped (by UUID, if still empty) and every critical section released first. Each phase runs
+// again after a crash: collections and indexes are created only if missing, and the commit finds
+// the collection sharded with the same UUID and key and changes nothing.
 const PHASES = [
   'kCheckPreconditions', 'kEnterWriteCriticalSectionOnCoordinator', 'kCreateCollectionOnCoordinator', 'kEnterCriticalSectionOnDataShards',
   'kCreateCollectionOnParticipants', 'kCommitOnShardingCatalog', 'kExitCriticalSection',

@@ -22,15 +22,15 @@ export function slowOperationSettingsOf(owner: object): SlowOperationSettings {
 // What is reported of a request: its bytes (decoded only now, so that the others pay for a clock
 // read alone), how long it took, whether its reply said ok, and whether it was slow (or reported
 // because `everything` says so: MongoDB logs every operation at logLevel 1 and above).
-export type SlowOperationReport<C> = (conn: C, message: Buffer, durationMillis: number, ok: boolean, slow: boolean) => void;
+export type SlowOperationReport = (message: Buffer, durationMillis: number, ok: boolean, slow: boolean) => void;
 
-export function withSlowOperationLog<C>(settings: SlowOperationSettings, report: SlowOperationReport<C>, handler: Handler<C>, everything: () => boolean): Handler<C> {
+export function withSlowOperationLog<C>(settings: SlowOperationSettings, report: SlowOperationReport, handler: Handler<C>, everything: () => boolean): Handler<C> {
   return (conn, message) => {
     const started = performance.now();
     const done = (reply: Buffer | undefined): Buffer | undefined => {
       const elapsed = performance.now() - started;
       const slow = elapsed > settings.slowms && (settings.sampleRate >= 1 || Math.random() < settings.sampleRate);
-      if (slow || everything()) report(conn, message, Math.round(elapsed), reply === undefined || (readReply(reply)?.ok ?? true), slow);
+      if (slow || everything()) report(message, Math.round(elapsed), reply === undefined || (readReply(reply)?.ok ?? true), slow);
       return reply;
     };
     const reply = handler(conn, message);

@@ -46,8 +46,8 @@ const LOGGED_COMMAND_BYTES = 10_000;
 // A slow request's line, in the shape of MongoDB's "Slow query" (id 51803): its namespace, its
 // command (a password as "xxx"), how long it took and whether it succeeded. One that was not slow,
 // reported at logLevel 1 and above, is a debug line.
-function slowOperationReporter(logger: Logger): SlowOperationReport<unknown> {
-  return (_conn, message, durationMillis, ok, slow) => {
+function slowOperationReporter(logger: Logger): SlowOperationReport {
+  return (message, durationMillis, ok, slow) => {
     const bytes = requestDocument(message);
     const cmd = bytes === undefined ? undefined : decodedRequest(bytes);
     if (bytes === undefined || cmd === undefined) return;
