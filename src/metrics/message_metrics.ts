@@ -8,7 +8,7 @@ import type { CommandMetrics } from './command_metrics.js';
 // top-level `ok`) and whether a retryable write was answered from an earlier try
 // (`retriedStmtIds`). Both are read in place, without decoding the documents.
 
-export type Handler<C> = (conn: C, message: Buffer) => Buffer | undefined | Promise<Buffer | undefined>;
+type Handler<C> = (conn: C, message: Buffer) => Buffer | undefined | Promise<Buffer | undefined>;
 
 // Where an OP_REPLY's document starts: header, responseFlags, cursorID, startingFrom, numberReturned.
 const OP_REPLY_DOCUMENT_AT = HEADER_SIZE + 4 + 8 + 4 + 4;
@@ -16,9 +16,13 @@ const OP_REPLY_DOCUMENT_AT = HEADER_SIZE + 4 + 8 + 4 + 4;
 const OP_MSG_SECTIONS_AT = HEADER_SIZE + 4;
 const BODY_SECTION = 0;
 
+// What else looks at each answered request, with the duration and outcome counted for it (the
+// slow operation log, slow_operations.ts): the request is timed and its reply read once.
+export type RequestObserver = (message: Buffer, elapsedMs: number, ok: boolean) => void;
+
 // `commandName` maps a name read from a request to the one to count it under: the name in the
 // process's command table (aliases to theirs), or "unknown", so clients cannot grow the label set.
-export function withCommandMetrics<C>(metrics: CommandMetrics, commandName: (received: string) => string, handler: Handler<C>): Handler<C> {
+export function withCommandMetrics<C>(metrics: CommandMetrics, commandName: (received: string) => string, handler: Handler<C>, observe?: RequestObserver): Handler<C> {
   return (conn, message) => {
     const started = performance.now();
     const command = commandName(requestCommandName(message) ?? '');
@@ -30,11 +34,11 @@ export function withCommandMetrics<C>(metrics: CommandMetrics, commandName: (rec
       throw err;
     }
     if (!(reply instanceof Promise)) {
-      recordReply(metrics, command, started, reply);
+      recordReply(metrics, command, started, message, reply, observe);
       return reply;
     }
     return reply.then((r) => {
-      recordReply(metrics, command, started, r);
+      recordReply(metrics, command, started, message, r, observe);
       return r;
     }, (err: unknown) => {
       metrics.record(command, false, (performance.now() - started) / 1000);
@@ -43,11 +47,14 @@ export function withCommandMetrics<C>(metrics: CommandMetrics, commandName: (rec
   };
 }
 
-function recordReply(metrics: CommandMetrics, command: string, started: number, reply: Buffer | undefined): void {
+function recordReply(metrics: CommandMetrics, command: string, started: number, message: Buffer, reply: Buffer | undefined, observe: RequestObserver | undefined): void {
+  const elapsedMs = performance.now() - started;
   // A moreToCome request has no reply to read: it was accepted.
   const outcome = reply === undefined ? undefined : readReply(reply);
-  metrics.record(command, outcome?.ok ?? true, (performance.now() - started) / 1000);
+  const ok = outcome?.ok ?? true;
+  metrics.record(command, ok, elapsedMs / 1000);
   if (outcome !== undefined && outcome.retriedStatements > 0) metrics.recordRetriedStatements(outcome.retriedStatements);
+  observe?.(message, elapsedMs, ok);
 }
 
 // The first element name of an OP_MSG body, or of an OP_QUERY's query (the legacy hello);

@@ -1,4 +1,4 @@
-import { readReply, type Handler } from './message_metrics.js';
+import type { RequestObserver } from './message_metrics.js';
 
 // MongoDB's slow operation log: a request that takes longer than `slowms` milliseconds is logged
 // ("Slow query"), one in `sampleRate` of them; at logLevel 1 and above, every request is. The
@@ -19,21 +19,16 @@ export function slowOperationSettingsOf(owner: object): SlowOperationSettings {
   return settings;
 }
 
-// What is reported of a request: its bytes (decoded only now, so that the others pay for a clock
-// read alone), how long it took, whether its reply said ok, and whether it was slow (or reported
-// because `everything` says so: MongoDB logs every operation at logLevel 1 and above).
+// What is reported of a request: its bytes (decoded only now, so that the others pay for a
+// comparison alone), how long it took, whether its reply said ok, and whether it was slow (or
+// reported because `everything` says so: MongoDB logs every operation at logLevel 1 and above).
 export type SlowOperationReport = (message: Buffer, durationMillis: number, ok: boolean, slow: boolean) => void;
 
-export function withSlowOperationLog<C>(settings: SlowOperationSettings, report: SlowOperationReport, handler: Handler<C>, everything: () => boolean): Handler<C> {
-  return (conn, message) => {
-    const started = performance.now();
-    const done = (reply: Buffer | undefined): Buffer | undefined => {
-      const elapsed = performance.now() - started;
-      const slow = elapsed > settings.slowms && (settings.sampleRate >= 1 || Math.random() < settings.sampleRate);
-      if (slow || everything()) report(message, Math.round(elapsed), reply === undefined || (readReply(reply)?.ok ?? true), slow);
-      return reply;
-    };
-    const reply = handler(conn, message);
-    return reply instanceof Promise ? reply.then(done) : done(reply);
+// An observer of the requests withCommandMetrics times (message_metrics.ts), so that the log takes
+// their duration and outcome from there rather than timing and reading each reply again.
+export function slowOperationObserver(settings: SlowOperationSettings, report: SlowOperationReport, everything: () => boolean): RequestObserver {
+  return (message, elapsedMs, ok) => {
+    const slow = elapsedMs > settings.slowms && (settings.sampleRate >= 1 || Math.random() < settings.sampleRate);
+    if (slow || everything()) report(message, Math.round(elapsedMs), ok, slow);
   };
 }

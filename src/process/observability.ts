@@ -11,7 +11,7 @@ import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../migration/rang
 import { commandMetricsOf } from '../metrics/command_metrics.js';
 import { startHttpServer, type HttpRoutes, type RunningHttpServer } from '../metrics/http_server.js';
 import { requestDocument, withCommandMetrics } from '../metrics/message_metrics.js';
-import { slowOperationSettingsOf, withSlowOperationLog, type SlowOperationReport } from '../metrics/slow_operations.js';
+import { slowOperationObserver, slowOperationSettingsOf, type SlowOperationReport } from '../metrics/slow_operations.js';
 import { redactedForLog } from '../auth/authorization_policy.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import type { CollectionFigures, ConfigFigures, ProcessSources, ShardFigures } from '../metrics/process_metrics.js';
@@ -26,15 +26,15 @@ const INTERNAL_DBS = new Set(['admin', 'config', 'local']);
 // A node's message handler, its commands counted (src/metrics/message_metrics.ts) and the slow
 // ones logged (src/metrics/slow_operations.ts).
 export function instrumentNode(services: NodeServices, handler: MessageHandler): MessageHandler {
-  const logged = withSlowOperationLog(slowOperationSettingsOf(services), slowOperationReporter(services.logger), handler, () => services.logger.isLevelEnabled('debug'));
-  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), logged);
+  const slow = slowOperationObserver(slowOperationSettingsOf(services), slowOperationReporter(services.logger), () => services.logger.isLevelEnabled('debug'));
+  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), handler, slow);
 }
 
 // A router's message handler, its commands counted and the slow ones logged, each registered
 // while it runs (killOp), and targeted for the console's heat map while a console is open.
 export function instrumentRouter(router: RouterServices, handler: MessageHandler): MessageHandler {
-  const logged = withSlowOperationLog(slowOperationSettingsOf(router), slowOperationReporter(router.logger), routerOperationsOf(router).wrap(withHeatTracking(router, handler)), () => router.logger.isLevelEnabled('debug'));
-  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), logged);
+  const slow = slowOperationObserver(slowOperationSettingsOf(router), slowOperationReporter(router.logger), () => router.logger.isLevelEnabled('debug'));
+  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), routerOperationsOf(router).wrap(withHeatTracking(router, handler)), slow);
 }
 
 // A hello that waits for a topology change (maxAwaitTimeMS) is slow on purpose.

@@ -30,14 +30,10 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
         databaseSections.enter(db, reason);
       },
       blockDatabase(db, reason) {
-        databaseSections.enter(db, reason);
-        databaseSections.blockReads(db, reason);
+        databaseSections.enterBlockingReads(db, reason);
       },
       async unblockDatabase(db, reason) {
-        node.sharding.metadata.forgetDatabase(db);
-        // Not reloaded is safe too: the held requests then reload it themselves.
-        await node.sharding.metadata.refreshDatabase(db).catch(() => undefined);
-        databaseSections.exit(db, reason);
+        await databaseSections.exitAfterRefresh(db, reason, node.sharding.metadata);
       },
     },
   };

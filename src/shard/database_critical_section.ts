@@ -6,8 +6,8 @@ import type { CriticalSection } from './critical_section.js';
 
 // The database-level critical section a movePrimary donor and recipient or a dropDatabase
 // coordinator holds (MongoDB's DatabaseShardingState critical section): the per-namespace gate of
-// critical_section.ts, keyed by the bare database
-// name (a collection key always has a dot, so the two never meet). Only requests that carry a
+// critical_section.ts, keyed by the bare database name (a collection key always has a dot, so the
+// two never meet). Only requests that carry a
 // databaseVersion are held, which is every routed request for an unsharded collection and for the
 // database's catalog; they wait, then check their version, and after the commit the donor has
 // refreshed and answers StaleDbVersion, so the router goes to the new primary.
@@ -37,6 +37,12 @@ export function databaseCriticalSectionWait(cs: CriticalSection, name: string, d
 // still blocked: a donor cannot take writes the commit would leave behind, nor a recipient requests
 // meant for the new primary before the donor has cleaned up.
 export const DATABASE_CRITICAL_SECTIONS_NS = 'config.movePrimaryCriticalSections';
+
+// What a shard knows of its databases' versions (shard_metadata.ts).
+interface DatabaseVersionCache {
+  forgetDatabase(db: string): void;
+  refreshDatabase(db: string): Promise<void>;
+}
 
 interface Holder {
   reason: string;
@@ -78,6 +84,21 @@ export class DatabaseCriticalSections {
     }
     this.persist(db, { reason, blockReads: true });
     this.take(db, { reason, blockReads: true });
+  }
+
+  // Reads and writes held at once: a dropDatabase coordinator, a movePrimary recipient.
+  enterBlockingReads(db: string, reason: string): void {
+    this.enter(db, reason);
+    this.blockReads(db, reason);
+  }
+
+  // Releases the section once `metadata` has reloaded the database's version, so that the requests
+  // it held check theirs against what the DDL left (not reloaded is safe too: they then reload it
+  // themselves); true when this reason held it.
+  async exitAfterRefresh(db: string, reason: string, metadata: DatabaseVersionCache): Promise<boolean> {
+    metadata.forgetDatabase(db);
+    await metadata.refreshDatabase(db).catch(() => undefined);
+    return this.exit(db, reason);
   }
 
   // Releases the section if this reason holds it; true when it did.

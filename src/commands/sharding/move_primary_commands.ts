@@ -83,9 +83,7 @@ export const movePrimaryEnterCriticalSectionCommand: CommandDefinition = {
     checkDDLCoordinatorSession(ctx, cmd, '_shardsvrMovePrimaryEnterCriticalSection');
     const db = requireString(cmd, '_shardsvrMovePrimaryEnterCriticalSection');
     const reason = requireString(cmd, 'reason');
-    const sections = databaseCriticalSections(ctx.node);
-    sections.enter(db, reason);
-    sections.blockReads(db, reason);
+    databaseCriticalSections(ctx.node).enterBlockingReads(db, reason);
     ctx.node.logger.info({ c: 'SHARDING', db, reason }, 'movePrimary recipient entered the database critical section');
     return { ok: 1 };
   },
@@ -103,11 +101,7 @@ export const movePrimaryExitCriticalSectionCommand: CommandDefinition = {
     checkDDLCoordinatorSession(ctx, cmd, '_shardsvrMovePrimaryExitCriticalSection');
     const db = requireString(cmd, '_shardsvrMovePrimaryExitCriticalSection');
     const reason = requireString(cmd, 'reason');
-    const { metadata } = ctx.node.sharding;
-    metadata.forgetDatabase(db);
-    // Not reloaded is safe too: the held requests then reload it themselves.
-    await metadata.refreshDatabase(db).catch(() => undefined);
-    if (databaseCriticalSections(ctx.node).exit(db, reason)) {
+    if (await databaseCriticalSections(ctx.node).exitAfterRefresh(db, reason, ctx.node.sharding.metadata)) {
       ctx.node.logger.info({ c: 'SHARDING', db, reason }, 'movePrimary recipient left the database critical section');
     }
     return { ok: 1 };
