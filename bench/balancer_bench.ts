@@ -1,4 +1,4 @@
-// npm run bench -- balancer: the real BalancerPolicy (src/configsvr_decisions/balancer_policy.ts) on generated
+// npm run bench -- balancer: the real BalancerPolicy (src/catalog_decisions/balancer_policy.ts) on generated
 // one-collection clusters, applied round by round by bench/balancer_sim.ts until a round returns
 // nothing. Reports rounds to converge, bytes moved against the least any balancer could move to
 // reach a state this policy accepts (bench/balancer_sim.ts explains the bound), and the time of
@@ -7,7 +7,7 @@ import { MaxKey } from 'bson';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { MinKey, type Doc } from '../src/bson/values.js';
-import { balanceCollection, type BalancerPolicyName, type ChunkInfo, type ShardStats, type ZoneRange } from '../src/configsvr_decisions/balancer_policy.js';
+import { balanceCollection, type BalancerPolicyName, type ChunkInfo, type ShardStats, type ZoneRange } from '../src/catalog_decisions/balancer_policy.js';
 import { BalancerSim, minimumBytesToMove, type SimCluster, type SimResult } from './balancer_sim.js';
 
 const MB = 1024 * 1024;

@@ -8,7 +8,7 @@ import {
   type ShardStats,
   type SplitInfo,
   type ZoneRange,
-} from '../src/configsvr_decisions/balancer_policy.js';
+} from '../src/catalog_decisions/balancer_policy.js';
 
 // A one-collection cluster that runs the real balanceCollection round after round and applies
 // what it returns the way the driver would: a migration moves min(chunk bytes, maxChunkSizeBytes)

@@ -1,9 +1,9 @@
 import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
-import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
-import { parseBalancerSettings, shouldBalance, type BalancerSettings } from '../configsvr_decisions/balancer_settings.js';
-import type { CollectionBalanceResult } from '../configsvr_decisions/balancer_policy.js';
+import { changeLogEntry, CONFIG_SHARD } from '../catalog_decisions/changelog.js';
+import { parseBalancerSettings, shouldBalance, type BalancerSettings } from '../catalog_decisions/balancer_settings.js';
+import type { CollectionBalanceResult } from '../catalog_decisions/balancer_policy.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { BalancerRound, type RoundOutcome } from './balancer_round.js';

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
-import { mergeableRuns } from '../configsvr_decisions/auto_merge.js';
-import { balanceCollection, type CollectionBalanceResult, type MigrateInfo } from '../configsvr_decisions/balancer_policy.js';
-import type { BalancerSettings } from '../configsvr_decisions/balancer_settings.js';
+import { mergeableRuns } from '../catalog_decisions/auto_merge.js';
+import { balanceCollection, type CollectionBalanceResult, type MigrateInfo } from '../catalog_decisions/balancer_policy.js';
+import type { BalancerSettings } from '../catalog_decisions/balancer_settings.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { BalancedCollection, ClusterSnapshot } from './cluster_statistics.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';

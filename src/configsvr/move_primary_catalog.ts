@@ -2,8 +2,8 @@ import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
 import type { DatabaseType } from '../catalog/type_chunk.js';
-import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
-import { commitMovePrimary, type MovePrimaryCommit } from '../configsvr_decisions/move_primary.js';
+import { changeLogEntry, CONFIG_SHARD } from '../catalog_decisions/changelog.js';
+import { commitMovePrimary, type MovePrimaryCommit } from '../catalog_decisions/move_primary.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 
 // The config server's part of movePrimary (MongoDB's _configsvrCommitMovePrimary), asked by the

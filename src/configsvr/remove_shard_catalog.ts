@@ -1,8 +1,8 @@
 import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
-import { changeLogEntry, CONFIG_SHARD } from '../configsvr_decisions/changelog.js';
-import { decideRemoveShard, removeShardReply, resolveShard } from '../configsvr_decisions/remove_shard.js';
+import { changeLogEntry, CONFIG_SHARD } from '../catalog_decisions/changelog.js';
+import { decideRemoveShard, removeShardReply, resolveShard } from '../catalog_decisions/remove_shard.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 

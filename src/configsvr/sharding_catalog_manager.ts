@@ -5,17 +5,17 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { compareValues } from '../bson/compare.js';
 import type { ChunkType, CollectionType, DatabaseType, ShardType } from '../catalog/type_chunk.js';
-import { decideCreateDatabase } from '../configsvr_decisions/create_database.js';
-import { decideShardCollection, type ShardCollectionRequest } from '../configsvr_decisions/shard_collection.js';
-import { decideSplit } from '../configsvr_decisions/split_chunk.js';
-import { decideMerge } from '../configsvr_decisions/merge_chunks.js';
-import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../configsvr_decisions/commit_chunk_migration.js';
-import { extendBound } from '../configsvr_decisions/refine_shard_key.js';
+import { decideCreateDatabase } from '../catalog_decisions/create_database.js';
+import { decideShardCollection, type ShardCollectionRequest } from '../catalog_decisions/shard_collection.js';
+import { decideSplit } from '../catalog_decisions/split_chunk.js';
+import { decideMerge } from '../catalog_decisions/merge_chunks.js';
+import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../catalog_decisions/commit_chunk_migration.js';
+import { extendBound } from '../catalog_decisions/refine_shard_key.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
-import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../configsvr_decisions/changelog.js';
+import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../catalog_decisions/changelog.js';
 import { MoveRangeCatalog } from './move_range_catalog.js';
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the

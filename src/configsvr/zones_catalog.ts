@@ -1,12 +1,12 @@
 import type { Doc } from '../bson/values.js';
 import {
   checkRemoveShardFromZone, checkShardExists, decideAssignKeyRange, decideRemoveKeyRange, sortZoneRanges, type ZoneRangeType,
-} from '../configsvr_decisions/zones.js';
+} from '../catalog_decisions/zones.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 
 // The config server's zone operations (seed 001, "zones"): zone names in config.shards' `tags`,
-// zone ranges in config.tags. Each one reads, decides (src/configsvr_decisions/zones.ts) and writes in the same
+// zone ranges in config.tags. Each one reads, decides (src/catalog_decisions/zones.ts) and writes in the same
 // synchronous step, so two zone operations never interleave (MongoDB's zone op lock). Zones do not
 // change chunks or versions: nothing is refreshed; the balancer moves chunks to their zones.
 export class ZonesCatalog {

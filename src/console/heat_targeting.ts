@@ -1,6 +1,6 @@
 import { checkReceivedDepth } from '../bson/bson_depth.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../bson/values.js';
-import type { MessageHandler } from '../commands/message_handler.js';
+import type { MessageHandler } from '../command_layer/message_handler.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import type { ChunkManager } from '../router/chunk_manager.js';
 import type { RouterServices } from '../router/router_services.js';

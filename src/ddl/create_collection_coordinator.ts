@@ -2,7 +2,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
-import { checkShardCollectionArgs, translateShardCollection, type InitialChunksLayout } from '../configsvr_decisions/shard_collection.js';
+import { checkShardCollectionArgs, translateShardCollection, type InitialChunksLayout } from '../catalog_decisions/shard_collection.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';

@@ -1,7 +1,7 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import { checkRefineShardKey, isAlreadyRefined } from '../configsvr_decisions/refine_shard_key.js';
+import { checkRefineShardKey, isAlreadyRefined } from '../catalog_decisions/refine_shard_key.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';

@@ -64,7 +64,7 @@ export function shardedCollectionsOf(env: DDLCoordinatorEnv, db: string): Promis
 // The session of the coordinator whose phase is running: every command below that changes
 // something on a participant or the config server goes as a retryable write of it (lsid and
 // txnNumber), so that the participant can refuse one from before the coordinator's last recovery
-// (src/commands/sharding/ddl_participant_session.ts).
+// (src/mongod_commands/sharding/ddl_participant_session.ts).
 const coordinatorSession = new AsyncLocalStorage<CoordinatorDocument['session']>();
 
 export function withCoordinatorSession<T>(session: CoordinatorDocument['session'], fn: () => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@ import { compareValues } from '../bson/compare.js';
 import { formatValue } from '../bson/format.js';
 import { assert, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { formatRange, type ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import { formatRange, type ChunkRange } from '../catalog/chunk_range.js';
 
 // One migration per shard at a time, as donor or recipient (MongoDB's ActiveMigrationsRegistry).
 // The balancer does not track which shards are busy; shards refuse what they cannot take:

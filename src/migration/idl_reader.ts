@@ -3,7 +3,7 @@ import { bsonTypeName, compareValues } from '../bson/compare.js';
 import { bsonTag, isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { formatRange, type ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import { formatRange, type ChunkRange } from '../catalog/chunk_range.js';
 
 // Reads one persisted struct with MongoDB's IDL wording, so a damaged config.migrationCoordinators
 // or config.rangeDeletions document fails with the same codes and messages a mongod would print

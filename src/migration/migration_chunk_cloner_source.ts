@@ -5,7 +5,7 @@ import type { Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
-import type { ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import type { ChunkRange } from '../catalog/chunk_range.js';
 import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import type { IndexAccess } from '../storage/index_access.js';
 import { RECORD_ID_BYTES, writeRecordId } from '../storage/key_layout.js';

@@ -3,7 +3,7 @@ import { bsonTag, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { shardVersionFromBSON, shardVersionToBSON, type ChunkVersion } from '../catalog/chunk_version.js';
-import type { ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import type { ChunkRange } from '../catalog/chunk_range.js';
 import { IdlReader } from './idl_reader.js';
 
 // The donor's record of one migration in config.migrationCoordinators (MongoDB's

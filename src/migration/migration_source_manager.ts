@@ -6,7 +6,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { fromPlacementTimestamp, placementTimestamp, shardVersionToBSON } from '../catalog/chunk_version.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import type { ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import type { ChunkRange } from '../catalog/chunk_range.js';
 import type { MigrationNode } from './migration_node.js';
 import { hangIfFailPointEnabled } from '../base/fail_points.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
@@ -23,7 +23,7 @@ import {
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON, rangeDeletionTaskToBSON, taskTimestamp } from './range_deletion_task.js';
 import { countRange } from './range_orphans.js';
 import { migrationStatistics } from './migration_statistics.js';
-import { DONOR_STEPS, moveChunkErrorEntry, moveChunkFromEntry, moveChunkStartEntry } from '../configsvr_decisions/migration_changelog.js';
+import { DONOR_STEPS, moveChunkErrorEntry, moveChunkFromEntry, moveChunkStartEntry } from '../catalog_decisions/migration_changelog.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
 
 // Per-phase limits; the state machine ignores a timer armed in a phase it has left. From the

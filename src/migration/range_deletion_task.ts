@@ -1,7 +1,7 @@
 import { Timestamp, type UUID } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { shardVersionFromBSON, shardVersionToBSON, type ChunkVersion } from '../catalog/chunk_version.js';
-import type { ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import type { ChunkRange } from '../catalog/chunk_range.js';
 import { IdlReader } from './idl_reader.js';
 
 // A range one shard must delete once the migration that named it is decided (MongoDB's

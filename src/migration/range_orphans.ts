@@ -1,7 +1,7 @@
 import type { UUID } from 'bson';
 import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
-import type { ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import type { ChunkRange } from '../catalog/chunk_range.js';
 import type { LocalCollections, LocalWriter } from '../query/exec/local_collection.js';
 import { prepareFind, type Output } from '../query/exec/find_query.js';
 import type { IndexAccess } from '../storage/index_access.js';

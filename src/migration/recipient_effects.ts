@@ -1,6 +1,6 @@
 import type { Timestamp, UUID } from 'bson';
 import type { MongoError } from '../base/errors.js';
-import type { ChunkRange } from '../configsvr_decisions/chunk_range.js';
+import type { ChunkRange } from '../catalog/chunk_range.js';
 import type { Doc } from '../bson/values.js';
 import type { RangeDeletionTask } from './range_deletion_task.js';
 

@@ -2,7 +2,7 @@ import type { Timestamp, UUID } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { assert, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { formatRange } from '../configsvr_decisions/chunk_range.js';
+import { formatRange } from '../catalog/chunk_range.js';
 import {
   recipientRangeDeletionTask,
   type RecipientCommand,

@@ -10,7 +10,7 @@ import { watchSupervisorPipe } from './supervisor_pipe.js';
 import { serveNodeHttp, serveRouterHttp } from './observability.js';
 import { consoleRoutes } from '../console/console_server.js';
 import { KeyFileError } from '../auth/key_file.js';
-import { readKeyFile } from './key_file.js';
+import { readKeyFile } from './key_file_reader.js';
 import { readTlsFlags, TlsOptionsError } from './tls_files.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 

@@ -5,7 +5,7 @@ import { WireClient } from '../wire/client.js';
 import { spawnChildNode, type ChildExit, type ChildNode } from './child_node.js';
 import { readClusterFile, writeClusterFile } from './cluster_file.js';
 import { ensureClusterKeyFile } from './cluster_key_file.js';
-import { internalAuthentication, readKeyFile } from './key_file.js';
+import { internalAuthentication, readKeyFile } from './key_file_reader.js';
 
 export interface LocalClusterOptions {
   shards: number;

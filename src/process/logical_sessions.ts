@@ -1,4 +1,4 @@
-import type { NodeServices } from '../commands/command.js';
+import type { NodeServices } from '../mongod_commands/command.js';
 import type { RouterServices } from '../router/router_services.js';
 import { shardSessionsCollection } from '../configsvr/sessions_collection_config_server.js';
 import { startLogicalSessionCacheJobs, type LogicalSessionCacheJobs } from '../sessions/logical_session_cache_jobs.js';

@@ -1,8 +1,8 @@
 import os from 'node:os';
 import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
-import { SERVER_VERSION } from '../commands/diagnostic/build_info.js';
-import { handleMessage, withCompression, type Dispatch, type MessageHandler } from '../commands/message_handler.js';
+import { SERVER_VERSION } from '../mongod_commands/diagnostic/build_info.js';
+import { handleMessage, withCompression, type Dispatch, type MessageHandler } from '../command_layer/message_handler.js';
 import { CatalogCache } from '../router/catalog_cache.js';
 import { createChunkSplitter } from '../router/chunk_splitter.js';
 import { ClusterCursorManager } from '../router/cluster_cursor_manager.js';
@@ -24,10 +24,10 @@ import { TcpServer } from '../wire/tcp_server.js';
 import { instrumentRouter } from './observability.js';
 import { newUserCacheGeneration } from '../router/commands/cluster_auth.js';
 import { AuthenticationAttempts } from '../auth/authentication_attempts.js';
-import type { ConnectionInfo } from '../commands/command.js';
+import type { ConnectionInfo } from '../mongod_commands/command.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
-import { internalAuthentication } from './key_file.js';
+import { internalAuthentication } from './key_file_reader.js';
 import { TransactionRouter } from '../router/transaction_router.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;

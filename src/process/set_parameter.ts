@@ -1,4 +1,4 @@
-import type { NodeOptions } from '../commands/command.js';
+import type { NodeOptions } from '../mongod_commands/command.js';
 import type { RouterOptions } from '../router/router_services.js';
 import { DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS } from '../sessions/logical_clock.js';
 import { LOGICAL_SESSION_REFRESH_MILLIS } from '../sessions/logical_session_cache_jobs.js';

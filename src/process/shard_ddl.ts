@@ -1,5 +1,5 @@
 import { systemClock } from '../base/clock.js';
-import type { NodeServices } from '../commands/command.js';
+import type { NodeServices } from '../mongod_commands/command.js';
 import { collModCoordinator } from '../ddl/coll_mod_coordinator.js';
 import { createCollectionCoordinator } from '../ddl/create_collection_coordinator.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';

@@ -3,7 +3,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { RawDocument } from '../wire/raw_bson.js';
-import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from '../commands/cursor_batch.js';
+import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from '../command_layer/cursor_batch.js';
 import type { PartialResults } from './partial_results.js';
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { LogicalSessionId } from '../sessions/session_id.js';

@@ -1,7 +1,7 @@
 import type { Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
-import { appendClusterAndOperationTime } from '../commands/operation_time.js';
-import { sequenceBytes } from '../commands/original_bytes.js';
+import { appendClusterAndOperationTime } from '../command_layer/operation_time.js';
+import { sequenceBytes } from '../command_layer/original_bytes.js';
 import { parseMaxTimeMS } from '../query/query_request_helper.js';
 import { clusterTimeOf, clusterTimeOfBytes } from '../sessions/logical_time_metadata.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';

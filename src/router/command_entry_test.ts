@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Binary, Long, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { attachSequence } from '../commands/original_bytes.js';
+import { attachSequence } from '../command_layer/original_bytes.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { countCommand, countWriteAttempts, countWriteReply, enterCommand, forwardsSession, type OpCounters } from './command_entry.js';
 import type { RouterServices } from './router_services.js';

@@ -1,6 +1,6 @@
 import { assert } from '../base/errors.js';
-import { FAIL_COMMAND } from '../commands/fail_command_policy.js';
-import { opMsgReply, type MessageHandler } from '../commands/message_handler.js';
+import { FAIL_COMMAND } from '../command_layer/fail_command_policy.js';
+import { opMsgReply, type MessageHandler } from '../command_layer/message_handler.js';
 import { writeTimestamp } from '../sessions/logical_time_metadata.js';
 import { enterCommand, withRouterTimes } from './command_entry.js';
 import { answerFind, findFailed, planFind } from './find_fast_path.js';
@@ -8,7 +8,7 @@ import { answerInsert, insertFailed, planInsert } from './insert_fast_path.js';
 import type { CachedRouting } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
-import type { ConnectionInfo } from '../commands/command.js';
+import type { ConnectionInfo } from '../mongod_commands/command.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
 
 // The router's message handler with the fast paths in front of `general` (the message handler and

@@ -1,6 +1,6 @@
 import { cstringSize } from '../bson/raw_document.js';
 import { deserializeDocument } from '../bson/values.js';
-import { opMsgReply, opMsgReplyIn } from '../commands/message_handler.js';
+import { opMsgReply, opMsgReplyIn } from '../command_layer/message_handler.js';
 import { OP_MSG_REPLY_PREFIX } from '../wire/message.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import { countCommand, withRouterTimes } from './command_entry.js';

@@ -3,7 +3,7 @@ import { LazyDocument, readPlainDocument } from '../bson/raw_document.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import { opMsgReply, opMsgReplyOfBody } from '../commands/message_handler.js';
+import { opMsgReply, opMsgReplyOfBody } from '../command_layer/message_handler.js';
 import { statementIds } from '../sessions/retryable_write.js';
 import { Limits } from '../wire/op_codes.js';
 import { countWriteAttempts, forwardsSession, withRouterTimes, type GenericArguments } from './command_entry.js';

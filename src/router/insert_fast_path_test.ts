@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, Long, MinKey, ObjectId, Timestamp, deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import type { ChunkType, DatabaseType } from '../catalog/type_chunk.js';
-import { attachSequence } from '../commands/original_bytes.js';
+import { attachSequence } from '../command_layer/original_bytes.js';
 import { encodeOpMsgRequest, parseOpMsg, readHeader } from '../wire/message.js';
 import { OpCode } from '../wire/op_codes.js';
 import { ChunkManager } from './chunk_manager.js';

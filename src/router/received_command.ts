@@ -5,7 +5,7 @@ import { cstringSize, embeddedDocuments, readPlainDocument } from '../bson/raw_d
 import { DOCUMENT_SEQUENCE_SECTION } from '../wire/message.js';
 import { nameIs, newElement, readElement, TYPE_DOCUMENT, TYPE_STRING } from './raw_elements.js';
 import { CLUSTER_TIME_ELEMENT_LENGTH, clusterTimeElementTimeAt, writeClusterTimeElement } from '../sessions/logical_time_metadata.js';
-import { isValidCollectionName } from '../commands/args.js';
+import { isValidCollectionName } from '../command_layer/args.js';
 
 // A command as a driver sends it, read from its OP_MSG bytes without decoding it: where each of
 // the fields a fast path knows is. The router's fast paths (insert_fast_path.ts,

@@ -1,7 +1,7 @@
 import { ObjectId } from 'bson';
 import { DOUBLE, INT32, LazyDocument, nameBytes, prependObjectId, readPlainDocument, type PlainDocument } from '../bson/raw_document.js';
 import type { Doc } from '../bson/values.js';
-import { sequenceBytes } from '../commands/original_bytes.js';
+import { sequenceBytes } from '../command_layer/original_bytes.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import { chunkForInsert, shardForInsert } from './targeter.js';

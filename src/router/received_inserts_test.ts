@@ -4,7 +4,7 @@ import { BSON, MaxKey } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { Binary, Double, Long, MinKey, ObjectId, Timestamp, deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import { attachSequence } from '../commands/original_bytes.js';
+import { attachSequence } from '../command_layer/original_bytes.js';
 import { ChunkManager } from './chunk_manager.js';
 import { receivedInserts, shardForReceivedInsert } from './received_inserts.js';
 import { shardForInsert } from './targeter.js';

@@ -2,23 +2,23 @@ import { errorReply, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
 import { Timestamp } from 'bson';
-import { commandName } from '../commands/args.js';
-import type { ConnectionInfo } from '../commands/command.js';
+import { commandName } from '../command_layer/args.js';
+import type { ConnectionInfo } from '../mongod_commands/command.js';
 import type { RouterCommand, RouterContext, RouterServices } from './router_services.js';
 import { runResolvedView } from './commands/cluster_views.js';
 import { resolvedViewOf } from './resolved_view.js';
-import { checkCommandFields } from '../commands/command_fields.js';
+import { checkCommandFields } from '../command_layer/command_fields.js';
 import { countCommand, countWriteReply, enterCommand, isWriteCommand, withRouterTimes, type WriteKind } from './command_entry.js';
-import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../commands/crud/unreplicated_write_concern.js';
+import { takeUnsatisfiableWriteConcern, withWriteConcernError } from '../command_layer/unreplicated_write_concern.js';
 import { beforeDeadline } from '../base/operation_deadline.js';
-import { withFailCommand } from '../commands/fail_command.js';
+import { withFailCommand } from '../command_layer/fail_command.js';
 import { runInRouterSession } from './cluster_session_operation.js';
 import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
 import { refreshAuthenticatedUser } from './commands/cluster_auth.js';
 import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
-import { withSnapshotTime } from '../commands/snapshot_read.js';
+import { withSnapshotTime } from '../command_layer/snapshot_read.js';
 import { runRouterTransactionStatement } from './commands/cluster_transactions.js';
 import { withSnapshotReadTime } from './transaction_router.js';
 
@@ -65,7 +65,7 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
   }
 }
 
-// With --auth, as a node checks (src/commands/dispatcher.ts): before login only the handshake and
+// With --auth, as a node checks (src/mongod_commands/dispatcher.ts): before login only the handshake and
 // authentication, and createUser from this host (the command itself checks that the config server
 // holds no user yet: the localhost exception); after it, what the user's roles allow, by the
 // command's canonical name.

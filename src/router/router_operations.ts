@@ -1,7 +1,7 @@
 import type { Doc } from '../bson/values.js';
 import { deserializeDocument } from '../bson/values.js';
-import type { ConnectionInfo } from '../commands/command.js';
-import { opMsgReply, type MessageHandler } from '../commands/message_handler.js';
+import type { ConnectionInfo } from '../mongod_commands/command.js';
+import { opMsgReply, type MessageHandler } from '../command_layer/message_handler.js';
 import { parseRequest } from '../wire/message.js';
 import { MsgFlag } from '../wire/op_codes.js';
 

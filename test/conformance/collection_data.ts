@@ -1,6 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import { shardable, shardCollection } from './implicit_sharding.js';
-import { describe, matchExactly } from './matcher.js';
+import { describe, matchExactly } from './unified_matcher.js';
 import type { CollectionData } from './test_file.js';
 
 // initialData before a test and outcome after it, both through the internal client.

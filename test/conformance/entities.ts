@@ -3,7 +3,7 @@ import {
   type CommandStartedEvent, type CommandSucceededEvent, type Db, type MongoClientOptions,
 } from 'mongodb';
 import { entityOptionsOf, toNative } from './arguments.js';
-import type { MatchContext } from './matcher.js';
+import type { MatchContext } from './unified_matcher.js';
 import type { Doc, EntityDescription } from './test_file.js';
 import { UNSUPPORTED_CLIENT_FIELDS, Unsupported } from './unsupported.js';
 

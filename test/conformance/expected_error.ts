@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, MongoError, MongoOperationTimeoutError, MongoServerError } from 'mongodb';
-import { describe, matchValue, show, type MatchContext } from './matcher.js';
+import { describe, matchValue, show, type MatchContext } from './unified_matcher.js';
 import { bulkWriteResultDocument } from './operations.js';
 import type { Doc, ExpectedError } from './test_file.js';
 import { Unsupported } from './unsupported.js';

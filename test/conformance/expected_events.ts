@@ -1,5 +1,5 @@
 import type { ObservedEvent } from './entities.js';
-import { describe, matchValue, type MatchContext } from './matcher.js';
+import { describe, matchValue, type MatchContext } from './unified_matcher.js';
 import type { Doc, ExpectedEventsForClient } from './test_file.js';
 
 // expectEvents for command monitoring: same events, same order; extra ones at the end only

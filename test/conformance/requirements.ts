@@ -1,5 +1,5 @@
 import type { Doc, RunOnRequirement } from './test_file.js';
-import { matchValue } from './matcher.js';
+import { matchValue } from './unified_matcher.js';
 
 // runOnRequirements and schemaVersion: may this runner run a file or test on this server?
 

@@ -1,7 +1,7 @@
 import type { ClientSession, MongoClient } from 'mongodb';
 import type { EntityMap } from './entities.js';
-import type { TestFailPoints } from './fail_points.js';
-import { matchExactly, show } from './matcher.js';
+import type { TestFailPoints } from './fail_point_operations.js';
+import { matchExactly, show } from './unified_matcher.js';
 import type { Doc, EntityDescription } from './test_file.js';
 import { pinnedMongos, transactionState } from './transactions.js';
 

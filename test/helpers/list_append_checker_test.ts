@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { seededRandom } from '../../src/router/merge/test_support.js';
+import { seededRandom } from '../../src/router/merge/merge_test_support.js';
 import { checkListAppend, type Anomaly, type Key, type MicroOp, type Outcome, type Transaction } from './list_append_checker.js';
 import { listAppendWorkload } from './list_append_workload.js';
 

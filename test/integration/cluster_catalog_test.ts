@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MinKey, MongoClient, ObjectId, Timestamp, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
-import { splitRefusals } from '../../src/configsvr_decisions/split_point_finder_cases.js';
+import { splitRefusals } from '../../src/catalog_decisions/split_point_finder_cases.js';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 

@@ -24,7 +24,7 @@ interface Totals {
 }
 
 async function conformance(args: string[]): Promise<Totals> {
-  const result = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/conformance/run.ts'), ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
+  const result = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/conformance/run_conformance.ts'), ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
     .catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
   const last = result.stdout.trim().split('\n').pop() ?? '';
   const m = /^(\d+) passed, (\d+) failed, (\d+) skipped$/.exec(last);

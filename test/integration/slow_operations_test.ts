@@ -5,9 +5,9 @@ import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 
 // MongoDB's slow operation log and the profile command that sets it (src/metrics/slow_operations.ts,
-// src/commands/diagnostic/profile.ts), on a node and through a router: a request over slowms is
+// src/mongod_commands/diagnostic/profile.ts), on a node and through a router: a request over slowms is
 // logged as "Slow query" with its namespace, command and duration, a password never. And the
-// logLevel parameter, set at runtime (src/commands/diagnostic/log_level.ts).
+// logLevel parameter, set at runtime (src/command_layer/log_level.ts).
 describe('the slow operation log, the profile command and logLevel', () => {
   let node: SpawnedNode;
   let cluster: SpawnedCluster;

@@ -5,7 +5,7 @@ import { MongoClient } from 'mongodb';
 import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { checkBank, type Balances, type Transfer } from '../helpers/bank_checker.js';
-import { seededRandom } from '../../src/router/merge/test_support.js';
+import { seededRandom } from '../../src/router/merge/merge_test_support.js';
 
 // Issue 21's bank invariant: 8 clients move money between 100 accounts spread over 3 shards in
 // the driver's withTransaction, through two routers, while a mover migrates chunks and a chaos

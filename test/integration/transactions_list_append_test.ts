@@ -5,7 +5,7 @@ import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { checkListAppend, type Key, type MicroOp, type Outcome, type Transaction } from '../helpers/list_append_checker.js';
 import { listAppendWorkload } from '../helpers/list_append_workload.js';
-import { seededRandom } from '../../src/router/merge/test_support.js';
+import { seededRandom } from '../../src/router/merge/merge_test_support.js';
 
 // Issue 21's list-append workload, checked the way Jepsen's Elle checks it
 // (test/helpers/list_append_checker.ts): transactions read and append to lists in documents on

@@ -55,5 +55,5 @@ test('the rules come from the READMEs: qualifiers in parentheses narrow, "everyt
   const rules = layerRules(path.join(ROOT, 'src'));
   assert.deepEqual(rules.find((r) => r.folder === 'base')?.mayImport, []);
   assert.equal(rules.find((r) => r.folder === 'process')?.mayImport, undefined);
-  assert.ok(rules.find((r) => r.folder === 'router')?.mayImport?.includes('commands'));
+  assert.ok(rules.find((r) => r.folder === 'router')?.mayImport?.includes('command_layer'));
 });

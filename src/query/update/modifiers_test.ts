@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Double, Long, Timestamp, type Doc } from '../../bson/values.js';
-import { NOW, run } from './test_support.js';
+import { NOW, run } from './update_test_support.js';
 
 interface Case { name: string; doc: Doc; update: Doc; expected: Doc; modified?: boolean; insert?: boolean }
 

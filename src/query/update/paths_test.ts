@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Doc } from '../../bson/values.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { assertMongoError, run } from './test_support.js';
+import { assertMongoError, run } from './update_test_support.js';
 
 interface Case { name: string; doc: Doc; update: Doc; arrayFilters?: Doc[]; matched?: string; expected: Doc }
 

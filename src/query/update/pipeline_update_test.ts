@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { assertMongoError, run } from './test_support.js';
+import { assertMongoError, run } from './update_test_support.js';
 
 describe('pipeline updates', () => {
   it('runs $set stages over the document', () => {

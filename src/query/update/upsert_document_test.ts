@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { compileUpdate, upsertDocument } from './update_driver.js';
-import { assertMongoError } from './test_support.js';
+import { assertMongoError } from './update_test_support.js';
 
 interface Case { name: string; query: Doc; update: Doc | Doc[]; expected: Doc }
 

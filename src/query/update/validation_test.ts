@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import { ErrorCodes as E } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { compileUpdate } from './update_driver.js';
-import { assertMongoError, run } from './test_support.js';
+import { assertMongoError, run } from './update_test_support.js';
 
 interface ParseCase { name: string; update: Doc | Doc[]; arrayFilters?: Doc[]; code: number; message: string }
 

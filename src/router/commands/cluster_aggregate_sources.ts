@@ -1,10 +1,10 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
-import { optionalDoc } from '../../commands/args.js';
+import { optionalDoc } from '../../command_layer/args.js';
 import { runPipeline, validatePipeline } from '../../query/agg/pipeline.js';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
-import { checkCurrentOpStage, CURRENT_OP_COMMAND_OPTIONS } from '../../commands/diagnostic/current_op_stage.js';
+import { checkCurrentOpStage, CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage.js';
 import { compileFilter } from '../../query/match/matcher.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { collStatsPerShard } from './cluster_coll_stats.js';

@@ -1,5 +1,5 @@
 import type { Doc } from '../../bson/values.js';
-import { optionalBool, optionalDoc } from '../../commands/args.js';
+import { optionalBool, optionalDoc } from '../../command_layer/args.js';
 import type { DatabaseType } from '../../catalog/type_chunk.js';
 import { fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand } from '../router_services.js';
@@ -7,7 +7,7 @@ import type { RouterCommand } from '../router_services.js';
 // checkMetadataConsistency (7.0): on admin with 1 the whole cluster, on another database with 1
 // that database, with a collection name that collection. As mongos does, the router asks the
 // config server for the cluster-level checks and each database's primary shard for the database
-// (src/commands/sharding/check_metadata_consistency.ts), and serves what they found as a cluster
+// (src/mongod_commands/sharding/check_metadata_consistency.ts), and serves what they found as a cluster
 // cursor. checkIndexes goes to each primary shard, which compares the indexes of each sharded
 // collection across the shards owning its chunks.
 export const checkMetadataConsistencyCommand: RouterCommand = {

@@ -2,7 +2,7 @@ import { Long } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
-import { collectionArg, requireString } from '../../commands/args.js';
+import { collectionArg, requireString } from '../../command_layer/args.js';
 import { checkOk, drainCursor } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';

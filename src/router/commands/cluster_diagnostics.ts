@@ -1,10 +1,10 @@
 import os from 'node:os';
 import type { RouterCommand } from '../router_services.js';
-import { helloReply } from '../../commands/diagnostic/hello.js';
-import { buildInfoReply, SERVER_VERSION } from '../../commands/diagnostic/build_info.js';
-import { commandLine, hostInfoReply } from '../../commands/diagnostic/simple.js';
-import { runProfile } from '../../commands/diagnostic/profile.js';
-import { logLevelOf, setParameter } from '../../commands/diagnostic/log_level.js';
+import { helloReply } from '../../mongod_commands/diagnostic/hello.js';
+import { buildInfoReply, SERVER_VERSION } from '../../mongod_commands/diagnostic/build_info.js';
+import { commandLine, hostInfoReply } from '../../mongod_commands/diagnostic/simple.js';
+import { runProfile } from '../../mongod_commands/diagnostic/profile.js';
+import { logLevelOf, setParameter } from '../../command_layer/log_level.js';
 import { slowOperationSettingsOf } from '../../metrics/slow_operations.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';

@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { collectionArg, commandName } from '../../commands/args.js';
+import { collectionArg, commandName } from '../../command_layer/args.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand } from '../router_services.js';

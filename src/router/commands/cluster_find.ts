@@ -3,7 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { parseCollation, type StringComparator } from '../../bson/collation.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
-import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../commands/args.js';
+import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
 import { RawDocument } from '../../wire/raw_bson.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeFindResults, planFindMerge, type FindMergePlan } from '../merge/find_merge.js';

@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { parseCollation, withCollation } from '../../bson/collation.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
-import { collectionArg, optionalDoc } from '../../commands/args.js';
+import { collectionArg, optionalDoc } from '../../command_layer/args.js';
 import { compileSort } from '../../query/sort.js';
 import { forwardableWrite } from '../remote_cursor_stream.js';
 import type { RouterCommand } from '../router_services.js';

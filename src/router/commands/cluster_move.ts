@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { optionalBool, optionalDoc, requireString } from '../../commands/args.js';
+import { optionalBool, optionalDoc, requireString } from '../../command_layer/args.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 

@@ -1,9 +1,9 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
-import { checkMovePrimaryRequest } from '../../configsvr_decisions/move_primary.js';
+import { checkMovePrimaryRequest } from '../../catalog_decisions/move_primary.js';
 import { onPrimaryShard } from './cluster_ddl.js';
-import { requireString } from '../../commands/args.js';
+import { requireString } from '../../command_layer/args.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { RouterCommand } from '../router_services.js';
 

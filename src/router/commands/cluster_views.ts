@@ -1,7 +1,7 @@
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { RawDocument } from '../../wire/raw_bson.js';
-import { optionalDoc, optionalNonNegative, requireString } from '../../commands/args.js';
-import { countStages, findStages, viewAggregate } from '../../commands/views/view_stages.js';
+import { optionalDoc, optionalNonNegative, requireString } from '../../command_layer/args.js';
+import { countStages, findStages, viewAggregate } from '../../command_layer/view_stages.js';
 import type { ResolvedView } from '../resolved_view.js';
 import type { RouterContext } from '../router_services.js';
 import { clusterAggregateCommand } from './cluster_read.js';

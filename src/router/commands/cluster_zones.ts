@@ -2,7 +2,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
-import { requireDoc, requireString } from '../../commands/args.js';
+import { requireDoc, requireString } from '../../command_layer/args.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 

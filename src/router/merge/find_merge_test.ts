@@ -7,7 +7,7 @@ import { compileSort } from '../../query/sort.js';
 import { mergeFindResults, planFindMerge } from './find_merge.js';
 
 const shardFindCommand = (find: Doc): Doc => planFindMerge(find).shardCommand;
-import { collect, partition, seededRandom, streamOf } from './test_support.js';
+import { collect, partition, seededRandom, streamOf } from './merge_test_support.js';
 
 // What a single mongod answers to a find: filter, sort, skip, limit, projection.
 function runFind(find: Doc, docs: Doc[]): Doc[] {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Doc } from '../../bson/values.js';
 import type { PipelineContext } from '../../query/agg/pipeline.js';
 import { runMergePart, runMergePartAsync } from './merge_part.js';
-import { collect } from './test_support.js';
+import { collect } from './merge_test_support.js';
 
 const ctx: PipelineContext = { db: 'test', readCollection: () => [] };
 

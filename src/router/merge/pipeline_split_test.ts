@@ -6,7 +6,7 @@ import { runPipeline, type PipelineContext } from '../../query/agg/pipeline.js';
 import { runMergePartAsync } from './merge_part.js';
 import { splitPipeline } from './pipeline_split.js';
 import { mergeSorted } from './stream_merge.js';
-import { collect, partition, seededRandom, streamOf } from './test_support.js';
+import { collect, partition, seededRandom, streamOf } from './merge_test_support.js';
 
 const random = seededRandom(42);
 const groups = ['a', 'b', 'c', 1, null, undefined];

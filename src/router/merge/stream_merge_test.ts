@@ -5,7 +5,7 @@ import type { Doc } from '../../bson/values.js';
 import { compileSort } from '../../query/sort.js';
 import { parseCollation } from '../../bson/collation.js';
 import { applySkipLimit, mergeSorted } from './stream_merge.js';
-import { collect, streamOf } from './test_support.js';
+import { collect, streamOf } from './merge_test_support.js';
 
 // A shard stream that records how far it was read and whether it was closed.
 function trackedStream(docs: Doc[]): { stream: AsyncIterable<Doc>; state: { read: number; closed: boolean } } {

@@ -1,0 +1,138 @@
+import type { OngoingQueries } from '../shard/ongoing_queries.js';
+import type { Balancer } from '../configsvr/balancer.js';
+import type { Logger } from 'pino';
+import type { Doc } from '../bson/values.js';
+import type { StorageEngine } from '../storage/storage_engine.js';
+import type { TtlMonitor } from '../ttl/ttl_monitor.js';
+import type { CursorManager } from '../command_layer/cursor_manager.js';
+import type { CappedInsertNotifier } from './capped_insert_notifier.js';
+import type { FailPoints } from '../base/fail_points.js';
+import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import type { SessionKiller } from '../sessions/session_killer.js';
+import type { SessionCatalog } from '../sessions/session_catalog.js';
+import type { LogicalClock } from '../sessions/logical_clock.js';
+import type { ShardingState } from '../shard/sharding_state.js';
+import type { ShardMetadata } from '../shard/shard_metadata.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
+import type { WireClient } from '../wire/client.js';
+import type { MigrationRuntime } from '../migration/migration_node.js';
+import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import type { ConnectionAuth } from '../auth/connection_auth.js';
+import type { ProcessTls } from '../wire/tls_mode.js';
+import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
+import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
+import type { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
+import type { TransactionParticipants } from '../sessions/transaction_participant.js';
+
+export interface NodeOptions {
+  role: 'shard' | 'config';
+  port: number;
+  bindIp: string;
+  dbpath: string;
+  enableTestCommands: boolean;
+  // --auth: a connection runs only the handshake and authentication until it has authenticated.
+  auth?: boolean;
+  // --keyFile: the file and the cluster's key in it (never printed); implies auth. The node logs in
+  // to the others as __system with it, and they to it.
+  keyFile?: { path: string; key: string };
+  // --tlsMode and its files: the port's TLS and the node-to-node client's.
+  tls?: ProcessTls;
+  // --maxConns (mongod's net.maxIncomingConnections): client connections open at once; more are closed.
+  maxConns: number;
+  // --setParameter values a node accepts at start-up (mongod's names).
+  parameters: {
+    orphanCleanupDelaySecs: number;
+    balancerIdleRoundIntervalMillis: number;
+    balancerMigrationsThrottlingMs: number;
+    autoMergerIntervalSecs: number;
+    minSnapshotHistoryWindowInSeconds: number;
+    migrateClonePercentUnderLoad: number;
+    rangeDeleterBatchSize: number;
+    rangeDeleterBatchDelayMS: number;
+    receiveChunkWaitForRangeDeleterTimeoutMS: number;
+    ttlMonitorSleepSecs: number;
+    maxAcceptableLogicalClockDriftSecs: number;
+    logicalSessionRefreshMillis: number;
+    transactionLifetimeLimitSeconds: number;
+  };
+}
+
+export interface ServerCounters {
+  connectionsCurrent: number;
+  connectionsTotal: number;
+  opcounters: Record<'insert' | 'query' | 'update' | 'delete' | 'getmore' | 'command', number>;
+}
+
+// Process-wide services a command may use; created by the composition root (src/process).
+export interface NodeServices {
+  options: NodeOptions;
+  storage: StorageEngine;
+  cursors: CursorManager;
+  // What awaitData cursors wait on (an op observer of `storage`).
+  cappedInserts: CappedInsertNotifier;
+  logger: Logger;
+  startedAt: Date;
+  counters: ServerCounters;
+  // Deletes expired documents of TTL indexes; serverStatus reports its statistics.
+  ttl: TtlMonitor;
+  recentLog: string[];
+  failPoints: FailPoints;
+  sessions: LogicalSessionCache;
+  // The operations in progress under a session, and what killSessions kills.
+  sessionKiller: SessionKiller;
+  // Retryable writes: each session's txnNumber and what its statements did.
+  sessionCatalog: SessionCatalog;
+  // Multi-document transactions: each session's transaction on this node.
+  transactions: TransactionParticipants;
+  // The two-phase commits this shard coordinates.
+  transactionCoordinators: TransactionCoordinatorService;
+  // The process's cluster time.
+  clock: LogicalClock;
+  local: LocalCollections;
+  // Node-to-node connections (to the config server, to other shards).
+  client: WireClient;
+  sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries };
+  migrations: MigrationRuntime;
+  // Only on a shard: its DDL coordinators and the collection critical sections DDLs take on it.
+  ddl?: { coordinators: ShardingDDLCoordinatorService; criticalSections: CollectionCriticalSections };
+  // Only on a config server.
+  catalogManager?: ShardingCatalogManager;
+  balancer?: Balancer;
+  commands: ReadonlyMap<string, CommandDefinition>;
+}
+
+export interface ConnectionInfo {
+  id: number;
+  remote: string;
+  local: string;
+  clientMetadata?: Doc;
+  // The compressors its last hello negotiated (`compression`): the only ones its OP_COMPRESSED
+  // messages may use.
+  compressors?: string[];
+  // The user it authenticated as and its SASL conversation; absent until it starts one.
+  auth?: ConnectionAuth;
+  // Ends a client's connection at once: a reply not yet written is never written (what the fail
+  // points' closeConnection asks). Absent where there is no socket.
+  close?(): void;
+}
+
+export interface CommandContext {
+  node: NodeServices;
+  conn: ConnectionInfo;
+  db: string;
+}
+
+export interface CommandDefinition {
+  // The canonical name first, then accepted aliases (e.g. isMaster, ismaster).
+  names: readonly string[];
+  help?: string;
+  adminOnly?: boolean;
+  testOnly?: boolean;
+  // The first field names a whole namespace (dataSize: "db.coll"), not a collection of `$db`.
+  wholeNamespace?: boolean;
+  // Takes a txnNumber outside a transaction as a retryable write, beside insert, update, delete
+  // and findAndModify: the internal commands a DDL coordinator sends under its session (MongoDB's
+  // retryable write commands list names them too).
+  retryableWrite?: boolean;
+  run(ctx: CommandContext, cmd: Doc): Doc | Promise<Doc>;
+}

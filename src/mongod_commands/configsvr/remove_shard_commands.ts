@@ -1,0 +1,56 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { databaseVersionFromBSON } from '../../catalog/database_version.js';
+import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
+import { commitMovePrimaryOnCatalog } from '../../configsvr/move_primary_catalog.js';
+import { RemoveShardCatalog } from '../../configsvr/remove_shard_catalog.js';
+import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
+import { requireString } from '../../command_layer/args.js';
+import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
+
+// One per config server, made with its catalog manager.
+const byManager = new WeakMap<ShardingCatalogManager, RemoveShardCatalog>();
+
+function manager(node: NodeServices): ShardingCatalogManager {
+  const m = node.catalogManager;
+  if (!m) throw new MongoError(ErrorCodes.IllegalOperation, '_configsvr commands can only be run on a config server');
+  return m;
+}
+
+function removal(node: NodeServices): RemoveShardCatalog {
+  const m = manager(node);
+  let catalog = byManager.get(m);
+  if (!catalog) {
+    catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger);
+    byManager.set(m, catalog);
+  }
+  return catalog;
+}
+
+// {_configsvrRemoveShard: shardNameOrHost}: one step of the removal; the reply is the state.
+export const configsvrRemoveShardCommand: CommandDefinition = {
+  names: ['_configsvrRemoveShard'],
+  adminOnly: true,
+  run(ctx: CommandContext, cmd) {
+    return removal(ctx.node).removeShard(requireString(cmd, '_configsvrRemoveShard'));
+  },
+};
+
+// {_configsvrCommitMovePrimary: db, from, to, expectedDatabaseVersion}: the commit of the
+// donor's MovePrimaryCoordinator, a retryable write of its session.
+export const configsvrCommitMovePrimaryCommand: CommandDefinition = {
+  names: ['_configsvrCommitMovePrimary'],
+  retryableWrite: true,
+  adminOnly: true,
+  run(ctx, cmd) {
+    manager(ctx.node); // config servers only
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitMovePrimary');
+    commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, {
+      db: requireString(cmd, '_configsvrCommitMovePrimary'), from: requireString(cmd, 'from'), to: requireString(cmd, 'to'),
+      expectedDatabaseVersion: databaseVersionFromBSON(cmd.expectedDatabaseVersion),
+    });
+    return { ok: 1 };
+  },
+};
+
+export const removeShardCommands: readonly CommandDefinition[] = [configsvrRemoveShardCommand, configsvrCommitMovePrimaryCommand];

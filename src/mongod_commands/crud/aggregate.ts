@@ -1,0 +1,156 @@
+import { letVariables } from '../../command_layer/let_variables.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { collated, withCollation, type StringComparator } from '../../bson/collation.js';
+import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
+import { outputStageOf } from '../../query/agg/stage_output.js';
+import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
+import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { optionalBool, optionalDoc, optionalNonNegative, requireArray } from '../../command_layer/args.js';
+import { cursorReply } from '../../command_layer/cursor_manager.js';
+import { collectionStatsDoc } from '../ddl/coll_stats.js';
+import { writeOutStage } from './out_stage.js';
+import { routedRead } from './orphan_filter.js';
+import { resolveView } from '../views/view_catalog.js';
+import { migrationOperations } from '../diagnostic/current_op.js';
+import { checkCurrentOpStage } from '../../command_layer/current_op_stage.js';
+import { commandCollation } from './collection_collation.js';
+import { checkForInterrupt } from '../../base/operation_deadline.js';
+
+export interface ParsedAggregate {
+  ns: string;
+  coll: string | undefined;
+  pipeline: Doc[];
+  batchSize: number | undefined;
+  variables: Doc | undefined;
+  explain: boolean;
+  collation: StringComparator | undefined;
+  keep?: (doc: Doc) => boolean;
+}
+
+export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
+  const target = cmd.aggregate;
+  let coll: string | undefined;
+  if (typeof target === 'string') coll = target;
+  else if (target !== 1 && !(typeof target === 'object' && target !== null && Number(target) === 1)) {
+    throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
+  }
+  const raw: unknown[] = requireArray(cmd, 'pipeline');
+  const pipeline: unknown = expandNodeSources(ctx, cmd, raw);
+  validatePipeline(pipeline);
+  checkWriteStageReadConcern(pipeline, cmd.readConcern);
+  const explain = optionalBool(cmd, 'explain') ?? false;
+  const cursor = optionalDoc(cmd, 'cursor');
+  if (!cursor && !explain) {
+    throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
+  }
+  const batchSize = cursor ? optionalNonNegative(cursor, 'batchSize') : undefined;
+  const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
+  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: commandCollation(ctx.node.storage, ns, cmd.collation) };
+}
+
+// $listLocalSessions and $currentOp read the node's own state (its session cache, the operations
+// it knows of), which the pure pipeline cannot see: each is replaced by the documents it would
+// produce.
+function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unknown[] {
+  const first = raw[0];
+  if (!isPlainObject(first)) return raw;
+  if ('$listLocalSessions' in first) return [{ $documents: ctx.node.sessions.list() }, ...raw.slice(1)];
+  if ('$currentOp' in first) {
+    checkCurrentOpStage(ctx.db, cmd, first.$currentOp);
+    return [{ $documents: { $literal: migrationOperations(ctx.node) } }, ...raw.slice(1)];
+  }
+  return raw;
+}
+
+// Leading $match / $sort stages become the query of the collection read, so they can use indexes.
+export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } {
+  const find: FindSpec = { filter: {} };
+  let i = 0;
+  if (pipeline[i] && isPlainObject(pipeline[i]!.$match) && !containsText(pipeline[i]!.$match as Doc)) {
+    find.filter = pipeline[i]!.$match as Doc;
+    i += 1;
+  }
+  if (pipeline[i] && isPlainObject(pipeline[i]!.$sort)) {
+    find.sort = pipeline[i]!.$sort as Doc;
+    i += 1;
+  }
+  return { find, rest: pipeline.slice(i) };
+}
+
+function containsText(filter: Doc): boolean {
+  return '$text' in filter;
+}
+
+export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined): PipelineContext {
+  const ctx: PipelineContext = {
+    db,
+    collection,
+    variables,
+    now: new Date(),
+    // $lookup and $unionWith read a view as its pipeline over the collection under it.
+    readCollection: (name: string) => {
+      const view = resolveView(storage, `${db}.${name}`);
+      if (view === undefined) return readAll(storage, storage.getCollection(`${db}.${name}`));
+      return runPipeline(view.pipeline, readAll(storage, storage.getCollection(view.ns)), ctx);
+    },
+    collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec),
+  };
+  return ctx;
+}
+
+function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterable<Doc> {
+  if (!coll) return;
+  for (const { bytes } of storage.scanRecords(coll)) {
+    checkForInterrupt();
+    yield deserializeDocument(bytes);
+  }
+}
+
+export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate): Iterable<Doc> {
+  const { pipeline } = parsed;
+  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.coll, parsed.variables);
+  if (parsed.coll === undefined || (pipeline[0] && ('$collStats' in pipeline[0] || '$documents' in pipeline[0]))) {
+    return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(pipeline, [], ctx)));
+  }
+  const { find, rest } = splitPushdown(pipeline);
+  find.variables = parsed.variables;
+  find.collation = parsed.collation;
+  find.keep = parsed.keep;
+  const prepared = prepareFind(storage, storage.getCollection(parsed.ns), find);
+  return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(rest, mapDocs(prepared.results), ctx)));
+}
+
+function* mapDocs(results: Iterable<{ doc: Doc }>): Iterable<Doc> {
+  for (const r of results) yield r.doc;
+}
+
+export const aggregateCommand: CommandDefinition = {
+  names: ['aggregate'],
+  run: (ctx, cmd) => runAggregate(ctx, cmd),
+};
+
+// `asView`: the aggregate stands for a read of a view, whose namespace its cursor carries (and a
+// find's singleBatch) instead of the aggregated collection's.
+export function runAggregate(ctx: CommandContext, cmd: Doc, asView?: { ns: string; singleBatch: boolean }): Doc {
+  const parsed = { ...parseAggregate(ctx, cmd) };
+  const read = routedRead(ctx, cmd, parsed.ns);
+  parsed.keep = read.keep;
+  const cursorNs = asView?.ns ?? parsed.ns;
+  const { storage, cursors } = ctx.node;
+  const output = outputStageOf(parsed.pipeline, ctx.db);
+  if (output) {
+    const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
+    writeOutStage(storage, output, runAggregateInput(storage, inner));
+    return cursorReply(cursorNs, { docs: [], cursorId: cursors.firstBatch(cursorNs, [], 0).cursorId }, 'firstBatch');
+  }
+  const docs = runAggregateInput(storage, parsed);
+  const batch = cursors.firstBatch(cursorNs, read.track(wrap(docs)), parsed.batchSize, asView?.singleBatch);
+  return cursorReply(cursorNs, batch, 'firstBatch');
+}
+
+function* wrap(docs: Iterable<Doc>): Iterable<{ doc: Doc }> {
+  for (const doc of docs) yield { doc };
+}

@@ -1,0 +1,103 @@
+import os from 'node:os';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
+import { prepareFind, type FindSpec, type PreparedFind } from '../../query/exec/find_query.js';
+import type { QueryPlan } from '../../query/plan/query_planner.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg, commandName } from '../../command_layer/args.js';
+import { SERVER_VERSION } from '../diagnostic/build_info.js';
+import { parseFind } from './find.js';
+import { parseAggregate, splitPushdown } from './aggregate.js';
+
+// What each explainable command reads, as a find: explain runs that read and reports the plan,
+// without performing any write.
+function findSpecOf(inner: Doc, db: string): { ns: string; spec: FindSpec } {
+  const name = commandName(inner);
+  const ns = `${db}.${collectionArg(inner)}`;
+  switch (name) {
+    case 'find': return { ns, spec: parseFind(inner) };
+    case 'count': return { ns, spec: { filter: (inner.query as Doc) ?? {}, hint: inner.hint } };
+    case 'distinct': return { ns, spec: { filter: (inner.query as Doc) ?? {}, hint: inner.hint } };
+    case 'findAndModify': case 'findandmodify': return { ns, spec: { filter: (inner.query as Doc) ?? {}, sort: inner.sort as Doc | undefined, limit: 1 } };
+    case 'update': {
+      const first = Array.isArray(inner.updates) && isPlainObject(inner.updates[0]) ? inner.updates[0] : {};
+      return { ns, spec: { filter: (first.q as Doc) ?? {}, hint: first.hint, limit: first.multi === true ? 0 : 1 } };
+    }
+    case 'delete': {
+      const first = Array.isArray(inner.deletes) && isPlainObject(inner.deletes[0]) ? inner.deletes[0] : {};
+      return { ns, spec: { filter: (first.q as Doc) ?? {}, hint: first.hint, limit: isNumber(first.limit) ? toDouble(first.limit) : 0 } };
+    }
+    default:
+      throw new MongoError(ErrorCodes.CommandNotFound, `Explain failed due to unknown command: ${name}`);
+  }
+}
+
+function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: FindSpec): Doc {
+  let stage: Doc;
+  if (!plan) stage = { stage: 'EOF' };
+  else if (plan.kind === 'COLLSCAN') stage = { stage: 'COLLSCAN', filter: spec.filter, direction: plan.direction === 1 ? 'forward' : 'backward' };
+  else if (plan.kind === 'IDHACK') stage = { stage: 'IDHACK' };
+  else {
+    const spec2 = plan.index.entry.spec;
+    stage = {
+      stage: 'FETCH',
+      filter: spec.filter,
+      inputStage: {
+        stage: 'IXSCAN', keyPattern: plan.index.keyPattern, indexName: plan.index.name, isMultiKey: plan.index.entry.multikey,
+        isUnique: spec2.unique === true, isSparse: spec2.sparse === true, isPartial: spec2.partialFilterExpression !== undefined,
+        indexVersion: 2, direction: plan.direction === 1 ? 'forward' : 'backward', indexBounds: plan.indexBounds,
+      },
+    };
+  }
+  if (prepared.blockingSort) stage = { stage: 'SORT', sortPattern: spec.sort, inputStage: stage };
+  if (spec.skip) stage = { stage: 'SKIP', skipAmount: spec.skip, inputStage: stage };
+  if (spec.limit) stage = { stage: 'LIMIT', limitAmount: spec.limit, inputStage: stage };
+  if (spec.projection && Object.keys(spec.projection).length > 0) stage = { stage: 'PROJECTION_DEFAULT', transformBy: spec.projection, inputStage: stage };
+  return stage;
+}
+
+export function explainFind(ctx: Parameters<CommandDefinition['run']>[0], ns: string, spec: FindSpec, verbosity: string): Doc {
+  const { storage } = ctx.node;
+  const started = Date.now();
+  const prepared = prepareFind(storage, storage.getCollection(ns), spec);
+  const winningPlan = planStage(prepared.plan, prepared, spec);
+  const out: Doc = {
+    explainVersion: '1',
+    queryPlanner: { namespace: ns, indexFilterSet: false, parsedQuery: spec.filter, winningPlan, rejectedPlans: [] },
+  };
+  if (verbosity !== 'queryPlanner') {
+    for (const _ of prepared.results) { /* drain: the stats are the point */ }
+    out.executionStats = {
+      executionSuccess: true,
+      nReturned: prepared.stats.nReturned,
+      executionTimeMillis: Date.now() - started,
+      totalKeysExamined: prepared.stats.keysExamined,
+      totalDocsExamined: prepared.stats.docsExamined,
+      executionStages: { ...winningPlan, nReturned: prepared.stats.nReturned, keysExamined: prepared.stats.keysExamined, docsExamined: prepared.stats.docsExamined },
+    };
+  }
+  out.serverInfo = { host: os.hostname(), port: ctx.node.options.port, version: SERVER_VERSION, gitVersion: 'docshard' };
+  return out;
+}
+
+export const explainCommand: CommandDefinition = {
+  names: ['explain'],
+  run(ctx, cmd) {
+    const inner = cmd.explain;
+    if (!isPlainObject(inner)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'explain.explain' is the wrong type, expected type 'object'");
+    const verbosity = typeof cmd.verbosity === 'string' ? cmd.verbosity : 'allPlansExecution';
+    if (!['queryPlanner', 'executionStats', 'allPlansExecution'].includes(verbosity)) {
+      throw new MongoError(ErrorCodes.FailedToParse, `verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}`);
+    }
+    const withDb = { ...inner, $db: ctx.db };
+    if (commandName(inner) === 'aggregate') {
+      const parsed = parseAggregate(ctx, { ...withDb, cursor: {} });
+      const { find, rest } = splitPushdown(parsed.pipeline);
+      const out = explainFind(ctx, parsed.ns, find, verbosity);
+      return { ...out, stages: rest, command: inner, ok: 1 };
+    }
+    const { ns, spec } = findSpecOf(inner, ctx.db);
+    return { ...explainFind(ctx, ns, spec, verbosity), command: inner, ok: 1 };
+  },
+};

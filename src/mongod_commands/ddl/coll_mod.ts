@@ -1,0 +1,32 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg } from '../../command_layer/args.js';
+import { parseValidationOptions } from '../crud/document_validator.js';
+import { applyIndexModification, parseIndexModification } from './coll_mod_index.js';
+
+// Arguments every command may carry, which collMod does not change anything with.
+const GENERIC = new Set(['collMod', 'writeConcern', 'comment', 'lsid', 'txnNumber', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion']);
+
+// collMod for a collection's validation options (validator, validationLevel, validationAction)
+// and an index's expireAfterSeconds and hidden (`index`, coll_mod_index.ts); MongoDB's other
+// modifications (views' pipelines, ...) are not implemented and answered InvalidOptions rather
+// than ignored. Everything is checked before anything changes.
+export const collModCommand: CommandDefinition = {
+  names: ['collMod'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    for (const field of Object.keys(cmd)) {
+      if (GENERIC.has(field) || field.startsWith('$') || field === 'validator' || field === 'validationLevel' || field === 'validationAction' || field === 'index') continue;
+      throw new MongoError(ErrorCodes.InvalidOptions, `collMod option '${field}' is not supported by docshard`);
+    }
+    const changes = parseValidationOptions(cmd);
+    const { storage } = ctx.node;
+    const coll = storage.getCollection(ns);
+    if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
+    const indexChange = cmd.index === undefined ? undefined : parseIndexModification(coll, cmd.index);
+    if (Object.keys(changes).length > 0) storage.setCollectionOptions(coll, { ...coll.entry.options, ...changes });
+    const reply = indexChange === undefined ? {} : applyIndexModification(storage, coll, indexChange);
+    return { ...reply, ok: 1 };
+  },
+};

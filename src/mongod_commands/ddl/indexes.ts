@@ -1,0 +1,95 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { compareValues } from '../../bson/compare.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import type { CommandDefinition } from '../command.js';
+import { collectionArg, requireArray } from '../../command_layer/args.js';
+import { cursorReply } from '../../command_layer/cursor_manager.js';
+import { checkAgainstExisting, validateIndexSpec } from './index_spec.js';
+
+export const createIndexesCommand: CommandDefinition = {
+  names: ['createIndexes'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const raw = requireArray(cmd, 'indexes');
+    if (raw.length === 0) throw new MongoError(ErrorCodes.BadValue, 'Must specify at least one index to create');
+    const specs = raw.map(validateIndexSpec);
+    if (collectionArg(cmd).startsWith('system.') && raw.some((r) => isPlainObject(r) && r.hidden !== undefined)) {
+      throw new MongoError(ErrorCodes.BadValue, "Can't hide index on system collection");
+    }
+    const { storage } = ctx.node;
+    refuseCollatedUniqueIndexes(storage.getCollection(ns)?.entry.options.collation, raw);
+    const { coll, created } = storage.ensureCollection(ns);
+    const before = coll.indexes.length;
+    const fresh = specs.filter((s) => checkAgainstExisting(coll, s) === 'new');
+    for (let i = 0; i < fresh.length; i++) {
+      for (let j = i + 1; j < fresh.length; j++) {
+        if (fresh[i]!.name === fresh[j]!.name) throw new MongoError(ErrorCodes.IndexKeySpecsConflict, `Cannot create two indexes with the same name: ${String(fresh[i]!.name)}`);
+      }
+    }
+    if (fresh.length > 0) storage.createIndexes(coll, fresh);
+    const reply: Doc = { numIndexesBefore: before, numIndexesAfter: coll.indexes.length, createdCollectionAutomatically: created };
+    if (fresh.length === 0) reply.note = 'all indexes already exist';
+    reply.ok = 1;
+    return reply;
+  },
+};
+
+// In MongoDB an index without its own collation takes the collection's default, and a unique one
+// then compares keys by it ('a' and 'A' collide at strength 2). docshard's index keys are binary, so
+// such an index would let through what MongoDB refuses: it must say {locale: 'simple'}. A
+// non-unique index is fine as it is: queries under a collation compare documents by it and do not
+// use index bounds.
+function refuseCollatedUniqueIndexes(collectionCollation: unknown, raw: readonly unknown[]): void {
+  if (collectionCollation === undefined) return;
+  for (const spec of raw) {
+    if (isPlainObject(spec) && spec.unique === true && spec.collation === undefined) {
+      throw new MongoError(ErrorCodes.NotImplemented, `A unique index on a collection with a default collation would compare keys by that collation, which docshard's index keys cannot; give the index collation: {locale: 'simple'} to compare them as bytes. Index: ${JSON.stringify(spec.key)}`);
+    }
+  }
+}
+
+export const listIndexesCommand: CommandDefinition = {
+  names: ['listIndexes'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const coll = ctx.node.storage.getCollection(ns);
+    if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
+    const cursor = isPlainObject(cmd.cursor) ? cmd.cursor : {};
+    const batchSize = typeof cursor.batchSize === 'number' ? cursor.batchSize : undefined;
+    const docs = coll.indexes.map((i) => ({ doc: i.entry.spec }));
+    return cursorReply(ns, ctx.node.cursors.firstBatch(ns, docs, batchSize), 'firstBatch');
+  },
+};
+
+export const dropIndexesCommand: CommandDefinition = {
+  names: ['dropIndexes', 'deleteIndexes'],
+  run(ctx, cmd) {
+    const ns = `${ctx.db}.${collectionArg(cmd)}`;
+    const { storage } = ctx.node;
+    const coll = storage.getCollection(ns);
+    if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, `ns not found ${ns}`);
+    const nIndexesWas = coll.indexes.length;
+    const which = cmd.index;
+    let names: string[];
+    if (which === '*') {
+      names = coll.indexes.map((i) => i.name).filter((n) => n !== '_id_');
+    } else if (typeof which === 'string') {
+      names = [which];
+    } else if (Array.isArray(which)) {
+      names = which.map(String);
+    } else if (isPlainObject(which)) {
+      const found = coll.indexes.find((i) => compareValues(i.keyPattern, which) === 0);
+      if (!found) throw new MongoError(ErrorCodes.IndexNotFound, `can't find index with key: ${JSON.stringify(which)}`);
+      names = [found.name];
+    } else {
+      throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'dropIndexes.index' is the wrong type, expected types '[string, object, array]'");
+    }
+    for (const name of names) {
+      if (name === '_id_') throw new MongoError(ErrorCodes.InvalidOptions, 'cannot drop _id index');
+      if (!coll.index(name)) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
+    }
+    for (const name of names) storage.dropIndex(coll, name);
+    return { nIndexesWas, ok: 1 };
+  },
+};

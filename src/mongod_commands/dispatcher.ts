@@ -1,0 +1,195 @@
+import { errorReply, MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import type { CommandContext, CommandDefinition, ConnectionInfo, NodeServices } from './command.js';
+import { commandName } from '../command_layer/args.js';
+import { isVersionedRequest } from '../shard/shard_metadata.js';
+import { databaseCriticalSectionWait } from '../shard/database_critical_section.js';
+import { runOnView } from './views/view_commands.js';
+import { checkCommandFields } from '../command_layer/command_fields.js';
+import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
+import { errorLabelsFor } from '../sessions/error_labels.js';
+import { readTimestamp } from '../sessions/transaction_participant.js';
+import { WriteWaitsForTransaction } from '../storage/lmdb/kv_store.js';
+import { runInSession } from '../sessions/session_operation.js';
+import { MONGOD_CURSOR_SESSION_CODES } from '../sessions/cursor_session.js';
+import { refuseUnreplicatedWriteConcern } from '../command_layer/unreplicated_write_concern.js';
+import { beforeDeadline, maxTimeExpired, withDeadline } from '../base/operation_deadline.js';
+import { parseMaxTimeMS } from '../query/query_request_helper.js';
+import { withClusterTime } from '../command_layer/operation_time.js';
+import { withFailCommand } from '../command_layer/fail_command.js';
+import { runTransactionStatement } from './transaction_commands.js';
+import { isLoopback, requiresAuthentication } from '../auth/connection_auth.js';
+import { USERS_NS } from '../auth/users.js';
+import { checkAuthorization } from '../auth/authorization_policy.js';
+import { authenticatedUser } from './auth/user_cache.js';
+import { checkCursorOwner } from '../auth/cursor_owner.js';
+import { authorizedReply } from '../auth/authorized_reply.js';
+
+// Every external and internal command enters here: look-up, role/flag checks, argument checks,
+// error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
+// readConcern's afterClusterTime waited for, the node's time and the operation's on its reply).
+// The reply is returned directly when nothing had to wait (the common case: no critical section
+// held, not a routed request, a synchronous command), so such a request costs no promise.
+export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+  return withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd));
+}
+
+function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+  try {
+    const db = cmd.$db;
+    if (typeof db !== 'string') {
+      throw new MongoError(40571, 'OP_MSG requests require a $db argument');
+    }
+    const name = commandName(cmd);
+    const def = lookup(node, name);
+    if (def.adminOnly && db !== 'admin') {
+      throw new MongoError(ErrorCodes.Unauthorized, `${def.names[0]} may only be run against the admin database.`);
+    }
+    if (node.options.auth === true) checkAuthorized(node, conn, def, name, db, cmd);
+    const owner = node.options.auth === true ? conn.auth?.user : undefined;
+    // As mongod: the command's own fields, then its session fields, then its write concern.
+    checkCommandFields(name, cmd);
+    checkOperationSessionInfo(cmd, true);
+    if (def.retryableWrite !== true) checkRetryableWriteCommand(name, cmd);
+    refuseUnreplicatedWriteConcern(cmd);
+    const deadline = operationDeadline(node, name, cmd);
+    const ctx: CommandContext = { node, conn, db };
+    if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
+    const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
+      // Whatever the request waited for (a refresh, a critical section, a prepared transaction),
+      // it is admitted again before it runs: a critical section entered meanwhile holds it too.
+      const attempt = (): Doc | Promise<Doc> => {
+        const admitted = admission(node, def, name, db, cmd);
+        return admitted === undefined
+          ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
+          : beforeDeadline(interruptible(admitted), deadline).then(attempt);
+      };
+      return afterTransactionsEnd(attempt, (ended) => beforeDeadline(interruptible(ended), deadline));
+    }));
+    const answered = reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
+    if (owner === undefined) return answered;
+    return answered instanceof Promise ? answered.then((r) => authorizedReply(node.cursors, owner, name, cmd, r)) : authorizedReply(node.cursors, owner, name, cmd, answered);
+  } catch (err) {
+    return failure(node, err, cmd);
+  }
+}
+
+// A write outside transactions that met a key an open transaction wrote gave way
+// (WriteWaitsForTransaction, its write unit rolled back whole): it runs again once that
+// transaction ended, within its deadline, as MongoDB's write waits out the conflict.
+function afterTransactionsEnd(attempt: () => Doc | Promise<Doc>, wait: (ended: Promise<void>) => Promise<void>): Doc | Promise<Doc> {
+  const again = (err: unknown): Promise<Doc> => {
+    if (!(err instanceof WriteWaitsForTransaction)) throw err;
+    return wait(err.ended).then(() => afterTransactionsEnd(attempt, wait));
+  };
+  let out: Doc | Promise<Doc>;
+  try {
+    out = attempt();
+  } catch (err) {
+    return again(err);
+  }
+  return out instanceof Promise ? out.catch(again) : out;
+}
+
+// maxTimeMS as mongod reads it: a deadline for every command but getMore, whose maxTimeMS is how
+// long an awaitData cursor waits (a cursor's other getMores run under what is left of the
+// maxTimeMS of the command that opened it). Time spent waiting for a critical section counts.
+// The maxTimeAlwaysTimeOut fail point expires any command that has one, as in MongoDB's tests.
+function operationDeadline(node: NodeServices, name: string, cmd: Doc): number | undefined {
+  const maxTimeMS = parseMaxTimeMS(cmd.maxTimeMS);
+  if (maxTimeMS === 0 || name === 'getMore') return undefined;
+  if (node.failPoints.shouldFire('maxTimeAlwaysTimeOut') !== undefined) throw maxTimeExpired();
+  return performance.now() + maxTimeMS;
+}
+
+function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, name: string, cmd: Doc): Doc | Promise<Doc> {
+  countCommand(node, name);
+  const body = (): Doc | Promise<Doc> => runOnView(ctx, name, cmd) ?? def.run(ctx, cmd);
+  return cmd.autocommit === false ? runTransactionStatement(node, name, ctx.db, cmd, body) : body();
+}
+
+// A command that failed before it wrote anything: a retryable write's retriable error says so with
+// its labels, so the driver sends it again.
+function failure(node: NodeServices, err: unknown, cmd: Doc): Doc {
+  if (!(err instanceof MongoError)) node.logger.error({ err, c: 'COMMAND' }, 'command failed with an unexpected error');
+  const reply = errorReply(err);
+  if (cmd.autocommit === false && cmd.lsid !== undefined) node.transactions.statementFailed(cmd);
+  const labels = errorLabelsFor(commandName(cmd), cmd, err instanceof MongoError ? err.code : undefined, undefined, false);
+  if (labels.length > 0) reply.errorLabels = [...new Set([...((reply.errorLabels as string[] | undefined) ?? []), ...labels])];
+  return reply;
+}
+
+// A migration's critical section holds writes to its collection back, and reads from the commit
+// on; the version check that follows then sees the ownership the donor refreshed.
+const CRITICAL_SECTION_WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
+const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
+
+// The first thing the request has to wait for before it runs, in this order: the decisions of
+// transactions prepared on its collection (a read at a time before their prepare excepted:
+// TransactionParticipants.preparedOn), a collection's or database's critical section that holds
+// its kind of operation, the version check of a routed request. Undefined when there is nothing to
+// wait for; once what it answered is over, the request asks again (`attempt` in dispatchCommand).
+function admission(node: NodeServices, def: CommandDefinition, name: string, db: string, cmd: Doc): Promise<void> | undefined {
+  const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
+  const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
+  const cs = node.migrations.criticalSection;
+  if (kind !== undefined && ns !== undefined) {
+    const prepared = node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined);
+    if (prepared !== undefined) return prepared;
+    if (cs.blocks(ns, kind)) return cs.waitFor(ns, kind);
+  }
+  if (!isVersionedRequest(cmd)) return undefined;
+  // A routed request whose versions match what the shard has loaded runs at once, as a direct one.
+  return databaseCriticalSectionWait(cs, name, db, cmd) ?? node.sharding.metadata.admit(db, targetNamespace(def, db, cmd, name), cmd);
+}
+
+// With --auth, a connection that has not authenticated runs only what MongoDB lets it run
+// (requiresAuth() false), and createUser from this host while no user exists (the localhost
+// exception); one that has runs what its roles allow.
+function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string, db: string, cmd: Doc): void {
+  const user = authenticatedUser(node, conn);
+  if (user !== undefined) {
+    const refusal = checkAuthorization(user, name, db, cmd);
+    if (refusal !== undefined) throw refusal;
+    checkCursorOwner(node.cursors, user, name, cmd);
+    return;
+  }
+  if (!requiresAuthentication(name)) return;
+  if (name === 'createUser' && isLoopback(conn.remote) && node.local.findOne(USERS_NS) === undefined) return;
+  throw new MongoError(ErrorCodes.Unauthorized, `command ${def.names[0]} requires authentication`);
+}
+
+function lookup(node: NodeServices, name: string): CommandDefinition {
+  const def = name === '' ? undefined : node.commands.get(name);
+  if (!def || (def.testOnly && !node.options.enableTestCommands)) {
+    throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
+  }
+  return def;
+}
+
+function countCommand(node: NodeServices, name: string): void {
+  const c = node.counters.opcounters;
+  switch (name) {
+    case 'find': c.query += 1; break;
+    case 'getMore': c.getmore += 1; break;
+    case 'insert': break;
+    case 'update': break;
+    case 'delete': break;
+    default: c.command += 1;
+  }
+}
+
+export function buildCommandTable(defs: readonly CommandDefinition[]): Map<string, CommandDefinition> {
+  const table = new Map<string, CommandDefinition>();
+  for (const def of defs) for (const name of def.names) table.set(name, def);
+  return table;
+}
+
+// The collection a versioned command is about: the string value of its first field (find: "c"),
+// or none for database-level commands (aggregate: 1).
+function targetNamespace(def: CommandDefinition, db: string, cmd: Doc, name: string): string | undefined {
+  const value = cmd[name];
+  if (typeof value !== 'string') return undefined;
+  return def.wholeNamespace ? value : `${db}.${value}`;
+}

@@ -1,0 +1,106 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
+import type { ShardingDDLCoordinatorService } from '../../ddl/sharding_ddl_coordinator_service.js';
+import type { CommandContext, CommandDefinition } from '../command.js';
+import { collectionArg, optionalBool, optionalNumber, requireDoc, requireString } from '../../command_layer/args.js';
+
+// What a router sends a database's primary shard for a DDL (MongoDB's _shardsvr* DDL commands):
+// the primary runs the operation's coordinator (src/ddl), or joins the one running. The dispatcher
+// has checked the request's databaseVersion: a shard that is no longer the primary answers
+// StaleDbVersion and the router goes to the new one.
+
+function coordinators(ctx: CommandContext, name: string): ShardingDDLCoordinatorService {
+  const ddl = ctx.node.ddl;
+  if (ddl === undefined || !ctx.node.sharding.state.enabled) {
+    throw new MongoError(ErrorCodes.IllegalOperation, `${name} can only be run on a shard that belongs to a cluster`);
+  }
+  return ddl.coordinators;
+}
+
+function databaseVersionOf(cmd: Doc): Doc | undefined {
+  return isPlainObject(cmd.databaseVersion) ? cmd.databaseVersion : undefined;
+}
+
+// {_shardsvrDropCollection: coll}
+export const shardsvrDropCollectionCommand: CommandDefinition = {
+  names: ['_shardsvrDropCollection'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrDropCollection');
+    const coll = collectionArg(cmd);
+    const result = await service.run({
+      id: { namespace: `${ctx.db}.${coll}`, operationType: 'dropCollection' }, request: { _shardsvrDropCollection: coll }, databaseVersion: databaseVersionOf(cmd),
+    });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrDropDatabase: 1}
+export const shardsvrDropDatabaseCommand: CommandDefinition = {
+  names: ['_shardsvrDropDatabase'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrDropDatabase');
+    const result = await service.run({ id: { namespace: ctx.db, operationType: 'dropDatabase' }, request: { _shardsvrDropDatabase: 1 }, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrCreateCollection: coll, shardKey, unique, numInitialChunks, presplitHashedZones}: the
+// primary's CreateCollectionCoordinator shards the collection; a second identical request joins it.
+export const shardsvrCreateCollectionCommand: CommandDefinition = {
+  names: ['_shardsvrCreateCollection'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrCreateCollection');
+    const coll = collectionArg(cmd);
+    const numInitialChunks = optionalNumber(cmd, 'numInitialChunks');
+    const request = {
+      _shardsvrCreateCollection: coll, shardKey: requireDoc(cmd, 'shardKey'), unique: optionalBool(cmd, 'unique') ?? false,
+      presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false, ...(numInitialChunks === undefined ? {} : { numInitialChunks }),
+    };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'createCollection' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrRenameCollection: coll, to, dropTarget}
+export const shardsvrRenameCollectionCommand: CommandDefinition = {
+  names: ['_shardsvrRenameCollection'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrRenameCollection');
+    const coll = collectionArg(cmd);
+    const to = requireString(cmd, 'to');
+    const request = { _shardsvrRenameCollection: coll, to, dropTarget: optionalBool(cmd, 'dropTarget') ?? false };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'renameCollection' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrRefineCollectionShardKey: coll, newShardKey}
+export const shardsvrRefineCollectionShardKeyCommand: CommandDefinition = {
+  names: ['_shardsvrRefineCollectionShardKey'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrRefineCollectionShardKey');
+    const coll = collectionArg(cmd);
+    const request = { _shardsvrRefineCollectionShardKey: coll, newShardKey: requireDoc(cmd, 'newShardKey') };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'refineCollectionShardKey' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+// {_shardsvrCollMod: coll, collModRequest}
+export const shardsvrCollModCommand: CommandDefinition = {
+  names: ['_shardsvrCollMod'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrCollMod');
+    const coll = collectionArg(cmd);
+    const request = { _shardsvrCollMod: coll, collModRequest: requireDoc(cmd, 'collModRequest') };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'collMod' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+export const ddlCoordinatorCommands: readonly CommandDefinition[] = [
+  shardsvrCollModCommand,
+  shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand, shardsvrRenameCollectionCommand,
+  shardsvrRefineCollectionShardKeyCommand,
+];
