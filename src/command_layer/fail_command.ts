@@ -1,7 +1,7 @@
 import { systemClock } from '../base/clock.js';
 import type { FailPoints } from '../base/fail_points.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from './connection_info.js';
 import {
   actsBeforeRun, addsWriteConcernError, closedConnectionReply, FAIL_COMMAND, failCommandApplies, failCommandEffect,
   failCommandErrorReply, withInjectedWriteConcernError, type FailCommandTarget, type LabelledCommand,

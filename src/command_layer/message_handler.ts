@@ -7,7 +7,7 @@ import { finishOpMsgReply, finishOpReply, FramingError, OP_MSG_REPLY_PREFIX, OP_
 import { compressMessage, decompressMessage, isCompressed } from '../wire/message_compressor.js';
 import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from './connection_info.js';
 import { attachSequence, bodyDocuments } from './original_bytes.js';
 
 let nextResponseId = 1;

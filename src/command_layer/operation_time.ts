@@ -7,7 +7,7 @@ import { afterClusterTimeOf, checkAfterClusterTime, checkAfterClusterTimeAllowed
 import { LastOp, withLastOp } from '../storage/commit_timestamps.js';
 import { RawDocument } from '../wire/raw_bson.js';
 import { commandName } from './args.js';
-import type { NodeServices } from '../mongod_commands/command.js';
+import type { StorageEngine } from '../storage/storage_engine.js';
 import { snapshotRead } from './snapshot_read.js';
 import { readTimestamp } from '../sessions/transaction_participant.js';
 
@@ -18,7 +18,13 @@ import { readTimestamp } from '../sessions/transaction_participant.js';
 // the operationTime: the commit time of the last write unit the command stamped, or for a command
 // that wrote nothing the node's cluster time, up to which every commit is applied (a standalone
 // mongod sends neither and refuses afterClusterTime; docshard's nodes are shards first).
-export function withClusterTime(node: NodeServices, cmd: Doc, dispatch: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
+// What of a node its commands' cluster time needs.
+interface ClusterTimeNode {
+  readonly clock: LogicalClock;
+  readonly storage: StorageEngine;
+}
+
+export function withClusterTime(node: ClusterTimeNode, cmd: Doc, dispatch: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
   const lastOp = new LastOp();
   let reply: Doc | Promise<Doc>;
   try {
@@ -41,7 +47,7 @@ export function withClusterTime(node: NodeServices, cmd: Doc, dispatch: () => Do
 // On a node every commit is synchronous but a migration's batches (StorageEngine.writeAsync):
 // a read after a time the clock has reached waits only for those. A snapshot read waits for the
 // commits up to the time it reads at.
-function readConcernWait(node: NodeServices, cmd: Doc, readAt: Timestamp | undefined): Promise<void> | undefined {
+function readConcernWait(node: ClusterTimeNode, cmd: Doc, readAt: Timestamp | undefined): Promise<void> | undefined {
   const target = afterClusterTimeOf(cmd.readConcern) ?? readAt;
   if (target === undefined) return undefined;
   if (readAt === undefined) checkAfterClusterTimeAllowed(commandName(cmd));

@@ -17,11 +17,10 @@ import type { TransactionParticipants } from '../sessions/transaction_participan
 import type { SessionCatalog } from '../sessions/session_catalog.js';
 
 // A shard's migration machinery: the donation or reception in flight (the last one stays to
-// answer late commands), the critical section the dispatcher waits on, the range deleter, and
-// the clock the drivers and the range deleter wait on (phase timeouts, polls, retries, delays).
+// answer late commands), the range deleter, and the clock the drivers and the range deleter wait
+// on (phase timeouts, polls, retries, delays).
 export interface MigrationRuntime {
   readonly registry: ActiveMigrationsRegistry;
-  readonly criticalSection: CriticalSection;
   readonly rangeDeleter: RangeDeleterService;
   source: MigrationSourceManager | undefined;
   destination: MigrationDestinationManager | undefined;
@@ -46,7 +45,8 @@ export interface MigrationNode {
   readonly client: Network;
   readonly logger: Logger;
   readonly failPoints: FailPoints;
-  readonly sharding: { readonly state: ShardingState; readonly metadata: ShardMetadata };
+  // The shard's identity and metadata, and its critical section, which a donor enters.
+  readonly sharding: { readonly state: ShardingState; readonly metadata: ShardMetadata; readonly criticalSection: CriticalSection };
   readonly migrations: MigrationRuntime;
   // The sessions' retryable writes, whose history of a range goes with it.
   readonly sessionCatalog: SessionCatalog;

@@ -285,16 +285,16 @@ export class MigrationSourceManager {
       case 'enterCriticalSection': {
         // Writes are held back from here on; a transaction prepared on the collection may still
         // commit writes in the range, so the catch-up that follows waits for its decision.
-        migrations.criticalSection.enter(e.nss);
+        this.node.sharding.criticalSection.enter(e.nss);
         const prepared = this.node.transactions.preparedOn(e.nss);
         if (prepared === undefined) return this.step({ type: 'criticalSectionEntered' });
         return prepared.then(() => this.step({ type: 'criticalSectionEntered' }));
       }
       case 'enterCriticalSectionForReads':
-        migrations.criticalSection.enterForReads(e.nss);
+        this.node.sharding.criticalSection.enterForReads(e.nss);
         return this.step({ type: 'criticalSectionEntered' });
       case 'exitCriticalSection':
-        migrations.criticalSection.exit(e.nss);
+        this.node.sharding.criticalSection.exit(e.nss);
         return;
       case 'refreshFilteringMetadata':
         return this.refresh(e.nss);

@@ -13,11 +13,12 @@ import type { SessionCatalog } from '../sessions/session_catalog.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
 import type { ShardingState } from '../shard/sharding_state.js';
 import type { ShardMetadata } from '../shard/shard_metadata.js';
+import type { CriticalSection } from '../shard/critical_section.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
-import type { ConnectionAuth } from '../auth/connection_auth.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
@@ -91,7 +92,9 @@ export interface NodeServices {
   local: LocalCollections;
   // Node-to-node connections (to the config server, to other shards).
   client: WireClient;
-  sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries };
+  // The shard's identity, its filtering metadata, the queries running under it, and the
+  // critical section migrations and DDLs take on its collections and databases.
+  sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries; criticalSection: CriticalSection };
   migrations: MigrationRuntime;
   // Only on a shard: its DDL coordinators and the collection critical sections DDLs take on it.
   ddl?: { coordinators: ShardingDDLCoordinatorService; criticalSections: CollectionCriticalSections };
@@ -99,21 +102,6 @@ export interface NodeServices {
   catalogManager?: ShardingCatalogManager;
   balancer?: Balancer;
   commands: ReadonlyMap<string, CommandDefinition>;
-}
-
-export interface ConnectionInfo {
-  id: number;
-  remote: string;
-  local: string;
-  clientMetadata?: Doc;
-  // The compressors its last hello negotiated (`compression`): the only ones its OP_COMPRESSED
-  // messages may use.
-  compressors?: string[];
-  // The user it authenticated as and its SASL conversation; absent until it starts one.
-  auth?: ConnectionAuth;
-  // Ends a client's connection at once: a reply not yet written is never written (what the fail
-  // points' closeConnection asks). Absent where there is no socket.
-  close?(): void;
 }
 
 export interface CommandContext {

@@ -1,7 +1,8 @@
 import { errorReply, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import type { CommandContext, CommandDefinition, ConnectionInfo, NodeServices } from './command.js';
+import type { CommandContext, CommandDefinition, NodeServices } from './command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { commandName } from '../command_layer/args.js';
 import { isVersionedRequest } from '../shard/shard_metadata.js';
 import { databaseCriticalSectionWait } from '../shard/database_critical_section.js';
@@ -133,7 +134,7 @@ const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate'
 function admission(node: NodeServices, def: CommandDefinition, name: string, db: string, cmd: Doc): Promise<void> | undefined {
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
   const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
-  const cs = node.migrations.criticalSection;
+  const cs = node.sharding.criticalSection;
   if (kind !== undefined && ns !== undefined) {
     const prepared = node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined);
     if (prepared !== undefined) return prepared;

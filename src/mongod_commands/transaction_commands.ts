@@ -44,9 +44,9 @@ function afterWrite(node: NodeServices, name: string, cmd: Doc, reply: Doc): Doc
 // from then on a migration's critical section waits for the decision (preparedOn) and the commit of
 // a prepared transaction waits for nothing: it may not fail.
 function afterCriticalSections<T>(node: NodeServices, cmd: Doc, fn: () => T): T | Promise<T> {
-  const held = node.transactions.writtenNamespaces(cmd).filter((ns) => node.migrations.criticalSection.isHeld(ns));
+  const held = node.transactions.writtenNamespaces(cmd).filter((ns) => node.sharding.criticalSection.isHeld(ns));
   if (held.length === 0) return fn();
-  return Promise.all(held.map((ns) => node.migrations.criticalSection.waitFor(ns, 'write'))).then(fn);
+  return Promise.all(held.map((ns) => node.sharding.criticalSection.waitFor(ns, 'write'))).then(fn);
 }
 
 export const commitTransactionCommand: CommandDefinition = {

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { buildCommandTable, dispatchCommand } from '../mongod_commands/dispatcher.js';
-import type { ConnectionInfo, NodeOptions, NodeServices } from '../mongod_commands/command.js';
+import type { NodeOptions, NodeServices } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { CursorManager } from '../command_layer/cursor_manager.js';
 import { CappedInsertNotifier } from '../mongod_commands/capped_insert_notifier.js';
 import { FailPoints, hangIfFailPointEnabled } from '../base/fail_points.js';
@@ -123,10 +124,9 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     clock,
     local,
     client,
-    sharding: { state: shardingState, queries, metadata },
+    sharding: { state: shardingState, queries, metadata, criticalSection },
     migrations: {
       registry: new ActiveMigrationsRegistry(),
-      criticalSection,
       rangeDeleter: new RangeDeleterService(storage, local, logger, {
         batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
         batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { NodeServices } from '../mongod_commands/command.js';
 import { withHeatTracking } from '../console/heat_targeting.js';
-import { SERVER_VERSION } from '../mongod_commands/diagnostic/build_info.js';
+import { SERVER_VERSION } from '../command_layer/server_description.js';
 import type { MessageHandler } from '../command_layer/message_handler.js';
 import { migrationStatistics } from '../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../migration/range_deletion_task.js';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
-import { SERVER_VERSION } from '../mongod_commands/diagnostic/build_info.js';
+import { SERVER_VERSION } from '../command_layer/server_description.js';
 import { handleMessage, withCompression, type Dispatch, type MessageHandler } from '../command_layer/message_handler.js';
 import { CatalogCache } from '../router/catalog_cache.js';
 import { createChunkSplitter } from '../router/chunk_splitter.js';
@@ -24,7 +24,7 @@ import { TcpServer } from '../wire/tcp_server.js';
 import { instrumentRouter } from './observability.js';
 import { newUserCacheGeneration } from '../router/commands/cluster_auth.js';
 import { AuthenticationAttempts } from '../auth/authentication_attempts.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
 import { internalAuthentication } from './key_file_reader.js';

@@ -16,7 +16,7 @@ import { databaseCriticalSections } from '../shard/database_critical_section.js'
 // A shard's DDL parts: the collection and database critical sections it held come back, then
 // the coordinators it was running start again from their state documents.
 export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
-  const criticalSections = new CollectionCriticalSections(node.migrations.criticalSection, node.local);
+  const criticalSections = new CollectionCriticalSections(node.sharding.criticalSection, node.local);
   const restored = criticalSections.restore();
   if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
   const databaseSections = databaseCriticalSections(node);

@@ -8,7 +8,7 @@ import { answerInsert, insertFailed, planInsert } from './insert_fast_path.js';
 import type { CachedRouting } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { checkAuthorization } from '../auth/authorization_policy.js';
 
 // The router's message handler with the fast paths in front of `general` (the message handler and

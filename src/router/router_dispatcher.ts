@@ -3,7 +3,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
 import { Timestamp } from 'bson';
 import { commandName } from '../command_layer/args.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { RouterCommand, RouterContext, RouterServices } from './router_services.js';
 import { runResolvedView } from './commands/cluster_views.js';
 import { resolvedViewOf } from './resolved_view.js';

@@ -1,6 +1,6 @@
 import type { Doc } from '../bson/values.js';
 import { deserializeDocument } from '../bson/values.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { opMsgReply, type MessageHandler } from '../command_layer/message_handler.js';
 import { parseRequest } from '../wire/message.js';
 import { MsgFlag } from '../wire/op_codes.js';

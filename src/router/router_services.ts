@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { FailPoints } from '../base/fail_points.js';
 import type { Doc } from '../bson/values.js';
-import type { ConnectionInfo } from '../mongod_commands/command.js';
+import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
 import type { SessionKiller } from '../sessions/session_killer.js';

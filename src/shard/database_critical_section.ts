@@ -128,8 +128,8 @@ export class DatabaseCriticalSections {
 // One registry per node, found from the node's critical section.
 const registries = new WeakMap<CriticalSection, DatabaseCriticalSections>();
 
-export function databaseCriticalSections(node: { migrations: { criticalSection: CriticalSection }; local: LocalCollections }): DatabaseCriticalSections {
-  const cs = node.migrations.criticalSection;
+export function databaseCriticalSections(node: { sharding: { criticalSection: CriticalSection }; local: LocalCollections }): DatabaseCriticalSections {
+  const cs = node.sharding.criticalSection;
   let registry = registries.get(cs);
   if (!registry) {
     registry = new DatabaseCriticalSections(cs, node.local);

@@ -239,10 +239,9 @@ class MigrationWorld {
       options: { bindIp: host, port: Number(port), parameters: SHARD_PARAMETERS },
       storage, local, client, logger,
       failPoints: new FailPoints(),
-      sharding: { state, metadata: new ShardMetadata(() => state.shardName, () => new RemoteConfigReader(client, HOSTS.config)) },
+      sharding: { state, metadata: new ShardMetadata(() => state.shardName, () => new RemoteConfigReader(client, HOSTS.config)), criticalSection: new CriticalSection() },
       migrations: {
         registry: new ActiveMigrationsRegistry(),
-        criticalSection: new CriticalSection(),
         rangeDeleter: new RangeDeleterService(storage, local, logger, RANGE_DELETER, clock),
         source: undefined,
         destination: undefined,
@@ -359,7 +358,7 @@ class MigrationWorld {
         tasks: local.find(RANGE_DELETIONS_NS).map(rangeDeletionTaskFromBSON),
         inRange: docs.filter(inRange),
         outside: docs.filter((d) => !inRange(d)),
-        criticalSectionHeld: node.migrations.criticalSection.isHeld(NSS),
+        criticalSectionHeld: node.sharding.criticalSection.isHeld(NSS),
         migrating: node.migrations.registry.activeDonation() !== undefined || node.migrations.registry.activeReceive() !== undefined,
       };
     };
@@ -387,7 +386,7 @@ async function shardWrite(node: SimShardNode, db: string, cmd: Doc): Promise<Doc
   const name = commandName(cmd);
   const ns = `${db}.${String(cmd[name])}`;
   const admit = (): void => {
-    if (node.migrations.criticalSection.isHeld(ns)) throw new MongoError(ErrorCodes.ExceededTimeLimit, `a migration holds the critical section of ${ns}`);
+    if (node.sharding.criticalSection.isHeld(ns)) throw new MongoError(ErrorCodes.ExceededTimeLimit, `a migration holds the critical section of ${ns}`);
   };
   admit();
   await node.sharding.metadata.checkRequest(db, ns, cmd);

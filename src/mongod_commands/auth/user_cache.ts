@@ -3,7 +3,8 @@ import type { Doc } from '../../bson/values.js';
 import type { ConnectionAuth } from '../../auth/connection_auth.js';
 import { authorizationOf, inherited, ROLES_NS, roleId, roleNamesOf, type RoleLookup } from '../../auth/roles.js';
 import { USERS_NS, userId } from '../../auth/users.js';
-import type { ConnectionInfo, NodeServices } from '../command.js';
+import type { NodeServices } from '../command.js';
+import type { ConnectionInfo } from '../../command_layer/connection_info.js';
 
 // MongoDB's user cache generation: a node's users change only through its user commands, each of
 // which draws a new generation, and a connection whose roles were read under an older one reads

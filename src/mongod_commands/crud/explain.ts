@@ -6,7 +6,7 @@ import { prepareFind, type FindSpec, type PreparedFind } from '../../query/exec/
 import type { QueryPlan } from '../../query/plan/query_planner.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, commandName } from '../../command_layer/args.js';
-import { SERVER_VERSION } from '../diagnostic/build_info.js';
+import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { parseFind } from './find.js';
 import { parseAggregate, splitPushdown } from './aggregate.js';
 

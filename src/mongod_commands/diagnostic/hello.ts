@@ -1,12 +1,6 @@
-import type { CommandDefinition, ConnectionInfo } from '../command.js';
-import { optionalStringArray } from '../../command_layer/args.js';
-import type { Doc } from '../../bson/values.js';
-import { Limits } from '../../wire/op_codes.js';
-import { negotiateCompressors } from '../../wire/message_compressor.js';
-import { LOGICAL_SESSION_TIMEOUT_MINUTES } from '../../sessions/session_id.js';
+import type { CommandDefinition } from '../command.js';
 import { nodeHelloAuthentication } from '../auth/sasl_commands.js';
-
-export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
+import { helloReply } from '../../command_layer/server_description.js';
 
 // A standalone mongod's hello. No topologyVersion: the driver then polls with plain hello
 // instead of the streaming protocol we do not implement. The driver's handshake also carries its
@@ -21,28 +15,3 @@ export const helloCommand: CommandDefinition = {
     return nodeHelloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
   },
 };
-
-// Shared by nodes and routers (a router adds `msg: "isdbgrid"`).
-export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
-  const isLegacy = 'isMaster' in cmd || 'ismaster' in cmd;
-  if (cmd.client !== undefined && typeof cmd.client === 'object') conn.clientMetadata = cmd.client as Record<string, unknown>;
-  // As mongod negotiates: a hello that lists compressors replaces the connection's choice, one
-  // that lists none is told the last choice; `compression` is answered only when there is one.
-  const compression = optionalStringArray(cmd, 'compression');
-  if (compression !== undefined) conn.compressors = negotiateCompressors(compression);
-  return {
-    ...(isLegacy ? { ismaster: true } : { isWritablePrimary: true }),
-    ...(cmd.helloOk === true ? { helloOk: true } : {}),
-    maxBsonObjectSize: Limits.maxBsonObjectSize,
-    maxMessageSizeBytes: Limits.maxMessageSizeBytes,
-    maxWriteBatchSize: Limits.maxWriteBatchSize,
-    localTime: new Date(),
-    logicalSessionTimeoutMinutes: LOGICAL_SESSION_TIMEOUT_MINUTES,
-    connectionId: conn.id,
-    minWireVersion: 0,
-    maxWireVersion: MAX_WIRE_VERSION,
-    readOnly: false,
-    ...(conn.compressors !== undefined && conn.compressors.length > 0 ? { compression: conn.compressors } : {}),
-    ok: 1,
-  };
-}

@@ -4,7 +4,7 @@ import { commandMetricsOf, opLatencies } from '../../metrics/command_metrics.js'
 import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import type { CommandDefinition, NodeServices } from '../command.js';
-import { SERVER_VERSION } from './build_info.js';
+import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { authenticationAttempts } from '../auth/sasl_commands.js';
 
 export const serverStatusCommand: CommandDefinition = {

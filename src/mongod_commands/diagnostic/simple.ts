@@ -1,7 +1,7 @@
-import os from 'node:os';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandDefinition } from '../command.js';
+import { commandLine, hostInfoReply } from '../../command_layer/server_description.js';
 
 export const pingCommand: CommandDefinition = { names: ['ping'], run: () => ({ ok: 1 }) };
 
@@ -11,23 +11,6 @@ export const whatsMyUriCommand: CommandDefinition = {
 };
 
 export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: () => hostInfoReply() };
-
-// A node's and a router's answer alike: both describe the machine they run on.
-export function hostInfoReply(): Record<string, unknown> {
-  return {
-    system: {
-      currentTime: new Date(),
-      hostname: os.hostname(),
-      cpuAddrSize: 64,
-      memSizeMB: Math.round(os.totalmem() / 1024 / 1024),
-      numCores: os.cpus().length,
-      cpuArch: process.arch,
-    },
-    os: { type: os.type(), name: os.platform(), version: os.release() },
-    extra: {},
-    ok: 1,
-  };
-}
 
 // The command line the process was started with, and what it set, under mongod's option names.
 export const getCmdLineOptsCommand: CommandDefinition = {
@@ -49,10 +32,6 @@ export const getCmdLineOptsCommand: CommandDefinition = {
     };
   },
 };
-
-export function commandLine(): string[] {
-  return ['docshard', ...process.argv.slice(2)];
-}
 
 export const getLogCommand: CommandDefinition = {
   names: ['getLog'],

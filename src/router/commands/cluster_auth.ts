@@ -6,7 +6,7 @@ import { helloAuthentication, saslContinue, saslStart, type SaslEnvironment } fr
 import { authorizationOf } from '../../auth/roles.js';
 import type { UserName } from '../../auth/users.js';
 import { randomBytes } from 'node:crypto';
-import type { ConnectionInfo } from '../../mongod_commands/command.js';
+import type { ConnectionInfo } from '../../command_layer/connection_info.js';
 import { withInternalUser } from '../../auth/internal_user.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext, RouterServices } from '../router_services.js';

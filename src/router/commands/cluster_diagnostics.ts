@@ -1,9 +1,7 @@
 import os from 'node:os';
 import type { RouterCommand } from '../router_services.js';
-import { helloReply } from '../../mongod_commands/diagnostic/hello.js';
-import { buildInfoReply, SERVER_VERSION } from '../../mongod_commands/diagnostic/build_info.js';
-import { commandLine, hostInfoReply } from '../../mongod_commands/diagnostic/simple.js';
-import { runProfile } from '../../mongod_commands/diagnostic/profile.js';
+import { buildInfoReply, commandLine, helloReply, hostInfoReply, SERVER_VERSION } from '../../command_layer/server_description.js';
+import { runProfile } from '../../command_layer/profile_settings.js';
 import { logLevelOf, setParameter } from '../../command_layer/log_level.js';
 import { slowOperationSettingsOf } from '../../metrics/slow_operations.js';
 import { MongoError } from '../../base/errors.js';

@@ -1,4 +1,4 @@
-import { configureFailPoint, waitForFailPoint } from '../../mongod_commands/diagnostic/configure_fail_point.js';
+import { configureFailPoint, waitForFailPoint } from '../../command_layer/fail_point_commands.js';
 import type { RouterCommand } from '../router_services.js';
 
 // The fail point commands of a router started with --enableTestCommands (mongos has them too):

@@ -1,6 +1,6 @@
 import type { RouterCommand } from '../router_services.js';
 import { SessionKillerMatcher } from '../../sessions/kill_sessions.js';
-import { KILL_COMMAND_NAMES, killPatterns, sessionsArgument, startSession } from '../../mongod_commands/sessions/session_commands.js';
+import { KILL_COMMAND_NAMES, killPatterns, sessionsArgument, startSession } from '../../command_layer/session_arguments.js';
 
 // The logical session commands as mongos answers them. startSession, refreshSessions and
 // endSessions act on the router's own session cache, whose refresh carries them to

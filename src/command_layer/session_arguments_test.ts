@@ -2,9 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Binary, UUID } from 'bson';
-import { KILL_ALL } from '../../sessions/kill_sessions.js';
-import { ANONYMOUS_UID } from '../../sessions/session_id.js';
-import { killPatterns, sessionsArgument } from './session_commands.js';
+import { KILL_ALL } from '../sessions/kill_sessions.js';
+import { ANONYMOUS_UID } from '../sessions/session_id.js';
+import { killPatterns, sessionsArgument } from './session_arguments.js';
 
 describe('the session commands read their arguments as MongoDB does', () => {
   it('killSessions kills the sessions it names, and with none every session of the (anonymous) user', () => {
