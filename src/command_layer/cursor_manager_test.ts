@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { CappedInsertNotifier } from '../mongod_commands/capped_insert_notifier.js';
 import { CursorManager, type Batch, type CursorDoc, type TailOptions } from './cursor_manager.js';
-import type { KvWriter } from '../storage/lmdb/kv_store.js';
+import type { KvWriter } from '../storage/op_observer.js';
 import { MongoError } from '../base/errors.js';
 import { checkForInterrupt, withDeadline } from '../base/operation_deadline.js';
 

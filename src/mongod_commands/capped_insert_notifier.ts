@@ -1,5 +1,4 @@
-import type { OpObserver } from '../storage/op_observer.js';
-import type { KvWriter } from '../storage/lmdb/kv_store.js';
+import type { KvWriter, OpObserver } from '../storage/op_observer.js';
 
 // Wakes the getMores of awaitData cursors when a document is inserted into the collection they
 // tail (MongoDB's CappedInsertNotifier). It only ever says "look again": a waiter reads the

@@ -11,7 +11,7 @@ import { checkCommandFields } from '../command_layer/command_fields.js';
 import { checkOperationSessionInfo, checkRetryableWriteCommand } from '../sessions/operation_session_info.js';
 import { errorLabelsFor } from '../sessions/error_labels.js';
 import { readTimestamp } from '../sessions/transaction_participant.js';
-import { WriteWaitsForTransaction } from '../storage/lmdb/kv_store.js';
+import { WriteWaitsForTransaction } from '../storage/storage_engine.js';
 import { runInSession } from '../sessions/session_operation.js';
 import { MONGOD_CURSOR_SESSION_CODES } from '../sessions/cursor_session.js';
 import { refuseUnreplicatedWriteConcern } from '../command_layer/unreplicated_write_concern.js';

@@ -1,6 +1,10 @@
 import type { Doc } from '../bson/values.js';
 import type { KvWriter } from './lmdb/kv_store.js';
 
+// The writer an observer is handed, named here so that observers outside src/storage need not
+// reach the LMDB adapter.
+export type { KvWriter };
+
 // A document as it is being stored: its bytes, and its values decoded on demand. A document that
 // arrived as BSON (an insert command's document sequence, a migration's clone batch) is never
 // decoded whole unless someone asks for `whole()`.

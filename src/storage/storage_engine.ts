@@ -18,6 +18,9 @@ import { SnapshotView } from './snapshot_view.js';
 import { TransactionWriteSet } from './transaction_write_set.js';
 import { StorageTransaction } from './storage_transaction.js';
 
+// What writeWaitingForTransactions throws when it gives way, for its caller to run it again.
+export { WriteWaitsForTransaction } from './lmdb/kv_store.js';
+
 export interface StorageOptions {
   compilePartialFilter(filter: Doc): (doc: Doc) => boolean;
   // Stamps each write unit that changes a document with its commit's cluster time

@@ -31,6 +31,12 @@ export const NEVER: Readonly<Record<string, readonly string[]>> = {
   command_layer: ['mongod_commands', 'router'],
 };
 
+// Adapters, each reached only through its port: from the folder that defines the port and from the
+// composition roots that open the adapter (tests included, so that none reaches past a port either).
+export const ADAPTERS: Readonly<Record<string, readonly string[]>> = {
+  'storage/lmdb': ['storage', 'process'],
+};
+
 export function layerRules(srcDir: string): LayerRule[] {
   const folders = readdirSync(srcDir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
   return folders.map((folder) => {
@@ -142,6 +148,14 @@ export function forbiddenRules(rules: readonly LayerRule[]): object[] {
       severity: 'error',
       from: { path: `^src/${folder}/`, pathNot: '_test\\.ts$' },
       to: { path: `^src/(${never.join('|')})/` },
+    });
+  }
+  for (const [adapter, owners] of Object.entries(ADAPTERS)) {
+    forbidden.push({
+      name: `src/${adapter} is imported only from src/${owners.join(', src/')}`,
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/(${owners.join('|')})/` },
+      to: { path: `^src/${escape(adapter)}/` },
     });
   }
   return forbidden;

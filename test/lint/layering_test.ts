@@ -87,6 +87,27 @@ test('the router importing mongod_commands is reported, even where its README al
   }
 });
 
+test('an adapter imported past its port is reported, from a test too; its port and the composition roots may import it', { timeout: 60_000 }, async () => {
+  const tree = plantedTree();
+  try {
+    tree.file('src/storage/README.md', '# storage\n\nMay import: nothing of ours.\n');
+    tree.file('src/storage/lmdb/kv_store.ts', 'export class KvStore {}\n');
+    tree.file('src/storage/storage_engine.ts', "import { KvStore } from './lmdb/kv_store.js';\nexport const engine = new KvStore();\n");
+    tree.file('src/process/README.md', '# process\n\nMay import: everything in `src/`.\n');
+    tree.file('src/process/root.ts', "import { KvStore } from '../storage/lmdb/kv_store.js';\nexport const root = new KvStore();\n");
+    tree.file('src/commands/README.md', '# commands\n\nMay import: `storage`.\n');
+    tree.file('src/commands/dispatcher.ts', "import { KvStore } from '../storage/lmdb/kv_store.js';\nexport const d = new KvStore();\n");
+    tree.file('src/commands/dispatcher_test.ts', "import { KvStore } from '../storage/lmdb/kv_store.js';\nexport const t = new KvStore();\n");
+    tree.file('src/commands/ported.ts', "import { engine } from '../storage/storage_engine.js';\nexport const p = engine;\n");
+    assert.deepEqual(await violations(tree.dir), [
+      'src/commands/dispatcher.ts -> src/storage/lmdb/kv_store.ts (src/storage/lmdb is imported only from src/storage, src/process)',
+      'src/commands/dispatcher_test.ts -> src/storage/lmdb/kv_store.ts (src/storage/lmdb is imported only from src/storage, src/process)',
+    ]);
+  } finally {
+    tree.remove();
+  }
+});
+
 test('a cycle between folders is reported, type-only imports included; between files, a cycle of loaded imports', { timeout: 60_000 }, async () => {
   const tree = plantedTree();
   try {
