@@ -36,7 +36,8 @@ export class Balancer {
     private readonly catalog: ShardingCatalogManager,
     private readonly local: LocalCollections,
     client: WireClient,
-    private readonly selfHost: string,
+    // Known once the port is bound: a process given port 0 learns it then.
+    private readonly selfHost: () => string,
     private readonly timings: BalancerTimings,
     private readonly logger: Logger,
   ) {
@@ -146,7 +147,7 @@ export class Balancer {
       details.chunksMoved = outcome.migrations;
     }
     if (errmsg !== undefined) details.errmsg = errmsg;
-    const ctx = { server: this.selfHost, clientAddr: '', time: new Date(), newId: () => new ObjectId() };
+    const ctx = { server: this.selfHost(), clientAddr: '', time: new Date(), newId: () => new ObjectId() };
     try {
       this.local.write((w) => { w.insert('config.actionlog', changeLogEntry(ctx, CONFIG_SHARD, 'balancer.round', '', details)); });
     } catch (err) {

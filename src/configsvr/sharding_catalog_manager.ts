@@ -30,7 +30,8 @@ export class ShardingCatalogManager {
   constructor(
     private readonly local: LocalCollections,
     readonly client: WireClient,
-    private readonly selfHost: string,
+    // Known once the port is bound: a process given port 0 learns it then.
+    private readonly selfHost: () => string,
     private readonly clusterId: ObjectId,
     private readonly logger: Logger,
     private readonly ddlLocks: DDLLockManager,
@@ -77,7 +78,7 @@ export class ShardingCatalogManager {
     }
     checkOk(await this.client.command(host, 'admin', {
       _addShard: 1,
-      shardIdentity: { shardName, clusterId: this.clusterId, configsvrConnectionString: this.selfHost },
+      shardIdentity: { shardName, clusterId: this.clusterId, configsvrConnectionString: this.selfHost() },
     }));
     const now = this.now();
     this.local.write((w) => {
@@ -293,7 +294,7 @@ export class ShardingCatalogManager {
   }
 
   private log(): ChangeLogContext {
-    return { server: this.selfHost, clientAddr: '', time: new Date(), newId: () => new ObjectId() };
+    return { server: this.selfHost(), clientAddr: '', time: new Date(), newId: () => new ObjectId() };
   }
 
   private entry(what: string, ns: string, details: Doc): Doc {

@@ -4,7 +4,7 @@
 // previous batch would be too short a look: the recipient asks for the next batch as soon as the
 // last one arrives, so the interval is one batch's round trip, most of which the donor spends
 // reading the batch in one turn of its event loop, finishing no user operation though its users
-// are waiting. A timer (node_process.ts) samples the node's op counters, which the meter reads
+// are waiting. A timer (mongod_server.ts) samples the node's op counters, which the meter reads
 // itself; it keeps the samples that span the window.
 export const LOAD_WINDOW_MS = 1000;
 export const LOAD_SAMPLE_INTERVAL_MS = 100;

@@ -64,8 +64,11 @@ export interface ServerCounters {
   opcounters: Record<'insert' | 'query' | 'update' | 'delete' | 'getmore' | 'command', number>;
 }
 
-// Process-wide services a command may use; created by the composition root (src/process).
-export interface NodeServices {
+// Process-wide services every node has, a shard and a config server alike; created by the role's
+// composition root (src/process) from the ports it is given.
+export interface MongodServices {
+  // Which role's services these are: each role's root builds its own (ShardServices, ConfigServerServices).
+  role: 'shard' | 'config';
   options: NodeOptions;
   storage: StorageEngine;
   cursors: CursorManager;
@@ -95,22 +98,46 @@ export interface NodeServices {
   // The shard's identity, its filtering metadata, the queries running under it, and the
   // critical section migrations and DDLs take on its collections and databases.
   sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries; criticalSection: CriticalSection };
+  // Every node's so far: the migration commands are in both roles' tables, and a config server
+  // answers them as it always has.
   migrations: MigrationRuntime;
-  // Only on a shard: its DDL coordinators and the collection critical sections DDLs take on it.
-  ddl?: { coordinators: ShardingDDLCoordinatorService; criticalSections: CollectionCriticalSections };
-  // Only on a config server.
-  catalogManager?: ShardingCatalogManager;
-  balancer?: Balancer;
-  commands: ReadonlyMap<string, CommandDefinition>;
+  // The role's command table; listCommands reads its names, the dispatcher runs it with the role's
+  // services.
+  commands: ReadonlyMap<string, CommandDefinition<never>>;
 }
 
-export interface CommandContext {
-  node: NodeServices;
+// A shard's: its DDL coordinators and the collection critical sections DDLs take on it.
+export interface ShardServices extends MongodServices {
+  role: 'shard';
+  ddl: { coordinators: ShardingDDLCoordinatorService; criticalSections: CollectionCriticalSections };
+  commands: CommandTable<ShardServices>;
+}
+
+// A config server's: the authoritative catalog's manager and the balancer.
+export interface ConfigServerServices extends MongodServices {
+  role: 'config';
+  catalogManager: ShardingCatalogManager;
+  balancer: Balancer;
+  commands: CommandTable<ConfigServerServices>;
+}
+
+// For a command of both roles that reads a shard's part when it runs on one.
+export function isShardServices(node: MongodServices): node is ShardServices {
+  return node.role === 'shard';
+}
+
+export type CommandTable<S> = ReadonlyMap<string, CommandDefinition<S>>;
+
+// What a command runs with: by default the services every node has; a command of one role only,
+// registered only in that role's table, names that role's services, and a command the simulator
+// runs names only what it reads.
+export interface CommandContext<S = MongodServices> {
+  node: S;
   conn: ConnectionInfo;
   db: string;
 }
 
-export interface CommandDefinition {
+export interface CommandDefinition<S = MongodServices> {
   // The canonical name first, then accepted aliases (e.g. isMaster, ismaster).
   names: readonly string[];
   help?: string;
@@ -122,5 +149,5 @@ export interface CommandDefinition {
   // and findAndModify: the internal commands a DDL coordinator sends under its session (MongoDB's
   // retryable write commands list names them too).
   retryableWrite?: boolean;
-  run(ctx: CommandContext, cmd: Doc): Doc | Promise<Doc>;
+  run: (ctx: CommandContext<S>, cmd: Doc) => Doc | Promise<Doc>;
 }

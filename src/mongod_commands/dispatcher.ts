@@ -1,7 +1,7 @@
 import { errorReply, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import type { CommandContext, CommandDefinition, NodeServices } from './command.js';
+import type { CommandContext, CommandDefinition, CommandTable, MongodServices } from './command.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { commandName } from '../command_layer/args.js';
 import { isVersionedRequest } from '../shard/shard_metadata.js';
@@ -32,11 +32,14 @@ import { authorizedReply } from '../auth/authorized_reply.js';
 // readConcern's afterClusterTime waited for, the node's time and the operation's on its reply).
 // The reply is returned directly when nothing had to wait (the common case: no critical section
 // held, not a routed request, a synchronous command), so such a request costs no promise.
-export function dispatchCommand(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+// A node runs its commands with its role's services, which its table is typed with.
+type NodeWithTable<S extends MongodServices> = S & { commands: CommandTable<S> };
+
+export function dispatchCommand<S extends MongodServices>(node: NodeWithTable<S>, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   return withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd));
 }
 
-function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
+function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
   try {
     const db = cmd.$db;
     if (typeof db !== 'string') {
@@ -55,7 +58,7 @@ function checkAndRun(node: NodeServices, conn: ConnectionInfo, cmd: Doc): Doc | 
     if (def.retryableWrite !== true) checkRetryableWriteCommand(name, cmd);
     refuseUnreplicatedWriteConcern(cmd);
     const deadline = operationDeadline(node, name, cmd);
-    const ctx: CommandContext = { node, conn, db };
+    const ctx: CommandContext<S> = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
     const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
       // Whatever the request waited for (a refresh, a critical section, a prepared transaction),
@@ -97,14 +100,14 @@ function afterTransactionsEnd(attempt: () => Doc | Promise<Doc>, wait: (ended: P
 // long an awaitData cursor waits (a cursor's other getMores run under what is left of the
 // maxTimeMS of the command that opened it). Time spent waiting for a critical section counts.
 // The maxTimeAlwaysTimeOut fail point expires any command that has one, as in MongoDB's tests.
-function operationDeadline(node: NodeServices, name: string, cmd: Doc): number | undefined {
+function operationDeadline(node: MongodServices, name: string, cmd: Doc): number | undefined {
   const maxTimeMS = parseMaxTimeMS(cmd.maxTimeMS);
   if (maxTimeMS === 0 || name === 'getMore') return undefined;
   if (node.failPoints.shouldFire('maxTimeAlwaysTimeOut') !== undefined) throw maxTimeExpired();
   return performance.now() + maxTimeMS;
 }
 
-function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, name: string, cmd: Doc): Doc | Promise<Doc> {
+function run<S extends MongodServices>(node: MongodServices, def: CommandDefinition<S>, ctx: CommandContext<S>, name: string, cmd: Doc): Doc | Promise<Doc> {
   countCommand(node, name);
   const body = (): Doc | Promise<Doc> => runOnView(ctx, name, cmd) ?? def.run(ctx, cmd);
   return cmd.autocommit === false ? runTransactionStatement(node, name, ctx.db, cmd, body) : body();
@@ -112,7 +115,7 @@ function run(node: NodeServices, def: CommandDefinition, ctx: CommandContext, na
 
 // A command that failed before it wrote anything: a retryable write's retriable error says so with
 // its labels, so the driver sends it again.
-function failure(node: NodeServices, err: unknown, cmd: Doc): Doc {
+function failure(node: MongodServices, err: unknown, cmd: Doc): Doc {
   if (!(err instanceof MongoError)) node.logger.error({ err, c: 'COMMAND' }, 'command failed with an unexpected error');
   const reply = errorReply(err);
   if (cmd.autocommit === false && cmd.lsid !== undefined) node.transactions.statementFailed(cmd);
@@ -131,7 +134,7 @@ const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate'
 // TransactionParticipants.preparedOn), a collection's or database's critical section that holds
 // its kind of operation, the version check of a routed request. Undefined when there is nothing to
 // wait for; once what it answered is over, the request asks again (`attempt` in dispatchCommand).
-function admission(node: NodeServices, def: CommandDefinition, name: string, db: string, cmd: Doc): Promise<void> | undefined {
+function admission(node: MongodServices, def: CommandDefinition<never>, name: string, db: string, cmd: Doc): Promise<void> | undefined {
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
   const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
   const cs = node.sharding.criticalSection;
@@ -148,7 +151,7 @@ function admission(node: NodeServices, def: CommandDefinition, name: string, db:
 // With --auth, a connection that has not authenticated runs only what MongoDB lets it run
 // (requiresAuth() false), and createUser from this host while no user exists (the localhost
 // exception); one that has runs what its roles allow.
-function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandDefinition, name: string, db: string, cmd: Doc): void {
+function checkAuthorized(node: MongodServices, conn: ConnectionInfo, def: CommandDefinition<never>, name: string, db: string, cmd: Doc): void {
   const user = authenticatedUser(node, conn);
   if (user !== undefined) {
     const refusal = checkAuthorization(user, name, db, cmd);
@@ -161,15 +164,16 @@ function checkAuthorized(node: NodeServices, conn: ConnectionInfo, def: CommandD
   throw new MongoError(ErrorCodes.Unauthorized, `command ${def.names[0]} requires authentication`);
 }
 
-function lookup(node: NodeServices, name: string): CommandDefinition {
-  const def = name === '' ? undefined : node.commands.get(name);
+function lookup<S extends MongodServices>(node: NodeWithTable<S>, name: string): CommandDefinition<S> {
+  const table: CommandTable<S> = node.commands;
+  const def = name === '' ? undefined : table.get(name);
   if (!def || (def.testOnly && !node.options.enableTestCommands)) {
     throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
   }
   return def;
 }
 
-function countCommand(node: NodeServices, name: string): void {
+function countCommand(node: MongodServices, name: string): void {
   const c = node.counters.opcounters;
   switch (name) {
     case 'find': c.query += 1; break;
@@ -181,15 +185,15 @@ function countCommand(node: NodeServices, name: string): void {
   }
 }
 
-export function buildCommandTable(defs: readonly CommandDefinition[]): Map<string, CommandDefinition> {
-  const table = new Map<string, CommandDefinition>();
+export function buildCommandTable<S>(defs: readonly CommandDefinition<S>[]): Map<string, CommandDefinition<S>> {
+  const table = new Map<string, CommandDefinition<S>>();
   for (const def of defs) for (const name of def.names) table.set(name, def);
   return table;
 }
 
 // The collection a versioned command is about: the string value of its first field (find: "c"),
 // or none for database-level commands (aggregate: 1).
-function targetNamespace(def: CommandDefinition, db: string, cmd: Doc, name: string): string | undefined {
+function targetNamespace(def: CommandDefinition<never>, db: string, cmd: Doc, name: string): string | undefined {
   const value = cmd[name];
   if (typeof value !== 'string') return undefined;
   return def.wholeNamespace ? value : `${db}.${value}`;

@@ -1,4 +1,4 @@
-import type { CommandDefinition } from './command.js';
+import type { CommandDefinition, ConfigServerServices, ShardServices } from './command.js';
 import { helloCommand } from './diagnostic/hello.js';
 import { buildInfoCommand } from './diagnostic/build_info.js';
 import { getParameterCommand, setParameterCommand } from './diagnostic/get_parameter.js';
@@ -44,13 +44,18 @@ import { createCollectionParticipantCommand } from './sharding/create_collection
 import { ddlCoordinatorCommands } from './sharding/ddl_coordinator_commands.js';
 import { ddlParticipantCommands } from './sharding/ddl_participant_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
-import { movePrimaryShardCommands } from './sharding/move_primary_commands.js';
+import { movePrimaryShardCommands, shardsvrMovePrimaryCommand } from './sharding/move_primary_commands.js';
+import { refusedOffShard } from './sharding/shard_only_refusals.js';
+import { configServerCommands } from './configsvr/configsvr_commands.js';
+import { balancerCommands } from './configsvr/balancer_commands.js';
+import { zoneCommands } from './configsvr/zone_commands.js';
+import { removeShardCommands } from './configsvr/remove_shard_commands.js';
 import { recipientCommands } from './migration/recipient_commands.js';
 import { abortTransactionCommand, commitTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand } from './transaction_commands.js';
 import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRoutingTableCacheUpdatesCommand } from './sharding/shard_commands.js';
 
-// Every command a node (shard or config server) answers.
-export const nodeCommands: readonly CommandDefinition[] = [
+// The commands a node answers in either role.
+const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, setParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
   connectionStatusCommand, getCmdLineOptsCommand, getLogCommand, hostInfoCommand, listCommandsCommand, pingCommand, profileCommand, whatsMyUriCommand,
   saslStartCommand, saslContinueCommand, createUserCommand, dropUserCommand, usersInfoCommand, updateUserCommand, grantRolesToUserCommand,
@@ -64,5 +69,20 @@ export const nodeCommands: readonly CommandDefinition[] = [
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
   ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand, ...checkMetadataConsistencyNodeCommands,
-  createCollectionParticipantCommand, ...ddlCoordinatorCommands, ...ddlParticipantCommands,
+  createCollectionParticipantCommand,
+];
+
+// A shard's: every node's, and its DDL coordinators' and participants' (and movePrimary's, which
+// runs a coordinator).
+export const shardCommands: readonly CommandDefinition<ShardServices>[] = [
+  ...nodeCommands, shardsvrMovePrimaryCommand, ...ddlCoordinatorCommands, ...ddlParticipantCommands,
+];
+
+// A config server's: every node's, the _configsvr* commands and the balancer's, and a shard's own
+// refused as a shard outside a cluster refuses them.
+export const configServerCommandSet: readonly CommandDefinition<ConfigServerServices>[] = [
+  ...nodeCommands,
+  ...[shardsvrMovePrimaryCommand, ...ddlCoordinatorCommands].map((def) => refusedOffShard(def)),
+  ...ddlParticipantCommands.map((def) => refusedOffShard(def, true)),
+  ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands,
 ];

@@ -1,6 +1,6 @@
 import { deserializeDocument, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { hangIfFailPointEnabled } from '../base/fail_points.js';
-import type { CommandDefinition, NodeServices } from './command.js';
+import type { CommandDefinition, MongodServices } from './command.js';
 import { noTransactionToEnd } from '../sessions/operation_session_info.js';
 import { withReadView, type ReadView } from '../command_layer/read_view.js';
 import { MongoError } from '../base/errors.js';
@@ -14,7 +14,7 @@ import { errorLabelsFor } from '../sessions/error_labels.js';
 // failure path), a write with a write error too, as mongod's write path does in a transaction; a
 // write error after which the whole transaction may succeed again (WriteConflict) fails the
 // command instead, so that its reply carries the TransientTransactionError label.
-export function runTransactionStatement(node: NodeServices, name: string, db: string, cmd: Doc, body: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
+export function runTransactionStatement(node: MongodServices, name: string, db: string, cmd: Doc, body: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
   if (name === 'commitTransaction' || name === 'abortTransaction' || name === 'coordinateCommitTransaction' || name === 'prepareTransaction') return body();
   const txn = node.transactions.statement(cmd, name, db);
   const view: ReadView = {
@@ -26,7 +26,7 @@ export function runTransactionStatement(node: NodeServices, name: string, db: st
   return reply instanceof Promise ? reply.then((r) => afterWrite(node, name, cmd, r)) : afterWrite(node, name, cmd, reply);
 }
 
-function afterWrite(node: NodeServices, name: string, cmd: Doc, reply: Doc): Doc {
+function afterWrite(node: MongodServices, name: string, cmd: Doc, reply: Doc): Doc {
   const errors = reply.writeErrors;
   if (!Array.isArray(errors) || errors.length === 0) return reply;
   // The router moves the document in this same transaction: nothing failed.
@@ -43,7 +43,7 @@ function afterWrite(node: NodeServices, name: string, cmd: Doc, reply: Doc): Doc
 // them: applied here they would be orphans, lost to the collection. A prepare checks the same, and
 // from then on a migration's critical section waits for the decision (preparedOn) and the commit of
 // a prepared transaction waits for nothing: it may not fail.
-function afterCriticalSections<T>(node: NodeServices, cmd: Doc, fn: () => T): T | Promise<T> {
+function afterCriticalSections<T>(node: MongodServices, cmd: Doc, fn: () => T): T | Promise<T> {
   const held = node.transactions.writtenNamespaces(cmd).filter((ns) => node.sharding.criticalSection.isHeld(ns));
   if (held.length === 0) return fn();
   return Promise.all(held.map((ns) => node.sharding.criticalSection.waitFor(ns, 'write'))).then(fn);
@@ -81,7 +81,7 @@ export const prepareTransactionCommand: CommandDefinition = {
   },
 };
 
-function checkOwned(node: NodeServices, ns: string, bytes: Buffer): void {
+function checkOwned(node: MongodServices, ns: string, bytes: Buffer): void {
   const ownership = node.sharding.metadata.ownership(ns);
   if (ownership === undefined || ownership.ownsEverything() || ownership.ownsDocument(deserializeDocument(bytes))) return;
   throw new MongoError(ErrorCodes.StaleConfig, `Transaction wrote to ${ns} in a range this shard no longer owns: a migration committed since`);

@@ -1,4 +1,4 @@
-import type { NodeServices } from '../mongod_commands/command.js';
+import type { MongodServices } from '../mongod_commands/command.js';
 import type { RouterServices } from '../router/router_services.js';
 import { shardSessionsCollection } from '../configsvr/sessions_collection_config_server.js';
 import { startLogicalSessionCacheJobs, type LogicalSessionCacheJobs } from '../sessions/logical_session_cache_jobs.js';
@@ -11,7 +11,7 @@ import { reapSessionsOlderThan, TRANSACTION_RECORD_MINIMUM_LIFETIME_MS } from '.
 // (sharded on {_id: 1} in one chunk there); on a shard of a cluster, the config server's; on a node
 // outside a cluster, its own, as a standalone mongod keeps one. The cache's jobs refresh it and
 // reap the retryable-write records of sessions gone from it.
-export function startNodeSessionJobs(node: NodeServices): LogicalSessionCacheJobs {
+export function startNodeSessionJobs(node: MongodServices): LogicalSessionCacheJobs {
   const local = new LocalSessionsCollection(node.storage);
   if (node.options.role === 'config') shardSessionsCollection(node.local, local.setup());
   const sessionsCollection = (): SessionsCollection => {

@@ -2,7 +2,7 @@ import { Binary } from 'bson';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { NodeServices } from '../mongod_commands/command.js';
+import type { ConfigServerServices, MongodServices, ShardServices } from '../mongod_commands/command.js';
 import { withHeatTracking } from '../console/heat_targeting.js';
 import { SERVER_VERSION } from '../command_layer/server_description.js';
 import type { MessageHandler } from '../command_layer/message_handler.js';
@@ -25,7 +25,7 @@ const INTERNAL_DBS = new Set(['admin', 'config', 'local']);
 
 // A node's message handler, its commands counted (src/metrics/message_metrics.ts) and the slow
 // ones logged (src/metrics/slow_operations.ts).
-export function instrumentNode(services: NodeServices, handler: MessageHandler): MessageHandler {
+export function instrumentNode(services: MongodServices, handler: MessageHandler): MessageHandler {
   const slow = slowOperationObserver(slowOperationSettingsOf(services), slowOperationReporter(services.logger), () => services.logger.isLevelEnabled('debug'));
   return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), handler, slow);
 }
@@ -78,7 +78,7 @@ function canonicalName(table: ReadonlyMap<string, { names: readonly string[] }>,
   return table.get(received)?.names[0] ?? 'unknown';
 }
 
-export async function serveNodeHttp(services: NodeServices, httpPort: number, logger: Logger): Promise<RunningHttpServer> {
+export async function serveNodeHttp(services: ShardServices | ConfigServerServices, httpPort: number, logger: Logger): Promise<RunningHttpServer> {
   return serve(nodeSources(services), httpPort, services.options.bindIp, logger);
 }
 
@@ -92,16 +92,15 @@ async function serve(sources: ProcessSources, httpPort: number, bindIp: string, 
   return server;
 }
 
-function nodeSources(services: NodeServices): ProcessSources {
-  const role = services.options.role;
+function nodeSources(services: ShardServices | ConfigServerServices): ProcessSources {
   return {
-    role,
+    role: services.role,
     version: SERVER_VERSION,
     commands: commandMetricsOf(services),
     connections: () => ({ current: services.counters.connectionsCurrent, created: services.counters.connectionsTotal }),
     cursorsOpen: () => services.cursors.openCount,
     storageSizeBytes: () => dataFileBytes(services.options.dbpath),
-    ...(role === 'shard' ? { shard: () => shardFigures(services) } : { config: () => configFigures(services) }),
+    ...(services.role === 'shard' ? { shard: () => shardFigures(services) } : { config: () => configFigures(services) }),
   };
 }
 
@@ -132,7 +131,7 @@ function dataFileBytes(dbpath: string): number {
 
 // A shard's collections as collStats counts them (every document stored, orphans included, and
 // the orphans its range deletion tasks count), its migration counters and its tasks.
-function shardFigures(services: NodeServices): ShardFigures {
+function shardFigures(services: MongodServices): ShardFigures {
   const tasks = services.local.find(RANGE_DELETIONS_NS).map(rangeDeletionTaskFromBSON);
   const orphans = new Map<string, { docs: number; bytes: number }>();
   for (const t of tasks) {
@@ -161,7 +160,7 @@ function shardFigures(services: NodeServices): ShardFigures {
 }
 
 // The config server's catalog: chunks per collection and owning shard, the shards, the balancer.
-function configFigures(services: NodeServices): ConfigFigures {
+function configFigures(services: ConfigServerServices): ConfigFigures {
   const names = new Map<string, string>();
   for (const c of services.local.find('config.collections')) names.set(uuidKey(c.uuid), String(c._id));
   const counts = new Map<string, { ns: string; shard: string; count: number }>();
@@ -172,11 +171,11 @@ function configFigures(services: NodeServices): ConfigFigures {
     const entry = counts.get(key) ?? counts.set(key, { ns, shard, count: 0 }).get(key)!;
     entry.count += 1;
   }
-  const status = services.balancer?.status();
+  const status = services.balancer.status();
   return {
     chunks: [...counts.values()],
     shards: services.local.find('config.shards').map((s) => ({ name: String(s._id), draining: s.draining === true })),
-    balancer: { enabled: status?.mode === 'full', roundRunning: status?.inBalancerRound === true, rounds: Number(status?.numBalancerRounds ?? 0) },
+    balancer: { enabled: status.mode === 'full', roundRunning: status.inBalancerRound === true, rounds: Number(status.numBalancerRounds) },
   };
 }
 

@@ -1,5 +1,6 @@
 import { systemClock } from '../base/clock.js';
-import type { NodeServices } from '../mongod_commands/command.js';
+import type { ShardServices } from '../mongod_commands/command.js';
+import type { NodeCore } from './mongod_services.js';
 import { collModCoordinator } from '../ddl/coll_mod_coordinator.js';
 import { createCollectionCoordinator } from '../ddl/create_collection_coordinator.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
@@ -13,15 +14,12 @@ import { performNoopRetryableWriteOnAllShardsAndConfigsvr, type DDLCoordinatorEn
 import { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 import { databaseCriticalSections } from '../shard/database_critical_section.js';
 
-// A shard's DDL parts: the collection and database critical sections it held come back, then
-// the coordinators it was running start again from their state documents.
-export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
+// A shard's DDL parts, and their recovery, which the shard runs before its port opens: the
+// collection and database critical sections it held come back, then the coordinators it was
+// running start again from their state documents.
+export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; recover(): void } {
   const criticalSections = new CollectionCriticalSections(node.sharding.criticalSection, node.local);
-  const restored = criticalSections.restore();
-  if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
   const databaseSections = databaseCriticalSections(node);
-  const restoredDatabases = databaseSections.restore();
-  if (restoredDatabases.length > 0) node.logger.info({ c: 'SHARDING', databases: restoredDatabases }, 'Restored database critical sections');
   const env: DDLCoordinatorEnv = {
     client: node.client,
     configHost: () => node.sharding.state.configHost,
@@ -52,6 +50,14 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
     await metadata.refreshDatabase(db);
     await metadata.checkRequest(db, undefined, { databaseVersion: version });
   }, () => performNoopRetryableWriteOnAllShardsAndConfigsvr(env));
-  coordinators.recover();
-  return { coordinators, criticalSections };
+  return {
+    ddl: { coordinators, criticalSections },
+    recover() {
+      const restored = criticalSections.restore();
+      if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
+      const restoredDatabases = databaseSections.restore();
+      if (restoredDatabases.length > 0) node.logger.info({ c: 'SHARDING', databases: restoredDatabases }, 'Restored database critical sections');
+      coordinators.recover();
+    },
+  };
 }

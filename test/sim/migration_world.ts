@@ -9,7 +9,7 @@ import { deserializeDocument, type Doc } from '../../src/bson/values.js';
 import { fromPlacementTimestamp, shardVersionToBSON } from '../../src/catalog/chunk_version.js';
 import type { ChunkType, CollectionType } from '../../src/catalog/type_chunk.js';
 import { commandName } from '../../src/command_layer/args.js';
-import type { CommandDefinition, CommandContext, NodeServices } from '../../src/mongod_commands/command.js';
+import type { CommandDefinition, CommandContext } from '../../src/mongod_commands/command.js';
 import { configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand } from '../../src/mongod_commands/configsvr/configsvr_commands.js';
 import { CursorManager } from '../../src/command_layer/cursor_manager.js';
 import { listCollectionsCommand } from '../../src/mongod_commands/ddl/collections.js';
@@ -122,8 +122,8 @@ const IDLE_COUNTERS = { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, c
 const NEVER = new Promise<void>(() => undefined);
 
 // The command handlers a simulated shard runs as a shard would.
-const SHARD_COMMANDS = commandTable([...donorCommands, ...recipientCommands, listIndexesCommand, listCollectionsCommand, flushRoutingTableCacheUpdatesCommand]);
-const CONFIG_COMMANDS = commandTable([configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand]);
+const SHARD_COMMANDS = commandTable<SimShardNode>([...donorCommands, ...recipientCommands, listIndexesCommand, listCollectionsCommand, flushRoutingTableCacheUpdatesCommand]);
+const CONFIG_COMMANDS = commandTable<ConfigNode>([configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand]);
 
 type SimShardNode = MigrationNode & { readonly cursors: CursorManager };
 
@@ -204,7 +204,7 @@ class MigrationWorld {
     // The commit and the fence send nothing; the client is there because the catalog has one.
     const failPoints = new FailPoints();
     const ddlLocks = new DDLLockManager(this.scheduler.clockOf(owner), failPoints);
-    const catalogManager = new ShardingCatalogManager(local, new WireClient(), HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS));
+    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS));
     const node: ConfigNode = { catalogManager, failPoints };
     this.network.listen(HOSTS.config, owner, (db, body) => this.reply(() => this.configCommand(local, node, db, deserializeDocument(body))));
     return { owner, storage, local, node };
@@ -220,10 +220,10 @@ class MigrationWorld {
     }
     // config.changelog: history only, which nothing here reads.
     if (name === 'insert') return { n: (cmd.documents as Doc[]).length, ok: 1 };
-    return runHandler(CONFIG_COMMANDS, name, node as unknown as NodeServices, db, cmd);
+    return runHandler(CONFIG_COMMANDS, name, node, db, cmd);
   }
 
-  // A shard's process start, as node_process.ts composes it: its disk, the range deleter resuming
+  // A shard's process start, as shard_process.ts composes it: its disk, the range deleter resuming
   // ready tasks, every coordinator document recovered, then its port opened.
   private start(name: ShardName, dir: string, life: number): Life<SimShardNode> {
     const owner = new Incarnation(`${name}#${life}`);
@@ -264,7 +264,7 @@ class MigrationWorld {
   private shardCommand(node: SimShardNode, db: string, cmd: Doc): Doc | Promise<Doc> {
     const name = commandName(cmd);
     if (name === 'update' || name === 'delete') return shardWrite(node, db, cmd);
-    return runHandler(SHARD_COMMANDS, name, node as unknown as NodeServices, db, cmd);
+    return runHandler(SHARD_COMMANDS, name, node, db, cmd);
   }
 
   private async reply(handle: () => Doc | Promise<Doc>): Promise<Buffer> {
@@ -397,16 +397,16 @@ async function shardWrite(node: SimShardNode, db: string, cmd: Doc): Promise<Doc
   return { n, ok: 1 };
 }
 
-function runHandler(table: ReadonlyMap<string, CommandDefinition>, name: string, node: NodeServices, db: string, cmd: Doc): Doc | Promise<Doc> {
+function runHandler<S>(table: ReadonlyMap<string, CommandDefinition<S>>, name: string, node: S, db: string, cmd: Doc): Doc | Promise<Doc> {
   const def = table.get(name);
   if (def === undefined) throw new MongoError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
-  // The handlers the simulated nodes run read only what those nodes have: a shard's MigrationNode
-  // and cursors, a config server's catalog manager and fail points.
-  const ctx: CommandContext = { node, conn: { id: 0, remote: 'sim', local: 'sim' }, db };
+  // Each handler is typed with what it reads, which the simulated node has: a shard's
+  // MigrationNode and cursors, a config server's catalog manager and fail points.
+  const ctx: CommandContext<S> = { node, conn: { id: 0, remote: 'sim', local: 'sim' }, db };
   return def.run(ctx, cmd);
 }
 
-function commandTable(defs: readonly CommandDefinition[]): ReadonlyMap<string, CommandDefinition> {
+function commandTable<S>(defs: readonly CommandDefinition<S>[]): ReadonlyMap<string, CommandDefinition<S>> {
   return new Map(defs.flatMap((def) => def.names.map((name) => [name, def] as const)));
 }
 

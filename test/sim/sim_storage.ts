@@ -20,7 +20,7 @@ export function openSimStorage(dir: string, scheduler: Scheduler, owner: Incarna
   return engine;
 }
 
-// As a node opens its storage (node_process.ts).
+// As a node opens its storage (mongod_ports.ts).
 export const STORAGE_OPTIONS = {
   compilePartialFilter: (filter: Doc) => {
     const matcher = compileFilter(filter);

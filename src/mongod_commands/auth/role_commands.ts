@@ -8,7 +8,7 @@ import {
 } from '../../auth/roles.js';
 import { builtinRoleNames, isBuiltinRole, USERS_NS, type RoleName } from '../../auth/users.js';
 import { requireString } from '../../command_layer/args.js';
-import type { CommandDefinition, NodeServices } from '../command.js';
+import type { CommandDefinition, MongodServices } from '../command.js';
 import { invalidateUserCache, roleLookup } from './user_cache.js';
 
 // MongoDB's role management commands over the node's admin.system.roles (on a config server, the
@@ -125,7 +125,7 @@ export const rolesInfoCommand: CommandDefinition = {
   run: (ctx, cmd) => ({ roles: rolesInfo(ctx.node, cmd, ctx.db), ok: 1 }),
 };
 
-function rolesInfo(node: NodeServices, cmd: Doc, db: string): Doc[] {
+function rolesInfo(node: MongodServices, cmd: Doc, db: string): Doc[] {
   const arg = cmd.rolesInfo;
   const show = cmd.showPrivileges;
   if (show !== undefined && typeof show !== 'boolean') throw new MongoError(ErrorCodes.BadValue, 'showPrivileges: "asUserFragment" is not supported');
@@ -155,7 +155,7 @@ function rolesInfo(node: NodeServices, cmd: Doc, db: string): Doc[] {
 
 // The checks of MongoDB's checkOkayToGrantRolesToRole: not itself, of its database (unless an
 // admin role), each existing, and no cycle.
-function checkGrantableRoles(node: NodeServices, name: RoleName, roles: readonly RoleName[]): void {
+function checkGrantableRoles(node: MongodServices, name: RoleName, roles: readonly RoleName[]): void {
   checkRolesForRole(name, roles);
   const find = roleLookup(node);
   const missing = missingRole(roles, find);
@@ -171,7 +171,7 @@ function refuseAuthenticationRestrictions(cmd: Doc): void {
   if (value !== undefined && !(Array.isArray(value) && value.length === 0)) throw new MongoError(ErrorCodes.BadValue, 'authenticationRestrictions are not supported');
 }
 
-function existingRole(node: NodeServices, name: RoleName): Doc {
+function existingRole(node: MongodServices, name: RoleName): Doc {
   const doc = node.local.findOne(ROLES_NS, { _id: roleId(name) });
   if (doc === undefined) throw roleNotFound(name);
   return doc;
@@ -183,7 +183,7 @@ function builtinRoleUnchangeable(name: RoleName): MongoError {
 
 // The grant and revoke commands: a non-empty list, a role that is not built-in and exists, then
 // its new roles or privileges.
-function changeRole(node: NodeServices, command: string, name: RoleName, given: unknown, field: string, change: (name: RoleName, held: Doc) => Doc): Doc {
+function changeRole(node: MongodServices, command: string, name: RoleName, given: unknown, field: string, change: (name: RoleName, held: Doc) => Doc): Doc {
   if (!Array.isArray(given) || given.length === 0) throw new MongoError(ErrorCodes.BadValue, `${command} command requires a non-empty "${field}" array`);
   if (isBuiltinRole(name)) throw builtinRoleUnchangeable(name);
   const held = existingRole(node, name);
@@ -195,7 +195,7 @@ function changeRole(node: NodeServices, command: string, name: RoleName, given: 
 
 // Removes the roles `dropped` picks: first from every user and every other role holding them,
 // then the roles themselves; answers how many roles went.
-function dropRoles(node: NodeServices, dropped: (r: RoleName) => boolean): number {
+function dropRoles(node: MongodServices, dropped: (r: RoleName) => boolean): number {
   const holders = [USERS_NS, ROLES_NS].flatMap((ns) => node.local.find(ns).flatMap((doc) => {
     const roles = roleNamesOf(doc);
     const kept = roles.filter((r) => !dropped(r));
@@ -213,7 +213,7 @@ function dedupe(roles: readonly RoleName[]): RoleName[] {
   return roles.filter((r, i) => roles.findIndex((o) => o.role === r.role && o.db === r.db) === i);
 }
 
-function changed(node: NodeServices, what: string, name: RoleName): void {
+function changed(node: MongodServices, what: string, name: RoleName): void {
   invalidateUserCache(node);
   node.logger.info({ c: 'ACCESS', role: name.role, db: name.db }, what);
 }

@@ -4,7 +4,7 @@ import type { ConnectionAuth } from '../../auth/connection_auth.js';
 import { helloAuthentication, saslContinue, saslStart, type SaslEnvironment } from '../../auth/sasl_conversation.js';
 import { withInternalUser } from '../../auth/internal_user.js';
 import { userCacheGeneration, withInheritance } from './user_cache.js';
-import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
+import type { CommandContext, CommandDefinition, MongodServices } from '../command.js';
 import { AuthenticationAttempts } from '../../auth/authentication_attempts.js';
 
 // A node's SASL commands: the conversation of src/auth over the node's own admin.system.users.
@@ -37,9 +37,9 @@ function saslEnvironment(ctx: CommandContext): SaslEnvironment {
 }
 
 // Each node's logins and their brake, kept beside its services (serverStatus reports them).
-const attemptsByNode = new WeakMap<NodeServices, AuthenticationAttempts>();
+const attemptsByNode = new WeakMap<MongodServices, AuthenticationAttempts>();
 
-export function authenticationAttempts(node: NodeServices): AuthenticationAttempts {
+export function authenticationAttempts(node: MongodServices): AuthenticationAttempts {
   let attempts = attemptsByNode.get(node);
   if (attempts === undefined) {
     attempts = new AuthenticationAttempts(Date.now);

@@ -4,12 +4,12 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { mechanismsOf, parseMechanisms, parseRoles, USERS_NS, userDocument, userId, type RoleName, type UserName } from '../../auth/users.js';
 import { requireString } from '../../command_layer/args.js';
-import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
+import type { CommandContext, CommandDefinition, MongodServices } from '../command.js';
 import { authOf } from './sasl_commands.js';
 import { invalidateUserCache, roleLookup, userCacheGeneration, withInheritance } from './user_cache.js';
 
 // A user's roles: built-in ones, or user-defined ones of this node's admin.system.roles.
-function rolesOf(node: NodeServices, value: unknown, db: string): RoleName[] {
+function rolesOf(node: MongodServices, value: unknown, db: string): RoleName[] {
   const find = roleLookup(node);
   return parseRoles(value, db, (r) => find(r) !== undefined);
 }

@@ -1,24 +1,19 @@
-import { MongoError } from '../../base/errors.js';
-import { ErrorCodes } from '../../base/error_codes.js';
 import { databaseVersionFromBSON } from '../../catalog/database_version.js';
 import type { ShardingCatalogManager } from '../../configsvr/sharding_catalog_manager.js';
 import { commitMovePrimaryOnCatalog } from '../../configsvr/move_primary_catalog.js';
 import { RemoveShardCatalog } from '../../configsvr/remove_shard_catalog.js';
-import type { CommandContext, CommandDefinition, NodeServices } from '../command.js';
+import type { CommandDefinition, ConfigServerServices } from '../command.js';
 import { requireString } from '../../command_layer/args.js';
 import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
 
 // One per config server, made with its catalog manager.
 const byManager = new WeakMap<ShardingCatalogManager, RemoveShardCatalog>();
 
-function manager(node: NodeServices): ShardingCatalogManager {
-  const m = node.catalogManager;
-  if (!m) throw new MongoError(ErrorCodes.IllegalOperation, '_configsvr commands can only be run on a config server');
-  return m;
-}
+// Registered only in a config server's table (src/process/config_server_process.ts).
+type ConfigCommand = CommandDefinition<ConfigServerServices>;
 
-function removal(node: NodeServices): RemoveShardCatalog {
-  const m = manager(node);
+function removal(node: ConfigServerServices): RemoveShardCatalog {
+  const m = node.catalogManager;
   let catalog = byManager.get(m);
   if (!catalog) {
     catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger);
@@ -28,22 +23,21 @@ function removal(node: NodeServices): RemoveShardCatalog {
 }
 
 // {_configsvrRemoveShard: shardNameOrHost}: one step of the removal; the reply is the state.
-export const configsvrRemoveShardCommand: CommandDefinition = {
+export const configsvrRemoveShardCommand: ConfigCommand = {
   names: ['_configsvrRemoveShard'],
   adminOnly: true,
-  run(ctx: CommandContext, cmd) {
+  run(ctx, cmd) {
     return removal(ctx.node).removeShard(requireString(cmd, '_configsvrRemoveShard'));
   },
 };
 
 // {_configsvrCommitMovePrimary: db, from, to, expectedDatabaseVersion}: the commit of the
 // donor's MovePrimaryCoordinator, a retryable write of its session.
-export const configsvrCommitMovePrimaryCommand: CommandDefinition = {
+export const configsvrCommitMovePrimaryCommand: ConfigCommand = {
   names: ['_configsvrCommitMovePrimary'],
   retryableWrite: true,
   adminOnly: true,
   run(ctx, cmd) {
-    manager(ctx.node); // config servers only
     checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitMovePrimary');
     commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, {
       db: requireString(cmd, '_configsvrCommitMovePrimary'), from: requireString(cmd, 'from'), to: requireString(cmd, 'to'),
@@ -53,4 +47,4 @@ export const configsvrCommitMovePrimaryCommand: CommandDefinition = {
   },
 };
 
-export const removeShardCommands: readonly CommandDefinition[] = [configsvrRemoveShardCommand, configsvrCommitMovePrimaryCommand];
+export const removeShardCommands: readonly ConfigCommand[] = [configsvrRemoveShardCommand, configsvrCommitMovePrimaryCommand];

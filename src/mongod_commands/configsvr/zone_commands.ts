@@ -3,13 +3,14 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { ZonesCatalog } from '../../configsvr/zones_catalog.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition, ConfigServerServices } from '../command.js';
 import { requireDoc, requireString } from '../../command_layer/args.js';
 
-function zones(ctx: CommandContext): ZonesCatalog {
-  const m = ctx.node.catalogManager;
-  if (!m) throw new MongoError(ErrorCodes.IllegalOperation, '_configsvr commands can only be run on a config server');
-  return new ZonesCatalog(ctx.node.local, m);
+// Registered only in a config server's table (src/process/config_server_process.ts).
+type ConfigCommand = CommandDefinition<ConfigServerServices>;
+
+function zones(ctx: CommandContext<ConfigServerServices>): ZonesCatalog {
+  return new ZonesCatalog(ctx.node.local, ctx.node.catalogManager);
 }
 
 function checkZoneNamespace(ns: string): void {
@@ -24,38 +25,38 @@ function zoneOrNull(cmd: Doc, command: string): string | null {
   throw new MongoError(ErrorCodes.TypeMismatch, `"zone" had the wrong type. Expected string or null, found ${bsonTypeName(cmd.zone)}`);
 }
 
-export const configsvrAddShardToZoneCommand: CommandDefinition = {
+export const configsvrAddShardToZoneCommand: ConfigCommand = {
   names: ['_configsvrAddShardToZone'],
   adminOnly: true,
   run(ctx, cmd) {
     zones(ctx).addShardToZone(requireString(cmd, '_configsvrAddShardToZone'), requireString(cmd, 'zone'));
-    ctx.node.balancer?.wake();
+    ctx.node.balancer.wake();
     return { ok: 1 };
   },
 };
 
-export const configsvrRemoveShardFromZoneCommand: CommandDefinition = {
+export const configsvrRemoveShardFromZoneCommand: ConfigCommand = {
   names: ['_configsvrRemoveShardFromZone'],
   adminOnly: true,
   run(ctx, cmd) {
     zones(ctx).removeShardFromZone(requireString(cmd, '_configsvrRemoveShardFromZone'), requireString(cmd, 'zone'));
-    ctx.node.balancer?.wake();
+    ctx.node.balancer.wake();
     return { ok: 1 };
   },
 };
 
-export const configsvrUpdateZoneKeyRangeCommand: CommandDefinition = {
+export const configsvrUpdateZoneKeyRangeCommand: ConfigCommand = {
   names: ['_configsvrUpdateZoneKeyRange'],
   adminOnly: true,
   run(ctx, cmd) {
     const ns = requireString(cmd, '_configsvrUpdateZoneKeyRange');
     checkZoneNamespace(ns);
     zones(ctx).updateZoneKeyRange(ns, requireDoc(cmd, 'min'), requireDoc(cmd, 'max'), zoneOrNull(cmd, '_configsvrUpdateZoneKeyRange'));
-    ctx.node.balancer?.wake();
+    ctx.node.balancer.wake();
     return { ok: 1 };
   },
 };
 
-export const zoneCommands: readonly CommandDefinition[] = [
+export const zoneCommands: readonly ConfigCommand[] = [
   configsvrAddShardToZoneCommand, configsvrRemoveShardFromZoneCommand, configsvrUpdateZoneKeyRangeCommand,
 ];

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { BSON, DBRef, ObjectId } from 'bson';
-import { startNode, type RunningNode } from '../../process/node_process.js';
+import type { ShardServices } from '../command.js';
+import { openMongodPorts } from '../../process/mongod_ports.js';
+import type { RunningNode } from '../../process/mongod_server.js';
+import { startShard } from '../../process/shard_process.js';
 import { DEFAULT_PARAMETERS } from '../../process/set_parameter.js';
 import { handleMessage } from '../../command_layer/message_handler.js';
 import { dispatchCommand } from '../dispatcher.js';
@@ -32,7 +35,7 @@ function opMsg(body: Doc, documents?: Buffer[]): Buffer {
 const bson = (doc: Doc): Buffer => Buffer.from(BSON.serialize(doc));
 
 describe('insert from a document sequence', () => {
-  let node: RunningNode;
+  let node: RunningNode<ShardServices>;
   let dir: string;
   const conn = { id: 1, remote: 'test', local: 'test' };
 
@@ -61,7 +64,7 @@ describe('insert from a document sequence', () => {
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'docshard-insert-'));
     const options = { role: 'shard' as const, port: 0, bindIp: '127.0.0.1', dbpath: dir, enableTestCommands: false, maxConns: 1_000_000, parameters: DEFAULT_PARAMETERS };
-    node = await startNode(options, pino({ level: 'silent' }), []);
+    node = await startShard(options, await openMongodPorts(options, pino({ level: 'silent' }), []));
   });
   after(async () => {
     await node.stop();

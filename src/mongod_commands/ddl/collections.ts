@@ -3,7 +3,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { compileFilter } from '../../query/match/matcher.js';
 import { splitNamespace } from '../../storage/catalog_entry.js';
-import type { CommandDefinition, NodeServices } from '../command.js';
+import type { CommandDefinition, MongodServices } from '../command.js';
 import { RANGE_DELETIONS_NS } from '../../migration/range_deletion_task.js';
 import { collectionArg, optionalBool, optionalDoc, requireString } from '../../command_layer/args.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
@@ -60,7 +60,7 @@ export const dropCommand: CommandDefinition = {
 
 // The drop a shard makes of its own copy (the drop command's, and a DDL participant's): the
 // collection or view, and the range deletion tasks of the namespace. Undefined: nothing was there.
-export function dropCollectionLocally(node: NodeServices, ns: string): Doc | undefined {
+export function dropCollectionLocally(node: MongodServices, ns: string): Doc | undefined {
   const { storage } = node;
   forgetRangeDeletions(node, { nss: ns });
   const coll = storage.getCollection(ns);
@@ -78,7 +78,7 @@ export const dropDatabaseCommand: CommandDefinition = {
   },
 };
 
-export function dropDatabaseLocally(node: NodeServices, db: string): void {
+export function dropDatabaseLocally(node: MongodServices, db: string): void {
   const { storage } = node;
   forgetRangeDeletions(node, { nss: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } });
   for (const coll of storage.listCollections(db)) storage.dropCollection(coll.ns);
@@ -86,11 +86,12 @@ export function dropDatabaseLocally(node: NodeServices, db: string): void {
 
 // A dropped collection's orphans go with it; a task left behind would delete (and count) documents
 // of a new collection created under the same name.
-function forgetRangeDeletions(node: NodeServices, filter: Doc): void {
+function forgetRangeDeletions(node: MongodServices, filter: Doc): void {
   node.local.write((w) => w.delete(RANGE_DELETIONS_NS, filter));
 }
 
-export const listCollectionsCommand: CommandDefinition = {
+// Reads only the catalog and opens a cursor (a migration's recipient asks the donor for it).
+export const listCollectionsCommand: CommandDefinition<Pick<MongodServices, 'storage' | 'cursors'>> = {
   names: ['listCollections'],
   run(ctx, cmd) {
     const filter = optionalDoc(cmd, 'filter') ?? {};

@@ -2,7 +2,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { compareValues } from '../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import type { CommandDefinition } from '../command.js';
+import type { CommandDefinition, MongodServices } from '../command.js';
 import { collectionArg, requireArray } from '../../command_layer/args.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
 import { checkAgainstExisting, validateIndexSpec } from './index_spec.js';
@@ -49,7 +49,8 @@ function refuseCollatedUniqueIndexes(collectionCollation: unknown, raw: readonly
   }
 }
 
-export const listIndexesCommand: CommandDefinition = {
+// Reads only the catalog and opens a cursor (a migration's recipient asks the donor for it).
+export const listIndexesCommand: CommandDefinition<Pick<MongodServices, 'storage' | 'cursors'>> = {
   names: ['listIndexes'],
   run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;

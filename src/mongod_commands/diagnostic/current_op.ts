@@ -1,7 +1,7 @@
 import { compareValues } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
-import type { CommandDefinition, NodeServices } from '../command.js';
+import { isShardServices, type CommandDefinition, type MongodServices } from '../command.js';
 import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage.js';
 
 
@@ -20,8 +20,8 @@ export const currentOpCommand: CommandDefinition = {
 };
 
 // One entry per migration, range deletion or DDL coordinator in flight on this node (shards only).
-export function migrationOperations(node: NodeServices): Doc[] {
-  if (node.options.role !== 'shard') return [];
+export function migrationOperations(node: MongodServices): Doc[] {
+  if (!isShardServices(node)) return [];
   const ops: Doc[] = [];
   const now = Date.now();
   const timing = (startedAt: Date | undefined): Doc => {
@@ -70,6 +70,6 @@ export function migrationOperations(node: NodeServices): Doc[] {
       msg: `deleting range of ${task.nss}`, taskId: task._id, whenToClean: task.whenToClean,
     });
   }
-  for (const op of node.ddl?.coordinators.currentOps() ?? []) ops.push({ ...base, opid: ++opid, ...op });
+  for (const op of node.ddl.coordinators.currentOps()) ops.push({ ...base, opid: ++opid, ...op });
   return ops;
 }

@@ -3,7 +3,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import { commandMetricsOf, opLatencies } from '../../metrics/command_metrics.js';
 import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
-import type { CommandDefinition, NodeServices } from '../command.js';
+import type { CommandDefinition, MongodServices } from '../command.js';
 import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { authenticationAttempts } from '../auth/sasl_commands.js';
 
@@ -37,7 +37,7 @@ export const serverStatusCommand: CommandDefinition = {
 
 // mongod's serverStatus.shardingStatistics on a shard: MongoDB's counter names where docshard has
 // the counter, and a `docshard` section with the migration in flight and the range deletions.
-export function shardingStatistics(node: NodeServices): Doc {
+export function shardingStatistics(node: MongodServices): Doc {
   const stats = migrationStatistics(node);
   const tasks = node.local.find(RANGE_DELETIONS_NS).map(rangeDeletionTaskFromBSON);
   const pending = tasks.filter((t) => t.pending).length;
@@ -66,7 +66,7 @@ export function shardingStatistics(node: NodeServices): Doc {
 }
 
 // The donation or reception in flight, or null.
-function inFlightMigration(node: NodeServices): Doc | null {
+function inFlightMigration(node: MongodServices): Doc | null {
   const source = node.migrations.source;
   if (source !== undefined) {
     const p = source.progress;

@@ -49,7 +49,7 @@ export const listCommandsCommand: CommandDefinition = {
   names: ['listCommands'],
   run(ctx) {
     const commands: Record<string, unknown> = {};
-    const seen = new Set<CommandDefinition>();
+    const seen = new Set<CommandDefinition<never>>();
     for (const def of ctx.node.commands.values()) {
       if (seen.has(def) || (def.testOnly && !ctx.node.options.enableTestCommands)) continue;
       seen.add(def);

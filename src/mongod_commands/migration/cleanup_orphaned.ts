@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
-import type { CommandDefinition, NodeServices } from '../command.js';
+import type { CommandDefinition, MongodServices } from '../command.js';
 import { requireString } from '../../command_layer/args.js';
 import { isPlainObject } from '../../bson/values.js';
 import { formatValue } from '../../bson/format.js';
@@ -38,7 +38,7 @@ export const cleanupOrphanedCommand: CommandDefinition = {
 };
 
 // Until no task for nss is left on disk; tasks written meanwhile are waited for too.
-export async function awaitRangeDeletions(node: NodeServices, nss: string): Promise<void> {
+export async function awaitRangeDeletions(node: MongodServices, nss: string): Promise<void> {
   for (;;) {
     const tasks = node.local.find(RANGE_DELETIONS_NS, { nss }).map(rangeDeletionTaskFromBSON);
     if (tasks.length === 0) return;

@@ -9,11 +9,16 @@ import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { moveRange, type MigrationSourceManager } from '../../migration/migration_source_manager.js';
 import type { MigrationChunkClonerSource } from '../../migration/migration_chunk_cloner_source.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
+import type { MigrationNode } from '../../migration/migration_node.js';
 import { optionalBool, optionalNumber, requireDoc, requireString } from '../../command_layer/args.js';
+
+// What a migration's commands read of a node: its migration runtime and what the drivers use,
+// all that the simulator's shards have (test/sim/migration_world.ts).
+type MigrationCommand = CommandDefinition<MigrationNode>;
 
 // Sent by the config server to the donor: runs the migration (or joins the identical one in
 // flight) and replies once it is committed, or with the reason it aborted.
-export const shardsvrMoveRangeCommand: CommandDefinition = {
+export const shardsvrMoveRangeCommand: MigrationCommand = {
   names: ['_shardsvrMoveRange'],
   adminOnly: true,
   async run(ctx, cmd) {
@@ -29,7 +34,7 @@ export const shardsvrMoveRangeCommand: CommandDefinition = {
 // The recipient pulls the range's documents, raw as stored; an empty batch means all were sent.
 // The recipient may say how long it took to apply its last batch (`applyMillis`, docshard's own
 // field), which the donor's pacing counts as clone work.
-export const migrateCloneCommand: CommandDefinition = {
+export const migrateCloneCommand: MigrationCommand = {
   names: ['_migrateClone'],
   adminOnly: true,
   async run(ctx, cmd) {
@@ -49,7 +54,7 @@ export const migrateCloneCommand: CommandDefinition = {
 };
 
 // The recipient pulls what changed in the range since the clone started.
-export const transferModsCommand: CommandDefinition = {
+export const transferModsCommand: MigrationCommand = {
   names: ['_transferMods'],
   adminOnly: true,
   run(ctx, cmd) {
@@ -63,7 +68,7 @@ export const transferModsCommand: CommandDefinition = {
 // The recipient pulls the sessions' retryable-write history of the range once the donor holds
 // writes (MongoDB's _getNextSessionMods): entries of the collection in _id order from `after`,
 // each cut to the statements whose document lies in the range.
-export const getNextSessionModsCommand: CommandDefinition = {
+export const getNextSessionModsCommand: MigrationCommand = {
   names: ['_getNextSessionMods'],
   adminOnly: true,
   run(ctx, cmd) {
@@ -78,7 +83,7 @@ export const getNextSessionModsCommand: CommandDefinition = {
 // History entries read per _getNextSessionMods.
 const SESSION_MODS_BATCH = 1000;
 
-function sourceFor(ctx: CommandContext, cmd: Doc): MigrationSourceManager {
+function sourceFor(ctx: CommandContext<MigrationNode>, cmd: Doc): MigrationSourceManager {
   const sessionId = requireUuid(cmd, 'sessionId');
   const source: MigrationSourceManager | undefined = ctx.node.migrations.source;
   if (source === undefined || !source.doc._id.equals(sessionId)) {
@@ -87,7 +92,7 @@ function sourceFor(ctx: CommandContext, cmd: Doc): MigrationSourceManager {
   return source;
 }
 
-function clonerFor(ctx: CommandContext, cmd: Doc): MigrationChunkClonerSource {
+function clonerFor(ctx: CommandContext<MigrationNode>, cmd: Doc): MigrationChunkClonerSource {
   const sessionId = requireUuid(cmd, 'sessionId');
   const source: MigrationSourceManager | undefined = ctx.node.migrations.source;
   if (source === undefined || source.cloner === undefined || !source.doc._id.equals(sessionId)) {
@@ -104,4 +109,4 @@ export function requireUuid(cmd: Doc, field: string): UUID {
   return v instanceof UUID ? v : (v as Binary).toUUID();
 }
 
-export const donorCommands: readonly CommandDefinition[] = [shardsvrMoveRangeCommand, migrateCloneCommand, transferModsCommand, getNextSessionModsCommand];
+export const donorCommands: readonly MigrationCommand[] = [shardsvrMoveRangeCommand, migrateCloneCommand, transferModsCommand, getNextSessionModsCommand];

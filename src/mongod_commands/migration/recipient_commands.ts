@@ -4,13 +4,18 @@ import { MigrationDestinationManager, statusReply } from '../../migration/migrat
 import type { RecipientCommand } from '../../migration/recipient_effects.js';
 import { recipientInitialState, recipientStatus, type RecipientEvent } from '../../migration/recipient_state_machine.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
+import type { MigrationNode } from '../../migration/migration_node.js';
 import { requireDoc, requireString } from '../../command_layer/args.js';
 import { requireUuid } from './donor_commands.js';
 import type { Doc } from '../../bson/values.js';
 
+// What a migration's commands read of a node: its migration runtime and what the drivers use,
+// all that the simulator's shards have (test/sim/migration_world.ts).
+type MigrationCommand = CommandDefinition<MigrationNode>;
+
 // Sent by the donor: start receiving [min, max) of ns. Replies once the recipient's range deletion
 // task is on disk; the clone then runs in the background.
-export const recvChunkStartCommand: CommandDefinition = {
+export const recvChunkStartCommand: MigrationCommand = {
   names: ['_recvChunkStart'],
   adminOnly: true,
   async run(ctx, cmd) {
@@ -27,19 +32,19 @@ export const recvChunkStartCommand: CommandDefinition = {
   },
 };
 
-export const recvChunkStatusCommand: CommandDefinition = {
+export const recvChunkStatusCommand: MigrationCommand = {
   names: ['_recvChunkStatus'],
   adminOnly: true,
   run: (ctx, cmd) => forward(ctx, cmd, '_recvChunkStatus', 'recvChunkStatus'),
 };
 
-export const recvChunkCommitCommand: CommandDefinition = {
+export const recvChunkCommitCommand: MigrationCommand = {
   names: ['_recvChunkCommit'],
   adminOnly: true,
   run: (ctx, cmd) => forward(ctx, cmd, '_recvChunkCommit', 'recvChunkCommit'),
 };
 
-export const recvChunkAbortCommand: CommandDefinition = {
+export const recvChunkAbortCommand: MigrationCommand = {
   names: ['_recvChunkAbort'],
   adminOnly: true,
   run: (ctx, cmd) => forward(ctx, cmd, '_recvChunkAbort', 'recvChunkAbort'),
@@ -47,7 +52,7 @@ export const recvChunkAbortCommand: CommandDefinition = {
 
 // Hands the command to the machine of that migration. With none (another migration, or none since
 // a restart) only an abort succeeds: there is nothing left to stop.
-async function forward(ctx: CommandContext, cmd: Doc, name: RecipientCommand, type: 'recvChunkStatus' | 'recvChunkCommit' | 'recvChunkAbort'): Promise<Doc> {
+async function forward(ctx: CommandContext<MigrationNode>, cmd: Doc, name: RecipientCommand, type: 'recvChunkStatus' | 'recvChunkCommit' | 'recvChunkAbort'): Promise<Doc> {
   const migrationId = requireUuid(cmd, 'sessionId');
   const manager = ctx.node.migrations.destination;
   if (manager === undefined || !manager.request.migrationId.equals(migrationId)) {
@@ -60,4 +65,4 @@ async function forward(ctx: CommandContext, cmd: Doc, name: RecipientCommand, ty
   return { ...statusReply(manager, status), ok: 1 };
 }
 
-export const recipientCommands: readonly CommandDefinition[] = [recvChunkStartCommand, recvChunkStatusCommand, recvChunkCommitCommand, recvChunkAbortCommand];
+export const recipientCommands: readonly MigrationCommand[] = [recvChunkStartCommand, recvChunkStatusCommand, recvChunkCommitCommand, recvChunkAbortCommand];

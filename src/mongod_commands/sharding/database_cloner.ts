@@ -4,14 +4,14 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { serializeDocument, type Doc } from '../../bson/values.js';
 import type { Binary } from 'bson';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
-import type { NodeServices } from '../command.js';
+import type { MongodServices } from '../command.js';
 
 // The recipient's part of movePrimary (MongoDB's _shardsvrCloneCatalogData / Cloner): each
 // unsharded collection is created with the donor's options and UUID, gets the donor's indexes,
 // then its documents in the donor's find/getMore batches, kept as the bytes the donor sent.
 // Sharded collections only get their catalog entry (options, UUID, indexes) when missing, since
 // the primary shard answers for their catalog; their documents stay with the chunks' owners.
-export async function cloneDatabase(node: NodeServices, db: string, fromHost: string, collections: readonly string[], sharded: readonly string[]): Promise<string[]> {
+export async function cloneDatabase(node: MongodServices, db: string, fromHost: string, collections: readonly string[], sharded: readonly string[]): Promise<string[]> {
   const cloned: string[] = [];
   for (const name of collections) {
     await createLikeDonor(node, db, fromHost, name, { mustBeNew: true });
@@ -24,7 +24,7 @@ export async function cloneDatabase(node: NodeServices, db: string, fromHost: st
   return cloned;
 }
 
-async function createLikeDonor(node: NodeServices, db: string, fromHost: string, name: string, opts: { mustBeNew: boolean }): Promise<void> {
+async function createLikeDonor(node: MongodServices, db: string, fromHost: string, name: string, opts: { mustBeNew: boolean }): Promise<void> {
   const ns = `${db}.${name}`;
   const [info] = await fetchAll(node.client, fromHost, db, { listCollections: 1, filter: { name } });
   if (info === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `movePrimary: ${ns} no longer exists on the donor`);
@@ -42,7 +42,7 @@ async function createLikeDonor(node: NodeServices, db: string, fromHost: string,
 
 const CLONE_BATCH_SIZE = 1000;
 
-async function copyDocuments(node: NodeServices, db: string, fromHost: string, name: string): Promise<void> {
+async function copyDocuments(node: MongodServices, db: string, fromHost: string, name: string): Promise<void> {
   const ns = `${db}.${name}`;
   let batch = await rawCursorCommand(node, fromHost, db, { find: name, batchSize: CLONE_BATCH_SIZE });
   for (;;) {
@@ -52,7 +52,7 @@ async function copyDocuments(node: NodeServices, db: string, fromHost: string, n
   }
 }
 
-function insertBatch(node: NodeServices, ns: string, documents: readonly Uint8Array[]): void {
+function insertBatch(node: MongodServices, ns: string, documents: readonly Uint8Array[]): void {
   if (documents.length === 0) return;
   const coll = node.storage.getCollection(ns);
   if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${ns} was dropped during movePrimary`);
@@ -62,7 +62,7 @@ function insertBatch(node: NodeServices, ns: string, documents: readonly Uint8Ar
 }
 
 // A find or getMore whose batch comes back as the documents' own bytes (not decoded).
-async function rawCursorCommand(node: NodeServices, host: string, db: string, cmd: Doc): Promise<{ documents: Uint8Array[]; id: Long }> {
+async function rawCursorCommand(node: MongodServices, host: string, db: string, cmd: Doc): Promise<{ documents: Uint8Array[]; id: Long }> {
   const bytes = await node.client.commandRaw(host, db, serializeDocument({ ...cmd, $db: db }));
   const reply = BSON.deserialize(bytes, { fieldsAsRaw: { firstBatch: true, nextBatch: true }, promoteLongs: false }) as Doc;
   checkOk(reply);

@@ -2,7 +2,8 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { ShardingDDLCoordinatorService } from '../../ddl/sharding_ddl_coordinator_service.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition, ShardServices } from '../command.js';
+import { shardOnlyMessage } from './shard_only_refusals.js';
 import { collectionArg, optionalBool, optionalNumber, requireDoc, requireString } from '../../command_layer/args.js';
 
 // What a router sends a database's primary shard for a DDL (MongoDB's _shardsvr* DDL commands):
@@ -10,12 +11,12 @@ import { collectionArg, optionalBool, optionalNumber, requireDoc, requireString 
 // has checked the request's databaseVersion: a shard that is no longer the primary answers
 // StaleDbVersion and the router goes to the new one.
 
-function coordinators(ctx: CommandContext, name: string): ShardingDDLCoordinatorService {
-  const ddl = ctx.node.ddl;
-  if (ddl === undefined || !ctx.node.sharding.state.enabled) {
-    throw new MongoError(ErrorCodes.IllegalOperation, `${name} can only be run on a shard that belongs to a cluster`);
-  }
-  return ddl.coordinators;
+// Registered only in a shard's table (a config server's refuses them: shard_only_refusals.ts).
+type ShardCommand = CommandDefinition<ShardServices>;
+
+function coordinators(ctx: CommandContext<ShardServices>, name: string): ShardingDDLCoordinatorService {
+  if (!ctx.node.sharding.state.enabled) throw new MongoError(ErrorCodes.IllegalOperation, shardOnlyMessage(name));
+  return ctx.node.ddl.coordinators;
 }
 
 function databaseVersionOf(cmd: Doc): Doc | undefined {
@@ -23,7 +24,7 @@ function databaseVersionOf(cmd: Doc): Doc | undefined {
 }
 
 // {_shardsvrDropCollection: coll}
-export const shardsvrDropCollectionCommand: CommandDefinition = {
+export const shardsvrDropCollectionCommand: ShardCommand = {
   names: ['_shardsvrDropCollection'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrDropCollection');
@@ -36,7 +37,7 @@ export const shardsvrDropCollectionCommand: CommandDefinition = {
 };
 
 // {_shardsvrDropDatabase: 1}
-export const shardsvrDropDatabaseCommand: CommandDefinition = {
+export const shardsvrDropDatabaseCommand: ShardCommand = {
   names: ['_shardsvrDropDatabase'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrDropDatabase');
@@ -47,7 +48,7 @@ export const shardsvrDropDatabaseCommand: CommandDefinition = {
 
 // {_shardsvrCreateCollection: coll, shardKey, unique, numInitialChunks, presplitHashedZones}: the
 // primary's CreateCollectionCoordinator shards the collection; a second identical request joins it.
-export const shardsvrCreateCollectionCommand: CommandDefinition = {
+export const shardsvrCreateCollectionCommand: ShardCommand = {
   names: ['_shardsvrCreateCollection'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrCreateCollection');
@@ -63,7 +64,7 @@ export const shardsvrCreateCollectionCommand: CommandDefinition = {
 };
 
 // {_shardsvrRenameCollection: coll, to, dropTarget}
-export const shardsvrRenameCollectionCommand: CommandDefinition = {
+export const shardsvrRenameCollectionCommand: ShardCommand = {
   names: ['_shardsvrRenameCollection'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrRenameCollection');
@@ -76,7 +77,7 @@ export const shardsvrRenameCollectionCommand: CommandDefinition = {
 };
 
 // {_shardsvrRefineCollectionShardKey: coll, newShardKey}
-export const shardsvrRefineCollectionShardKeyCommand: CommandDefinition = {
+export const shardsvrRefineCollectionShardKeyCommand: ShardCommand = {
   names: ['_shardsvrRefineCollectionShardKey'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrRefineCollectionShardKey');
@@ -88,7 +89,7 @@ export const shardsvrRefineCollectionShardKeyCommand: CommandDefinition = {
 };
 
 // {_shardsvrCollMod: coll, collModRequest}
-export const shardsvrCollModCommand: CommandDefinition = {
+export const shardsvrCollModCommand: ShardCommand = {
   names: ['_shardsvrCollMod'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrCollMod');
@@ -99,7 +100,7 @@ export const shardsvrCollModCommand: CommandDefinition = {
   },
 };
 
-export const ddlCoordinatorCommands: readonly CommandDefinition[] = [
+export const ddlCoordinatorCommands: readonly ShardCommand[] = [
   shardsvrCollModCommand,
   shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand, shardsvrRenameCollectionCommand,
   shardsvrRefineCollectionShardKeyCommand,

@@ -1,6 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition, ShardServices } from '../command.js';
+import { shardOnlyMessage } from './shard_only_refusals.js';
 import { collectionArg, optionalBool, requireDoc, requireString } from '../../command_layer/args.js';
 import { dropCollectionLocally, dropDatabaseLocally } from '../ddl/collections.js';
 import type { CollectionCriticalSections } from '../../shard/collection_critical_section.js';
@@ -11,19 +12,19 @@ import { collModCommand } from '../ddl/coll_mod.js';
 
 // The participant side of the DDL coordinators (src/ddl), on every shard.
 
-function criticalSections(ctx: CommandContext, name: string): CollectionCriticalSections {
-  const ddl = ctx.node.ddl;
-  if (ddl === undefined || !ctx.node.sharding.state.enabled) {
-    throw new MongoError(ErrorCodes.IllegalOperation, `${name} can only be run on a shard that belongs to a cluster`);
-  }
-  return ddl.criticalSections;
+// Registered only in a shard's table (a config server's refuses them: shard_only_refusals.ts).
+type ShardCommand = CommandDefinition<ShardServices>;
+
+function criticalSections(ctx: CommandContext<ShardServices>, name: string): CollectionCriticalSections {
+  if (!ctx.node.sharding.state.enabled) throw new MongoError(ErrorCodes.IllegalOperation, shardOnlyMessage(name));
+  return ctx.node.ddl.criticalSections;
 }
 
 // {_shardsvrParticipantBlock: coll, blockType: 'ReadsAndWrites' | 'Writes' | 'Unblock', reason}:
 // takes or releases the collection's critical section, persisted with its reason. Unblocking
 // forgets the collection's metadata first, so that the requests it held check their version
 // against what the DDL changed.
-export const participantBlockCommand: CommandDefinition = {
+export const participantBlockCommand: ShardCommand = {
   names: ['_shardsvrParticipantBlock'],
   retryableWrite: true,
   async run(ctx, cmd) {
@@ -54,7 +55,7 @@ export const participantBlockCommand: CommandDefinition = {
 // drop runs again after a crash). As in MongoDB 8.0, a copy of another UUID than collectionUUID, or
 // one holding documents under requireCollectionEmpty, is left alone: an aborted shardCollection
 // takes back only the empty copies it made.
-export const dropCollectionParticipantCommand: CommandDefinition = {
+export const dropCollectionParticipantCommand: ShardCommand = {
   names: ['_shardsvrDropCollectionParticipant'],
   retryableWrite: true,
   run(ctx, cmd) {
@@ -76,7 +77,7 @@ export const dropCollectionParticipantCommand: CommandDefinition = {
 };
 
 // {_shardsvrDropDatabaseParticipant: 1}: every collection of the database the shard holds.
-export const dropDatabaseParticipantCommand: CommandDefinition = {
+export const dropDatabaseParticipantCommand: ShardCommand = {
   names: ['_shardsvrDropDatabaseParticipant'],
   retryableWrite: true,
   run(ctx, cmd) {
@@ -94,7 +95,7 @@ export const dropDatabaseParticipantCommand: CommandDefinition = {
 // (unless renameSource is false: an unsharded source's copy off its primary is a movePrimary
 // donor's leftover), and both namespaces' cached metadata goes. Run again after a crash, it finds
 // its copy renamed and leaves it.
-export const renameCollectionParticipantCommand: CommandDefinition = {
+export const renameCollectionParticipantCommand: ShardCommand = {
   names: ['_shardsvrRenameCollectionParticipant'],
   retryableWrite: true,
   run(ctx, cmd) {
@@ -119,7 +120,7 @@ export const renameCollectionParticipantCommand: CommandDefinition = {
 
 // {_shardsvrCollModParticipant: coll, collModRequest}: collMod of this shard's copy, answered as
 // collMod answers.
-export const collModParticipantCommand: CommandDefinition = {
+export const collModParticipantCommand: ShardCommand = {
   names: ['_shardsvrCollModParticipant'],
   retryableWrite: true,
   run(ctx, cmd) {
@@ -129,7 +130,7 @@ export const collModParticipantCommand: CommandDefinition = {
   },
 };
 
-export const ddlParticipantCommands: readonly CommandDefinition[] = [
+export const ddlParticipantCommands: readonly ShardCommand[] = [
   collModParticipantCommand,
   participantBlockCommand, dropCollectionParticipantCommand, dropDatabaseParticipantCommand, renameCollectionParticipantCommand,
 ];

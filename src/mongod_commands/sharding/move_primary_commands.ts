@@ -5,7 +5,8 @@ import type { DatabaseType, ShardType } from '../../catalog/type_chunk.js';
 import { decideMovePrimary } from '../../catalog_decisions/move_primary.js';
 import { databaseCriticalSections } from '../../shard/database_critical_section.js';
 import { fetchAll } from '../../wire/remote_cursor.js';
-import type { CommandContext, CommandDefinition } from '../command.js';
+import type { CommandContext, CommandDefinition, ShardServices } from '../command.js';
+import { shardOnlyMessage } from './shard_only_refusals.js';
 import { optionalArray, requireString } from '../../command_layer/args.js';
 import { cloneDatabase } from './database_cloner.js';
 import { checkDDLCoordinatorSession } from './ddl_participant_session.js';
@@ -15,18 +16,18 @@ import { checkDDLCoordinatorSession } from './ddl_participant_session.js';
 
 function requireShard(ctx: CommandContext, name: string): void {
   if (ctx.node.options.role !== 'shard' || !ctx.node.sharding.state.enabled) {
-    throw new MongoError(ErrorCodes.IllegalOperation, `${name} can only be run on a shard that belongs to a cluster`);
+    throw new MongoError(ErrorCodes.IllegalOperation, shardOnlyMessage(name));
   }
 }
 
 // {_shardsvrMovePrimary: db, to, databaseVersion}, run on the database by the router: the
 // dispatcher has checked that this shard is its primary. A move to where the database already is
 // answers ok without a coordinator; the same move running joins it, another is refused.
-export const shardsvrMovePrimaryCommand: CommandDefinition = {
+// Registered only in a shard's table (a config server's refuses it: shard_only_refusals.ts).
+export const shardsvrMovePrimaryCommand: CommandDefinition<ShardServices> = {
   names: ['_shardsvrMovePrimary'],
   async run(ctx, cmd) {
     requireShard(ctx, '_shardsvrMovePrimary');
-    const ddl = ctx.node.ddl!;
     const db = requireString(cmd, '_shardsvrMovePrimary');
     if (db !== ctx.db) throw new MongoError(ErrorCodes.InvalidNamespace, `_shardsvrMovePrimary must run on the database it moves, ${db}`);
     const to = requireString(cmd, 'to');
@@ -40,7 +41,7 @@ export const shardsvrMovePrimaryCommand: CommandDefinition = {
       ctx.node.logger.info({ c: 'SHARDING', db, to }, 'Database already on requested primary shard');
       return { ok: 1 };
     }
-    await ddl.coordinators.run({
+    await ctx.node.ddl.coordinators.run({
       id: { namespace: db, operationType: 'movePrimary' }, request: { _shardsvrMovePrimary: db, to },
       databaseVersion: isPlainObject(cmd.databaseVersion) ? cmd.databaseVersion : undefined,
     });
@@ -109,5 +110,5 @@ export const movePrimaryExitCriticalSectionCommand: CommandDefinition = {
 };
 
 export const movePrimaryShardCommands: readonly CommandDefinition[] = [
-  shardsvrMovePrimaryCommand, cloneCatalogDataCommand, movePrimaryEnterCriticalSectionCommand, movePrimaryExitCriticalSectionCommand,
+  cloneCatalogDataCommand, movePrimaryEnterCriticalSectionCommand, movePrimaryExitCriticalSectionCommand,
 ];

@@ -2,6 +2,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { parseShardIdentity } from '../../shard/sharding_state.js';
 import type { CommandDefinition } from '../command.js';
+import type { ShardMetadata } from '../../shard/shard_metadata.js';
 
 // Sent by the config server during addShard: persist the shard identity, then serve as a shard.
 export const addShardInternalCommand: CommandDefinition = {
@@ -25,7 +26,8 @@ export const addShardInternalCommand: CommandDefinition = {
   },
 };
 
-export const flushRoutingTableCacheUpdatesCommand: CommandDefinition = {
+// Reads only the shard's filtering metadata (a migration's donor asks the recipient for it).
+export const flushRoutingTableCacheUpdatesCommand: CommandDefinition<{ sharding: { metadata: ShardMetadata } }> = {
   names: ['_flushRoutingTableCacheUpdates', '_flushRoutingTableCacheUpdatesWithWriteConcern'],
   adminOnly: true,
   async run(ctx, cmd) {

@@ -1,0 +1,40 @@
+import { systemClock } from '../base/clock.js';
+import type { ConfigServerServices, NodeOptions } from '../mongod_commands/command.js';
+import { buildCommandTable, dispatchCommand } from '../mongod_commands/dispatcher.js';
+import { configServerCommandSet } from '../mongod_commands/registry.js';
+import { ensureConfigCollections } from '../configsvr/config_collections.js';
+import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import { Balancer } from '../configsvr/balancer.js';
+import { chunkHistoryWindowSecs } from '../catalog_decisions/commit_chunk_migration.js';
+import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
+import type { MongodPorts } from './mongod_ports.js';
+import { nodeCore } from './mongod_services.js';
+import { serveMongod, type RunningNode } from './mongod_server.js';
+
+// The composition root of a config server: every node's services, the config.* collections, the
+// catalog manager and the balancer, and a config server's command table, built from the ports it
+// is given. The balancer starts once the port is open.
+export function startConfigServer(options: NodeOptions, ports: MongodPorts): Promise<RunningNode<ConfigServerServices>> {
+  const core = nodeCore(options, ports);
+  const { local, client, clock } = core;
+  // Its own address as the shards and the changelog name it, known once the port is bound.
+  const selfHost = (): string => `${services.options.bindIp}:${services.options.port}`;
+  const clusterId = ensureConfigCollections(core.storage, local);
+  const catalogManager = new ShardingCatalogManager(local, client, selfHost, clusterId, core.logger, new DDLLockManager(systemClock, core.failPoints), clock, chunkHistoryWindowSecs(options.parameters));
+  const p = options.parameters;
+  const balancer = new Balancer(catalogManager, local, client, selfHost, {
+    idleRoundIntervalMs: p.balancerIdleRoundIntervalMillis,
+    migrationsThrottlingMs: p.balancerMigrationsThrottlingMs,
+    autoMergerIntervalMs: p.autoMergerIntervalSecs * 1000,
+    minChunkAgeForMergeMs: p.minSnapshotHistoryWindowInSeconds * 1000,
+  }, core.logger);
+  const services: ConfigServerServices = Object.assign(core, { role: 'config' as const, catalogManager, balancer, commands: buildCommandTable(configServerCommandSet) });
+  return serveMongod(services, ports, {
+    dispatch: (conn, cmd) => dispatchCommand(services, conn, cmd),
+    beforeListen() {},
+    afterListen() {
+      balancer.start();
+    },
+    stop: () => balancer.stop(),
+  });
+}

@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { NodeOptions } from '../mongod_commands/command.js';
+import { compileFilter } from '../query/match/matcher.js';
+import { LogicalClock } from '../sessions/logical_clock.js';
+import { networkGossip } from '../sessions/logical_time_metadata.js';
+import { StorageEngine } from '../storage/storage_engine.js';
+import { WireClient } from '../wire/client.js';
+import { internalAuthentication } from './key_file_reader.js';
+import { acquireLockFile, type LockFile } from './lock_file.js';
+
+// MongoDB's name for the file in the dbpath that holds the pid of the process using it.
+const LOCK_FILE_NAME = 'mongod.lock';
+// The versions kept for snapshot reads, at most (src/storage/version_history.ts).
+const SNAPSHOT_HISTORY_MAX_BYTES = 256 * 1024 * 1024;
+
+// What a shard's or a config server's composition root is given of the outside world.
+export interface MongodPorts {
+  // The storage engine over the dbpath this process holds.
+  storage: StorageEngine;
+  // Connections to the other members of the cluster.
+  network: WireClient;
+  // The process's cluster time: the storage engine stamps commits with it, the network gossips it.
+  clock: LogicalClock;
+  control: ProcessControl;
+}
+
+export interface ProcessControl {
+  logger: Logger;
+  // The recent log lines getLog answers.
+  recentLog: string[];
+  // The dbpath's lock, released last at shutdown.
+  lock: LockFile;
+}
+
+// Opens a node's ports: its dbpath locked before LMDB opens (two processes on one environment would
+// each trust their own catalog and caches; throws LockFileHeldError when a live process holds it),
+// then the storage engine and the node-to-node client.
+export async function openMongodPorts(options: NodeOptions, logger: Logger, recentLog: string[]): Promise<MongodPorts> {
+  mkdirSync(options.dbpath, { recursive: true });
+  const lock = await acquireLockFile(path.join(options.dbpath, LOCK_FILE_NAME), logger);
+  const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
+  const storage = StorageEngine.open(options.dbpath, {
+    compilePartialFilter: (filter) => {
+      const matcher = compileFilter(filter);
+      return (doc) => matcher.matches(doc);
+    },
+    clock,
+    history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
+  });
+  const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
+  return { storage, network, clock, control: { logger, recentLog, lock } };
+}

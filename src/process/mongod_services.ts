@@ -1,0 +1,89 @@
+import type { MongodServices, NodeOptions } from '../mongod_commands/command.js';
+import { CursorManager } from '../command_layer/cursor_manager.js';
+import { CappedInsertNotifier } from '../mongod_commands/capped_insert_notifier.js';
+import { FailPoints, hangIfFailPointEnabled } from '../base/fail_points.js';
+import { systemClock } from '../base/clock.js';
+import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
+import { SessionKiller } from '../sessions/session_killer.js';
+import { SessionCatalog } from '../sessions/session_catalog.js';
+import { LocalCollections } from '../query/exec/local_collection.js';
+import { ShardingState } from '../shard/sharding_state.js';
+import { ShardMetadata } from '../shard/shard_metadata.js';
+import { RemoteConfigReader } from '../shard/remote_config_reader.js';
+import { OngoingQueries } from '../shard/ongoing_queries.js';
+import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
+import { CriticalSection } from '../shard/critical_section.js';
+import { RangeDeleterService } from '../migration/range_deleter_service.js';
+import { UserLoadMeter } from '../migration/user_load_meter.js';
+import { TtlMonitor } from '../ttl/ttl_monitor.js';
+import { DEFAULT_TTL_LIMITS } from '../ttl/ttl_policy.js';
+import { ttlDeletionScopes } from '../ttl/ttl_deletion_scope.js';
+import { TransactionParticipants } from '../sessions/transaction_participant.js';
+import { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
+import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
+import type { MongodPorts } from './mongod_ports.js';
+
+// The services every node has, before its role adds its own and its command table.
+export type NodeCore = Omit<MongodServices, 'role' | 'commands'>;
+
+// Built from the node's ports, the same for a shard and a config server; the role's root adds its
+// parts to this object, which the components built here keep a reference to.
+export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
+  const { storage, network: client, clock, control: { logger, recentLog } } = ports;
+  const local = new LocalCollections(storage);
+  const shardingState = new ShardingState(local);
+  const queries = new OngoingQueries();
+  const cappedInserts = new CappedInsertNotifier();
+  storage.observers.push(cappedInserts);
+  const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
+  const metadata = new ShardMetadata(() => shardingState.shardName, () => {
+    const host = shardingState.configHost;
+    return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(core, 'hangBeforeFilteringMetadataRefresh')) : undefined;
+  });
+  const criticalSection = new CriticalSection();
+  const ttl = new TtlMonitor(storage, ttlDeletionScopes({ role: options.role, shardName: () => shardingState.shardName, criticalSection, metadata, logger }), logger, {
+    sleepMs: options.parameters.ttlMonitorSleepSecs * 1000,
+    limits: DEFAULT_TTL_LIMITS,
+    now: Date.now,
+  });
+  const sessionCatalog = new SessionCatalog(storage, clock);
+  const core: NodeCore = {
+    options,
+    storage,
+    cursors: new CursorManager(),
+    cappedInserts,
+    logger,
+    startedAt: new Date(),
+    counters,
+    ttl,
+    recentLog,
+    failPoints: new FailPoints(),
+    sessions: new LogicalSessionCache(),
+    sessionKiller: new SessionKiller({
+      cursors: (matcher) => {
+        core.transactions.abortMatching(matcher);
+        return core.cursors.killCursorsWithMatchingSessions(matcher);
+      },
+    }),
+    sessionCatalog,
+    transactions: new TransactionParticipants(storage, sessionCatalog, clock, (lsid) => core.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
+    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, get failPoints() { return core.failPoints; }, configHost: () => shardingState.configHost }),
+    clock,
+    local,
+    client,
+    sharding: { state: shardingState, queries, metadata, criticalSection },
+    migrations: {
+      registry: new ActiveMigrationsRegistry(),
+      rangeDeleter: new RangeDeleterService(storage, local, logger, {
+        batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
+        batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,
+        orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000,
+      }, systemClock, queries),
+      source: undefined,
+      destination: undefined,
+      loadMeter: new UserLoadMeter(counters.opcounters),
+      clock: systemClock,
+    },
+  };
+  return core;
+}
