@@ -40,11 +40,25 @@ export interface RunningRouter {
   stop(): Promise<void>;
 }
 
-// The composition root of a router: no durable state, only caches, cursors and connections.
-// It registers in config.mongos and pings there, as mongos does.
+// What a router's composition root is given: connections to the config server and the shards,
+// the process's cluster time, which they gossip, and process control. A router has no storage.
+interface RouterPorts {
+  network: WireClient;
+  clock: LogicalClock;
+  control: { logger: Logger; recentLog: string[] };
+}
+
+// A router: its ports opened at the edge, then its composition root builds its services from them.
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[]): Promise<RunningRouter> {
   const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
-  const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
+  const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
+  return routerRoot(options, { network, clock, control: { logger, recentLog } });
+}
+
+// The composition root of a router: no durable state, only caches, cursors and connections.
+// It registers in config.mongos and pings there, as mongos does.
+async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<RunningRouter> {
+  const { network: client, clock, control: { logger, recentLog } } = ports;
   const shardRegistry = new ShardRegistry(client, options.configHost);
   const catalogCache = new CatalogCache(client, options.configHost);
   const router: RouterServices = {
