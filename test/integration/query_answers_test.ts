@@ -103,6 +103,8 @@ for (const target of TARGETS) describe(`query answers MongoDB gives, through ${t
     // A sparse index holds no entry for _id 2: read through it, the aggregate does not see it.
     assert.deepEqual(ids(await c.aggregate([{ $match: {} }], { hint: 's_1' }).toArray()), [1, 3, 4]);
     assert.deepEqual(ids(await c.aggregate([{ $project: { k: 1 } }], { hint: { s: 1 } }).toArray()), [1, 3, 4]);
+    const explained = JSON.stringify(await c.aggregate([{ $match: {} }], { hint: 's_1', explain: true }).toArray());
+    assert.match(explained, /"stage":"IXSCAN","keyPattern":\{"s":1\}/, 'explain shows the hinted index');
     await assert.rejects(c.aggregate([{ $match: {} }], { hint: 'nope' }).toArray(), refusedWith(2, /hint provided does not correspond to an existing index/));
     await assert.rejects(c.aggregate([], { hint: { t: 1 } }).toArray(), refusedWith(2, /hint provided does not correspond to an existing index/));
   });
