@@ -27,6 +27,8 @@ export interface ParsedAggregate {
   variables: Doc | undefined;
   explain: boolean;
   collation: StringComparator | undefined;
+  // The index the collection read must use, as find's hint.
+  hint: unknown;
   keep?: (doc: Doc) => boolean;
 }
 
@@ -48,7 +50,11 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   }
   const batchSize = cursor ? optionalNonNegative(cursor, 'batchSize') : undefined;
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
-  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: commandCollation(ctx.node.storage, ns, cmd.collation) };
+  const hint = cmd.hint;
+  if (hint !== undefined && typeof hint !== 'string' && !isPlainObject(hint)) {
+    throw new MongoError(ErrorCodes.FailedToParse, 'hint must be either a string or nested object');
+  }
+  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: commandCollation(ctx.node.storage, ns, cmd.collation), hint };
 }
 
 // $listLocalSessions and $currentOp read the node's own state (its session cache, the operations
@@ -119,6 +125,7 @@ export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregat
   find.variables = parsed.variables;
   find.collation = parsed.collation;
   find.keep = parsed.keep;
+  find.hint = parsed.hint;
   const prepared = prepareFind(storage, storage.getCollection(parsed.ns), find);
   return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(rest, mapDocs(prepared.results), ctx)));
 }

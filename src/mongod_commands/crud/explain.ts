@@ -94,6 +94,7 @@ export const explainCommand: CommandDefinition = {
     if (commandName(inner) === 'aggregate') {
       const parsed = parseAggregate(ctx, { ...withDb, cursor: {} });
       const { find, rest } = splitPushdown(parsed.pipeline);
+      find.hint = parsed.hint;
       const out = explainFind(ctx, parsed.ns, find, verbosity);
       return { ...out, stages: rest, command: inner, ok: 1 };
     }

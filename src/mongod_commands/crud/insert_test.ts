@@ -88,8 +88,8 @@ describe('insert from a document sequence', () => {
   });
 
   it('refuses bad _id values per statement', async () => {
-    const { reply } = await bothWays('badid', [{ _id: [1] }, { _id: { $x: 1 } }, { _id: 2 }], { ordered: false });
-    assert.deepEqual((reply.writeErrors as Doc[]).map((e) => [e.index, e.codeName]), [[0, 'InvalidIdField'], [1, 'DollarPrefixedFieldName']]);
+    const { reply } = await bothWays('badid', [{ _id: [1] }, { _id: { $x: 1 } }, { _id: 2 }, { _id: { $ref: 'c', $id: 1 } }], { ordered: false });
+    assert.deepEqual((reply.writeErrors as Doc[]).map((e) => [e.index, e.codeName]), [[0, 'InvalidIdField'], [1, 'DollarPrefixedFieldName']], 'a DBRef is a valid _id');
   });
 
   it('keeps $-prefixed field names and DBRefs as the decoding path does', async () => {

@@ -47,7 +47,7 @@ export function compileUpdate(update: Doc | Doc[], options: UpdateOptions = {}):
   if (!isPlainObject(update)) throw mongoError('FailedToParse', 'Update argument must be either an object or an array');
   const first = Object.keys(update)[0];
   if (first === undefined || !first.startsWith('$')) {
-    return { kind: 'replacement', apply: (doc) => result(doc, replaceDocument(doc, update, false)) };
+    return { kind: 'replacement', apply: (doc, ctx) => result(doc, replaceDocument(doc, update, ctx.isUpsertInsert)) };
   }
   const root = parseOperators(update, filters, options.variables);
   return {
