@@ -1,0 +1,43 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+// Protocol code takes the time and its timers from the Clock it is given (src/base/clock.ts), so a
+// simulator can run it on a virtual clock. Only the folders that own the edges read the process's
+// own: the process (composition and startup), the wire (sockets), the storage engine's adapter to
+// LMDB, and the clock itself.
+export const EDGES: readonly string[] = ['src/process/', 'src/wire/', 'src/storage/lmdb/', 'src/base/clock.ts'];
+
+const RAW = [
+  { what: 'Date.now()', pattern: /\bDate\.now\b/g },
+  { what: 'new Date()', pattern: /\bnew Date\(\s*\)/g },
+  { what: 'setTimeout', pattern: /(?<![.\w])setTimeout\b(?!\s*:)/g },
+  { what: 'setInterval', pattern: /(?<![.\w])setInterval\b(?!\s*:)/g },
+  { what: 'node:timers', pattern: /['"](node:)?timers(\/promises)?['"]/g },
+];
+
+// Comments may name what they explain; only code counts. String contents are kept, as a template
+// literal can hold code.
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+}
+
+function sourceFiles(dir: string, root: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(full, root);
+    return e.name.endsWith('.ts') && !e.name.endsWith('_test.ts') ? [path.relative(root, full).split(path.sep).join('/')] : [];
+  });
+}
+
+// Every raw time read or timer in `root`/src outside the edges, as "file:line: what".
+export function rawTimeUses(root: string): string[] {
+  const found: string[] = [];
+  for (const file of sourceFiles(path.join(root, 'src'), root)) {
+    if (EDGES.some((edge) => file === edge || file.startsWith(edge))) continue;
+    const lines = withoutComments(readFileSync(path.join(root, file), 'utf8')).split('\n');
+    lines.forEach((line, i) => {
+      for (const { what, pattern } of RAW) for (const _ of line.matchAll(pattern)) found.push(`${file}:${i + 1}: ${what}`);
+    });
+  }
+  return found;
+}
