@@ -9,6 +9,7 @@ import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { LogicalSessionId } from '../sessions/session_id.js';
 import type { SessionCursors } from '../sessions/session_operation.js';
 import type { CursorOwners } from '../auth/cursor_owner.js';
+import type { Clock } from '../base/clock.js';
 
 // A router-side cursor: documents merged from shard cursors, pulled one at a time. `partial` is
 // set for a find with allowPartialResults: once it has left a shard out, every batch says so.
@@ -64,8 +65,11 @@ export interface ClusterCursorOptions {
 export class ClusterCursorManager implements SessionCursors, CursorOwners {
   private readonly open = new Map<string, Open>();
 
+  // `clock`: idle times are on it.
+  constructor(private readonly clock: Clock) {}
+
   async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false, options: ClusterCursorOptions = {}): Promise<Doc> {
-    const entry: OpenMerged = { ns, cursor, peeked: undefined, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true };
+    const entry: OpenMerged = { ns, cursor, peeked: undefined, lastUsedMs: this.clock.now(), noTimeout: options.noCursorTimeout === true };
     const docs = await this.fill(entry, batchSize ?? DEFAULT_FIRST_BATCH);
     if (singleBatch || !(await this.hasMore(entry))) {
       await cursor.close();
@@ -79,7 +83,7 @@ export class ClusterCursorManager implements SessionCursors, CursorOwners {
   // Registers a forwarded cursor whose node answered `firstBatch`: the client's reply.
   openForwarded(ns: string, forwarded: ForwardedCursor, firstBatch: Doc[], options: ClusterCursorOptions = {}): Doc {
     const id = this.newId();
-    this.open.set(id.toString(), { ns, forwarded, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true, busy: false });
+    this.open.set(id.toString(), { ns, forwarded, lastUsedMs: this.clock.now(), noTimeout: options.noCursorTimeout === true, busy: false });
     return { cursor: { firstBatch, id, ns }, ok: 1 };
   }
 
@@ -93,7 +97,7 @@ export class ClusterCursorManager implements SessionCursors, CursorOwners {
     if (maxTimeMS !== undefined && forwarded?.awaitData !== true) {
       throw new MongoError(ErrorCodes.BadValue, 'maxTimeMS can only be used with getMore for tailable, awaitData cursors');
     }
-    entry.lastUsedMs = Date.now();
+    entry.lastUsedMs = this.clock.now();
     if (!('cursor' in entry)) return this.forwardGetMore(id, entry, batchSize, maxTimeMS);
     const docs = await this.fill(entry, batchSize ?? 0);
     if (await this.hasMore(entry)) return { cursor: withPartial({ nextBatch: docs, id, ns }, entry.cursor), ok: 1 };
@@ -108,7 +112,7 @@ export class ClusterCursorManager implements SessionCursors, CursorOwners {
     entry.busy = true;
     try {
       const { docs, exhausted } = await entry.forwarded.getMore(batchSize, maxTimeMS);
-      entry.lastUsedMs = Date.now();
+      entry.lastUsedMs = this.clock.now();
       if (!exhausted) return { cursor: { nextBatch: docs, id, ns: entry.ns }, ok: 1 };
       this.open.delete(id.toString());
       return { cursor: { nextBatch: docs, id: Long.ZERO, ns: entry.ns }, ok: 1 };

@@ -27,8 +27,11 @@ test('a raw time read or timer outside the edges is reported; the edges, tests a
       'export function later(f: () => void) { setTimeout(f, 10); return setInterval(f, 10); }',
       'export const fine = { setTimeout: 1 }.setTimeout + clock.now();',
       "import { setTimeout as sleep } from 'node:timers/promises';",
+      'export const wall = systemClock.now();',
     ].join('\n'));
     file('src/balancer/loop_test.ts', 'export const t = Date.now();\n');
+    file('src/balancer/test_support.ts', 'export const clock = systemClock; export const t = Date.now();\n');
+    file('src/process/node.ts', 'export const clock = systemClock;\n');
     file('src/process/main.ts', 'export const t = Date.now(); setTimeout(() => {}, 1);\n');
     file('src/wire/socket.ts', 'export const t = new Date();\n');
     file('src/storage/lmdb/env.ts', 'setInterval(() => {}, 1);\n');
@@ -41,6 +44,7 @@ test('a raw time read or timer outside the edges is reported; the edges, tests a
       'src/balancer/loop.ts:5: setTimeout',
       'src/balancer/loop.ts:7: node:timers',
       'src/balancer/loop.ts:7: setTimeout',
+      'src/balancer/loop.ts:8: systemClock',
       'src/storage/engine.ts:1: Date.now()',
     ]);
   } finally {

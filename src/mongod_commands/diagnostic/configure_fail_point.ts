@@ -3,6 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandDefinition } from '../command.js';
 import { waitForTimesEntered, type FailPointMode, type FailPoints } from '../../base/fail_points.js';
+import type { Clock } from '../../base/clock.js';
 
 // The fail point commands, as mongod and mongos answer them (a router's are in
 // router/commands/cluster_fail_points.ts, over the same two functions).
@@ -35,16 +36,16 @@ export const waitForFailPointCommand: CommandDefinition = {
   names: ['waitForFailPoint'],
   adminOnly: true,
   testOnly: true,
-  run: (ctx, cmd) => waitForFailPoint(ctx.node.failPoints, cmd),
+  run: (ctx, cmd) => waitForFailPoint(ctx.node.failPoints, cmd, ctx.node.wallClock),
 };
 
-export async function waitForFailPoint(failPoints: FailPoints, cmd: Doc): Promise<Doc> {
+export async function waitForFailPoint(failPoints: FailPoints, cmd: Doc, clock: Clock): Promise<Doc> {
   const name = cmd.waitForFailPoint;
   if (typeof name !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, 'waitForFailPoint takes a fail point name');
   if (!isNumber(cmd.timesEntered)) throw new MongoError(ErrorCodes.TypeMismatch, "'timesEntered' must be a number");
   if (!isNumber(cmd.maxTimeMS)) throw new MongoError(ErrorCodes.BadValue, 'waitForFailPoint requires maxTimeMS');
-  const deadline = Date.now() + toDouble(cmd.maxTimeMS);
-  if (!(await waitForTimesEntered(failPoints, name, toDouble(cmd.timesEntered), deadline))) {
+  const deadline = clock.now() + toDouble(cmd.maxTimeMS);
+  if (!(await waitForTimesEntered(failPoints, name, toDouble(cmd.timesEntered), deadline, clock))) {
     throw new MongoError(ErrorCodes.MaxTimeMSExpired, `Fail point ${name} was not entered ${toDouble(cmd.timesEntered)} times within ${toDouble(cmd.maxTimeMS)}ms`);
   }
   return { ok: 1 };

@@ -16,14 +16,14 @@ export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 export const helloCommand: CommandDefinition = {
   names: ['hello', 'isMaster', 'ismaster'],
   run: (ctx, cmd) => {
-    const reply = helloReply(ctx.conn, cmd);
+    const reply = helloReply(ctx.conn, cmd, ctx.node.wallClock.now());
     if (cmd.saslSupportedMechs === undefined && cmd.speculativeAuthenticate === undefined) return reply;
     return nodeHelloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
   },
 };
 
 // Shared by nodes and routers (a router adds `msg: "isdbgrid"`).
-export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
+export function helloReply(conn: ConnectionInfo, cmd: Doc, nowMs: number): Doc {
   const isLegacy = 'isMaster' in cmd || 'ismaster' in cmd;
   if (cmd.client !== undefined && typeof cmd.client === 'object') conn.clientMetadata = cmd.client as Record<string, unknown>;
   // As mongod negotiates: a hello that lists compressors replaces the connection's choice, one
@@ -36,7 +36,7 @@ export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
     maxBsonObjectSize: Limits.maxBsonObjectSize,
     maxMessageSizeBytes: Limits.maxMessageSizeBytes,
     maxWriteBatchSize: Limits.maxWriteBatchSize,
-    localTime: new Date(),
+    localTime: new Date(nowMs),
     logicalSessionTimeoutMinutes: LOGICAL_SESSION_TIMEOUT_MINUTES,
     connectionId: conn.id,
     minWireVersion: 0,

@@ -10,13 +10,13 @@ export const whatsMyUriCommand: CommandDefinition = {
   run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }),
 };
 
-export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: () => hostInfoReply() };
+export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: (ctx) => hostInfoReply(ctx.node.wallClock.now()) };
 
 // A node's and a router's answer alike: both describe the machine they run on.
-export function hostInfoReply(): Record<string, unknown> {
+export function hostInfoReply(nowMs: number): Record<string, unknown> {
   return {
     system: {
-      currentTime: new Date(),
+      currentTime: new Date(nowMs),
       hostname: os.hostname(),
       cpuAddrSize: 64,
       memSizeMB: Math.round(os.totalmem() / 1024 / 1024),

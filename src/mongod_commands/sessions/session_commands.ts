@@ -14,8 +14,8 @@ import type { CommandDefinition } from '../command.js';
 // kill_all_sessions_command.cpp, kill_all_sessions_by_pattern_command.cpp). The router answers
 // the same ones from the same parsing (src/router/commands/cluster_sessions.ts).
 
-export function startSession(cache: LogicalSessionCache): Doc {
-  const lsid = cache.startSession(Date.now());
+export function startSession(cache: LogicalSessionCache, nowMs: number): Doc {
+  const lsid = cache.startSession(nowMs);
   return { id: { id: lsid.id }, timeoutMinutes: LOGICAL_SESSION_TIMEOUT_MINUTES, ok: 1 };
 }
 
@@ -69,13 +69,13 @@ function userDigest(user: { user: string; db: string }): Binary {
 
 export const startSessionCommand: CommandDefinition = {
   names: ['startSession'],
-  run: (ctx) => startSession(ctx.node.sessions),
+  run: (ctx) => startSession(ctx.node.sessions, ctx.node.wallClock.now()),
 };
 
 export const refreshSessionsCommand: CommandDefinition = {
   names: ['refreshSessions'],
   run(ctx, cmd) {
-    const now = Date.now();
+    const now = ctx.node.wallClock.now();
     for (const lsid of sessionsArgument('refreshSessions', cmd)) ctx.node.sessions.vivify(lsid, now);
     return { ok: 1 };
   },
