@@ -18,9 +18,14 @@ export function withOperationClock<T>(clock: Clock, fn: () => T): T {
   }
 }
 
-// Milliseconds on the running command's clock. Outside a command nothing may ask: the query layer
-// reads no clock of its own.
-export function operationNow(): number {
-  if (active === undefined) throw new MongoError(ErrorCodes.InternalError, 'the current time was asked for outside a command');
-  return active.now();
+// The running command's clock, taken where an expression is compiled (in the command's
+// synchronous run) and read when it is first evaluated, which may be later (a getMore, a merge on
+// the router after the shards answered). Outside a command nothing may ask: the query layer reads
+// no clock of its own.
+export function operationClock(): Clock | undefined {
+  return active;
+}
+
+export function noOperationClock(): MongoError {
+  return new MongoError(ErrorCodes.InternalError, 'the current time was asked for outside a command');
 }
