@@ -5,8 +5,8 @@ import path from 'node:path';
 // simulator can run it on a virtual clock. Only the folders that own the edges read the process's
 // own: the process (composition and startup: it hands `systemClock` to everything it builds), the
 // wire (sockets), the storage engine's adapter to LMDB, and the clock itself. The console is not
-// an edge: it serves HTTP through the router's port code, and its polls and times are the router's
-// clock's. `systemClock` itself counts as a raw read outside the edges, or a component could take
+// an edge: it owns no socket (its routes are served by src/metrics' HTTP server, which
+// src/process starts), and its poll and the times it shows are the router's clock's. `systemClock` itself counts as a raw read outside the edges, or a component could take
 // the process's clock without being given it. Tests and their support files are not protocol code.
 export const EDGES: readonly string[] = ['src/process/', 'src/wire/', 'src/storage/lmdb/', 'src/base/clock.ts'];
 
