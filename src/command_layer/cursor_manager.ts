@@ -9,6 +9,7 @@ import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operati
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import { currentReadView, type ReadView } from './read_view.js';
 import { CursorRegistry, type RegisteredCursor } from './cursor_registry.js';
+import type { Clock } from '../base/clock.js';
 
 export interface CursorDoc {
   doc: Doc;
@@ -59,9 +60,14 @@ export interface Batch {
 // closed at the end of its data; an awaitData one's getMore that finds nothing waits up to its
 // maxTimeMS (1 s by default) for more before answering an empty batch.
 export class CursorManager extends CursorRegistry<OpenCursor> {
+  // `clock`: idle times and awaitData's wait are on it.
+  constructor(private readonly clock: Clock) {
+    super();
+  }
+
   firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false, options: CursorOptions = {}): Batch {
     const cursor: OpenCursor = {
-      id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
+      id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: this.clock.now(),
       noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined, lsid: undefined, owner: undefined,
       view: currentReadView(), release: undefined,
     };
@@ -85,7 +91,7 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
       throw new MongoError(ErrorCodes.BadValue, 'cannot set maxTimeMS on getMore command for a non-awaitData cursor');
     }
     if (cursor.pinned !== undefined) throw new MongoError(ErrorCodes.CursorInUse, `cursor id ${id.toString()} is already in use`);
-    cursor.lastUsedMs = Date.now();
+    cursor.lastUsedMs = this.clock.now();
     if (cursor.tail !== undefined) return this.tailBatch(cursor, cursor.tail, batchSize ?? 0, maxTimeMS ?? DEFAULT_AWAIT_DATA_TIMEOUT_MS);
     const docs = this.fillInTime(cursor, batchSize ?? 0);
     if (this.hasMore(cursor)) return { docs, cursorId: cursor.id };
@@ -112,7 +118,7 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
   private tailBatch(cursor: OpenCursor, tail: TailOptions, batchSize: number, awaitMs: number): Batch | Promise<Batch> {
     const docs = this.fillTail(cursor, tail, batchSize);
     if (docs.length > 0 || !tail.awaitData) return { docs, cursorId: cursor.id };
-    return this.awaitData(cursor, tail, batchSize, Date.now() + awaitMs);
+    return this.awaitData(cursor, tail, batchSize, this.clock.now() + awaitMs);
   }
 
   // Only an empty batch waits: documents already found are answered at once.
@@ -120,7 +126,7 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
     const pin = new AbortController();
     cursor.pinned = pin;
     try {
-      for (let left = deadlineMs - Date.now(); left > 0; left = deadlineMs - Date.now()) {
+      for (let left = deadlineMs - this.clock.now(); left > 0; left = deadlineMs - this.clock.now()) {
         await tail.waitForData(left, pin.signal);
         if (pin.signal.aborted) throw new MongoError(ErrorCodes.CursorKilled, `cursor id ${cursor.id.toString()} was killed while it waited for data`);
         const docs = this.fillTail(cursor, tail, batchSize);
@@ -129,7 +135,7 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
       return { docs: [], cursorId: cursor.id };
     } finally {
       cursor.pinned = undefined;
-      cursor.lastUsedMs = Date.now();
+      cursor.lastUsedMs = this.clock.now();
     }
   }
 

@@ -6,6 +6,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import { sessionIdOf, type LogicalSessionId } from '../sessions/session_id.js';
 import { CursorManager } from './cursor_manager.js';
+import { systemClock } from '../base/clock.js';
 import { ClusterCursorManager, type ClusterCursor } from '../router/cluster_cursor_manager.js';
 
 // A node's cursor manager and a router's keep their cursors' sessions and owners in one registry:
@@ -20,7 +21,7 @@ interface Manager {
 const docs = (): Doc[] => [{ _id: 1 }, { _id: 2 }, { _id: 3 }];
 
 function nodeManager(): Manager {
-  const cursors = new CursorManager();
+  const cursors = new CursorManager(systemClock);
   return {
     registry: cursors,
     open: async (ns) => cursors.firstBatch(ns, docs().map((doc) => ({ doc })), 1).cursorId,
@@ -36,7 +37,7 @@ function merged(): ClusterCursor {
 }
 
 function routerManager(): Manager {
-  const cursors = new ClusterCursorManager();
+  const cursors = new ClusterCursorManager(systemClock);
   return {
     registry: cursors,
     open: async (ns) => ((await cursors.firstBatch(ns, merged(), 1)).cursor as Doc).id as Long,

@@ -9,6 +9,7 @@ import type { WireClient } from '../wire/client.js';
 import { BalancerRound, type RoundOutcome } from './balancer_round.js';
 import { ClusterStatistics } from './cluster_statistics.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
+import type { Clock, Timer } from '../base/clock.js';
 
 export interface BalancerTimings {
   readonly idleRoundIntervalMs: number;
@@ -23,11 +24,11 @@ export interface BalancerTimings {
 // interval after one that moved chunks. Rounds are recorded in config.actionlog.
 export class Balancer {
   private enabled = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private running: Promise<void> | undefined;
   private inRound = false;
   private rounds = 0;
-  private lastAutoMerge = Date.now();
+  private lastAutoMerge: number;
   // chunkCount hysteresis: collections a round left imbalanced keep balancing to < 2 apart.
   private readonly balancing = new Map<string, boolean>();
   readonly statistics: ClusterStatistics;
@@ -39,7 +40,9 @@ export class Balancer {
     private readonly selfHost: string,
     private readonly timings: BalancerTimings,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {
+    this.lastAutoMerge = clock.now();
     this.statistics = new ClusterStatistics(catalog, local, client);
   }
 
@@ -62,7 +65,7 @@ export class Balancer {
 
   async stop(): Promise<void> {
     this.enabled = false;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     await this.running;
   }
@@ -84,13 +87,12 @@ export class Balancer {
   }
 
   private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
+    this.timer?.cancel();
+    this.timer = this.clock.setTimer(delayMs, () => {
       this.timer = undefined;
       if (this.running) return;
       this.running = this.loopOnce().finally(() => { this.running = undefined; });
-    }, delayMs);
-    this.timer.unref();
+    }, { unref: true });
   }
 
   private async loopOnce(): Promise<void> {
@@ -106,8 +108,8 @@ export class Balancer {
   // One round; true when it changed the placement (a migration, split or merge happened).
   async runRound(): Promise<boolean> {
     const settings = this.settings();
-    if (!shouldBalance(settings, new Date())) return false;
-    const started = Date.now();
+    if (!shouldBalance(settings, new Date(this.clock.now()))) return false;
+    const started = this.clock.now();
     this.inRound = true;
     let outcome: RoundOutcome | undefined;
     let errmsg: string | undefined;
@@ -115,9 +117,9 @@ export class Balancer {
       const snapshot = await this.statistics.snapshot(settings);
       const round = new BalancerRound(this.catalog, settings, this.logger);
       outcome = await round.run(snapshot, this.balancing);
-      if (outcome.migrations === 0 && outcome.splits === 0 && settings.autoMerge && Date.now() - this.lastAutoMerge >= this.timings.autoMergerIntervalMs) {
-        this.lastAutoMerge = Date.now();
-        outcome = { ...outcome, merges: await round.autoMerge(snapshot, Date.now() - this.timings.minChunkAgeForMergeMs) };
+      if (outcome.migrations === 0 && outcome.splits === 0 && settings.autoMerge && this.clock.now() - this.lastAutoMerge >= this.timings.autoMergerIntervalMs) {
+        this.lastAutoMerge = this.clock.now();
+        outcome = { ...outcome, merges: await round.autoMerge(snapshot, this.clock.now() - this.timings.minChunkAgeForMergeMs) };
       }
       errmsg = outcome.errors[0];
     } catch (err) {
@@ -126,7 +128,7 @@ export class Balancer {
     } finally {
       this.inRound = false;
       this.rounds += 1;
-      this.recordRound(Date.now() - started, outcome, errmsg);
+      this.recordRound(this.clock.now() - started, outcome, errmsg);
     }
     return outcome.migrations + outcome.splits + outcome.merges > 0;
   }
@@ -146,7 +148,7 @@ export class Balancer {
       details.chunksMoved = outcome.migrations;
     }
     if (errmsg !== undefined) details.errmsg = errmsg;
-    const ctx = { server: this.selfHost, clientAddr: '', time: new Date(), newId: () => new ObjectId() };
+    const ctx = { server: this.selfHost, clientAddr: '', time: new Date(this.clock.now()), newId: () => new ObjectId() };
     try {
       this.local.write((w) => { w.insert('config.actionlog', changeLogEntry(ctx, CONFIG_SHARD, 'balancer.round', '', details)); });
     } catch (err) {

@@ -7,7 +7,7 @@ import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { CursorManager } from '../command_layer/cursor_manager.js';
 import { CappedInsertNotifier } from '../mongod_commands/capped_insert_notifier.js';
 import { FailPoints, hangIfFailPointEnabled } from '../base/fail_points.js';
-import { systemClock } from '../base/clock.js';
+import { systemClock, type Clock } from '../base/clock.js';
 import { handleMessage, withCompression } from '../command_layer/message_handler.js';
 import { nodeCommands } from '../mongod_commands/registry.js';
 import { compileFilter } from '../query/match/matcher.js';
@@ -51,6 +51,7 @@ import { startNodeSessionJobs } from './logical_sessions.js';
 import { TransactionParticipants } from '../sessions/transaction_participant.js';
 import { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
 import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
+import { setProcessOperationClock } from '../base/operation_clock.js';
 
 // MongoDB's name for the file in the dbpath that holds the pid of the process using it.
 const LOCK_FILE_NAME = 'mongod.lock';
@@ -67,13 +68,15 @@ export interface RunningNode {
 }
 
 // The composition root of a node: where its LMDB environment, socket and services are created and
-// its components with timers of their own are started.
-export async function startNode(options: NodeOptions, logger: Logger, recentLog: string[]): Promise<RunningNode> {
+// its components with timers of their own are started. `wallClock` is the time and timers they all
+// read and wait on (a simulator gives its virtual one).
+export async function startNode(options: NodeOptions, logger: Logger, recentLog: string[], wallClock: Clock = systemClock): Promise<RunningNode> {
   mkdirSync(options.dbpath, { recursive: true });
   // Before LMDB opens: two processes on one environment would each trust their own catalog and
   // caches. Throws LockFileHeldError when a live process holds it.
   const lock = await acquireLockFile(path.join(options.dbpath, LOCK_FILE_NAME), logger);
-  const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
+  setProcessOperationClock(wallClock);
+  const clock = new LogicalClock(() => wallClock.now(), options.parameters.maxAcceptableLogicalClockDriftSecs);
   const storage = StorageEngine.open(options.dbpath, {
     compilePartialFilter: (filter) => {
       const matcher = compileFilter(filter);
@@ -86,27 +89,27 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   const shardingState = new ShardingState(local);
   const client = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
   const queries = new OngoingQueries();
-  const cappedInserts = new CappedInsertNotifier();
+  const cappedInserts = new CappedInsertNotifier(wallClock);
   storage.observers.push(cappedInserts);
   const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
   const metadata = new ShardMetadata(() => shardingState.shardName, () => {
     const host = shardingState.configHost;
-    return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(services, 'hangBeforeFilteringMetadataRefresh')) : undefined;
+    return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(services, 'hangBeforeFilteringMetadataRefresh', wallClock)) : undefined;
   });
-  const criticalSection = new CriticalSection();
+  const criticalSection = new CriticalSection(wallClock);
   const ttl = new TtlMonitor(storage, ttlDeletionScopes({ role: options.role, shardName: () => shardingState.shardName, criticalSection, metadata, logger }), logger, {
     sleepMs: options.parameters.ttlMonitorSleepSecs * 1000,
     limits: DEFAULT_TTL_LIMITS,
-    now: Date.now,
+    clock: wallClock,
   });
   const sessionCatalog = new SessionCatalog(storage, clock);
   const services: NodeServices = {
     options,
     storage,
-    cursors: new CursorManager(),
+    cursors: new CursorManager(wallClock),
     cappedInserts,
     logger,
-    startedAt: new Date(),
+    startedAt: new Date(wallClock.now()),
     counters,
     ttl,
     recentLog,
@@ -119,9 +122,10 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       },
     }),
     sessionCatalog,
-    transactions: new TransactionParticipants(storage, sessionCatalog, clock, (lsid) => services.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
-    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, get failPoints() { return services.failPoints; }, configHost: () => shardingState.configHost }),
+    transactions: new TransactionParticipants(storage, sessionCatalog, clock, wallClock, (lsid) => services.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
+    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, clock: wallClock, get failPoints() { return services.failPoints; }, configHost: () => shardingState.configHost }),
     clock,
+    wallClock,
     local,
     client,
     sharding: { state: shardingState, queries, metadata, criticalSection },
@@ -131,11 +135,11 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
         batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
         batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,
         orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000,
-      }, systemClock, queries),
+      }, wallClock, queries),
       source: undefined,
       destination: undefined,
       loadMeter: new UserLoadMeter(counters.opcounters),
-      clock: systemClock,
+      clock: wallClock,
     },
     commands: buildCommandTable(options.role === 'config' ? [...nodeCommands, ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands] : nodeCommands),
   };
@@ -173,22 +177,19 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
   services.options = { ...options, port };
   if (options.role === 'config') {
     const clusterId = ensureConfigCollections(storage, local);
-    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(systemClock, services.failPoints), clock, chunkHistoryWindowSecs(options.parameters));
+    services.catalogManager = new ShardingCatalogManager(local, client, `${options.bindIp}:${port}`, clusterId, logger, new DDLLockManager(wallClock, services.failPoints), clock, wallClock, chunkHistoryWindowSecs(options.parameters));
     const p = options.parameters;
     services.balancer = new Balancer(services.catalogManager, local, client, `${options.bindIp}:${port}`, {
       idleRoundIntervalMs: p.balancerIdleRoundIntervalMillis,
       migrationsThrottlingMs: p.balancerMigrationsThrottlingMs,
       autoMergerIntervalMs: p.autoMergerIntervalSecs * 1000,
       minChunkAgeForMergeMs: p.minSnapshotHistoryWindowInSeconds * 1000,
-    }, logger);
+    }, logger, wallClock);
     services.balancer.start();
   }
-  const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
-  reaper.unref();
-  const transactionReaper = setInterval(() => services.transactions.abortExpired(Date.now()), TRANSACTION_REAP_INTERVAL_MS);
-  transactionReaper.unref();
-  const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now()), LOAD_SAMPLE_INTERVAL_MS);
-  loadSampler.unref();
+  const reaper = wallClock.setRepeatingTimer(CURSOR_REAP_INTERVAL_MS, () => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, wallClock.now()), { unref: true });
+  const transactionReaper = wallClock.setRepeatingTimer(TRANSACTION_REAP_INTERVAL_MS, () => services.transactions.abortExpired(wallClock.now()), { unref: true });
+  const loadSampler = wallClock.setRepeatingTimer(LOAD_SAMPLE_INTERVAL_MS, () => services.migrations.loadMeter.sample(performance.now()), { unref: true });
   ttl.start();
   const sessionJobs = startNodeSessionJobs(services);
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
@@ -196,8 +197,9 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     port,
     services,
     async stop() {
-      clearInterval(reaper);
-      clearInterval(loadSampler);
+      reaper.cancel();
+      transactionReaper.cancel();
+      loadSampler.cancel();
       await sessionJobs.stop();
       await services.balancer?.stop();
       services.ddl?.coordinators.stop();

@@ -1,4 +1,3 @@
-import { systemClock } from '../base/clock.js';
 import type { NodeServices } from '../mongod_commands/command.js';
 import { collModCoordinator } from '../ddl/coll_mod_coordinator.js';
 import { createCollectionCoordinator } from '../ddl/create_collection_coordinator.js';
@@ -25,6 +24,7 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
   const env: DDLCoordinatorEnv = {
     client: node.client,
     configHost: () => node.sharding.state.configHost,
+    clock: node.wallClock,
     primary: {
       blockDatabaseWrites(db, reason) {
         databaseSections.enter(db, reason);
@@ -37,7 +37,7 @@ export function shardDDL(node: NodeServices): NonNullable<NodeServices['ddl']> {
       },
     },
   };
-  const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(systemClock, node.failPoints), node.failPoints, systemClock, node.logger, {
+  const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(node.wallClock, node.failPoints), node.failPoints, node.wallClock, node.logger, {
     collMod: collModCoordinator(env, () => node.sharding.state.shardName),
     createCollection: createCollectionCoordinator(env, () => node.sharding.state.shardName),
     dropCollection: dropCollectionCoordinator(env),

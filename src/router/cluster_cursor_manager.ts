@@ -7,6 +7,7 @@ import { BatchBuilder, DEFAULT_FIRST_BATCH } from '../command_layer/cursor_batch
 import { CursorRegistry, type RegisteredCursor } from '../command_layer/cursor_registry.js';
 import type { PartialResults } from './partial_results.js';
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
+import type { Clock } from '../base/clock.js';
 
 // A router-side cursor: documents merged from shard cursors, pulled one at a time. `partial` is
 // set for a find with allowPartialResults: once it has left a shard out, every batch says so.
@@ -51,8 +52,13 @@ export interface ClusterCursorOptions {
 // Open cluster cursors, batched as mongod batches (batchSize documents or 16 MiB; id 0 once
 // exhausted).
 export class ClusterCursorManager extends CursorRegistry<Open> {
+  // `clock`: idle times are on it.
+  constructor(private readonly clock: Clock) {
+    super();
+  }
+
   async firstBatch(ns: string, cursor: ClusterCursor, batchSize: number | undefined, singleBatch = false, options: ClusterCursorOptions = {}): Promise<Doc> {
-    const entry: OpenMerged = { id: Long.ZERO, ns, cursor, peeked: undefined, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true };
+    const entry: OpenMerged = { id: Long.ZERO, ns, cursor, peeked: undefined, lastUsedMs: this.clock.now(), noTimeout: options.noCursorTimeout === true };
     const docs = await this.fill(entry, batchSize ?? DEFAULT_FIRST_BATCH);
     if (singleBatch || !(await this.hasMore(entry))) {
       await cursor.close();
@@ -64,7 +70,7 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
 
   // Registers a forwarded cursor whose node answered `firstBatch`: the client's reply.
   openForwarded(ns: string, forwarded: ForwardedCursor, firstBatch: Doc[], options: ClusterCursorOptions = {}): Doc {
-    const id = this.register({ id: Long.ZERO, ns, forwarded, lastUsedMs: Date.now(), noTimeout: options.noCursorTimeout === true, busy: false });
+    const id = this.register({ id: Long.ZERO, ns, forwarded, lastUsedMs: this.clock.now(), noTimeout: options.noCursorTimeout === true, busy: false });
     return { cursor: { firstBatch, id, ns }, ok: 1 };
   }
 
@@ -78,7 +84,7 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
     if (maxTimeMS !== undefined && forwarded?.awaitData !== true) {
       throw new MongoError(ErrorCodes.BadValue, 'maxTimeMS can only be used with getMore for tailable, awaitData cursors');
     }
-    entry.lastUsedMs = Date.now();
+    entry.lastUsedMs = this.clock.now();
     if (!('cursor' in entry)) return this.forwardGetMore(id, entry, batchSize, maxTimeMS);
     const docs = await this.fill(entry, batchSize ?? 0);
     if (await this.hasMore(entry)) return { cursor: withPartial({ nextBatch: docs, id, ns }, entry.cursor), ok: 1 };
@@ -93,7 +99,7 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
     entry.busy = true;
     try {
       const { docs, exhausted } = await entry.forwarded.getMore(batchSize, maxTimeMS);
-      entry.lastUsedMs = Date.now();
+      entry.lastUsedMs = this.clock.now();
       if (!exhausted) return { cursor: { nextBatch: docs, id, ns: entry.ns }, ok: 1 };
       this.unregister(id);
       return { cursor: { nextBatch: docs, id: Long.ZERO, ns: entry.ns }, ok: 1 };

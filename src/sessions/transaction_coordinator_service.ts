@@ -13,6 +13,7 @@ import {
   coordinatorDocumentFromBSON, coordinatorDocumentToBSON, nextCoordinatorStep,
   type CoordinatorDecision, type CoordinatorDocument, type CoordinatorProgress, type CoordinatorStep, type PrepareVote,
 } from './transaction_coordinator.js';
+import type { Clock } from '../base/clock.js';
 
 export const TRANSACTION_COORDINATORS_NS = 'config.transaction_coordinators';
 
@@ -38,6 +39,7 @@ export interface TransactionCoordinatorEnv {
   readonly client: Network;
   readonly failPoints: FailPoints;
   readonly logger: Logger;
+  readonly clock: Clock;
   configHost(): string | undefined;
 }
 
@@ -87,7 +89,7 @@ export class TransactionCoordinatorService {
       const step = nextCoordinatorStep(progress);
       if (step.type === 'done') return step.decision;
       if (this.stopped) throw new MongoError(ErrorCodes.InterruptedAtShutdown, 'The transaction coordinator was stopped');
-      await hangIfFailPointEnabled(env, COORDINATOR_FAIL_POINTS[step.type]);
+      await hangIfFailPointEnabled(env, COORDINATOR_FAIL_POINTS[step.type], env.clock);
       switch (step.type) {
         case 'writeParticipantList':
           await this.persist(() => env.local.write((w) => w.update(TRANSACTION_COORDINATORS_NS, { _id: id }, coordinatorDocumentToBSON(doc), { upsert: true })));
@@ -116,7 +118,7 @@ export class TransactionCoordinatorService {
   }
 
   private async prepare(shardId: string, doc: CoordinatorDocument): Promise<PrepareVote> {
-    const deadline = Date.now() + PREPARE_RETRY_MS;
+    const deadline = this.env.clock.now() + PREPARE_RETRY_MS;
     const cmd = { prepareTransaction: 1, lsid: doc.lsid, txnNumber: Long.fromNumber(doc.txnNumber), autocommit: false };
     for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       try {
@@ -126,8 +128,8 @@ export class TransactionCoordinatorService {
       } catch (err) {
         // A shard config.shards does not name (read again just now) cannot prepare: abort at once.
         if (err instanceof MongoError && err.code === ErrorCodes.ShardNotFound) return { shardId, code: err.code, errmsg: err.message };
-        if (this.stopped || Date.now() > deadline) return { shardId, code: ErrorCodes.HostUnreachable, errmsg: String(err) };
-        await sleep(delay);
+        if (this.stopped || this.env.clock.now() > deadline) return { shardId, code: ErrorCodes.HostUnreachable, errmsg: String(err) };
+        await this.env.clock.sleep(delay, { unref: true });
       }
     }
   }
@@ -147,7 +149,7 @@ export class TransactionCoordinatorService {
         // A shard that is not in the cluster holds nothing to abort.
         if (err instanceof MongoError && err.code === ErrorCodes.ShardNotFound && decision.decision === 'abort') return;
         this.env.logger.warn({ c: 'TXN', shardId, err: String(err) }, 'Retrying to send a two-phase commit decision');
-        await sleep(delay);
+        await this.env.clock.sleep(delay, { unref: true });
       }
     }
   }
@@ -172,8 +174,4 @@ export class TransactionCoordinatorService {
 
 function keyOf(lsid: Doc, txnNumber: number): string {
   return `${sessionKey(sessionIdOf(lsid))}:${txnNumber}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

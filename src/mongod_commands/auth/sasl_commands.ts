@@ -42,7 +42,7 @@ const attemptsByNode = new WeakMap<NodeServices, AuthenticationAttempts>();
 export function authenticationAttempts(node: NodeServices): AuthenticationAttempts {
   let attempts = attemptsByNode.get(node);
   if (attempts === undefined) {
-    attempts = new AuthenticationAttempts(Date.now);
+    attempts = new AuthenticationAttempts(() => node.wallClock.now());
     attemptsByNode.set(node, attempts);
   }
   return attempts;

@@ -165,7 +165,7 @@ export const configsvrCommitChunkMigrationCommand: CommandDefinition = {
     });
     // For the crash matrix (--enableTestCommands): the commit is written but not answered, so a
     // kill -9 here is a commit applied whose reply the donor never gets.
-    await hangIfFailPointEnabled(ctx.node, 'hangBeforeCommitChunkMigrationReply');
+    await hangIfFailPointEnabled(ctx.node, 'hangBeforeCommitChunkMigrationReply', ctx.node.wallClock);
     return reply;
   },
 };

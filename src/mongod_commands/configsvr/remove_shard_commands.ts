@@ -21,7 +21,7 @@ function removal(node: NodeServices): RemoveShardCatalog {
   const m = manager(node);
   let catalog = byManager.get(m);
   if (!catalog) {
-    catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger);
+    catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger, node.wallClock);
     byManager.set(m, catalog);
   }
   return catalog;
@@ -45,7 +45,7 @@ export const configsvrCommitMovePrimaryCommand: CommandDefinition = {
   run(ctx, cmd) {
     manager(ctx.node); // config servers only
     checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitMovePrimary');
-    commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, {
+    commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, ctx.node.wallClock, {
       db: requireString(cmd, '_configsvrCommitMovePrimary'), from: requireString(cmd, 'from'), to: requireString(cmd, 'to'),
       expectedDatabaseVersion: databaseVersionFromBSON(cmd.expectedDatabaseVersion),
     });

@@ -90,19 +90,20 @@ function containsText(filter: Doc): boolean {
   return '$text' in filter;
 }
 
-export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined): PipelineContext {
+// `now`: the operation's $$NOW and the localTime its $collStats reports.
+export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined, now: Date): PipelineContext {
   const ctx: PipelineContext = {
     db,
     collection,
     variables,
-    now: new Date(),
+    now,
     // $lookup and $unionWith read a view as its pipeline over the collection under it.
     readCollection: (name: string) => {
       const view = resolveView(storage, `${db}.${name}`);
       if (view === undefined) return readAll(storage, storage.getCollection(`${db}.${name}`));
       return runPipeline(view.pipeline, readAll(storage, storage.getCollection(view.ns)), ctx);
     },
-    collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec),
+    collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec, now),
   };
   return ctx;
 }
@@ -115,9 +116,9 @@ function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterabl
   }
 }
 
-export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate): Iterable<Doc> {
+export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate, now: Date): Iterable<Doc> {
   const { pipeline } = parsed;
-  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.coll, parsed.variables);
+  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.coll, parsed.variables, now);
   if (parsed.coll === undefined || (pipeline[0] && ('$collStats' in pipeline[0] || '$documents' in pipeline[0]))) {
     return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(pipeline, [], ctx)));
   }
@@ -150,10 +151,10 @@ export function runAggregate(ctx: CommandContext, cmd: Doc, asView?: { ns: strin
   const output = outputStageOf(parsed.pipeline, ctx.db);
   if (output) {
     const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
-    writeOutStage(storage, output, runAggregateInput(storage, inner));
+    writeOutStage(storage, output, runAggregateInput(storage, inner, new Date(ctx.node.wallClock.now())));
     return cursorReply(cursorNs, { docs: [], cursorId: cursors.firstBatch(cursorNs, [], 0).cursorId }, 'firstBatch');
   }
-  const docs = runAggregateInput(storage, parsed);
+  const docs = runAggregateInput(storage, parsed, new Date(ctx.node.wallClock.now()));
   const batch = cursors.firstBatch(cursorNs, read.track(wrap(docs)), parsed.batchSize, asView?.singleBatch);
   return cursorReply(cursorNs, batch, 'firstBatch');
 }

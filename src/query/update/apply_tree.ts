@@ -12,7 +12,7 @@ type Container = Doc | unknown[];
 export interface ApplyState {
   readonly root: Doc;
   readonly isInsert: boolean;
-  readonly now: Date;
+  readonly now: Date | undefined;
   readonly matchedField: string | undefined;
   readonly arrayFilters: ReadonlyMap<string, (element: unknown) => boolean>;
 }
