@@ -6,6 +6,9 @@ export interface Timer {
 }
 
 export interface Clock {
+  // Milliseconds since the epoch (on a simulated clock, since its own start): for deadlines,
+  // durations and the time of day.
+  now(): number;
   // Resolves after `ms`.
   sleep(ms: number): Promise<void>;
   // Calls `fn` after `ms` unless cancelled first. `unref`: the timer alone does not keep the
@@ -15,6 +18,7 @@ export interface Clock {
 
 // The process's own timers.
 export const systemClock: Clock = {
+  now: () => Date.now(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   setTimer(ms, fn, options) {
     const t = setTimeout(fn, ms);

@@ -10,6 +10,10 @@ class ManualClock implements Clock {
   private nowMs = 0;
   private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
 
+  now(): number {
+    return this.nowMs;
+  }
+
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.setTimer(ms, resolve));
   }

@@ -119,7 +119,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
     }),
     sessionCatalog,
     transactions: new TransactionParticipants(storage, sessionCatalog, clock, (lsid) => services.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
-    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, get failPoints() { return services.failPoints; }, configHost: () => shardingState.configHost }),
+    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, clock: systemClock, get failPoints() { return services.failPoints; }, configHost: () => shardingState.configHost }),
     clock,
     local,
     client,

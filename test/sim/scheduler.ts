@@ -73,6 +73,7 @@ export class Scheduler {
 
   clockOf(owner: Incarnation): Clock {
     return {
+      now: () => this.nowMs,
       sleep: (ms) => new Promise((resolve) => { this.setTimer(owner, ms, resolve); }),
       setTimer: (ms, fn) => this.setTimer(owner, ms, fn),
     };
