@@ -180,7 +180,7 @@ export async function startNode(options: NodeOptions, logger: Logger, recentLog:
       migrationsThrottlingMs: p.balancerMigrationsThrottlingMs,
       autoMergerIntervalMs: p.autoMergerIntervalSecs * 1000,
       minChunkAgeForMergeMs: p.minSnapshotHistoryWindowInSeconds * 1000,
-    }, logger);
+    }, logger, systemClock);
     services.balancer.start();
   }
   const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
