@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from './clock.js';
+import type { Clock } from './clock.js';
 
 // MongoDB's fail points: named places in protocol code that a test can make fire (modes alwaysOn,
 // off, {times: n}: the next n entries, {skip: n}: every entry after the next n; with data). The
@@ -64,16 +64,17 @@ const HANG_POLL_MS = 10;
 
 // MongoDB's pauseWhileSet: counts one entry, then waits (timers, not a busy loop, so the node keeps
 // serving) until a test turns the fail point off; `clock` is the caller's, virtual under a simulator.
-export async function hangIfFailPointEnabled(node: { failPoints: FailPoints }, name: string, clock: Clock = systemClock): Promise<void> {
+export async function hangIfFailPointEnabled(node: { failPoints: FailPoints }, name: string, clock: Clock): Promise<void> {
   if (node.failPoints.shouldFire(name) === undefined) return;
   while (node.failPoints.isEnabled(name)) await clock.sleep(HANG_POLL_MS);
 }
 
-// waitForFailPoint: resolves once `name` has been entered `timesEntered` times in all.
-export async function waitForTimesEntered(failPoints: FailPoints, name: string, timesEntered: number, deadline: number): Promise<boolean> {
+// waitForFailPoint: resolves once `name` has been entered `timesEntered` times in all, or false at
+// `deadline` (on `clock`).
+export async function waitForTimesEntered(failPoints: FailPoints, name: string, timesEntered: number, deadline: number, clock: Clock): Promise<boolean> {
   while (failPoints.timesEntered(name) < timesEntered) {
-    if (Date.now() >= deadline) return false;
-    await systemClock.sleep(HANG_POLL_MS);
+    if (clock.now() >= deadline) return false;
+    await clock.sleep(HANG_POLL_MS);
   }
   return true;
 }

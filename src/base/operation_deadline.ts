@@ -1,5 +1,6 @@
 import { MongoError } from './errors.js';
 import { ErrorCodes } from './error_codes.js';
+import type { Clock, Timer } from './clock.js';
 
 // An operation's deadline (maxTimeMS, on performance.now()'s clock). Ambient, like the collation:
 // a command's query work runs synchronously inside withDeadline, and the loops that read documents
@@ -43,12 +44,12 @@ export function checkDeadlineNow(deadline: number | undefined): void {
 }
 
 // `work` (a wait that has changed nothing yet: a critical section, a version check), or
-// MaxTimeMSExpired if the deadline comes first.
-export function beforeDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T> {
+// MaxTimeMSExpired if the deadline comes first, by a timer of `clock`.
+export function beforeDeadline<T>(work: Promise<T>, deadline: number | undefined, clock: Clock): Promise<T> {
   if (deadline === undefined) return work;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(maxTimeExpired()), Math.max(0, deadline - performance.now()));
+    timer = clock.setTimer(Math.max(0, deadline - performance.now()), () => reject(maxTimeExpired()));
   });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+  return Promise.race([work, expired]).finally(() => timer?.cancel());
 }

@@ -1,4 +1,4 @@
-import { BSON, Binary, BSONRegExp, Decimal128, Double, Int32, Long, MinKey, ObjectId, Timestamp } from 'bson';
+import { BSON, Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MinKey, ObjectId, Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 
@@ -34,24 +34,70 @@ export function deserializeDocument(bytes: Uint8Array): Doc {
   } catch (err) {
     throw new MongoError(ErrorCodes.InvalidBSON, `invalid BSON: ${(err as Error).message}`);
   }
-  return normalizeInPlace(doc) as Doc;
+  const found = { dbRef: false };
+  const normalized = normalizeInPlace(doc, found) as Doc;
+  return found.dbRef ? decodeAsDocuments(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0, false) as Doc : normalized;
+}
+
+// `bson` turns every {$ref, $id[, $db]} subdocument into a DBRef object, with no option to keep
+// it a document. MongoDB sees such a subdocument as a document like any other (queries and updates
+// follow paths into it), and the DBRef object would lose its field order, split a dotted $ref
+// into $db and $ref, and move extra fields: so a document holding one is decoded again here,
+// every subdocument becoming a plain object. Rare, hence not the fast path. The bytes were already
+// checked by the first decoding.
+function decodeAsDocuments(b: Buffer, start: number, isArray: boolean): Doc | unknown[] {
+  const out: Doc | unknown[] = isArray ? [] : {};
+  for (const [type, nameAt, nameLength, at, length] of BSON.onDemand.parseToElements(b, start)) {
+    let value: unknown;
+    if (type === OBJECT_TYPE || type === ARRAY_TYPE) {
+      value = decodeAsDocuments(b, at, type === ARRAY_TYPE);
+    } else if (type === CODE_WITH_SCOPE_TYPE) {
+      const scopeAt = at + 8 + b.readInt32LE(at + 4);
+      value = new Code(b.toString('utf8', at + 8, scopeAt - 1), decodeAsDocuments(b, scopeAt, false) as Doc);
+    } else {
+      value = decodeScalar(b, nameAt - 1, at + length);
+    }
+    if (Array.isArray(out)) {
+      out.push(value);
+      continue;
+    }
+    const name = b.toString('utf8', nameAt, nameAt + nameLength);
+    if (name === '__proto__') Object.defineProperty(out, name, { value, writable: true, enumerable: true, configurable: true });
+    else out[name] = value;
+  }
+  return out;
+}
+
+const OBJECT_TYPE = 0x03;
+const ARRAY_TYPE = 0x04;
+const CODE_WITH_SCOPE_TYPE = 0x0f;
+
+// The element in b[start, end) decoded by `bson` from a one-element document.
+function decodeScalar(b: Buffer, start: number, end: number): unknown {
+  const one = Buffer.allocUnsafe(4 + (end - start) + 1);
+  one.writeInt32LE(one.length, 0);
+  b.copy(one, 4, start, end);
+  one[one.length - 1] = 0;
+  const doc = BSON.deserialize(one, deserializeOptions) as Doc;
+  return normalizeInPlace(doc[Object.keys(doc)[0]!], { dbRef: false });
 }
 
 export function serializeDocument(doc: Doc): Buffer {
   return Buffer.from(BSON.serialize(doc, { checkKeys: false, ignoreUndefined: true }));
 }
 
-function normalizeInPlace(value: unknown): unknown {
+function normalizeInPlace(value: unknown, found: { dbRef: boolean }): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = normalizeInPlace(value[i]);
+    for (let i = 0; i < value.length; i++) value[i] = normalizeInPlace(value[i], found);
     return value;
   }
   const tag = (value as { _bsontype?: string })._bsontype;
   if (tag === 'Int32') return (value as Int32).value;
+  if (tag === 'DBRef') found.dbRef = true;
   if (tag !== undefined || value instanceof Date) return value;
   const obj = value as Doc;
-  for (const key of Object.keys(obj)) obj[key] = normalizeInPlace(obj[key]);
+  for (const key of Object.keys(obj)) obj[key] = normalizeInPlace(obj[key], found);
   return obj;
 }
 

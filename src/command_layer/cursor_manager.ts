@@ -3,14 +3,13 @@ import { serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { RawDocument } from '../wire/raw_bson.js';
-import { BatchBuilder, DEFAULT_FIRST_BATCH, newCursorId } from './cursor_batch.js';
+import { BatchBuilder, DEFAULT_FIRST_BATCH } from './cursor_batch.js';
 import { DEFAULT_AWAIT_DATA_TIMEOUT_MS } from '../query/query_request_helper.js';
 import { checkDeadlineNow, currentDeadline, withDeadline } from '../base/operation_deadline.js';
 import type { SessionKillerMatcher } from '../sessions/kill_sessions.js';
-import type { LogicalSessionId } from '../sessions/session_id.js';
-import type { SessionCursors } from '../sessions/session_operation.js';
-import type { CursorOwners } from '../auth/cursor_owner.js';
 import { currentReadView, type ReadView } from './read_view.js';
+import { CursorRegistry, type RegisteredCursor } from './cursor_registry.js';
+import type { Clock } from '../base/clock.js';
 
 export interface CursorDoc {
   doc: Doc;
@@ -34,9 +33,7 @@ export interface CursorOptions {
   tail?: TailOptions;
 }
 
-interface OpenCursor {
-  id: Long;
-  ns: string;
+interface OpenCursor extends RegisteredCursor {
   source: Iterator<CursorDoc>;
   peeked: CursorDoc | undefined;
   lastUsedMs: number;
@@ -47,11 +44,6 @@ interface OpenCursor {
   // What is left of the maxTimeMS of the command that opened the cursor: as in MongoDB, it
   // bounds the time of all its getMores together (a tailable cursor's does not).
   timeLeftMs: number | undefined;
-  // The session of the command that opened it: only its getMores may read it, and it is closed
-  // with the session.
-  lsid: LogicalSessionId | undefined;
-  // The user whose command opened it ("db.user"), with --auth: only that user's getMores read it.
-  owner: string | undefined;
   // The snapshot its command read (read_view.ts): its getMores read it too, until it closes.
   view: ReadView | undefined;
   release: (() => void) | undefined;
@@ -67,16 +59,15 @@ export interface Batch {
 // source is exhausted is closed in the same reply (id 0), as mongod does. A tailable cursor is not
 // closed at the end of its data; an awaitData one's getMore that finds nothing waits up to its
 // maxTimeMS (1 s by default) for more before answering an empty batch.
-export class CursorManager implements SessionCursors, CursorOwners {
-  private readonly cursors = new Map<string, OpenCursor>();
-
-  get openCount(): number {
-    return this.cursors.size;
+export class CursorManager extends CursorRegistry<OpenCursor> {
+  // `clock`: idle times and awaitData's wait are on it.
+  constructor(private readonly clock: Clock) {
+    super();
   }
 
   firstBatch(ns: string, source: Iterable<CursorDoc>, batchSize: number | undefined, singleBatch = false, options: CursorOptions = {}): Batch {
     const cursor: OpenCursor = {
-      id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: Date.now(),
+      id: Long.ZERO, ns, source: source[Symbol.iterator](), peeked: undefined, lastUsedMs: this.clock.now(),
       noTimeout: options.noCursorTimeout === true, tail: options.tail, pinned: undefined, timeLeftMs: undefined, lsid: undefined, owner: undefined,
       view: currentReadView(), release: undefined,
     };
@@ -86,14 +77,12 @@ export class CursorManager implements SessionCursors, CursorOwners {
     const open = cursor.tail === undefined ? !singleBatch && this.hasMore(cursor) : cursor.tail.keepOpen;
     if (!open) return { docs, cursorId: Long.ZERO };
     cursor.release = cursor.view?.adopt();
-    cursor.id = this.newId();
-    this.cursors.set(cursor.id.toString(), cursor);
-    return { docs, cursorId: cursor.id };
+    return { docs, cursorId: this.register(cursor) };
   }
 
   // `maxTimeMS` is how long an awaitData cursor waits for data; other cursors refuse one, as mongod does.
   getMore(id: Long, ns: string, batchSize: number | undefined, maxTimeMS?: number): Batch | Promise<Batch> {
-    const cursor = this.cursors.get(id.toString());
+    const cursor = this.cursor(id);
     if (!cursor) throw new MongoError(ErrorCodes.CursorNotFound, `cursor id ${id.toString()} not found`);
     if (cursor.ns !== ns) {
       throw new MongoError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${cursor.ns}`);
@@ -102,7 +91,7 @@ export class CursorManager implements SessionCursors, CursorOwners {
       throw new MongoError(ErrorCodes.BadValue, 'cannot set maxTimeMS on getMore command for a non-awaitData cursor');
     }
     if (cursor.pinned !== undefined) throw new MongoError(ErrorCodes.CursorInUse, `cursor id ${id.toString()} is already in use`);
-    cursor.lastUsedMs = Date.now();
+    cursor.lastUsedMs = this.clock.now();
     if (cursor.tail !== undefined) return this.tailBatch(cursor, cursor.tail, batchSize ?? 0, maxTimeMS ?? DEFAULT_AWAIT_DATA_TIMEOUT_MS);
     const docs = this.fillInTime(cursor, batchSize ?? 0);
     if (this.hasMore(cursor)) return { docs, cursorId: cursor.id };
@@ -129,7 +118,7 @@ export class CursorManager implements SessionCursors, CursorOwners {
   private tailBatch(cursor: OpenCursor, tail: TailOptions, batchSize: number, awaitMs: number): Batch | Promise<Batch> {
     const docs = this.fillTail(cursor, tail, batchSize);
     if (docs.length > 0 || !tail.awaitData) return { docs, cursorId: cursor.id };
-    return this.awaitData(cursor, tail, batchSize, Date.now() + awaitMs);
+    return this.awaitData(cursor, tail, batchSize, this.clock.now() + awaitMs);
   }
 
   // Only an empty batch waits: documents already found are answered at once.
@@ -137,7 +126,7 @@ export class CursorManager implements SessionCursors, CursorOwners {
     const pin = new AbortController();
     cursor.pinned = pin;
     try {
-      for (let left = deadlineMs - Date.now(); left > 0; left = deadlineMs - Date.now()) {
+      for (let left = deadlineMs - this.clock.now(); left > 0; left = deadlineMs - this.clock.now()) {
         await tail.waitForData(left, pin.signal);
         if (pin.signal.aborted) throw new MongoError(ErrorCodes.CursorKilled, `cursor id ${cursor.id.toString()} was killed while it waited for data`);
         const docs = this.fillTail(cursor, tail, batchSize);
@@ -146,7 +135,7 @@ export class CursorManager implements SessionCursors, CursorOwners {
       return { docs: [], cursorId: cursor.id };
     } finally {
       cursor.pinned = undefined;
-      cursor.lastUsedMs = Date.now();
+      cursor.lastUsedMs = this.clock.now();
     }
   }
 
@@ -162,7 +151,7 @@ export class CursorManager implements SessionCursors, CursorOwners {
   }
 
   kill(id: Long): boolean {
-    const cursor = this.cursors.get(id.toString());
+    const cursor = this.cursor(id);
     if (!cursor) return false;
     cursor.pinned?.abort();
     cursor.source.return?.();
@@ -171,50 +160,21 @@ export class CursorManager implements SessionCursors, CursorOwners {
   }
 
   private close(cursor: OpenCursor): void {
-    this.cursors.delete(cursor.id.toString());
+    this.unregister(cursor.id);
     cursor.release?.();
-  }
-
-  sessionOf(id: Long): LogicalSessionId | null | undefined {
-    const cursor = this.cursors.get(id.toString());
-    return cursor === undefined ? undefined : cursor.lsid ?? null;
-  }
-
-  attachSession(id: Long, lsid: LogicalSessionId): void {
-    const cursor = this.cursors.get(id.toString());
-    if (cursor !== undefined) cursor.lsid = lsid;
-  }
-
-  ownerOf(id: Long): { owner: string | null; ns: string } | undefined {
-    const cursor = this.cursors.get(id.toString());
-    return cursor === undefined ? undefined : { owner: cursor.owner ?? null, ns: cursor.ns };
-  }
-
-  attachOwner(id: Long, owner: string): void {
-    const cursor = this.cursors.get(id.toString());
-    if (cursor !== undefined) cursor.owner = owner;
-  }
-
-  // The sessions that have open cursors (MongoDB's appendActiveSessions).
-  sessions(): LogicalSessionId[] {
-    const out: LogicalSessionId[] = [];
-    for (const cursor of this.cursors.values()) if (cursor.lsid !== undefined) out.push(cursor.lsid);
-    return out;
   }
 
   // Kills the cursors of the sessions `matcher` matches (a waiting getMore's too: it ends with
   // CursorKilled); the number killed.
   killCursorsWithMatchingSessions(matcher: SessionKillerMatcher): number {
     let killed = 0;
-    for (const cursor of [...this.cursors.values()]) {
-      if (cursor.lsid !== undefined && matcher.match(cursor.lsid) && this.kill(cursor.id)) killed += 1;
-    }
+    for (const cursor of this.withMatchingSessions(matcher)) if (this.kill(cursor.id)) killed += 1;
     return killed;
   }
 
   killIdle(idleMs: number, nowMs: number): number {
     let killed = 0;
-    for (const cursor of [...this.cursors.values()]) {
+    for (const cursor of this.openCursors()) {
       if (!cursor.noTimeout && cursor.pinned === undefined && nowMs - cursor.lastUsedMs > idleMs) {
         this.kill(cursor.id);
         killed += 1;
@@ -256,10 +216,6 @@ export class CursorManager implements SessionCursors, CursorOwners {
     if (r.done) return false;
     cursor.peeked = r.value;
     return true;
-  }
-
-  private newId(): Long {
-    return newCursorId((key) => this.cursors.has(key));
   }
 }
 

@@ -5,6 +5,7 @@ import { CappedInsertNotifier } from '../mongod_commands/capped_insert_notifier.
 import { CursorManager, type Batch, type CursorDoc, type TailOptions } from './cursor_manager.js';
 import type { KvWriter } from '../storage/op_observer.js';
 import { MongoError } from '../base/errors.js';
+import { systemClock } from '../base/clock.js';
 import { checkForInterrupt, withDeadline } from '../base/operation_deadline.js';
 
 // A source that, like a tailable scan, ends at what there is now and has more once more is pushed.
@@ -23,7 +24,7 @@ class Growing implements IterableIterator<CursorDoc> {
 }
 
 const NS = 't.cap';
-const notifier = new CappedInsertNotifier();
+const notifier = new CappedInsertNotifier(systemClock);
 const inserted = (): void => notifier.onInsert({} as KvWriter, NS);
 
 function tailOptions(awaitData: boolean, restore: () => void = () => undefined): TailOptions {
@@ -34,7 +35,7 @@ const ids = (batch: Batch) => batch.docs.map((d) => deserializeDocument(d.bytes)
 
 describe('tailable cursors', () => {
   it('stay open at the end of their data and return what comes later', async () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const source = new Growing();
     source.push({ _id: 1 });
     const first = cursors.firstBatch(NS, source, undefined, false, { tail: tailOptions(false) });
@@ -48,14 +49,14 @@ describe('tailable cursors', () => {
   });
 
   it('close at once when told there is nothing to tail', () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const batch = cursors.firstBatch(NS, new Growing(), undefined, false, { tail: { ...tailOptions(false), keepOpen: false } });
     assert.ok(batch.cursorId.isZero());
     assert.equal(cursors.openCount, 0);
   });
 
   it('with awaitData, wait for an insert up to maxTimeMS, or answer what is there at once', async () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const source = new Growing();
     const id = cursors.firstBatch(NS, source, undefined, false, { tail: tailOptions(true) }).cursorId;
     let started = Date.now();
@@ -75,7 +76,7 @@ describe('tailable cursors', () => {
   });
 
   it('refuse a second getMore while one waits, and wake it with CursorKilled when killed', async () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const id = cursors.firstBatch(NS, new Growing(), undefined, false, { tail: tailOptions(true) }).cursorId;
     const waiting = cursors.getMore(id, NS, undefined, 10_000);
     assert.throws(() => cursors.getMore(id, NS, undefined), { code: 143 });
@@ -84,7 +85,7 @@ describe('tailable cursors', () => {
   });
 
   it('die when their source cannot go on', () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const lost = Object.assign(new Error('lost'), { code: 136 });
     const id = cursors.firstBatch(NS, new Growing(), undefined, false, { tail: tailOptions(false, () => { throw lost; }) }).cursorId;
     assert.throws(() => cursors.getMore(id, NS, undefined), lost);
@@ -94,7 +95,7 @@ describe('tailable cursors', () => {
 
 describe('getMore options', () => {
   it('maxTimeMS is refused on a cursor that does not await data', () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const plain = cursors.firstBatch(NS, [{ doc: { _id: 1 } }, { doc: { _id: 2 } }], 1).cursorId;
     assert.throws(() => cursors.getMore(plain, NS, undefined, 10), { code: 2, message: 'cannot set maxTimeMS on getMore command for a non-awaitData cursor' });
     const tailable = cursors.firstBatch(NS, new Growing(), undefined, false, { tail: tailOptions(false) }).cursorId;
@@ -102,7 +103,7 @@ describe('getMore options', () => {
   });
 
   it('noCursorTimeout keeps an idle cursor', () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const docs = [{ doc: { _id: 1 } }, { doc: { _id: 2 } }];
     const kept = cursors.firstBatch(NS, docs, 1, false, { noCursorTimeout: true }).cursorId;
     const idle = cursors.firstBatch(NS, docs, 1).cursorId;
@@ -123,7 +124,7 @@ describe('a cursor opened under maxTimeMS', () => {
   }
 
   it('spends what is left of its time over its getMores, and is killed when none is left', () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     // 20 ms a document against 400 ms: four documents leave time on a loaded machine, a hundred do not.
     const first = withDeadline(performance.now() + 400, () => cursors.firstBatch(NS, slow(100, 20), 2));
     assert.deepEqual(ids(first), [0, 1]);
@@ -133,7 +134,7 @@ describe('a cursor opened under maxTimeMS', () => {
   });
 
   it('without maxTimeMS runs to the end', () => {
-    const cursors = new CursorManager();
+    const cursors = new CursorManager(systemClock);
     const first = cursors.firstBatch(NS, slow(30, 2), 1);
     const rest = cursors.getMore(first.cursorId, NS, 100) as Batch;
     assert.equal(rest.docs.length, 29);

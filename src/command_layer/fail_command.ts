@@ -1,4 +1,3 @@
-import { systemClock } from '../base/clock.js';
 import type { FailPoints } from '../base/fail_points.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
 import type { ConnectionInfo } from './connection_info.js';
@@ -6,6 +5,7 @@ import {
   actsBeforeRun, addsWriteConcernError, closedConnectionReply, FAIL_COMMAND, failCommandApplies, failCommandEffect,
   failCommandErrorReply, withInjectedWriteConcernError, type FailCommandTarget, type LabelledCommand,
 } from './fail_command_policy.js';
+import type { Clock } from '../base/clock.js';
 
 // The failCommand fail point around a command, for the dispatchers of nodes and routers (the
 // decisions are fail_command_policy.ts's; here are the waiting and the closing).
@@ -23,7 +23,7 @@ export interface FailCommandRequest {
 // `run()` under the fail point: blocked first, answered with an error or a closed connection
 // instead, or given a write concern error after it ran, as the data says. With the fail point off
 // (always, outside tests) it is `run()` and nothing more.
-export function withFailCommand(failPoints: FailPoints, conn: ConnectionInfo, request: FailCommandRequest, run: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
+export function withFailCommand(failPoints: FailPoints, clock: Clock, conn: ConnectionInfo, request: FailCommandRequest, run: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
   if (!failPoints.isEnabled(FAIL_COMMAND)) return run();
   const target = targetOf(conn, request);
   const command: LabelledCommand = { name: request.name, cmd: request.cmd, router: request.router };
@@ -39,7 +39,7 @@ export function withFailCommand(failPoints: FailPoints, conn: ConnectionInfo, re
     if (effect.errorCode !== undefined) return failCommandErrorReply(data, command, effect.errorCode);
     return afterRun(failPoints, target, command, run());
   };
-  return effect.blockTimeMS > 0 ? systemClock.sleep(effect.blockTimeMS).then(act) : act();
+  return effect.blockTimeMS > 0 ? clock.sleep(effect.blockTimeMS).then(act) : act();
 }
 
 function afterRun(failPoints: FailPoints, target: FailCommandTarget, command: LabelledCommand, reply: Doc | Promise<Doc>): Doc | Promise<Doc> {

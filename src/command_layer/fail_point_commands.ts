@@ -2,6 +2,7 @@ import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { waitForTimesEntered, type FailPointMode, type FailPoints } from '../base/fail_points.js';
+import type { Clock } from '../base/clock.js';
 
 // The fail point commands, as mongod and mongos answer them, over a process's fail points: a
 // node's in mongod_commands/diagnostic/configure_fail_point.ts, a router's in
@@ -24,13 +25,13 @@ function parseMode(mode: unknown): FailPointMode {
 // As mongod's: waits until the fail point has been entered `timesEntered` times in all (tests take
 // the count configureFailPoint returned and add one); maxTimeMS is required, since nothing else
 // would end the wait.
-export async function waitForFailPoint(failPoints: FailPoints, cmd: Doc): Promise<Doc> {
+export async function waitForFailPoint(failPoints: FailPoints, cmd: Doc, clock: Clock): Promise<Doc> {
   const name = cmd.waitForFailPoint;
   if (typeof name !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, 'waitForFailPoint takes a fail point name');
   if (!isNumber(cmd.timesEntered)) throw new MongoError(ErrorCodes.TypeMismatch, "'timesEntered' must be a number");
   if (!isNumber(cmd.maxTimeMS)) throw new MongoError(ErrorCodes.BadValue, 'waitForFailPoint requires maxTimeMS');
-  const deadline = Date.now() + toDouble(cmd.maxTimeMS);
-  if (!(await waitForTimesEntered(failPoints, name, toDouble(cmd.timesEntered), deadline))) {
+  const deadline = clock.now() + toDouble(cmd.maxTimeMS);
+  if (!(await waitForTimesEntered(failPoints, name, toDouble(cmd.timesEntered), deadline, clock))) {
     throw new MongoError(ErrorCodes.MaxTimeMSExpired, `Fail point ${name} was not entered ${toDouble(cmd.timesEntered)} times within ${toDouble(cmd.maxTimeMS)}ms`);
   }
   return { ok: 1 };

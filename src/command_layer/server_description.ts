@@ -13,7 +13,7 @@ export const SERVER_VERSION = '7.0.0';
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
 
 // Shared by nodes and routers (a router adds `msg: "isdbgrid"`).
-export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
+export function helloReply(conn: ConnectionInfo, cmd: Doc, nowMs: number): Doc {
   const isLegacy = 'isMaster' in cmd || 'ismaster' in cmd;
   if (cmd.client !== undefined && typeof cmd.client === 'object') conn.clientMetadata = cmd.client as Record<string, unknown>;
   // As mongod negotiates: a hello that lists compressors replaces the connection's choice, one
@@ -26,7 +26,7 @@ export function helloReply(conn: ConnectionInfo, cmd: Doc): Doc {
     maxBsonObjectSize: Limits.maxBsonObjectSize,
     maxMessageSizeBytes: Limits.maxMessageSizeBytes,
     maxWriteBatchSize: Limits.maxWriteBatchSize,
-    localTime: new Date(),
+    localTime: new Date(nowMs),
     logicalSessionTimeoutMinutes: LOGICAL_SESSION_TIMEOUT_MINUTES,
     connectionId: conn.id,
     minWireVersion: 0,
@@ -57,10 +57,10 @@ export function buildInfoReply(): Record<string, unknown> {
 }
 
 // A node's and a router's answer alike: both describe the machine they run on.
-export function hostInfoReply(): Record<string, unknown> {
+export function hostInfoReply(nowMs: number): Record<string, unknown> {
   return {
     system: {
-      currentTime: new Date(),
+      currentTime: new Date(nowMs),
       hostname: os.hostname(),
       cpuAddrSize: 64,
       memSizeMB: Math.round(os.totalmem() / 1024 / 1024),

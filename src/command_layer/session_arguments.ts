@@ -14,8 +14,8 @@ import { LOGICAL_SESSION_TIMEOUT_MINUTES, sessionIdFromClient, type LogicalSessi
 // kill_all_sessions_by_pattern_command.cpp): a node's commands are in
 // mongod_commands/sessions/session_commands.ts, a router's in router/commands/cluster_sessions.ts.
 
-export function startSession(cache: LogicalSessionCache): Doc {
-  const lsid = cache.startSession(Date.now());
+export function startSession(cache: LogicalSessionCache, nowMs: number): Doc {
+  const lsid = cache.startSession(nowMs);
   return { id: { id: lsid.id }, timeoutMinutes: LOGICAL_SESSION_TIMEOUT_MINUTES, ok: 1 };
 }
 

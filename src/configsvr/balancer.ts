@@ -2,32 +2,34 @@ import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
 import type { Doc } from '../bson/values.js';
 import { changeLogEntry, CONFIG_SHARD } from '../catalog_decisions/changelog.js';
-import { parseBalancerSettings, shouldBalance, type BalancerSettings } from '../catalog_decisions/balancer_settings.js';
+import type { Clock, Timer } from '../base/clock.js';
+import { parseBalancerSettings, type BalancerSettings } from '../catalog_decisions/balancer_settings.js';
 import type { CollectionBalanceResult } from '../catalog_decisions/balancer_policy.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { WireClient } from '../wire/client.js';
+import {
+  balancerLoopInitialState, balancerLoopStep, inBalancerRound, isRoundRunning,
+  type BalancerLoopEffect, type BalancerLoopEvent, type BalancerLoopState, type BalancerTimings,
+} from './balancer_loop.js';
 import { BalancerRound, type RoundOutcome } from './balancer_round.js';
-import { ClusterStatistics } from './cluster_statistics.js';
+import { ClusterStatistics, type ClusterSnapshot } from './cluster_statistics.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
-
-export interface BalancerTimings {
-  readonly idleRoundIntervalMs: number;
-  readonly migrationsThrottlingMs: number;
-  readonly autoMergerIntervalMs: number;
-  readonly minChunkAgeForMergeMs: number;
-}
 
 // The config server's background loop (MongoDB's Balancer): each round reads the settings, and
 // when the balancer is on and inside its window, asks BalancerPolicy for the round's splits and
 // migrations and runs them; it sleeps the idle interval after a quiet round and the throttling
-// interval after one that moved chunks. Rounds are recorded in config.actionlog.
+// interval after one that moved chunks. Rounds are recorded in config.actionlog. What to do next
+// is balancer_loop.ts's to decide; this driver reads, balances, merges, records and keeps the
+// timer, on its Clock.
 export class Balancer {
-  private enabled = false;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private inRound = false;
-  private rounds = 0;
-  private lastAutoMerge = Date.now();
+  private state: BalancerLoopState;
+  private readonly queue: BalancerLoopEffect[] = [];
+  private draining = false;
+  private timer: Timer | undefined;
+  // Settles when the round in progress ends (balancerStop waits for it).
+  private running: { readonly done: Promise<void>; readonly end: () => void } | undefined;
+  // The round balancing now and the statistics it balanced, for its merges.
+  private round: { readonly round: BalancerRound; readonly snapshot: ClusterSnapshot } | undefined;
   // chunkCount hysteresis: collections a round left imbalanced keep balancing to < 2 apart.
   private readonly balancing = new Map<string, boolean>();
   readonly statistics: ClusterStatistics;
@@ -38,10 +40,12 @@ export class Balancer {
     client: WireClient,
     // Known once the port is bound: a process given port 0 learns it then.
     private readonly selfHost: () => string,
-    private readonly timings: BalancerTimings,
+    timings: BalancerTimings,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {
     this.statistics = new ClusterStatistics(catalog, local, client);
+    this.state = balancerLoopInitialState(timings, clock.now());
   }
 
   settings(): BalancerSettings {
@@ -53,29 +57,26 @@ export class Balancer {
   }
 
   status(): Doc {
-    return { mode: this.settings().mode, inBalancerRound: this.inRound, numBalancerRounds: this.rounds };
+    return { mode: this.settings().mode, inBalancerRound: inBalancerRound(this.state), numBalancerRounds: this.state.rounds };
   }
 
   start(): void {
-    this.enabled = true;
-    this.schedule(0);
+    this.step({ type: 'start' });
   }
 
   async stop(): Promise<void> {
-    this.enabled = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    this.step({ type: 'stop' });
+    await this.running?.done;
   }
 
   // balancerStart and zone or draining changes: the next round starts now rather than after sleeping.
   wake(): void {
-    if (this.enabled && !this.inRound) this.schedule(0);
+    this.step({ type: 'wake' });
   }
 
   // balancerStop returns once no round is running, so no migration starts after it answers.
   async waitForRoundToEnd(): Promise<void> {
-    await this.running;
+    await this.running?.done;
   }
 
   async setMode(mode: 'full' | 'off'): Promise<void> {
@@ -84,52 +85,79 @@ export class Balancer {
     else await this.waitForRoundToEnd();
   }
 
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.running) return;
-      this.running = this.loopOnce().finally(() => { this.running = undefined; });
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async loopOnce(): Promise<void> {
-    let moved = false;
-    try {
-      moved = await this.runRound();
-    } catch (err) {
-      this.logger.warn({ c: 'BALANCER', err }, 'Balancer round failed');
+  private step(event: BalancerLoopEvent): void {
+    const { state, effects } = balancerLoopStep(this.state, event);
+    const wasRunning = isRoundRunning(this.state);
+    this.state = state;
+    if (!wasRunning && isRoundRunning(state)) {
+      let end!: () => void;
+      const done = new Promise<void>((resolve) => { end = resolve; });
+      this.running = { done, end };
     }
-    if (this.enabled) this.schedule(moved ? this.timings.migrationsThrottlingMs : this.timings.idleRoundIntervalMs);
+    this.queue.push(...effects);
+    this.drain();
+    if (wasRunning && !isRoundRunning(this.state)) {
+      this.running?.end();
+      this.running = undefined;
+    }
   }
 
-  // One round; true when it changed the placement (a migration, split or merge happened).
-  async runRound(): Promise<boolean> {
-    const settings = this.settings();
-    if (!shouldBalance(settings, new Date())) return false;
-    const started = Date.now();
-    this.inRound = true;
-    let outcome: RoundOutcome | undefined;
-    let errmsg: string | undefined;
+  // Effects run in order; a step an effect answers at once runs before the effects after it.
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
     try {
-      const snapshot = await this.statistics.snapshot(settings);
-      const round = new BalancerRound(this.catalog, settings, this.logger);
-      outcome = await round.run(snapshot, this.balancing);
-      if (outcome.migrations === 0 && outcome.splits === 0 && settings.autoMerge && Date.now() - this.lastAutoMerge >= this.timings.autoMergerIntervalMs) {
-        this.lastAutoMerge = Date.now();
-        outcome = { ...outcome, merges: await round.autoMerge(snapshot, Date.now() - this.timings.minChunkAgeForMergeMs) };
-      }
-      errmsg = outcome.errors[0];
-    } catch (err) {
-      errmsg = (err as Error).message;
-      throw err;
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) this.execute(e);
     } finally {
-      this.inRound = false;
-      this.rounds += 1;
-      this.recordRound(Date.now() - started, outcome, errmsg);
+      this.draining = false;
     }
-    return outcome.migrations + outcome.splits + outcome.merges > 0;
+  }
+
+  private execute(e: BalancerLoopEffect): void {
+    switch (e.type) {
+      case 'armTimer':
+        this.timer?.cancel();
+        this.timer = this.clock.setTimer(e.ms, () => {
+          this.timer = undefined;
+          this.step({ type: 'timerFired' });
+        }, { unref: true });
+        return;
+      case 'cancelTimer':
+        this.timer?.cancel();
+        this.timer = undefined;
+        return;
+      case 'readSettings': {
+        let settings: BalancerSettings;
+        try {
+          settings = this.settings();
+        } catch (err) {
+          return this.failed(err);
+        }
+        return this.step({ type: 'settingsRead', settings, nowMs: this.clock.now() });
+      }
+      case 'balance':
+        void (async () => {
+          const snapshot = await this.statistics.snapshot(e.settings);
+          const round = new BalancerRound(this.catalog, e.settings, this.logger);
+          this.round = { round, snapshot };
+          return round.run(snapshot, this.balancing);
+        })().then((outcome) => this.step({ type: 'balanced', outcome, nowMs: this.clock.now() }), (err: unknown) => this.failed(err));
+        return;
+      case 'autoMerge': {
+        // The round found nothing to move or split, so its snapshot still holds.
+        const { round, snapshot } = this.round!;
+        round.autoMerge(snapshot, e.movedBeforeMs).then((merges) => this.step({ type: 'merged', merges, nowMs: this.clock.now() }), (err: unknown) => this.failed(err));
+        return;
+      }
+      case 'recordRound':
+        this.round = undefined;
+        return this.recordRound(e.executionTimeMillis, e.outcome, e.errmsg);
+    }
+  }
+
+  private failed(err: unknown): void {
+    this.logger.warn({ c: 'BALANCER', err }, 'Balancer round failed');
+    this.step({ type: 'roundFailed', errmsg: (err as Error).message, nowMs: this.clock.now() });
   }
 
   // balancerCollectionStatus: would the policy move anything of this collection now?
@@ -147,7 +175,7 @@ export class Balancer {
       details.chunksMoved = outcome.migrations;
     }
     if (errmsg !== undefined) details.errmsg = errmsg;
-    const ctx = { server: this.selfHost(), clientAddr: '', time: new Date(), newId: () => new ObjectId() };
+    const ctx = { server: this.selfHost(), clientAddr: '', time: new Date(this.clock.now()), newId: () => new ObjectId() };
     try {
       this.local.write((w) => { w.insert('config.actionlog', changeLogEntry(ctx, CONFIG_SHARD, 'balancer.round', '', details)); });
     } catch (err) {

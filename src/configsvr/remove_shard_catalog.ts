@@ -5,6 +5,7 @@ import { changeLogEntry, CONFIG_SHARD } from '../catalog_decisions/changelog.js'
 import { decideRemoveShard, removeShardReply, resolveShard } from '../catalog_decisions/remove_shard.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
+import type { Clock } from '../base/clock.js';
 
 // removeShard on the config server (7.0's ShardingCatalogManager::removeShard and
 // _configsvrRemoveShard): mark the shard draining, report what is left on it (the balancer moves
@@ -19,6 +20,7 @@ export class RemoveShardCatalog {
     private readonly catalog: ShardingCatalogManager,
     private readonly selfHost: string,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   // Each call reads, decides and writes without yielding, so concurrent calls do not interleave.
@@ -58,6 +60,6 @@ export class RemoveShardCatalog {
   }
 
   private entry(what: string, details: Doc): Doc {
-    return changeLogEntry({ server: this.selfHost, clientAddr: '', time: new Date(), newId: () => new ObjectId() }, CONFIG_SHARD, what, '', details);
+    return changeLogEntry({ server: this.selfHost, clientAddr: '', time: new Date(this.clock.now()), newId: () => new ObjectId() }, CONFIG_SHARD, what, '', details);
   }
 }

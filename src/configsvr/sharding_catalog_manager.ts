@@ -17,6 +17,7 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../catalog_decisions/changelog.js';
 import { MoveRangeCatalog } from './move_range_catalog.js';
+import type { Clock } from '../base/clock.js';
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
@@ -39,6 +40,8 @@ export class ShardingCatalogManager {
     // validAfter, onCurrentShardSince, topologyTime, collection and database timestamps) are
     // cluster times, comparable with the times snapshots and transactions read at.
     private readonly clock: { tick(): Timestamp },
+    // The wall clock: collections' lastmod and changelog entries' times.
+    private readonly wallClock: Clock,
     // How far back a migration's commit keeps chunk history (chunkHistoryWindowSecs).
     historyWindowSecs = DEFAULT_CHUNK_HISTORY_WINDOW_SECS,
   ) {
@@ -234,7 +237,7 @@ export class ShardingCatalogManager {
           w.delete('config.collections', { _id: from });
           // Migrations resume under the new name (the coordinator stopped them on the source).
           const { permitMigrations: _stopped, ...entry } = source as CollectionType & { permitMigrations?: boolean };
-          w.insert('config.collections', { ...entry, _id: to, lastmodEpoch: new ObjectId(), lastmod: new Date(), timestamp: now } as unknown as Doc);
+          w.insert('config.collections', { ...entry, _id: to, lastmodEpoch: new ObjectId(), lastmod: new Date(this.wallClock.now()), timestamp: now } as unknown as Doc);
           w.update('config.tags', { ns: from }, { $set: { ns: to } }, { multi: true });
           w.insert('config.changelog', this.entry('renameCollection.metadata', from, { to }));
         }
@@ -254,7 +257,7 @@ export class ShardingCatalogManager {
       const tags = this.local.find('config.tags', { ns });
       const now = this.now();
       this.local.write((w) => {
-        w.update('config.collections', { _id: ns }, { $set: { key, lastmodEpoch: new ObjectId(), lastmod: new Date(), timestamp: now }, $unset: { permitMigrations: '' } });
+        w.update('config.collections', { _id: ns }, { $set: { key, lastmodEpoch: new ObjectId(), lastmod: new Date(this.wallClock.now()), timestamp: now }, $unset: { permitMigrations: '' } });
         for (const c of this.chunks(collection.uuid)) w.update('config.chunks', { _id: c._id }, { $set: { min: extendBound(c.min, key), max: extendBound(c.max, key) } });
         for (const t of tags) w.update('config.tags', { ns, min: t.min }, { $set: { min: extendBound(t.min as Doc, key), max: extendBound(t.max as Doc, key) } });
         w.insert('config.changelog', this.entry('refineCollectionShardKey.end', ns, { oldKey: collection.key, newKey: key }));
@@ -294,7 +297,7 @@ export class ShardingCatalogManager {
   }
 
   private log(): ChangeLogContext {
-    return { server: this.selfHost(), clientAddr: '', time: new Date(), newId: () => new ObjectId() };
+    return { server: this.selfHost(), clientAddr: '', time: new Date(this.wallClock.now()), newId: () => new ObjectId() };
   }
 
   private entry(what: string, ns: string, details: Doc): Doc {

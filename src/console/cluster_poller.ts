@@ -53,7 +53,7 @@ export class ClusterPoller {
     const { client, options } = this.router;
     const configHost = options.configHost;
     const config = (cmd: Doc): Promise<Doc[]> => fetchAll(client, configHost, 'config', cmd);
-    const since = new Date(Date.now() - HISTORY_MS);
+    const since = new Date(this.router.wallClock.now() - HISTORY_MS);
     const [shardDocs, routers, collections, tags, history, rounds, settings] = await Promise.all([
       config({ find: 'shards', sort: { _id: 1 } }),
       config({ find: 'mongos', sort: { _id: 1 } }).catch(() => []),
@@ -78,7 +78,7 @@ export class ClusterPoller {
     }));
     await this.measureDonations(shards);
     return {
-      timeMs: Date.now(), config: configNode, shards, routers, balancerStatus, balancerSettings: settings[0], rounds,
+      timeMs: this.router.wallClock.now(), config: configNode, shards, routers, balancerStatus, balancerSettings: settings[0], rounds,
       collections: collectionSamples, tags, history, rangeBytes: this.rangeBytes,
     };
   }

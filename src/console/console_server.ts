@@ -12,6 +12,7 @@ import { ClusterPoller } from './cluster_poller.js';
 import { balancerPanel, collectionsPanel, emptySeries, migrationsPanel, operationsPanel, shardMapPanel, throughputPanel, topologyPanel, type SeriesState } from './console_view.js';
 import { keyRangeHeatOf, type KeyRangeHeat } from './key_range_heat.js';
 import { changedPanels, sseEvent } from './snapshot_diff.js';
+import type { Timer } from '../base/clock.js';
 
 // The console a router serves on its HTTP port: the page and its static files, one event stream
 // (/events) that sends each panel when it changes, and POST /kill, which runs killOp. The cluster
@@ -66,7 +67,7 @@ class ConsoleHub {
   private readonly poller: ClusterPoller;
   private readonly heat: KeyRangeHeat;
   private readonly series: SeriesState = emptySeries();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private polling = false;
 
   constructor(private readonly router: RouterServices) {
@@ -88,12 +89,12 @@ class ConsoleHub {
 
   private start(): void {
     this.heat.active = true;
-    this.timer = setInterval(() => void this.tick(), POLL_INTERVAL_MS);
+    this.timer = this.router.wallClock.setRepeatingTimer(POLL_INTERVAL_MS, () => void this.tick());
     void this.tick();
   }
 
   private stop(): void {
-    clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     this.heat.active = false;
   }
@@ -128,8 +129,8 @@ class ConsoleHub {
       shardMap: shardMapPanel(s),
       migrations: migrationsPanel(s),
       throughput: throughputPanel(this.series, s.timeMs, nodes),
-      operations: operationsPanel(routerOperationsOf(this.router).list(Date.now()), s.shards),
-      heat: this.heat.view(Date.now()),
+      operations: operationsPanel(routerOperationsOf(this.router).list(this.router.wallClock.now()), s.shards),
+      heat: this.heat.view(this.router.wallClock.now()),
     };
   }
 }

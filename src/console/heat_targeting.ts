@@ -43,7 +43,7 @@ function noteRequest(heat: KeyRangeHeat, router: RouterServices, message: Buffer
       if (sequence !== undefined) return sequence.documents.map((d) => deserializeDocument(d));
       return Array.isArray(cmd[field]) ? (cmd[field] as unknown[]).filter(isPlainObject) : [];
     };
-    const now = Date.now();
+    const now = router.wallClock.now();
     const note = (chunks: ChunkType[], kind: 'read' | 'write') => {
       if (chunks.length > 0) heat.note(cm, chunks, kind, now);
     };

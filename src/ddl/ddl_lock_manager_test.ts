@@ -10,6 +10,10 @@ class ManualClock implements Clock {
   private nowMs = 0;
   private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
 
+  now(): number {
+    return this.nowMs;
+  }
+
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.setTimer(ms, resolve));
   }
@@ -18,6 +22,10 @@ class ManualClock implements Clock {
     const timer = { at: this.nowMs + ms, fn, cancelled: false };
     this.timers.push(timer);
     return { cancel: () => { timer.cancelled = true; } };
+  }
+
+  setRepeatingTimer(): never {
+    throw new Error('the lock manager sets no repeating timer');
   }
 
   advance(ms: number): void {

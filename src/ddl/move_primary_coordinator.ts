@@ -59,7 +59,7 @@ export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => 
     // Shards log to the config server's config.changelog (MongoDB's ShardingLogging); a lost entry
     // changes nothing else.
     const logChange = async (server: string, what: string, details: Doc): Promise<void> => {
-      const entry = changeLogEntry({ server, clientAddr: '', time: new Date(), newId: () => new ObjectId() }, selfShard() ?? '', what, db, details);
+      const entry = changeLogEntry({ server, clientAddr: '', time: new Date(env.clock.now()), newId: () => new ObjectId() }, selfShard() ?? '', what, db, details);
       await env.client.command(configHostOf(env), 'config', { insert: 'changelog', documents: [entry] }).catch(() => undefined);
     };
     // What a move that did not commit left on the recipient: its copies, and its critical section

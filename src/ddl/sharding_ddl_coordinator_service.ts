@@ -11,7 +11,8 @@ import {
   DDL_COORDINATORS_NS, newCoordinatorDocument, nextSession, type CoordinatorDocument, type CoordinatorId, type DDLOperationType,
 } from './sharding_ddl_coordinator_document.js';
 import { withCoordinatorSession } from './sharding_ddl_util.js';
-import { nextStep, retryDelayMs, UNSET_PHASE, type CoordinatorEvent, type CoordinatorProgress, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
+import { retryDelayMs, type CoordinatorEvent, type PhaseError, type PhasePlan } from './sharding_ddl_coordinator_state_machine.js';
+import { ddlRunStart, ddlRunStep, type DDLRunEvent } from './sharding_ddl_coordinator_run.js';
 
 // One DDL operation's own part: its phases, its locks, what each phase does (idempotent: a phase
 // runs again after a crash) and its answer.
@@ -129,40 +130,65 @@ export class ShardingDDLCoordinatorService {
     return entry.result;
   }
 
+  // The driver of ddlRunStep: runs each step's effects in order, the answer of the one that has one
+  // being the next event.
   private async execute(k: string, coordinator: DDLCoordinator, first: CoordinatorEvent, lockTaken: () => void): Promise<Doc> {
     await Promise.resolve(); // `running` holds the entry before anything below reads it
-    const release = await this.locks.acquire(coordinator.locks, this.entry(k).doc._id.operationType).finally(lockTaken);
+    const { doc } = this.entry(k);
+    let { state, effects } = ddlRunStart(coordinator.plan, { recovered: first.type === 'recovered', persistedPhase: doc.phase, checkDatabaseVersion: doc.databaseVersion !== undefined });
+    let release: (() => void) | undefined;
     try {
-      const { databaseVersion, _id } = this.entry(k).doc;
-      if (first.type === 'start' && databaseVersion !== undefined) await this.checkDatabaseVersion(_id.namespace.split('.')[0]!, databaseVersion);
-      if (first.type === 'recovered') await this.retried(k, 'fencing its participants', () => withCoordinatorSession(this.entry(k).doc.session, this.fenceParticipants));
-      let progress: CoordinatorProgress = { phase: this.entry(k).doc.phase, attempt: 0 };
-      let event = first;
       for (;;) {
-        const next = nextStep(coordinator.plan, progress, event);
-        progress = next.progress;
-        const { step } = next;
-        if (step.kind === 'complete') {
-          this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
-          return coordinator.result(this.entry(k).doc);
+        let event: DDLRunEvent | undefined;
+        for (const e of effects) {
+          switch (e.type) {
+            case 'acquireLocks':
+              release = await this.locks.acquire(coordinator.locks, this.entry(k).doc._id.operationType).finally(lockTaken);
+              event = { type: 'locksAcquired' };
+              break;
+            case 'checkDatabaseVersion': {
+              const { databaseVersion, _id } = this.entry(k).doc;
+              await this.checkDatabaseVersion(_id.namespace.split('.')[0]!, databaseVersion!);
+              event = { type: 'databaseVersionChecked' };
+              break;
+            }
+            case 'fenceParticipants':
+              await this.retried(k, 'fencing its participants', () => withCoordinatorSession(this.entry(k).doc.session, this.fenceParticipants));
+              event = { type: 'participantsFenced' };
+              break;
+            case 'checkpoint':
+              this.checkpoint(k, e.phase, e.insert);
+              break;
+            case 'wait':
+              await this.clock.sleep(e.ms);
+              break;
+            case 'runPhase':
+              this.checkStopping();
+              await this.hangBeforePhase(coordinator.desc, e.phase);
+              event = await this.runPhase(k, coordinator, e.phase);
+              break;
+            case 'cleanUp':
+              await this.cleanUpOnAbort(k, coordinator);
+              event = { type: 'cleanedUp' };
+              break;
+            case 'deleteDocument':
+              this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
+              break;
+            case 'answerResult':
+              return coordinator.result(this.entry(k).doc);
+            case 'answerError':
+              throw new MongoError(e.error.code ?? ErrorCodes.InternalError, e.error.message);
+          }
         }
-        if (step.kind === 'abort') {
-          await this.cleanUpOnAbort(k, coordinator);
-          if (this.entry(k).doc.phase !== UNSET_PHASE) this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
-          throw new MongoError(step.error.code ?? ErrorCodes.InternalError, step.error.message);
-        }
-        if (step.kind === 'checkpoint') this.checkpoint(k, step.phase);
-        if (step.kind === 'retry') await this.clock.sleep(step.delayMs);
-        this.checkStopping();
-        await this.hangBeforePhase(coordinator.desc, step.phase);
-        event = await this.runPhase(k, coordinator, step.phase);
+        if (event === undefined) throw new MongoError(ErrorCodes.InternalError, `DDL coordinator ${k} has nothing to wait for in ${state.stage}`);
+        ({ state, effects } = ddlRunStep(state, event));
       }
     } finally {
-      release();
+      release?.();
     }
   }
 
-  private async runPhase(k: string, coordinator: DDLCoordinator, phase: string): Promise<CoordinatorEvent> {
+  private async runPhase(k: string, coordinator: DDLCoordinator, phase: string): Promise<DDLRunEvent> {
     const save = (fields: Doc): void => {
       const entry = this.entry(k);
       this.local.write((w) => w.update(DDL_COORDINATORS_NS, { _id: entry.doc._id }, { $set: fields }));
@@ -205,9 +231,8 @@ export class ShardingDDLCoordinatorService {
   // later one moves the session to its next txnNumber with the phase (MongoDB's _updateSession), so
   // that a participant that ran a command of this phase refuses one of an earlier phase still on
   // its way (a critical section taken after the phase that released it, say).
-  private checkpoint(k: string, phase: string): void {
+  private checkpoint(k: string, phase: string, first: boolean): void {
     const entry = this.entry(k);
-    const first = entry.doc.phase === UNSET_PHASE;
     const doc = { ...entry.doc, phase, session: first ? entry.doc.session : nextSession(entry.doc) };
     this.local.write((w) => {
       if (first) w.insert(DDL_COORDINATORS_NS, doc as unknown as Doc);

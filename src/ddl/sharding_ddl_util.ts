@@ -5,12 +5,15 @@ import type { Doc } from '../bson/values.js';
 import type { WireClient } from '../wire/client.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
+import type { Clock } from '../base/clock.js';
 
 // What coordinators reach the cluster through (MongoDB's sharding_ddl_util): the config server and
 // every shard, by host, over the node's client.
 export interface DDLCoordinatorEnv {
   readonly client: WireClient;
   configHost(): string | undefined;
+  // The shard's wall clock: the times of the changelog entries its coordinators write.
+  readonly clock: Clock;
   // The shard the coordinators run on, the database's primary: its database critical section
   // (persisted, restored at startup) and its cached database version, which a coordinator changes
   // in place as MongoDB's do through its ShardingRecoveryService.

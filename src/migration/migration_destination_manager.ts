@@ -45,9 +45,11 @@ export class MigrationDestinationManager {
   private lastApplyMs = 0;
   // Clone and mods batches whose commits lmdb-js's write thread has not finished.
   private readonly writesInFlight: Promise<void>[] = [];
-  readonly startedAt = new Date();
+  readonly startedAt: Date;
 
-  private constructor(private readonly node: MigrationNode, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {}
+  private constructor(private readonly node: MigrationNode, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {
+    this.startedAt = new Date(node.migrations.clock.now());
+  }
 
   // _recvChunkStart: registers the reception (117 when busy), then lets the machine decide.
   static async start(node: MigrationNode, request: RecvChunkStartRequest, donorHost: string): Promise<{ manager: MigrationDestinationManager; status: RecvChunkStatus }> {
@@ -57,7 +59,7 @@ export class MigrationDestinationManager {
     node.migrations.destination = manager;
     await deleteOverlappingOrphans(node, request);
     const overlapping = overlappingTasks(node.local, request.nss, request.range).length;
-    const status = await manager.command('_recvChunkStart', { type: 'recvChunkStart', request, overlappingRangeDeletions: overlapping, timestamp: taskTimestamp() });
+    const status = await manager.command('_recvChunkStart', { type: 'recvChunkStart', request, overlappingRangeDeletions: overlapping, timestamp: taskTimestamp(node.migrations.clock.now()) });
     return { manager, status };
   }
 

@@ -5,6 +5,7 @@ import type { DonorEffect } from './donor_effects.js';
 import { donorInitialState, donorStep, type DonorEvent, type DonorState } from './donor_state_machine.js';
 import { withDonorFailPoints } from './migration_fail_points.js';
 import { coordinatorDoc } from './migration_test_util.js';
+import { systemClock } from '../base/clock.js';
 
 const doc = coordinatorDoc();
 const counts = { cloned: 10, clonedBytes: 1000, catchup: 0, steady: 0 };
@@ -45,16 +46,16 @@ test('a recovered donor does not pass the steps of a moveChunk', () => {
 
 test('hangIfFailPointEnabled waits until the fail point is turned off, counting one entry', async () => {
   const failPoints = new FailPoints();
-  await hangIfFailPointEnabled({ failPoints }, 'fp');
+  await hangIfFailPointEnabled({ failPoints }, 'fp', systemClock);
   assert.equal(failPoints.timesEntered('fp'), 0, 'an unset fail point does not pause');
   failPoints.configure('fp', 'alwaysOn');
   let resumed = false;
-  const paused = hangIfFailPointEnabled({ failPoints }, 'fp').then(() => { resumed = true; });
-  assert.equal(await waitForTimesEntered(failPoints, 'fp', 1, Date.now() + 1000), true);
+  const paused = hangIfFailPointEnabled({ failPoints }, 'fp', systemClock).then(() => { resumed = true; });
+  assert.equal(await waitForTimesEntered(failPoints, 'fp', 1, Date.now() + 1000, systemClock), true);
   await new Promise((r) => setTimeout(r, 30));
   assert.equal(resumed, false);
   failPoints.configure('fp', 'off');
   await paused;
   assert.equal(failPoints.timesEntered('fp'), 1);
-  assert.equal(await waitForTimesEntered(failPoints, 'fp', 2, Date.now() + 30), false, 'waitForFailPoint gives up at its deadline');
+  assert.equal(await waitForTimesEntered(failPoints, 'fp', 2, Date.now() + 30, systemClock), false, 'waitForFailPoint gives up at its deadline');
 });

@@ -126,7 +126,7 @@ export class MigrationSourceManager {
     // The shard's version is its newest chunk's.
     const shardLastmod = chunks.filter((c) => c.shard === shardId).map((c) => c.lastmod).reduce((a, b) => (b.greaterThan(a) ? b : a));
     manager.taskDetails = {
-      timestamp: taskTimestamp(),
+      timestamp: taskTimestamp(node.migrations.clock.now()),
       keyPattern: collection.key,
       preMigrationShardVersion: fromPlacementTimestamp(collection.lastmodEpoch, collection.timestamp, shardLastmod),
     };
@@ -148,8 +148,8 @@ export class MigrationSourceManager {
 
   run(first: DonorEvent): Promise<DonationOutcome> {
     if (first.type === 'start') migrationStatistics(this.node).countDonorMoveChunkStarted += 1;
-    this.startedAt = new Date();
-    this.lastStepAt = Date.now();
+    this.startedAt = new Date(this.node.migrations.clock.now());
+    this.lastStepAt = this.node.migrations.clock.now();
     if (first.type === 'start') this.logChange((ctx) => moveChunkStartEntry(ctx, this.doc.donorShardId, this.logRange()));
     this.cloner?.start();
     this.node.migrations.source = this;
@@ -165,8 +165,8 @@ export class MigrationSourceManager {
     if (state.phase !== before.phase) {
       this.armTimer(state.phase);
       if (state.phase !== 'kRecovering' && this.stepMillis.length < DONOR_STEPS) {
-        this.stepMillis.push(Date.now() - this.lastStepAt);
-        this.lastStepAt = Date.now();
+        this.stepMillis.push(this.node.migrations.clock.now() - this.lastStepAt);
+        this.lastStepAt = this.node.migrations.clock.now();
       }
     }
     void this.drain();
@@ -214,7 +214,7 @@ export class MigrationSourceManager {
     const stats = migrationStatistics(this.node);
     if (error === undefined) stats.countDonorMoveChunkCommitted += 1;
     else stats.countDonorMoveChunkAborted += 1;
-    if (this.startedAt !== undefined) stats.totalDonorMoveChunkTimeMillis += Date.now() - this.startedAt.getTime();
+    if (this.startedAt !== undefined) stats.totalDonorMoveChunkTimeMillis += this.node.migrations.clock.now() - this.startedAt.getTime();
     // A migration finished by recovery did not time its steps; it still ends in success.
     const steps = error === undefined ? [...this.stepMillis, ...Array<number>(DONOR_STEPS).fill(0)].slice(0, DONOR_STEPS) : this.stepMillis.slice(0, DONOR_STEPS - 1);
     // As MigrationSourceManager::cleanupOnError: the failure first, then the timings.
@@ -231,7 +231,7 @@ export class MigrationSourceManager {
   // loses history, not data, so a failure is only logged.
   private logChange(entry: (ctx: { server: string; clientAddr: string; time: Date; newId: () => ObjectId }) => Doc): void {
     const { options, client, logger } = this.node;
-    const doc = entry({ server: `${options.bindIp}:${options.port}`, clientAddr: '', time: new Date(), newId: () => new ObjectId() });
+    const doc = entry({ server: `${options.bindIp}:${options.port}`, clientAddr: '', time: new Date(this.node.migrations.clock.now()), newId: () => new ObjectId() });
     void client.command(requireConfigHost(this.node), 'config', { insert: 'changelog', documents: [doc] })
       .catch((err: unknown) => logger.warn({ c: 'MIGRATION', err, what: doc.what }, 'Could not write to config.changelog'));
   }

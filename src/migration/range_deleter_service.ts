@@ -11,6 +11,10 @@ import type { OngoingQueries } from '../shard/ongoing_queries.js';
 import { MIGRATION_COORDINATORS_NS } from './migration_coordinator_document.js';
 import { RANGE_DELETIONS_NS, hasOrphanCounters, rangeDeletionTaskFromBSON, type RangeDeletionTask } from './range_deletion_task.js';
 import { countRange, documentsInRange, rangeIndex } from './range_orphans.js';
+import {
+  rangeDeletionStart, rangeDeletionStep,
+  type RangeDeletionEffect, type RangeDeletionEvent, type RangeDeletionOptions, type RangeDeletionState,
+} from './range_deletion_state_machine.js';
 
 export interface RangeDeleterOptions {
   // MongoDB's rangeDeleterBatchSize and rangeDeleterBatchDelayMS.
@@ -37,11 +41,11 @@ export interface RangeDeleterStatistics {
 // Every batch takes its documents off the task's orphan counters in the same write unit.
 export class RangeDeleterService implements OpObserver {
   private readonly running = new Map<string, Promise<void>>();
-  // Pending pauses; stop() ends them early so nothing waits on a stopped service.
+  private readonly runs = new Map<string, RangeDeletionDriver>();
+  // awaitTask's pending polls; stop() ends them early so nothing waits on a stopped service.
   private readonly timers = new Map<Timer, () => void>();
-  // Tasks told to skip their delay, and the ends of the delays they may be waiting out.
+  // Tasks told to skip their delay (before their run began, too).
   private readonly expedited = new Set<string>();
-  private readonly delays = new Map<string, () => void>();
   readonly statistics: RangeDeleterStatistics = { expedited: 0, docsDeleted: 0, docsDeletedExpedited: 0 };
   private stopped = false;
 
@@ -62,6 +66,7 @@ export class RangeDeleterService implements OpObserver {
 
   stop(): void {
     this.stopped = true;
+    for (const run of this.runs.values()) run.step({ type: 'stop' });
     for (const [t, resolve] of this.timers) {
       t.cancel();
       resolve();
@@ -113,7 +118,7 @@ export class RangeDeleterService implements OpObserver {
       this.expedited.add(key);
       this.statistics.expedited += 1;
     }
-    this.delays.get(key)?.();
+    this.runs.get(key)?.step({ type: 'expedite' });
     return this.awaitTask(id);
   }
 
@@ -121,53 +126,36 @@ export class RangeDeleterService implements OpObserver {
     if (raw.pending === true || this.stopped) return;
     const key = keyOf(raw._id);
     if (this.running.has(key)) return;
-    const run = this.run(raw._id as UUID, key).catch((err: unknown) => {
+    const driver = new RangeDeletionDriver(this.runEnv, raw._id as UUID, this.options, this.expedited.has(key));
+    this.runs.set(key, driver);
+    const run = driver.done.catch((err: unknown) => {
       this.logger.error({ c: 'SHARDING', err, taskId: key }, 'Range deletion failed');
     }).finally(() => {
       this.running.delete(key);
+      this.runs.delete(key);
       this.expedited.delete(key);
     });
     this.running.set(key, run);
   }
 
-  private async run(id: UUID, key: string): Promise<void> {
-    await this.sleep(0);
-    let task = this.readTask(id);
-    if (task === undefined) return;
-    if (task.whenToClean === 'delayed' && !task.processing && !this.expedited.has(key)) await this.delay(key);
-    let deleted = 0;
-    for (;;) {
-      task = this.readTask(id);
-      if (task === undefined || this.stopped) return;
-      await this.awaitOngoingQueries(task);
-      task = this.readTask(id);
-      if (task === undefined || this.stopped) return;
-      const n = this.deleteBatch(task);
-      deleted += n;
-      this.statistics.docsDeleted += n;
-      if (this.expedited.has(key)) this.statistics.docsDeletedExpedited += n;
-      if (n < this.options.batchSize) break;
-      await this.sleep(this.options.batchDelayMs);
-    }
-    this.local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: id }, { multi: false }));
-    await this.storage.flushed();
-    this.logger.info({ c: 'SHARDING', nss: task.nss, range: task.range, deleted, expedited: this.expedited.has(key) }, 'Finished deleting documents in range');
-  }
-
-  // orphanCleanupDelaySecs, cut short by expedite() or stop().
-  private delay(key: string): Promise<void> {
-    return new Promise((resolve) => {
-      const end = (): void => {
-        t.cancel();
-        this.timers.delete(t);
-        this.delays.delete(key);
-        resolve();
-      };
-      const t = this.clock.setTimer(this.options.orphanCleanupDelayMs, end);
-      this.timers.set(t, end);
-      this.delays.set(key, end);
-    });
-  }
+  // What a task's run does with the shard.
+  private readonly runEnv: RangeDeletionEnv = {
+    wait: (ms, fn) => this.clock.setTimer(ms, fn),
+    readTask: (id) => this.readTask(id),
+    awaitQueries: (task) => this.awaitOngoingQueries(task),
+    deleteBatch: (task) => this.deleteBatch(task),
+    countDeleted: (docs, expedited) => {
+      this.statistics.docsDeleted += docs;
+      if (expedited) this.statistics.docsDeletedExpedited += docs;
+    },
+    removeTask: async (task) => {
+      this.local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: task._id }, { multi: false }));
+      await this.storage.flushed();
+    },
+    logFinished: (task, deleted, expedited) => {
+      this.logger.info({ c: 'SHARDING', nss: task.nss, range: task.range, deleted, expedited }, 'Finished deleting documents in range');
+    },
+  };
 
   // Reads that started while this shard still owned the range keep seeing it until they finish;
   // checked before every batch, since a read may start with old metadata up to the refresh.
@@ -241,4 +229,95 @@ export class RangeDeleterService implements OpObserver {
 
 function keyOf(id: unknown): string {
   return encodeKey([id]).toString('hex');
+}
+
+interface RangeDeletionEnv {
+  wait(ms: number, fn: () => void): Timer;
+  readTask(id: UUID): RangeDeletionTask | undefined;
+  awaitQueries(task: RangeDeletionTask): Promise<void>;
+  deleteBatch(task: RangeDeletionTask): number;
+  countDeleted(docs: number, expedited: boolean): void;
+  removeTask(task: RangeDeletionTask): Promise<void>;
+  logFinished(task: RangeDeletionTask, deleted: number, expedited: boolean): void;
+}
+
+// Runs one task: steps its machine (range_deletion_state_machine.ts) and runs the effects in
+// order, feeding the answers of those that wait back as events. `done` settles when the run ends,
+// rejected when an effect failed.
+class RangeDeletionDriver {
+  private state: RangeDeletionState;
+  private readonly queue: RangeDeletionEffect[] = [];
+  private draining = false;
+  private wait: Timer | undefined;
+  private settled = false;
+  private resolve!: () => void;
+  private reject!: (err: unknown) => void;
+  readonly done = new Promise<void>((resolve, reject) => { this.resolve = resolve; this.reject = reject; });
+
+  constructor(private readonly env: RangeDeletionEnv, private readonly id: UUID, options: RangeDeletionOptions, expedited: boolean) {
+    const first = rangeDeletionStart(options, expedited);
+    this.state = first.state;
+    this.run(first.effects);
+  }
+
+  step(event: RangeDeletionEvent): void {
+    if (this.settled) return;
+    const { state, effects } = rangeDeletionStep(this.state, event);
+    this.state = state;
+    this.run(effects);
+  }
+
+  private run(effects: RangeDeletionEffect[]): void {
+    this.queue.push(...effects);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e !== undefined && !this.settled; e = this.queue.shift()) this.execute(e);
+    } catch (err) {
+      this.end(err);
+    } finally {
+      this.draining = false;
+    }
+    if (this.state.phase === 'done') this.end(undefined);
+  }
+
+  private execute(e: RangeDeletionEffect): void {
+    const { env } = this;
+    switch (e.type) {
+      case 'wait':
+        this.wait = env.wait(e.ms, () => {
+          this.wait = undefined;
+          this.step({ type: 'waited' });
+        });
+        return;
+      case 'cancelWait':
+        this.wait?.cancel();
+        this.wait = undefined;
+        return;
+      case 'readTask':
+        return this.step({ type: 'taskRead', task: env.readTask(this.id) });
+      case 'awaitQueries':
+        return this.answer(env.awaitQueries(e.task), () => ({ type: 'queriesDrained' }));
+      case 'deleteBatch':
+        return this.step({ type: 'batchDeleted', docs: env.deleteBatch(e.task) });
+      case 'countDeleted':
+        return env.countDeleted(e.docs, e.expedited);
+      case 'removeTask':
+        return this.answer(env.removeTask(e.task), () => ({ type: 'taskRemoved' }));
+      case 'logFinished':
+        return env.logFinished(e.task, e.deleted, e.expedited);
+    }
+  }
+
+  private answer<T>(work: Promise<T>, event: (value: T) => RangeDeletionEvent): void {
+    work.then((value) => this.step(event(value)), (err: unknown) => this.end(err));
+  }
+
+  private end(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.wait?.cancel();
+    if (err === undefined) this.resolve();
+    else this.reject(err);
+  }
 }

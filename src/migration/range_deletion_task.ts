@@ -88,7 +88,7 @@ export function hasOrphanCounters(raw: Doc): boolean {
 // Until the logical clock arrives with sessions, a task is stamped with the wall clock, made
 // strictly increasing within this process.
 let lastStamp = { t: 0, i: 0 };
-export function taskTimestamp(nowMs: number = Date.now()): Timestamp {
+export function taskTimestamp(nowMs: number): Timestamp {
   const t = Math.floor(nowMs / 1000);
   lastStamp = t > lastStamp.t ? { t, i: 1 } : { t: lastStamp.t, i: lastStamp.i + 1 };
   return new Timestamp(lastStamp);

@@ -11,6 +11,7 @@ import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import type { SessionKiller } from '../sessions/session_killer.js';
 import type { SessionCatalog } from '../sessions/session_catalog.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ShardingState } from '../shard/sharding_state.js';
 import type { ShardMetadata } from '../shard/shard_metadata.js';
 import type { CriticalSection } from '../shard/critical_section.js';
@@ -92,6 +93,9 @@ export interface MongodServices {
   transactionCoordinators: TransactionCoordinatorService;
   // The process's cluster time.
   clock: LogicalClock;
+  // The wall clock and timers every component and command of the node reads and waits on: the
+  // process's own, or a simulator's virtual one. Not the cluster time (`clock`).
+  wallClock: Clock;
   local: LocalCollections;
   // Node-to-node connections (to the config server, to other shards).
   client: WireClient;

@@ -26,6 +26,7 @@ import { checkAuthorization } from '../auth/authorization_policy.js';
 import { authenticatedUser } from './auth/user_cache.js';
 import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
+import { withOperationClock } from '../base/operation_clock.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -59,17 +60,17 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
     refuseUnreplicatedWriteConcern(cmd);
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext<S> = { node, conn, db };
-    if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, Date.now());
-    const reply = withFailCommand(node.failPoints, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
+    if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, node.wallClock.now());
+    const reply = withFailCommand(node.failPoints, node.wallClock, conn, { db, name, names: def.names, cmd, router: false }, () => runInSession(node.sessionKiller, node.cursors, MONGOD_CURSOR_SESSION_CODES, name, cmd, (interruptible) => {
       // Whatever the request waited for (a refresh, a critical section, a prepared transaction),
       // it is admitted again before it runs: a critical section entered meanwhile holds it too.
       const attempt = (): Doc | Promise<Doc> => {
         const admitted = admission(node, def, name, db, cmd);
         return admitted === undefined
-          ? withDeadline(deadline, () => run(node, def, ctx, name, cmd))
-          : beforeDeadline(interruptible(admitted), deadline).then(attempt);
+          ? withOperationClock(node.wallClock, () => withDeadline(deadline, () => run(node, def, ctx, name, cmd)))
+          : beforeDeadline(interruptible(admitted), deadline, node.wallClock).then(attempt);
       };
-      return afterTransactionsEnd(attempt, (ended) => beforeDeadline(interruptible(ended), deadline));
+      return afterTransactionsEnd(attempt, (ended) => beforeDeadline(interruptible(ended), deadline, node.wallClock));
     }));
     const answered = reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
     if (owner === undefined) return answered;

@@ -56,7 +56,7 @@ export const commitTransactionCommand: CommandDefinition = {
     if (cmd.autocommit !== false) throw noTransactionToEnd('commitTransaction');
     const { node } = ctx;
     if (node.transactions.phaseOf(cmd) === 'prepared') {
-      await hangIfFailPointEnabled(node, 'hangBeforeCommittingPreparedTransaction');
+      await hangIfFailPointEnabled(node, 'hangBeforeCommittingPreparedTransaction', node.wallClock);
       node.transactions.commit(cmd);
       return { ok: 1 };
     }
@@ -76,7 +76,7 @@ export const prepareTransactionCommand: CommandDefinition = {
     const { node } = ctx;
     const prepareTimestamp = await afterCriticalSections(node, cmd, () => node.transactions.prepare(cmd, (ns, bytes) => checkOwned(node, ns, bytes)));
     await node.storage.flushed();
-    await hangIfFailPointEnabled(node, 'hangAfterPreparingTransaction');
+    await hangIfFailPointEnabled(node, 'hangAfterPreparingTransaction', node.wallClock);
     return { prepareTimestamp, ok: 1 };
   },
 };

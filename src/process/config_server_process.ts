@@ -1,4 +1,4 @@
-import { systemClock } from '../base/clock.js';
+import { setProcessOperationClock } from '../base/operation_clock.js';
 import type { ConfigServerServices, NodeOptions } from '../mongod_commands/command.js';
 import { buildCommandTable, dispatchCommand } from '../mongod_commands/dispatcher.js';
 import { configServerCommandSet } from '../mongod_commands/registry.js';
@@ -15,19 +15,20 @@ import { serveMongod, type RunningNode } from './mongod_server.js';
 // catalog manager and the balancer, and a config server's command table, built from the ports it
 // is given. The balancer starts once the port is open.
 export function startConfigServer(options: NodeOptions, ports: MongodPorts): Promise<RunningNode<ConfigServerServices>> {
+  setProcessOperationClock(ports.wallClock);
   const core = nodeCore(options, ports);
-  const { local, client, clock } = core;
+  const { local, client, clock, wallClock } = core;
   // Its own address as the shards and the changelog name it, known once the port is bound.
   const selfHost = (): string => `${services.options.bindIp}:${services.options.port}`;
   const clusterId = ensureConfigCollections(core.storage, local);
-  const catalogManager = new ShardingCatalogManager(local, client, selfHost, clusterId, core.logger, new DDLLockManager(systemClock, core.failPoints), clock, chunkHistoryWindowSecs(options.parameters));
+  const catalogManager = new ShardingCatalogManager(local, client, selfHost, clusterId, core.logger, new DDLLockManager(wallClock, core.failPoints), clock, wallClock, chunkHistoryWindowSecs(options.parameters));
   const p = options.parameters;
   const balancer = new Balancer(catalogManager, local, client, selfHost, {
     idleRoundIntervalMs: p.balancerIdleRoundIntervalMillis,
     migrationsThrottlingMs: p.balancerMigrationsThrottlingMs,
     autoMergerIntervalMs: p.autoMergerIntervalSecs * 1000,
     minChunkAgeForMergeMs: p.minSnapshotHistoryWindowInSeconds * 1000,
-  }, core.logger);
+  }, core.logger, wallClock);
   const services: ConfigServerServices = Object.assign(core, { role: 'config' as const, catalogManager, balancer, commands: buildCommandTable(configServerCommandSet) });
   return serveMongod(services, ports, {
     dispatch: (conn, cmd) => dispatchCommand(services, conn, cmd),

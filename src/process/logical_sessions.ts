@@ -12,8 +12,8 @@ import { reapSessionsOlderThan, TRANSACTION_RECORD_MINIMUM_LIFETIME_MS } from '.
 // outside a cluster, its own, as a standalone mongod keeps one. The cache's jobs refresh it and
 // reap the retryable-write records of sessions gone from it.
 export function startNodeSessionJobs(node: MongodServices): LogicalSessionCacheJobs {
-  const local = new LocalSessionsCollection(node.storage);
-  if (node.options.role === 'config') shardSessionsCollection(node.local, local.setup());
+  const local = new LocalSessionsCollection(node.storage, node.wallClock);
+  if (node.options.role === 'config') shardSessionsCollection(node.local, local.setup(), node.wallClock.now());
   const sessionsCollection = (): SessionsCollection => {
     const configHost = node.options.role === 'shard' ? node.sharding.state.configHost : undefined;
     return configHost === undefined ? local : new SessionsCollectionSharded(node.client, configHost);
@@ -28,10 +28,11 @@ export function startNodeSessionJobs(node: MongodServices): LogicalSessionCacheJ
     reap: (sessions) => {
       const running = new Set(node.sessionKiller.activeSessions().map(sessionKey));
       const inUse = (lsid: LogicalSessionId): boolean => running.has(sessionKey(lsid)) || node.sessions.isActive(lsid);
-      return reapSessionsOlderThan(node.storage, node.sessionCatalog, sessions, new Date(Date.now() - TRANSACTION_RECORD_MINIMUM_LIFETIME_MS), inUse);
+      return reapSessionsOlderThan(node.storage, node.sessionCatalog, sessions, new Date(node.wallClock.now() - TRANSACTION_RECORD_MINIMUM_LIFETIME_MS), inUse);
     },
     periodMs: node.options.parameters.logicalSessionRefreshMillis,
     logger: node.logger,
+    clock: node.wallClock,
   });
 }
 
@@ -47,5 +48,6 @@ export function startRouterSessionJobs(router: RouterServices): LogicalSessionCa
     },
     periodMs: router.options.parameters.logicalSessionRefreshMillis,
     logger: router.logger,
+    clock: router.wallClock,
   });
 }

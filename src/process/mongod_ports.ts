@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Clock } from '../base/clock.js';
 import type { NodeOptions } from '../mongod_commands/command.js';
 import { compileFilter } from '../query/match/matcher.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
@@ -23,6 +24,9 @@ export interface MongodPorts {
   network: WireClient;
   // The process's cluster time: the storage engine stamps commits with it, the network gossips it.
   clock: LogicalClock;
+  // The time and timers everything in the process reads and waits on (a simulator gives its
+  // virtual one); the cluster time's physical part is read from it too.
+  wallClock: Clock;
   control: ProcessControl;
 }
 
@@ -37,10 +41,10 @@ export interface ProcessControl {
 // Opens a node's ports: its dbpath locked before LMDB opens (two processes on one environment would
 // each trust their own catalog and caches; throws LockFileHeldError when a live process holds it),
 // then the storage engine and the node-to-node client.
-export async function openMongodPorts(options: NodeOptions, logger: Logger, recentLog: string[]): Promise<MongodPorts> {
+export async function openMongodPorts(options: NodeOptions, logger: Logger, recentLog: string[], wallClock: Clock): Promise<MongodPorts> {
   mkdirSync(options.dbpath, { recursive: true });
   const lock = await acquireLockFile(path.join(options.dbpath, LOCK_FILE_NAME), logger);
-  const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
+  const clock = new LogicalClock(() => wallClock.now(), options.parameters.maxAcceptableLogicalClockDriftSecs);
   const storage = StorageEngine.open(options.dbpath, {
     compilePartialFilter: (filter) => {
       const matcher = compileFilter(filter);
@@ -50,5 +54,5 @@ export async function openMongodPorts(options: NodeOptions, logger: Logger, rece
     history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
   });
   const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
-  return { storage, network, clock, control: { logger, recentLog, lock } };
+  return { storage, network, clock, wallClock, control: { logger, recentLog, lock } };
 }

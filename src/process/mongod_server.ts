@@ -60,12 +60,10 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
   const port = await server.listen(options.port, options.bindIp);
   services.options = { ...options, port };
   role.afterListen();
-  const reaper = setInterval(() => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, Date.now()), CURSOR_REAP_INTERVAL_MS);
-  reaper.unref();
-  const transactionReaper = setInterval(() => services.transactions.abortExpired(Date.now()), TRANSACTION_REAP_INTERVAL_MS);
-  transactionReaper.unref();
-  const loadSampler = setInterval(() => services.migrations.loadMeter.sample(performance.now()), LOAD_SAMPLE_INTERVAL_MS);
-  loadSampler.unref();
+  const { wallClock } = services;
+  const reaper = wallClock.setRepeatingTimer(CURSOR_REAP_INTERVAL_MS, () => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, wallClock.now()), { unref: true });
+  const transactionReaper = wallClock.setRepeatingTimer(TRANSACTION_REAP_INTERVAL_MS, () => services.transactions.abortExpired(wallClock.now()), { unref: true });
+  const loadSampler = wallClock.setRepeatingTimer(LOAD_SAMPLE_INTERVAL_MS, () => services.migrations.loadMeter.sample(performance.now()), { unref: true });
   services.ttl.start();
   const sessionJobs = startNodeSessionJobs(services);
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
@@ -73,8 +71,9 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
     port,
     services,
     async stop() {
-      clearInterval(reaper);
-      clearInterval(loadSampler);
+      reaper.cancel();
+      transactionReaper.cancel();
+      loadSampler.cancel();
       await sessionJobs.stop();
       await role.stop();
       services.transactionCoordinators.stop();

@@ -2,7 +2,6 @@ import type { MongodServices, NodeOptions } from '../mongod_commands/command.js'
 import { CursorManager } from '../command_layer/cursor_manager.js';
 import { CappedInsertNotifier } from '../mongod_commands/capped_insert_notifier.js';
 import { FailPoints, hangIfFailPointEnabled } from '../base/fail_points.js';
-import { systemClock } from '../base/clock.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { SessionKiller } from '../sessions/session_killer.js';
 import { SessionCatalog } from '../sessions/session_catalog.js';
@@ -29,31 +28,31 @@ export type NodeCore = Omit<MongodServices, 'role' | 'commands'>;
 // Built from the node's ports, the same for a shard and a config server; the role's root adds its
 // parts to this object, which the components built here keep a reference to.
 export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
-  const { storage, network: client, clock, control: { logger, recentLog } } = ports;
+  const { storage, network: client, clock, wallClock, control: { logger, recentLog } } = ports;
   const local = new LocalCollections(storage);
   const shardingState = new ShardingState(local);
   const queries = new OngoingQueries();
-  const cappedInserts = new CappedInsertNotifier();
+  const cappedInserts = new CappedInsertNotifier(wallClock);
   storage.observers.push(cappedInserts);
   const counters = { connectionsCurrent: 0, connectionsTotal: 0, opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 } };
   const metadata = new ShardMetadata(() => shardingState.shardName, () => {
     const host = shardingState.configHost;
-    return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(core, 'hangBeforeFilteringMetadataRefresh')) : undefined;
+    return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(core, 'hangBeforeFilteringMetadataRefresh', wallClock)) : undefined;
   });
-  const criticalSection = new CriticalSection();
+  const criticalSection = new CriticalSection(wallClock);
   const ttl = new TtlMonitor(storage, ttlDeletionScopes({ role: options.role, shardName: () => shardingState.shardName, criticalSection, metadata, logger }), logger, {
     sleepMs: options.parameters.ttlMonitorSleepSecs * 1000,
     limits: DEFAULT_TTL_LIMITS,
-    now: Date.now,
+    clock: wallClock,
   });
   const sessionCatalog = new SessionCatalog(storage, clock);
   const core: NodeCore = {
     options,
     storage,
-    cursors: new CursorManager(),
+    cursors: new CursorManager(wallClock),
     cappedInserts,
     logger,
-    startedAt: new Date(),
+    startedAt: new Date(wallClock.now()),
     counters,
     ttl,
     recentLog,
@@ -66,9 +65,10 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       },
     }),
     sessionCatalog,
-    transactions: new TransactionParticipants(storage, sessionCatalog, clock, (lsid) => core.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
-    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, get failPoints() { return core.failPoints; }, configHost: () => shardingState.configHost }),
+    transactions: new TransactionParticipants(storage, sessionCatalog, clock, wallClock, (lsid) => core.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
+    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, clock: wallClock, get failPoints() { return core.failPoints; }, configHost: () => shardingState.configHost }),
     clock,
+    wallClock,
     local,
     client,
     sharding: { state: shardingState, queries, metadata, criticalSection },
@@ -78,11 +78,11 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
         batchSize: Math.max(1, options.parameters.rangeDeleterBatchSize),
         batchDelayMs: options.parameters.rangeDeleterBatchDelayMS,
         orphanCleanupDelayMs: options.parameters.orphanCleanupDelaySecs * 1000,
-      }, systemClock, queries),
+      }, wallClock, queries),
       source: undefined,
       destination: undefined,
       loadMeter: new UserLoadMeter(counters.opcounters),
-      clock: systemClock,
+      clock: wallClock,
     },
   };
   return core;

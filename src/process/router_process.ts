@@ -11,6 +11,7 @@ import { buildRouterCommandTable, dispatchRouterCommand } from '../router/router
 import { routerCommands } from '../router/router_commands.js';
 import { routerTestCommands } from '../router/commands/cluster_fail_points.js';
 import { FailPoints } from '../base/fail_points.js';
+import { systemClock, type Clock, type Timer } from '../base/clock.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
 import { ShardRegistry } from '../router/shard_registry.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
@@ -29,6 +30,7 @@ import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
 import { internalAuthentication } from './key_file_reader.js';
 import { TransactionRouter } from '../router/transaction_router.js';
+import { setProcessOperationClock } from '../base/operation_clock.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 // How often the router reports itself in config.mongos: MongoDB's ShardingUptimeReporter interval.
@@ -41,24 +43,27 @@ export interface RunningRouter {
 }
 
 // What a router's composition root is given: connections to the config server and the shards,
-// the process's cluster time, which they gossip, and process control. A router has no storage.
+// the process's cluster time, which they gossip, the time and timers everything in it reads and
+// waits on (a simulator gives its virtual one), and process control. A router has no storage.
 interface RouterPorts {
   network: WireClient;
   clock: LogicalClock;
+  wallClock: Clock;
   control: { logger: Logger; recentLog: string[] };
 }
 
 // A router: its ports opened at the edge, then its composition root builds its services from them.
-export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[]): Promise<RunningRouter> {
-  const clock = new LogicalClock(Date.now, options.parameters.maxAcceptableLogicalClockDriftSecs);
+export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[], wallClock: Clock = systemClock): Promise<RunningRouter> {
+  const clock = new LogicalClock(() => wallClock.now(), options.parameters.maxAcceptableLogicalClockDriftSecs);
   const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
-  return routerRoot(options, { network, clock, control: { logger, recentLog } });
+  return routerRoot(options, { network, clock, wallClock, control: { logger, recentLog } });
 }
 
 // The composition root of a router: no durable state, only caches, cursors and connections.
 // It registers in config.mongos and pings there, as mongos does.
 async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<RunningRouter> {
-  const { network: client, clock, control: { logger, recentLog } } = ports;
+  const { network: client, clock, wallClock, control: { logger, recentLog } } = ports;
+  setProcessOperationClock(wallClock);
   const shardRegistry = new ShardRegistry(client, options.configHost);
   const catalogCache = new CatalogCache(client, options.configHost);
   const router: RouterServices = {
@@ -66,16 +71,17 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
     client,
     shardRegistry,
     catalogCache,
-    chunkSplitter: createChunkSplitter(client, options.configHost, shardRegistry, catalogCache, logger),
-    cursors: new ClusterCursorManager(),
+    chunkSplitter: createChunkSplitter(client, options.configHost, shardRegistry, catalogCache, logger, wallClock),
+    cursors: new ClusterCursorManager(wallClock),
     sessions: new LogicalSessionCache(),
     sessionKiller: new SessionKiller({
       cursors: (matcher) => router.cursors.killCursorsWithMatchingSessions(matcher),
       remote: killSessionsRemote({ client, shardRegistry }, logger),
     }),
     clock,
+    wallClock,
     logger,
-    startedAt: new Date(),
+    startedAt: new Date(wallClock.now()),
     recentLog,
     connections: { current: 0, total: 0 },
     opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 },
@@ -84,7 +90,7 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
     failPoints: new FailPoints(),
     transactions: new TransactionRouter(),
     userCache: { generation: newUserCacheGeneration() },
-    authentication: new AuthenticationAttempts(Date.now),
+    authentication: new AuthenticationAttempts(() => wallClock.now()),
     commands: buildRouterCommandTable(options.enableTestCommands ? [...routerCommands, ...routerTestCommands] : routerCommands),
   };
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);
@@ -103,7 +109,7 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
   // Named as mongos names itself there: the machine's host name and the port, as serverStatus reports.
   const mongosId = `${os.hostname()}:${port}`;
   const ping = async (): Promise<void> => {
-    const now = new Date();
+    const now = new Date(wallClock.now());
     await client.command(options.configHost, 'config', {
       update: 'mongos',
       updates: [{ q: { _id: mongosId }, u: { $set: { ping: now, up: Math.floor((now.getTime() - router.startedAt.getTime()) / 1000), waiting: true, mongoVersion: SERVER_VERSION, advisoryHostFQDNs: [] } }, upsert: true }],
@@ -111,8 +117,7 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
     await router.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, now.getTime());
   };
   await ping();
-  const timer = setInterval(() => void ping(), PING_INTERVAL_MS);
-  timer.unref();
+  const timer = wallClock.setRepeatingTimer(PING_INTERVAL_MS, () => void ping(), { unref: true });
   const sessionJobs = startRouterSessionJobs(router);
   const userCachePoll = options.auth ? pollUserCacheGeneration(router) : undefined;
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: 'router', configdb: options.configHost }, 'Waiting for connections');
@@ -120,8 +125,8 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
     port,
     services: router,
     async stop() {
-      clearInterval(timer);
-      if (userCachePoll !== undefined) clearInterval(userCachePoll);
+      timer.cancel();
+      userCachePoll?.cancel();
       await sessionJobs.stop();
       await server.close();
       await client.close();
@@ -131,7 +136,7 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
 
 // As mongos's user cache: every userCacheInvalidationIntervalSecs the config server is asked for its
 // user cache generation, and a change makes every logged-in connection read its roles again.
-function pollUserCacheGeneration(router: RouterServices): NodeJS.Timeout {
+function pollUserCacheGeneration(router: RouterServices): Timer {
   let seen: string | undefined;
   const poll = (): void => {
     router.client.command(router.options.configHost, 'admin', { _getUserCacheGeneration: 1 }).then((reply) => {
@@ -143,7 +148,5 @@ function pollUserCacheGeneration(router: RouterServices): NodeJS.Timeout {
   };
   // Once at start, so that the first change after it is one.
   poll();
-  const timer = setInterval(poll, router.options.parameters.userCacheInvalidationIntervalSecs * 1000);
-  timer.unref();
-  return timer;
+  return router.wallClock.setRepeatingTimer(router.options.parameters.userCacheInvalidationIntervalSecs * 1000, poll, { unref: true });
 }

@@ -1,4 +1,3 @@
-import { systemClock } from '../base/clock.js';
 import type { ShardServices } from '../mongod_commands/command.js';
 import type { NodeCore } from './mongod_services.js';
 import { collModCoordinator } from '../ddl/coll_mod_coordinator.js';
@@ -23,6 +22,7 @@ export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; recover()
   const env: DDLCoordinatorEnv = {
     client: node.client,
     configHost: () => node.sharding.state.configHost,
+    clock: node.wallClock,
     primary: {
       blockDatabaseWrites(db, reason) {
         databaseSections.enter(db, reason);
@@ -35,7 +35,7 @@ export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; recover()
       },
     },
   };
-  const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(systemClock, node.failPoints), node.failPoints, systemClock, node.logger, {
+  const coordinators = new ShardingDDLCoordinatorService(node.local, new DDLLockManager(node.wallClock, node.failPoints), node.failPoints, node.wallClock, node.logger, {
     collMod: collModCoordinator(env, () => node.sharding.state.shardName),
     createCollection: createCollectionCoordinator(env, () => node.sharding.state.shardName),
     dropCollection: dropCollectionCoordinator(env),

@@ -10,6 +10,7 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CatalogCache } from './catalog_cache.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { ShardRegistry } from './shard_registry.js';
+import type { Clock } from '../base/clock.js';
 
 // The router's auto-splitter (seed 001 "Chunk Auto-Splitting"; MongoDB's ChunkWritesTracker +
 // ChunkSplitter of the mongos era). The write path counts the bytes written to each chunk, in
@@ -288,7 +289,7 @@ export class ChunkSplitter {
 
 // The router's splitter: settings from config.settings and config.collections, split keys from the
 // owning shard, commits on the config server, refreshed routing in the catalog cache.
-export function createChunkSplitter(client: WireClient, configHost: string, shardRegistry: ShardRegistry, catalogCache: CatalogCache, logger: Logger): ChunkSplitter {
+export function createChunkSplitter(client: WireClient, configHost: string, shardRegistry: ShardRegistry, catalogCache: CatalogCache, logger: Logger, clock: Clock): ChunkSplitter {
   return new ChunkSplitter({
     async readSettings() {
       const [settings, collections] = await Promise.all([
@@ -309,6 +310,6 @@ export function createChunkSplitter(client: WireClient, configHost: string, shar
     },
     invalidateRouting: (ns) => catalogCache.invalidateCollection(ns),
     logger,
-    now: () => Date.now(),
+    now: () => clock.now(),
   });
 }

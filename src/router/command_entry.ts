@@ -41,8 +41,8 @@ export function enterCommand(router: RouterServices, name: string, args: Generic
   checkRetryableWriteCommand(name, args);
   const maxTimeMS = parseMaxTimeMS(args.maxTimeMS);
   const { lsid } = args;
-  if (Buffer.isBuffer(lsid)) router.sessions.touchBytes(lsid, Date.now());
-  else if (lsid !== undefined) router.sessions.touch(lsid, Date.now());
+  if (Buffer.isBuffer(lsid)) router.sessions.touchBytes(lsid, router.wallClock.now());
+  else if (lsid !== undefined) router.sessions.touch(lsid, router.wallClock.now());
   // As mongos applies it: the shards get maxTimeMS with the command and stop their own work in
   // time; the router answers MaxTimeMSExpired when the whole command, its retries and merges
   // included, takes longer. getMore's maxTimeMS is an awaitData cursor's wait, not a deadline.

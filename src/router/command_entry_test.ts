@@ -7,6 +7,7 @@ import { attachSequence } from '../command_layer/original_bytes.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { countCommand, countWriteAttempts, countWriteReply, enterCommand, forwardsSession, type OpCounters } from './command_entry.js';
 import type { RouterServices } from './router_services.js';
+import { systemClock } from '../base/clock.js';
 
 // The entry every routed command passes, whichever path answers it: the same refusals and the same
 // session whether the command was decoded or read from its bytes, its deadline, and mongos's
@@ -15,7 +16,7 @@ import type { RouterServices } from './router_services.js';
 const lsid = { id: new Binary(Buffer.alloc(16, 7), 4) };
 
 function router(): RouterServices {
-  return { sessions: new LogicalSessionCache() } as RouterServices;
+  return { sessions: new LogicalSessionCache(), wallClock: systemClock } as RouterServices;
 }
 
 function counters(): OpCounters {

@@ -21,6 +21,7 @@ import { authorizedReply } from '../auth/authorized_reply.js';
 import { withSnapshotTime } from '../command_layer/snapshot_read.js';
 import { runRouterTransactionStatement } from './commands/cluster_transactions.js';
 import { withSnapshotReadTime } from './transaction_router.js';
+import { withOperationClock } from '../base/operation_clock.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -55,7 +56,7 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
     const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
     countCommand(router.opcounters, name);
     const failed = { db, name, names: def.names, cmd, router: true };
-    const ran = withinMaxTime(router, deadline, withFailCommand(router.failPoints, conn, failed, () => runInRouterSession(router, name, cmd, () => run(router, { router, conn, db }, name, def, cmd))));
+    const ran = withinMaxTime(router, deadline, withFailCommand(router.failPoints, router.wallClock, conn, failed, () => runInRouterSession(router, name, cmd, () => withOperationClock(router.wallClock, () => run(router, { router, conn, db }, name, def, cmd)))));
     const reply = owner === undefined ? ran : ran instanceof Promise ? ran.then((r) => authorizedReply(router.cursors, owner, name, cmd, r)) : authorizedReply(router.cursors, owner, name, cmd, ran);
     const write = isWriteCommand(name) ? name : undefined;
     if (writeConcernError === undefined && write === undefined) return reply;
@@ -104,7 +105,7 @@ function run(router: RouterServices, ctx: RouterContext, name: string, def: Rout
 
 function withinMaxTime(router: RouterServices, deadline: number | undefined, reply: Doc | Promise<Doc>): Doc | Promise<Doc> {
   if (deadline === undefined || !(reply instanceof Promise)) return reply;
-  return beforeDeadline(reply, deadline).catch((err: unknown) => routerErrorReply(router, err));
+  return beforeDeadline(reply, deadline, router.wallClock).catch((err: unknown) => routerErrorReply(router, err));
 }
 
 // The reads a view answers by its resolution (cluster_views.ts).

@@ -4,6 +4,7 @@ import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { opMsgReply, type MessageHandler } from '../command_layer/message_handler.js';
 import { parseRequest } from '../wire/message.js';
 import { MsgFlag } from '../wire/op_codes.js';
+import type { Clock } from '../base/clock.js';
 
 // The router's operations in flight (mongos's own, as `$currentOp: {localOps: true}` lists them)
 // and killOp of one: every request from its bytes arriving to its reply, whichever path answers
@@ -27,11 +28,14 @@ export class RouterOperations {
   private nextOpid = 1;
   private readonly running = new Map<number, RouterOperation>();
 
+  // `clock`: what an operation's start time is read from.
+  constructor(private readonly clock: Clock) {}
+
   // `handler` with each request registered while it runs. A request answered synchronously costs
   // a map entry; one that waits, a promise the kill can settle first.
   wrap(handler: MessageHandler): MessageHandler {
     return (conn, message) => {
-      const op: RouterOperation = { opid: this.nextOpid++, conn, message, startedAtMs: Date.now(), interrupt: undefined };
+      const op: RouterOperation = { opid: this.nextOpid++, conn, message, startedAtMs: this.clock.now(), interrupt: undefined };
       this.running.set(op.opid, op);
       let reply;
       try {
@@ -88,9 +92,9 @@ const byRouter = new WeakMap<object, RouterOperations>();
 
 // The registry of a router (its services object), shared by the message wrapper, killOp and
 // $currentOp.
-export function routerOperationsOf(router: object): RouterOperations {
+export function routerOperationsOf(router: { readonly wallClock: Clock }): RouterOperations {
   let ops = byRouter.get(router);
-  if (ops === undefined) byRouter.set(router, ops = new RouterOperations());
+  if (ops === undefined) byRouter.set(router, ops = new RouterOperations(router.wallClock));
   return ops;
 }
 

@@ -4,6 +4,7 @@ import type { Doc } from '../bson/values.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
+import type { Clock } from '../base/clock.js';
 import type { SessionKiller } from '../sessions/session_killer.js';
 import type { WireClient } from '../wire/client.js';
 import type { CatalogCache } from './catalog_cache.js';
@@ -51,6 +52,9 @@ export interface RouterServices {
   // The router's cluster time: moved by its clients' and its shards' $clusterTime, sent with every
   // request to a node and on every reply.
   clock: LogicalClock;
+  // The wall clock and timers the router's commands and caches read and wait on: the process's
+  // own, or a simulator's virtual one. Not the cluster time (`clock`).
+  wallClock: Clock;
   logger: Logger;
   startedAt: Date;
   recentLog: string[];

@@ -9,7 +9,8 @@ export const DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS = 365 * 24 * 60 * 6
 // seconds of the wall clock and a counter, never going back on this process. Every write unit that
 // changes a document takes a tick (its commit's time, in commit order); a time gossiped from
 // another process (`advance`) moves the clock past it, so causally later events get later times.
-// The wall clock is read through `nowMs`, so the clock is pure for its tests.
+// The wall clock is read through `nowMs` (the process's Clock's now), so the clock is pure for its
+// tests and virtual under a simulator.
 export class LogicalClock {
   private seconds = 0;
   private increment = 0;
@@ -17,7 +18,7 @@ export class LogicalClock {
   private current: Timestamp | undefined;
 
   constructor(
-    private readonly nowMs: () => number = Date.now,
+    private readonly nowMs: () => number,
     private readonly maxAcceptableDriftSecs = DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS,
   ) {}
 
@@ -50,6 +51,11 @@ export class LogicalClock {
     this.seconds = seen.t;
     this.increment = seen.i;
     this.current = undefined;
+  }
+
+  // The wall clock the cluster time follows (storage keeps its history window on it).
+  wallMs(): number {
+    return this.nowMs();
   }
 
   // True when the wall clock's second passed the clock's, which then moves to it (counter 0).

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { LogicalSessionCache, ServiceLiaison } from './logical_session_cache.js';
 import type { SessionsCollection } from './sessions_collection.js';
+import type { Clock, Timer } from '../base/clock.js';
 
 // MongoDB's logicalSessionRefreshMillis default: five minutes between refreshes.
 export const LOGICAL_SESSION_REFRESH_MILLIS = 300_000;
@@ -14,6 +15,7 @@ export interface LogicalSessionCacheJobOptions {
   // logicalSessionRefreshMillis.
   periodMs: number;
   logger: Logger;
+  clock: Clock;
 }
 
 export interface LogicalSessionCacheJobs {
@@ -24,7 +26,7 @@ export interface LogicalSessionCacheJobs {
 // then a reap, one round at a time. A failed round is logged and tried again at the next.
 export function startLogicalSessionCacheJobs(cache: LogicalSessionCache, options: LogicalSessionCacheJobOptions): LogicalSessionCacheJobs {
   const { logger } = options;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let round: Promise<void> = Promise.resolve();
   let stopped = false;
   const runRound = async (): Promise<void> => {
@@ -44,18 +46,17 @@ export function startLogicalSessionCacheJobs(cache: LogicalSessionCache, options
     }
   };
   const schedule = (): void => {
-    timer = setTimeout(() => {
+    timer = options.clock.setTimer(options.periodMs, () => {
       round = runRound().finally(() => {
         if (!stopped) schedule();
       });
-    }, options.periodMs);
-    timer.unref();
+    }, { unref: true });
   };
   schedule();
   return {
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      timer?.cancel();
       await round;
     },
   };

@@ -129,10 +129,10 @@ export class SessionCatalog {
       const ts = this.clock.tick();
       if (same && known.recordWritten) {
         w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: stmts[0]!.stmtId, from: migrationId }, ns, ts, stmts });
-        w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date() } });
+        w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()) } });
       } else {
         if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
-        w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, ns, stmts), { upsert: true });
+        w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, ns, stmts, new Date(this.clock.wallMs())), { upsert: true });
         state.recordWritten = true;
         state.olderHistory = false;
       }
@@ -158,7 +158,7 @@ export class SessionCatalog {
   // after a restart answers ok and older txnNumbers answer TransactionTooOld.
   recordTransactionCommit(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
     const ts = unit.commitTimestamp() ?? this.clock.tick();
-    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'committed' }, true);
+    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'committed' }, true);
   }
 
   // A transaction's prepare (the first phase of a two-phase commit): the session's record takes
@@ -169,14 +169,14 @@ export class SessionCatalog {
     const w = new LocalWriter(this.storage, unit);
     const ts = unit.commitTimestamp() ?? this.clock.tick();
     const preparedWrites = writes.map((x) => ({ ns: x.ns, id: x.id, existed: x.existed, ...(x.after === undefined ? {} : { after: new Binary(x.after) }) }));
-    this.recordState(w, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'prepared', prepareTimestamp: ts, preparedWrites }, false);
+    this.recordState(w, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'prepared', prepareTimestamp: ts, preparedWrites }, false);
     return ts;
   }
 
   // A prepared transaction's abort: the record says so, and holds its writes no longer.
   recordTransactionAbort(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
     const ts = unit.commitTimestamp() ?? this.clock.tick();
-    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), state: 'aborted' }, false);
+    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'aborted' }, false);
   }
 
   // The transactions a crash left prepared, as their records hold them.
@@ -287,7 +287,7 @@ export class RetryableWriteRun {
       // The first command of the txnNumber to record anything: its statements go in the record.
       const { olderHistory } = this.state;
       if (olderHistory) dropHistory(w, session, txnNum);
-      w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, this.ns, this.recorded), { upsert: true });
+      w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, this.ns, this.recorded, new Date(this.clock.wallMs())), { upsert: true });
       this.state.recordWritten = true;
       this.state.olderHistory = false;
       this.storage.onRollback(() => {
@@ -296,7 +296,7 @@ export class RetryableWriteRun {
       });
     } else {
       w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: this.recorded[0]!.stmtId }, ns: this.ns, ts, stmts: this.recorded });
-      w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date() } });
+      w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()) } });
       if (!this.state.spilled) {
         this.state.spilled = true;
         this.storage.onRollback(() => (this.state.spilled = false));
@@ -310,8 +310,8 @@ export class RetryableWriteRun {
 
 // A session's record: MongoDB's fields, then docshard's: the namespace and statements of the
 // txnNumber's first command.
-function sessionRecord(session: Doc, txnNum: Long, ts: Timestamp, ns: string, stmts: readonly Doc[]): Doc {
-  return { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate: new Date(), ns, stmts };
+function sessionRecord(session: Doc, txnNum: Long, ts: Timestamp, ns: string, stmts: readonly Doc[], lastWriteDate: Date): Doc {
+  return { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate, ns, stmts };
 }
 
 // A record read as a history entry (its statements under the history's _id shape).

@@ -14,7 +14,7 @@ const lsid = sessionIdOf({ id: new UUID() });
 describe('the session catalog', () => {
   it('records what statements did in their write unit, and finds it again after a restart', withEngine(async (engine, dir) => {
     {
-      const catalog = new SessionCatalog(engine, new LogicalClock());
+      const catalog = new SessionCatalog(engine, new LogicalClock(Date.now));
       engine.write((unit) => {
         const run = catalog.begin(unit, lsid, 3, 't.c');
         assert.equal(run.executed(0), undefined);
@@ -24,7 +24,7 @@ describe('the session catalog', () => {
       });
       await engine.close();
       const after = StorageEngine.open(dir, { compilePartialFilter: equalities });
-      const again = new SessionCatalog(after, new LogicalClock());
+      const again = new SessionCatalog(after, new LogicalClock(Date.now));
       after.write((unit) => {
         const run = again.begin(unit, lsid, 3, 't.c');
         assert.deepEqual(run.executed(1), { op: 'update', n: 1, nModified: 1 });
@@ -40,7 +40,7 @@ describe('the session catalog', () => {
 
   it('a newer txnNumber drops the older history; an older one is refused with TransactionTooOld', withEngine((engine) => {
     {
-      const catalog = new SessionCatalog(engine, new LogicalClock());
+      const catalog = new SessionCatalog(engine, new LogicalClock(Date.now));
       const local = new LocalCollections(engine);
       // Two commands of txnNumber 1: the first's statements go in the record, the second's in a history entry.
       engine.write((unit) => { const run = catalog.begin(unit, lsid, 1, 't.c'); run.record(0, { op: 'insert' }); run.finish(); });
@@ -48,7 +48,7 @@ describe('the session catalog', () => {
       assert.deepEqual(local.find(TRANSACTION_HISTORY_NS).map((d) => Number((d._id as { txnNum: number }).txnNum)), [1]);
       engine.write((unit) => { const run = catalog.begin(unit, lsid, 2, 't.c'); run.record(0, { op: 'delete', n: 1 }); run.finish(); });
       assert.deepEqual(local.find(TRANSACTION_HISTORY_NS), [], 'txnNumber 2 dropped the history of 1');
-      const reloaded = new SessionCatalog(engine, new LogicalClock());
+      const reloaded = new SessionCatalog(engine, new LogicalClock(Date.now));
       engine.write((unit) => assert.deepEqual(reloaded.begin(unit, lsid, 2, 't.c').executed(0), { op: 'delete', n: 1 }));
       assert.throws(() => engine.write((unit) => catalog.begin(unit, lsid, 1, 't.c')), (e: unknown) => e instanceof MongoError && e.code === 225);
     }
@@ -56,7 +56,7 @@ describe('the session catalog', () => {
 
   it('a write unit that fails leaves neither the record nor the memory of its statements', withEngine((engine) => {
     {
-      const catalog = new SessionCatalog(engine, new LogicalClock());
+      const catalog = new SessionCatalog(engine, new LogicalClock(Date.now));
       assert.throws(() => engine.write((unit) => {
         const run = catalog.begin(unit, lsid, 5, 't.c');
         run.record(0, { op: 'insert' });
@@ -73,7 +73,7 @@ describe('the session catalog', () => {
   // the second copy's history entry collided with the first (E11000) and the commit stalled.
   it('a migration skips the statements the recipient already knows', withEngine((engine) => {
     {
-      const catalog = new SessionCatalog(engine, new LogicalClock());
+      const catalog = new SessionCatalog(engine, new LogicalClock(Date.now));
       const local = new LocalCollections(engine);
       const migrationId = new UUID();
       engine.write((unit) => { const run = catalog.begin(unit, lsid, 5, 't.c'); run.record(0, { op: 'insert' }); run.record(1, { op: 'insert' }); run.finish(); });

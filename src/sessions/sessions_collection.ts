@@ -3,6 +3,7 @@ import { isPlainObject, type Doc } from '../bson/values.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import { LOGICAL_SESSION_TIMEOUT_MINUTES, lsidDoc, sessionKey, type LogicalSessionId } from './session_id.js';
+import type { Clock } from '../base/clock.js';
 
 // config.system.sessions: one record per live session, `{_id: {id, uid}, lastUse}`, whose TTL
 // index removes a session LOGICAL_SESSION_TIMEOUT_MINUTES after its last use. It lives on the
@@ -24,7 +25,8 @@ export interface SessionsCollection {
 export class LocalSessionsCollection implements SessionsCollection {
   private readonly local: LocalCollections;
 
-  constructor(private readonly storage: StorageEngine) {
+  // `clock`: the time a refresh writes as lastUse.
+  constructor(private readonly storage: StorageEngine, private readonly clock: Clock) {
     this.local = new LocalCollections(storage);
   }
 
@@ -38,7 +40,7 @@ export class LocalSessionsCollection implements SessionsCollection {
   refreshSessions(lsids: readonly LogicalSessionId[]): Promise<void> {
     if (lsids.length === 0) return Promise.resolve();
     this.setup();
-    const lastUse = new Date();
+    const lastUse = new Date(this.clock.now());
     this.local.write((w) => {
       for (const lsid of lsids) w.update(SESSIONS_NS, { _id: lsidDoc(lsid) }, { $set: { lastUse } }, { upsert: true });
     });

@@ -5,10 +5,11 @@ import { LocalCollections } from '../query/exec/local_collection.js';
 import { withEngine } from '../storage/test_support.js';
 import { sessionIdOf, sessionKey } from './session_id.js';
 import { LocalSessionsCollection, SESSIONS_NS } from './sessions_collection.js';
+import { systemClock } from '../base/clock.js';
 
 describe('config.system.sessions on the node that holds it', () => {
   it('is created with its TTL index on first use, refreshed, searched and removed from by session', withEngine(async (engine) => {
-    const sessions = new LocalSessionsCollection(engine);
+    const sessions = new LocalSessionsCollection(engine, systemClock);
     const [a, b, c] = [0, 1, 2].map(() => sessionIdOf({ id: new UUID() }));
     assert.deepEqual(await sessions.findRemovedSessions([a]), [a], 'no collection yet: every session is gone');
     const before = Date.now();

@@ -17,7 +17,8 @@ import type { Doc } from '../bson/values.js';
 //     deleteCoordinatorDoc   then the router gets the decision
 //
 // A coordinator that restarts without a decision decides to abort (a participant may have lost
-// its transaction in the same crash); one with a decision delivers it again.
+// its transaction in the same crash); one with a decision delivers it again. The steps' order is
+// transaction_coordinator_state_machine.ts; this file holds the document and the decision rule.
 
 export interface CoordinatorDocument {
   lsid: Doc;
@@ -35,38 +36,6 @@ export type PrepareVote =
   | { shardId: string; prepareTimestamp: Timestamp }
   | { shardId: string; code: number; errmsg: string };
 
-export type CoordinatorStep =
-  | { type: 'writeParticipantList' }
-  | { type: 'sendPrepare' }
-  | { type: 'writeDecision'; decision: CoordinatorDecision }
-  | { type: 'sendDecision'; decision: CoordinatorDecision }
-  | { type: 'deleteCoordinatorDoc' }
-  | { type: 'done'; decision: CoordinatorDecision };
-
-// Where a coordinator stands: `persisted` is its document as on disk (undefined before the first
-// write, or once deleted), `votes` what this run collected, `delivered` whether this run told every
-// participant the decision, `recovered` whether this run began from a document a crash left.
-export interface CoordinatorProgress {
-  persisted: CoordinatorDocument | undefined;
-  votes: PrepareVote[] | undefined;
-  delivered: boolean;
-  recovered: boolean;
-  deleted: boolean;
-}
-
-export function nextCoordinatorStep(p: CoordinatorProgress): CoordinatorStep {
-  const doc = p.persisted;
-  if (p.deleted) return { type: 'done', decision: doc!.decision! };
-  if (doc === undefined) return { type: 'writeParticipantList' };
-  if (doc.decision === undefined) {
-    if (p.recovered) return { type: 'writeDecision', decision: abortDecision('the transaction coordinator restarted before it reached a decision') };
-    if (p.votes === undefined) return { type: 'sendPrepare' };
-    return { type: 'writeDecision', decision: decideFromVotes(p.votes) };
-  }
-  if (!p.delivered) return { type: 'sendDecision', decision: doc.decision };
-  return { type: 'deleteCoordinatorDoc' };
-}
-
 // Commit only when every participant prepared, at the latest of their prepare times (so the commit
 // is later than every snapshot any participant's prepared writes conflicted with); otherwise abort,
 // naming the first refusal. The router answers an abort as MongoDB does, NoSuchTransaction.
@@ -80,7 +49,7 @@ export function decideFromVotes(votes: readonly PrepareVote[]): CoordinatorDecis
   return { decision: 'commit', commitTimestamp };
 }
 
-function abortDecision(reason: string): CoordinatorDecision {
+export function abortDecision(reason: string): CoordinatorDecision {
   return { decision: 'abort', abortStatus: { code: ErrorCodes.NoSuchTransaction, errmsg: `Transaction was aborted: ${reason}` } };
 }
 

@@ -9,6 +9,7 @@ import type { SessionCatalog } from './session_catalog.js';
 import type { SessionKillerMatcher } from './kill_sessions.js';
 import { describeSession, sessionIdOf, sessionKey, type LogicalSessionId } from './session_id.js';
 import { checkAllowedInTransaction, decideStatement, type TransactionPhase } from './transaction_rules.js';
+import type { Clock } from '../base/clock.js';
 
 // MongoDB's TransactionParticipant for multi-document transactions on this node: a session's
 // transaction (its txnNumber, phase and storage transaction), begun by a statement with
@@ -45,6 +46,8 @@ export class TransactionParticipants {
     private readonly storage: StorageEngine,
     private readonly catalog: SessionCatalog,
     private readonly clock: LogicalClock,
+    // The wall clock a transaction's age (transactionLifetimeLimitSeconds) is measured on.
+    private readonly wallClock: Clock,
     // Closes the session's cursors: a transaction's cursors end with it.
     private readonly ended: (lsid: LogicalSessionId) => void,
     private readonly lifetimeMs = DEFAULT_TRANSACTION_LIFETIME_MS,
@@ -62,7 +65,7 @@ export class TransactionParticipants {
     if (decision === 'continue') return current!.txn!;
     if (current?.phase === 'inProgress') this.end(current, 'aborted');
     const txn = this.storage.beginTransaction(readTimestamp(cmd.readConcern) ?? this.clock.now());
-    this.sessions.set(key, { lsid, txnNumber, phase: 'inProgress', txn, startedMs: Date.now() });
+    this.sessions.set(key, { lsid, txnNumber, phase: 'inProgress', txn, startedMs: this.wallClock.now() });
     return txn;
   }
 
@@ -136,7 +139,7 @@ export class TransactionParticipants {
   recoverPrepared(): number {
     const found = this.catalog.preparedTransactions();
     for (const p of found) {
-      const state: SessionState = { lsid: p.lsid, txnNumber: p.txnNumber, phase: 'inProgress', txn: undefined, startedMs: Date.now() };
+      const state: SessionState = { lsid: p.lsid, txnNumber: p.txnNumber, phase: 'inProgress', txn: undefined, startedMs: this.wallClock.now() };
       this.sessions.set(sessionKey(p.lsid), state);
       this.markPrepared(state, p.prepareTimestamp, p.writes);
     }

@@ -8,12 +8,13 @@ import { IMAGE_COLLECTION_NS, SessionCatalog, TRANSACTION_HISTORY_NS, TRANSACTIO
 import { lsidDoc, sameSession, sessionIdOf, type LogicalSessionId } from './session_id.js';
 import { LocalSessionsCollection } from './sessions_collection.js';
 import { reapSessionsOlderThan } from './transaction_reaper.js';
+import { systemClock } from '../base/clock.js';
 
 const HOUR = 60 * 60 * 1000;
 
 describe('the transaction reaper', () => {
   it("removes a session's retryable-write records once its last write is old and it is gone from config.system.sessions, and only then", withEngine(async (engine) => {
-    const catalog = new SessionCatalog(engine, new LogicalClock());
+    const catalog = new SessionCatalog(engine, new LogicalClock(Date.now));
     const local = new LocalCollections(engine);
     const [gone, live, recent, inUse] = [0, 1, 2, 3].map(() => sessionIdOf({ id: new UUID() }));
     const write = (lsid: LogicalSessionId, txnNumber: number, stmtId = 0): void => engine.write((unit) => {
@@ -27,7 +28,7 @@ describe('the transaction reaper', () => {
       w.insert(IMAGE_COLLECTION_NS, { _id: lsidDoc(gone), txnNum: 5, imageKind: 'preImage', image: { _id: 1 } });
       for (const lsid of [gone, live, inUse]) w.update(TRANSACTIONS_NS, { _id: lsidDoc(lsid) }, { $set: { lastWriteDate: new Date(Date.now() - 2 * HOUR) } });
     });
-    const sessions = new LocalSessionsCollection(engine);
+    const sessions = new LocalSessionsCollection(engine, systemClock);
     await sessions.refreshSessions([live]);
 
     const reaped = await reapSessionsOlderThan(engine, catalog, sessions, new Date(Date.now() - HOUR), (lsid) => sameSession(lsid, inUse));

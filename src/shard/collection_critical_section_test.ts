@@ -7,6 +7,7 @@ import { StorageEngine } from '../storage/storage_engine.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { CriticalSection } from './critical_section.js';
 import { COLLECTION_CRITICAL_SECTIONS_NS, CollectionCriticalSections } from './collection_critical_section.js';
+import { systemClock } from '../base/clock.js';
 
 async function withStorage(fn: (local: LocalCollections) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-collcs-'));
@@ -25,7 +26,7 @@ const RENAME = { command: 'renameCollection', ns: 'db.c' };
 describe('the collection critical sections of DDLs', () => {
   it('persists a section with its reason before taking it, and deletes it once released', async () => {
     await withStorage(async (local) => {
-      const cs = new CriticalSection();
+      const cs = new CriticalSection(systemClock);
       const sections = new CollectionCriticalSections(cs, local);
       await sections.enter('db.c', DROP, false);
       assert.deepEqual(local.find(COLLECTION_CRITICAL_SECTIONS_NS), [{ _id: 'db.c', reason: DROP, blockReads: false }]);
@@ -45,7 +46,7 @@ describe('the collection critical sections of DDLs', () => {
 
   it('refuses to take or release a section held for another reason', async () => {
     await withStorage(async (local) => {
-      const sections = new CollectionCriticalSections(new CriticalSection(), local);
+      const sections = new CollectionCriticalSections(new CriticalSection(systemClock), local);
       await sections.enter('db.c', DROP, true);
       await assert.rejects(sections.enter('db.c', RENAME, true), { code: 117 });
       assert.throws(() => sections.exit('db.c', RENAME), { code: 117 });
@@ -54,8 +55,8 @@ describe('the collection critical sections of DDLs', () => {
 
   it('takes again at startup every section persisted, with its reads blocked as they were', async () => {
     await withStorage(async (local) => {
-      await new CollectionCriticalSections(new CriticalSection(), local).enter('db.c', DROP, true);
-      const cs = new CriticalSection();
+      await new CollectionCriticalSections(new CriticalSection(systemClock), local).enter('db.c', DROP, true);
+      const cs = new CriticalSection(systemClock);
       const restarted = new CollectionCriticalSections(cs, local);
       assert.deepEqual(restarted.restore(), ['db.c']);
       assert.equal(cs.isHeld('db.c'), true);
@@ -70,7 +71,7 @@ describe('the collection critical sections of DDLs', () => {
 
   it("waits out a migration's section before taking it", async () => {
     await withStorage(async (local) => {
-      const cs = new CriticalSection();
+      const cs = new CriticalSection(systemClock);
       cs.enter('db.c');
       const sections = new CollectionCriticalSections(cs, local);
       let taken = false;

@@ -1,5 +1,6 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
+import type { Clock, Timer } from '../base/clock.js';
 
 // How long an operation waits for a migration's critical section before giving up
 // (MongoDB's migrationLockAcquisitionMaxWaitMS is 500 ms for the lock; the critical section itself
@@ -19,6 +20,9 @@ interface Held {
 // shard version, which the donor refreshed before releasing.
 export class CriticalSection {
   private readonly held = new Map<string, Held>();
+
+  // `clock`: a waiter's time limit is one of its timers.
+  constructor(private readonly clock: Clock) {}
 
   enter(nss: string): void {
     if (this.held.has(nss)) return;
@@ -55,15 +59,15 @@ export class CriticalSection {
     for (;;) {
       const held = this.held.get(nss);
       if (held === undefined || (kind === 'read' && !held.blockReads)) return;
-      let timer: NodeJS.Timeout | undefined;
+      let timer: Timer | undefined;
       const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new MongoError(ErrorCodes.ExceededTimeLimit,
-          `Failed to acquire the critical section for ${nss} within ${timeoutMs}ms: a chunk migration is committing`)), timeoutMs);
+        timer = this.clock.setTimer(timeoutMs, () => reject(new MongoError(ErrorCodes.ExceededTimeLimit,
+          `Failed to acquire the critical section for ${nss} within ${timeoutMs}ms: a chunk migration is committing`)));
       });
       try {
         await Promise.race([held.released, timedOut]);
       } finally {
-        clearTimeout(timer);
+        timer?.cancel();
       }
     }
   }

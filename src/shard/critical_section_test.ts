@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CriticalSection } from './critical_section.js';
+import { systemClock } from '../base/clock.js';
 
 describe('the critical section', () => {
   it('holds writes, then reads too, and lets both through on exit', async () => {
-    const cs = new CriticalSection();
+    const cs = new CriticalSection(systemClock);
     await cs.waitFor('d.c', 'write');
     cs.enter('d.c');
     await cs.waitFor('d.c', 'read');
@@ -21,7 +22,7 @@ describe('the critical section', () => {
   });
 
   it('fails a waiter with ExceededTimeLimit after the timeout', async () => {
-    const cs = new CriticalSection();
+    const cs = new CriticalSection(systemClock);
     cs.enter('d.c');
     await assert.rejects(cs.waitFor('d.c', 'write', 20), (e: { code: number }) => e.code === 262);
     cs.exit('d.c');

@@ -8,6 +8,7 @@ import { StorageEngine } from '../storage/storage_engine.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { CriticalSection } from './critical_section.js';
 import { databaseCriticalSectionKind, databaseCriticalSectionWait, DatabaseCriticalSections } from './database_critical_section.js';
+import { systemClock } from '../base/clock.js';
 
 const dbVersion = { uuid: new UUID(), timestamp: new Timestamp({ t: 1, i: 1 }), lastMod: 1 };
 
@@ -36,7 +37,7 @@ describe('the database critical section', () => {
 
   it('holds versioned writes, then reads, and only requests that carry a databaseVersion', async () => {
     await withStorage(async (local) => {
-      const cs = new CriticalSection();
+      const cs = new CriticalSection(systemClock);
       const sections = new DatabaseCriticalSections(cs, local);
       sections.enter('d', 'r1');
       const order: string[] = [];
@@ -59,7 +60,7 @@ describe('the database critical section', () => {
 
   it('refuses another holder, and blocking reads without holding the section', async () => {
     await withStorage(async (local) => {
-      const sections = new DatabaseCriticalSections(new CriticalSection(), local);
+      const sections = new DatabaseCriticalSections(new CriticalSection(systemClock), local);
       assert.throws(() => sections.blockReads('d', 'r1'), (e: { code: number }) => e.code === 117);
       sections.enter('d', 'r1');
       sections.enter('d', 'r1');
@@ -70,13 +71,13 @@ describe('the database critical section', () => {
 
   it('comes back after a restart, reads blocked or not as they were', async () => {
     await withStorage(async (local) => {
-      const before = new DatabaseCriticalSections(new CriticalSection(), local);
+      const before = new DatabaseCriticalSections(new CriticalSection(systemClock), local);
       before.enter('a', 'ra');
       before.enter('b', 'rb');
       before.blockReads('b', 'rb');
       before.enter('c', 'rc');
       before.exit('c', 'rc');
-      const cs = new CriticalSection();
+      const cs = new CriticalSection(systemClock);
       const after = new DatabaseCriticalSections(cs, local);
       assert.deepEqual(after.restore().sort(), ['a', 'b']);
       assert.equal(after.holder('a'), 'ra');

@@ -12,6 +12,8 @@ export interface CommitClock {
   tick(): Timestamp;
   now(): Timestamp;
   advance(seen: Timestamp): void;
+  // The wall clock's milliseconds under it: how long the versions commits replace are kept.
+  wallMs(): number;
 }
 
 // The cluster time of the last unit an operation stamped (MongoDB's ReplClientInfo lastOp): the

@@ -110,11 +110,12 @@ export class StorageEngine {
     this.stats = new CollectionStats(kv);
     this.timestamps = new CommitTimestamps(options.clock);
     this.clockSeconds = kv.get(clockSecondsKey)?.readUInt32BE(0) ?? 0;
-    if (options.clock !== undefined) {
+    const { clock } = options;
+    if (clock !== undefined) {
       // A node restarted within the second of its last commits (or after its wall clock went back)
       // would otherwise take times it gave before: the clock starts past every stored commit's.
-      if (this.clockSeconds > 0) options.clock.advance(new Timestamp({ t: this.clockSeconds + 1, i: 0 }));
-      this.history = new VersionHistory(timestampKey(options.clock.now()), options.history ?? DEFAULT_HISTORY);
+      if (this.clockSeconds > 0) clock.advance(new Timestamp({ t: this.clockSeconds + 1, i: 0 }));
+      this.history = new VersionHistory(timestampKey(clock.now()), options.history ?? DEFAULT_HISTORY, () => clock.wallMs());
       kv.keepHistory(this.history);
     }
     // Read whole before loading: opening each collection's spaces starts lmdb-js read transactions anew.

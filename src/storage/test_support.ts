@@ -5,6 +5,7 @@ import { Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
 import type { CommitClock } from './commit_timestamps.js';
+import { systemClock } from '../base/clock.js';
 
 // For tests that need a real storage engine on a temporary directory.
 
@@ -38,6 +39,7 @@ export function countingClock(): CommitClock & { ticks: number } {
     },
     // Its times stay in second 100, where a test that opens an engine again goes on counting.
     advance() {},
+    wallMs: () => systemClock.now(),
   };
 }
 

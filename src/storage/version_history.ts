@@ -65,7 +65,7 @@ export class VersionHistory {
   private readonly versions = new Map<string, Version[]>();
   private readonly bySpace = new Map<string, SpaceChange[]>();
 
-  constructor(startTs: bigint, private readonly limits: HistoryLimits, private readonly now: () => number = Date.now) {
+  constructor(startTs: bigint, private readonly limits: HistoryLimits, private readonly now: () => number) {
     this.covered = startTs;
   }
 

@@ -7,6 +7,7 @@ import { CriticalSection } from '../shard/critical_section.js';
 import { OwnershipFilter } from '../shard/ownership_filter.js';
 import { ShardMetadata } from '../shard/shard_metadata.js';
 import { decideDeletionScope, ttlDeletionScopes, type ShardFacts } from './ttl_deletion_scope.js';
+import { systemClock } from '../base/clock.js';
 
 function chunk(min: unknown, max: unknown): ChunkType {
   const ts = new Timestamp({ t: 1, i: 0 });
@@ -50,7 +51,7 @@ describe('what the TTL monitor may delete', () => {
       },
       readDatabase: async () => undefined,
     }));
-    const criticalSection = new CriticalSection();
+    const criticalSection = new CriticalSection(systemClock);
     const scopeOf = ttlDeletionScopes({ role: 'shard', shardName: () => 's0', criticalSection, metadata, logger: pino({ level: 'silent' }) });
     assert.equal(scopeOf('db.c').kind, 'skip');
     assert.equal(scopeOf('db.c').kind, 'skip');

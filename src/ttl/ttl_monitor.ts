@@ -8,6 +8,7 @@ import {
   afterBatch, afterRound, batchLimit, expirationDate, expiredRange, rangeAfter, ttlIndexes, ttlTarget,
   type ScanRange, type TtlLimits, type TtlTarget,
 } from './ttl_policy.js';
+import type { Clock, Timer } from '../base/clock.js';
 
 // serverStatus.metrics.ttl, MongoDB's names.
 export interface TtlStatistics {
@@ -21,8 +22,8 @@ export interface TtlMonitorOptions {
   // ttlMonitorSleepSecs, in milliseconds: the wait from the end of one pass to the next.
   readonly sleepMs: number;
   readonly limits: TtlLimits;
-  // Wall-clock milliseconds: expiry is measured against the dates documents hold.
-  readonly now: () => number;
+  // Its timer, and the wall clock expiry is measured on against the dates documents hold.
+  readonly clock: Clock;
 }
 
 interface Victim {
@@ -37,7 +38,7 @@ interface Victim {
 // decisions are ttl_policy.ts's; this class holds the timer and the storage reads and writes.
 export class TtlMonitor {
   readonly statistics: TtlStatistics = { passes: 0, subPasses: 0, deletedDocuments: 0, invalidTTLIndexSkips: 0 };
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private pass: Promise<void> | undefined;
   private stopped = false;
   // Invalid indexes are logged once each, though every sub-pass counts them.
@@ -58,26 +59,25 @@ export class TtlMonitor {
   // Resolves once a pass in flight has stopped at its next write unit.
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     await this.pass;
   }
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.options.clock.setTimer(this.options.sleepMs, () => {
       this.pass = this.runPass()
         .catch((err: unknown) => this.logger.error({ c: 'INDEX', err }, 'TTL pass failed'))
         .finally(() => {
           this.pass = undefined;
           this.schedule();
         });
-    }, this.options.sleepMs);
-    this.timer.unref();
+    }, { unref: true });
   }
 
   // One pass: sub-passes until no index has more to delete.
   async runPass(): Promise<void> {
-    const at = this.options.now();
+    const at = this.options.clock.now();
     // Where each index's visit stopped: the next visit in this pass reads on from there, so
     // entries it kept (orphans) are read once per pass, and every pass ends.
     const resume = new Map<string, ScanRange>();
@@ -93,7 +93,7 @@ export class TtlMonitor {
     try {
       const { targets, invalid } = ttlIndexes(this.storage.listCollections().map((c) => ({ ns: c.ns, specs: c.indexes.map((i) => i.entry.spec) })));
       for (const bad of invalid) this.skipInvalid(bad.ns, bad.index, bad.reason);
-      const started = this.options.now();
+      const started = this.options.clock.now();
       let work = targets;
       for (;;) {
         const more: TtlTarget[] = [];
@@ -101,7 +101,7 @@ export class TtlMonitor {
           if (this.stopped) return false;
           if (await this.visit(target, at, resume)) more.push(target);
         }
-        const next = afterRound(more.length, this.options.now() - started, this.options.limits);
+        const next = afterRound(more.length, this.options.clock.now() - started, this.options.limits);
         if (next !== 'round') return next === 'subPass';
         work = more;
       }
@@ -122,7 +122,7 @@ export class TtlMonitor {
   // the visit met its target (true: there may be more).
   private async visit(listed: TtlTarget, at: number, resume: Map<string, ScanRange>): Promise<boolean> {
     const { limits } = this.options;
-    const started = this.options.now();
+    const started = this.options.clock.now();
     let deleted = 0;
     try {
       for (;;) {
@@ -146,7 +146,7 @@ export class TtlMonitor {
         deleted += batch.deleted;
         this.statistics.deletedDocuments += batch.deleted;
         resume.set(key, batch.lastEntry === undefined ? range : rangeAfter(range, batch.lastEntry));
-        const next = afterBatch({ deleted, elapsedMs: this.options.now() - started, entriesRead: batch.entriesRead, limit }, limits);
+        const next = afterBatch({ deleted, elapsedMs: this.options.clock.now() - started, entriesRead: batch.entriesRead, limit }, limits);
         if (next !== 'nextBatch') {
           if (deleted > 0) this.logger.debug({ c: 'INDEX', ns: listed.ns, index: listed.index, numDeleted: deleted }, 'Deleted expired documents using index');
           return next === 'targetMet';

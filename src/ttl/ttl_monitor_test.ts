@@ -11,6 +11,7 @@ import { StorageEngine, type Collection } from '../storage/storage_engine.js';
 import type { TtlDeletionScope } from './ttl_deletion_scope.js';
 import { TtlMonitor } from './ttl_monitor.js';
 import { DEFAULT_TTL_LIMITS, type TtlLimits } from './ttl_policy.js';
+import { systemClock } from '../base/clock.js';
 
 const NOW = Date.UTC(2024, 0, 1);
 const ago = (s: number) => new Date(NOW - s * 1000);
@@ -32,7 +33,7 @@ function withTtl(fn: (s: Setup) => Promise<void> | void) {
       engine,
       coll,
       monitor: (o = {}) => new TtlMonitor(engine, o.scope ?? (() => ({ kind: 'all' })), logger, {
-        sleepMs: o.sleepMs ?? 60_000, limits: { ...DEFAULT_TTL_LIMITS, ...o.limits }, now: () => NOW,
+        sleepMs: o.sleepMs ?? 60_000, limits: { ...DEFAULT_TTL_LIMITS, ...o.limits }, clock: { ...systemClock, now: () => NOW },
       }),
       ids: () => [...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)._id).sort((a, b) => Number(a) - Number(b)),
     };

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { DependencyGraph } from '../helpers/dependency_cycles.js';
 
 // The import rules the folders of src/ write down: each README has a line
 //   May import: `base`, `bson` (`values.ts`, `format.ts`), `storage` (`storage_engine.ts`, from `exec/`), ...
@@ -181,60 +182,13 @@ export function importCycles(edges: readonly ImportEdge[]): string[] {
   ];
 }
 
-// One cycle per strongly connected component of more than one node: the shortest way from its
-// first node back to itself.
+// One cycle per strongly connected component of more than one node, the shortest, told from its
+// first name: found as test/helpers/dependency_cycles.ts finds a G0 cycle among transactions, an
+// import standing for a write-write dependency.
 function cyclesOf(edges: ReadonlyArray<readonly [string, string]>): string[][] {
-  const out = new Map<string, Set<string>>();
-  for (const [a, b] of edges) if (a !== b) (out.get(a) ?? out.set(a, new Set()).get(a)!).add(b);
-  const nodes = [...new Set(edges.flat())].sort();
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const components: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, index.size);
-    low.set(v, index.get(v)!);
-    stack.push(v);
-    onStack.add(v);
-    for (const w of [...(out.get(v) ?? [])].sort()) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop()!;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1) components.push(component.sort());
-    }
-  };
-  for (const v of nodes) if (!index.has(v)) visit(v);
-  return components.sort((a, b) => (a[0]! < b[0]! ? -1 : 1)).map((component) => {
-    const members = new Set(component);
-    const start = component[0]!;
-    const cameFrom = new Map<string, string>();
-    const queue = [start];
-    for (let head = 0; head < queue.length; head++) {
-      const v = queue[head]!;
-      for (const w of [...(out.get(v) ?? [])].sort()) {
-        if (!members.has(w)) continue;
-        if (w === start) {
-          const cycle = [start];
-          for (let u = v; u !== start; u = cameFrom.get(u)!) cycle.splice(1, 0, u);
-          return [...cycle, start];
-        }
-        if (!cameFrom.has(w)) {
-          cameFrom.set(w, v);
-          queue.push(w);
-        }
-      }
-    }
-    throw new Error('a strongly connected component without a cycle');
-  });
+  const names = [...new Set(edges.flat())].sort();
+  const numbers = new Map(names.map((name, i) => [name, i]));
+  const graph = new DependencyGraph<undefined>();
+  for (const [a, b] of edges) graph.add(numbers.get(a)!, numbers.get(b)!, 'ww', undefined);
+  return graph.cycles().map((cycle) => [...cycle.edges.map((e) => names[e.from]!), names[cycle.edges[0]!.from]!]);
 }

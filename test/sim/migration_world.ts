@@ -5,6 +5,7 @@ import pino from 'pino';
 import { errorReply, MongoError } from '../../src/base/errors.js';
 import { ErrorCodes } from '../../src/base/error_codes.js';
 import { FailPoints } from '../../src/base/fail_points.js';
+import type { Clock } from '../../src/base/clock.js';
 import { deserializeDocument, type Doc } from '../../src/bson/values.js';
 import { fromPlacementTimestamp, shardVersionToBSON } from '../../src/catalog/chunk_version.js';
 import type { ChunkType, CollectionType } from '../../src/catalog/type_chunk.js';
@@ -125,7 +126,10 @@ const NEVER = new Promise<void>(() => undefined);
 const SHARD_COMMANDS = commandTable<SimShardNode>([...donorCommands, ...recipientCommands, listIndexesCommand, listCollectionsCommand, flushRoutingTableCacheUpdatesCommand]);
 const CONFIG_COMMANDS = commandTable<ConfigNode>([configsvrCommitChunkMigrationCommand, configsvrEnsureChunkVersionIsGreaterThanCommand]);
 
-type SimShardNode = MigrationNode & { readonly cursors: CursorManager };
+// Where the virtual wall clock starts: dates and timestamps of a realistic size, the same every run.
+const SIM_EPOCH_MS = Date.UTC(2026, 0, 1);
+
+type SimShardNode = MigrationNode & { readonly cursors: CursorManager; readonly wallClock: Clock };
 
 interface Life<Node> {
   readonly owner: Incarnation;
@@ -144,6 +148,7 @@ interface SimShard {
 interface ConfigNode {
   readonly catalogManager: ShardingCatalogManager;
   readonly failPoints: FailPoints;
+  readonly wallClock: Clock;
 }
 
 export async function runMigrationWorld(templates: Disks, root: string, options: WorldOptions = {}): Promise<WorldEnd> {
@@ -203,9 +208,10 @@ class MigrationWorld {
     const clusterId = local.findOne('config.version')!.clusterId as ObjectId;
     // The commit and the fence send nothing; the client is there because the catalog has one.
     const failPoints = new FailPoints();
-    const ddlLocks = new DDLLockManager(this.scheduler.clockOf(owner), failPoints);
-    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS));
-    const node: ConfigNode = { catalogManager, failPoints };
+    const clock = this.scheduler.clockOf(owner, SIM_EPOCH_MS);
+    const ddlLocks = new DDLLockManager(clock, failPoints);
+    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS), clock);
+    const node: ConfigNode = { catalogManager, failPoints, wallClock: clock };
     this.network.listen(HOSTS.config, owner, (db, body) => this.reply(() => this.configCommand(local, node, db, deserializeDocument(body))));
     return { owner, storage, local, node };
   }
@@ -231,15 +237,15 @@ class MigrationWorld {
     const local = new LocalCollections(storage);
     const state = new ShardingState(local);
     const client = this.network.clientOf(owner);
-    const clock = this.scheduler.clockOf(owner);
+    const clock = this.scheduler.clockOf(owner, SIM_EPOCH_MS);
     const logger = pino({ level: 'silent' });
     const [host, port] = HOSTS[name].split(':') as [string, string];
-    const sessionCatalog = new SessionCatalog(storage, new LogicalClock());
+    const sessionCatalog = new SessionCatalog(storage, new LogicalClock(Date.now));
     const node: SimShardNode = {
       options: { bindIp: host, port: Number(port), parameters: SHARD_PARAMETERS },
       storage, local, client, logger,
       failPoints: new FailPoints(),
-      sharding: { state, metadata: new ShardMetadata(() => state.shardName, () => new RemoteConfigReader(client, HOSTS.config)), criticalSection: new CriticalSection() },
+      sharding: { state, metadata: new ShardMetadata(() => state.shardName, () => new RemoteConfigReader(client, HOSTS.config)), criticalSection: new CriticalSection(clock) },
       migrations: {
         registry: new ActiveMigrationsRegistry(),
         rangeDeleter: new RangeDeleterService(storage, local, logger, RANGE_DELETER, clock),
@@ -249,9 +255,10 @@ class MigrationWorld {
         clock,
         testingKnobs: { beforeEffect: (next) => this.beforeEffect(owner, next) },
       },
-      cursors: new CursorManager(),
+      cursors: new CursorManager(clock),
+      wallClock: clock,
       sessionCatalog,
-      transactions: new TransactionParticipants(storage, sessionCatalog, new LogicalClock(), () => undefined),
+      transactions: new TransactionParticipants(storage, sessionCatalog, new LogicalClock(Date.now), clock, () => undefined),
     };
     const persisted = local.find(MIGRATION_COORDINATORS_NS).map(migrationCoordinatorDocumentFromBSON);
     if (persisted.length > 0) this.donorLives.set(owner, { recovered: { decision: persisted[0]!.decision }, effects: [] });
@@ -318,7 +325,7 @@ class MigrationWorld {
   // A router with an always fresh routing table: each write goes to the range's owner with its
   // shard version, and is retried (with backoff) until a shard acknowledges it.
   private async runWorkload(): Promise<void> {
-    const clock = this.scheduler.clockOf(this.router);
+    const clock = this.scheduler.clockOf(this.router, SIM_EPOCH_MS);
     const client = this.network.clientOf(this.router);
     for (const write of WORKLOAD) {
       if (write.afterMs > 0) await clock.sleep(write.afterMs);

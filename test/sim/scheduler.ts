@@ -71,10 +71,25 @@ export class Scheduler {
     return { cancel: () => { timer.cancelled = true; } };
   }
 
-  clockOf(owner: Incarnation): Clock {
+  // The virtual clock reads as `epochMs` plus the virtual time elapsed, so dates and idle times
+  // come out the same on every run of a seed. `unref` means nothing here: a run ends when no step
+  // is left, timers included.
+  clockOf(owner: Incarnation, epochMs = 0): Clock {
+    const repeat = (ms: number, fn: () => void, state: { current: Timer }): void => {
+      state.current = this.setTimer(owner, ms, () => {
+        repeat(ms, fn, state);
+        fn();
+      });
+    };
     return {
+      now: () => epochMs + this.nowMs,
       sleep: (ms) => new Promise((resolve) => { this.setTimer(owner, ms, resolve); }),
       setTimer: (ms, fn) => this.setTimer(owner, ms, fn),
+      setRepeatingTimer: (ms, fn) => {
+        const state = { current: { cancel: () => undefined } as Timer };
+        repeat(ms, fn, state);
+        return { cancel: () => state.current.cancel() };
+      },
     };
   }
 

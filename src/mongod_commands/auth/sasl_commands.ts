@@ -42,7 +42,7 @@ const attemptsByNode = new WeakMap<MongodServices, AuthenticationAttempts>();
 export function authenticationAttempts(node: MongodServices): AuthenticationAttempts {
   let attempts = attemptsByNode.get(node);
   if (attempts === undefined) {
-    attempts = new AuthenticationAttempts(Date.now);
+    attempts = new AuthenticationAttempts(() => node.wallClock.now());
     attemptsByNode.set(node, attempts);
   }
   return attempts;

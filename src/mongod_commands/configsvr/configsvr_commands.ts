@@ -12,7 +12,7 @@ import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.
 // Registered only in a config server's table (src/process/config_server_process.ts).
 type ConfigCommand = CommandDefinition<ConfigServerServices>;
 // What the migration's commit and fence read of the config server, all that the simulator gives them.
-type CatalogNode = Pick<ConfigServerServices, 'catalogManager' | 'failPoints'>;
+type CatalogNode = Pick<ConfigServerServices, 'catalogManager' | 'failPoints' | 'wallClock'>;
 
 export const configsvrAddShardCommand: ConfigCommand = {
   names: ['_configsvrAddShard'],
@@ -163,7 +163,7 @@ export const configsvrCommitChunkMigrationCommand: CommandDefinition<CatalogNode
     });
     // For the crash matrix (--enableTestCommands): the commit is written but not answered, so a
     // kill -9 here is a commit applied whose reply the donor never gets.
-    await hangIfFailPointEnabled(ctx.node, 'hangBeforeCommitChunkMigrationReply');
+    await hangIfFailPointEnabled(ctx.node, 'hangBeforeCommitChunkMigrationReply', ctx.node.wallClock);
     return reply;
   },
 };

@@ -16,7 +16,7 @@ function removal(node: ConfigServerServices): RemoveShardCatalog {
   const m = node.catalogManager;
   let catalog = byManager.get(m);
   if (!catalog) {
-    catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger);
+    catalog = new RemoveShardCatalog(node.local, m, `${node.options.bindIp}:${node.options.port}`, node.logger, node.wallClock);
     byManager.set(m, catalog);
   }
   return catalog;
@@ -39,7 +39,7 @@ export const configsvrCommitMovePrimaryCommand: ConfigCommand = {
   adminOnly: true,
   run(ctx, cmd) {
     checkDDLCoordinatorSession(ctx, cmd, '_configsvrCommitMovePrimary');
-    commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, {
+    commitMovePrimaryOnCatalog(ctx.node.local, `${ctx.node.options.bindIp}:${ctx.node.options.port}`, ctx.node.logger, ctx.node.wallClock, {
       db: requireString(cmd, '_configsvrCommitMovePrimary'), from: requireString(cmd, 'from'), to: requireString(cmd, 'to'),
       expectedDatabaseVersion: databaseVersionFromBSON(cmd.expectedDatabaseVersion),
     });

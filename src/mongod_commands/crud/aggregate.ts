@@ -27,6 +27,8 @@ export interface ParsedAggregate {
   variables: Doc | undefined;
   explain: boolean;
   collation: StringComparator | undefined;
+  // The index the collection read must use, as find's hint.
+  hint: unknown;
   keep?: (doc: Doc) => boolean;
 }
 
@@ -48,7 +50,11 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
   }
   const batchSize = cursor ? optionalNonNegative(cursor, 'batchSize') : undefined;
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
-  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: commandCollation(ctx.node.storage, ns, cmd.collation) };
+  const hint = cmd.hint;
+  if (hint !== undefined && typeof hint !== 'string' && !isPlainObject(hint)) {
+    throw new MongoError(ErrorCodes.FailedToParse, 'hint must be either a string or nested object');
+  }
+  return { ns, coll, pipeline, batchSize, variables: letVariables(cmd), explain, collation: commandCollation(ctx.node.storage, ns, cmd.collation), hint };
 }
 
 // $listLocalSessions and $currentOp read the node's own state (its session cache, the operations
@@ -84,19 +90,20 @@ function containsText(filter: Doc): boolean {
   return '$text' in filter;
 }
 
-export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined): PipelineContext {
+// `now`: the operation's $$NOW and the localTime its $collStats reports.
+export function pipelineContext(storage: StorageEngine, db: string, collection: string | undefined, variables: Doc | undefined, now: Date): PipelineContext {
   const ctx: PipelineContext = {
     db,
     collection,
     variables,
-    now: new Date(),
+    now,
     // $lookup and $unionWith read a view as its pipeline over the collection under it.
     readCollection: (name: string) => {
       const view = resolveView(storage, `${db}.${name}`);
       if (view === undefined) return readAll(storage, storage.getCollection(`${db}.${name}`));
       return runPipeline(view.pipeline, readAll(storage, storage.getCollection(view.ns)), ctx);
     },
-    collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec),
+    collStats: (name: string, spec: Doc) => collectionStatsDoc(storage, `${db}.${name}`, spec, now),
   };
   return ctx;
 }
@@ -109,9 +116,9 @@ function* readAll(storage: StorageEngine, coll: Collection | undefined): Iterabl
   }
 }
 
-export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate): Iterable<Doc> {
+export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregate, now: Date): Iterable<Doc> {
   const { pipeline } = parsed;
-  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.coll, parsed.variables);
+  const ctx = pipelineContext(storage, parsed.ns.split('.')[0]!, parsed.coll, parsed.variables, now);
   if (parsed.coll === undefined || (pipeline[0] && ('$collStats' in pipeline[0] || '$documents' in pipeline[0]))) {
     return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(pipeline, [], ctx)));
   }
@@ -119,6 +126,7 @@ export function runAggregateInput(storage: StorageEngine, parsed: ParsedAggregat
   find.variables = parsed.variables;
   find.collation = parsed.collation;
   find.keep = parsed.keep;
+  find.hint = parsed.hint;
   const prepared = prepareFind(storage, storage.getCollection(parsed.ns), find);
   return collated(parsed.collation, withCollation(parsed.collation, () => runPipeline(rest, mapDocs(prepared.results), ctx)));
 }
@@ -143,10 +151,10 @@ export function runAggregate(ctx: CommandContext, cmd: Doc, asView?: { ns: strin
   const output = outputStageOf(parsed.pipeline, ctx.db);
   if (output) {
     const inner = { ...parsed, pipeline: parsed.pipeline.slice(0, -1) };
-    writeOutStage(storage, output, runAggregateInput(storage, inner));
+    writeOutStage(storage, output, runAggregateInput(storage, inner, new Date(ctx.node.wallClock.now())));
     return cursorReply(cursorNs, { docs: [], cursorId: cursors.firstBatch(cursorNs, [], 0).cursorId }, 'firstBatch');
   }
-  const docs = runAggregateInput(storage, parsed);
+  const docs = runAggregateInput(storage, parsed, new Date(ctx.node.wallClock.now()));
   const batch = cursors.firstBatch(cursorNs, read.track(wrap(docs)), parsed.batchSize, asView?.singleBatch);
   return cursorReply(cursorNs, batch, 'firstBatch');
 }

@@ -11,8 +11,10 @@ export function checkIdValue(id: unknown): void {
   if (Array.isArray(id)) throw new MongoError(ErrorCodes.InvalidIdField, "The '_id' value cannot be of type array");
   if (bsonTag(id) === 'BSONRegExp') throw new MongoError(ErrorCodes.InvalidIdField, "The '_id' value cannot be of type regex");
   if (isPlainObject(id)) {
-    const first = Object.keys(id)[0];
-    if (first?.startsWith('$')) throw new MongoError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${first} is not valid for storage.`);
+    const [first, second] = Object.keys(id);
+    // A DBRef ({$ref: <string>, $id, ...}) is a valid _id, as in MongoDB.
+    const dbRef = first === '$ref' && typeof id.$ref === 'string' && second === '$id';
+    if (first?.startsWith('$') && !dbRef) throw new MongoError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${first} is not valid for storage.`);
   }
 }
 

@@ -59,7 +59,7 @@ function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: Fi
 
 export function explainFind(ctx: Parameters<CommandDefinition['run']>[0], ns: string, spec: FindSpec, verbosity: string): Doc {
   const { storage } = ctx.node;
-  const started = Date.now();
+  const started = ctx.node.wallClock.now();
   const prepared = prepareFind(storage, storage.getCollection(ns), spec);
   const winningPlan = planStage(prepared.plan, prepared, spec);
   const out: Doc = {
@@ -71,7 +71,7 @@ export function explainFind(ctx: Parameters<CommandDefinition['run']>[0], ns: st
     out.executionStats = {
       executionSuccess: true,
       nReturned: prepared.stats.nReturned,
-      executionTimeMillis: Date.now() - started,
+      executionTimeMillis: ctx.node.wallClock.now() - started,
       totalKeysExamined: prepared.stats.keysExamined,
       totalDocsExamined: prepared.stats.docsExamined,
       executionStages: { ...winningPlan, nReturned: prepared.stats.nReturned, keysExamined: prepared.stats.keysExamined, docsExamined: prepared.stats.docsExamined },
@@ -94,6 +94,7 @@ export const explainCommand: CommandDefinition = {
     if (commandName(inner) === 'aggregate') {
       const parsed = parseAggregate(ctx, { ...withDb, cursor: {} });
       const { find, rest } = splitPushdown(parsed.pipeline);
+      find.hint = parsed.hint;
       const out = explainFind(ctx, parsed.ns, find, verbosity);
       return { ...out, stages: rest, command: inner, ok: 1 };
     }

@@ -62,16 +62,17 @@ export const findAndModifyCommand: CommandDefinition = {
       const coll = storage.getCollection(ns);
       const validator = validatorFor(ctx, coll, cmd);
       const [target] = findTargets(storage, coll, query, { sort, hint: cmd.hint, limit: 1, variables, collation, keep: ownedDocuments(ctx, cmd, ns) });
+      const now = new Date(ctx.node.wallClock.now());
       if (!target) {
         if (!update || !upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null };
-        const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update, validator);
+        const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, query, update, now, validator);
         return { lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id }, value: returnNew ? doc : null, written: doc };
       }
       if (!update) {
         unit.remove(coll!, target.recordId, target.doc, target.size);
         return { lastErrorObject: { n: 1 }, value: target.doc, written: target.doc };
       }
-      const { after } = applyUpdate(unit, coll!, target, update, shardKeyGuard(ctx, cmd, ns), validator);
+      const { after } = applyUpdate(unit, coll!, target, update, now, shardKeyGuard(ctx, cmd, ns), validator);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc, written: after };
     }
   },

@@ -6,6 +6,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { BSON, DBRef, ObjectId } from 'bson';
 import type { ShardServices } from '../command.js';
+import { systemClock } from '../../base/clock.js';
 import { openMongodPorts } from '../../process/mongod_ports.js';
 import type { RunningNode } from '../../process/mongod_server.js';
 import { startShard } from '../../process/shard_process.js';
@@ -64,7 +65,7 @@ describe('insert from a document sequence', () => {
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'docshard-insert-'));
     const options = { role: 'shard' as const, port: 0, bindIp: '127.0.0.1', dbpath: dir, enableTestCommands: false, maxConns: 1_000_000, parameters: DEFAULT_PARAMETERS };
-    node = await startShard(options, await openMongodPorts(options, pino({ level: 'silent' }), []));
+    node = await startShard(options, await openMongodPorts(options, pino({ level: 'silent' }), [], systemClock));
   });
   after(async () => {
     await node.stop();
@@ -91,8 +92,8 @@ describe('insert from a document sequence', () => {
   });
 
   it('refuses bad _id values per statement', async () => {
-    const { reply } = await bothWays('badid', [{ _id: [1] }, { _id: { $x: 1 } }, { _id: 2 }], { ordered: false });
-    assert.deepEqual((reply.writeErrors as Doc[]).map((e) => [e.index, e.codeName]), [[0, 'InvalidIdField'], [1, 'DollarPrefixedFieldName']]);
+    const { reply } = await bothWays('badid', [{ _id: [1] }, { _id: { $x: 1 } }, { _id: 2 }, { _id: { $ref: 'c', $id: 1 } }], { ordered: false });
+    assert.deepEqual((reply.writeErrors as Doc[]).map((e) => [e.index, e.codeName]), [[0, 'InvalidIdField'], [1, 'DollarPrefixedFieldName']], 'a DBRef is a valid _id');
   });
 
   it('keeps $-prefixed field names and DBRefs as the decoding path does', async () => {

@@ -84,8 +84,9 @@ export const updateCommand: CommandDefinition = {
             const coll = storage.getCollection(ns);
             const validator = validatorFor(ctx, coll, cmd);
             const targets = findTargets(storage, coll, st.q, { hint: st.hint, limit: st.multi ? 0 : 1, variables, collation, keep: owned });
+            const now = new Date(ctx.node.wallClock.now());
             if (targets.length === 0 && st.upsert) {
-              const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update, validator);
+              const doc = applyUpsert(unit, coll ?? storage.ensureCollection(ns).coll, st.q, update, now, validator);
               upserted.push({ index: i, _id: doc._id });
               n += 1;
               retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: 1, nModified: 0, upserted: doc._id }, { key: retry.keyOf(doc) });
@@ -96,7 +97,7 @@ export const updateCommand: CommandDefinition = {
               n += 1;
               let applied: { after: Doc; modified: boolean };
               try {
-                applied = applyUpdate(unit, coll!, t, update, guard, validator);
+                applied = applyUpdate(unit, coll!, t, update, now, guard, validator);
               } catch (err) {
                 failed(err);
               }

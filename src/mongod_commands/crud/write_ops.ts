@@ -45,8 +45,9 @@ export interface ShardKeyGuard {
 // document's shard key: only in a retryable write or a transaction. One that would move the
 // document to another shard is not applied here: WouldChangeOwningShard hands the router the
 // document before and after (errInfo), and the router deletes and inserts it in a transaction.
-export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, guard?: ShardKeyGuard, validator?: DocumentValidator): { after: Doc; modified: boolean } {
-  const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false });
+// `now`: the operation's time, for $currentDate and $$NOW.
+export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, update: CompiledUpdate, now: Date, guard?: ShardKeyGuard, validator?: DocumentValidator): { after: Doc; modified: boolean } {
+  const { doc: after, modified } = update.apply(target.doc, { matchDetails: target.details, isUpsertInsert: false, now });
   if (!modified) return { after: target.doc, modified: false };
   if (!valuesEqual(after._id, target.doc._id)) {
     throw new MongoError(ErrorCodes.ImmutableField, "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + String(after._id));
@@ -78,8 +79,8 @@ function shardKeyChanged(ownership: OwnershipFilter, before: Doc, after: Doc): b
   return Buffer.compare(pattern.keyString(pattern.extractShardKeyFromDoc(before)), pattern.keyString(pattern.extractShardKeyFromDoc(after))) !== 0;
 }
 
-export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, update: CompiledUpdate, validator?: DocumentValidator): Doc {
-  let doc = upsertDocument(query, update);
+export function applyUpsert(unit: WriteUnit, coll: Collection, query: Doc, update: CompiledUpdate, now: Date, validator?: DocumentValidator): Doc {
+  let doc = upsertDocument(query, update, { now });
   if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
   else if (Object.keys(doc)[0] !== '_id') {
     const { _id, ...rest } = doc;

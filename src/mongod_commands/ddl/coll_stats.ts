@@ -23,12 +23,12 @@ function indexSizes(storage: StorageEngine, ns: string): Record<string, number> 
 // `count` and `size` are everything stored, as in mongod; `numOrphanDocs` (MongoDB's) is how many
 // of those this shard holds without owning them, from its range deletion tasks, and
 // `orphanedSizeBytes` (docshard's) their exact size.
-export function collectionStatsDoc(storage: StorageEngine, ns: string, spec: Doc): Doc {
+export function collectionStatsDoc(storage: StorageEngine, ns: string, spec: Doc, localTime: Date): Doc {
   const coll = storage.getCollection(ns);
   const { count, size } = coll ? storage.stats.get(coll.entry.id) : { count: 0, size: 0 };
   const sizes = indexSizes(storage, ns);
   const totalIndexSize = Object.values(sizes).reduce((a, b) => a + b, 0);
-  const out: Doc = { ns, host: `${os.hostname()}`, localTime: new Date() };
+  const out: Doc = { ns, host: `${os.hostname()}`, localTime };
   if (spec.storageStats !== undefined) {
     const orphans = orphansOf(new LocalCollections(storage), ns);
     out.storageStats = {

@@ -43,7 +43,7 @@ export function validateIndexSpec(raw: unknown): Doc {
     throw new MongoError(ErrorCodes.TypeMismatch, `The field 'hidden' must be a bool, but got ${bsonTypeName(raw.hidden)}`);
   }
   const normalized: Doc = { v: 2, key: normalizeKey(key) };
-  for (const [k, v] of Object.entries(raw)) if (k !== 'v' && k !== 'key' && k !== 'ns' && k !== 'background') normalized[k] = v;
+  for (const [k, v] of Object.entries(raw)) if (k !== 'v' && k !== 'key' && k !== 'ns') normalized[k] = v;
   // MongoDB keeps neither `hidden: false` nor the simple collation in a spec.
   if (normalized.hidden === false) delete normalized.hidden;
   if (normalized.collation !== undefined) {

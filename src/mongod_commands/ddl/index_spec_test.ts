@@ -24,6 +24,11 @@ describe('an index spec', () => {
     assert.throws(() => validateIndexSpec({ key: { _id: 1 }, name: '_id_', expireAfterSeconds: 10 }), refusedWith(197, /'expireAfterSeconds' is not valid for an _id index/));
   });
 
+  it('keeps background as given, as listIndexes shows it', () => {
+    assert.deepEqual(validateIndexSpec({ key: { a: 1 }, name: 'a_1', background: false }), { v: 2, key: { a: 1 }, name: 'a_1', background: false });
+    assert.equal(validateIndexSpec({ key: { a: 1 }, name: 'a_1', background: true }).background, true);
+  });
+
   it('keeps hidden: true, drops hidden: false and refuses anything else', () => {
     assert.equal(validateIndexSpec({ key: { a: 1 }, name: 'a_1', hidden: true }).hidden, true);
     assert.equal('hidden' in validateIndexSpec({ key: { a: 1 }, name: 'a_1', hidden: false }), false);

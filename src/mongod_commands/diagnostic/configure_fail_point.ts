@@ -14,5 +14,5 @@ export const waitForFailPointCommand: CommandDefinition = {
   names: ['waitForFailPoint'],
   adminOnly: true,
   testOnly: true,
-  run: (ctx, cmd) => waitForFailPoint(ctx.node.failPoints, cmd),
+  run: (ctx, cmd) => waitForFailPoint(ctx.node.failPoints, cmd, ctx.node.wallClock),
 };

@@ -23,7 +23,7 @@ export const currentOpCommand: CommandDefinition = {
 export function migrationOperations(node: MongodServices): Doc[] {
   if (!isShardServices(node)) return [];
   const ops: Doc[] = [];
-  const now = Date.now();
+  const now = node.wallClock.now();
   const timing = (startedAt: Date | undefined): Doc => {
     const micros = startedAt === undefined ? 0 : (now - startedAt.getTime()) * 1000;
     return { secs_running: Math.floor(micros / 1_000_000), microsecs_running: micros };

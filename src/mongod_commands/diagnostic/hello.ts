@@ -10,7 +10,7 @@ import { helloReply } from '../../command_layer/server_description.js';
 export const helloCommand: CommandDefinition = {
   names: ['hello', 'isMaster', 'ismaster'],
   run: (ctx, cmd) => {
-    const reply = helloReply(ctx.conn, cmd);
+    const reply = helloReply(ctx.conn, cmd, ctx.node.wallClock.now());
     if (cmd.saslSupportedMechs === undefined && cmd.speculativeAuthenticate === undefined) return reply;
     return nodeHelloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
   },

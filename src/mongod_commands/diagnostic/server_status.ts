@@ -11,7 +11,8 @@ export const serverStatusCommand: CommandDefinition = {
   names: ['serverStatus'],
   run(ctx, cmd) {
     const { node } = ctx;
-    const uptimeMs = Date.now() - node.startedAt.getTime();
+    const now = node.wallClock.now();
+    const uptimeMs = now - node.startedAt.getTime();
     const mem = process.memoryUsage();
     return {
       host: `${os.hostname()}:${node.options.port}`,
@@ -21,7 +22,7 @@ export const serverStatusCommand: CommandDefinition = {
       uptime: Math.floor(uptimeMs / 1000),
       uptimeMillis: uptimeMs,
       uptimeEstimate: Math.floor(uptimeMs / 1000),
-      localTime: new Date(),
+      localTime: new Date(now),
       connections: { current: node.counters.connectionsCurrent, available: node.options.maxConns - node.counters.connectionsCurrent, totalCreated: node.counters.connectionsTotal },
       security: { authentication: authenticationAttempts(node).serverStatus() },
       opcounters: { ...node.counters.opcounters },

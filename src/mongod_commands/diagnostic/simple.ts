@@ -10,7 +10,7 @@ export const whatsMyUriCommand: CommandDefinition = {
   run: (ctx) => ({ you: ctx.conn.remote, ok: 1 }),
 };
 
-export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: () => hostInfoReply() };
+export const hostInfoCommand: CommandDefinition = { names: ['hostInfo'], run: (ctx) => hostInfoReply(ctx.node.wallClock.now()) };
 
 // The command line the process was started with, and what it set, under mongod's option names.
 export const getCmdLineOptsCommand: CommandDefinition = {

@@ -8,13 +8,13 @@ import { KILL_COMMAND_NAMES, killPatterns, sessionsArgument, startSession } from
 
 export const startSessionCommand: CommandDefinition = {
   names: ['startSession'],
-  run: (ctx) => startSession(ctx.node.sessions),
+  run: (ctx) => startSession(ctx.node.sessions, ctx.node.wallClock.now()),
 };
 
 export const refreshSessionsCommand: CommandDefinition = {
   names: ['refreshSessions'],
   run(ctx, cmd) {
-    const now = Date.now();
+    const now = ctx.node.wallClock.now();
     for (const lsid of sessionsArgument('refreshSessions', cmd)) ctx.node.sessions.vivify(lsid, now);
     return { ok: 1 };
   },

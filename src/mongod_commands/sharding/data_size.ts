@@ -10,13 +10,13 @@ export const dataSizeCommand: CommandDefinition = {
   wholeNamespace: true,
   run(ctx, cmd) {
     const ns = requireString(cmd, Object.keys(cmd)[0]!);
-    const started = Date.now();
+    const started = ctx.node.wallClock.now();
     const coll = ctx.node.storage.getCollection(ns);
     if (!coll) return { size: 0, numObjects: 0, millis: 0, ok: 1 };
     const keyPattern = optionalDoc(cmd, 'keyPattern');
     if (!keyPattern || Object.keys(keyPattern).length === 0) {
       const stats = ctx.node.storage.stats.get(coll.entry.id);
-      return { estimate: false, size: stats.size, numObjects: stats.count, millis: Date.now() - started, ok: 1 };
+      return { estimate: false, size: stats.size, numObjects: stats.count, millis: ctx.node.wallClock.now() - started, ok: 1 };
     }
     const whole = wholeRange(keyPattern);
     const min = isPlainObject(cmd.min) && Object.keys(cmd.min).length > 0 ? cmd.min : whole.min;
@@ -27,6 +27,6 @@ export const dataSizeCommand: CommandDefinition = {
       size += r.bytes;
       numObjects += 1;
     }
-    return { estimate: false, size, numObjects, millis: Date.now() - started, ok: 1 };
+    return { estimate: false, size, numObjects, millis: ctx.node.wallClock.now() - started, ok: 1 };
   },
 };

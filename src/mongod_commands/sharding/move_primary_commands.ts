@@ -64,9 +64,9 @@ export const cloneCatalogDataCommand: CommandDefinition = {
       if (typeof v !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, `${field} must be an array of collection names`);
       return v;
     });
-    const started = Date.now();
+    const started = ctx.node.wallClock.now();
     const clonedColls = await cloneDatabase(ctx.node, db, from, names('collections'), names('shardedCollections'));
-    ctx.node.logger.info({ c: 'SHARDING', db, from, collections: clonedColls.length, millis: Date.now() - started }, 'movePrimary cloned collections');
+    ctx.node.logger.info({ c: 'SHARDING', db, from, collections: clonedColls.length, millis: ctx.node.wallClock.now() - started }, 'movePrimary cloned collections');
     return { clonedColls, ok: 1 };
   },
 };

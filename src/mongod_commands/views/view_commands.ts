@@ -66,5 +66,5 @@ function distinctOnView(ctx: CommandContext, cmd: Doc, view: ResolvedView): Doc 
 }
 
 function aggregated(ctx: CommandContext, agg: Doc): Doc[] {
-  return [...runAggregateInput(ctx.node.storage, parseAggregate(ctx, agg))];
+  return [...runAggregateInput(ctx.node.storage, parseAggregate(ctx, agg), new Date(ctx.node.wallClock.now()))];
 }

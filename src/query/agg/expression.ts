@@ -10,6 +10,7 @@ import { regexOperators } from './ops_regex.js';
 import { setOperators } from './ops_set.js';
 import { stringOperators } from './ops_string.js';
 import { typeOperators } from './ops_type.js';
+import { noOperationClock, operationClock } from '../../base/operation_clock.js';
 import { fail, type Evaluator, type ExpressionParser, type OperatorTable } from './operator_support.js';
 
 export type { Evaluator, ExpressionParser } from './operator_support.js';
@@ -44,12 +45,25 @@ export function compileExpression(
 ): (root: Doc, vars?: Record<string, unknown>) => unknown {
   const defaults = options.variables ?? {};
   const evaluate = makeParser(new Set(Object.keys(defaults))).parse(expr);
+  // $$NOW, when the caller gives none: the running command's clock, read once, at the first
+  // evaluation that needs it.
+  const needsNow = mentionsNow(expr);
+  const clock = needsNow ? operationClock() : undefined;
   let fallbackNow: Date | undefined;
   return (root, vars) => {
     const scope: Record<string, unknown> = { ...defaults, CURRENT: root, ...vars };
-    if (scope.NOW === undefined) scope.NOW = fallbackNow ??= new Date();
+    if (needsNow && scope.NOW === undefined) {
+      if (clock === undefined) throw noOperationClock();
+      scope.NOW = fallbackNow ??= new Date(clock.now());
+    }
     return evaluate({ root, vars: scope });
   };
+}
+
+function mentionsNow(expr: unknown): boolean {
+  if (typeof expr === 'string') return expr === '$$NOW' || expr.startsWith('$$NOW.');
+  if (Array.isArray(expr)) return expr.some(mentionsNow);
+  return isPlainObject(expr) && Object.values(expr).some(mentionsNow);
 }
 
 // Compiles with a parser whose scope already holds `names`; the stages use this so that

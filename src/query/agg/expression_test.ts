@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import { bsonTypeName, valuesEqual } from '../../bson/compare.js';
 import { BSONRegExp, Decimal128, Double, Long, ObjectId, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
+import { systemClock } from '../../base/clock.js';
+import { withOperationClock } from '../../base/operation_clock.js';
 import { compileExpression } from './expression.js';
 
 const doc: Doc = {
@@ -303,6 +305,18 @@ describe('variables', () => {
   it('uses the NOW variable that was passed in', () => {
     const now = new Date('2020-01-01T00:00:00Z');
     assert.deepEqual(compileExpression('$$NOW')({}, { NOW: now }), now);
+  });
+
+  it('without a NOW given, reads the clock of the command it was compiled in, once, when first evaluated', () => {
+    let ms = Date.UTC(2020, 0, 1);
+    const clock = { ...systemClock, now: () => ms };
+    const evaluate = withOperationClock(clock, () => compileExpression({ $add: ['$$NOW', 1] }));
+    ms += 1000;
+    assert.deepEqual(evaluate({}), new Date(Date.UTC(2020, 0, 1) + 1001));
+    ms += 1000;
+    assert.deepEqual(evaluate({}), new Date(Date.UTC(2020, 0, 1) + 1001));
+    assert.equal(compileExpression({ $add: [1, 2] })({}), 3, 'an expression without $$NOW needs no clock');
+    assert.throws(() => compileExpression('$$NOW')({}), (err: unknown) => err instanceof MongoError && err.code === 1);
   });
 
   it('produces a double from $rand between 0 and 1', () => {

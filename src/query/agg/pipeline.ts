@@ -117,6 +117,6 @@ function* interruptible(docs: Iterable<Doc>): Iterable<Doc> {
 // streams through the stages that allow it and buffers only where a stage must ($sort, $group).
 export function runPipeline(pipeline: Doc[], input: Iterable<Doc>, ctx: PipelineContext): Iterable<Doc> {
   const run = compile(pipeline, ctx, Object.keys(ctx.variables ?? {}), undefined);
-  const vars = { ...ctx.variables, NOW: ctx.now ?? new Date() };
+  const vars = { ...ctx.variables, ...(ctx.now === undefined ? {} : { NOW: ctx.now }) };
   return { [Symbol.iterator]: () => run(input, vars)[Symbol.iterator]() };
 }

@@ -6,6 +6,8 @@ export interface PipelineContext {
   readCollection(coll: string): Iterable<Doc>;
   collStats?(coll: string, spec: Doc): Doc;
   variables?: Record<string, unknown>;
+  // $$NOW: the operation's time, from its process's clock; absent only where a pipeline is
+  // parsed to be checked and not run.
   now?: Date;
   // The collection the pipeline reads, named to $collStats.
   collection?: string;

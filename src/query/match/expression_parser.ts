@@ -70,6 +70,9 @@ function parseTopLevelOperator(name: string, value: unknown, ctx: Context): Matc
     }
     case '$comment':
       return undefined;
+    // DBRef fields, where a filter stands for a document (inside $elemMatch) that holds them.
+    case '$ref': case '$id': case '$db':
+      return equalityNode([name], value);
     case '$alwaysTrue': case '$alwaysFalse':
       if (!isNumber(value) || toDouble(value) !== 1) badValue(`${name} must be an integer value of 1`);
       return name === '$alwaysTrue' ? alwaysTrue : alwaysFalse;
@@ -84,11 +87,15 @@ function parseTopLevelOperator(name: string, value: unknown, ctx: Context): Matc
   }
 }
 
-// {$gt: 1, ...}: an object whose first field is an operator. {$ref, $id} is a DBRef literal.
-export function isOperatorObject(value: unknown): value is Doc {
+// {$gt: 1, ...}: an object whose first field is an operator. An object holding both $ref and $id
+// is a DBRef literal; under $elemMatch (`incompleteDBRef`) any of $ref, $id, $db makes it a filter
+// on the elements' fields, as in MongoDB.
+export function isOperatorObject(value: unknown, incompleteDBRef = false): value is Doc {
   if (!isPlainObject(value)) return false;
-  const first = Object.keys(value)[0];
-  return first !== undefined && first.startsWith('$') && first !== '$ref' && first !== '$id' && first !== '$db';
+  const keys = Object.keys(value);
+  if (keys[0] === undefined || !keys[0].startsWith('$')) return false;
+  const has = (name: string): boolean => Object.hasOwn(value, name);
+  return incompleteDBRef ? !(has('$ref') || has('$id') || has('$db')) : !(has('$ref') && has('$id'));
 }
 
 // A regex operand: a BSON regex as the wire delivers it, or a JS RegExp from in-process callers
@@ -229,7 +236,7 @@ const DOCUMENT_LEVEL = new Set(['$and', '$or', '$nor', '$where', '$expr', '$json
 function parseElemMatch(path: string[] | null, arg: unknown): MatchNode {
   if (!isPlainObject(arg)) badValue('$elemMatch needs an Object');
   const first = Object.keys(arg)[0];
-  if (isOperatorObject(arg) && !DOCUMENT_LEVEL.has(first!)) {
+  if (isOperatorObject(arg, true) && !DOCUMENT_LEVEL.has(first!)) {
     const elementMatches = parseOperators(null, arg);
     return onPath(path, 'noTraversal', (value, details) => matchArray(value, details, (element) => elementMatches(element)));
   }

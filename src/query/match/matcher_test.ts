@@ -338,3 +338,21 @@ test('objects that only look like operators are compared as values', () => {
     [{ a: { $ref: 'c', $id: 1 } }, { a: { $ref: 'c', $id: 1 } }, true],
   ]);
 });
+
+test('DBRef fields are field names under $elemMatch and as a filter of their own, operators elsewhere', () => {
+  const doc = { one: { $ref: 'foo', $id: 7 }, members: [{ $ref: 'foo', $id: 7, $db: 'd' }] };
+  check([
+    [{ 'one.$id': 7 }, doc, true],
+    [{ 'one.$ref': 'foo' }, doc, true],
+    [{ 'one.$id': { $exists: true } }, doc, true],
+    [{ one: { $ref: 'foo', $id: 7 } }, doc, true],
+    [{ members: { $elemMatch: { $id: 7 } } }, doc, true],
+    [{ members: { $elemMatch: { $id: 8 } } }, doc, false],
+    [{ members: { $elemMatch: { $db: 'd', $ref: 'foo' } } }, doc, true],
+    // As in MongoDB, a DBRef field's value is compared whole, never read as operators.
+    [{ members: { $elemMatch: { $id: { $gt: 6 } } } }, doc, false],
+    [{ members: { $elemMatch: { $id: { $gt: 6 } } } }, { members: [{ $id: { $gt: 6 } }] }, true],
+    [{ $id: 7 }, { $id: 7 }, true],
+  ]);
+  rejects({ one: { $id: 7 } }, 2, /unknown operator: \$id/);
+});

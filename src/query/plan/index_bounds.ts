@@ -1,6 +1,7 @@
 import { MaxKey, MinKey } from 'bson';
 import { canonicalType, compareValues } from '../../bson/compare.js';
-import { isPlainObject, bsonTag, type Doc } from '../../bson/values.js';
+import { bsonTag, type Doc } from '../../bson/values.js';
+import { isOperatorObject } from '../match/expression_parser.js';
 
 // Bounds an index scan may use for one field: a union of value intervals. They only need to
 // cover every matching document (the full filter is re-checked on each fetched document), so
@@ -73,15 +74,11 @@ export function intervalsFor(condition: unknown, multikey: boolean): Interval[] 
   return result;
 }
 
-function isOperatorObject(v: unknown): boolean {
-  if (!isPlainObject(v)) return false;
-  const keys = Object.keys(v);
-  return keys.length > 0 && keys[0]!.startsWith('$');
-}
-
 function equalityIntervals(v: unknown): Interval[] | undefined {
   if (v === undefined || Array.isArray(v) || bsonTag(v) === 'BSONRegExp') return undefined;
-  if (isPlainObject(v) && Object.keys(v).some((k) => k.startsWith('$'))) return undefined;
+  // An operator-looking document as a value ({$eq: {$gt: 1}}) is left unbounded; a DBRef-shaped
+  // one is a document like any other.
+  if (isOperatorObject(v)) return undefined;
   return [pointInterval(v)];
 }
 

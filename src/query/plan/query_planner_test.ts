@@ -28,3 +28,12 @@ describe('the query planner and hidden indexes', () => {
     assert.ok(plan.kind === 'IXSCAN' && plan.index.name === 'a_1');
   });
 });
+
+describe('the query planner and DBRef-shaped values', () => {
+  const indexes = [index(1, { key: { _id: 1 }, name: '_id_' }), index(2, { key: { ref: 1 }, name: 'ref_1' })];
+
+  it('bounds an equality on a DBRef-shaped document to one point, as for any document', () => {
+    const plan = planQuery({ filter: { ref: { $ref: 'foo', $id: 7 } } }, indexes);
+    assert.ok(plan.kind === 'IXSCAN' && plan.index.name === 'ref_1', plan.kind);
+  });
+});

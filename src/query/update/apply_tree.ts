@@ -12,7 +12,7 @@ type Container = Doc | unknown[];
 export interface ApplyState {
   readonly root: Doc;
   readonly isInsert: boolean;
-  readonly now: Date;
+  readonly now: Date | undefined;
   readonly matchedField: string | undefined;
   readonly arrayFilters: ReadonlyMap<string, (element: unknown) => boolean>;
 }
@@ -124,21 +124,24 @@ function applyModifier(node: ModifierNode, cur: Cursor, st: ApplyState): void {
   if (cur.toCreate.length === 0) {
     const result = node.updateExisting(cur.value, modifierContext(cur.taken, st));
     if (result === NOOP) return;
-    writeExisting(cur, result === REMOVE ? REMOVE : result);
+    writeExisting(cur, result === REMOVE ? REMOVE : result, st.isInsert);
     return;
   }
   if (!node.allowCreation) {
     if (!node.allowNonViablePath) checkViability(cur);
     return;
   }
-  createAt(cur, node.valueForNew(modifierContext([...cur.taken, ...cur.toCreate], st)));
+  createAt(cur, node.valueForNew(modifierContext([...cur.taken, ...cur.toCreate], st)), st.isInsert);
 }
 
-function writeExisting(cur: Cursor, value: unknown): void {
+function writeExisting(cur: Cursor, value: unknown, isInsert: boolean): void {
   if (value !== REMOVE && identical(value, cur.value)) return;
   if (cur.taken[0] === '_id') {
     throw mongoError('ImmutableField', `Performing an update on the path '${cur.taken.join('.')}' would modify the immutable field '_id'`);
   }
+  // A stored '$'-prefixed top-level field may be removed, not given a new value (MongoDB validates
+  // the element an update writes).
+  if (value !== REMOVE && cur.taken.length === 1 && !isInsert) checkTopLevelFieldName(cur.taken[0]!);
   const parent = cur.parent!;
   const key = cur.key!;
   if (Array.isArray(parent)) parent[arrayIndexOfPart(key)!] = value === REMOVE ? null : value;
@@ -146,13 +149,15 @@ function writeExisting(cur: Cursor, value: unknown): void {
   else parent[key] = value;
 }
 
-function createAt(cur: Cursor, value: unknown): void {
+// The document an upsert inserts is checked as an insert is, which allows '$'-prefixed top-level
+// fields (MongoDB 5.0+).
+function createAt(cur: Cursor, value: unknown, isInsert: boolean): void {
   const [first, ...rest] = cur.toCreate as [string, ...string[]];
   if (cur.taken[0] === '_id') {
     const path = [...cur.taken, ...cur.toCreate].join('.');
     throw mongoError('ImmutableField', `Updating the path '${path}' to ${elementToString(cur.key!, cur.value)} would modify the immutable field '_id'`);
   }
-  if (cur.taken.length === 0) checkTopLevelFieldName(first);
+  if (cur.taken.length === 0 && !isInsert) checkTopLevelFieldName(first);
   let built = value;
   for (let i = rest.length - 1; i >= 0; i--) built = { [rest[i]!]: built };
   const target = cur.value;
@@ -192,9 +197,9 @@ function applyRename(node: RenameNode, cur: Cursor, st: ApplyState): void {
     throw mongoError('BadValue', `The destination field cannot be an array element, '${node.to}' in doc with ${idElementString(st.root)} has an array field called '${cur.taken[arrayAt]}'`);
   }
   if (cur.toCreate.length === 0) {
-    if (!valuesEqual(source.value, cur.value)) writeExisting(cur, source.value);
+    if (!valuesEqual(source.value, cur.value)) writeExisting(cur, source.value, st.isInsert);
   } else {
-    createAt(cur, source.value);
+    createAt(cur, source.value, st.isInsert);
   }
   if (node.from[0] === '_id') {
     throw mongoError('ImmutableField', `Unsetting the path '${node.from.join('.')}' using $rename would modify the immutable field '_id'`);

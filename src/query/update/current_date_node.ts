@@ -1,11 +1,14 @@
 import { mongoError } from '../../base/errors.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import { isPlainObject, Timestamp } from '../../bson/values.js';
-import { modifier, type ModifierNode } from './modifier_node.js';
+import { modifier, operationTime, type ModifierNode } from './modifier_node.js';
 
 export function makeCurrentDateNode(arg: unknown): ModifierNode {
   const asDate = parseCurrentDateType(arg);
-  const valueAt = (now: Date) => (asDate ? new Date(now.getTime()) : new Timestamp({ t: Math.floor(now.getTime() / 1000), i: 1 }));
+  const valueAt = (given: Date | undefined) => {
+    const now = operationTime(given);
+    return asDate ? new Date(now.getTime()) : new Timestamp({ t: Math.floor(now.getTime() / 1000), i: 1 });
+  };
   return modifier('$currentDate', {
     updateExisting: (_old, mc) => valueAt(mc.now),
     valueForNew: (mc) => valueAt(mc.now),

@@ -1,3 +1,4 @@
+import { mongoError } from '../../base/errors.js';
 import type { Doc } from '../../bson/values.js';
 
 // What a modifier returns for an existing element besides its new value.
@@ -9,7 +10,7 @@ export interface ModifierContext {
   readonly field: string; // the last part of `path`
   readonly doc: Doc; // the whole document being updated, for messages that quote its _id
   readonly isInsert: boolean;
-  readonly now: Date;
+  readonly now: Date | undefined;
 }
 
 // A leaf of the update tree: one operator applied to one path (MongoDB's ModifierNode).
@@ -38,4 +39,10 @@ export function modifier(
     updateExisting: behaviour.updateExisting,
     valueForNew: behaviour.valueForNew,
   };
+}
+
+// The query layer reads no clock: an update that needs the time is given it by its command.
+export function operationTime(now: Date | undefined): Date {
+  if (now === undefined) throw mongoError('InternalError', 'an update that reads the current time was given none');
+  return now;
 }

@@ -7,6 +7,7 @@ import { elementToString, valueToString } from './bson_string.js';
 import { checkPositionalParts, isDynamicPath, parseUpdatePath } from './field_ref.js';
 import { identical } from './identical.js';
 import { MODIFIERS } from './modifier_table.js';
+import { operationTime } from './modifier_node.js';
 import { replaceDocument } from './object_replace.js';
 import { applyPipelineUpdate, checkUpdatePipeline } from './pipeline_update.js';
 import { validateForStorage } from './storage_validation.js';
@@ -16,6 +17,8 @@ import { extractEqualities, seedDocument } from './upsert_document.js';
 export interface UpdateContext {
   matchDetails?: { elemMatchKey?: string };
   isUpsertInsert: boolean;
+  // $currentDate's and $$NOW's time: the operation's, from its process's clock. A node's writes to
+  // its own collections (LocalWriter) give none, and use neither.
   now?: Date;
 }
 
@@ -41,13 +44,13 @@ export function compileUpdate(update: Doc | Doc[], options: UpdateOptions = {}):
     checkUpdatePipeline(update);
     return {
       kind: 'pipeline',
-      apply: (doc, ctx) => result(doc, applyPipelineUpdate(update, doc, options.variables, ctx.now ?? new Date())),
+      apply: (doc, ctx) => result(doc, applyPipelineUpdate(update, doc, options.variables, operationTime(ctx.now))),
     };
   }
   if (!isPlainObject(update)) throw mongoError('FailedToParse', 'Update argument must be either an object or an array');
   const first = Object.keys(update)[0];
   if (first === undefined || !first.startsWith('$')) {
-    return { kind: 'replacement', apply: (doc) => result(doc, replaceDocument(doc, update, false)) };
+    return { kind: 'replacement', apply: (doc, ctx) => result(doc, replaceDocument(doc, update, ctx.isUpsertInsert)) };
   }
   const root = parseOperators(update, filters, options.variables);
   return {
@@ -57,7 +60,7 @@ export function compileUpdate(update: Doc | Doc[], options: UpdateOptions = {}):
       applyTree(root, out, {
         root: out,
         isInsert: ctx.isUpsertInsert,
-        now: ctx.now ?? new Date(),
+        now: ctx.now,
         matchedField: ctx.matchDetails?.elemMatchKey,
         arrayFilters: filters,
       });

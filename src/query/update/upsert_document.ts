@@ -1,5 +1,6 @@
 import { mongoError } from '../../base/errors.js';
 import { bsonTag, cloneValue, isPlainObject, type Doc } from '../../bson/values.js';
+import { isOperatorObject } from '../match/expression_parser.js';
 import { comparePathParts } from './field_ref.js';
 
 // The equality predicates of an upsert's query, by path: implicit equality, $eq, single-value
@@ -32,9 +33,7 @@ function collect(query: Doc, out: Map<string, unknown>): void {
 
 function equalitiesOf(condition: unknown): unknown[] {
   if (bsonTag(condition) === 'BSONRegExp') return [];
-  if (!isPlainObject(condition)) return [condition];
-  const keys = Object.keys(condition);
-  if (keys.length === 0 || !keys[0]!.startsWith('$')) return [condition];
+  if (!isOperatorObject(condition)) return [condition];
   const found: unknown[] = [];
   for (const [op, arg] of Object.entries(condition)) {
     if (op === '$eq') found.push(arg);

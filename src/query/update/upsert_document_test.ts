@@ -16,6 +16,7 @@ const cases: Case[] = [
   { name: 'the _id comes first', query: { a: 1, _id: 5 }, update: { $set: { b: 1 } }, expected: { _id: 5, a: 1, b: 1 } },
   { name: 'a replacement keeps only the query _id', query: { _id: 3, a: 1 }, update: { b: 2 }, expected: { _id: 3, b: 2 } },
   { name: 'a replacement without a query _id has none', query: { a: 1 }, update: { b: 2 }, expected: { b: 2 } },
+  { name: 'a DBRef-shaped equality is a value to seed', query: { ref: { $ref: 'foo', $id: 7 } }, update: { $set: { b: 1 } }, expected: { ref: { $ref: 'foo', $id: 7 }, b: 1 } },
   { name: 'an update may set _id when the query has none', query: { a: 1 }, update: { $set: { _id: 9 } }, expected: { _id: 9, a: 1 } },
 ];
 
@@ -38,5 +39,20 @@ describe('upsert documents', () => {
 
   it('rejects a positional update, which has no match to use', () => {
     assertMongoError(() => upsertDocument({ 'a.b': 1 }, compileUpdate({ $set: { 'a.$': 1 } })), ErrorCodes.BadValue, 'The positional operator did not find the match needed from the query.');
+  });
+});
+
+describe("an upsert's '$'-prefixed fields", () => {
+  it('are allowed at the top level of the document an upsert inserts, as an insert allows them', () => {
+    assert.deepStrictEqual(upsertDocument({ _id: 1 }, compileUpdate({ $set: { $myKey: 1, 'a.$b': 2 } })), { _id: 1, $myKey: 1, a: { $b: 2 } });
+    assert.deepStrictEqual(upsertDocument({ _id: 1 }, compileUpdate({ a: 1, $myKey: 1 })), { _id: 1, a: 1, $myKey: 1 });
+  });
+
+  it('are refused when the same update changes a stored document, and inside _id', () => {
+    assertMongoError(() => compileUpdate({ $set: { $myKey: 1 } }).apply({ _id: 1 }, { isUpsertInsert: false }), ErrorCodes.DollarPrefixedFieldName);
+    assertMongoError(() => compileUpdate({ a: 1, $myKey: 1 }).apply({ _id: 1 }, { isUpsertInsert: false }), ErrorCodes.DollarPrefixedFieldName);
+    assertMongoError(() => compileUpdate({ $inc: { $myKey: 1 } }).apply({ _id: 1, $myKey: 1 }, { isUpsertInsert: false }), ErrorCodes.DollarPrefixedFieldName);
+    assert.deepStrictEqual(compileUpdate({ $unset: { $myKey: 1 } }).apply({ _id: 1, $myKey: 1 }, { isUpsertInsert: false }).doc, { _id: 1 });
+    assertMongoError(() => upsertDocument({}, compileUpdate({ $set: { _id: { $x: 1 } } })), ErrorCodes.DollarPrefixedFieldName);
   });
 });

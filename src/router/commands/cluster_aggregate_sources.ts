@@ -46,7 +46,7 @@ async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): 
   const [, ...rest] = cmd.pipeline as Doc[];
   validatePipeline(rest);
   const cursorSpec = requireCursor(cmd);
-  const ops = (spec as Doc).localOps === true ? routerOperationsOf(ctx.router).list(Date.now()) : await shardOperations(ctx);
+  const ops = (spec as Doc).localOps === true ? routerOperationsOf(ctx.router).list(ctx.router.wallClock.now()) : await shardOperations(ctx);
   return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', ops, rest);
 }
 
@@ -133,7 +133,7 @@ function answer(ctx: RouterContext, cmd: Doc, cursorSpec: Doc, ns: string, docs:
   const output = runPipeline(rest, docs, {
     db: ctx.db,
     variables: optionalDoc(cmd, 'let'),
-    now: new Date(),
+    now: new Date(ctx.router.wallClock.now()),
     readCollection: (name) => {
       throw new MongoError(ErrorCodes.NotImplemented, `reading ${ctx.db}.${name} after a cluster statistics stage is not supported`);
     },

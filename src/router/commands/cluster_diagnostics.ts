@@ -12,14 +12,14 @@ import { routerHelloAuthentication } from './cluster_auth.js';
 export const clusterHelloCommand: RouterCommand = {
   names: ['hello', 'isMaster', 'ismaster'],
   run: (ctx, cmd) => {
-    const reply = { ...helloReply(ctx.conn, cmd), msg: 'isdbgrid', ok: 1 };
+    const reply = { ...helloReply(ctx.conn, cmd, ctx.router.wallClock.now()), msg: 'isdbgrid', ok: 1 };
     if (cmd.saslSupportedMechs === undefined && cmd.speculativeAuthenticate === undefined) return reply;
     return routerHelloAuthentication(ctx, cmd).then((auth) => ({ ...reply, ...auth }));
   },
 };
 
 export const clusterPingCommand: RouterCommand = { names: ['ping'], run: () => ({ ok: 1 }) };
-export const clusterHostInfoCommand: RouterCommand = { names: ['hostInfo'], run: () => hostInfoReply() };
+export const clusterHostInfoCommand: RouterCommand = { names: ['hostInfo'], run: (ctx) => hostInfoReply(ctx.router.wallClock.now()) };
 export const clusterGetCmdLineOptsCommand: RouterCommand = {
   names: ['getCmdLineOpts'],
   adminOnly: true,
@@ -73,10 +73,11 @@ export const clusterProfileCommand: RouterCommand = {
 export const clusterServerStatusCommand: RouterCommand = {
   names: ['serverStatus'],
   run(ctx) {
-    const uptimeMs = Date.now() - ctx.router.startedAt.getTime();
+    const now = ctx.router.wallClock.now();
+    const uptimeMs = now - ctx.router.startedAt.getTime();
     return {
       host: `${os.hostname()}:${ctx.router.options.port}`, version: SERVER_VERSION, process: 'mongos', pid: process.pid,
-      uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(),
+      uptime: Math.floor(uptimeMs / 1000), uptimeMillis: uptimeMs, localTime: new Date(now),
       connections: { current: ctx.router.connections.current, available: ctx.router.options.maxConns - ctx.router.connections.current, totalCreated: ctx.router.connections.total },
       security: { authentication: ctx.router.authentication.serverStatus() },
       opcounters: { ...ctx.router.opcounters },

@@ -6,5 +6,5 @@ import type { RouterCommand } from '../router_services.js';
 // on the mongos they talk to. Without the flag they are not in the command table at all.
 export const routerTestCommands: readonly RouterCommand[] = [
   { names: ['configureFailPoint'], adminOnly: true, run: (ctx, cmd) => configureFailPoint(ctx.router.failPoints, cmd) },
-  { names: ['waitForFailPoint'], adminOnly: true, run: (ctx, cmd) => waitForFailPoint(ctx.router.failPoints, cmd) },
+  { names: ['waitForFailPoint'], adminOnly: true, run: (ctx, cmd) => waitForFailPoint(ctx.router.failPoints, cmd, ctx.router.wallClock) },
 ];

@@ -8,10 +8,10 @@ import type { RouterCommand, RouterContext } from '../router_services.js';
 // moveChunk and moveRange go to the config server, which starts the migration on the donor (or
 // joins an identical one in flight) and answers when it has committed or aborted.
 async function move(ctx: RouterContext, ns: string, body: Doc): Promise<Doc> {
-  const started = Date.now();
+  const started = ctx.router.wallClock.now();
   checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrMoveRange: ns, ...body }));
   ctx.router.catalogCache.invalidateCollection(ns);
-  return { millis: Date.now() - started, ok: 1 };
+  return { millis: ctx.router.wallClock.now() - started, ok: 1 };
 }
 
 export const moveChunkCommand: RouterCommand = {

@@ -101,7 +101,7 @@ export const clusterAggregateCommand: RouterCommand = {
 async function localSessions(ctx: RouterContext, cmd: Doc, rest: unknown[], batchSize: number | undefined): Promise<Doc> {
   const pipeline: unknown = [{ $documents: ctx.router.sessions.list() }, ...rest];
   validatePipeline(pipeline);
-  const docs = runPipeline(pipeline, [], { db: ctx.db, readCollection: () => [], variables: letVariables(cmd) });
+  const docs = runPipeline(pipeline, [], { db: ctx.db, readCollection: () => [], variables: letVariables(cmd), now: new Date(ctx.router.wallClock.now()) });
   const ns = `${ctx.db}.$cmd.aggregate`;
   return ctx.router.cursors.firstBatch(ns, clusterCursor(toAsync(docs), []), batchSize);
 }
@@ -117,7 +117,7 @@ async function mergeContext(ctx: RouterContext, mergePart: Doc[], variables: Rec
     db: ctx.db,
     readCollection: (name: string) => foreign.get(name) ?? [],
     variables,
-    now: new Date(),
+    now: new Date(ctx.router.wallClock.now()),
   };
 }
 

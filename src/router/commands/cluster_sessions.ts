@@ -7,11 +7,11 @@ import { KILL_COMMAND_NAMES, killPatterns, sessionsArgument, startSession } from
 // config.system.sessions; the kill commands interrupt the sessions' operations here, close their
 // cluster cursors (and so their shard cursors), then kill them on every shard.
 export const clusterSessionCommands: readonly RouterCommand[] = [
-  { names: ['startSession'], run: (ctx) => startSession(ctx.router.sessions) },
+  { names: ['startSession'], run: (ctx) => startSession(ctx.router.sessions, ctx.router.wallClock.now()) },
   {
     names: ['refreshSessions'],
     run(ctx, cmd) {
-      const now = Date.now();
+      const now = ctx.router.wallClock.now();
       for (const lsid of sessionsArgument('refreshSessions', cmd)) ctx.router.sessions.vivify(lsid, now);
       return { ok: 1 };
     },

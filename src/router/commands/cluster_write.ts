@@ -342,7 +342,7 @@ async function twoPhase(ctx: RouterContext, routing: Routing, kind: WriteKind, b
 async function upsertWithoutShardKey(ctx: RouterContext, routing: Routing, base: Doc, statement: Statement, result: WriteResult): Promise<void> {
   const filter = statement.body.q as Doc;
   const update = compileUpdate(statement.body.u as Doc | Doc[], { arrayFilters: statement.body.arrayFilters as Doc[] | undefined, variables: base.let as Doc | undefined });
-  const doc = upsertDocument(filter, update);
+  const doc = upsertDocument(filter, update, { now: new Date(ctx.router.wallClock.now()) });
   const id = doc._id === undefined ? new ObjectId() : doc._id;
   const shard = shardForInsert(routing.cm!, { ...doc, _id: id });
   const body = { ...statement.body, q: { $and: [filter, { _id: id }] } };
