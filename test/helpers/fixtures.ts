@@ -2,17 +2,20 @@ import { after, before } from 'node:test';
 import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { spawnCluster, spawnRouter, type SpawnClusterOptions, type SpawnedCluster, type SpawnedRouter } from './spawn_cluster.js';
 import { removeDir, spawnNode, tempDir, type SpawnedNode, type SpawnNodeOptions } from './spawn_node.js';
+import { startUp, type Up } from './spawn_up.js';
 
 // What a suite starts for its tests, stopped in one place after the last of them: first what the
-// suite asked to run while everything is still up, then the clients, then the routers, nodes and
-// clusters, the config servers last, then every directory removed (the nodes' dbpaths among them). A suite whose start
-// fails half-way is stopped as far as it got.
+// suite asked to run while everything is still up, then the clients, then the routers, `docshard
+// up`s, nodes and clusters, the config servers last, then every directory removed (the nodes'
+// dbpaths among them). A suite whose start fails half-way is stopped as far as it got (node:test
+// runs after() when before() failed).
 export class SuiteProcesses {
   private readonly clients: MongoClient[] = [];
   private readonly routers: SpawnedRouter[] = [];
   private readonly nodes: SpawnedNode[] = [];
   private readonly configNodes: SpawnedNode[] = [];
   private readonly clusters: SpawnedCluster[] = [];
+  private readonly ups: Up[] = [];
   private readonly dirs: string[] = [];
   private readonly beforeStops: (() => Promise<unknown> | void)[] = [];
 
@@ -35,6 +38,13 @@ export class SuiteProcesses {
     const cluster = await spawnCluster(options);
     this.clusters.push(cluster);
     return cluster;
+  }
+
+  // `docshard up` over a directory of the suite's; SIGTERM stops it and the processes it started.
+  async up(shards: number, flags: string[] = []): Promise<Up> {
+    const up = await startUp(this.dir('docshard-up-'), shards, flags);
+    this.ups.push(up);
+    return up;
   }
 
   // A client (it connects on first use), closed before the processes stop.
@@ -63,6 +73,11 @@ export class SuiteProcesses {
     for (const fn of this.beforeStops.splice(0)) await settle([Promise.resolve().then(fn)]);
     await Promise.all(this.clients.splice(0).map((c) => c.close().catch(() => undefined)));
     await settle(this.routers.splice(0).map((r) => r.stop()));
+    await settle(this.ups.splice(0).map(async (up) => {
+      if (up.child.exitCode !== null || up.child.signalCode !== null) return;
+      up.child.kill('SIGTERM');
+      await up.exited;
+    }));
     // Config servers last, as a cluster stops: the shards may still ask them something.
     await settle([...this.nodes.splice(0).map((n) => n.stop()), ...this.clusters.splice(0).map((c) => c.stop())]);
     await settle(this.configNodes.splice(0).map((n) => n.stop()));

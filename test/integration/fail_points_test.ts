@@ -1,7 +1,7 @@
 import { afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, MongoNetworkError, MongoServerError, MongoWriteConcernError, type ClientSession, type Db } from 'mongodb';
-import { type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
 import { spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { withProcesses } from '../helpers/fixtures.js';
 

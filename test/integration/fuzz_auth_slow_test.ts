@@ -6,8 +6,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { Binary, BSON } from 'bson';
 import { MongoClient } from 'mongodb';
-import { type SpawnedNode } from '../helpers/spawn_node.js';
-import { type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { frame, mutate, opMsgPayload, Prober, rng } from '../helpers/wire_fuzz.js';
 import { withProcesses } from '../helpers/fixtures.js';
 

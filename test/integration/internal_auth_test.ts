@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { removeDir, runDocshard, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { as, refusal } from '../helpers/server_errors.js';
 import { withProcesses } from '../helpers/fixtures.js';
 

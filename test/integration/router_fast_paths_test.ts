@@ -2,7 +2,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError, type CommandStartedEvent, type Db, type Document } from 'mongodb';
 import { ROUTER_FAST_PATHS, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
 import { startRecordingProxy, type RecordingProxy } from '../helpers/recording_proxy.js';
 import { withCluster } from '../helpers/fixtures.js';
 
