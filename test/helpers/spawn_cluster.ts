@@ -66,33 +66,56 @@ export const ROUTER_FAST_PATHS = [
 // (named shard0, shard1, ...) through the first router. `enableTestCommands` starts every process
 // with --enableTestCommands (fail points); `shardArgs` go to the shards only, `configArgs` to the
 // config server only, `routerArgs` to every router.
-export async function spawnCluster(options: { shards: number; routers?: number; enableTestCommands?: boolean; shardArgs?: string[]; configArgs?: string[]; routerArgs?: readonly string[] }): Promise<SpawnedCluster> {
+export interface SpawnClusterOptions {
+  shards: number;
+  routers?: number;
+  enableTestCommands?: boolean;
+  shardArgs?: string[];
+  configArgs?: string[];
+  routerArgs?: readonly string[];
+}
+
+export async function spawnCluster(options: SpawnClusterOptions): Promise<SpawnedCluster> {
   const extraArgs = options.enableTestCommands === true ? ['--enableTestCommands'] : [];
   const shardArgs = [...extraArgs, ...(options.shardArgs ?? [])];
-  const config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: [...extraArgs, ...(options.configArgs ?? [])] });
-  const shards = await Promise.all(Array.from({ length: options.shards }, () => spawnNode({ role: 'shard', extraArgs: shardArgs })));
-  const routers: SpawnedRouter[] = [];
-  for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port, [...extraArgs, ...(options.routerArgs ?? [])]));
-  const client = new MongoClient(routers[0]!.uri);
-  try {
-    for (const [i, shard] of shards.entries()) {
-      await client.db('admin').command({ addShard: `127.0.0.1:${shard.port}`, name: `shard${i}` });
-    }
-  } finally {
-    await client.close();
-  }
-  // stop() reads the fields, not the nodes started here: a test may replace a killed node with
-  // its restarted process (restartNode), and that one must be stopped.
-  const cluster: SpawnedCluster = {
-    config,
-    shards,
-    routers,
-    async stop() {
-      await Promise.all(cluster.routers.map((r) => r.stop()));
-      await Promise.all(cluster.shards.map((s) => s.stop()));
-      await cluster.config.stop();
-      for (const n of [cluster.config, ...cluster.shards]) removeDir(n.dbpath);
-    },
+  const started: { nodes: SpawnedNode[]; routers: SpawnedRouter[] } = { nodes: [], routers: [] };
+  const node = async (o: Parameters<typeof spawnNode>[0]): Promise<SpawnedNode> => {
+    const n = await spawnNode(o);
+    started.nodes.push(n);
+    return n;
   };
-  return cluster;
+  try {
+    const config = await node({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: [...extraArgs, ...(options.configArgs ?? [])] });
+    const shards = await Promise.all(Array.from({ length: options.shards }, () => node({ role: 'shard', extraArgs: shardArgs })));
+    const routers = started.routers;
+    for (let i = 0; i < (options.routers ?? 1); i++) routers.push(await spawnRouter(config.port, [...extraArgs, ...(options.routerArgs ?? [])]));
+    const client = new MongoClient(routers[0]!.uri);
+    try {
+      for (const [i, shard] of shards.entries()) {
+        await client.db('admin').command({ addShard: `127.0.0.1:${shard.port}`, name: `shard${i}` });
+      }
+    } finally {
+      await client.close();
+    }
+    // stop() reads the fields, not the nodes started here: a test may replace a killed node with
+    // its restarted process (restartNode), and that one must be stopped.
+    const cluster: SpawnedCluster = {
+      config,
+      shards,
+      routers: [...routers],
+      async stop() {
+        await Promise.all(cluster.routers.map((r) => r.stop()));
+        await Promise.all(cluster.shards.map((s) => s.stop()));
+        await cluster.config.stop();
+        for (const n of [cluster.config, ...cluster.shards]) removeDir(n.dbpath);
+      },
+    };
+    return cluster;
+  } catch (err) {
+    // A cluster that did not come up leaves no process or directory behind.
+    await Promise.allSettled(started.routers.map((r) => r.stop()));
+    await Promise.allSettled(started.nodes.map((n) => n.stop()));
+    for (const n of started.nodes) removeDir(n.dbpath);
+    throw err;
+  }
 }

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // A routed request whose version check waits for a refresh of the shard's metadata is admitted
 // again once the refresh answers: a critical section entered meanwhile holds it as it holds a
@@ -15,20 +16,13 @@ describe('a routed write that waited for a refresh is admitted again', () => {
   let router: MongoClient;
   let shard: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 1, enableTestCommands: true });
-    router = new MongoClient(cluster.routers[0]!.uri);
-    shard = new MongoClient(cluster.shards[0]!.uri);
+  withCluster({ shards: 1, enableTestCommands: true }, async (f) => {
+    ({ cluster, client: router } = f);
+    shard = f.connect(cluster.shards[0]!.uri);
+    f.processes.beforeStop(() => shard.db('admin').command({ configureFailPoint: REFRESH_FAIL_POINT, mode: 'off' }).catch(() => undefined));
     await router.db('admin').command({ enableSharding: 'adm', primaryShard: 'shard0' });
     await router.db('admin').command({ shardCollection: 'adm.c', key: { k: 1 } });
     await router.db('adm').collection<AnyDoc>('c').insertOne({ _id: 0, k: 0 });
-  });
-
-  after(async () => {
-    await shard?.db('admin').command({ configureFailPoint: REFRESH_FAIL_POINT, mode: 'off' }).catch(() => undefined);
-    await router?.close();
-    await shard?.close();
-    await cluster?.stop();
   });
 
   it('waits for a critical section entered while its refresh was running', async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { Binary, MongoClient, MongoServerError, type Db } from 'mongodb';
-import { spawnNode, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
 import { startRecordingProxy } from '../helpers/recording_proxy.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // SCRAM-SHA-256 and SCRAM-SHA-1 on a node started with --auth, through the official driver: the
 // localhost exception creates the first user, the driver logs in with a URI user and password,
@@ -45,11 +46,8 @@ async function scramBySaslCommands(admin: Db, user: string, pwd: string, options
 
 describe('authentication on a node started with --auth', () => {
   let node: SpawnedNode;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
-  });
-  after(async () => {
-    await node.stop();
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
   });
 
   it('refuses an unauthenticated find with 13, and runs the handshake commands', async () => {
@@ -215,11 +213,8 @@ describe('authentication on a node started with --auth', () => {
 
 describe('a node started without --auth', () => {
   let node: SpawnedNode;
-  before(async () => {
-    node = await spawnNode();
-  });
-  after(async () => {
-    await node.stop();
+  withNode({}, async (f) => {
+    node = f.node;
   });
 
   it('serves unauthenticated clients as before, and still authenticates one that logs in', async () => {

@@ -1,7 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { spawnNode, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // Built-in roles checked on a node started with --auth, through the official driver: each user
 // runs what its roles grant and is refused the rest with Unauthorized and MongoDB's message.
@@ -27,8 +28,8 @@ async function asUser<T>(node: SpawnedNode, user: string, run: (client: MongoCli
 
 describe('roles on a node started with --auth', () => {
   let node: SpawnedNode;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
     const local = await MongoClient.connect(node.uri);
     try {
       await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
@@ -43,9 +44,6 @@ describe('roles on a node started with --auth', () => {
       await root.db('a').collection<{ _id: number }>('c').insertOne({ _id: 1 });
       await root.db('b').collection<{ _id: number }>('c').insertOne({ _id: 1 });
     });
-  });
-  after(async () => {
-    await node.stop();
   });
 
   it('a read user finds but cannot insert: 13 with the database and the command', async () => {
@@ -102,11 +100,8 @@ describe('roles on a node started with --auth', () => {
 
 describe('a node without --auth checks no roles', () => {
   let node: SpawnedNode;
-  before(async () => {
-    node = await spawnNode();
-  });
-  after(async () => {
-    await node.stop();
+  withNode({}, async (f) => {
+    node = f.node;
   });
 
   it('runs every command for a client that never logged in', async () => {

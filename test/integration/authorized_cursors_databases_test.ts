@@ -1,8 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, MongoServerError } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
+import { withNode, withProcesses } from '../helpers/fixtures.js';
 
 // With --auth, on a node and through a router, with the official driver: a cursor belongs to the
 // user who opened it (another user's getMore and killCursors answer Unauthorized with MongoDB's
@@ -87,11 +88,8 @@ function checks(target: () => Target): void {
 
 describe('cursors and databases of users on a node with --auth', () => {
   let node: SpawnedNode;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
-  });
-  after(async () => {
-    await node.stop();
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
   });
   checks(() => ({ port: node.port, extra: '&directConnection=true' }));
 });
@@ -100,16 +98,10 @@ describe('cursors and databases of users through a router with --auth', () => {
   let config: SpawnedNode;
   let shards: SpawnedNode[];
   let router: SpawnedRouter;
-  before(async () => {
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-') });
-    shards = await Promise.all([spawnNode({ role: 'shard' }), spawnNode({ role: 'shard' })]);
-    router = await spawnRouter(config.port, ['--auth']);
-  });
-  after(async () => {
-    await router.stop();
-    await Promise.all(shards.map((s) => s.stop()));
-    await config.stop();
-    for (const n of [config, ...shards]) removeDir(n.dbpath);
+  withProcesses(async (p) => {
+    config = await p.node({ role: 'config' });
+    shards = await Promise.all([p.node({ role: 'shard' }), p.node({ role: 'shard' })]);
+    router = await p.router(config.port, ['--auth']);
   });
   checks(() => ({ port: router.port, extra: '', shards: shards.map((s) => s.port) }));
 });

@@ -1,10 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { chunksOf, waitFor } from '../helpers/balancer_util.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const DOCS = 2000;
 const PAD = 'x'.repeat(4000); // 2000 documents of ~4 KB: ~8 MB
@@ -15,24 +15,18 @@ const BATCH = 100;
 // the write path; config.settings {_id: 'autosplit', enabled: false} and config.collections
 // noAutoSplit turn it off. The balancer is stopped so that only the router changes the chunks.
 describe('auto-splitting on the router', () => {
-  let cluster: SpawnedCluster;
   let client: MongoClient;
   let admin: Db;
   let config: Db;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    client = f.client;
     admin = client.db('admin');
     config = client.db('config');
     await admin.command({ balancerStop: 1 });
     // Through the router, which drops its cached auto-split settings on such a write.
     await config.collection('settings').updateOne({ _id: 'chunksize' as never }, { $set: { value: 1 } }, { upsert: true });
     await admin.command({ enableSharding: 'as', primaryShard: 'shard0' });
-  });
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   async function shard(coll: string): Promise<void> {

@@ -1,7 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MinKey, MongoClient, type Db } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // The sizes and cut points a shard gives the balancer: dataSize, autoSplitVector and
 // _shardsvrGetStatsForBalancing, on one node.
@@ -11,19 +12,14 @@ describe('balancing commands on a node', () => {
   let db: Db;
   const pad = 'p'.repeat(1000);
 
-  before(async () => {
-    node = await spawnNode({ role: 'shard' });
-    client = new MongoClient(`mongodb://127.0.0.1:${node.port}/?directConnection=true`);
+  withNode({ role: 'shard' }, async (f) => {
+    node = f.node;
+    client = f.connect(`mongodb://127.0.0.1:${node.port}/?directConnection=true`);
     db = client.db('b');
     await db.collection<AnyDoc>('c').createIndex({ k: 1 });
     // 100 documents with keys 0..99, then 50 more with the single key 200.
     await db.collection<AnyDoc>('c').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i, pad })));
     await db.collection<AnyDoc>('c').insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: 1000 + i, k: 200, pad })));
-  });
-  after(async () => {
-    await client.close();
-    await node.stop();
-    removeDir(node.dbpath);
   });
 
   it('dataSize measures a shard-key range and the whole collection', async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { BSON, Binary, Long, MongoClient, MongoServerError, Timestamp, type ClusterTime, type CommandFailedEvent, type CommandStartedEvent, type CommandSucceededEvent, type Document } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // Issue 20, causal consistency and cluster time: every reply of a node and of a router carries
 // $clusterTime and operationTime; each process's clock moves past every $clusterTime it receives
@@ -108,14 +109,9 @@ describe('cluster time on a node', () => {
   let node: SpawnedNode;
   let client: MongoClient;
 
-  before(async () => {
-    node = await spawnNode({ extraArgs: DRIFT });
-    client = new MongoClient(node.uri, { monitorCommands: true });
-  });
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
+  withNode({ extraArgs: DRIFT }, async (f) => {
+    node = f.node;
+    client = f.connect(node.uri, { monitorCommands: true });
   });
 
   it('carries $clusterTime and operationTime on every reply, errors and the OP_QUERY handshake included', async () => {
@@ -196,21 +192,16 @@ describe('cluster time through routers', () => {
   let a: MongoClient;
   let b: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, shardArgs: DRIFT, configArgs: DRIFT, routerArgs: DRIFT });
-    a = new MongoClient(cluster.routers[0]!.uri, { monitorCommands: true });
-    b = new MongoClient(cluster.routers[1]!.uri, { monitorCommands: true });
+  withCluster({ shards: 2, routers: 2, shardArgs: DRIFT, configArgs: DRIFT, routerArgs: DRIFT }, async (f) => {
+    cluster = f.cluster;
+    a = f.connect(cluster.routers[0]!.uri, { monitorCommands: true });
+    b = f.connect(cluster.routers[1]!.uri, { monitorCommands: true });
     const admin = a.db('admin');
     await admin.command({ balancerStop: 1 });
     await admin.command({ enableSharding: 'causal', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'causal.c', key: { k: 1 } });
     await admin.command({ split: 'causal.c', middle: { k: 100 } });
     await admin.command({ moveChunk: 'causal.c', find: { k: 100 }, to: 'shard1' });
-  });
-  after(async () => {
-    await a?.close();
-    await b?.close();
-    await cluster?.stop();
   });
 
   it('carries $clusterTime and operationTime on every reply, on the fast paths and the general path', async () => {

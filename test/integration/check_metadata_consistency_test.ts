@@ -1,12 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Long, MongoClient, MongoServerError, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
 
@@ -19,18 +20,12 @@ describe('checkMetadataConsistency through a router', () => {
   let shard1: MongoClient;
   let config: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    shard0 = new MongoClient(cluster.shards[0]!.uri);
-    shard1 = new MongoClient(cluster.shards[1]!.uri);
-    config = new MongoClient(cluster.config.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
+    shard0 = f.connect(cluster.shards[0]!.uri);
+    shard1 = f.connect(cluster.shards[1]!.uri);
+    config = f.connect(cluster.config.uri);
     await client.db('admin').command({ balancerStop: 1 });
-  });
-
-  after(async () => {
-    for (const c of [client, shard0, shard1, config]) await c?.close();
-    await cluster?.stop();
   });
 
   async function check(db: Db, target: number | string = 1, options: AnyDoc = {}): Promise<AnyDoc[]> {

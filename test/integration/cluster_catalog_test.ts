@@ -1,11 +1,12 @@
 import os from 'node:os';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MinKey, MongoClient, ObjectId, Timestamp, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
 import { splitRefusals } from '../../src/catalog_decisions/split_point_finder_cases.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 async function onShard<T>(shard: SpawnedNode, fn: (c: MongoClient) => Promise<T>): Promise<T> {
   const c = new MongoClient(shard.uri);
@@ -40,16 +41,10 @@ describe('the config server catalog through the router', () => {
   let client: MongoClient;
   let config: Db;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
     config = client.db('config');
     await client.db('admin').command({ enableSharding: 'cat', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   const clusterId = async (): Promise<ObjectId> => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 async function onEachShard<T>(cluster: SpawnedCluster, fn: (c: MongoClient) => Promise<T>): Promise<T[]> {
   return Promise.all(cluster.shards.map(async (s) => {
@@ -20,16 +21,10 @@ describe('cluster DDL, splits and merges through the router', () => {
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
     db = client.db('ddl');
     await client.db('admin').command({ enableSharding: 'ddl', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('splits by middle and by find, merges back, bumping minor versions and logging each step', async () => {

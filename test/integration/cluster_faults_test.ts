@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError, type Collection } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
-import { spawnCluster, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const DOCS = 1000;
 // Cursor ids stay Longs, to be sent back in getMore.
@@ -26,9 +27,11 @@ describe('a cluster through kill -9 of its processes', () => {
     coll = client.db('faults').collection<AnyDoc>('docs');
   };
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
+  withCluster({ shards: 2 }, async (f) => {
+    cluster = f.cluster;
     connect();
+    // A test makes a new client after it restarts the router: the last one is closed.
+    f.processes.beforeStop(() => client.close());
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'faults', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'faults.docs', key: { k: 1 } });
@@ -37,11 +40,6 @@ describe('a cluster through kill -9 of its processes', () => {
     const docs = Array.from({ length: DOCS }, (_, i) => ({ _id: i, k: i, v: 0 }));
     await coll.insertMany(docs);
     for (const d of docs) acknowledged.set(d._id, d);
-  });
-
-  after(async () => {
-    await client.close();
-    await cluster.stop();
   });
 
   async function assertAllAcknowledged(): Promise<void> {

@@ -1,24 +1,17 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 describe('moveChunk and moveRange through the router', () => {
-  let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    client = f.client;
     await client.db('admin').command({ enableSharding: 'mv', primaryShard: 'shard0' });
     await client.db('admin').command({ shardCollection: 'mv.c', key: { k: 1 } });
     await client.db('mv').collection<AnyDoc>('c').insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i, k: i })));
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('answers ok without moving anything when the chunk is already on the target shard', async () => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { ROUTER_FAST_PATHS, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const DOCS = 100_000;
 
@@ -28,9 +29,8 @@ for (const setting of ROUTER_FAST_PATHS) describe(`a three-shard cluster through
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routerArgs: setting.routerArgs });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 3, routerArgs: setting.routerArgs }, async (f) => {
+    ({ cluster, client } = f);
     db = client.db('app');
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'app', primaryShard: 'shard0' });
@@ -38,11 +38,6 @@ for (const setting of ROUTER_FAST_PATHS) describe(`a three-shard cluster through
     await admin.command({ split: 'app.ranged', middle: { k: DOCS / 3 } });
     await admin.command({ split: 'app.ranged', middle: { k: (2 * DOCS) / 3 } });
     await admin.command({ shardCollection: 'app.hashed', key: { k: 'hashed' } });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('spreads a hashed collection over every shard and targets equality to one shard', { timeout: 120_000 }, async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoBulkWriteError, MongoClient, type Collection, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
-import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { ROUTER_FAST_PATHS, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Targeting and merging through the router over a collection whose chunks were really moved:
 // shard0 owns k < 1000, shard1 1000 <= k < 2000, shard2 k >= 2000, two chunks each.
@@ -63,9 +64,8 @@ for (const setting of ROUTER_FAST_PATHS) describe(`targeting and merging over ch
     return Promise.all(direct.map(async (c) => (await c.db('tgt').collection<AnyDoc>('c').find(filter).sort({ _id: 1 }).toArray()).map((d) => d._id)));
   }
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routerArgs: setting.routerArgs });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 3, routerArgs: setting.routerArgs }, async (f) => {
+    ({ cluster, client } = f);
     db = client.db('tgt');
     coll = db.collection<AnyDoc>('c');
     const admin = client.db('admin');
@@ -78,14 +78,8 @@ for (const setting of ROUTER_FAST_PATHS) describe(`targeting and merging over ch
     for (const [k, to] of Object.entries(OWNER_OF_SPLIT)) {
       await admin.command({ moveChunk: 'tgt.c', find: { k: Number(k) }, to, _waitForDelete: true });
     }
-    direct = cluster.shards.map((s) => new MongoClient(s.uri, { serverMonitoringMode: 'poll', heartbeatFrequencyMS: 600_000 }));
+    direct = cluster.shards.map((s) => f.connect(s.uri, { serverMonitoringMode: 'poll', heartbeatFrequencyMS: 600_000 }));
     await serverStatuses();
-  });
-
-  after(async () => {
-    await Promise.all((direct ?? []).map((c) => c.close()));
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('sends a range query only to the shards that own the range', async () => {

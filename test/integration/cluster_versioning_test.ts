@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { ROUTER_FAST_PATHS, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Router A keeps a cached routing table while router B changes the collection behind its back.
 // With the router's fast paths on and off (ROUTER_FAST_PATHS): the answers must not change.
@@ -11,10 +12,9 @@ for (const setting of ROUTER_FAST_PATHS) describe(`the versioning protocol with 
   let a: MongoClient;
   let b: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, routerArgs: setting.routerArgs });
-    a = new MongoClient(cluster.routers[0]!.uri);
-    b = new MongoClient(cluster.routers[1]!.uri);
+  withCluster({ shards: 2, routers: 2, routerArgs: setting.routerArgs }, async (f) => {
+    ({ cluster, client: a } = f);
+    b = f.connect(cluster.routers[1]!.uri);
     await a.db('admin').command({ enableSharding: 'v', primaryShard: 'shard0' });
     await a.db('admin').command({ shardCollection: 'v.c', key: { k: 1 } });
     await a.db('v').collection<AnyDoc>('c').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i })));
@@ -31,12 +31,6 @@ for (const setting of ROUTER_FAST_PATHS) describe(`the versioning protocol with 
       }
     }));
   }
-
-  after(async () => {
-    await a?.close();
-    await b?.close();
-    await cluster?.stop();
-  });
 
   it('keeps answering through a stale router after a split (minor version change)', async () => {
     assert.equal(await a.db('v').collection('c').countDocuments(), 100);

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // Issue 19: a collection's default collation (create's `collation`) applies to its queries, sorts
 // and writes as in MongoDB, on a node and through a router; collection kinds docshard does not
@@ -13,17 +14,12 @@ describe('a collection\'s default collation', () => {
   const clients: MongoClient[] = [];
   const targets: [string, () => Db][] = [];
 
-  before(async () => {
-    [node, cluster] = await Promise.all([spawnNode(), spawnCluster({ shards: 2 })]);
-    const direct = new MongoClient(node.uri);
-    const routed = new MongoClient(cluster.routers[0]!.uri);
+  withProcesses(async (p) => {
+    [node, cluster] = await Promise.all([p.node(), p.cluster({ shards: 2 })]);
+    const direct = p.connect(node.uri);
+    const routed = p.connect(cluster.routers[0]!.uri);
     clients.push(direct, routed);
     targets.push(['a node', () => direct.db('coll')], ['a router', () => routed.db('coll')]);
-  });
-
-  after(async () => {
-    for (const c of clients) await c.close();
-    await Promise.all([node?.stop(), cluster?.stop()]);
   });
 
   for (const [where, db] of [['a node', 0], ['a router', 1]] as const) {

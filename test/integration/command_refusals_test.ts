@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, UUID, type CommandStartedEvent, type Db, type Document } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { WireClient } from '../../src/wire/client.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // What docshard refuses rather than accepting and ignoring: fields a command does not know (40415,
 // as MongoDB's IDL parser), transactions (there are none yet), snapshot reads (there are no
@@ -136,15 +137,9 @@ describe('refusals on a node', () => {
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    node = await spawnNode();
-    client = new MongoClient(node.uri);
+  withNode({}, async (f) => {
+    ({ node, client } = f);
     db = client.db('refusals');
-  });
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
   });
 
   commonChecks(() => ({ client, db, host: `127.0.0.1:${node.port}` }));
@@ -172,9 +167,9 @@ describe('refusals through a router', () => {
   let db: Db;
   const started: CommandStartedEvent[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri, { monitorCommands: true });
+  withCluster({ shards: 2 }, async (f) => {
+    cluster = f.cluster;
+    client = f.connect(cluster.routers[0]!.uri, { monitorCommands: true });
     client.on('commandStarted', (e) => started.push(e));
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'refusals', primaryShard: 'shard0' });
@@ -182,10 +177,6 @@ describe('refusals through a router', () => {
     await admin.command({ split: 'refusals.sharded', middle: { k: 100 } });
     await admin.command({ moveChunk: 'refusals.sharded', find: { k: 100 }, to: 'shard1' });
     db = client.db('refusals');
-  });
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   commonChecks(() => ({ client, db, host: `127.0.0.1:${cluster.routers[0]!.port}` }));

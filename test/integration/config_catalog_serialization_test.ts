@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Catalog-changing commands that reach the config server together for one namespace: each reads
 // config.*, asks the shards something, then writes, so without serialization both would decide
@@ -22,15 +23,9 @@ describe('catalog changes are serialized per namespace', () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client } = f);
     await client.db('admin').command({ enableSharding: 'race', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   // As MongoDB's CreateCollectionCoordinator: the second request answers ConflictingOperationInProgress

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // What the DDL coordinators do with requests that meet a running one, routers that missed a DDL,
 // and a config server that dies while a coordinator needs it.
@@ -14,15 +15,9 @@ describe('DDL coordinators: joins, conflicts, movePrimary, stale routers, config
   let client: MongoClient;
   let primary: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, enableTestCommands: true });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    primary = new MongoClient(cluster.shards[0]!.uri);
-  });
-
-  after(async () => {
-    await Promise.all([client?.close(), primary?.close()]);
-    await cluster?.stop();
+  withCluster({ shards: 2, routers: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client } = f);
+    primary = f.connect(cluster.shards[0]!.uri);
   });
 
   async function sharded(db: string, coll: string, key: AnyDoc): Promise<void> {

@@ -1,10 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Long, MaxKey, MinKey, MongoClient } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // shardCollection, drops, renames and shard key refinements through the DDL coordinators of the database's primary shard (src/ddl): state documents,
 // persisted critical sections, joins, $currentOp, and a kill -9 of the primary at every phase.
@@ -33,15 +34,9 @@ describe('DDL coordinators on the primary shard', () => {
   let client: MongoClient;
   let shardClients: MongoClient[];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, enableTestCommands: true });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    shardClients = cluster.shards.map((s) => new MongoClient(s.uri));
-  });
-
-  after(async () => {
-    await Promise.all([client?.close(), ...(shardClients ?? []).map((c) => c.close())]);
-    await cluster?.stop();
+  withCluster({ shards: 2, routers: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client } = f);
+    shardClients = cluster.shards.map((s) => f.connect(s.uri));
   });
 
   // A sharded collection with documents on both shards.

@@ -1,8 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // The error a refused operation got: its code and, for DocumentValidationFailure, its errInfo.
 async function refusal(p: Promise<unknown>): Promise<{ code: number; errInfo?: AnyDoc }> {
@@ -20,16 +20,14 @@ describe('document validation on a node', () => {
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    node = await spawnNode();
-    client = new MongoClient(node.uri);
+  withNode({}, async (f) => {
+    ({ node, client } = f);
     db = client.db('validation');
-  });
-
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
+    // A test restarts the node: the one running at the end, and its client, are stopped.
+    f.processes.beforeStop(async () => {
+      await client.close();
+      await node.stop();
+    });
   });
 
   it('refuses inserts, updates, upserts and findAndModify that break the validator, with errInfo', async () => {
@@ -77,17 +75,10 @@ describe('document validation on a node', () => {
 });
 
 describe('document validation through a router', () => {
-  let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
+  withCluster({ shards: 2 }, async (f) => {
+    client = f.client;
   });
 
   it('sets the validator with collMod on the shards that hold the collection, and a chunk\'s new shard takes it over', async () => {

@@ -1,10 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { rng } from '../helpers/wire_fuzz.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault_proxy.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 20's acceptance: exactly once under faults. 8 clients through 2 routers run retryable
 // $incs on 100 counters and inserts of their own _ids, through proxies that lose about 5% of the
@@ -29,13 +30,12 @@ describe('retryable writes take effect exactly once under faults', () => {
   const proxies: FaultProxy[] = [];
   let admin: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2 });
+  withCluster({ shards: 3, routers: 2 }, async (f) => {
+    ({ cluster, client: admin } = f);
     const random = rng(20);
     for (const router of cluster.routers) {
       proxies.push(await startFaultProxy(router.port, (command) => (command === 'update' || command === 'insert') && random() < DROP));
     }
-    admin = new MongoClient(cluster.routers[0]!.uri);
     const a = admin.db('admin');
     await a.command({ enableSharding: 'eo', primaryShard: 'shard0' });
     await a.command({ shardCollection: 'eo.counters', key: { _id: 1 } });
@@ -46,9 +46,7 @@ describe('retryable writes take effect exactly once under faults', () => {
   });
 
   after(async () => {
-    await admin?.close();
     for (const p of proxies) await p.stop();
-    await cluster?.stop();
   });
 
   it(`${CLIENTS} clients for ${SECONDS} s: every counter is its acknowledged increments plus 0 or 1 per unknown one`, { timeout: SECONDS * 1000 + 240_000 }, async () => {

@@ -1,8 +1,9 @@
-import { after, afterEach, before, describe, it } from 'node:test';
+import { afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, MongoNetworkError, MongoServerError, MongoWriteConcernError, type ClientSession, type Db } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnCluster, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // The fail points the driver specifications' tests use: failCommand with each of its options and
 // modes, alike on a node and through a router started with --enableTestCommands, and
@@ -14,15 +15,13 @@ describe('fail points for client test suites', () => {
   const clients: MongoClient[] = [];
   const sessions: ClientSession[] = [];
 
-  before(async () => {
-    [node, cluster] = await Promise.all([spawnNode({ extraArgs: ['--enableTestCommands'] }), spawnCluster({ shards: 1, enableTestCommands: true })]);
-  });
-  after(async () => {
-    for (const s of sessions.splice(0)) await s.endSession().catch(() => undefined);
-    for (const c of clients.splice(0)) await c.close().catch(() => undefined);
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
-    await cluster?.stop();
+  withProcesses(async (p) => {
+    [node, cluster] = await Promise.all([p.node({ extraArgs: ['--enableTestCommands'] }), p.cluster({ shards: 1, enableTestCommands: true })]);
+    // The tests' own sessions and clients (connect below), ended while the processes are up.
+    p.beforeStop(async () => {
+      for (const s of sessions.splice(0)) await s.endSession().catch(() => undefined);
+      for (const c of clients.splice(0)) await c.close().catch(() => undefined);
+    });
   });
 
   const connect = (uri: string, options: ConstructorParameters<typeof MongoClient>[1] = {}): MongoClient => {

@@ -1,8 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, Long, MongoClient, MongoServerError, UUID, type Db } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // find's returnKey, showRecordId and tailable/awaitData options, and the rest of the options a find
 // takes, each honoured or refused: on a node and through a router to a 2-shard cluster.
@@ -80,23 +80,15 @@ async function awaitsThenLosesItsPosition(db: Db, name: string): Promise<void> {
 }
 
 describe('find options on a node', () => {
-  let node: SpawnedNode;
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    node = await spawnNode();
-    client = new MongoClient(node.uri);
+  withNode({}, async (f) => {
+    client = f.client;
     db = client.db('opts');
     const plain = db.collection<AnyDoc>('plain');
     await plain.insertMany([{ _id: 1, a: 1, b: 3 }, { _id: 2, a: 2, b: 2 }, { _id: 3, a: 3, b: 1 }]);
     await plain.createIndex({ a: 1 });
-  });
-
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
   });
 
   it('returnKey returns the index keys the plan read, {} from a collection scan', async () => {
@@ -175,13 +167,11 @@ describe('find options on a node', () => {
 });
 
 describe('find options through a router', () => {
-  let cluster: SpawnedCluster;
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    client = f.client;
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'opts', primaryShard: 'shard1' });
     await admin.command({ shardCollection: 'opts.sharded', key: { k: 1 } });
@@ -192,11 +182,6 @@ describe('find options through a router', () => {
     // Record ids are per shard: 1 and 2 on each.
     await sharded.insertMany([{ _id: 1, k: 10, b: 3 }, { _id: 2, k: 60, b: 2 }, { _id: 3, k: 20, b: 1 }, { _id: 4, k: 70, b: 0 }]);
     await sharded.createIndex({ b: 1 });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('merges the shards\' index keys in sort order, though the keys do not hold the sort field', async () => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MinKey, MongoClient, MongoServerError, type ClientSession, type Timestamp } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 21, the historical routing table: a snapshot read or a transaction reading at cluster time
 // T is routed by the routing table as of T (each chunk's config.chunks history), and each shard
@@ -15,17 +16,10 @@ describe('the routing table as of a cluster time', () => {
   let client: MongoClient;
   let direct: MongoClient[];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    direct = cluster.shards.map((s) => new MongoClient(s.uri));
+  withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client } = f);
+    direct = cluster.shards.map((s) => f.connect(s.uri));
     await client.db('admin').command({ enableSharding: 'hist', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    await client?.close();
-    for (const c of direct ?? []) await c.close();
-    await cluster?.stop();
   });
 
   const admin = () => client.db('admin');
@@ -192,19 +186,12 @@ describe('the routing table as of a cluster time', () => {
 // (MongoDB's getHistoryWindowInSeconds): here the floor, 10 seconds. The shards keep their versions
 // 300 seconds, so what a read older than the chunk history meets is the router's StaleChunkHistory.
 describe('chunk history kept by migration commits', () => {
-  let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    const short = ['--setParameter', 'minSnapshotHistoryWindowInSeconds=1', '--setParameter', 'transactionLifetimeLimitSeconds=1'];
-    cluster = await spawnCluster({ shards: 2, configArgs: short });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  const short = ['--setParameter', 'minSnapshotHistoryWindowInSeconds=1', '--setParameter', 'transactionLifetimeLimitSeconds=1'];
+  withCluster({ shards: 2, configArgs: short }, async (f) => {
+    client = f.client;
     await client.db('admin').command({ enableSharding: 'kept', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   async function now(): Promise<Timestamp> {

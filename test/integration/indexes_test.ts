@@ -1,7 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { removeDir, spawnNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 function stagesOf(plan: unknown): string[] {
   const out: string[] = [];
@@ -17,18 +18,11 @@ function stagesOf(plan: unknown): string[] {
 }
 
 describe('index kinds through the driver', () => {
-  let node: SpawnedNode;
   let client: MongoClient;
   let db: Db;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--enableTestCommands'] });
-    client = new MongoClient(node.uri);
+  withNode({ extraArgs: ['--enableTestCommands'] }, async (f) => {
+    client = f.client;
     db = client.db('idx');
-  });
-  after(async () => {
-    await client.close();
-    await node.stop();
-    removeDir(node.dbpath);
   });
 
   it('answers compound, descending and multikey queries through an index without duplicates', async () => {

@@ -4,9 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { removeDir, runDocshard, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import { removeDir, runDocshard, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { as, refusal } from '../helpers/server_errors.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // Internal authentication (--keyFile) with real processes and the official driver: every process
 // of the cluster holds the key and they log in to each other as __system; a process without it,
@@ -54,24 +55,17 @@ describe('a cluster whose processes hold a key file', () => {
   let outsiders: SpawnedNode[];
   let router: SpawnedRouter;
   let keyless: SpawnedRouter;
-  before(async () => {
-    dir = tempDir('docshard-keyed-');
+  withProcesses(async (p) => {
+    dir = p.dir('docshard-keyed-');
     // Whitespace and line breaks in the file are not part of the key.
     const secret = randomBytes(48).toString('base64');
     key = keyFile(dir, 'key', `${secret.slice(0, 30)}\n  ${secret.slice(30)}\n`);
     const other = keyFile(dir, 'other', randomBytes(48).toString('base64'));
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: ['--keyFile', key] });
-    shards = await Promise.all([spawnNode({ role: 'shard', extraArgs: ['--keyFile', key] }), spawnNode({ role: 'shard', extraArgs: ['--keyFile', key] })]);
-    outsiders = await Promise.all([spawnNode({ role: 'shard' }), spawnNode({ role: 'shard', extraArgs: ['--keyFile', other] })]);
-    router = await spawnRouter(config.port, ['--keyFile', key]);
-    keyless = await spawnRouter(config.port);
-  });
-  after(async () => {
-    await Promise.all([router, keyless].map((r) => r.stop()));
-    await Promise.all([...shards, ...outsiders].map((s) => s.stop()));
-    await config.stop();
-    for (const n of [config, ...shards, ...outsiders]) removeDir(n.dbpath);
-    removeDir(dir);
+    config = await p.node({ role: 'config', extraArgs: ['--keyFile', key] });
+    shards = await Promise.all([p.node({ role: 'shard', extraArgs: ['--keyFile', key] }), p.node({ role: 'shard', extraArgs: ['--keyFile', key] })]);
+    outsiders = await Promise.all([p.node({ role: 'shard' }), p.node({ role: 'shard', extraArgs: ['--keyFile', other] })]);
+    router = await p.router(config.port, ['--keyFile', key]);
+    keyless = await p.router(config.port);
   });
 
   it('a key file turns authentication on: nothing runs before login, the first user comes from this host', async () => {

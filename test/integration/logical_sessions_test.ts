@@ -1,10 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, Long, MongoClient, MongoServerError, UUID, type ClientSession, type Db } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { waitFor } from '../helpers/balancer_util.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // Issue 20, logical sessions: the session commands' replies, config.system.sessions and its
 // refresh, a cursor's session (getMore in another session or none refused with mongod's and
@@ -125,18 +126,14 @@ describe('logical sessions on a node', () => {
   const raw = new WireClient();
   const host = () => `127.0.0.1:${node.port}`;
 
-  before(async () => {
-    node = await spawnNode({ extraArgs: [...REFRESH, ...TTL_EVERY_SECOND] });
-    client = new MongoClient(node.uri);
+  withNode({ extraArgs: [...REFRESH, ...TTL_EVERY_SECOND] }, async (f) => {
+    ({ node, client } = f);
     db = client.db('ls');
     await db.collection<AnyDoc>('owned').insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i })));
   });
 
   after(async () => {
     await raw.close();
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
   });
 
   it('answers the session commands, and keeps config.system.sessions of its own, as a standalone mongod', async () => {
@@ -188,9 +185,8 @@ describe('logical sessions through a router', () => {
   const sessionRecords = () => client.db('config').collection<AnyDoc>('system.sessions');
   const cursorCounts = async () => Promise.all([cluster.routers[0]!.uri, ...shardUris()].map(openCursors));
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, shardArgs: REFRESH, configArgs: [...REFRESH, ...TTL_EVERY_SECOND], routerArgs: REFRESH });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2, shardArgs: REFRESH, configArgs: [...REFRESH, ...TTL_EVERY_SECOND], routerArgs: REFRESH }, async (f) => {
+    ({ cluster, client } = f);
     db = client.db('ls');
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'ls', primaryShard: 'shard0' });
@@ -203,8 +199,6 @@ describe('logical sessions through a router', () => {
 
   after(async () => {
     await raw.close();
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('keeps config.system.sessions on the config server, sharded on {_id: 1} in one chunk', async () => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
+import { withNode, withProcesses } from '../helpers/fixtures.js';
 
 // Failed logins are braked per user (10 a minute) and per client address (20 a minute), beyond
 // MongoDB, and counted in serverStatus's security.authentication: a locked user or address is
@@ -29,18 +30,14 @@ async function authentication(root: MongoClient): Promise<{ mechanisms: Record<s
 describe('failed logins on a node with --auth', () => {
   let node: SpawnedNode;
   let root: MongoClient;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
     const local = await MongoClient.connect(`mongodb://127.0.0.1:${node.port}/?directConnection=true`);
     await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
     await local.close();
     // Logged in before the address is locked, and kept: its one connection reads serverStatus.
-    root = await MongoClient.connect(userUri(node.port, 'root', 'pw', '&directConnection=true'));
+    root = await f.connect(userUri(node.port, 'root', 'pw', '&directConnection=true')).connect();
     for (const user of ['u1', 'u2', 'u3']) await root.db('admin').command({ createUser: user, pwd: 'pw', roles: [] });
-  });
-  after(async () => {
-    await root.close();
-    await node.stop();
   });
 
   it('ten failures lock the user, right password included, and count in serverStatus; another user logs in', async () => {
@@ -79,20 +76,14 @@ describe('failed logins through a router with --auth', () => {
   let config: SpawnedNode;
   let router: SpawnedRouter;
   let root: MongoClient;
-  before(async () => {
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-') });
-    router = await spawnRouter(config.port, ['--auth']);
+  withProcesses(async (p) => {
+    config = await p.node({ role: 'config' });
+    router = await p.router(config.port, ['--auth']);
     const local = await MongoClient.connect(router.uri);
     await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
     await local.close();
-    root = await MongoClient.connect(userUri(router.port, 'root', 'pw'));
+    root = await p.connect(userUri(router.port, 'root', 'pw')).connect();
     await root.db('admin').command({ createUser: 'u', pwd: 'pw', roles: [] });
-  });
-  after(async () => {
-    await root.close();
-    await router.stop();
-    await config.stop();
-    removeDir(config.dbpath);
   });
 
   it('locks a user after ten failures and counts them in the router serverStatus', async () => {

@@ -1,11 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { BSON } from 'bson';
 import { MongoClient } from 'mongodb';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
 import { frame, opMsgPayload } from '../helpers/wire_fuzz.js';
+import { withNode, withProcesses } from '../helpers/fixtures.js';
 
 // --maxConns (mongod's and mongos's net.maxIncomingConnections) on a shard and on a router: a
 // connection beyond the limit is closed at once without a reply, as mongod closes it, and one
@@ -108,8 +109,7 @@ function checkLimit(target: () => number): void {
 
 describe('--maxConns on a shard', () => {
   let node: SpawnedNode;
-  before(async () => { node = await spawnNode({ extraArgs: ['--maxConns', String(MAX_CONNS)] }); });
-  after(async () => { await node.stop(); removeDir(node.dbpath); });
+  withNode({ extraArgs: ['--maxConns', String(MAX_CONNS)] }, (f) => { node = f.node; });
   checkLimit(() => node.port);
 });
 
@@ -117,20 +117,16 @@ describe('--maxConns on a router', () => {
   let config: SpawnedNode;
   let shard: SpawnedNode;
   let router: SpawnedRouter;
-  before(async () => {
-    config = await spawnNode({ role: 'config' });
-    router = await spawnRouter(config.port, ['--maxConns', String(MAX_CONNS)]);
-    shard = await spawnNode();
+  withProcesses(async (p) => {
+    config = await p.node({ role: 'config' });
+    router = await p.router(config.port, ['--maxConns', String(MAX_CONNS)]);
+    shard = await p.node();
     const admin = new MongoClient(`mongodb://127.0.0.1:${router.port}/`, { maxPoolSize: 1, serverMonitoringMode: 'poll' });
     try {
       await admin.db('admin').command({ addShard: `127.0.0.1:${shard.port}` });
     } finally {
       await admin.close();
     }
-  });
-  after(async () => {
-    await router.stop();
-    for (const n of [shard, config]) { await n.stop(); removeDir(n.dbpath); }
   });
   checkLimit(() => router.port);
 });

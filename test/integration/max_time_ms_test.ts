@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // Issue 19: maxTimeMS is enforced (MaxTimeMSExpired, 50) on nodes and routers: on a slow
 // aggregate, on every command that takes it (with MongoDB's maxTimeAlwaysTimeOut fail point), and
@@ -24,21 +25,15 @@ describe('maxTimeMS', () => {
   let direct: MongoClient;
   let routed: MongoClient;
 
-  before(async () => {
+  withProcesses(async (p) => {
     [node, cluster] = await Promise.all([
-      spawnNode({ extraArgs: ['--enableTestCommands'] }),
-      spawnCluster({ shards: 2, enableTestCommands: true }),
+      p.node({ extraArgs: ['--enableTestCommands'] }),
+      p.cluster({ shards: 2, enableTestCommands: true }),
     ]);
-    direct = new MongoClient(node.uri);
-    routed = new MongoClient(cluster.routers[0]!.uri);
+    direct = p.connect(node.uri);
+    routed = p.connect(cluster.routers[0]!.uri);
     await routed.db('admin').command({ enableSharding: 'mt', primaryShard: 'shard0' });
     await Promise.all([fill(direct.db('mt')), fill(routed.db('mt'))]);
-  });
-
-  after(async () => {
-    await direct?.close();
-    await routed?.close();
-    await Promise.all([node?.stop(), cluster?.stop()]);
   });
 
   for (const where of ['node', 'router'] as const) {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Acceptance of issue 4 on real processes with the official driver: stale routers after a
 // migration, exact counts while a migration is paused with copies on the recipient, and a bigger
@@ -16,19 +17,11 @@ describe('migration acceptance (issue 4)', () => {
   let router_b: MongoClient;
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, enableTestCommands: true });
-    router_a = new MongoClient(cluster.routers[0]!.uri);
-    router_b = new MongoClient(cluster.routers[1]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
+  withCluster({ shards: 2, routers: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client: router_a } = f);
+    router_b = f.connect(cluster.routers[1]!.uri);
+    for (const s of cluster.shards) direct.push(f.connect(s.uri));
     await router_a.db('admin').command({ enableSharding: 'ma', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    for (const d of direct) await d.close();
-    await router_a?.close();
-    await router_b?.close();
-    await cluster?.stop();
   });
 
   async function shard_collection(name: string, split: number, n: number): Promise<void> {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const N = 2000;
 
@@ -11,20 +12,13 @@ describe('moveChunk moves the documents of a chunk to another shard', () => {
   let client: MongoClient;
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
+    for (const s of cluster.shards) direct.push(f.connect(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
     await client.db('admin').command({ enableSharding: 'mb', primaryShard: 'shard0' });
     await client.db('admin').command({ shardCollection: 'mb.c', key: { k: 1 } });
     await client.db('admin').command({ split: 'mb.c', middle: { k: 1000 } });
     await client.db('mb').collection<AnyDoc>('c').insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, k: i, pad: `v${i}` })));
-  });
-
-  after(async () => {
-    for (const d of direct) await d.close();
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('moves [MinKey, 1000) to shard1 and deletes it from shard0', async () => {

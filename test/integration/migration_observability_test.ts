@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const N = 200;
 const WAIT_MS = 30_000;
@@ -12,20 +13,13 @@ describe('serverStatus, currentOp and cleanupOrphaned show a migration', () => {
   let client: MongoClient;
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
+  withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client } = f);
+    for (const s of cluster.shards) direct.push(f.connect(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
     await client.db('admin').command({ enableSharding: 'mo', primaryShard: 'shard0' });
     await client.db('admin').command({ shardCollection: 'mo.c', key: { k: 1 } });
     await client.db('admin').command({ split: 'mo.c', middle: { k: N / 2 } });
     await client.db('mo').collection<AnyDoc>('c').insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, k: i, pad: `v${i}` })));
-  });
-
-  after(async () => {
-    for (const d of direct) await d.close();
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('reports the migration in flight on both shards, then the counters', async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { donorStatistics, untilDonorReads } from '../helpers/donor_load.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // 8,000 documents of ~1 KB: four _migrateClone batches of an idle donor's size (2 MB), more when
 // loaded, so the donor judges its load several times.
@@ -20,22 +21,15 @@ describe('a donor paces its clone while it serves users', () => {
   let client: MongoClient;
   let donor: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    donor = new MongoClient(cluster.shards[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
+    donor = f.connect(cluster.shards[0]!.uri);
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'pace', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'pace.c', key: { k: 1 } });
     // [MinKey, 0) takes the users' writes and stays on shard0; [0, MaxKey) is moved.
     await admin.command({ split: 'pace.c', middle: { k: 0 } });
     await client.db('pace').collection<AnyDoc>('c').insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, k: i, pad: PAD })));
-  });
-
-  after(async () => {
-    await donor?.close();
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('clones flat out when idle, paced under load, and moves every document either way', async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaxKey, MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { FAST_RANGE_DELETION_ARGS, chunksOf, waitFor } from '../helpers/balancer_util.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 4 asks for MongoDB's jstests/sharding scenarios about migrations, orphans and the range
 // deleter, reproduced in our own words on real processes with the official driver. Each `it` is
@@ -26,20 +27,12 @@ describe('jstests/sharding migration scenarios (issue 4)', () => {
   let stale: MongoClient;
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2, enableTestCommands: true, shardArgs: FAST_RANGE_DELETION_ARGS });
-    fresh = new MongoClient(cluster.routers[0]!.uri);
-    stale = new MongoClient(cluster.routers[1]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
+  withCluster({ shards: 3, routers: 2, enableTestCommands: true, shardArgs: FAST_RANGE_DELETION_ARGS }, async (f) => {
+    ({ cluster, client: fresh } = f);
+    stale = f.connect(cluster.routers[1]!.uri);
+    for (const s of cluster.shards) direct.push(f.connect(s.uri));
     // The config server runs a balancer by default; nothing may move behind the scenarios' backs.
     await admin().command({ balancerStop: 1 });
-  });
-
-  after(async () => {
-    for (const d of direct) await d.close();
-    await fresh?.close();
-    await stale?.close();
-    await cluster?.stop();
   });
 
   function admin(): Db {

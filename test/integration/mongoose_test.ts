@@ -1,22 +1,22 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import mongoose from 'mongoose';
-import { removeDir, tempDir } from '../helpers/spawn_node.js';
-import { startUp, type Up } from '../helpers/spawn_up.js';
+import type { Up } from '../helpers/spawn_up.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // An ODM's transactions against the README's cluster: Mongoose's connection.transaction() runs
 // its callback in the driver's withTransaction, with its own session bookkeeping on top (documents
 // created in an aborted attempt are reset), so it is the shape applications actually use.
 describe('Mongoose against `docshard up`', () => {
-  const dir = tempDir('docshard-mongoose-');
   let up: Up;
   let connection: mongoose.Connection;
   const accountSchema = new mongoose.Schema({ _id: Number, owner: String, balance: Number });
   let Account: mongoose.Model<mongoose.InferSchemaType<typeof accountSchema>>;
 
-  before(async () => {
-    up = await startUp(dir, 2);
+  withProcesses(async (p) => {
+    up = await p.up(2);
     connection = await mongoose.createConnection(`${up.uri}/bank`).asPromise();
+    p.beforeStop(() => connection.close());
     Account = connection.model('Account', accountSchema, 'accounts');
     const admin = connection.getClient().db('admin');
     await admin.command({ enableSharding: 'bank' });
@@ -24,14 +24,6 @@ describe('Mongoose against `docshard up`', () => {
     await admin.command({ split: 'bank.accounts', middle: { _id: 100 } });
     const { shards } = await admin.command({ listShards: 1 });
     await admin.command({ moveChunk: 'bank.accounts', find: { _id: 100 }, to: shards[1]._id, _waitForDelete: true });
-  });
-  after(async () => {
-    await connection?.close();
-    if (up?.child.exitCode === null) {
-      up.child.kill('SIGINT');
-      await up.exited;
-    }
-    removeDir(dir);
   });
 
   it('commits a transaction of creates and updates run by connection.transaction()', { timeout: 120_000 }, async () => {

@@ -1,12 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { startUp, type Up } from '../helpers/spawn_up.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { Up } from '../helpers/spawn_up.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MONGOSH = path.join(ROOT, 'node_modules/.bin/mongosh');
@@ -37,7 +38,6 @@ function assertPrinted(output: string, expected: string): void {
 }
 
 describe('mongosh sharding helpers against `docshard up`', () => {
-  const dir = tempDir('docshard-mongosh-up-');
   let up: Up;
   let added: SpawnedNode;
   let uri: string;
@@ -45,8 +45,8 @@ describe('mongosh sharding helpers against `docshard up`', () => {
   const names = ['shard0', 'shard0000'];
   const hosts: string[] = [];
 
-  before(async () => {
-    [up, added] = await Promise.all([startUp(dir, 1), spawnNode({ role: 'shard' })]);
+  withProcesses(async (p) => {
+    [up, added] = await Promise.all([p.up(1), p.node({ role: 'shard' })]);
     uri = `${up.uri}/test`;
     const client = new MongoClient(up.uri);
     try {
@@ -55,15 +55,6 @@ describe('mongosh sharding helpers against `docshard up`', () => {
     } finally {
       await client.close();
     }
-  });
-  after(async () => {
-    if (up?.child.exitCode === null) {
-      up.child.kill('SIGTERM');
-      await up.exited;
-    }
-    await added?.stop();
-    removeDir(dir);
-    if (added) removeDir(added.dbpath);
   });
 
   it('adds a shard to the running cluster and lists both', { timeout: 120_000 }, async () => {

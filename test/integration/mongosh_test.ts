@@ -1,10 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { removeDir, spawnNode, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
 const run = promisify(execFile);
@@ -16,8 +17,7 @@ async function mongosh(uri: string, script: string): Promise<string> {
 
 describe('mongosh against a docshard node', () => {
   let node: SpawnedNode;
-  before(async () => { node = await spawnNode(); });
-  after(async () => { await node.stop(); removeDir(node.dbpath); });
+  withNode({}, (f) => { node = f.node; });
 
   it('inserts, finds, updates, aggregates, creates an index and shows dbs', { timeout: 120_000 }, async () => {
     const uri = `mongodb://127.0.0.1:${node.port}/shell`;

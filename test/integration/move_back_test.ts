@@ -1,7 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 18 part 2: a range moves straight back onto a shard that still holds its orphans. With
 // the default orphanCleanupDelaySecs (900 s), one chunk goes A → B → A → C → A → B … ten times
@@ -25,9 +26,9 @@ describe('a range moves straight back to the shard that holds its orphans', () =
   let cluster: SpawnedCluster;
   const routers: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2 });
-    for (const r of cluster.routers) routers.push(new MongoClient(r.uri));
+  withCluster({ shards: 3, routers: 2 }, async (f) => {
+    cluster = f.cluster;
+    for (const r of cluster.routers) routers.push(f.connect(r.uri));
     const admin = routers[0]!.db('admin');
     await admin.command({ balancerStop: 1 });
     await admin.command({ enableSharding: 'mb', primaryShard: 'shard0' });
@@ -35,11 +36,6 @@ describe('a range moves straight back to the shard that holds its orphans', () =
     await admin.command({ split: NS, middle: { k: 1000 } });
     await admin.command({ split: NS, middle: { k: 2000 } });
     await routers[0]!.db('mb').collection<Doc>('c').insertMany(Array.from({ length: N }, (_, i) => ({ _id: i, k: i, v: 0 })));
-  });
-
-  after(async () => {
-    for (const r of routers) await r.close();
-    await cluster?.stop();
   });
 
   it('ten moves of [1000, 2000) in a row under writers and readers all succeed', { timeout: 300_000 }, async () => {

@@ -1,24 +1,17 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, MongoServerError, type Db } from 'mongodb';
-import { removeDir, spawnNode, type SpawnedNode, type AnyDoc } from '../helpers/spawn_node.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 describe('a docshard node used through the official driver', () => {
-  let node: SpawnedNode;
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    node = await spawnNode();
-    client = new MongoClient(node.uri);
+  withNode({}, async (f) => {
+    client = f.client;
     await client.connect();
     db = client.db('crud');
-  });
-
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
   });
 
   it('inserts and finds documents with filters, sort, skip, limit and projection', async () => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, UUID, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // Issue 19 §1: no option or command is accepted and then ignored. Each entry below is either
 // honoured (its effect is checked) or refused with the code MongoDB gives, on a node and through a
@@ -113,15 +114,10 @@ describe('options are honoured or refused, never ignored', () => {
   let cluster: SpawnedCluster;
   const clients: Record<Target, MongoClient> = {} as never;
 
-  before(async () => {
-    [node, cluster] = await Promise.all([spawnNode(), spawnCluster({ shards: 2 })]);
-    clients.node = new MongoClient(node.uri);
-    clients.router = new MongoClient(cluster.routers[0]!.uri);
-  });
-
-  after(async () => {
-    await Promise.all(Object.values(clients).map((c) => c.close()));
-    await Promise.all([node?.stop(), cluster?.stop()]);
+  withProcesses(async (p) => {
+    [node, cluster] = await Promise.all([p.node(), p.cluster({ shards: 2 })]);
+    clients.node = p.connect(node.uri);
+    clients.router = p.connect(cluster.routers[0]!.uri);
   });
 
   for (const target of ['node', 'router'] as const) {

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BSON, MongoClient } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 18 part 1: $shardedDataDistribution, getShardDistribution() and collStats/count through
 // the router report what each shard owns by config.chunks, with orphans apart, at every moment:
@@ -37,9 +38,8 @@ describe('orphans are counted apart from owned documents', () => {
   let cluster: SpawnedCluster;
   let router: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, enableTestCommands: true, shardArgs: SLOW_DELETER });
-    router = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 3, enableTestCommands: true, shardArgs: SLOW_DELETER }, async (f) => {
+    ({ cluster, client: router } = f);
     const admin = router.db('admin');
     await admin.command({ balancerStop: 1 });
     await admin.command({ enableSharding: 't', primaryShard: 'shard0' });
@@ -49,11 +49,6 @@ describe('orphans are counted apart from owned documents', () => {
     await admin.command({ split: NS, middle: { k: 2000 } });
     await admin.command({ moveChunk: NS, find: { k: 1000 }, to: 'shard1' });
     await admin.command({ moveChunk: NS, find: { k: 2000 }, to: 'shard2' });
-  });
-
-  after(async () => {
-    await router?.close();
-    await cluster?.stop();
   });
 
   async function distribution(): Promise<Map<string, ShardFigures>> {

@@ -1,13 +1,14 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { BSON } from 'bson';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
 import { frame, opMsgPayload } from '../helpers/wire_fuzz.js';
 import { countingProxy } from '../helpers/counting_proxy.js';
 import { OpCode } from '../../src/wire/op_codes.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // On a node started with --auth, a connection that has not authenticated may send messages of at
 // most 16 KiB (MongoDB's preAuthMaximumMessageSizeBytes) and nothing compressed: either closes it
@@ -67,8 +68,8 @@ async function exchange(port: number, messages: Buffer[]): Promise<{ replies: An
 
 describe('messages before authentication on a node started with --auth', () => {
   let node: SpawnedNode;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
     const local = await MongoClient.connect(node.uri);
     try {
       await local.db('admin').command({ createUser: 'admin', pwd: 'secret', roles: ['root'] });
@@ -76,7 +77,6 @@ describe('messages before authentication on a node started with --auth', () => {
       await local.close();
     }
   });
-  after(async () => { await node.stop(); removeDir(node.dbpath); });
 
   it('answers a message of 16 KiB and closes the connection on one byte more, without a reply', async () => {
     const atCap = await exchange(node.port, [helloOfLength(PRE_AUTH_MAX)]);
@@ -112,8 +112,7 @@ describe('messages before authentication on a node started with --auth', () => {
 
 describe('messages on a node started without --auth', () => {
   let node: SpawnedNode;
-  before(async () => { node = await spawnNode(); });
-  after(async () => { await node.stop(); removeDir(node.dbpath); });
+  withNode({}, (f) => { node = f.node; });
 
   it('answers large and compressed messages from a connection that never authenticated', async () => {
     const { replies, closed } = await exchange(node.port, [

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { chunksOf, waitFor } from '../helpers/balancer_util.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 4: "The RangeDeleter deletes a donated range once the queries that started before the
 // commit have finished." A cursor opened through the router before a migration keeps reading the
@@ -14,10 +15,9 @@ describe('range deletion waits for the queries that still own the range', () => 
   let router: MongoClient;
   let donor: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, shardArgs: ['--setParameter', 'orphanCleanupDelaySecs=0'] });
-    router = new MongoClient(cluster.routers[0]!.uri);
-    donor = new MongoClient(cluster.shards[0]!.uri);
+  withCluster({ shards: 2, shardArgs: ['--setParameter', 'orphanCleanupDelaySecs=0'] }, async (f) => {
+    ({ cluster, client: router } = f);
+    donor = f.connect(cluster.shards[0]!.uri);
     const admin = router.db('admin');
     await admin.command({ balancerStop: 1 });
     await admin.command({ enableSharding: 'rq', primaryShard: 'shard0' });
@@ -29,11 +29,6 @@ describe('range deletion waits for the queries that still own the range', () => 
     for (let i = 0; i < 2000; i += 200) {
       await router.db('rq').collection<AnyDoc>('c').insertMany(Array.from({ length: 200 }, (_, j) => ({ _id: i + j, k: i + j, pad })));
     }
-  });
-  after(async () => {
-    await donor?.close();
-    await router?.close();
-    await cluster?.stop();
   });
 
   it('a cursor that started before the commit reads every document; the deletion follows it', { timeout: 120_000 }, async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { FAST_BALANCER_ARGS, chunkCounts, waitFor } from '../helpers/balancer_util.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 18 part 2, removeShard: the balancer spreads 24 MB in 1 MB chunks over 3 shards, so the
 // third shard's chunks came from the other two, which still hold their orphans (the default
@@ -18,14 +19,8 @@ describe('removeShard when the drained chunks go back to shards holding their or
   let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, configArgs: FAST_BALANCER_ARGS });
-    client = new MongoClient(cluster.routers[0]!.uri);
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
+  withCluster({ shards: 3, configArgs: FAST_BALANCER_ARGS }, async (f) => {
+    ({ cluster, client } = f);
   });
 
   it('drains the third shard in under 2 minutes with nothing lost', { timeout: 400_000 }, async () => {

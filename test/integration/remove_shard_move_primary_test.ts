@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const N = 60;
 
@@ -29,11 +30,10 @@ describe('removeShard and movePrimary through the router', () => {
   let r1: MongoClient; // never told of any move
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2 });
-    r0 = new MongoClient(cluster.routers[0]!.uri);
-    r1 = new MongoClient(cluster.routers[1]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
+  withCluster({ shards: 2, routers: 2 }, async (f) => {
+    ({ cluster, client: r0 } = f);
+    r1 = f.connect(cluster.routers[1]!.uri);
+    for (const s of cluster.shards) direct.push(f.connect(s.uri));
     await stopBalancer(r0);
     const admin = r0.db('admin');
     await admin.command({ enableSharding: 'rs', primaryShard: 'shard1' });
@@ -47,13 +47,6 @@ describe('removeShard and movePrimary through the router', () => {
     await r0.db('rs').collection<AnyDoc>('other').insertOne({ _id: 'x' });
     // The second router caches rs with shard1 as its primary.
     assert.equal(await r1.db('rs').collection('plain').countDocuments(), N);
-  });
-
-  after(async () => {
-    for (const d of direct) await d.close();
-    await r0?.close();
-    await r1?.close();
-    await cluster?.stop();
   });
 
   it('refuses to remove an unknown shard (ShardNotFound)', async () => {
@@ -233,21 +226,14 @@ describe('movePrimary survives kill -9 of the donor or the config server at each
   const direct: MongoClient[] = [];
   const model = new Set<number | string>();
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
-    router = new MongoClient(cluster.routers[0]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
+  withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client: router } = f);
+    for (const s of cluster.shards) direct.push(f.connect(s.uri));
     await stopBalancer(router);
     await router.db('admin').command({ enableSharding: 'cr', primaryShard: 'shard0' });
     await router.db('cr').collection<AnyDoc>('c').createIndex({ b: 1 });
     await router.db('cr').collection<AnyDoc>('c').insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, b: i })));
     for (let i = 0; i < 50; i++) model.add(i);
-  });
-
-  after(async () => {
-    for (const d of direct) await d.close();
-    await router?.close();
-    await cluster?.stop();
   });
 
   async function restart(index: number): Promise<void> {

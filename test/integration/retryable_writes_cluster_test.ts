@@ -2,8 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, type ClientSession } from 'mongodb';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault_proxy.js';
-import { spawnCluster, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 20's reproduction: a proxy between the driver and the router passes a write on and loses
 // its reply (closing the connection); the driver retries it on a new connection. The write must
@@ -15,14 +16,14 @@ describe('a retried write through a router takes effect once', () => {
   // Which command's reply the proxy loses next, once.
   let dropNext: string | undefined;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
+  withCluster({ shards: 2 }, async (f) => {
+    cluster = f.cluster;
     proxy = await startFaultProxy(cluster.routers[0]!.port, (command) => {
       if (command !== dropNext) return false;
       dropNext = undefined;
       return true;
     });
-    client = new MongoClient(proxy.uri, { retryWrites: true });
+    client = f.connect(proxy.uri, { retryWrites: true });
     const admin = new MongoClient(cluster.routers[0]!.uri);
     try {
       await admin.db('admin').command({ enableSharding: 'rr', primaryShard: 'shard0' });
@@ -35,9 +36,7 @@ describe('a retried write through a router takes effect once', () => {
   });
 
   after(async () => {
-    await client?.close();
     await proxy?.stop();
-    await cluster?.stop();
   });
 
   it('updateOne({_id: 1}, {$inc: {n: 1}}) whose reply is lost increments once and answers success', async () => {

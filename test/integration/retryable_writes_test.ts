@@ -1,7 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, UUID, type ClientSession, type Db } from 'mongodb';
-import { restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // Issue 20, retryable writes on a node: a statement sent again with the same (lsid, txnNumber,
 // stmtId) is answered with what it did the first time and does not run again, across kill -9; the
@@ -11,16 +12,14 @@ describe('retryable writes on a node', () => {
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    node = await spawnNode();
-    client = new MongoClient(node.uri);
+  withNode({}, async (f) => {
+    ({ node, client } = f);
     db = client.db('rw');
-  });
-
-  after(async () => {
-    for (const s of sessions) await s.endSession();
-    await client?.close();
-    await node?.stop();
+    f.processes.beforeStop(async () => {
+      for (const s of sessions) await s.endSession();
+      // A test restarts the node: the one running at the end is stopped.
+      await node.stop();
+    });
   });
 
   // The driver puts its own session's lsid on every command, so each test runs its commands in a

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { as, refusal } from '../helpers/server_errors.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // Authentication and authorization on routers started with --auth, through the official driver:
 // the cluster's users live on the config server, any router logs a client in against them, and
@@ -19,16 +20,10 @@ describe('authentication through routers started with --auth', () => {
   let config: SpawnedNode;
   let shards: SpawnedNode[];
   let routers: SpawnedRouter[];
-  before(async () => {
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-') });
-    shards = await Promise.all([spawnNode({ role: 'shard' }), spawnNode({ role: 'shard' })]);
-    routers = [await spawnRouter(config.port, ['--auth']), await spawnRouter(config.port, ['--auth'])];
-  });
-  after(async () => {
-    await Promise.all(routers.map((r) => r.stop()));
-    await Promise.all(shards.map((s) => s.stop()));
-    await config.stop();
-    for (const n of [config, ...shards]) removeDir(n.dbpath);
+  withProcesses(async (p) => {
+    config = await p.node({ role: 'config' });
+    shards = await Promise.all([p.node({ role: 'shard' }), p.node({ role: 'shard' })]);
+    routers = [await p.router(config.port, ['--auth']), await p.router(config.port, ['--auth'])];
   });
 
   it('refuses an unauthenticated command with 13, and creates the first user from this host', async () => {

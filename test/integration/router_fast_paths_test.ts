@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError, type CommandStartedEvent, type Db, type Document } from 'mongodb';
-import { ROUTER_FAST_PATHS, spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { ROUTER_FAST_PATHS, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
 import { startRecordingProxy, type RecordingProxy } from '../helpers/recording_proxy.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // The router's fast paths (src/router/fast_paths.ts): a driver's insert whose documents all
 // belong to one shard, and its point read by shard key, are passed on as bytes. Each must answer
@@ -25,12 +26,11 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
   let recordedShard: SpawnedNode;
   let proxy: RecordingProxy;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, routerArgs: setting.routerArgs });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    other = new MongoClient(cluster.routers[1]!.uri);
-    shards = cluster.shards.map((s) => new MongoClient(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
-    recordedShard = await spawnNode({ role: 'shard' });
+  withCluster({ shards: 2, routers: 2, routerArgs: setting.routerArgs }, async (f) => {
+    ({ cluster, client } = f);
+    other = f.connect(cluster.routers[1]!.uri);
+    shards = cluster.shards.map((s) => f.connect(`mongodb://127.0.0.1:${s.port}/?directConnection=true`));
+    recordedShard = await f.processes.node({ role: 'shard' });
     proxy = await startRecordingProxy(recordedShard.port);
     const admin = client.db('admin');
     await admin.command({ balancerStop: 1 });
@@ -47,13 +47,7 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
     await client.db('fpr').collection<AnyDoc>('r').insertOne({ _id: 'warm' });
   });
   after(async () => {
-    await client?.close();
-    await other?.close();
-    for (const s of shards ?? []) await s.close();
-    await cluster?.stop();
     await proxy?.stop();
-    await recordedShard?.stop();
-    if (recordedShard) removeDir(recordedShard.dbpath);
   });
 
   it('reports its routerFastPaths setting', async () => {

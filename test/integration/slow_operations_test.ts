@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // MongoDB's slow operation log and the profile command that sets it (src/metrics/slow_operations.ts,
 // src/mongod_commands/diagnostic/profile.ts), on a node and through a router: a request over slowms is
@@ -13,15 +14,10 @@ describe('the slow operation log, the profile command and logLevel', () => {
   let cluster: SpawnedCluster;
   const clients: Record<'node' | 'router', MongoClient> = {} as never;
 
-  before(async () => {
-    [node, cluster] = await Promise.all([spawnNode(), spawnCluster({ shards: 1 })]);
-    clients.node = new MongoClient(node.uri);
-    clients.router = new MongoClient(cluster.routers[0]!.uri);
-  });
-
-  after(async () => {
-    await Promise.all(Object.values(clients).map((c) => c.close()));
-    await Promise.all([node?.stop(), cluster?.stop()]);
+  withProcesses(async (p) => {
+    [node, cluster] = await Promise.all([p.node(), p.cluster({ shards: 1 })]);
+    clients.node = p.connect(node.uri);
+    clients.router = p.connect(cluster.routers[0]!.uri);
   });
 
   async function slowLines(db: Db): Promise<AnyDoc[]> {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError, type Timestamp } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 21, versions by commit timestamp: readConcern snapshot reads the whole cluster as of one
 // cluster time. A collection split over two shards is read at a time before updates, deletes and
@@ -14,19 +15,13 @@ describe('snapshot reads at a cluster time', () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'snap', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'snap.c', key: { _id: 1 } });
     await admin.command({ split: 'snap.c', middle: { _id: 100 } });
     await admin.command({ moveChunk: 'snap.c', find: { _id: 100 }, to: 'shard1' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   const docs = (n: number, offset: number): AnyDoc[] => Array.from({ length: n }, (_, i) => ({ _id: offset + i, v: 0, tag: offset < 100 ? 'low' : 'high' }));

@@ -6,8 +6,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { removeDir, runDocshard, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { makeTestCertificates, type TestCertificates } from '../helpers/tls_certificates.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // TLS (--tlsMode) with real processes and the official driver, on certificates made with openssl
 // for this run (localhost and 127.0.0.1 in their SAN): requireTLS refuses plain connections and
@@ -58,23 +59,16 @@ describe('a cluster with --tlsMode requireTLS and a key file on every process', 
   let config: SpawnedNode;
   let shards: SpawnedNode[];
   let router: SpawnedRouter;
-  before(async () => {
-    dir = tempDir('docshard-tls-');
+  withProcesses(async (p) => {
+    dir = p.dir('docshard-tls-');
     certs = makeTestCertificates(dir);
     // The processes log in to each other as __system over TLS.
     const key = path.join(dir, 'key');
     writeFileSync(key, randomBytes(48).toString('base64'), { mode: 0o600 });
     keyArgs = ['--keyFile', key];
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: [...tlsFlags(certs, 'requireTLS'), ...keyArgs] });
-    shards = await Promise.all([0, 1].map(() => spawnNode({ role: 'shard', extraArgs: [...tlsFlags(certs, 'requireTLS'), ...keyArgs] })));
-    router = await spawnRouter(config.port, [...tlsFlags(certs, 'requireTLS'), ...keyArgs]);
-  });
-  after(async () => {
-    await router.stop();
-    await Promise.all(shards.map((s) => s.stop()));
-    await config.stop();
-    for (const n of [config, ...shards]) removeDir(n.dbpath);
-    removeDir(dir);
+    config = await p.node({ role: 'config', extraArgs: [...tlsFlags(certs, 'requireTLS'), ...keyArgs] });
+    shards = await Promise.all([0, 1].map(() => p.node({ role: 'shard', extraArgs: [...tlsFlags(certs, 'requireTLS'), ...keyArgs] })));
+    router = await p.router(config.port, [...tlsFlags(certs, 'requireTLS'), ...keyArgs]);
   });
 
   it('refuses plain connections on every port, answering nothing', async () => {

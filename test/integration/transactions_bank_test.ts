@@ -1,11 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { checkBank, type Balances, type Transfer } from '../helpers/bank_checker.js';
 import { seededRandom } from '../../src/router/merge/merge_test_support.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 21's bank invariant: 8 clients move money between 100 accounts spread over 3 shards in
 // the driver's withTransaction, through two routers, while a mover migrates chunks and a chaos
@@ -26,10 +27,9 @@ describe('bank transfers in transactions across three shards, with migrations an
   let writer: MongoClient;
   let reader: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2 });
-    writer = new MongoClient(cluster.routers[0]!.uri);
-    reader = new MongoClient(cluster.routers[1]!.uri);
+  withCluster({ shards: 3, routers: 2 }, async (f) => {
+    ({ cluster, client: writer } = f);
+    reader = f.connect(cluster.routers[1]!.uri);
     const admin = writer.db('admin');
     await admin.command({ enableSharding: 'bank', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'bank.accounts', key: { _id: 1 } });
@@ -37,12 +37,6 @@ describe('bank transfers in transactions across three shards, with migrations an
     for (const [i, min] of SPLITS.entries()) await admin.command({ moveChunk: 'bank.accounts', find: { _id: min }, to: SHARDS[(i + 1) % 3] });
     await writer.db('bank').collection<AnyDoc>('accounts').insertMany(Array.from({ length: ACCOUNTS }, (_, _id) => ({ _id, balance: INITIAL })));
     await admin.command({ shardCollection: 'bank.ledger', key: { _id: 1 } });
-  });
-
-  after(async () => {
-    await writer?.close();
-    await reader?.close();
-    await cluster?.stop();
   });
 
   it('never makes or loses money', { timeout: 240_000 }, async (t) => {

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Long, MongoClient, MongoServerError, UUID } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
 const run = promisify(execFile);
@@ -22,21 +23,14 @@ describe('transactions through routers', () => {
   let client: MongoClient;
   let other: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
-    other = new MongoClient(cluster.routers[1]!.uri);
+  withCluster({ shards: 2, routers: 2 }, async (f) => {
+    ({ cluster, client } = f);
+    other = f.connect(cluster.routers[1]!.uri);
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'bank', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'bank.accounts', key: { _id: 1 } });
     await admin.command({ split: 'bank.accounts', middle: { _id: 100 } });
     await admin.command({ moveChunk: 'bank.accounts', find: { _id: 100 }, to: 'shard1' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await other?.close();
-    await cluster?.stop();
   });
 
   const accounts = (c: MongoClient = client) => c.db('bank').collection<AnyDoc>('accounts');

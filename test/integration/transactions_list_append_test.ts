@@ -1,11 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { checkListAppend, type Key, type MicroOp, type Outcome, type Transaction } from '../helpers/list_append_checker.js';
 import { listAppendWorkload } from '../helpers/list_append_workload.js';
 import { seededRandom } from '../../src/router/merge/merge_test_support.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 21's list-append workload, checked the way Jepsen's Elle checks it
 // (test/helpers/list_append_checker.ts): transactions read and append to lists in documents on
@@ -26,19 +27,14 @@ describe('list-append transactions across shards, with migrations and kill -9', 
   let cluster: SpawnedCluster;
   let client: MongoClient;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri, { retryWrites: false });
+  withCluster({ shards: 2 }, async (f) => {
+    cluster = f.cluster;
+    client = f.connect(cluster.routers[0]!.uri, { retryWrites: false });
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'la', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'la.lists', key: { _id: 1 } });
     await admin.command({ split: 'la.lists', middle: { _id: SPLIT } });
     await admin.command({ moveChunk: 'la.lists', find: { _id: SPLIT }, to: 'shard1' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('shows no anomaly but write skew', { timeout: 180_000 }, async (t) => {

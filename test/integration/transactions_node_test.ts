@@ -1,9 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, MongoClient, MongoServerError, UUID } from 'mongodb';
-import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 import { WireClient } from '../../src/wire/client.js';
 import { MongoError } from '../../src/base/errors.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // Issue 21, transactions on one node, through the official driver: statements read one snapshot
 // with their own writes, nothing is visible outside before the commit, the first writer wins
@@ -15,15 +16,13 @@ describe('transactions on one node', () => {
   let node: SpawnedNode;
   let client: MongoClient;
 
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--setParameter', 'transactionLifetimeLimitSeconds=2'] });
-    client = new MongoClient(node.uri);
-  });
-
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
+  withNode({ extraArgs: ['--setParameter', 'transactionLifetimeLimitSeconds=2'] }, async (f) => {
+    ({ node, client } = f);
+    // A test restarts the node: the one running at the end, and its client, are stopped.
+    f.processes.beforeStop(async () => {
+      await client.close();
+      await node.stop();
+    });
   });
 
   const coll = (name: string) => client.db('txn').collection<AnyDoc>(name);

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { waitFor } from '../helpers/balancer_util.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // Issue 19: TTL indexes (a monitor on every node, every ttlMonitorSleepSecs), collMod of
 // expireAfterSeconds and hidden, hidden indexes left out of planning, index collations refused.
@@ -47,18 +48,11 @@ function stages(plan: unknown): string[] {
 }
 
 describe('TTL and hidden indexes on a node', () => {
-  let node: SpawnedNode;
   let client: MongoClient;
   let db: Db;
-  before(async () => {
-    node = await spawnNode({ extraArgs: FAST_TTL });
-    client = new MongoClient(node.uri);
+  withNode({ extraArgs: FAST_TTL }, async (f) => {
+    client = f.client;
     db = client.db('ttl');
-  });
-  after(async () => {
-    await client.close();
-    await node.stop();
-    removeDir(node.dbpath);
   });
 
   it('removes an expired document within two monitor passes and keeps the others', async () => {
@@ -160,15 +154,9 @@ describe('TTL indexes on a sharded collection through a router', () => {
   let router: MongoClient;
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, shardArgs: FAST_TTL });
-    router = new MongoClient(cluster.routers[0]!.uri);
-    for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
-  });
-  after(async () => {
-    for (const c of direct) await c.close();
-    await router?.close();
-    await cluster?.stop();
+  withCluster({ shards: 2, shardArgs: FAST_TTL }, async (f) => {
+    ({ cluster, client: router } = f);
+    for (const s of cluster.shards) direct.push(f.connect(s.uri));
   });
 
   it('deletes what each shard owns and leaves the donor\'s orphans to the range deleter', async () => {

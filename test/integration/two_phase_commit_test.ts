@@ -1,10 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Long, MongoClient, MongoServerError, UUID } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 21, two-phase commit: a transaction that wrote on two shards commits through the
 // coordinator on its first participant (src/sessions/transaction_coordinator*.ts), all or nothing;
@@ -17,9 +18,8 @@ describe('two-phase commit through routers', () => {
   let raw: WireClient;
   let router: string;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2, routers: 2, enableTestCommands: true });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2, routers: 2, enableTestCommands: true }, async (f) => {
+    ({ cluster, client } = f);
     raw = new WireClient();
     router = `127.0.0.1:${cluster.routers[0]!.port}`;
     const admin = client.db('admin');
@@ -31,8 +31,6 @@ describe('two-phase commit through routers', () => {
 
   after(async () => {
     await raw?.close();
-    await client?.close();
-    await cluster?.stop();
   });
 
   const accounts = () => client.db('bank').collection<AnyDoc>('accounts');

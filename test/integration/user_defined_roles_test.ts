@@ -1,10 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { as, refusal } from '../helpers/server_errors.js';
+import { withNode, withProcesses } from '../helpers/fixtures.js';
 
 // User-defined roles (createRole, updateRole, dropRole, grantRolesToRole, revokeRolesFromRole,
 // grantPrivilegesToRole, revokePrivilegesFromRole, dropAllRolesFromDatabase, rolesInfo) through
@@ -21,16 +22,12 @@ const finderPrivileges = [{ resource: { db: 'app', collection: 'c' }, actions: [
 describe('user-defined roles on a node started with --auth', () => {
   let node: SpawnedNode;
   let root: MongoClient;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
     await as(node.uri, (c) => c.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] }));
-    root = await MongoClient.connect(userUri(node.port, 'root', '&directConnection=true'));
+    root = await f.connect(userUri(node.port, 'root', '&directConnection=true')).connect();
     await root.db('app').collection('c').insertOne({ _id: 1 } as never);
     await root.db('app').collection('d').insertOne({ _id: 1 } as never);
-  });
-  after(async () => {
-    await root.close();
-    await node.stop();
   });
 
   it('createRole stores the role in admin.system.roles in MongoDB\'s shape and refuses what MongoDB refuses', async () => {
@@ -187,22 +184,16 @@ describe('user-defined roles through routers: kept on the config server, honoure
   let config: SpawnedNode;
   let shard: SpawnedNode;
   let routers: SpawnedRouter[];
-  before(async () => {
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-') });
-    shard = await spawnNode({ role: 'shard' });
+  withProcesses(async (p) => {
+    config = await p.node({ role: 'config' });
+    shard = await p.node({ role: 'shard' });
     const args = ['--auth', '--setParameter', 'userCacheInvalidationIntervalSecs=1'];
-    routers = [await spawnRouter(config.port, args), await spawnRouter(config.port, args)];
+    routers = [await p.router(config.port, args), await p.router(config.port, args)];
     await as(routers[0]!.uri, (c) => c.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] }));
     await as(userUri(routers[0]!.port, 'root'), async (root) => {
       await root.db('admin').command({ addShard: `127.0.0.1:${shard.port}`, name: 'shard0' });
       await root.db('app').collection('c').insertOne({ _id: 1 } as never);
     });
-  });
-  after(async () => {
-    await Promise.all(routers.map((r) => r.stop()));
-    await shard.stop();
-    await config.stop();
-    for (const n of [config, shard]) removeDir(n.dbpath);
   });
 
   it('a role made through one router is the config server\'s, and a grant through it reaches a connection on the other router', async () => {

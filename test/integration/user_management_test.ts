@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
+import { withNode, withProcesses } from '../helpers/fixtures.js';
 
 // updateUser, grantRolesToUser, revokeRolesFromUser and rolesInfo through the official driver, on
 // a node with --auth and through routers with --auth: a change of a user's roles or password
@@ -32,17 +33,13 @@ const succeeds = (run: () => Promise<unknown>): Promise<boolean> => run().then((
 describe('user management on a node with --auth', () => {
   let node: SpawnedNode;
   let root: MongoClient;
-  before(async () => {
-    node = await spawnNode({ extraArgs: ['--auth'] });
+  withNode({ extraArgs: ['--auth'] }, async (f) => {
+    node = f.node;
     const local = await MongoClient.connect(`mongodb://127.0.0.1:${node.port}/?directConnection=true`);
     await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
     await local.close();
-    root = await MongoClient.connect(userUri(node.port, 'root', 'pw', 'admin', '&directConnection=true'));
+    root = await f.connect(userUri(node.port, 'root', 'pw', 'admin', '&directConnection=true')).connect();
     await root.db('a').collection('c').insertOne({ _id: 1 } as never);
-  });
-  after(async () => {
-    await root.close();
-    await node.stop();
   });
 
   it('grants and revokes roles on a connection already logged in, at its next command', async () => {
@@ -144,27 +141,19 @@ describe('user management through routers with --auth', () => {
   let shard: SpawnedNode;
   let routers: SpawnedRouter[];
   let root: MongoClient;
-  before(async () => {
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-') });
-    shard = await spawnNode({ role: 'shard' });
+  withProcesses(async (p) => {
+    config = await p.node({ role: 'config' });
+    shard = await p.node({ role: 'shard' });
     routers = [
-      await spawnRouter(config.port, ['--auth', '--setParameter', 'userCacheInvalidationIntervalSecs=1']),
-      await spawnRouter(config.port, ['--auth', '--setParameter', 'userCacheInvalidationIntervalSecs=1']),
+      await p.router(config.port, ['--auth', '--setParameter', 'userCacheInvalidationIntervalSecs=1']),
+      await p.router(config.port, ['--auth', '--setParameter', 'userCacheInvalidationIntervalSecs=1']),
     ];
     const local = await MongoClient.connect(routers[0]!.uri);
     await local.db('admin').command({ createUser: 'root', pwd: 'pw', roles: ['root'] });
     await local.close();
-    root = await MongoClient.connect(userUri(routers[0]!.port, 'root', 'pw'));
+    root = await p.connect(userUri(routers[0]!.port, 'root', 'pw')).connect();
     await root.db('admin').command({ addShard: `127.0.0.1:${shard.port}`, name: 'shard0' });
     await root.db('admin').command({ createUser: 'u', pwd: 'pw', roles: [{ role: 'read', db: 'a' }] });
-  });
-  after(async () => {
-    await root.close();
-    await Promise.all(routers.map((r) => r.stop()));
-    await shard.stop();
-    await config.stop();
-    removeDir(config.dbpath);
-    removeDir(shard.dbpath);
   });
 
   it('a grant through one router applies at once there and within the poll interval on the other; so does a drop', async () => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { withCluster, withNode } from '../helpers/fixtures.js';
 
 const codeOf = (p: Promise<unknown>): Promise<number> => p.then(() => 0, (err: { code: number }) => err.code);
 
@@ -60,21 +61,13 @@ async function checkCatalogAndRefusals(db: Db): Promise<void> {
 }
 
 describe('views on a node', () => {
-  let node: SpawnedNode;
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    node = await spawnNode();
-    client = new MongoClient(node.uri);
+  withNode({}, async (f) => {
+    client = f.client;
     db = client.db('views');
     await seed(db);
-  });
-
-  after(async () => {
-    await client?.close();
-    await node?.stop();
-    if (node) removeDir(node.dbpath);
   });
 
   it('reads a view as its pipeline over the collection: find, count, distinct, aggregate', () => checkReads(db));
@@ -86,9 +79,8 @@ describe('views through a router, over a sharded collection', () => {
   let client: MongoClient;
   let db: Db;
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 2 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 2 }, async (f) => {
+    ({ cluster, client } = f);
     const admin = client.db('admin');
     await admin.command({ enableSharding: 'views', primaryShard: 'shard0' });
     await admin.command({ shardCollection: 'views.people', key: { k: 1 } });
@@ -96,11 +88,6 @@ describe('views through a router, over a sharded collection', () => {
     await admin.command({ moveChunk: 'views.people', find: { k: 15 }, to: 'shard1', _waitForDelete: true });
     db = client.db('views');
     await seed(db);
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('reads every shard through the view: the router runs the resolved view as an aggregation', async () => {

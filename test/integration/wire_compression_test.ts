@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import zlib from 'node:zlib';
@@ -6,9 +6,10 @@ import { BSON } from 'bson';
 import { MongoClient } from 'mongodb';
 import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
 import { countingProxy } from '../helpers/counting_proxy.js';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { frame, mutate, opMsgPayload, rng } from '../helpers/wire_fuzz.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // OP_COMPRESSED (opCode 2012) against a shard (a node) and a router: negotiated by hello as
 // mongod negotiates it, used by the official driver with compressors: ['zlib'] and ['snappy'],
@@ -95,8 +96,8 @@ describe('OP_COMPRESSED', () => {
     { name: 'a router', port: () => cluster.routers[0]!.port },
   ];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 1 });
+  withCluster({ shards: 1 }, async (f) => {
+    cluster = f.cluster;
     const admin = new MongoClient(cluster.routers[0]!.uri);
     try {
       await admin.db('admin').command({ enableSharding: 'zip' });
@@ -104,10 +105,6 @@ describe('OP_COMPRESSED', () => {
     } finally {
       await admin.close();
     }
-  });
-
-  after(async () => {
-    await cluster.stop();
   });
 
   for (const target of targets) {

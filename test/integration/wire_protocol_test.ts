@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { BSON } from 'bson';
-import { removeDir, spawnNode, type SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import { withNode } from '../helpers/fixtures.js';
 
 // Raw-socket tests of the framing rules the driver relies on (OP_MSG spec, CLIENTS.md §1).
 function opMsg(requestId: number, body: object, flags = 0, sequences: { id: string; docs: object[] }[] = [], checksum = false): Buffer {
@@ -86,8 +87,7 @@ class RawConnection {
 
 describe('the wire protocol', () => {
   let node: SpawnedNode;
-  before(async () => { node = await spawnNode(); });
-  after(async () => { await node.stop(); removeDir(node.dbpath); });
+  withNode({}, (f) => { node = f.node; });
 
   it('answers the legacy OP_QUERY handshake with OP_REPLY', async () => {
     const c = await RawConnection.open(node.port);

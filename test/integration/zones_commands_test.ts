@@ -1,12 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Long, MaxKey, MinKey, MongoClient, ObjectId, type Document } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 const MONGOSH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/mongosh');
 const run = promisify(execFile);
@@ -27,16 +28,10 @@ describe('zones through the router', () => {
     return client.db('config').collection<AnyDoc>('chunks').find({ uuid: coll!.uuid }).sort({ min: 1 }).toArray();
   };
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3 });
-    client = new MongoClient(cluster.routers[0]!.uri);
+  withCluster({ shards: 3 }, async (f) => {
+    ({ cluster, client } = f);
     await admin({ balancerStop: 1 }).catch(() => undefined);
     await admin({ enableSharding: 'zn', primaryShard: 'shard0' });
-  });
-
-  after(async () => {
-    await client?.close();
-    await cluster?.stop();
   });
 
   it('addShardToZone adds the zone to config.shards tags once, and refuses an unknown shard (ShardNotFound)', async () => {

@@ -2,16 +2,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { Binary, BSON, Long } from 'bson';
 import { compressSync as snappyCompress } from 'snappy';
 import { MongoClient, type Collection } from 'mongodb';
+import { DRIVER_SPECS, skipWithoutDriverSpecs } from '../helpers/driver_specs.js';
 import { spawnCluster } from '../helpers/spawn_cluster.js';
 import { removeDir, spawnNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { exchange, frame, mutate, nestedDocument, opMsgPayload, Prober, rng, sequencePayload, withDocumentField } from '../helpers/wire_fuzz.js';
 
-const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/compat/specs/bson-corpus/tests');
+const CORPUS_DIR = 'bson-corpus/tests';
+const CORPUS = path.join(DRIVER_SPECS, CORPUS_DIR);
 const MESSAGES = 10_000;
 const ROUTER_MESSAGES = 6_000;
 const INSERT_BODY = Buffer.from(BSON.serialize({ insert: 'fuzz', $db: 'fuzz' }));
@@ -185,7 +186,7 @@ async function checkDepthLimits(port: number, coll: Collection<AnyDoc>): Promise
 }
 
 describe('bad input never crashes a node or a router', () => {
-  it(`a node survives ${MESSAGES} random and mutated messages and every BSON corpus decode error, compressed ones among them, and holds to MongoDB's nesting limits`, { timeout: 600_000 }, async () => {
+  it(`a node survives ${MESSAGES} random and mutated messages and every BSON corpus decode error, compressed ones among them, and holds to MongoDB's nesting limits`, { timeout: 600_000, skip: skipWithoutDriverSpecs(CORPUS_DIR) }, async () => {
     const node = await spawnNode();
     const client = new MongoClient(node.uri);
     try {
@@ -211,7 +212,7 @@ describe('bad input never crashes a node or a router', () => {
     }
   });
 
-  it(`a router survives ${ROUTER_MESSAGES} bad messages, half of them mangled fast-path inserts and point reads, writes no orphan, and holds to MongoDB's nesting limits`, { timeout: 600_000 }, async () => {
+  it(`a router survives ${ROUTER_MESSAGES} bad messages, half of them mangled fast-path inserts and point reads, writes no orphan, and holds to MongoDB's nesting limits`, { timeout: 600_000, skip: skipWithoutDriverSpecs(CORPUS_DIR) }, async () => {
     const cluster = await spawnCluster({ shards: 2 });
     const router = cluster.routers[0]!;
     const client = new MongoClient(router.uri);

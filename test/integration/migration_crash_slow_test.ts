@@ -5,7 +5,7 @@ import { CrashWorld } from '../helpers/migration_crash.js';
 // The crash matrix of issue 4 on real processes: pause a migration at a step with a fail point,
 // kill -9 the donor or the recipient there, restart it on the same dbpath and port, and check that
 // the migration ended with exactly one owner of the range, every document on it, and nothing lost.
-// (The config server's part is migration_crash_config_test.ts.)
+// (The config server's part is migration_crash_config_slow_test.ts.)
 
 interface CrashCase {
   readonly failPoint: string;

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -6,9 +6,10 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { Binary, BSON } from 'bson';
 import { MongoClient } from 'mongodb';
-import { removeDir, spawnNode, tempDir, type SpawnedNode } from '../helpers/spawn_node.js';
-import { spawnRouter, type SpawnedRouter } from '../helpers/spawn_cluster.js';
+import type { SpawnedNode } from '../helpers/spawn_node.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { frame, mutate, opMsgPayload, Prober, rng } from '../helpers/wire_fuzz.js';
+import { withProcesses } from '../helpers/fixtures.js';
 
 // Bad input before authentication, against a node and a router of a cluster with a key file (so
 // with authentication on): mangled SASL conversations (saslStart, saslContinue, hello's
@@ -96,20 +97,13 @@ describe('bad input before authentication never crashes a node or a router', () 
   let config: SpawnedNode;
   let shard: SpawnedNode;
   let router: SpawnedRouter;
-  before(async () => {
-    dir = tempDir('docshard-fuzz-auth-');
+  withProcesses(async (p) => {
+    dir = p.dir('docshard-fuzz-auth-');
     key = path.join(dir, 'key');
     writeFileSync(key, randomBytes(48).toString('base64'), { mode: 0o600 });
-    config = await spawnNode({ role: 'config', dbpath: tempDir('docshard-cfg-'), extraArgs: ['--keyFile', key] });
-    shard = await spawnNode({ role: 'shard', extraArgs: ['--keyFile', key] });
-    router = await spawnRouter(config.port, ['--keyFile', key]);
-  });
-  after(async () => {
-    await router.stop();
-    await shard.stop();
-    await config.stop();
-    for (const n of [config, shard]) removeDir(n.dbpath);
-    removeDir(dir);
+    config = await p.node({ role: 'config', extraArgs: ['--keyFile', key] });
+    shard = await p.node({ role: 'shard', extraArgs: ['--keyFile', key] });
+    router = await p.router(config.port, ['--keyFile', key]);
   });
 
   it(`a node with a key file survives ${MESSAGES} mangled logins and pre-login messages`, { timeout: TIMEOUT_MS }, async () => {

@@ -1,8 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Concurrency soak of issue 4: 4 writers (inserts, updates, deletes on ids they alone own, with a
 // model of acknowledged writes), readers doing full scans through 2 routers, and 2 movers sending
@@ -39,15 +40,10 @@ describe('migration soak (issue 4)', () => {
   const routers: MongoClient[] = [];
   const direct: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2, shardArgs: ['--setParameter', 'orphanCleanupDelaySecs=1'] });
-    for (const r of cluster.routers) routers.push(new MongoClient(r.uri));
-    for (const s of cluster.shards) direct.push(new MongoClient(s.uri));
-  });
-
-  after(async () => {
-    for (const c of [...direct, ...routers]) await c.close();
-    await cluster?.stop();
+  withCluster({ shards: 3, routers: 2, shardArgs: ['--setParameter', 'orphanCleanupDelaySecs=1'] }, async (f) => {
+    cluster = f.cluster;
+    for (const r of cluster.routers) routers.push(f.connect(r.uri));
+    for (const s of cluster.shards) direct.push(f.connect(s.uri));
   });
 
   it(`writers, readers and movers for ${DURATION_MS / 1000} s; the cluster equals the model`, { timeout: DURATION_MS + 240_000 }, async () => {

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { FAST_BALANCER_ARGS, waitFor } from '../helpers/balancer_util.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Issue 5's soak: writers (inserts, updates, deletes on ids each owns, modelled) and readers
 // (full scans) through two routers while the balancer moves data by size (1 MB chunks) and, half
@@ -28,13 +29,9 @@ describe('balancer soak with a draining shard (issue 5)', () => {
   let cluster: SpawnedCluster;
   const routers: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2, configArgs: FAST_BALANCER_ARGS, shardArgs: ['--setParameter', 'orphanCleanupDelaySecs=1'] });
-    for (const r of cluster.routers) routers.push(new MongoClient(r.uri));
-  });
-  after(async () => {
-    for (const c of routers) await c.close();
-    await cluster?.stop();
+  withCluster({ shards: 3, routers: 2, configArgs: FAST_BALANCER_ARGS, shardArgs: ['--setParameter', 'orphanCleanupDelaySecs=1'] }, async (f) => {
+    cluster = f.cluster;
+    for (const r of cluster.routers) routers.push(f.connect(r.uri));
   });
 
   it(`writers and readers for ${DURATION_MS / 1000} s while the balancer runs and shard2 drains`, { timeout: DURATION_MS + 300_000 }, async () => {

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -7,13 +7,17 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
-import { ROUTER_FAST_PATHS, spawnCluster, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import { DRIVER_SPECS, skipWithoutDriverSpecs } from '../helpers/driver_specs.js';
+import { withCluster } from '../helpers/fixtures.js';
+import { ROUTER_FAST_PATHS, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SPECS = path.resolve(ROOT, '../shared/compat/specs');
-const CRUD_TESTS = path.join(SPECS, 'crud/tests/unified');
-const SESSION_SUITES = ['sessions/tests', 'retryable-writes/tests/unified', 'causal-consistency/tests'].map((dir) => path.join(SPECS, dir));
-const TRANSACTION_SUITES = ['transactions/tests/unified', 'transactions-convenient-api/tests/unified'].map((dir) => path.join(SPECS, dir));
+const CRUD_DIR = 'crud/tests/unified';
+const SESSION_DIRS = ['sessions/tests', 'retryable-writes/tests/unified', 'causal-consistency/tests'];
+const TRANSACTION_DIRS = ['transactions/tests/unified', 'transactions-convenient-api/tests/unified'];
+const CRUD_TESTS = path.join(DRIVER_SPECS, CRUD_DIR);
+const SESSION_SUITES = SESSION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
+const TRANSACTION_SUITES = TRANSACTION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
 const run = promisify(execFile);
 
 interface Totals {
@@ -80,7 +84,7 @@ function unexpectedFailures(totals: Totals, known: readonly KnownFailures[]): st
   for (const line of outcomes(totals)) {
     const header = /^(?:PASS|FAIL) (\S+)/.exec(line);
     if (header) {
-      file = path.relative(SPECS, header[1]!);
+      file = path.relative(DRIVER_SPECS, header[1]!);
       continue;
     }
     const description = line.trim();
@@ -125,7 +129,7 @@ const PASSTHROUGH_TEST = {
 };
 
 describe('driver specification conformance', () => {
-  it('passes at least 95% of the applicable unified CRUD tests against one node', { timeout: 300_000 }, async () => {
+  it('passes at least 95% of the applicable unified CRUD tests against one node', { timeout: 300_000, skip: skipWithoutDriverSpecs(CRUD_DIR) }, async () => {
     const node = await spawnNode({ extraArgs: ['--enableTestCommands'] });
     try {
       assertPassRate(await conformance(['--uri', `mongodb://127.0.0.1:${node.port}`, CRUD_TESTS]), 0.95);
@@ -137,15 +141,12 @@ describe('driver specification conformance', () => {
 
   describe('through a router with --shard-collections', () => {
     let cluster: SpawnedCluster;
-    before(async () => {
-      // Fail points on every process, as the suites' failPoint operations need.
-      cluster = await spawnCluster({ shards: 2, enableTestCommands: true });
+    // Fail points on every process, as the suites' failPoint operations need.
+    withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
+      cluster = f.cluster;
       // A second router over the same cluster, with its fast paths off: every request takes the
       // general path there.
       cluster.routers.push(await spawnRouter(cluster.config.port, ['--enableTestCommands', ...ROUTER_FAST_PATHS[1].routerArgs]));
-    });
-    after(async () => {
-      await cluster?.stop();
     });
 
     it('shards every collection a test creates on {_id: "hashed"} over both shards, and no capped one', { timeout: 120_000 }, async () => {
@@ -171,14 +172,14 @@ describe('driver specification conformance', () => {
       }
     });
 
-    it('passes at least 90% of the unified CRUD tests with every collection sharded on {_id: "hashed"}, alike with the fast paths on and off', { timeout: 600_000 }, async () => {
+    it('passes at least 90% of the unified CRUD tests with every collection sharded on {_id: "hashed"}, alike with the fast paths on and off', { timeout: 600_000, skip: skipWithoutDriverSpecs(CRUD_DIR) }, async () => {
       const fast = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', CRUD_TESTS]);
       assertPassRate(fast, 0.9);
       const general = await conformance(['--uri', cluster.routers[1]!.uri, '--shard-collections', CRUD_TESTS]);
       assert.deepEqual(outcomes(general), outcomes(fast), 'the same tests pass, fail and are skipped with the fast paths off');
     });
 
-    it('passes every unified sessions, retryable-writes and causal-consistency test that applies to a sharded cluster', { timeout: 300_000 }, async (t) => {
+    it('passes every unified sessions, retryable-writes and causal-consistency test that applies to a sharded cluster', { timeout: 300_000, skip: skipWithoutDriverSpecs(...SESSION_DIRS) }, async (t) => {
       const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', ...SESSION_SUITES]);
       t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
       assert.deepEqual(outcomes(totals).filter((line) => !line.startsWith('PASS')), [], totals.output);
@@ -186,7 +187,7 @@ describe('driver specification conformance', () => {
       assert.ok(totals.passed >= 113, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
 
-    it('passes the unified transactions and transactions-convenient-api tests but for the known failures', { timeout: 600_000 }, async (t) => {
+    it('passes the unified transactions and transactions-convenient-api tests but for the known failures', { timeout: 600_000, skip: skipWithoutDriverSpecs(...TRANSACTION_DIRS) }, async (t) => {
       // Both routers: the tests with useMultipleMongoses move a session's commit to the other one.
       const uri = `mongodb://${cluster.routers.map((r) => `127.0.0.1:${r.port}`).join(',')}/`;
       const totals = await conformance(['--uri', uri, '--shard-collections', ...TRANSACTION_SUITES]);

@@ -1,9 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { spawnCluster, type SpawnedCluster } from '../helpers/spawn_cluster.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { withCluster } from '../helpers/fixtures.js';
 
 // Random DDL under faults, in our words after MongoDB's random_ddl_operations: 4 clients through 2
 // routers pick at random among shardCollection, drop, rename with dropTarget, movePrimary, collMod,
@@ -40,14 +41,9 @@ describe('random DDL operations under kill -9', () => {
   let cluster: SpawnedCluster;
   const routers: MongoClient[] = [];
 
-  before(async () => {
-    cluster = await spawnCluster({ shards: 3, routers: 2 });
-    for (const r of cluster.routers) routers.push(new MongoClient(r.uri, { serverSelectionTimeoutMS: 5_000 }));
-  });
-
-  after(async () => {
-    for (const c of routers) await c.close();
-    await cluster?.stop();
+  withCluster({ shards: 3, routers: 2 }, async (f) => {
+    cluster = f.cluster;
+    for (const r of cluster.routers) routers.push(f.connect(r.uri, { serverSelectionTimeoutMS: 5_000 }));
   });
 
   it(`for ${DURATION_MS / 1000} s; then the catalog and the shards agree`, { timeout: DURATION_MS + 600_000 }, async () => {
