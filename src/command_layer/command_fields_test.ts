@@ -2,6 +2,20 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoError } from '../base/errors.js';
 import { checkCommandFields } from './command_fields.js';
+import { OPEN_COMMANDS } from './client_command_fields.js';
+import { configServerCommandSet, shardCommands } from '../mongod_commands/registry.js';
+import { routerCommands } from '../router/router_commands.js';
+import { routerTestCommands } from '../router/commands/cluster_fail_points.js';
+
+// Every name a node's command table holds, a config server's (as process/node_process.ts builds
+// them) included, and a router's (process/router_process.ts), test commands included.
+function nodeCommandNames(): string[] {
+  return [...shardCommands, ...configServerCommandSet].flatMap((def) => def.names);
+}
+
+function routerCommandNames(): string[] {
+  return [...routerCommands, ...routerTestCommands].flatMap((def) => def.names);
+}
 
 function unknownField(name: string, cmd: Record<string, unknown>): string | undefined {
   try {
@@ -63,8 +77,40 @@ describe('checkCommandFields', () => {
     assert.equal(unknownField('explain', { explain: { find: 'c' }, bogus: 1 }), "BSON field 'explain.bogus' is an unknown field.");
   });
 
-  it('leaves commands it has no fields for unchecked', () => {
-    assert.equal(unknownField('ping', { ping: 1, anything: 1 }), undefined);
-    assert.equal(unknownField('_recvChunkStart', { _recvChunkStart: 'd.c', whatever: 1 }), undefined);
+  it('checks the commands MongoDB parses by hand and docshard\'s internal ones too', () => {
+    assert.equal(unknownField('ping', { ping: 1, anything: 1 }), "BSON field 'ping.anything' is an unknown field.");
+    assert.equal(unknownField('listIndexes', { listIndexes: 'c', cursor: {}, nameOnly: true }), "BSON field 'listIndexes.nameOnly' is an unknown field.");
+    assert.equal(unknownField('isMaster', { isMaster: 1, helloOK: true }), "BSON field 'hello.helloOK' is an unknown field.");
+    assert.equal(unknownField('_recvChunkStart', { _recvChunkStart: 'd.c', whatever: 1 }), "BSON field '_recvChunkStart.whatever' is an unknown field.");
+    assert.equal(unknownField('_configsvrCommitChunkMigration', { _configsvrCommitChunkMigration: 'd.c', fromShard: 's', toShardName: 't' }), "BSON field '_configsvrCommitChunkMigration.toShardName' is an unknown field.");
+  });
+
+  it('accepts what the driver\'s and mongosh\'s handshake, authentication and session commands send', () => {
+    const commands: Record<string, unknown>[] = [
+      { ismaster: 1, backpressure: '2', helloOk: true, client: {}, compression: ['none'], saslSupportedMechs: 'admin.u', speculativeAuthenticate: {} },
+      { hello: 1, loadBalanced: true, apiVersion: '1', $db: 'admin' },
+      { hello: 1, maxAwaitTimeMS: 10_000, topologyVersion: {}, $db: 'admin' },
+      { saslStart: 1, mechanism: 'SCRAM-SHA-256', payload: {}, autoAuthorize: 1, options: { skipEmptyExchange: true }, $db: 'admin' },
+      { saslContinue: 1, conversationId: 1, payload: {}, $db: 'admin' },
+      { endSessions: [], writeConcern: { w: 0 }, $readPreference: { mode: 'primaryPreferred' }, $db: 'admin' },
+      { buildInfo: 1, lsid: {}, $db: 'admin' },
+      { ping: 1, $db: 'admin' },
+      { getLog: 'startupWarnings', $db: 'admin' },
+      { getParameter: 1, featureCompatibilityVersion: 1, $db: 'admin' },
+      { getParameter: 'foo', $db: 'admin' },
+      { serverStatus: 1, repl: 0, metrics: 0, locks: 0, $db: 'admin' },
+      { currentOp: 1, $all: true, active: true, 'command.find': 'c', $db: 'admin' },
+      { listDatabases: 1, nameOnly: false, $readPreference: { mode: 'primaryPreferred' }, $db: 'admin' },
+      { connectionStatus: 1, showPrivileges: true, $db: 'admin' },
+      { balancerStart: 1, maxTimeMS: 60_000, $db: 'admin' },
+      { moveChunk: 'd.c', find: {}, to: 's', _waitForDelete: true, $db: 'admin' },
+    ];
+    for (const cmd of commands) assert.equal(unknownField(Object.keys(cmd)[0]!, cmd), undefined, JSON.stringify(cmd));
+  });
+
+  it('has the fields of every command a shard, a config server and a router answer', () => {
+    const names = [...new Set([...nodeCommandNames(), ...routerCommandNames()])].filter((name) => !Object.hasOwn(OPEN_COMMANDS, name));
+    const unchecked = names.filter((name) => unknownField(name, { [name]: 1, notAFieldOfAnyCommand: 1 }) === undefined);
+    assert.deepEqual(unchecked, []);
   });
 });

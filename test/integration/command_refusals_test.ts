@@ -44,6 +44,20 @@ function commonChecks(target: () => { client: MongoClient; db: Db; host: string 
     assert.deepEqual(await db.listCollections({ name: 'refused' }).toArray(), []);
   });
 
+  it('refuses an unknown field on the commands MongoDB parses by hand too, and keeps serving', async () => {
+    const { client, db } = target();
+    const admin = client.db('admin');
+    await db.collection<AnyDoc>('c').insertOne({ _id: 'listed' });
+    expectCode(await failure(admin.command({ ping: 1, bogus: 1 })), 40415, "BSON field 'ping.bogus' is an unknown field.");
+    expectCode(await failure(db.command({ listIndexes: 'c', cursor: {}, nameOnly: true })), 40415, "BSON field 'listIndexes.nameOnly' is an unknown field.");
+    expectCode(await failure(admin.command({ hello: 1, helloOK: true })), 40415, "BSON field 'hello.helloOK' is an unknown field.");
+    expectCode(await failure(admin.command({ isMaster: 1, bogus: 1 })), 40415, "BSON field 'hello.bogus' is an unknown field.");
+    expectCode(await failure(admin.command({ buildInfo: 1, verbose: true })), 40415, "BSON field 'buildInfo.verbose' is an unknown field.");
+    assert.equal((await admin.command({ ping: 1 })).ok, 1);
+    assert.deepEqual((await db.collection('c').listIndexes().toArray()).map((i) => i.name), ['_id_']);
+    assert.equal((await admin.command({ hello: 1, helloOk: true })).helloOk, true);
+  });
+
   it('accepts the options drivers send, generic arguments included', async () => {
     const { db } = target();
     const c = db.collection<AnyDoc>('opts');
@@ -145,6 +159,13 @@ describe('refusals on a node', () => {
   commonChecks(() => ({ client, db, host: `127.0.0.1:${node.port}` }));
   satisfiableWriteConcerns(() => ({ db }));
 
+  it('refuses an unknown field on a command the shards and the config server send each other', async () => {
+    const admin = client.db('admin');
+    expectCode(await failure(admin.command({ _recvChunkStatus: 'refusals.c', sessionId: 'none', bogus: 1 })), 40415, "BSON field '_recvChunkStatus.bogus' is an unknown field.");
+    expectCode(await failure(admin.command({ _flushRoutingTableCacheUpdates: 'refusals.c', bogus: 1 })), 40415, "BSON field '_flushRoutingTableCacheUpdates.bogus' is an unknown field.");
+    assert.equal((await admin.command({ ping: 1 })).ok, 1);
+  });
+
   it('says in serverStatus that its storage engine has snapshot reads', async () => {
     const { storageEngine } = await client.db('admin').command({ serverStatus: 1 });
     assert.equal(storageEngine.supportsSnapshotReadConcern, true);
@@ -185,6 +206,14 @@ describe('refusals through a router', () => {
   async function fastPaths(): Promise<{ insert: number; find: number }> {
     return (await client.db('admin').command({ serverStatus: 1 })).docshard.fastPaths as { insert: number; find: number };
   }
+
+  it('refuses an unknown field on a router\'s own commands', async () => {
+    const admin = client.db('admin');
+    expectCode(await failure(admin.command({ balancerStatus: 1, verbose: true })), 40415, "BSON field 'balancerStatus.verbose' is an unknown field.");
+    expectCode(await failure(admin.command({ listShards: 1, bogus: 1 })), 40415, "BSON field 'listShards.bogus' is an unknown field.");
+    expectCode(await failure(admin.command({ moveChunk: 'refusals.sharded', find: { k: 100 }, to: 'shard0', toShard: 'shard0' })), 40415, "BSON field 'moveChunk.toShard' is an unknown field.");
+    assert.equal((await admin.command({ balancerStatus: 1 })).ok, 1);
+  });
 
   it('refuses an unknown field in a command the fast paths would otherwise take', async () => {
     const c = db.collection<AnyDoc>('sharded');

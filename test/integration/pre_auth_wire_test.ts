@@ -23,8 +23,8 @@ function opMsg(body: AnyDoc): Buffer {
 
 // A hello padded to exactly `length` bytes on the wire.
 function helloOfLength(length: number): Buffer {
-  const bare = opMsg({ hello: 1, pad: '', $db: 'admin' }).length;
-  const message = opMsg({ hello: 1, pad: 'x'.repeat(length - bare), $db: 'admin' });
+  const bare = opMsg({ hello: 1, comment: '', $db: 'admin' }).length;
+  const message = opMsg({ hello: 1, comment: 'x'.repeat(length - bare), $db: 'admin' });
   assert.equal(message.length, length);
   return message;
 }
