@@ -33,8 +33,11 @@ describe('DDL coordinators on the primary shard', () => {
   let cluster: SpawnedCluster;
   let client: MongoClient;
   let shardClients: MongoClient[];
+  let connect: (uri: string) => MongoClient;
 
   withCluster({ shards: 2, routers: 2, enableTestCommands: true }, async (f) => {
+    // A client a test makes in place of one it closed is the suite's too, closed with it.
+    connect = f.connect;
     ({ cluster, client } = f);
     shardClients = cluster.shards.map((s) => f.connect(s.uri));
   });
@@ -185,7 +188,7 @@ describe('DDL coordinators on the primary shard', () => {
     await shardClients[0]!.close();
     await cluster.shards[0]!.kill9();
     cluster.shards[0] = await restartNode(cluster.shards[0]!, { extraArgs: ['--enableTestCommands'] });
-    shardClients[0] = new MongoClient(cluster.shards[0]!.uri);
+    shardClients[0] = connect(cluster.shards[0]!.uri);
     await request;
     await until('the recovered coordinator to finish', async () => ((await coordinatorDocs()).length === 0 ? true : undefined));
   }

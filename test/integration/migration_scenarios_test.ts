@@ -25,9 +25,12 @@ describe('jstests/sharding migration scenarios (issue 4)', () => {
   // Router 0 does the administration and sees every change; router 1 is the "stale mongos".
   let fresh: MongoClient;
   let stale: MongoClient;
+  let connect: (uri: string) => MongoClient;
   const direct: MongoClient[] = [];
 
   withCluster({ shards: 3, routers: 2, enableTestCommands: true, shardArgs: FAST_RANGE_DELETION_ARGS }, async (f) => {
+    // A client a test makes in place of one it closed is the suite's too, closed with it.
+    connect = f.connect;
     ({ cluster, client: fresh } = f);
     stale = f.connect(cluster.routers[1]!.uri);
     for (const s of cluster.shards) direct.push(f.connect(s.uri));
@@ -582,7 +585,7 @@ describe('jstests/sharding migration scenarios (issue 4)', () => {
       await direct[i]!.close();
       await cluster.shards[i]!.stop();
       cluster.shards[i] = await restartNode(cluster.shards[i]!, { role: 'shard', extraArgs: SHARD_ARGS });
-      direct[i] = new MongoClient(cluster.shards[i]!.uri);
+      direct[i] = connect(cluster.shards[i]!.uri);
     }));
     assert.equal(await countOn(0, db, 'foo'), splitAt + 1, 'shard0 kept its orphan across the restart');
     assert.equal(await countOn(1, db, 'foo'), 100 - splitAt + 1, 'shard1 kept its orphan across the restart');

@@ -225,9 +225,12 @@ describe('movePrimary survives kill -9 of the donor or the config server at each
   let router: MongoClient;
   const direct: MongoClient[] = [];
   const model = new Set<number | string>();
+  let connect: (uri: string) => MongoClient;
 
   withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
     ({ cluster, client: router } = f);
+    // A client a test makes in place of one it closed is the suite's too, closed with it.
+    connect = f.connect;
     for (const s of cluster.shards) direct.push(f.connect(s.uri));
     await stopBalancer(router);
     await router.db('admin').command({ enableSharding: 'cr', primaryShard: 'shard0' });
@@ -240,7 +243,7 @@ describe('movePrimary survives kill -9 of the donor or the config server at each
     await direct[index]!.close();
     await cluster.shards[index]!.kill9();
     cluster.shards[index] = await restartNode(cluster.shards[index]!, { role: 'shard', extraArgs: ['--enableTestCommands'] });
-    direct[index] = new MongoClient(cluster.shards[index]!.uri);
+    direct[index] = connect(cluster.shards[index]!.uri);
   }
 
   // The move from `from` to the other shard, paused at `phase` on the donor, the donor (or the
