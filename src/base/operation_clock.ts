@@ -28,8 +28,9 @@ export function withOperationClock<T>(clock: Clock, fn: () => T): T {
 
 // The running command's clock, taken where an expression is compiled (in the command's
 // synchronous run) and read when it is first evaluated, which may be later (a getMore, a merge on
-// the router after the shards answered). Outside a command nothing may ask: the query layer reads
-// no clock of its own.
+// the router after the shards answered). Compiled after the command's synchronous run, the
+// process's clock its composition root set; with neither (a unit test of the query layer alone)
+// there is no time to read.
 export function operationClock(): Clock | undefined {
   return active ?? processClock;
 }
