@@ -1,26 +1,15 @@
-import type { Logger } from 'pino';
-import type { Clock } from '../base/clock.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { FailPoints } from '../base/fail_points.js';
 import type { Doc } from '../bson/values.js';
-import type { LocalCollections } from '../query/exec/local_collection.js';
-import type { StorageEngine } from '../storage/storage_engine.js';
-import type { Network } from '../wire/network.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 import { sessionIdOf, sessionKey } from './session_id.js';
 import { coordinatorDocumentFromBSON, type CoordinatorDecision, type CoordinatorDocument } from './transaction_coordinator.js';
 import { CoordinatorDriver, TRANSACTION_COORDINATORS_NS, type CoordinatorDriverEnv } from './transaction_coordinator_driver.js';
 import type { CoordinatorEvent } from './transaction_coordinator_state_machine.js';
 
-export interface TransactionCoordinatorEnv {
-  readonly storage: StorageEngine;
-  readonly local: LocalCollections;
-  readonly client: Network;
-  readonly failPoints: FailPoints;
-  readonly logger: Logger;
-  // Prepare's deadline and the pauses between retries.
-  readonly clock: Clock;
+// What each coordinator's driver is given, but for the shard-host look-up and the stop flag the
+// service answers from these.
+export interface TransactionCoordinatorEnv extends Omit<CoordinatorDriverEnv, 'hostOf' | 'stopped'> {
   configHost(): string | undefined;
 }
 
