@@ -2,14 +2,15 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { compileFilter, type Matcher } from '../../query/match/matcher.js';
+import { compileJsonSchema } from '../../query/match/json_schema/json_schema.js';
 import type { Collection } from '../../storage/storage_engine.js';
 import type { CommandContext } from '../command.js';
 
-// Schema validation as MongoDB does it with a query-expression validator: the collection's
-// options carry `validator`, `validationLevel` (strict: every insert and update; moderate: updates
-// of documents that passed; off) and `validationAction` (error refuses the write with
+// Schema validation as MongoDB does it: the collection's options carry `validator` (a query
+// expression, $jsonSchema included), `validationLevel` (strict: every insert and update; moderate:
+// updates of documents that passed; off) and `validationAction` (error refuses the write with
 // DocumentValidationFailure, warn lets it through). Only user writes are checked; migrations and
-// other internal writes are not, as in MongoDB. `$jsonSchema` is not implemented.
+// other internal writes are not, as in MongoDB.
 export interface DocumentValidator {
   // `before`: the document an update replaces (none for an insert or an upsert).
   check(after: Doc, before?: Doc): void;
@@ -19,24 +20,60 @@ const VALIDATION_LEVELS = ['off', 'strict', 'moderate'];
 const VALIDATION_ACTIONS = ['error', 'warn'];
 
 // The validation options of a create or collMod, checked; the fields it does not carry are absent.
-export function parseValidationOptions(cmd: Doc): Doc {
+// `current`: the collection's options a collMod changes, which the new ones are checked with.
+export function parseValidationOptions(cmd: Doc, current: Doc = {}): Doc {
   const out: Doc = {};
-  if (cmd.validator !== undefined) {
-    if (!isPlainObject(cmd.validator)) throw new MongoError(ErrorCodes.TypeMismatch, "'validator' must be of type object");
-    if ('$jsonSchema' in cmd.validator) throw new MongoError(ErrorCodes.NotImplemented, '$jsonSchema validators are not supported by docshard; use a query expression');
-    compileFilter(cmd.validator);
-    out.validator = cmd.validator;
-  }
+  if (cmd.validator !== undefined && !isPlainObject(cmd.validator)) throw new MongoError(ErrorCodes.TypeMismatch, "'validator' must be of type object");
   for (const [field, allowed] of [['validationLevel', VALIDATION_LEVELS], ['validationAction', VALIDATION_ACTIONS]] as const) {
     const value = cmd[field];
     if (value === undefined) continue;
     if (typeof value !== 'string' || !allowed.includes(value)) throw new MongoError(ErrorCodes.BadValue, `Enumeration value '${String(value)}' for field '${field}' is not a valid value.`);
     out[field] = value;
   }
+  const validator = cmd.validator ?? current.validator;
+  if (isPlainObject(validator)) {
+    // $jsonSchema's encrypt keywords need every write checked and refused: MongoDB turns away a
+    // validator holding them, or a level or action that would weaken one, with QueryFeatureNotAllowed.
+    const level = out.validationLevel ?? current.validationLevel;
+    const action = out.validationAction ?? current.validationAction;
+    compileFilter(validator, { encryptKeywords: level !== 'moderate' && action !== 'warn' });
+  }
+  if (cmd.validator !== undefined) out.validator = cmd.validator;
   return out;
 }
 
-const compiled = new WeakMap<Doc, { all: Matcher; clauses: { spec: Doc; matcher: Matcher }[] }>();
+interface CompiledValidator {
+  all: Matcher;
+  // Why a document fails, as errInfo.details.
+  explain(doc: Doc): Doc;
+}
+
+const compiled = new WeakMap<Doc, CompiledValidator>();
+
+// errInfo.details: a $jsonSchema explains which of its rules failed; a validator of several clauses
+// lists the clauses that failed.
+function compileValidator(validator: Doc): CompiledValidator {
+  const explainClause = (spec: Doc): ((doc: Doc) => Doc) => {
+    if (Object.keys(spec)[0] === '$jsonSchema') {
+      const schema = compileJsonSchema(spec.$jsonSchema, { encryptKeywords: true });
+      return (doc) => schema.explain(doc);
+    }
+    return () => ({ specifiedAs: spec });
+  };
+  const clauses = Object.entries(validator).map(([k, v]) => {
+    const spec = { [k]: v };
+    return { matcher: compileFilter(spec), explain: explainClause(spec) };
+  });
+  const all = compileFilter(validator);
+  if (clauses.length === 1 && '$jsonSchema' in validator) return { all, explain: clauses[0]!.explain };
+  return {
+    all,
+    explain: (doc) => ({
+      operatorName: '$and',
+      clausesNotSatisfied: clauses.flatMap((c, index) => (c.matcher.matches(doc) ? [] : [{ index, details: c.explain(doc) }])),
+    }),
+  };
+}
 
 // The collection's validator for a user write, or undefined when nothing is to be checked (no
 // validator, level off, or the command's bypassDocumentValidation).
@@ -47,20 +84,17 @@ export function validatorFor(ctx: CommandContext, coll: Collection | undefined, 
   if (!isPlainObject(validator) || cmd.bypassDocumentValidation === true || options!.validationLevel === 'off') return undefined;
   let rules = compiled.get(validator);
   if (rules === undefined) {
-    rules = { all: compileFilter(validator), clauses: Object.entries(validator).map(([k, v]) => ({ spec: { [k]: v }, matcher: compileFilter({ [k]: v }) })) };
+    rules = compileValidator(validator);
     compiled.set(validator, rules);
   }
-  const { all, clauses } = rules;
+  const { all, explain } = rules;
   const moderate = options!.validationLevel === 'moderate';
   const warnOnly = options!.validationAction === 'warn';
   return {
     check(after, before) {
       if (all.matches(after)) return;
       if (moderate && before !== undefined && !all.matches(before)) return;
-      const details = {
-        operatorName: '$and',
-        clausesNotSatisfied: clauses.flatMap((c, index) => (c.matcher.matches(after) ? [] : [{ index, details: { specifiedAs: c.spec } }])),
-      };
+      const details = explain(after);
       if (warnOnly) {
         ctx.node.logger.warn({ c: 'STORAGE', ns: coll!.ns, failingDocumentId: after._id, details }, 'Document would fail validation');
         return;

@@ -20,10 +20,13 @@ export const collModCommand: CommandDefinition = {
       if (GENERIC.has(field) || field.startsWith('$') || field === 'validator' || field === 'validationLevel' || field === 'validationAction' || field === 'index') continue;
       throw new MongoError(ErrorCodes.InvalidOptions, `collMod option '${field}' is not supported by docshard`);
     }
-    const changes = parseValidationOptions(cmd);
     const { storage } = ctx.node;
     const coll = storage.getCollection(ns);
-    if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
+    if (coll === undefined) {
+      parseValidationOptions(cmd);
+      throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
+    }
+    const changes = parseValidationOptions(cmd, coll.entry.options);
     const indexChange = cmd.index === undefined ? undefined : parseIndexModification(coll, cmd.index);
     if (Object.keys(changes).length > 0) storage.setCollectionOptions(coll, { ...coll.entry.options, ...changes });
     const reply = indexChange === undefined ? {} : applyIndexModification(storage, coll, indexChange);

@@ -13,9 +13,13 @@ import {
 import { alwaysFalse, alwaysTrue, andNode, notNode, onPath, orNode, type MatchNode } from './match_node.js';
 import { compileRegex, validateRegexFlags } from './regex.js';
 import { describeValue } from './describe_value.js';
+import { compileJsonSchema } from './json_schema/json_schema.js';
 
 export interface ParseOptions {
   variables?: Record<string, unknown>;
+  // false where MongoDB refuses $jsonSchema's encrypt keywords (a validator that only warns, or
+  // that lets invalid documents stay invalid).
+  encryptKeywords?: boolean;
 }
 
 // Where a filter document sits: the top level (and $and/$or/$nor inside it) may use $expr;
@@ -80,8 +84,10 @@ function parseTopLevelOperator(name: string, value: unknown, ctx: Context): Matc
       return notSupported('$where');
     case '$text':
       throw new MongoError(ErrorCodes.IndexNotFound, 'text index required for $text query');
-    case '$jsonSchema':
-      return notSupported('$jsonSchema');
+    case '$jsonSchema': {
+      const schema = compileJsonSchema(value, { encryptKeywords: ctx.options.encryptKeywords !== false });
+      return (input) => isPlainObject(input) && schema.matches(input);
+    }
     default:
       return badValue(`unknown top level operator: ${name}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField.`);
   }

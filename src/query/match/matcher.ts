@@ -1,5 +1,5 @@
 import type { Doc } from '../../bson/values.js';
-import { parseFilter } from './expression_parser.js';
+import { parseFilter, type ParseOptions } from './expression_parser.js';
 import type { MatchDetails } from './match_node.js';
 
 export type { MatchDetails } from './match_node.js';
@@ -10,7 +10,7 @@ export interface Matcher {
 
 // Parses a query filter once (all errors surface here, as MongoDB rejects a bad filter before
 // reading any document) into a reusable matcher.
-export function compileFilter(filter: Doc, options: { variables?: Record<string, unknown> } = {}): Matcher {
+export function compileFilter(filter: Doc, options: ParseOptions = {}): Matcher {
   const node = parseFilter(filter, options);
   return {
     matches(doc, details) {
