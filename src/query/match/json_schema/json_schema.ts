@@ -17,7 +17,7 @@ export interface JsonSchema {
 
 export function compileJsonSchema(spec: unknown, options: SchemaOptions): JsonSchema {
   if (!isPlainObject(spec)) throw new MongoError(ErrorCodes.TypeMismatch, '$jsonSchema must be an object');
-  const schema = compileSchema(spec, options);
+  const schema = compileSchema(spec, options, true);
   // Only documents are stored: a top-level type that excludes objects matches nothing.
   if (schema.types !== undefined && !schema.types.has('object')) {
     return {

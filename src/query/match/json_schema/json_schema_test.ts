@@ -121,6 +121,11 @@ test('object keywords: properties, required, additionalProperties, patternProper
     [{ dependencies: { a: ['b'] } }, { b: 1 }, true],
     [{ dependencies: { a: { required: ['c'] } } }, { a: 1, c: 1 }, true],
     [{ dependencies: { a: { required: ['c'] } } }, { a: 1 }, false],
+    [{ required: ['a.b'] }, { a: { b: 1 } }, true],
+    [{ required: ['a.b'] }, { a: [{ c: 1 }, { b: 1 }] }, true],
+    [{ required: ['a.b'] }, { 'a': { c: 1 } }, false],
+    [{ properties: { 'a.b': { bsonType: 'string' } } }, { a: { b: 1 } }, false],
+    [{ properties: { 'a.b': { bsonType: 'string' } } }, { a: { b: 'x' } }, true],
   ]);
 });
 
@@ -314,6 +319,9 @@ test('errInfo.details of array, object and logical keywords', () => {
     }],
   }]);
   assert.deepEqual(details({ not: { required: ['a'] } }, { a: 1 }).schemaRulesNotSatisfied, [{ operatorName: 'not', reason: 'child expression matched' }]);
+  assert.deepEqual(details({ enum: [1, 'a'] }, { _id: 1 }).schemaRulesNotSatisfied, [
+    { operatorName: 'enum', specifiedAs: { enum: [1, 'a'] }, reason: 'expression always evaluates to false' },
+  ]);
   assert.deepEqual(details({ bsonType: 'string' }, { a: 1 }), {
     operatorName: '$jsonSchema', specifiedAs: { $jsonSchema: { bsonType: 'string' } }, reason: 'expression always evaluates to false',
   });

@@ -57,12 +57,16 @@ export function notRule(spec: unknown, compiler: SchemaCompiler): Rule {
   };
 }
 
-export function enumRule(spec: unknown): Rule {
+// At the top level only documents can be listed: an enum of no document matches nothing.
+export function enumRule(spec: unknown, root: boolean): Rule {
   if (!Array.isArray(spec)) keywordError('enum', `must be an array, but found an element of type ${typeNameOf(spec)}`);
   if (spec.length === 0) keywordError('enum', 'cannot be an empty array', ErrorCodes.FailedToParse);
   spec.forEach((v, i) => {
     if (spec.slice(0, i).some((w) => unorderedEqual(v, w))) keywordError('enum', 'array cannot contain duplicate values.', ErrorCodes.FailedToParse);
   });
+  if (root && !spec.some(isPlainObject)) {
+    return { matches: () => false, explain: () => [{ operatorName: 'enum', specifiedAs: { enum: spec }, reason: 'expression always evaluates to false' }] };
+  }
   return {
     matches: (value) => value !== undefined && spec.some((allowed) => unorderedEqual(value, allowed)),
     explain: (value) => (value === undefined ? [] : [{ operatorName: 'enum', specifiedAs: { enum: spec }, reason: 'value was not found in enum', consideredValue: value }]),

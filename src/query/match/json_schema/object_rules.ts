@@ -1,5 +1,6 @@
 import { ErrorCodes } from '../../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../../bson/values.js';
+import { someOnPath } from '../element_path.js';
 import { compileRegex } from '../regex.js';
 import { countArgument } from './scalar_rules.js';
 import { keywordError, restriction, schemaError, typeNameOf, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
@@ -7,8 +8,19 @@ import { keywordError, restriction, schemaError, typeNameOf, withAnnotations, ty
 // The keywords on embedded documents (and at the top level on the document itself): properties,
 // patternProperties and additionalProperties, required, minProperties, maxProperties, dependencies.
 
+// A property name with dots is a path, as in MongoDB, where `required: ['a.b']` asks for the
+// field b of the embedded document a (and finds it in any element of an array a).
 function has(obj: Doc, name: string): boolean {
-  return Object.hasOwn(obj, name) && obj[name] !== undefined;
+  if (!name.includes('.')) return Object.hasOwn(obj, name) && obj[name] !== undefined;
+  return someOnPath(obj, name.split('.'), 'traverse', (value) => value !== undefined);
+}
+
+// The value a property's schema applies to: through embedded documents for a dotted name.
+function propertyValue(obj: Doc, name: string): unknown {
+  if (!name.includes('.')) return obj[name];
+  let value: unknown = obj;
+  for (const part of name.split('.')) value = isPlainObject(value) && Object.hasOwn(value, part) ? value[part] : undefined;
+  return value;
 }
 
 export function parseRequired(spec: unknown): string[] {
@@ -37,10 +49,11 @@ export function propertiesRule(spec: unknown, compiler: SchemaCompiler): Rule {
     if (!isPlainObject(sub)) schemaError(ErrorCodes.TypeMismatch, `Nested schema for $jsonSchema property '${name}' must be an object`);
     return { name, schema: compiler.subschema(sub) };
   });
-  const failing = (o: Doc): { name: string; schema: Schema }[] => properties.filter(({ name, schema }) => has(o, name) && !schema.matches(o[name]));
+  const failing = (o: Doc): { name: string; schema: Schema }[] =>
+    properties.filter(({ name, schema }) => propertyValue(o, name) !== undefined && !schema.matches(propertyValue(o, name)));
   return restriction('object', (o: Doc) => failing(o).length === 0, (o: Doc) => {
     const notSatisfied = failing(o).flatMap(({ name, schema }) => {
-      const details = schema.explain(o[name]);
+      const details = schema.explain(propertyValue(o, name));
       return details.length === 0 ? [] : [withAnnotations({ propertyName: name }, schema, { details })];
     });
     return notSatisfied.length === 0 ? [] : [{ operatorName: 'properties', propertiesNotSatisfied: notSatisfied }];

@@ -57,7 +57,8 @@ function encryptionRules(spec: Doc, options: SchemaOptions): Rule[] {
 
 // The keywords are checked and compiled in MongoDB's order, so that a schema with several faults
 // is refused for the same one; the rules keep that order, which is the order of errInfo.details.
-export function compileSchema(spec: Doc, options: SchemaOptions): ParsedSchema {
+// `root`: the schema of $jsonSchema itself, which applies to whole documents.
+export function compileSchema(spec: Doc, options: SchemaOptions, root = false): ParsedSchema {
   checkKeywords(spec);
   const compiler: SchemaCompiler = { subschema: (sub) => compileSchema(sub, options) };
   if (spec.type !== undefined && spec.bsonType !== undefined) schemaError(ErrorCodes.FailedToParse, "Cannot specify both $jsonSchema keywords 'type' and 'bsonType'");
@@ -94,7 +95,7 @@ export function compileSchema(spec: Doc, options: SchemaOptions): ParsedSchema {
   rules.push(optional(spec.anyOf, (v) => anyOfRule(v, compiler)));
   rules.push(optional(spec.oneOf, (v) => oneOfRule(v, compiler)));
   rules.push(optional(spec.not, (v) => notRule(v, compiler)));
-  rules.push(optional(spec.enum, enumRule));
+  rules.push(optional(spec.enum, (v) => enumRule(v, root)));
   rules.push(typeSet?.rule);
 
   const active = rules.filter((r): r is Rule => r !== undefined);
