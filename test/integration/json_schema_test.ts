@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Double, Int32, ObjectId, type Db, type MongoClient } from 'mongodb';
 import type { AnyDoc } from '../helpers/spawn_node.js';
+import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { withCluster, withNode } from '../helpers/fixtures.js';
 
 // $jsonSchema through the official driver, with the examples of MongoDB's manual ("Specify JSON
@@ -184,8 +185,11 @@ describe('$jsonSchema on a node', () => {
 
 describe('$jsonSchema through a router, on collections sharded on another field', () => {
   let client: MongoClient;
+  let cluster: SpawnedCluster;
+  let connect: (uri: string) => MongoClient;
   withCluster({ shards: 2 }, async (f) => {
-    client = f.client;
+    ({ client, cluster } = f);
+    connect = (uri) => f.connect(uri);
     await client.db('admin').command({ enableSharding: 'schema', primaryShard: 'shard0' });
   });
   // Created through the router (on the primary shard), sharded, and split so that shard1 holds
@@ -203,4 +207,21 @@ describe('$jsonSchema through a router, on collections sharded on another field'
   it('finds, counts, updates and deletes with the manual\'s inventory schema across shards', async () => inventoryExample(client.db('schema'), place));
   it('follows validationLevel and validationAction set by collMod through the router', async () => levelsAndActions(client.db('schema'), place));
   it('refuses bad schemas with MongoDB\'s errors and keeps serving', async () => badInput(client.db('schema'), place));
+
+  it('applies a validator given at create on every shard of a hashed collection, with no migration', async () => {
+    const db = client.db('schema');
+    await db.createCollection('hashed', { validator: studentsValidator });
+    await client.db('admin').command({ shardCollection: 'schema.hashed', key: { sk: 'hashed' } });
+    const hashed = db.collection<AnyDoc>('hashed');
+    const student = (sk: number, gpa: unknown): AnyDoc => ({ sk, name: 'Alice', year: new Int32(2019), major: 'History', gpa, address: { city: 'NYC' } });
+    for (let sk = 0; sk < 20; sk++) {
+      const refused = await refusal(hashed.insertOne(student(sk, new Int32(3))));
+      assert.equal(refused.code, 121, `sk ${sk}`);
+      assert.deepEqual(refused.errInfo?.details, studentsFailure, `sk ${sk}`);
+      await hashed.insertOne(student(sk, new Double(3)));
+    }
+    const held = await Promise.all(cluster.shards.map((shard) => connect(shard.uri).db('schema').collection('hashed').countDocuments()));
+    assert.ok(held.every((n) => n > 0), `every shard holds documents it validated: ${held.join(', ')}`);
+    assert.equal(await hashed.countDocuments({ $jsonSchema: studentsValidator.$jsonSchema }), 20);
+  });
 });
