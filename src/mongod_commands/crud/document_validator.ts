@@ -54,7 +54,7 @@ const compiled = new WeakMap<Doc, CompiledValidator>();
 // lists the clauses that failed.
 function compileValidator(validator: Doc): CompiledValidator {
   const explainClause = (spec: Doc): ((doc: Doc) => Doc) => {
-    if (Object.keys(spec)[0] === '$jsonSchema') {
+    if ('$jsonSchema' in spec) {
       const schema = compileJsonSchema(spec.$jsonSchema, { encryptKeywords: true });
       return (doc) => schema.explain(doc);
     }
