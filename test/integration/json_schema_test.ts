@@ -125,6 +125,8 @@ async function inventoryExample(db: Db, place: Place): Promise<void> {
   assert.deepEqual(items(await inv.find(inventorySchema).toArray()), valid);
   assert.deepEqual(items(await inv.aggregate([{ $match: inventorySchema }]).toArray()), valid);
   assert.equal(await inv.countDocuments(inventorySchema), 5);
+  assert.equal((await db.command({ count: 'inventory', query: inventorySchema })).n, 5, 'the count command');
+  assert.deepEqual((await inv.distinct('item', { $nor: [inventorySchema] })).sort(), ['paper', 'planner']);
   assert.deepEqual(items(await inv.find({ $nor: [inventorySchema] }).toArray()), ['paper', 'planner']);
   const updated = await inv.updateMany({ $nor: [inventorySchema] }, { $set: { isValid: false } });
   assert.equal(updated.matchedCount, 2);
