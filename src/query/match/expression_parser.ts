@@ -20,6 +20,8 @@ export interface ParseOptions {
   // false where MongoDB refuses $jsonSchema's encrypt keywords (a validator that only warns, or
   // that lets invalid documents stay invalid).
   encryptKeywords?: boolean;
+  // false where MongoDB refuses $jsonSchema altogether (a projection's $elemMatch).
+  jsonSchema?: boolean;
 }
 
 // Where a filter document sits: the top level (and $and/$or/$nor inside it) may use $expr;
@@ -49,7 +51,7 @@ function parseDocument(filter: Doc, ctx: Context): MatchNode {
       const node = parseTopLevelOperator(key, value, ctx);
       if (node !== undefined) children.push(node);
     } else {
-      children.push(parseField(splitPath(key), value));
+      children.push(parseField(splitPath(key), value, ctx.options));
     }
   }
   return children.length === 0 ? alwaysTrue : andNode(children);
@@ -85,6 +87,7 @@ function parseTopLevelOperator(name: string, value: unknown, ctx: Context): Matc
     case '$text':
       throw new MongoError(ErrorCodes.IndexNotFound, 'text index required for $text query');
     case '$jsonSchema': {
+      if (ctx.options.jsonSchema === false) throw new MongoError(ErrorCodes.QueryFeatureNotAllowed, '$jsonSchema is not allowed in this context');
       const schema = compileJsonSchema(value, { encryptKeywords: ctx.options.encryptKeywords !== false });
       return (input) => isPlainObject(input) && schema.matches(input);
     }
@@ -112,10 +115,10 @@ function asRegex(value: unknown): { pattern: string; options: string } | undefin
   return undefined;
 }
 
-function parseField(path: string[] | null, value: unknown): MatchNode {
+function parseField(path: string[] | null, value: unknown, options: ParseOptions): MatchNode {
   const re = asRegex(value);
   if (re !== undefined) return regexNode(path, re);
-  if (isOperatorObject(value)) return parseOperators(path, value);
+  if (isOperatorObject(value)) return parseOperators(path, value, options);
   return equalityNode(path, value);
 }
 
@@ -133,7 +136,7 @@ function regexPredicate(pattern: string, flags: string): Predicate {
 }
 
 // The operators of one field, e.g. {$gte: 1, $lt: 5}: all must hold.
-function parseOperators(path: string[] | null, spec: Doc): MatchNode {
+function parseOperators(path: string[] | null, spec: Doc, options: ParseOptions): MatchNode {
   const children: MatchNode[] = [];
   let regexDone = false;
   for (const name of Object.keys(spec)) {
@@ -143,7 +146,7 @@ function parseOperators(path: string[] | null, spec: Doc): MatchNode {
       regexDone = true;
       continue;
     }
-    children.push(parseOperator(path, name, arg));
+    children.push(parseOperator(path, name, arg, options));
   }
   return andNode(children);
 }
@@ -162,7 +165,7 @@ function parseRegexOperator(path: string[] | null, spec: Doc): MatchNode {
   return badValue('$regex has to be a string');
 }
 
-function parseOperator(path: string[] | null, name: string, arg: unknown): MatchNode {
+function parseOperator(path: string[] | null, name: string, arg: unknown, options: ParseOptions): MatchNode {
   switch (name) {
     case '$eq': return equalityNode(path, arg);
     case '$lt': case '$lte': case '$gt': case '$gte':
@@ -179,9 +182,9 @@ function parseOperator(path: string[] | null, name: string, arg: unknown): Match
     case '$type': return onPath(path, 'traverse', typeIn(parseTypeSet(arg)));
     case '$size': return onPath(path, 'noTraversal', arraySize(parseSize(arg)));
     case '$mod': return onPath(path, 'traverse', parseMod(arg));
-    case '$all': return parseAll(path, arg);
-    case '$elemMatch': return parseElemMatch(path, arg);
-    case '$not': return notNode(parseNot(path, arg));
+    case '$all': return parseAll(path, arg, options);
+    case '$elemMatch': return parseElemMatch(path, arg, options);
+    case '$not': return notNode(parseNot(path, arg, options));
     case '$bitsAllSet': case '$bitsAllClear': case '$bitsAnySet': case '$bitsAnyClear':
       return onPath(path, 'traverse', bitTest(name as BitTest, parseBitPositions(name, arg)));
     case '$near': case '$nearSphere': case '$geoWithin': case '$geoIntersects': case '$within':
@@ -209,22 +212,22 @@ function parseInList(name: string, arg: unknown): Predicate {
   return inList(values, regexes);
 }
 
-function parseNot(path: string[] | null, arg: unknown): MatchNode {
+function parseNot(path: string[] | null, arg: unknown, options: ParseOptions): MatchNode {
   const re = asRegex(arg);
   if (re !== undefined) return regexNode(path, re);
   if (!isPlainObject(arg)) badValue('$not needs a regex or a document');
   if (Object.keys(arg).length === 0) badValue('$not cannot be empty');
-  return parseOperators(path, arg);
+  return parseOperators(path, arg, options);
 }
 
-function parseAll(path: string[] | null, arg: unknown): MatchNode {
+function parseAll(path: string[] | null, arg: unknown, options: ParseOptions): MatchNode {
   if (!Array.isArray(arg)) badValue('$all needs an array');
   if (arg.length === 0) return alwaysFalse;
   const first = arg[0];
   if (isPlainObject(first) && Object.keys(first)[0] === '$elemMatch') {
     return andNode(arg.map((item) => {
       if (!isPlainObject(item) || Object.keys(item)[0] !== '$elemMatch') badValue('$all/$elemMatch has to be consistent');
-      return parseElemMatch(path, item.$elemMatch);
+      return parseElemMatch(path, item.$elemMatch, options);
     }));
   }
   return andNode(arg.map((item) => {
@@ -239,14 +242,14 @@ function parseAll(path: string[] | null, arg: unknown): MatchNode {
 // the elements themselves.
 const DOCUMENT_LEVEL = new Set(['$and', '$or', '$nor', '$where', '$expr', '$jsonSchema', '$text', '$comment', '$alwaysTrue', '$alwaysFalse']);
 
-function parseElemMatch(path: string[] | null, arg: unknown): MatchNode {
+function parseElemMatch(path: string[] | null, arg: unknown, options: ParseOptions): MatchNode {
   if (!isPlainObject(arg)) badValue('$elemMatch needs an Object');
   const first = Object.keys(arg)[0];
   if (isOperatorObject(arg, true) && !DOCUMENT_LEVEL.has(first!)) {
-    const elementMatches = parseOperators(null, arg);
+    const elementMatches = parseOperators(null, arg, options);
     return onPath(path, 'noTraversal', (value, details) => matchArray(value, details, (element) => elementMatches(element)));
   }
-  const sub = parseDocument(arg, { options: {}, topLevel: false });
+  const sub = parseDocument(arg, { options, topLevel: false });
   return onPath(path, 'noTraversal', (value, details) =>
     matchArray(value, details, (element) => (isPlainObject(element) || Array.isArray(element)) && sub(element)));
 }

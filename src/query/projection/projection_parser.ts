@@ -243,7 +243,7 @@ function parseElemMatch(ctx: ParseContext, name: string, arg: unknown, parentPat
   if (!isPlainObject(arg)) fail(31274, `elemMatch: Invalid argument, object required, but got ${describeValue(arg)}`);
   if (ctx.hasPositional) fail(31255, 'Cannot specify positional operator and $elemMatch.');
   if (parentPath.length > 0 || name.includes('.')) fail(31275, 'Cannot use $elemMatch projection on a nested field.');
-  const node = parseFilter({ [name]: { $elemMatch: arg } });
+  const node = parseFilter({ [name]: { $elemMatch: arg } }, { jsonSchema: false });
   addNodeAtPath(parent, [name], { kind: 'elemMatch', matches: (element) => node({ [name]: [element] }) });
   ctx.hasElemMatch = true;
 }

@@ -113,6 +113,8 @@ test('$elemMatch projects the first matching element after the included fields',
   ]);
   assert.equal(compileProjection({ a: { $elemMatch: { x: 1 } } }).isInclusion, true);
   rejects({ 'a.b': { $elemMatch: { x: 1 } } }, 31275);
+  rejects({ a: { $elemMatch: { $jsonSchema: {} } } }, 224);
+  rejects({ a: { $elemMatch: { $or: [{ $jsonSchema: { required: ['x'] } }] } } }, 224);
   rejects({ a: { $elemMatch: 1 } }, 31274);
 });
 
