@@ -322,6 +322,10 @@ test('errInfo.details of array, object and logical keywords', () => {
   assert.deepEqual(details({ enum: [1, 'a'] }, { _id: 1 }).schemaRulesNotSatisfied, [
     { operatorName: 'enum', specifiedAs: { enum: [1, 'a'] }, reason: 'expression always evaluates to false' },
   ]);
+  assert.deepEqual(details({ allOf: [{ enum: [1] }] }, { _id: 1 }).schemaRulesNotSatisfied, [{
+    operatorName: 'allOf',
+    schemasNotSatisfied: [{ index: 0, details: [{ operatorName: 'enum', specifiedAs: { enum: [1] }, reason: 'expression always evaluates to false' }] }],
+  }], 'allOf applies its schemas to the document itself');
   assert.deepEqual(details({ bsonType: 'string' }, { a: 1 }), {
     operatorName: '$jsonSchema', specifiedAs: { $jsonSchema: { bsonType: 'string' } }, reason: 'expression always evaluates to false',
   });

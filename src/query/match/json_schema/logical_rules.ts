@@ -10,7 +10,7 @@ function parseSchemaList(keyword: string, spec: unknown, compiler: SchemaCompile
   if (spec.length === 0) keywordError(keyword, 'must be a non-empty array', ErrorCodes.BadValue);
   return spec.map((sub) => {
     if (!isPlainObject(sub)) keywordError(keyword, `must be an array of objects, but found an element of type ${typeNameOf(sub)}`);
-    return compiler.subschema(sub);
+    return compiler.sibling(sub);
   });
 }
 
@@ -50,7 +50,7 @@ export function oneOfRule(spec: unknown, compiler: SchemaCompiler): Rule {
 
 export function notRule(spec: unknown, compiler: SchemaCompiler): Rule {
   if (!isPlainObject(spec)) keywordError('not', `must be an object, but found an element of type ${typeNameOf(spec)}`);
-  const schema = compiler.subschema(spec);
+  const schema = compiler.sibling(spec);
   return {
     matches: (value) => !schema.matches(value),
     explain: () => [{ operatorName: 'not', reason: 'child expression matched' }],

@@ -125,7 +125,7 @@ type Dependency = { property: string; needs: string[] } | { property: string; sc
 
 function parseDependency(property: string, spec: unknown, compiler: SchemaCompiler): Dependency {
   const where = `in $jsonSchema keyword 'dependencies'`;
-  if (isPlainObject(spec)) return { property, schema: compiler.subschema(spec) };
+  if (isPlainObject(spec)) return { property, schema: compiler.sibling(spec) };
   if (!Array.isArray(spec)) schemaError(ErrorCodes.TypeMismatch, `property '${property}' ${where} must be either an object or an array`);
   if (spec.length === 0) schemaError(ErrorCodes.FailedToParse, `property '${property}' ${where} cannot be an empty array`);
   const needs: string[] = [];

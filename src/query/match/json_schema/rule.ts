@@ -18,9 +18,12 @@ export interface Schema extends Rule {
   annotations: Doc;
 }
 
-// What the keywords of one schema need from the parser: nested schemas compiled the same way.
+// What the keywords of one schema need from the parser: nested schemas compiled the same way,
+// for what the value holds (properties, items) or for the value itself (allOf, not, dependencies),
+// which at the top level is the document.
 export interface SchemaCompiler {
   subschema(spec: Doc): Schema;
+  sibling(spec: Doc): Schema;
 }
 
 // The types a restriction keyword constrains (maximum: numbers, maxLength: strings ...): values of

@@ -60,7 +60,7 @@ function encryptionRules(spec: Doc, options: SchemaOptions): Rule[] {
 // `root`: the schema of $jsonSchema itself, which applies to whole documents.
 export function compileSchema(spec: Doc, options: SchemaOptions, root = false): ParsedSchema {
   checkKeywords(spec);
-  const compiler: SchemaCompiler = { subschema: (sub) => compileSchema(sub, options) };
+  const compiler: SchemaCompiler = { subschema: (sub) => compileSchema(sub, options), sibling: (sub) => compileSchema(sub, options, root) };
   if (spec.type !== undefined && spec.bsonType !== undefined) schemaError(ErrorCodes.FailedToParse, "Cannot specify both $jsonSchema keywords 'type' and 'bsonType'");
   const typeKeyword = spec.type !== undefined ? 'type' : spec.bsonType !== undefined ? 'bsonType' : undefined;
   if (typeKeyword !== undefined && spec.encrypt !== undefined) refuseTypeWithEncrypt(typeKeyword);
