@@ -1,7 +1,8 @@
+import { bsonTypeName } from '../../../bson/compare.js';
 import { isPlainObject } from '../../../bson/values.js';
 import { countArgument } from './scalar_rules.js';
 import { unorderedEqual } from './schema_values.js';
-import { keywordError, restriction, typeNameOf, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
+import { keywordError, restriction, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
 
 // The keywords on arrays: minItems, maxItems, uniqueItems, items (one schema for every element, or
 // one per position) and additionalItems (the elements past items' positions).
@@ -48,7 +49,7 @@ export function itemsRules(items: unknown, additional: unknown, compiler: Schema
   let positions: number | undefined;
   if (Array.isArray(items)) {
     const schemas = items.map((spec) => {
-      if (!isPlainObject(spec)) keywordError('items', `requires that each element of the array is an object, but found a ${typeNameOf(spec)}`);
+      if (!isPlainObject(spec)) keywordError('items', `requires that each element of the array is an object, but found a ${bsonTypeName(spec)}`);
       return compiler.subschema(spec);
     });
     positions = schemas.length;
@@ -61,7 +62,7 @@ export function itemsRules(items: unknown, additional: unknown, compiler: Schema
   } else if (isPlainObject(items)) {
     rules.push(elementsFrom(0, compiler.subschema(items), 'items', 'At least one item did not match the sub-schema'));
   } else if (items !== undefined) {
-    keywordError('items', `must be an array or an object, not ${typeNameOf(items)}`);
+    keywordError('items', `must be an array or an object, not ${bsonTypeName(items)}`);
   }
   if (additional === undefined) return rules;
   if (typeof additional === 'boolean') {
@@ -75,7 +76,7 @@ export function itemsRules(items: unknown, additional: unknown, compiler: Schema
     const schema = compiler.subschema(additional);
     if (positions !== undefined) rules.push(elementsFrom(positions, schema, 'additionalItems', 'At least one additional item did not match the sub-schema'));
   } else {
-    keywordError('additionalItems', `must be either an object or a boolean, but got a ${typeNameOf(additional)}`);
+    keywordError('additionalItems', `must be either an object or a boolean, but got a ${bsonTypeName(additional)}`);
   }
   return rules;
 }

@@ -1,7 +1,8 @@
 import { ErrorCodes } from '../../../base/error_codes.js';
+import { bsonTypeName } from '../../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../../bson/values.js';
 import { unorderedEqual } from './schema_values.js';
-import { keywordError, typeNameOf, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
+import { keywordError, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
 
 // allOf, anyOf, oneOf and not combine schemas applied to the same value; enum lists the values allowed.
 
@@ -9,7 +10,7 @@ function parseSchemaList(keyword: string, spec: unknown, compiler: SchemaCompile
   if (!Array.isArray(spec)) keywordError(keyword, 'must be an array');
   if (spec.length === 0) keywordError(keyword, 'must be a non-empty array', ErrorCodes.BadValue);
   return spec.map((sub) => {
-    if (!isPlainObject(sub)) keywordError(keyword, `must be an array of objects, but found an element of type ${typeNameOf(sub)}`);
+    if (!isPlainObject(sub)) keywordError(keyword, `must be an array of objects, but found an element of type ${bsonTypeName(sub)}`);
     return compiler.sibling(sub);
   });
 }
@@ -49,7 +50,7 @@ export function oneOfRule(spec: unknown, compiler: SchemaCompiler): Rule {
 }
 
 export function notRule(spec: unknown, compiler: SchemaCompiler): Rule {
-  if (!isPlainObject(spec)) keywordError('not', `must be an object, but found an element of type ${typeNameOf(spec)}`);
+  if (!isPlainObject(spec)) keywordError('not', `must be an object, but found an element of type ${bsonTypeName(spec)}`);
   const schema = compiler.sibling(spec);
   return {
     matches: (value) => !schema.matches(value),
@@ -59,7 +60,7 @@ export function notRule(spec: unknown, compiler: SchemaCompiler): Rule {
 
 // At the top level only documents can be listed: an enum of no document matches nothing.
 export function enumRule(spec: unknown, root: boolean): Rule {
-  if (!Array.isArray(spec)) keywordError('enum', `must be an array, but found an element of type ${typeNameOf(spec)}`);
+  if (!Array.isArray(spec)) keywordError('enum', `must be an array, but found an element of type ${bsonTypeName(spec)}`);
   if (spec.length === 0) keywordError('enum', 'cannot be an empty array', ErrorCodes.FailedToParse);
   spec.forEach((v, i) => {
     if (spec.slice(0, i).some((w) => unorderedEqual(v, w))) keywordError('enum', 'array cannot contain duplicate values.', ErrorCodes.FailedToParse);

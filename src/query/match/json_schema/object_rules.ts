@@ -1,9 +1,10 @@
 import { ErrorCodes } from '../../../base/error_codes.js';
+import { bsonTypeName } from '../../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../../bson/values.js';
 import { someOnPath } from '../element_path.js';
 import { compileRegex } from '../regex.js';
 import { countArgument } from './scalar_rules.js';
-import { keywordError, restriction, schemaError, typeNameOf, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
+import { keywordError, restriction, schemaError, withAnnotations, type Rule, type Schema, type SchemaCompiler } from './rule.js';
 
 // The keywords on embedded documents (and at the top level on the document itself): properties,
 // patternProperties and additionalProperties, required, minProperties, maxProperties, dependencies.
@@ -24,9 +25,9 @@ function propertyValue(obj: Doc, name: string): unknown {
 }
 
 export function parseRequired(spec: unknown): string[] {
-  if (!Array.isArray(spec)) keywordError('required', `must be an array, but found an element of type ${typeNameOf(spec)}`);
+  if (!Array.isArray(spec)) keywordError('required', `must be an array, but found an element of type ${bsonTypeName(spec)}`);
   for (const name of spec) {
-    if (typeof name !== 'string') keywordError('required', `must be an array of strings, but found an element of type: ${typeNameOf(name)}`);
+    if (typeof name !== 'string') keywordError('required', `must be an array of strings, but found an element of type: ${bsonTypeName(name)}`);
   }
   if (spec.length === 0) keywordError('required', 'cannot be an empty array', ErrorCodes.FailedToParse);
   if (new Set(spec).size !== spec.length) keywordError('required', 'array cannot contain duplicate values', ErrorCodes.FailedToParse);
@@ -130,7 +131,7 @@ function parseDependency(property: string, spec: unknown, compiler: SchemaCompil
   if (spec.length === 0) schemaError(ErrorCodes.FailedToParse, `property '${property}' ${where} cannot be an empty array`);
   const needs: string[] = [];
   for (const name of spec) {
-    if (typeof name !== 'string') schemaError(ErrorCodes.TypeMismatch, `array '${property}' ${where} can only contain strings, but found element of type: ${typeNameOf(name)}`);
+    if (typeof name !== 'string') schemaError(ErrorCodes.TypeMismatch, `array '${property}' ${where} can only contain strings, but found element of type: ${bsonTypeName(name)}`);
     if (needs.includes(name)) schemaError(ErrorCodes.FailedToParse, `array '${property}' ${where} contains duplicate element: ${name}`);
     needs.push(name);
   }

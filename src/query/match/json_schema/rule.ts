@@ -1,6 +1,5 @@
 import { MongoError } from '../../../base/errors.js';
 import { ErrorCodes } from '../../../base/error_codes.js';
-import { bsonTypeName } from '../../../bson/compare.js';
 import { isNumber, isPlainObject, type Doc } from '../../../bson/values.js';
 
 // One keyword of a schema, compiled. `value` is what the schema applies to: a field's value, an
@@ -52,11 +51,6 @@ export function schemaError(code: number, message: string): never {
 
 export function keywordError(keyword: string, rest: string, code: number = ErrorCodes.TypeMismatch): never {
   throw new MongoError(code, `$jsonSchema keyword '${keyword}' ${rest}`);
-}
-
-// MongoDB prints a BSON type by name in these messages.
-export function typeNameOf(value: unknown): string {
-  return bsonTypeName(value);
 }
 
 export function withAnnotations(head: Doc, schema: Schema, tail: Doc): Doc {

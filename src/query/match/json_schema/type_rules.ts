@@ -1,9 +1,9 @@
 import type { Binary } from 'bson';
 import { ErrorCodes } from '../../../base/error_codes.js';
-import { bsonTypeNumbers } from '../../../bson/compare.js';
+import { bsonTypeName, bsonTypeNumbers } from '../../../bson/compare.js';
 import { bsonTag, isPlainObject } from '../../../bson/values.js';
 import { typeIn } from '../leaf_predicates.js';
-import { keywordError, schemaError, typeNameOf, type Rule } from './rule.js';
+import { keywordError, schemaError, type Rule } from './rule.js';
 
 // `bsonType` takes $type's names; `type` takes JSON Schema's, which name fewer types ('boolean' is
 // BSON's 'bool'; JSON's 'integer' is refused, as MongoDB does). Both take 'number' for every numeric type.
@@ -36,7 +36,7 @@ export function parseTypeSet(keyword: 'type' | 'bsonType', spec: unknown): TypeS
       matches: holds,
       // A missing field is explained by `required`, or is not an error.
       explain: (value) => (value === undefined ? [] : [{
-        operatorName: keyword, specifiedAs: { [keyword]: spec }, reason: 'type did not match', consideredValue: value, consideredType: typeNameOf(value),
+        operatorName: keyword, specifiedAs: { [keyword]: spec }, reason: 'type did not match', consideredValue: value, consideredType: bsonTypeName(value),
       }]),
     },
   };
