@@ -115,6 +115,11 @@ async function studentsExample(db: Db, place: Place): Promise<void> {
   const updated = await refusal(students.updateOne({ sk: 500 }, { $set: { year: 'late' } }));
   assert.equal(updated.code, 121, 'an update is validated too');
   assert.equal(updated.errInfo?.details.operatorName, '$jsonSchema');
+  const modified = await refusal(students.findOneAndUpdate({ sk: 5 }, { $unset: { name: '' } }));
+  assert.equal(modified.code, 121, 'findAndModify is validated too');
+  assert.deepEqual(modified.errInfo?.details.schemaRulesNotSatisfied, [
+    { operatorName: 'required', specifiedAs: { required: ['address', 'major', 'name', 'year'] }, missingProperties: ['name'] },
+  ]);
 }
 
 async function inventoryExample(db: Db, place: Place): Promise<void> {
