@@ -144,7 +144,7 @@ export class SimNetwork {
       },
       forwardMessage: (host, message) => {
         finishOpMsgReply(message, this.nextRequestId++, 0);
-        const body = deserializeDocument(message.subarray(OP_MSG_REPLY_PREFIX));
+        const body = deserializeDocument(message.subarray(OP_MSG_REPLY_PREFIX, OP_MSG_REPLY_PREFIX + message.readInt32LE(OP_MSG_REPLY_PREFIX)));
         return send(host, String(body.$db ?? ''), message, Object.keys(body)[0] ?? '');
       },
       close: async () => {
