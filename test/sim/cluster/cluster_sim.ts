@@ -85,7 +85,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   process.on('unhandledRejection', onRejection);
 
   const partitions = new Set<string>();
-  let faulty = faults;
+  let faulty = false;
   const name = (who: string): string => who.replace(/#\d+$/, '').replace(/\.sim:\d+$/, '');
   const fate = (from: string, host: string): Fate => {
     if (!faulty) return 'deliver';
