@@ -5,7 +5,7 @@ import { coordinatorStep, type CoordinatorStepFunction } from '../../../src/sess
 import { Incarnation, mulberry32, Scheduler } from '../scheduler.js';
 import { SimNetwork, type Fate } from '../sim_network.js';
 import { ClusterProcesses, SIM_EPOCH_MS, type SimProcess } from './cluster_world.js';
-import { checkBank, checkChunksTile, checkItems, checkOneOwner } from './invariants.js';
+import { checkBank, checkChunksTile, checkItems, checkOneOwner, checkSessionsExpired } from './invariants.js';
 import { takeOverProcessGlobals } from './process_globals.js';
 import { SimDriver, succeeded } from './sim_driver.js';
 import { ACCOUNTS, bankReaderWorkload, ddlStormWorkload, itemsWorkload, moverWorkload, OPENING_BALANCE, transferWorkload, type Model, type WorkloadEnv } from './workloads.js';
@@ -49,6 +49,9 @@ export interface SimResult {
 
 const MAX_STEPS = 2_000_000;
 const SETTLE_MS = 30_000;
+// Past MongoDB's 30-minute logical session timeout, and the TTL monitor's and the reaper's rounds after it.
+const SESSION_EXPIRY_JUMP_MS = 31 * 60 * 1000;
+const SESSION_REAP_WAIT_MS = 30_000;
 
 // The command that runs exactly this seed again.
 export function replayCommand(options: SimOptions): string {
@@ -103,7 +106,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   const clientClock = scheduler.clockOf(new Incarnation('clients'), SIM_EPOCH_MS);
   const nemesisClock = scheduler.clockOf(new Incarnation('nemesis'), SIM_EPOCH_MS);
   const driver = new SimDriver(client, procs.routers.map((r) => r.host), clientClock.sleep, random);
-  const model: Model = { items: new Map(), bankReads: 0, transfers: { committed: 0, failed: 0 } };
+  const model: Model = { items: new Map(), bankReads: 0, transfers: { committed: 0, failed: 0 }, sessions: [] };
   let stopped = false;
   const env: WorkloadEnv = { driver, random, sleep: clientClock.sleep, stopped: () => stopped, shardNames: procs.shards.map((s) => s.name), model, violation };
 
@@ -149,6 +152,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
     for (const p of procs.all) if (!procs.up(p)) start(p);
     await clientClock.sleep(SETTLE_MS);
     await finalChecks();
+    await expireSessions();
     finished = true;
   };
   const nemesis = async (): Promise<void> => {
@@ -176,6 +180,19 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
         void nemesisClock.sleep(500).then(() => { for (const x of procs.all) if (!procs.up(x)) start(x); });
       }
     }
+  };
+  // Every clock moves past the sessions' timeout, and the session jobs and TTL monitors get time
+  // to reap them.
+  const expireSessions = async (): Promise<void> => {
+    for (const p of procs.all) p.skewMs += SESSION_EXPIRY_JUMP_MS;
+    scheduler.trace.push(`  every clock jumps ${SESSION_EXPIRY_JUMP_MS} ms`);
+    await clientClock.sleep(SESSION_REAP_WAIT_MS);
+    const stores = procs.all.flatMap((p) => {
+      const services = p.role === 'config' ? procs.configServices() : procs.shardServices(p);
+      if (services === undefined) return [];
+      return [[p.name, services.local, 'config.transactions'] as const, ...(p.role === 'config' ? [[p.name, services.local, 'config.system.sessions'] as const] : [])];
+    });
+    for (const v of checkSessionsExpired(model.sessions, stores)) violation(v);
   };
   const finalChecks = async (): Promise<void> => {
     const items = await readAll(driver, 'app', 'items');

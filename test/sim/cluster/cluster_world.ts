@@ -54,6 +54,7 @@ const NODE_PARAMETERS: NodeOptions['parameters'] = {
   rangeDeleterBatchSize: 16,
   logicalSessionRefreshMillis: 5_000,
   transactionLifetimeLimitSeconds: 10,
+  ttlMonitorSleepSecs: 5,
 };
 const LOG = pino({ level: 'silent' });
 

@@ -73,3 +73,15 @@ export function checkBank(docs: readonly Doc[]): string[] {
   const total = docs.reduce((sum, d) => sum + Number(d.balance), 0);
   return docs.length === ACCOUNTS && total === ACCOUNTS * OPENING_BALANCE ? [] : [`the bank ends with ${docs.length} accounts holding ${total}`];
 }
+
+// Once every session the clients used has been idle past the logical session timeout, none is left
+// in config.system.sessions, and no shard keeps its retryable-write or transaction records.
+export function checkSessionsExpired(sessions: readonly Doc[], stores: ReadonlyArray<readonly [string, LocalCollections, string]>): string[] {
+  const ids = new Set(sessions.map((lsid) => String(lsid.id)));
+  const violations: string[] = [];
+  for (const [name, local, ns] of stores) {
+    const left = local.find(ns).filter((d) => ids.has(String((d._id as Doc).id)));
+    if (left.length > 0) violations.push(`${name} still holds ${left.length} expired sessions in ${ns}`);
+  }
+  return violations;
+}

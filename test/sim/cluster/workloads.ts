@@ -19,6 +19,8 @@ export interface Model {
   readonly items: Map<string, ItemRecord>;
   bankReads: number;
   transfers: { committed: number; failed: number };
+  // Every session the clients used.
+  readonly sessions: Doc[];
 }
 
 export interface ItemRecord {
@@ -39,6 +41,7 @@ const pick = <T>(random: () => number, xs: readonly T[]): T => xs[Math.floor(ran
 export async function itemsWorkload(env: WorkloadEnv, worker: number): Promise<void> {
   const { driver, random, model } = env;
   const session = { lsid: driver.newLsid(), txnNumber: 0 };
+  model.sessions.push(session.lsid);
   const mine: string[] = [];
   for (let n = 0; !env.stopped(); n++) {
     if (mine.length === 0 || random() < 0.35) {
@@ -64,6 +67,7 @@ export async function itemsWorkload(env: WorkloadEnv, worker: number): Promise<v
 export async function transferWorkload(env: WorkloadEnv): Promise<void> {
   const { driver, random, model } = env;
   const lsid = driver.newLsid();
+  model.sessions.push(lsid);
   for (let txnNumber = 1; !env.stopped(); txnNumber++) {
     const router = driver.router();
     const txn = { lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false };
@@ -100,6 +104,7 @@ async function commitWithRetries(env: WorkloadEnv, router: string, txn: Doc): Pr
 export async function bankReaderWorkload(env: WorkloadEnv): Promise<void> {
   const { driver, random, model } = env;
   const lsid = driver.newLsid();
+  model.sessions.push(lsid);
   for (let txnNumber = 1; !env.stopped(); txnNumber++) {
     const router = driver.router();
     const txn = { lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false };
