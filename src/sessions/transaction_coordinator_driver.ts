@@ -8,7 +8,7 @@ import type { Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import type { Network } from '../wire/network.js';
-import { coordinatorDocumentToBSON, type CoordinatorDecision, type CoordinatorDocument, type PrepareVote } from './transaction_coordinator.js';
+import { coordinatorDocumentToBSON, decisionAcknowledged, type CoordinatorDecision, type CoordinatorDocument, type PrepareVote } from './transaction_coordinator.js';
 import {
   coordinatorInitialState, coordinatorOutcome, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorState, type CoordinatorStepFunction,
 } from './transaction_coordinator_state_machine.js';
@@ -155,7 +155,7 @@ export class CoordinatorDriver {
       try {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
         // An abort of a transaction the participant no longer has, or never began, is done.
-        if (reply.ok !== 1 && decision.decision === 'commit') throw new MongoError(Number(reply.code), String(reply.errmsg));
+        if (!decisionAcknowledged(reply) && decision.decision === 'commit') throw new MongoError(Number(reply.code), String(reply.errmsg));
         return;
       } catch (err) {
         // A shard that is not in the cluster holds nothing to abort.

@@ -1,6 +1,6 @@
 import { MongoError } from '../../src/base/errors.js';
 import { ErrorCodes } from '../../src/base/error_codes.js';
-import { deserializeDocument, serializeDocument } from '../../src/bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../../src/bson/values.js';
 import { opMsgReplyOfBody } from '../../src/command_layer/message_handler.js';
 import { withElement, withoutClusterTime, type CommandOptions } from '../../src/wire/client.js';
 import { encodeOpMsgRequest, finishOpMsgReply, OP_MSG_REPLY_PREFIX } from '../../src/wire/message.js';
@@ -21,7 +21,7 @@ export type Fate = 'deliver' | 'drop' | 'delay' | 'reset';
 
 // The fate of each request, and of each reply, by command name, sender and receiving host.
 export interface NetworkFaults {
-  request?(command: string, from: string, host: string): Fate;
+  request?(command: string, from: string, host: string, body: Doc): Fate;
   reply?(command: string, from: string, host: string): Fate;
   // How long a message takes on the wire (none: it is ready at once).
   latencyMs?(): number;
@@ -105,7 +105,8 @@ export class SimNetwork {
   // and every reply's moves it, as on a WireClient.
   clientOf(owner: Incarnation, gossip?: ClusterTimeGossip): Network {
     let closed = false;
-    const send = (host: string, db: string, message: Buffer, command: string, options: CommandOptions = {}): Promise<Buffer> => new Promise<Buffer>((resolve, reject) => {
+    const send = (host: string, db: string, message: Buffer, body: Doc, options: CommandOptions = {}): Promise<Buffer> => new Promise<Buffer>((resolve, reject) => {
+      const command = Object.keys(body)[0] ?? '';
       if (closed) {
         reject(new MongoError(ErrorCodes.ShutdownInProgress, 'wire client is closed'));
         return;
@@ -123,7 +124,7 @@ export class SimNetwork {
           else resolve(reply);
         },
       };
-      const fate = this.faults.request?.(command, owner.name, host) ?? 'deliver';
+      const fate = this.faults.request?.(command, owner.name, host, body) ?? 'deliver';
       const label = `${owner.name} → ${host} ${command}`;
       if (fate === 'deliver') this.travel(owner, label, () => this.deliver(request));
       else if (fate === 'delay') this.scheduler.whenIdle(`${label} (held back)`, () => this.deliver(request));
@@ -133,8 +134,7 @@ export class SimNetwork {
       return reply;
     });
     const commandRaw = (host: string, db: string, body: Buffer, options?: CommandOptions): Promise<Buffer> => {
-      const command = Object.keys(deserializeDocument(body))[0] ?? '';
-      return send(host, db, encodeOpMsgRequest(gossip === undefined ? body : withElement(body, gossip.element()), this.nextRequestId++), command, options);
+      return send(host, db, encodeOpMsgRequest(gossip === undefined ? body : withElement(body, gossip.element()), this.nextRequestId++), deserializeDocument(body), options);
     };
     return {
       commandRaw,
@@ -145,7 +145,7 @@ export class SimNetwork {
       forwardMessage: (host, message) => {
         finishOpMsgReply(message, this.nextRequestId++, 0);
         const body = deserializeDocument(message.subarray(OP_MSG_REPLY_PREFIX, OP_MSG_REPLY_PREFIX + message.readInt32LE(OP_MSG_REPLY_PREFIX)));
-        return send(host, String(body.$db ?? ''), message, Object.keys(body)[0] ?? '');
+        return send(host, String(body.$db ?? ''), message, body);
       },
       close: async () => {
         closed = true;

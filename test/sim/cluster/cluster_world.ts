@@ -56,7 +56,8 @@ const NODE_PARAMETERS: NodeOptions['parameters'] = {
   transactionLifetimeLimitSeconds: 10,
   ttlMonitorSleepSecs: 5,
 };
-const LOG = pino({ level: 'silent' });
+// DOCSHARD_SIM_LOG=warn (or another pino level) shows what the processes log, to stderr.
+const LOG = pino({ level: process.env.DOCSHARD_SIM_LOG ?? 'silent' }, pino.destination(2));
 
 // The processes of one simulated cluster, started and crashed under the scheduler. A start is a
 // step: the composition root runs on the virtual clock, the simulated network and a real LMDB disk

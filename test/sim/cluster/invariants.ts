@@ -81,7 +81,7 @@ export function checkSessionsExpired(sessions: readonly Doc[], stores: ReadonlyA
   const violations: string[] = [];
   for (const [name, local, ns] of stores) {
     const left = local.find(ns).filter((d) => ids.has(String((d._id as Doc).id)));
-    if (left.length > 0) violations.push(`${name} still holds ${left.length} expired sessions in ${ns}`);
+    if (left.length > 0) violations.push(`${name} still holds ${left.length} expired sessions in ${ns}: ${left.map((d) => JSON.stringify({ ...d, _id: String((d._id as Doc).id) })).join(', ')}`);
   }
   return violations;
 }
