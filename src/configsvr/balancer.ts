@@ -6,7 +6,7 @@ import type { Clock, Timer } from '../base/clock.js';
 import { parseBalancerSettings, type BalancerSettings } from '../catalog_decisions/balancer_settings.js';
 import type { CollectionBalanceResult } from '../catalog_decisions/balancer_policy.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import {
   balancerLoopInitialState, balancerLoopStep, inBalancerRound, isRoundRunning,
   type BalancerLoopEffect, type BalancerLoopEvent, type BalancerLoopState, type BalancerTimings,
@@ -37,7 +37,7 @@ export class Balancer {
   constructor(
     private readonly catalog: ShardingCatalogManager,
     private readonly local: LocalCollections,
-    client: WireClient,
+    client: Network,
     // Known once the port is bound: a process given port 0 learns it then.
     private readonly selfHost: () => string,
     timings: BalancerTimings,

@@ -5,7 +5,7 @@ import type { ChunkType, CollectionType } from '../catalog/type_chunk.js';
 import type { BalancerSettings } from '../catalog_decisions/balancer_settings.js';
 import type { CollectionSnapshot, ShardStats, ZoneRange } from '../catalog_decisions/balancer_policy.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 
@@ -29,7 +29,7 @@ export class ClusterStatistics {
   constructor(
     private readonly catalog: ShardingCatalogManager,
     private readonly local: LocalCollections,
-    private readonly client: WireClient,
+    private readonly client: Network,
   ) {}
 
   async snapshot(settings: BalancerSettings, onlyNs?: string): Promise<ClusterSnapshot> {

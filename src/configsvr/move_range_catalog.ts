@@ -11,7 +11,7 @@ import { decideCommitChunkMigration } from '../catalog_decisions/commit_chunk_mi
 import { decideMoveChunk, decideMoveRange, type MoveRangeDecision } from '../catalog_decisions/move_range.js';
 import { migrationId } from '../catalog_decisions/migration_request.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ShardingCatalogManager } from './sharding_catalog_manager.js';
 
@@ -34,7 +34,7 @@ export class MoveRangeCatalog {
   constructor(
     private readonly catalog: ShardingCatalogManager,
     private readonly local: LocalCollections,
-    private readonly client: WireClient,
+    private readonly client: Network,
     private readonly log: () => ChangeLogContext,
     private readonly now: () => Timestamp,
     private readonly logger: Logger,

@@ -12,7 +12,7 @@ import { decideMerge } from '../catalog_decisions/merge_chunks.js';
 import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../catalog_decisions/commit_chunk_migration.js';
 import { extendBound } from '../catalog_decisions/refine_shard_key.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../catalog_decisions/changelog.js';
@@ -30,7 +30,7 @@ export class ShardingCatalogManager {
 
   constructor(
     private readonly local: LocalCollections,
-    readonly client: WireClient,
+    readonly client: Network,
     // Known once the port is bound: a process given port 0 learns it then.
     private readonly selfHost: () => string,
     private readonly clusterId: ObjectId,

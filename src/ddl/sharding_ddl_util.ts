@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { Clock } from '../base/clock.js';
@@ -10,7 +10,7 @@ import type { Clock } from '../base/clock.js';
 // What coordinators reach the cluster through (MongoDB's sharding_ddl_util): the config server and
 // every shard, by host, over the node's client.
 export interface DDLCoordinatorEnv {
-  readonly client: WireClient;
+  readonly client: Network;
   configHost(): string | undefined;
   // The shard's wall clock: the times of the changelog entries its coordinators write.
   readonly clock: Clock;

@@ -119,6 +119,10 @@ test('a lost commit reply is resolved from the config server: committed if the c
   assert.equal(await checked({ configFault: 'commitRequestLost' }), 'aborted');
 });
 
+test('a donor that cannot reach the config server to look up the hosts for _recvChunkStart aborts the migration and keeps running', async () => {
+  assert.equal(await checked({ configFault: 'shardsLookupLost' }), 'aborted');
+});
+
 test('a commit that reaches the config server after the fence fails, so an abort stands', async () => {
   assert.equal(await checked({ configFault: 'commitDelayed' }), 'aborted');
 });

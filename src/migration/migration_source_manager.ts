@@ -256,7 +256,7 @@ export class MigrationSourceManager {
       case 'deleteCoordinatorDoc':
         return this.persist(() => local.write((w) => w.delete(MIGRATION_COORDINATORS_NS, { _id: e.migrationId })));
       case 'sendRecvChunkStart':
-        return this.request(this.doc.recipientShardId, await this.recvChunkStartCommand(), () => ({ type: 'recipientAcknowledgedStart' }));
+        return this.request(this.doc.recipientShardId, () => this.recvChunkStartCommand(), () => ({ type: 'recipientAcknowledgedStart' }));
       case 'pollRecvChunkStatus':
         await this.node.migrations.clock.sleep(STATUS_POLL_MS);
         return this.request(e.recipientShardId, { _recvChunkStatus: this.doc.nss, sessionId: id }, (reply) => ({
@@ -324,11 +324,13 @@ export class MigrationSourceManager {
     await this.node.storage.flushed();
   }
 
-  // A request completes once sent; its reply (or failure) comes back as an event.
-  private request(shardId: string, cmd: Doc, onReply: (reply: Doc) => DonorEvent): void {
+  // A request completes once sent; its reply (or failure) comes back as an event, and so does a
+  // failure to build it (_recvChunkStart names the donor's host, looked up on the config server).
+  private request(shardId: string, cmd: Doc | (() => Promise<Doc>), onReply: (reply: Doc) => DonorEvent): void {
     void (async () => {
       try {
-        const reply = checkOk(await this.node.client.command(await this.hostOf(shardId), 'admin', cmd, { timeoutMs: REQUEST_TIMEOUT_MS }));
+        const body = typeof cmd === 'function' ? await cmd() : cmd;
+        const reply = checkOk(await this.node.client.command(await this.hostOf(shardId), 'admin', body, { timeoutMs: REQUEST_TIMEOUT_MS }));
         this.step(onReply(reply));
       } catch (err) {
         this.step({ type: 'recipientError', error: asMongoError(err) });

@@ -16,7 +16,7 @@ import type { ShardingState } from '../shard/sharding_state.js';
 import type { ShardMetadata } from '../shard/shard_metadata.js';
 import type { CriticalSection } from '../shard/critical_section.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
@@ -98,7 +98,7 @@ export interface MongodServices {
   wallClock: Clock;
   local: LocalCollections;
   // Node-to-node connections (to the config server, to other shards).
-  client: WireClient;
+  client: Network;
   // The shard's identity, its filtering metadata, the queries running under it, and the
   // critical section migrations and DDLs take on its collections and databases.
   sharding: { state: ShardingState; metadata: ShardMetadata; queries: OngoingQueries; criticalSection: CriticalSection };

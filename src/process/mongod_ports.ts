@@ -8,6 +8,8 @@ import { LogicalClock } from '../sessions/logical_clock.js';
 import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { WireClient } from '../wire/client.js';
+import type { Network, OpenListener } from '../wire/network.js';
+import { TcpServer } from '../wire/tcp_server.js';
 import { internalAuthentication } from './key_file_reader.js';
 import { acquireLockFile, type LockFile } from './lock_file.js';
 
@@ -21,7 +23,9 @@ export interface MongodPorts {
   // The storage engine over the dbpath this process holds.
   storage: StorageEngine;
   // Connections to the other members of the cluster.
-  network: WireClient;
+  network: Network;
+  // Where clients and the other members reach this process.
+  listener: OpenListener;
   // The process's cluster time: the storage engine stamps commits with it, the network gossips it.
   clock: LogicalClock;
   // The time and timers everything in the process reads and waits on (a simulator gives its
@@ -54,5 +58,8 @@ export async function openMongodPorts(options: NodeOptions, logger: Logger, rece
     history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
   });
   const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
-  return { storage, network, clock, wallClock, control: { logger, recentLog, lock } };
+  return { storage, network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog, lock } };
 }
+
+// The real listening side: a TCP server.
+export const openTcpListener: OpenListener = (handlers, maxConnections, tls) => new TcpServer(handlers, maxConnections, tls);

@@ -2,7 +2,6 @@ import type { ConfigServerServices, ShardServices } from '../mongod_commands/com
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { Doc } from '../bson/values.js';
 import { handleMessage, withCompression } from '../command_layer/message_handler.js';
-import { TcpServer } from '../wire/tcp_server.js';
 import { Limits } from '../wire/op_codes.js';
 import { PRE_AUTH_MESSAGE_SIZE_BYTES_MAX } from '../auth/connection_auth.js';
 import { LOAD_SAMPLE_INTERVAL_MS } from '../migration/user_load_meter.js';
@@ -37,7 +36,7 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
   // With --auth, a client that has not authenticated sends small, uncompressed messages only, as
   // to mongod: its hello and SASL steps never need more, and nothing it sends is inflated.
   const authenticated = (conn: ConnectionInfo): boolean => options.auth !== true || conn.auth?.user !== undefined;
-  const server = new TcpServer({
+  const server = ports.listener({
     onMessage: withCompression(instrumentNode(services, (conn, message) => handleMessage(role.dispatch, conn, message)), authenticated),
     maxMessageBytes: (conn) => (authenticated(conn) ? Limits.maxMessageSizeBytes : PRE_AUTH_MESSAGE_SIZE_BYTES_MAX),
     onConnect: (conn) => {

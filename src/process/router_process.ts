@@ -21,7 +21,8 @@ import { startRouterSessionJobs } from './logical_sessions.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
 import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { WireClient } from '../wire/client.js';
-import { TcpServer } from '../wire/tcp_server.js';
+import type { Network, OpenListener } from '../wire/network.js';
+import { openTcpListener } from './mongod_ports.js';
 import { instrumentRouter } from './observability.js';
 import { newUserCacheGeneration } from '../router/commands/cluster_auth.js';
 import { AuthenticationAttempts } from '../auth/authentication_attempts.js';
@@ -45,8 +46,9 @@ export interface RunningRouter {
 // What a router's composition root is given: connections to the config server and the shards,
 // the process's cluster time, which they gossip, the time and timers everything in it reads and
 // waits on (a simulator gives its virtual one), and process control. A router has no storage.
-interface RouterPorts {
-  network: WireClient;
+export interface RouterPorts {
+  network: Network;
+  listener: OpenListener;
   clock: LogicalClock;
   wallClock: Clock;
   control: { logger: Logger; recentLog: string[] };
@@ -56,13 +58,13 @@ interface RouterPorts {
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[], wallClock: Clock = systemClock): Promise<RunningRouter> {
   const clock = new LogicalClock(() => wallClock.now(), options.parameters.maxAcceptableLogicalClockDriftSecs);
   const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
-  return routerRoot(options, { network, clock, wallClock, control: { logger, recentLog } });
+  return routerRoot(options, { network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog } });
 }
 
 // The composition root of a router: no durable state, only caches, cursors and connections.
 // It registers in config.mongos and pings there, as mongos does.
-async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<RunningRouter> {
-  const { network: client, clock, wallClock, control: { logger, recentLog } } = ports;
+export async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<RunningRouter> {
+  const { network: client, listener, clock, wallClock, control: { logger, recentLog } } = ports;
   setProcessOperationClock(wallClock);
   const shardRegistry = new ShardRegistry(client, options.configHost);
   const catalogCache = new CatalogCache(client, options.configHost);
@@ -97,7 +99,7 @@ async function routerRoot(options: RouterOptions, ports: RouterPorts): Promise<R
   const handle: MessageHandler = (conn, message) => handleMessage(dispatch, conn, message);
   // With --auth, as on a node: before login, small uncompressed messages only.
   const authenticated = (conn: ConnectionInfo): boolean => !options.auth || conn.auth?.user !== undefined;
-  const server = new TcpServer({
+  const server = listener({
     onMessage: withCompression(instrumentRouter(router, options.parameters.routerFastPaths ? withFastPaths(router, handle) : handle), authenticated),
     maxMessageBytes: (conn) => (authenticated(conn) ? Limits.maxMessageSizeBytes : PRE_AUTH_MESSAGE_SIZE_BYTES_MAX),
     onConnect: () => { router.connections.current += 1; router.connections.total += 1; },

@@ -3,7 +3,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { placementTimestamp } from '../catalog/chunk_version.js';
 import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { ChunkManager } from './chunk_manager.js';
 import { ReadThroughEntry } from './read_through.js';
@@ -33,7 +33,7 @@ export class CatalogCache {
   private readonly databases = new Map<string, ReadThroughEntry<DatabaseType | undefined>>();
   private readonly collections = new Map<string, ReadThroughEntry<ChunkManager | undefined>>();
 
-  constructor(private readonly client: WireClient, private readonly configHost: string) {}
+  constructor(private readonly client: Network, private readonly configHost: string) {}
 
   async getDatabase(db: string, options: { create: boolean }): Promise<DatabaseType | undefined> {
     const entry = this.databaseEntry(db);

@@ -5,7 +5,7 @@ import type { LazyDocument } from '../bson/raw_document.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { valueAtPath } from '../catalog/shard_key_pattern.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CatalogCache } from './catalog_cache.js';
 import type { ChunkManager } from './chunk_manager.js';
@@ -289,7 +289,7 @@ export class ChunkSplitter {
 
 // The router's splitter: settings from config.settings and config.collections, split keys from the
 // owning shard, commits on the config server, refreshed routing in the catalog cache.
-export function createChunkSplitter(client: WireClient, configHost: string, shardRegistry: ShardRegistry, catalogCache: CatalogCache, logger: Logger, clock: Clock): ChunkSplitter {
+export function createChunkSplitter(client: Network, configHost: string, shardRegistry: ShardRegistry, catalogCache: CatalogCache, logger: Logger, clock: Clock): ChunkSplitter {
   return new ChunkSplitter({
     async readSettings() {
       const [settings, collections] = await Promise.all([

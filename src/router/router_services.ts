@@ -6,7 +6,7 @@ import type { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import type { LogicalClock } from '../sessions/logical_clock.js';
 import type { Clock } from '../base/clock.js';
 import type { SessionKiller } from '../sessions/session_killer.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import type { CatalogCache } from './catalog_cache.js';
 import type { ChunkSplitter } from './chunk_splitter.js';
 import type { ClusterCursorManager } from './cluster_cursor_manager.js';
@@ -41,7 +41,7 @@ export interface RouterOptions {
 // config server's catalog, open cluster cursors, and connections.
 export interface RouterServices {
   options: RouterOptions;
-  client: WireClient;
+  client: Network;
   shardRegistry: ShardRegistry;
   catalogCache: CatalogCache;
   chunkSplitter: ChunkSplitter;

@@ -1,7 +1,7 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { ShardType } from '../catalog/type_chunk.js';
-import type { WireClient } from '../wire/client.js';
+import type { Network } from '../wire/network.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 
 // The router's cache of config.shards (MongoDB's ShardRegistry): reloaded when a shard id is not
@@ -10,7 +10,7 @@ export class ShardRegistry {
   private shards = new Map<string, ShardType>();
   private loaded = false;
 
-  constructor(private readonly client: WireClient, private readonly configHost: string) {}
+  constructor(private readonly client: Network, private readonly configHost: string) {}
 
   async reload(): Promise<void> {
     const docs = await fetchAll(this.client, this.configHost, 'config', { find: 'shards', sort: { _id: 1 } });

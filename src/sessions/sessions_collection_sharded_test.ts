@@ -16,6 +16,8 @@ function configServer(answer: (cmd: Doc) => Doc): Network & { sent: Doc[] } {
       return Promise.resolve(answer(cmd));
     },
     commandRaw: () => Promise.reject(new Error('not used')),
+    forwardMessage: () => Promise.reject(new Error('not used')),
+    close: () => Promise.resolve(),
   };
 }
 

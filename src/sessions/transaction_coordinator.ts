@@ -65,3 +65,11 @@ export function coordinatorDocumentFromBSON(raw: Doc): CoordinatorDocument {
   if (raw.decision !== undefined) doc.decision = raw.decision as CoordinatorDecision;
   return doc;
 }
+
+// Whether a participant's answer to commitTransaction or abortTransaction means it has the
+// decision. As MongoDB's coordinator reads it, NoSuchTransaction and TransactionTooOld say so too:
+// the participant applied the decision and moved on to a newer transaction (the earlier answer
+// was lost), or never had the transaction to abort. Retrying those would never end.
+export function decisionAcknowledged(reply: Doc): boolean {
+  return reply.ok === 1 || reply.code === ErrorCodes.NoSuchTransaction || reply.code === ErrorCodes.TransactionTooOld;
+}

@@ -8,9 +8,9 @@ import type { Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import type { Network } from '../wire/network.js';
-import { coordinatorDocumentToBSON, type CoordinatorDecision, type CoordinatorDocument, type PrepareVote } from './transaction_coordinator.js';
+import { coordinatorDocumentToBSON, decisionAcknowledged, type CoordinatorDecision, type CoordinatorDocument, type PrepareVote } from './transaction_coordinator.js';
 import {
-  coordinatorInitialState, coordinatorOutcome, coordinatorStep, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorState,
+  coordinatorInitialState, coordinatorOutcome, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorState, type CoordinatorStepFunction,
 } from './transaction_coordinator_state_machine.js';
 
 export const TRANSACTION_COORDINATORS_NS = 'config.transaction_coordinators';
@@ -43,6 +43,8 @@ export interface CoordinatorDriverEnv {
   // service was stopped.
   hostOf(shardId: string): Promise<string>;
   stopped(): boolean;
+  // The state machine's step: coordinatorStep, unless a test planted a bug in it.
+  step: CoordinatorStepFunction;
 }
 
 // Runs one coordinator: steps its state machine (transaction_coordinator_state_machine.ts) and
@@ -67,7 +69,7 @@ export class CoordinatorDriver {
 
   private step(event: CoordinatorEvent): void {
     if (this.settled) return;
-    const { state, effects } = coordinatorStep(this.state, event);
+    const { state, effects } = this.env.step(this.state, event);
     this.state = state;
     this.queue.push(...effects);
     void this.drain();
@@ -153,7 +155,7 @@ export class CoordinatorDriver {
       try {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
         // An abort of a transaction the participant no longer has, or never began, is done.
-        if (reply.ok !== 1 && decision.decision === 'commit') throw new MongoError(Number(reply.code), String(reply.errmsg));
+        if (!decisionAcknowledged(reply) && decision.decision === 'commit') throw new MongoError(Number(reply.code), String(reply.errmsg));
         return;
       } catch (err) {
         // A shard that is not in the cluster holds nothing to abort.

@@ -5,11 +5,11 @@ import { fetchAll } from '../wire/remote_cursor.js';
 import { sessionIdOf, sessionKey } from './session_id.js';
 import { coordinatorDocumentFromBSON, type CoordinatorDecision, type CoordinatorDocument } from './transaction_coordinator.js';
 import { CoordinatorDriver, TRANSACTION_COORDINATORS_NS, type CoordinatorDriverEnv } from './transaction_coordinator_driver.js';
-import type { CoordinatorEvent } from './transaction_coordinator_state_machine.js';
+import { coordinatorStep, type CoordinatorEvent, type CoordinatorState, type CoordinatorStepFunction } from './transaction_coordinator_state_machine.js';
 
 // What each coordinator's driver is given, but for the shard-host look-up and the stop flag the
 // service answers from these.
-export interface TransactionCoordinatorEnv extends Omit<CoordinatorDriverEnv, 'hostOf' | 'stopped'> {
+export interface TransactionCoordinatorEnv extends Omit<CoordinatorDriverEnv, 'hostOf' | 'stopped' | 'step'> {
   configHost(): string | undefined;
 }
 
@@ -21,6 +21,8 @@ export class TransactionCoordinatorService {
   private hosts = new Map<string, string>();
   private stopped = false;
   private readonly driverEnv: CoordinatorDriverEnv;
+  // Hooks a simulator sets (CockroachDB's testing knobs); a process sets none.
+  readonly testingKnobs: { step?: CoordinatorStepFunction } = {};
 
   constructor(private readonly env: TransactionCoordinatorEnv) {
     const { storage, local, client, logger, clock } = env;
@@ -29,6 +31,7 @@ export class TransactionCoordinatorService {
       get failPoints() { return env.failPoints; },
       hostOf: (shardId: string) => this.hostOf(shardId),
       stopped: () => this.stopped,
+      step: (state: CoordinatorState, event: CoordinatorEvent) => (this.testingKnobs.step ?? coordinatorStep)(state, event),
     };
   }
 

@@ -31,6 +31,9 @@ export interface CoordinatorState {
   readonly acknowledged: readonly boolean[];
 }
 
+// The real coordinatorStep, or one with a bug planted (an explorer's, a simulator's testing knob).
+export type CoordinatorStepFunction = (state: CoordinatorState, event: CoordinatorEvent) => CoordinatorStepResult;
+
 export type CoordinatorEvent =
   | { readonly type: 'start'; readonly doc: CoordinatorDocument }
   | { readonly type: 'crashRecovered'; readonly doc: CoordinatorDocument }

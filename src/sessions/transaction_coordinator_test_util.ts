@@ -1,11 +1,10 @@
 import type { Timestamp } from 'bson';
 import type { CoordinatorDecision, CoordinatorDocument, PrepareVote } from './transaction_coordinator.js';
 import {
-  coordinatorInitialState, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorState, type CoordinatorStepResult,
+  coordinatorInitialState, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorState, type CoordinatorStepFunction,
 } from './transaction_coordinator_state_machine.js';
 
-// The real coordinatorStep, or one with a bug planted, for the explorer.
-export type CoordinatorStepFunction = (state: CoordinatorState, event: CoordinatorEvent) => CoordinatorStepResult;
+export type { CoordinatorStepFunction };
 
 // What can be seen of a two-phase commit from outside its coordinator, in the order it happened:
 // what the coordinator's disk holds after each of its writes (undefined once deleted), the

@@ -137,14 +137,15 @@ export class WireClient implements Network {
   }
 }
 
-function withoutClusterTime(cmd: Doc): Doc {
+// `cmd` without the $clusterTime a client passed in: a process gossips its own.
+export function withoutClusterTime(cmd: Doc): Doc {
   const out: Doc = {};
   for (const [k, v] of Object.entries(cmd)) if (k !== '$clusterTime') out[k] = v;
   return out;
 }
 
 // The document `body` with `element` (BSON element bytes) appended.
-function withElement(body: Buffer, element: Buffer): Buffer {
+export function withElement(body: Buffer, element: Buffer): Buffer {
   const out = Buffer.allocUnsafe(body.length + element.length);
   body.copy(out, 0, 0, body.length - 1);
   element.copy(out, body.length - 1);

@@ -55,7 +55,7 @@ import { copyDisk, openSimStorage } from './sim_storage.js';
 // How the config server treats the donor's _configsvrCommitChunkMigration: applies it and answers
 // ('none'), never gets it, applies it but the answer is lost, or gets it only once everything
 // else is over (after the donor timed out on it and any recovery fenced the chunk's version).
-export type ConfigFault = 'none' | 'commitRequestLost' | 'commitReplyLost' | 'commitDelayed';
+export type ConfigFault = 'none' | 'commitRequestLost' | 'commitReplyLost' | 'commitDelayed' | 'shardsLookupLost';
 
 // `shard` crashes just before the `at`-th effect the drivers run (counted over both shards).
 export interface Crash {
@@ -417,10 +417,16 @@ function commandTable<S>(defs: readonly CommandDefinition<S>[]): ReadonlyMap<str
   return new Map(defs.flatMap((def) => def.names.map((name) => [name, def] as const)));
 }
 
+// 'shardsLookupLost': the connection of the first read of config.shards breaks (the donor looking
+// up the shards' hosts for _recvChunkStart).
 function configFaults(fault: ConfigFault): NetworkFaults {
   const commit = (command: string): boolean => command === '_configsvrCommitChunkMigration';
+  let lookups = 0;
   return {
-    request: (command) => (!commit(command) ? 'deliver' : fault === 'commitRequestLost' ? 'drop' : fault === 'commitDelayed' ? 'delay' : 'deliver'),
+    request: (command, _from, host, body) => {
+      if (fault === 'shardsLookupLost' && body.find === 'shards' && host === HOSTS.config && lookups++ === 0) return 'reset';
+      return !commit(command) ? 'deliver' : fault === 'commitRequestLost' ? 'drop' : fault === 'commitDelayed' ? 'delay' : 'deliver';
+    },
     reply: (command) => (commit(command) && fault === 'commitReplyLost' ? 'drop' : 'deliver'),
   };
 }

@@ -112,13 +112,23 @@ export class Scheduler {
   // Runs until nothing is left to do.
   async run(maxSteps: number): Promise<void> {
     for (let n = 0; ; n++) {
-      await this.settle();
-      const step = this.next();
-      if (step === undefined) return;
-      if (n >= maxSteps) throw new Error(`no end after ${maxSteps} steps; the last ones:\n${this.trace.slice(-30).join('\n')}`);
-      this.trace.push(`${this.nowMs} ${step.label}`);
-      await step.run();
+      if (n >= maxSteps && this.hasWork()) throw new Error(`no end after ${maxSteps} steps; the last ones:\n${this.trace.slice(-30).join('\n')}`);
+      if (!(await this.runOne())) return;
     }
+  }
+
+  // Runs the next step, once everything the last one started has settled; false when none is left.
+  async runOne(): Promise<boolean> {
+    await this.settle();
+    const step = this.next();
+    if (step === undefined) return false;
+    this.trace.push(`${this.nowMs} ${step.label}`);
+    await step.run();
+    return true;
+  }
+
+  private hasWork(): boolean {
+    return this.ready.length > 0 || this.timers.some((t) => !t.cancelled) || this.idle.length > 0;
   }
 
   // Every promise continuation runs before an immediate does.
@@ -147,7 +157,7 @@ export class Scheduler {
 }
 
 // A small seeded generator (mulberry32): the same seed, the same interleaving.
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

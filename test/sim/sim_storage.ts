@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Doc } from '../../src/bson/values.js';
 import { compileFilter } from '../../src/query/match/matcher.js';
-import { StorageEngine, type WriteUnit } from '../../src/storage/storage_engine.js';
+import { StorageEngine, type StorageOptions, type WriteUnit } from '../../src/storage/storage_engine.js';
 import type { Incarnation, Scheduler } from './scheduler.js';
 
 // The real storage engine (LMDB) of a simulated node. Its synchronous writes are what they always
@@ -11,8 +11,8 @@ import type { Incarnation, Scheduler } from './scheduler.js';
 // work (commits by lmdb's write thread, flushes, syncs) is done in steps of the scheduler, in the
 // order asked for: a crash loses the commits whose step had not come, as kill -9 loses what
 // lmdb's thread had not committed yet.
-export function openSimStorage(dir: string, scheduler: Scheduler, owner: Incarnation): StorageEngine {
-  const engine = StorageEngine.open(dir, STORAGE_OPTIONS);
+export function openSimStorage(dir: string, scheduler: Scheduler, owner: Incarnation, options: StorageOptions = STORAGE_OPTIONS): StorageEngine {
+  const engine = StorageEngine.open(dir, options);
   const { writeAsync, flushed, sync } = StorageEngine.prototype;
   engine.writeAsync = <T>(fn: (unit: WriteUnit) => T): Promise<T> => scheduler.disk(owner, 'commits', () => writeAsync.call(engine, fn) as Promise<T>);
   engine.flushed = () => scheduler.disk(owner, 'flushes', () => flushed.call(engine));
