@@ -9,6 +9,7 @@ import { collectionArg, commandName } from '../../command_layer/args.js';
 import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { parseFind } from './find.js';
 import { parseAggregate, splitPushdown } from './aggregate.js';
+import { explainStages } from '../../query/agg/explain_stages.js';
 
 // What each explainable command reads, as a find: explain runs that read and reports the plan,
 // without performing any write.
@@ -96,7 +97,7 @@ export const explainCommand: CommandDefinition = {
       const { find, rest } = splitPushdown(parsed.pipeline);
       find.hint = parsed.hint;
       const out = explainFind(ctx, parsed.ns, find, verbosity);
-      return { ...out, stages: rest, command: inner, ok: 1 };
+      return { ...out, stages: explainStages(rest), command: inner, ok: 1 };
     }
     const { ns, spec } = findSpecOf(inner, ctx.db);
     return { ...explainFind(ctx, ns, spec, verbosity), command: inner, ok: 1 };
