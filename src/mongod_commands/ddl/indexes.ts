@@ -13,12 +13,11 @@ export const createIndexesCommand: CommandDefinition = {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const raw = requireArray(cmd, 'indexes');
     if (raw.length === 0) throw new MongoError(ErrorCodes.BadValue, 'Must specify at least one index to create');
-    const specs = raw.map(validateIndexSpec);
+    const { storage } = ctx.node;
+    const specs = raw.map((r) => withCollectionCollation(validateIndexSpec(r), r, storage.getCollection(ns)?.entry.options.collation));
     if (collectionArg(cmd).startsWith('system.') && raw.some((r) => isPlainObject(r) && r.hidden !== undefined)) {
       throw new MongoError(ErrorCodes.BadValue, "Can't hide index on system collection");
     }
-    const { storage } = ctx.node;
-    refuseCollatedUniqueIndexes(storage.getCollection(ns)?.entry.options.collation, raw);
     const { coll, created } = storage.ensureCollection(ns);
     const before = coll.indexes.length;
     const fresh = specs.filter((s) => checkAgainstExisting(coll, s) === 'new');
@@ -35,18 +34,11 @@ export const createIndexesCommand: CommandDefinition = {
   },
 };
 
-// In MongoDB an index without its own collation takes the collection's default, and a unique one
-// then compares keys by it ('a' and 'A' collide at strength 2). docshard's index keys are binary, so
-// such an index would let through what MongoDB refuses: it must say {locale: 'simple'}. A
-// non-unique index is fine as it is: queries under a collation compare documents by it and do not
-// use index bounds.
-function refuseCollatedUniqueIndexes(collectionCollation: unknown, raw: readonly unknown[]): void {
-  if (collectionCollation === undefined) return;
-  for (const spec of raw) {
-    if (isPlainObject(spec) && spec.unique === true && spec.collation === undefined) {
-      throw new MongoError(ErrorCodes.NotImplemented, `A unique index on a collection with a default collation would compare keys by that collation, which docshard's index keys cannot; give the index collation: {locale: 'simple'} to compare them as bytes. Index: ${JSON.stringify(spec.key)}`);
-    }
-  }
+// An index created without a collation of its own takes the collection's default, as in MongoDB
+// (one given as {locale: 'simple'} keeps the simple collation).
+function withCollectionCollation(spec: Doc, raw: unknown, collectionCollation: unknown): Doc {
+  if (collectionCollation === undefined || (isPlainObject(raw) && raw.collation !== undefined)) return spec;
+  return { ...spec, collation: collectionCollation };
 }
 
 // Reads only the catalog and opens a cursor (a migration's recipient asks the donor for it).
