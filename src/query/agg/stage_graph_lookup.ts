@@ -2,7 +2,8 @@ import { BSON } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName } from '../../bson/compare.js';
-import { isNumber, isPlainObject, Long, toDouble, type Doc } from '../../bson/values.js';
+import { activeStringComparator } from '../../bson/collation.js';
+import { bsonTag, isNumber, isPlainObject, Long, toDouble, type Doc } from '../../bson/values.js';
 import { compileFilter } from '../match/matcher.js';
 import { groupKey } from './group_key.js';
 import { fail } from './operator_support.js';
@@ -158,14 +159,60 @@ function roundFilter(spec: GraphLookupSpec, frontier: unknown[]): Doc {
   return { $and: clauses };
 }
 
-function search(spec: GraphLookupSpec, foreign: readonly Doc[], start: unknown, vars: Record<string, unknown>): Doc[] {
+// The foreign documents by the values of their connectToField (each value an array holds, and the
+// array itself, as a query's equality reaches them), so that a round reads only the documents
+// that may match its frontier; the round's filter still decides. Strings compared under a
+// collation, and regular expressions (which $in matches as patterns), are not found by value:
+// then every document is a candidate.
+class ForeignDocuments {
+  private byValue: Map<string, number[]> | undefined;
+
+  constructor(readonly docs: readonly Doc[], private readonly path: readonly string[]) {}
+
+  candidates(frontier: readonly unknown[]): Iterable<Doc> {
+    if (activeStringComparator() !== undefined || frontier.some((v) => bsonTag(v) === 'BSONRegExp')) return this.docs;
+    const index = this.byValue ??= this.indexByValue();
+    const positions = new Set<number>();
+    for (const v of frontier) for (const i of index.get(groupKey(v)) ?? []) positions.add(i);
+    return [...positions].sort((a, b) => a - b).map((i) => this.docs[i]!);
+  }
+
+  private indexByValue(): Map<string, number[]> {
+    const index = new Map<string, number[]>();
+    this.docs.forEach((doc, i) => {
+      const keys = new Set<string>();
+      for (const v of valuesAtPath(doc, this.path)) keys.add(groupKey(v));
+      for (const v of leafArrays(doc, this.path)) keys.add(groupKey(v));
+      for (const key of keys) {
+        let list = index.get(key);
+        if (list === undefined) index.set(key, (list = []));
+        list.push(i);
+      }
+    });
+    return index;
+  }
+}
+
+// The arrays a path ends at, which an equality with an array value matches whole.
+function leafArrays(value: unknown, path: readonly string[], from = 0, out: unknown[] = []): unknown[] {
+  if (from === path.length) {
+    if (Array.isArray(value)) out.push(value);
+  } else if (Array.isArray(value)) {
+    for (const e of value) if (isPlainObject(e)) leafArrays(e, path, from, out);
+  } else if (isPlainObject(value)) {
+    leafArrays(value[path[from]!], path, from + 1, out);
+  }
+  return out;
+}
+
+function search(spec: GraphLookupSpec, foreign: ForeignDocuments, start: unknown, vars: Record<string, unknown>): Doc[] {
   const visited = new Map<string, Doc>();
   let bytes = 0;
   let frontier = dedupe(Array.isArray(start) ? start : start === undefined ? [] : [start]);
   for (let depth = 0; frontier.length > 0 && (spec.maxDepth === undefined || depth <= spec.maxDepth); depth++) {
     const matcher = compileFilter(roundFilter(spec, frontier), { variables: vars });
     const next: unknown[] = [];
-    for (const doc of foreign) {
+    for (const doc of foreign.candidates(frontier)) {
       if (!matcher.matches(doc)) continue;
       if (doc._id === undefined) fail(40271, `Documents in the '${spec.from}' namespace must contain an _id for de-duplication in $graphLookup`);
       const id = groupKey(doc._id);
@@ -191,9 +238,9 @@ export const parseGraphLookup: StageParser = (raw, env): Stage => {
   const spec = parseGraphLookupSpec(raw, env.varNames);
   const startWith = compileDocExpression(spec.startWith, env);
   return function* (input, vars) {
-    let foreign: Doc[] | undefined;
+    let foreign: ForeignDocuments | undefined;
     for (const doc of input) {
-      foreign ??= [...env.ctx.readCollection(spec.from)];
+      foreign ??= new ForeignDocuments([...env.ctx.readCollection(spec.from)], spec.connectToField);
       yield setPath(doc, spec.as, search(spec, foreign, startWith(doc, vars), vars));
     }
   };

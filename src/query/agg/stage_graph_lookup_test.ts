@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { withCollation, parseCollation } from '../../bson/collation.js';
-import { Long, type Doc } from '../../bson/values.js';
+import fc from 'fast-check';
+import { Double, Long, type Doc } from '../../bson/values.js';
+import { compileFilter } from '../match/matcher.js';
 import { runPipeline, validatePipeline } from './pipeline.js';
 import { explainGraphLookup } from './stage_graph_lookup.js';
 
@@ -150,5 +152,44 @@ describe('$graphLookup', () => {
       },
     });
     assert.equal(explainGraphLookup(stage, { $unwind: '$other' }).absorbed, false);
+  });
+});
+
+// A search that reads every foreign document each round, as the reference for the one that looks
+// the frontier's values up.
+function scanSearch(foreign: Doc[], start: unknown[], from: string, to: string): Map<unknown, number> {
+  const depths = new Map<unknown, number>();
+  let frontier = start;
+  for (let depth = 0; frontier.length > 0; depth++) {
+    const clauses: Doc[] = [{ [to]: { $in: frontier } }];
+    if (frontier.some((v) => v === null)) clauses.push({ [to]: { $exists: true } });
+    const matcher = compileFilter({ $and: clauses });
+    const next: unknown[] = [];
+    for (const doc of foreign) {
+      if (!matcher.matches(doc) || depths.has(doc._id)) continue;
+      depths.set(doc._id, depth);
+      const v = doc[from];
+      if (Array.isArray(v)) next.push(...v);
+      else if (v !== undefined) next.push(v);
+    }
+    frontier = next;
+  }
+  return depths;
+}
+
+describe('$graphLookup on random graphs', () => {
+  it('finds what reading every document each round finds', () => {
+    const value = fc.oneof(
+      fc.integer({ min: 0, max: 5 }), fc.constantFrom(1.0, new Double(2), Long.fromNumber(3), null, 'a', 'b', [1, 2], [[1, 2]], { x: 1 }),
+    );
+    const field = fc.option(fc.oneof(value, fc.array(value, { maxLength: 3 })), { nil: undefined });
+    const doc = fc.record({ from: field, to: field }, { requiredKeys: [] });
+    fc.assert(fc.property(fc.array(doc, { maxLength: 12 }), fc.array(value, { maxLength: 3 }), (raw, start) => {
+      const foreign = raw.map((d, i) => ({ _id: i, ...d }));
+      collections.random = foreign;
+      const [out] = agg([{ $graphLookup: { from: 'random', startWith: { $literal: start }, connectFromField: 'from', connectToField: 'to', depthField: 'd', as: 'found' } }], [{ _id: 'x' }]);
+      const found = new Map((out!.found as Doc[]).map((d) => [d._id, (d.d as Long).toNumber()]));
+      assert.deepEqual(found, scanSearch(foreign, start, 'from', 'to'));
+    }), { numRuns: 300 });
   });
 });
