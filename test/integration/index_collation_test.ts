@@ -75,6 +75,13 @@ describe('index collations', () => {
       assert.deepEqual(ids(await fruit.aggregate([{ $match: { type: 'Apple' } }], { collation: ci }).toArray()), [1, 2, 3]);
       const [, spec] = await fruit.listIndexes().toArray();
       assert.deepEqual(spec, { v: 2, key: { type: 1 }, name: 'type_1', collation: FULL_EN_2 });
+      // One key under two collations is two indexes: each query takes its own, and only a name
+      // says which one to drop.
+      await fruit.createIndex({ type: 1 }, { name: 'type_binary' });
+      assert.deepEqual(indexesUsed(await fruit.find({ type: 'apple' }).explain('queryPlanner')), ['type_binary']);
+      assert.deepEqual(indexesUsed(await fruit.find({ type: 'apple' }).collation(ci).explain('queryPlanner')), ['type_1']);
+      await assert.rejects(fruit.dropIndex({ type: 1 } as unknown as string), { code: 181, codeName: 'AmbiguousIndexKeyPattern' });
+      await fruit.dropIndex('type_binary');
     });
 
     it(`on ${where}: the manual's index and query collation example (locale fr)`, async () => {

@@ -72,9 +72,13 @@ export const dropIndexesCommand: CommandDefinition = {
     } else if (Array.isArray(which)) {
       names = which.map(String);
     } else if (isPlainObject(which)) {
-      const found = coll.indexes.find((i) => compareValues(i.keyPattern, which) === 0);
-      if (!found) throw new MongoError(ErrorCodes.IndexNotFound, `can't find index with key: ${JSON.stringify(which)}`);
-      names = [found.name];
+      // Indexes on one key under different collations are told apart by name only.
+      const found = coll.indexes.filter((i) => compareValues(i.keyPattern, which) === 0);
+      if (found.length === 0) throw new MongoError(ErrorCodes.IndexNotFound, `can't find index with key: ${JSON.stringify(which)}`);
+      if (found.length > 1) {
+        throw new MongoError(ErrorCodes.AmbiguousIndexKeyPattern, `${found.length} indexes found for key: ${JSON.stringify(which)}, identify by name instead. Conflicting indexes: ${JSON.stringify(found[0]!.entry.spec)}, ${JSON.stringify(found[1]!.entry.spec)}`);
+      }
+      names = [found[0]!.name];
     } else {
       throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'dropIndexes.index' is the wrong type, expected types '[string, object, array]'");
     }
