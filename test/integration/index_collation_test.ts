@@ -132,6 +132,15 @@ describe('index collations', () => {
       assert.deepEqual(indexesUsed(await names.find({ first_name: 'betsy' }).explain('queryPlanner')), ['first_name_1']);
       assert.deepEqual(ids(await names.find({ first_name: 'betsy' }).collation({ locale: 'en_US' }).toArray()), [3]);
       assert.deepEqual(indexesUsed(await names.find({ first_name: 'betsy' }).collation({ locale: 'en_US' }).explain('queryPlanner')), []);
+      // The _id index is one of them.
+      assert.deepEqual(specs.find((s) => s.name === '_id_')!.collation, { ...FULL_EN_2, locale: 'en_US' });
+      const [info] = await db.listCollections({ name: 'names' }).toArray();
+      assert.deepEqual((info as AnyDoc).idIndex.collation, { ...FULL_EN_2, locale: 'en_US' });
+      await names.insertOne({ _id: 'x', first_name: 'Xena' });
+      await assert.rejects(names.insertOne({ _id: 'X' }), { code: 11000 });
+      assert.deepEqual(await names.findOne({ _id: 'X' }), { _id: 'x', first_name: 'Xena' });
+      assert.equal(await names.findOne({ _id: 'X' }, { collation: { locale: 'simple' } }), null);
+      await names.deleteOne({ _id: 'X' });
       await names.createIndex({ email: 1 }, { unique: true, sparse: true });
       await names.insertOne({ _id: 4, email: 'Ada@example.org' });
       await assert.rejects(names.insertOne({ _id: 5, email: 'ada@EXAMPLE.org' }), { code: 11000 });

@@ -88,8 +88,10 @@ export function idHackPlan(req: PlanRequest, indexes: readonly IndexAccess[]): (
   if (value === undefined || Array.isArray(value) || bsonTag(value) === 'BSONRegExp') return undefined;
   if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
   const index = indexes.find((i) => i.name === '_id_');
-  if (index !== undefined && index.collation !== req.collation && touchesCollatable(pointInterval(value))) return undefined;
-  return index ? { kind: 'IDHACK', index, keyString: encodeKey([value], index.ordering) } : undefined;
+  if (index === undefined) return undefined;
+  if (index.collation !== req.collation && touchesCollatable(pointInterval(value))) return undefined;
+  const key = index.collationKey === undefined ? value : collateValue(value, index.collationKey);
+  return { kind: 'IDHACK', index, keyString: encodeKey([key], index.ordering) };
 }
 
 // True when an IXSCAN's bounds select exactly the documents the filter matches, so the fetched

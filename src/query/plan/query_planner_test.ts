@@ -4,6 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { IndexAccess } from '../../storage/index_access.js';
 import { parseCollation } from '../../bson/collation.js';
+import { encodeKey } from '../../bson/key_string.js';
 import { exactlyBounded, planQuery } from './query_planner.js';
 
 const index = (id: number, spec: Doc) => new IndexAccess({ id, spec: { v: 2, ...spec }, multikey: false }, undefined);
@@ -66,5 +67,14 @@ describe('the query planner and index collations', () => {
     assert.ok(plan.kind === 'IXSCAN' && !plan.providesSort);
     assert.equal(exactlyBounded(plan, { filter: { name: 'ada' } }), false);
     assert.equal(planQuery({ filter: { _id: 'A' }, collation: english }, indexes).kind, 'COLLSCAN', 'no IDHACK for a string under another collation');
+  });
+
+  it("reads a collated _id index's point by the collation key", () => {
+    const collatedId = [index(1, { key: { _id: 1 }, name: '_id_', collation: ci })];
+    const plan = planQuery({ filter: { _id: 'ADA' }, collation: english }, collatedId);
+    assert.ok(plan.kind === 'IDHACK');
+    assert.deepEqual(plan.keyString, encodeKey(['ada'], [1]));
+    assert.equal(planQuery({ filter: { _id: 'ADA' } }, collatedId).kind, 'COLLSCAN');
+    assert.equal(planQuery({ filter: { _id: 7 } }, collatedId).kind, 'IDHACK');
   });
 });
