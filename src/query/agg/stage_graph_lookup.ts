@@ -237,10 +237,18 @@ function dedupe(values: unknown[]): unknown[] {
 export const parseGraphLookup: StageParser = (raw, env): Stage => {
   const spec = parseGraphLookupSpec(raw, env.varNames);
   const startWith = compileDocExpression(spec.startWith, env);
+  // A router runs the stage once per document over the collection it read beforehand, which
+  // readCollection hands out as the same array each time: looked up by value once, not per document.
+  let last: { source: Iterable<Doc>; foreign: ForeignDocuments } | undefined;
+  const foreignDocuments = (): ForeignDocuments => {
+    const source = env.ctx.readCollection(spec.from);
+    if (last?.source !== source || !Array.isArray(source)) last = { source, foreign: new ForeignDocuments([...source], spec.connectToField) };
+    return last.foreign;
+  };
   return function* (input, vars) {
     let foreign: ForeignDocuments | undefined;
     for (const doc of input) {
-      foreign ??= new ForeignDocuments([...env.ctx.readCollection(spec.from)], spec.connectToField);
+      foreign ??= foreignDocuments();
       yield setPath(doc, spec.as, search(spec, foreign, startWith(doc, vars), vars));
     }
   };
