@@ -193,3 +193,25 @@ describe('$graphLookup on random graphs', () => {
     }), { numRuns: 300 });
   });
 });
+
+describe('$graphLookup run one document at a time', () => {
+  it('reads a collection handed out as the same array once, as a router hands it out', () => {
+    let reads = 0;
+    const source = [...employees];
+    const counted = new Proxy(source, {
+      get(target, key, receiver) {
+        if (key === Symbol.iterator) reads += 1;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const stage = [{ $graphLookup: { from: 'employees', startWith: '$reportsTo', connectFromField: 'reportsTo', connectToField: 'name', as: 'chain' } }];
+    let current: Doc[] = [];
+    const run = runPipeline(stage, { [Symbol.iterator]: () => current[Symbol.iterator]() }, { db: 'test', readCollection: () => counted });
+    const chains = employees.map((e) => {
+      current = [e];
+      return names([...run][0]!.chain);
+    });
+    assert.deepEqual(chains, [[], ['Dev'], ['Dev', 'Eliot'], ['Dev', 'Eliot'], ['Dev', 'Eliot', 'Ron'], ['Andrew', 'Dev', 'Eliot']]);
+    assert.equal(reads, 1);
+  });
+});
