@@ -1,6 +1,6 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import { collationKeyFunction } from './collation_key.js';
+import { collationKeyFaithful, collationKeyFunction } from './collation_key.js';
 
 export type StringComparator = (a: string, b: string) => number;
 
@@ -78,6 +78,11 @@ const keyFunctions = new WeakMap<StringComparator, (s: string) => string>();
 // What an index under this collation stores for a string (collation_key.ts).
 export function collationKeyOf(comparator: StringComparator): (s: string) => string {
   return keyFunctions.get(comparator)!;
+}
+
+// Whether an index can be keyed under this collation (collation_key.ts, collationKeyFaithful).
+export function indexableCollation(comparator: StringComparator): boolean {
+  return collationKeyFaithful(comparator, collationKeyOf(comparator));
 }
 
 // A collation as MongoDB stores it in a collection's or an index's options (listCollections and

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { collationKeyOf, parseCollation } from './collation.js';
+import { collationKeyOf, indexableCollation, parseCollation } from './collation.js';
 
 // The key stands for the collation: two strings have the same key exactly when Intl.Collator (the
 // comparator queries use) finds them equal. Checked on every pair of short strings drawn from
@@ -9,6 +9,7 @@ import { collationKeyOf, parseCollation } from './collation.js';
 const ALPHABET = [
   'a', 'A', 'á', 'Á', 'a\u0301', 'à', 'ä', 'e', 'E', 'é', 'i', 'I', 'ı', 'İ', 'o', 'O', 'ø', 'Ø', 'ö', 's', 'S', 'ſ', 'ß', 'ss', 'd', 'đ', 'Ð',
   'l', 'ł', 'ae', 'æ', 'Æ', 'ﬁ', 'fi', 'ｆ', '²', '2', '02', '0', 'σ', 'ς', 'Σ', 'ж', 'Ж', ' ', '-', '_', '.', '$', '\u0000', '\u200b', '\t',
+  'あ', 'ア', 'ぁ', 'ァ', 'が', 'ｶ', 'Ŀ',
 ];
 
 function strings(): string[] {
@@ -41,6 +42,13 @@ describe('collation keys', () => {
     check({ locale: 'en', strength: 1, caseLevel: true });
     check({ locale: 'en', strength: 2, numericOrdering: true });
     check({ locale: 'en', strength: 2, alternate: 'shifted' });
+  });
+
+  it('tell which collations an index can be keyed by: not those whose tailoring they do not follow', () => {
+    for (const locale of ['en', 'fr', 'de', 'it', 'ru']) for (const strength of [1, 2, 3]) assert.ok(indexableCollation(parseCollation({ locale, strength })!), `${locale} ${strength}`);
+    assert.equal(indexableCollation(parseCollation({ locale: 'sv', strength: 1 })!), false, "Swedish weighs 'ä' as a letter of its own");
+    assert.equal(indexableCollation(parseCollation({ locale: 'tr', strength: 2 })!), false, "Turkish pairs 'I' with 'ı'");
+    assert.equal(indexableCollation(parseCollation({ locale: 'da', strength: 2 })!), false, "Danish weighs 'aa' as 'å'");
   });
 
   it('are one comparator per collation, so an index and a query can be told to share one', () => {

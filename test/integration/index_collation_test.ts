@@ -151,6 +151,17 @@ describe('index collations', () => {
       const c = db.collection<AnyDoc>('bad');
       await assert.rejects(c.createIndex({ a: 1 }, { collation: { locale: 'xx_nope' } }), { code: 2 });
       await assert.rejects(c.createIndex({ a: 1 }, { collation: { locale: 'en', strength: 9 } }), { code: 2 });
+      // A locale whose tailoring the index keys cannot follow: refused, not built wrong.
+      await assert.rejects(c.createIndex({ a: 1 }, { collation: { locale: 'sv', strength: 1 } }), { code: 238 });
+      // A collection default of such a locale: its _id index and a non-unique index stay simple
+      // (queries under the collation do not bound strings by them); a unique one is refused.
+      await db.createCollection('swedish', { collation: { locale: 'sv', strength: 1 } });
+      const sv = db.collection<AnyDoc>('swedish');
+      await sv.createIndex({ a: 1 });
+      await assert.rejects(sv.createIndex({ b: 1 }, { unique: true }), { code: 238 });
+      assert.deepEqual((await sv.listIndexes().toArray()).map((s) => s.collation), [undefined, undefined]);
+      await sv.insertMany([{ _id: 1, a: 'ä' }, { _id: 2, a: 'a' }]);
+      assert.deepEqual(ids(await sv.find({ a: 'a' }).toArray()), [2]);
       await assert.rejects(db.command({ createIndexes: 'bad', indexes: [{ key: { a: 1 }, name: 'a', collation: 'en' }] }), { code: 14 });
       await c.insertOne({ _id: 1, a: 'x' });
       assert.equal(await c.countDocuments({}), 1);

@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName, compareValues } from '../../bson/compare.js';
-import { fullCollationSpec } from '../../bson/collation.js';
+import { fullCollationSpec, indexableCollation, parseCollation } from '../../bson/collation.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import type { Collection } from '../../storage/storage_engine.js';
 import { ttlSpecProblem } from '../../ttl/ttl_index.js';
@@ -73,7 +73,16 @@ function checkIdIndexSpec(raw: Doc): void {
 function indexCollation(collation: unknown): Doc | undefined {
   if (!isPlainObject(collation)) throw new MongoError(ErrorCodes.TypeMismatch, `The field 'collation' must be an object, but got ${bsonTypeName(collation)}`);
   if (Object.keys(collation).length === 0) throw new MongoError(ErrorCodes.BadValue, "The field 'collation' cannot be an empty object.");
-  return fullCollationSpec(collation);
+  const full = fullCollationSpec(collation);
+  if (full !== undefined && !indexableCollation(parseCollation(full)!)) throw unindexableCollation(full);
+  return full;
+}
+
+// docshard keys a collated index by a canonical form of its strings (bson/collation_key.ts), which
+// follows ICU for the root collation and most locales; one whose tailoring it cannot follow is
+// refused rather than built with keys that disagree with the collation's equality.
+export function unindexableCollation(collation: Doc): MongoError {
+  return new MongoError(ErrorCodes.NotImplemented, `An index under the collation ${JSON.stringify(collation)} is not implemented: docshard's collated index keys cannot follow the tailoring of locale '${String(collation.locale)}' at strength ${String(collation.strength)}. Create the index with another strength or {locale: 'simple'}.`);
 }
 
 function normalizeKey(key: Doc): Doc {

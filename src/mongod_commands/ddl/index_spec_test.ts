@@ -43,6 +43,7 @@ describe('an index spec', () => {
       maxVariable: 'punct', normalization: false, backwards: false, version: '57.1',
     });
     assert.throws(() => validateIndexSpec({ key: { a: 1 }, name: 'a_1', collation: {} }), refusedWith(2, /cannot be an empty object/));
+    assert.throws(() => validateIndexSpec({ key: { a: 1 }, name: 'a_1', collation: { locale: 'sv', strength: 1 } }), refusedWith(238, /cannot follow the tailoring of locale 'sv'/));
     assert.throws(() => validateIndexSpec({ key: { a: 1 }, name: 'a_1', collation: 'en' }), refusedWith(14));
     assert.throws(() => validateIndexSpec({ key: { a: 1 }, name: 'a_1', collation: { locale: 'xx_nowhere' } }), refusedWith(2, /locale/));
   });

@@ -5,7 +5,8 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { CommandDefinition, MongodServices } from '../command.js';
 import { collectionArg, requireArray } from '../../command_layer/args.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
-import { checkAgainstExisting, validateIndexSpec } from './index_spec.js';
+import { checkAgainstExisting, unindexableCollation, validateIndexSpec } from './index_spec.js';
+import { indexableCollation, parseCollation } from '../../bson/collation.js';
 
 export const createIndexesCommand: CommandDefinition = {
   names: ['createIndexes'],
@@ -35,10 +36,14 @@ export const createIndexesCommand: CommandDefinition = {
 };
 
 // An index created without a collation of its own takes the collection's default, as in MongoDB
-// (one given as {locale: 'simple'} keeps the simple collation).
+// (one given as {locale: 'simple'} keeps the simple collation). A default docshard cannot key an
+// index by (index_spec.ts) leaves a non-unique index simple, which queries under the collation do
+// not bound strings by, and refuses a unique one, whose constraint would not follow it.
 function withCollectionCollation(spec: Doc, raw: unknown, collectionCollation: unknown): Doc {
   if (collectionCollation === undefined || (isPlainObject(raw) && raw.collation !== undefined)) return spec;
-  return { ...spec, collation: collectionCollation };
+  if (indexableCollation(parseCollation(collectionCollation)!)) return { ...spec, collation: collectionCollation };
+  if (spec.unique === true) throw unindexableCollation(collectionCollation as Doc);
+  return spec;
 }
 
 // Reads only the catalog and opens a cursor (a migration's recipient asks the donor for it).
