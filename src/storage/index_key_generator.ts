@@ -25,9 +25,9 @@ export interface KeyGenOptions {
 }
 
 export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: KeyGenOptions = {}): KeyGenResult {
-  const { paths, kinds, hashed, idOnly, topLevel, ordering } = shapeOf(keyPattern);
+  const { paths, kinds, hashed, idOnly, topLevel, ordering, encode: plain } = shapeOf(keyPattern);
   const sparse = options.sparse === true;
-  const encode = keyEncoder(ordering, options.collationKey);
+  const encode = options.collationKey === undefined ? plain : collatedEncoder(ordering, options.collationKey);
   if (hashed) return encodedOnce(hashedKeys(doc, paths, kinds, sparse, options.collationKey), encode, false);
   // The _id index takes the value whole: _id is never an array.
   if (idOnly) return encodedOnce([[fieldOf(doc, '_id') ?? null]], encode, false);
@@ -44,8 +44,7 @@ export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: KeyGenOpti
 
 type KeyEncoder = (key: unknown[]) => Buffer;
 
-function keyEncoder(ordering: Ordering, collationKey: ((s: string) => string) | undefined): KeyEncoder {
-  if (collationKey === undefined) return (key) => encodeKey(key, ordering);
+function collatedEncoder(ordering: Ordering, collationKey: (s: string) => string): KeyEncoder {
   return (key) => encodeKey(key.map((v) => collateValue(v, collationKey)), ordering);
 }
 
@@ -61,6 +60,8 @@ interface PatternShape {
   // No dotted path: a document without arrays in those fields has one key, its fields' values.
   topLevel: boolean;
   ordering: Ordering;
+  // Made once per pattern: every document written without a collation encodes with it.
+  encode: KeyEncoder;
 }
 
 // The key of a document whose indexed top-level fields hold no array (what BtreeKeys makes of it:
@@ -87,9 +88,10 @@ function shapeOf(keyPattern: Doc): PatternShape {
   if (shape === undefined) {
     const paths = Object.keys(keyPattern);
     const kinds = paths.map((p) => fieldKind(keyPattern[p]));
+    const ordering = orderingOf(keyPattern);
     shape = {
       paths, kinds, hashed: kinds.includes('hashed'), idOnly: paths.length === 1 && paths[0] === '_id',
-      topLevel: paths.every((p) => !p.includes('.')), ordering: orderingOf(keyPattern),
+      topLevel: paths.every((p) => !p.includes('.')), ordering, encode: (key) => encodeKey(key, ordering),
     };
     shapes.set(keyPattern, shape);
   }
