@@ -130,6 +130,7 @@ export const ErrorCodes = {
   PreparedTransactionInProgress: 267,
   StaleChunkHistory: 250,
   MigrationConflict: 272,
+  AmbiguousIndexKeyPattern: 181,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -70,7 +70,7 @@ export class MigrationChunkClonerSource implements OpObserver {
     this.storage.observers.push(this);
     const coll = this.storage.getCollection(this.nss);
     if (coll === undefined) return;
-    this.index = coll.indexes.find((i) => compareValues(i.keyPattern, this.pattern.keyPattern) === 0);
+    this.index = coll.indexes.find((i) => i.collation === undefined && compareValues(i.keyPattern, this.pattern.keyPattern) === 0);
     if (this.index === undefined) {
       this.stop();
       throw new MongoError(ErrorCodes.IndexNotFound, `couldn't find index over shard key ${this.pattern.toString()} for ${this.nss}`);

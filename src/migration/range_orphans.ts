@@ -16,16 +16,17 @@ export interface OrphanCount {
 }
 
 // The index a range is walked by: the task's shard key pattern, or (a task from before keyPattern
-// was kept) the index on the range's fields in their order.
+// was kept) the index on the range's fields in their order; never one under a collation, whose
+// keys do not order strings as chunk bounds do.
 export function rangeIndex(coll: Collection, range: ChunkRange, keyPattern?: Doc): IndexAccess | undefined {
   if (keyPattern !== undefined) {
-    const exact = coll.indexes.find((i) => compareValues(i.keyPattern, keyPattern) === 0);
+    const exact = coll.indexes.find((i) => i.collation === undefined && compareValues(i.keyPattern, keyPattern) === 0);
     if (exact !== undefined) return exact;
   }
   const fields = Object.keys(range.min);
   return coll.indexes.find((i) => {
     const keys = Object.keys(i.keyPattern);
-    return keys.length === fields.length && keys.every((f, n) => f === fields[n]);
+    return i.collation === undefined && keys.length === fields.length && keys.every((f, n) => f === fields[n]);
   });
 }
 

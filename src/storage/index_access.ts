@@ -3,6 +3,7 @@ import { isPlainObject, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { formatValue } from '../bson/format.js';
+import { collationKeyOf, parseCollation, type StringComparator } from '../bson/collation.js';
 import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys, orderingOf } from './index_key_generator.js';
 import { indexEntryKey, indexSpace, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
@@ -23,6 +24,8 @@ export class IndexAccess {
     this.ordering = orderingOf(entry.spec.key as Doc);
     this.space = indexSpace(entry.id);
     this.unique = entry.spec.unique === true || entry.spec.name === '_id_';
+    this.collation = parseCollation(entry.spec.collation);
+    this.collationKey = this.collation === undefined ? undefined : collationKeyOf(this.collation);
     const partial = entry.spec.partialFilterExpression as Doc | undefined;
     const filterPaths = partial === undefined ? [] : pathsOfFilter(partial);
     this.pathsRead = filterPaths === null ? null : [...Object.keys(this.keyPattern), ...filterPaths];
@@ -46,6 +49,12 @@ export class IndexAccess {
     return this.entry.spec.hidden === true;
   }
 
+  // The index's collation (its spec's `collation`; none is the simple one): the comparator a
+  // query's collation must be for the planner to bound strings by this index, and what its key
+  // strings hold for strings.
+  readonly collation: StringComparator | undefined;
+  readonly collationKey: ((s: string) => string) | undefined;
+
   // The _id index is unique without saying so in its spec (listIndexes shows no `unique` on it).
   // Fixed for the index's life, so worked out once rather than on every entry written.
   readonly unique: boolean;
@@ -53,7 +62,7 @@ export class IndexAccess {
   // Key strings this document contributes, and whether any came from an array.
   keysFor(doc: Doc): { keys: Buffer[]; values: unknown[][]; multikey: boolean } {
     if (this.partialFilter && !this.partialFilter(doc)) return { keys: [], values: [], multikey: false };
-    const { keys, encoded, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true });
+    const { keys, encoded, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true, collationKey: this.collationKey });
     encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
     return { keys: encoded, values: keys, multikey };
   }
@@ -109,16 +118,27 @@ export class IndexAccess {
 
   private highest: Buffer | undefined;
 
+  // Under a collation MongoDB shows the collation and each string of the key as the hex of what
+  // the index holds for it ("0x..."; here the collation key's UTF-8, not ICU's sort key).
   private duplicateKey(ns: string, values: unknown[]): MongoError {
     const fields = Object.keys(this.keyPattern);
+    const collationKey = this.collationKey;
+    const shownValue = (v: unknown): unknown => (collationKey !== undefined && typeof v === 'string' ? Buffer.from(collationKey(v)).toString('hex') : v);
     const keyValue: Doc = {};
-    fields.forEach((f, i) => { keyValue[f] = values[i] ?? null; });
-    const shown = fields.map((f, i) => `${f}: ${formatValue(values[i] ?? null)}`).join(', ');
-    return new MongoError(
-      ErrorCodes.DuplicateKey,
-      `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`,
-      { keyPattern: this.keyPattern, keyValue },
-    );
+    fields.forEach((f, i) => { keyValue[f] = shownValue(values[i] ?? null); });
+    const shown = fields.map((f, i) => {
+      const v = shownValue(values[i] ?? null);
+      return `${f}: ${formatValue(collationKey !== undefined && typeof values[i] === 'string' ? `0x${String(v)}` : v)}`;
+    }).join(', ');
+    const collation = this.entry.spec.collation as Doc | undefined;
+    const info: Doc = { keyPattern: this.keyPattern, keyValue };
+    if (collation !== undefined) {
+      const hexEncoded = fields.map((_, i) => typeof values[i] === 'string');
+      if (hexEncoded.includes(true)) info.hexEncoded = hexEncoded;
+      info.collation = collation;
+    }
+    const where = collation === undefined ? '' : ` collation: ${formatValue(collation)}`;
+    return new MongoError(ErrorCodes.DuplicateKey, `E11000 duplicate key error collection: ${ns} index: ${this.name}${where} dup key: { ${shown} }`, info);
   }
 
   insertEntries(writer: KvWriter, keys: Buffer[], recordId: number): void {

@@ -1,6 +1,7 @@
 import { MongoError, assert } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { hashValue } from '../bson/hash.js';
+import { collateValue } from '../bson/collation_key.js';
 import { formatValue } from '../bson/format.js';
 import { encodeKey, type Ordering } from '../bson/key_string.js';
 import { bsonTag, isPlainObject, toDouble, type Doc } from '../bson/values.js';
@@ -15,25 +16,40 @@ export interface KeyGenResult {
   multikey: boolean;
 }
 
-export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: { sparse?: boolean } = {}): KeyGenResult {
-  const { paths, kinds, hashed, idOnly, topLevel, ordering } = shapeOf(keyPattern);
+// `collationKey`: the index's collation (collation_key.ts); its key strings hold every string
+// of a key as that key, so that strings the collation finds equal are one key. `keys` keep the
+// values as the document has them, for error messages and returnKey.
+export interface KeyGenOptions {
+  sparse?: boolean;
+  collationKey?: (s: string) => string;
+}
+
+export function generateIndexKeys(doc: Doc, keyPattern: Doc, options: KeyGenOptions = {}): KeyGenResult {
+  const { paths, kinds, hashed, idOnly, topLevel, ordering, encode: plain } = shapeOf(keyPattern);
   const sparse = options.sparse === true;
-  if (hashed) return encodedOnce(hashedKeys(doc, paths, kinds, sparse), ordering, false);
+  const encode = options.collationKey === undefined ? plain : collatedEncoder(ordering, options.collationKey);
+  if (hashed) return encodedOnce(hashedKeys(doc, paths, kinds, sparse, options.collationKey), encode, false);
   // The _id index takes the value whole: _id is never an array.
-  if (idOnly) return encodedOnce([[fieldOf(doc, '_id') ?? null]], ordering, false);
+  if (idOnly) return encodedOnce([[fieldOf(doc, '_id') ?? null]], encode, false);
   if (topLevel) {
     const flat = flatKey(doc, paths, sparse);
-    if (flat !== undefined) return encodedOnce(flat, ordering, false);
+    if (flat !== undefined) return encodedOnce(flat, encode, false);
   }
   const gen = new BtreeKeys(sparse);
   gen.expand(paths.slice(), paths.map(() => null), doc, 0, []);
-  if (gen.keys.length <= 1) return encodedOnce(gen.keys, ordering, gen.expandedArray);
-  const { keys, encoded } = uniqueSorted(gen.keys, ordering);
+  if (gen.keys.length <= 1) return encodedOnce(gen.keys, encode, gen.expandedArray);
+  const { keys, encoded } = uniqueSorted(gen.keys, encode);
   return { keys, encoded, multikey: gen.expandedArray || keys.length > 1 };
 }
 
-function encodedOnce(keys: unknown[][], ordering: Ordering, multikey: boolean): KeyGenResult {
-  return { keys, encoded: keys.map((k) => encodeKey(k, ordering)), multikey };
+type KeyEncoder = (key: unknown[]) => Buffer;
+
+function collatedEncoder(ordering: Ordering, collationKey: (s: string) => string): KeyEncoder {
+  return (key) => encodeKey(key.map((v) => collateValue(v, collationKey)), ordering);
+}
+
+function encodedOnce(keys: unknown[][], encode: KeyEncoder, multikey: boolean): KeyGenResult {
+  return { keys, encoded: keys.map(encode), multikey };
 }
 
 interface PatternShape {
@@ -44,6 +60,8 @@ interface PatternShape {
   // No dotted path: a document without arrays in those fields has one key, its fields' values.
   topLevel: boolean;
   ordering: Ordering;
+  // Made once per pattern: every document written without a collation encodes with it.
+  encode: KeyEncoder;
 }
 
 // The key of a document whose indexed top-level fields hold no array (what BtreeKeys makes of it:
@@ -70,9 +88,10 @@ function shapeOf(keyPattern: Doc): PatternShape {
   if (shape === undefined) {
     const paths = Object.keys(keyPattern);
     const kinds = paths.map((p) => fieldKind(keyPattern[p]));
+    const ordering = orderingOf(keyPattern);
     shape = {
       paths, kinds, hashed: kinds.includes('hashed'), idOnly: paths.length === 1 && paths[0] === '_id',
-      topLevel: paths.every((p) => !p.includes('.')), ordering: orderingOf(keyPattern),
+      topLevel: paths.every((p) => !p.includes('.')), ordering, encode: (key) => encodeKey(key, ordering),
     };
     shapes.set(keyPattern, shape);
   }
@@ -96,7 +115,8 @@ function fieldKind(spec: unknown): FieldKind {
 
 // A compound pattern with a hashed field takes one value per field and allows no array anywhere
 // along any of its paths.
-function hashedKeys(doc: Doc, paths: string[], kinds: FieldKind[], sparse: boolean): unknown[][] {
+// Under a collation the hash is of the strings' collation keys, so that equal strings hash alike.
+function hashedKeys(doc: Doc, paths: string[], kinds: FieldKind[], sparse: boolean, collationKey: ((s: string) => string) | undefined): unknown[][] {
   let anyFound = false;
   const key = paths.map((path, i) => {
     const { value, rest } = extractAlongPath(doc, path);
@@ -109,7 +129,7 @@ function hashedKeys(doc: Doc, paths: string[], kinds: FieldKind[], sparse: boole
     }
     if (value !== undefined) anyFound = true;
     const v = value === undefined ? null : value;
-    return kinds[i] === 'hashed' ? hashValue(v) : v;
+    return kinds[i] === 'hashed' ? hashValue(collationKey === undefined ? v : collateValue(v, collationKey)) : v;
   });
   return sparse && !anyFound ? [] : [key];
 }
@@ -264,11 +284,12 @@ class BtreeKeys {
   }
 }
 
-// Keys equal under compareValues (1 and 1.0) are one index entry; the first generated stays.
-function uniqueSorted(keys: unknown[][], ordering: Ordering): { keys: unknown[][]; encoded: Buffer[] } {
+// Keys equal under compareValues (1 and 1.0), or under the index's collation, are one index
+// entry; the first generated stays.
+function uniqueSorted(keys: unknown[][], encode: KeyEncoder): { keys: unknown[][]; encoded: Buffer[] } {
   const byEncoding = new Map<string, { encoded: Buffer; key: unknown[] }>();
   for (const key of keys) {
-    const encoded = encodeKey(key, ordering);
+    const encoded = encode(key);
     const id = encoded.toString('latin1');
     if (!byEncoding.has(id)) byEncoding.set(id, { encoded, key });
   }

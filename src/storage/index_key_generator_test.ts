@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MongoError } from '../base/errors.js';
 import { compareValues } from '../bson/compare.js';
+import { collationKeyOf, parseCollation } from '../bson/collation.js';
 import { hashValue } from '../bson/hash.js';
 import { encodeKey } from '../bson/key_string.js';
 import { Double, Long, type Doc } from '../bson/values.js';
@@ -243,4 +244,18 @@ test('a single field gives the distinct elements of an array in order, or the va
       assert.equal(multikey, Array.isArray(v));
     }),
   );
+});
+
+test('under a collation, key strings hold collation keys: equal strings are one key, nested ones too', () => {
+  const collationKey = collationKeyOf(parseCollation({ locale: 'en', strength: 2 })!);
+  const a = generateIndexKeys({ n: 'Ada', m: 3 }, { n: 1, m: -1 }, { collationKey });
+  const b = generateIndexKeys({ n: 'aDA', m: 3 }, { n: 1, m: -1 }, { collationKey });
+  assert.deepEqual(a.encoded, b.encoded);
+  assert.deepEqual(a.keys, [['Ada', 3]], 'the values stay as the document has them');
+  assert.notDeepEqual(generateIndexKeys({ n: 'Adà' }, { n: 1 }, { collationKey }).encoded, generateIndexKeys({ n: 'Ada' }, { n: 1 }, { collationKey }).encoded);
+  const multi = generateIndexKeys({ n: ['Ada', 'ada', 'Bob'] }, { n: 1 }, { collationKey });
+  assert.equal(multi.encoded.length, 2);
+  assert.deepEqual(generateIndexKeys({ n: { first: 'ADA' } }, { n: 1 }, { collationKey }).encoded, generateIndexKeys({ n: { first: 'ada' } }, { n: 1 }, { collationKey }).encoded);
+  assert.deepEqual(generateIndexKeys({ n: 'ADA' }, { n: 'hashed' }, { collationKey }).encoded, generateIndexKeys({ n: 'ada' }, { n: 'hashed' }, { collationKey }).encoded);
+  assert.deepEqual(generateIndexKeys({ n: 7 }, { n: 1 }, { collationKey }).encoded, generateIndexKeys({ n: 7 }, { n: 1 }).encoded, 'numbers are as without a collation');
 });

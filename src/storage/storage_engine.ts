@@ -2,6 +2,7 @@ import { BSON, Timestamp, UUID, type Binary } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { compareValues } from '../bson/compare.js';
+import { indexableCollation, parseCollation } from '../bson/collation.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace, type CollectionEntry, type IndexEntry } from './catalog_entry.js';
 import { IndexAccess } from './index_access.js';
@@ -187,7 +188,11 @@ export class StorageEngine {
 
   private createCollectionIn(w: KvWriter, ns: string, options: Doc, uuid: Binary): Collection {
     const id = this.allocateId(w);
-    const idIndex: IndexEntry = { id: this.allocateId(w), spec: { v: 2, key: { _id: 1 }, name: '_id_' }, multikey: false };
+    // The _id index takes the collection's default collation, as in MongoDB: _id 'a' and 'A' are
+    // one key under {locale: 'en', strength: 2}.
+    const idSpec: Doc = { v: 2, key: { _id: 1 }, name: '_id_' };
+    if (options.collation !== undefined && indexableCollation(parseCollation(options.collation)!)) idSpec.collation = options.collation;
+    const idIndex: IndexEntry = { id: this.allocateId(w), spec: idSpec, multikey: false };
     const entry: CollectionEntry = { ns, id, uuid, options, indexes: [idIndex] };
     this.persistEntry(w, entry);
     const coll = new Collection(entry);

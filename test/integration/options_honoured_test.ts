@@ -75,7 +75,14 @@ const ENTRIES: readonly Entry[] = [
       await assert.rejects(db.command({ find: 'hidden', hint: 'h_1' }), { code: 2 }, 'a hidden index cannot be hinted');
     },
   },
-  { name: 'an index collation other than simple', command: { createIndexes: 'plain', indexes: [{ key: { c: 1 }, name: 'c_1', collation: { locale: 'fr' } }] }, refused: 238 },
+  {
+    name: 'an index collation other than simple',
+    command: { createIndexes: 'collatedIndex', indexes: [{ key: { c: 1 }, name: 'c_1', unique: true, collation: { locale: 'fr', strength: 2 } }] },
+    honoured: async (db) => {
+      await db.collection<AnyDoc>('collatedIndex').insertOne({ c: 'côte' });
+      await assert.rejects(db.collection<AnyDoc>('collatedIndex').insertOne({ c: 'CÔTE' }), { code: 11000 }, 'keys compare by the collation');
+    },
+  },
   { name: 'create timeseries', command: { create: 'series', timeseries: { timeField: 't' } }, refused: 238 },
   { name: 'create clusteredIndex', command: { create: 'clustered', clusteredIndex: { key: { _id: 1 }, unique: true } }, refused: 238 },
   {

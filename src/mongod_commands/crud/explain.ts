@@ -9,6 +9,8 @@ import { collectionArg, commandName } from '../../command_layer/args.js';
 import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { parseFind } from './find.js';
 import { parseAggregate, splitPushdown } from './aggregate.js';
+import { explainStages } from '../../query/agg/explain_stages.js';
+import { commandCollation } from './collection_collation.js';
 
 // What each explainable command reads, as a find: explain runs that read and reports the plan,
 // without performing any write.
@@ -33,6 +35,14 @@ function findSpecOf(inner: Doc, db: string): { ns: string; spec: FindSpec } {
   }
 }
 
+// The collation the explained command names (a write's is its first statement's).
+function explainedCollation(inner: Doc): unknown {
+  for (const list of [inner.updates, inner.deletes]) {
+    if (Array.isArray(list) && isPlainObject(list[0])) return list[0].collation;
+  }
+  return inner.collation;
+}
+
 function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: FindSpec): Doc {
   let stage: Doc;
   if (!plan) stage = { stage: 'EOF' };
@@ -44,7 +54,9 @@ function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: Fi
       stage: 'FETCH',
       filter: spec.filter,
       inputStage: {
-        stage: 'IXSCAN', keyPattern: plan.index.keyPattern, indexName: plan.index.name, isMultiKey: plan.index.entry.multikey,
+        stage: 'IXSCAN', keyPattern: plan.index.keyPattern, indexName: plan.index.name,
+        ...(spec2.collation === undefined ? {} : { collation: spec2.collation }),
+        isMultiKey: plan.index.entry.multikey,
         isUnique: spec2.unique === true, isSparse: spec2.sparse === true, isPartial: spec2.partialFilterExpression !== undefined,
         indexVersion: 2, direction: plan.direction === 1 ? 'forward' : 'backward', indexBounds: plan.indexBounds,
       },
@@ -95,10 +107,12 @@ export const explainCommand: CommandDefinition = {
       const parsed = parseAggregate(ctx, { ...withDb, cursor: {} });
       const { find, rest } = splitPushdown(parsed.pipeline);
       find.hint = parsed.hint;
+      find.collation = parsed.collation;
       const out = explainFind(ctx, parsed.ns, find, verbosity);
-      return { ...out, stages: rest, command: inner, ok: 1 };
+      return { ...out, stages: explainStages(rest), command: inner, ok: 1 };
     }
     const { ns, spec } = findSpecOf(inner, ctx.db);
+    spec.collation = commandCollation(ctx.node.storage, ns, explainedCollation(inner));
     return { ...explainFind(ctx, ns, spec, verbosity), command: inner, ok: 1 };
   },
 };

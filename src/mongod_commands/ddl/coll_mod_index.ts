@@ -70,7 +70,7 @@ function findIndex(coll: Collection, name: string | undefined, keyPattern: Doc |
   }
   const matches = coll.indexes.filter((i) => compareValues(i.keyPattern, keyPattern) === 0);
   if (matches.length > 1) {
-    throw new MongoError(181, `index keyPattern ${JSON.stringify(keyPattern)} matches ${matches.length} indexes, must use index name. Conflicting indexes:${JSON.stringify(matches[0]!.entry.spec)}, ${JSON.stringify(matches[1]!.entry.spec)}`);
+    throw new MongoError(ErrorCodes.AmbiguousIndexKeyPattern, `index keyPattern ${JSON.stringify(keyPattern)} matches ${matches.length} indexes, must use index name. Conflicting indexes:${JSON.stringify(matches[0]!.entry.spec)}, ${JSON.stringify(matches[1]!.entry.spec)}`);
   }
   if (matches.length === 0) throw new MongoError(ErrorCodes.IndexNotFound, `cannot find index ${JSON.stringify(keyPattern)} for ns ${coll.ns}`);
   return matches[0]!;

@@ -105,7 +105,7 @@ export const listCollectionsCommand: CommandDefinition<Pick<MongodServices, 'sto
         type: 'collection',
         options: coll.entry.options,
         info: { readOnly: false, uuid: coll.entry.uuid },
-        idIndex: { v: 2, key: { _id: 1 }, name: '_id_' },
+        idIndex: coll.index('_id_')?.entry.spec ?? { v: 2, key: { _id: 1 }, name: '_id_' },
       };
       if (!matcher.matches(full)) continue;
       docs.push({ doc: nameOnly ? { name, type: 'collection' } : full });

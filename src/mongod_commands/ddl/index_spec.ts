@@ -1,7 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName, compareValues } from '../../bson/compare.js';
-import { parseCollation } from '../../bson/collation.js';
+import { fullCollationSpec, indexableCollation, parseCollation } from '../../bson/collation.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import type { Collection } from '../../storage/storage_engine.js';
 import { ttlSpecProblem } from '../../ttl/ttl_index.js';
@@ -44,11 +44,13 @@ export function validateIndexSpec(raw: unknown): Doc {
   }
   const normalized: Doc = { v: 2, key: normalizeKey(key) };
   for (const [k, v] of Object.entries(raw)) if (k !== 'v' && k !== 'key' && k !== 'ns') normalized[k] = v;
-  // MongoDB keeps neither `hidden: false` nor the simple collation in a spec.
+  // MongoDB keeps neither `hidden: false` nor the simple collation in a spec; another collation
+  // it keeps with every field filled in.
   if (normalized.hidden === false) delete normalized.hidden;
   if (normalized.collation !== undefined) {
-    requireSimpleCollation(normalized.collation);
-    delete normalized.collation;
+    const collation = indexCollation(normalized.collation);
+    if (collation === undefined) delete normalized.collation;
+    else normalized.collation = collation;
   }
   if (compareValues(normalized.key, { _id: 1 }) === 0) checkIdIndexSpec(raw);
   const ttlProblem = ttlSpecProblem(normalized);
@@ -68,13 +70,19 @@ function checkIdIndexSpec(raw: Doc): void {
   }
 }
 
-// Every docshard index has the simple collation (binary order): index keys are compared as
-// bytes, so an index cannot honour another one, and is refused rather than built wrong.
-function requireSimpleCollation(collation: unknown): void {
+function indexCollation(collation: unknown): Doc | undefined {
   if (!isPlainObject(collation)) throw new MongoError(ErrorCodes.TypeMismatch, `The field 'collation' must be an object, but got ${bsonTypeName(collation)}`);
   if (Object.keys(collation).length === 0) throw new MongoError(ErrorCodes.BadValue, "The field 'collation' cannot be an empty object.");
-  if (parseCollation(collation) === undefined) return;
-  throw new MongoError(ErrorCodes.NotImplemented, `An index collation other than simple is not implemented: docshard's index keys order strings by their bytes and cannot follow ${JSON.stringify(collation)}. Create the index without 'collation' or with {locale: 'simple'}.`);
+  const full = fullCollationSpec(collation);
+  if (full !== undefined && !indexableCollation(parseCollation(full)!)) throw unindexableCollation(full);
+  return full;
+}
+
+// docshard keys a collated index by a canonical form of its strings (bson/collation_key.ts), which
+// follows ICU for the root collation and most locales; one whose tailoring it cannot follow is
+// refused rather than built with keys that disagree with the collation's equality.
+export function unindexableCollation(collation: Doc): MongoError {
+  return new MongoError(ErrorCodes.NotImplemented, `An index under the collation ${JSON.stringify(collation)} is not implemented: docshard's collated index keys cannot follow the tailoring of locale '${String(collation.locale)}' at strength ${String(collation.strength)}. Create the index with another strength or {locale: 'simple'}.`);
 }
 
 function normalizeKey(key: Doc): Doc {
@@ -113,6 +121,6 @@ function otherOptionsEqual(a: Doc, b: Doc): boolean {
 }
 
 function optionsEqual(a: Doc, b: Doc): boolean {
-  const pick = (s: Doc): Doc => ({ unique: s.unique === true, sparse: s.sparse === true, partial: s.partialFilterExpression ?? null });
+  const pick = (s: Doc): Doc => ({ unique: s.unique === true, sparse: s.sparse === true, partial: s.partialFilterExpression ?? null, collation: s.collation ?? null });
   return compareValues(pick(a), pick(b)) === 0;
 }

@@ -5,7 +5,8 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import type { CommandDefinition, MongodServices } from '../command.js';
 import { collectionArg, requireArray } from '../../command_layer/args.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
-import { checkAgainstExisting, validateIndexSpec } from './index_spec.js';
+import { checkAgainstExisting, unindexableCollation, validateIndexSpec } from './index_spec.js';
+import { indexableCollation, parseCollation } from '../../bson/collation.js';
 
 export const createIndexesCommand: CommandDefinition = {
   names: ['createIndexes'],
@@ -13,12 +14,11 @@ export const createIndexesCommand: CommandDefinition = {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     const raw = requireArray(cmd, 'indexes');
     if (raw.length === 0) throw new MongoError(ErrorCodes.BadValue, 'Must specify at least one index to create');
-    const specs = raw.map(validateIndexSpec);
+    const { storage } = ctx.node;
+    const specs = raw.map((r) => withCollectionCollation(validateIndexSpec(r), r, storage.getCollection(ns)?.entry.options.collation));
     if (collectionArg(cmd).startsWith('system.') && raw.some((r) => isPlainObject(r) && r.hidden !== undefined)) {
       throw new MongoError(ErrorCodes.BadValue, "Can't hide index on system collection");
     }
-    const { storage } = ctx.node;
-    refuseCollatedUniqueIndexes(storage.getCollection(ns)?.entry.options.collation, raw);
     const { coll, created } = storage.ensureCollection(ns);
     const before = coll.indexes.length;
     const fresh = specs.filter((s) => checkAgainstExisting(coll, s) === 'new');
@@ -35,18 +35,15 @@ export const createIndexesCommand: CommandDefinition = {
   },
 };
 
-// In MongoDB an index without its own collation takes the collection's default, and a unique one
-// then compares keys by it ('a' and 'A' collide at strength 2). docshard's index keys are binary, so
-// such an index would let through what MongoDB refuses: it must say {locale: 'simple'}. A
-// non-unique index is fine as it is: queries under a collation compare documents by it and do not
-// use index bounds.
-function refuseCollatedUniqueIndexes(collectionCollation: unknown, raw: readonly unknown[]): void {
-  if (collectionCollation === undefined) return;
-  for (const spec of raw) {
-    if (isPlainObject(spec) && spec.unique === true && spec.collation === undefined) {
-      throw new MongoError(ErrorCodes.NotImplemented, `A unique index on a collection with a default collation would compare keys by that collation, which docshard's index keys cannot; give the index collation: {locale: 'simple'} to compare them as bytes. Index: ${JSON.stringify(spec.key)}`);
-    }
-  }
+// An index created without a collation of its own takes the collection's default, as in MongoDB
+// (one given as {locale: 'simple'} keeps the simple collation). A default docshard cannot key an
+// index by (index_spec.ts) leaves a non-unique index simple, which queries under the collation do
+// not bound strings by, and refuses a unique one, whose constraint would not follow it.
+function withCollectionCollation(spec: Doc, raw: unknown, collectionCollation: unknown): Doc {
+  if (collectionCollation === undefined || (isPlainObject(raw) && raw.collation !== undefined)) return spec;
+  if (indexableCollation(parseCollation(collectionCollation)!)) return { ...spec, collation: collectionCollation };
+  if (spec.unique === true) throw unindexableCollation(collectionCollation as Doc);
+  return spec;
 }
 
 // Reads only the catalog and opens a cursor (a migration's recipient asks the donor for it).
@@ -80,9 +77,13 @@ export const dropIndexesCommand: CommandDefinition = {
     } else if (Array.isArray(which)) {
       names = which.map(String);
     } else if (isPlainObject(which)) {
-      const found = coll.indexes.find((i) => compareValues(i.keyPattern, which) === 0);
-      if (!found) throw new MongoError(ErrorCodes.IndexNotFound, `can't find index with key: ${JSON.stringify(which)}`);
-      names = [found.name];
+      // Indexes on one key under different collations are told apart by name only.
+      const found = coll.indexes.filter((i) => compareValues(i.keyPattern, which) === 0);
+      if (found.length === 0) throw new MongoError(ErrorCodes.IndexNotFound, `can't find index with key: ${JSON.stringify(which)}`);
+      if (found.length > 1) {
+        throw new MongoError(ErrorCodes.AmbiguousIndexKeyPattern, `${found.length} indexes found for key: ${JSON.stringify(which)}, identify by name instead. Conflicting indexes: ${JSON.stringify(found[0]!.entry.spec)}, ${JSON.stringify(found[1]!.entry.spec)}`);
+      }
+      names = [found[0]!.name];
     } else {
       throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'dropIndexes.index' is the wrong type, expected types '[string, object, array]'");
     }

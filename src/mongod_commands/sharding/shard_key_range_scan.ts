@@ -15,7 +15,7 @@ export interface ScannedRecord {
 // The documents of [min, max) in shard-key order, through the index on the key pattern, as the
 // size-based commands (dataSize, autoSplitVector, balancing statistics) read them.
 export function* scanShardKeyRange(storage: StorageEngine, coll: Collection, keyPattern: Doc, min: Doc, max: Doc): Iterable<ScannedRecord> {
-  const index = coll.indexes.find((i) => compareValues(i.keyPattern, keyPattern) === 0);
+  const index = coll.indexes.find((i) => i.collation === undefined && compareValues(i.keyPattern, keyPattern) === 0);
   if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `couldn't find index over splitting key ${JSON.stringify(keyPattern)}`);
   const pattern = new ShardKeyPattern(keyPattern);
   for (const out of prepareFind(storage, coll, { filter: {}, hint: index.name, min, max, includeHidden: true }).results) {

@@ -18,7 +18,7 @@ export const splitVectorCommand: CommandDefinition = {
     const { storage } = ctx.node;
     const coll = storage.getCollection(ns);
     if (!coll) return { splitKeys: [], ok: 1 };
-    const index = coll.indexes.find((i) => compareValues(i.keyPattern, keyPattern) === 0);
+    const index = coll.indexes.find((i) => i.collation === undefined && compareValues(i.keyPattern, keyPattern) === 0);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `couldn't find index over splitting key ${JSON.stringify(keyPattern)}`);
     const pattern = new ShardKeyPattern(keyPattern);
     const keys = [...prepareFind(storage, coll, { filter: {}, hint: index.name, min, max, includeHidden: true }).results].map((r) => pattern.extractShardKeyFromDoc(r.doc));

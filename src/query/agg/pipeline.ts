@@ -4,6 +4,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import { fail } from './operator_support.js';
 import { parseBucket, parseBucketAuto, parseSortByCount } from './stage_bucket.js';
 import { parseMatch, parseRedact } from './stage_filter.js';
+import { parseGraphLookup } from './stage_graph_lookup.js';
 import { parseGroup } from './stage_group.js';
 import { parseFacet, parseLookup, parseUnionWith } from './stage_lookup.js';
 import { parseCount, parseLimit, parseSample, parseSkip, parseSort } from './stage_paging.js';
@@ -31,6 +32,7 @@ const stages: Record<string, StageParser> = {
   $sample: parseSample,
   $unwind: parseUnwind,
   $lookup: parseLookup,
+  $graphLookup: parseGraphLookup,
   $unionWith: parseUnionWith,
   $facet: parseFacet,
   $bucket: parseBucket,

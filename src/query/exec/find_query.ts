@@ -23,7 +23,8 @@ export interface FindSpec {
   min?: Doc;
   max?: Doc;
   variables?: Record<string, unknown>;
-  // Non-simple collation: strings compare by it, and index bounds (built on binary order) are not used.
+  // Non-simple collation: strings compare by it, and only indexes of the same collation bound
+  // strings (query_planner.ts).
   collation?: StringComparator;
   // Documents the caller may see at all, applied before sort, skip and limit: a shard's orphan
   // filter (documents in ranges it does not own are invisible to routed reads).
@@ -67,8 +68,7 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
   const projector = compileResultProjection(spec);
   const stats = newStats();
-  const hint = spec.collation && spec.hint === undefined ? { $natural: 1 } : spec.hint;
-  const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint, min: spec.min, max: spec.max, includeHidden: spec.includeHidden }, coll.indexes) : undefined;
+  const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint: spec.hint, min: spec.min, max: spec.max, includeHidden: spec.includeHidden, collation: spec.collation }, coll.indexes) : undefined;
   // An IDHACK filter is a bare _id equality that the index lookup already answers exactly, as do
   // exact index bounds; an empty filter matches everything. Without a filter, documents stay
   // undecoded until something reads them.

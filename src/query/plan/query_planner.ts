@@ -1,13 +1,15 @@
 import { encodeKey, type Ordering } from '../../bson/key_string.js';
 import { hashValue } from '../../bson/hash.js';
-import { compareValues } from '../../bson/compare.js';
+import { canonicalType, compareValues } from '../../bson/compare.js';
+import { withCollation, type StringComparator } from '../../bson/collation.js';
+import { collateValue } from '../../bson/collation_key.js';
 import { formatValue } from '../../bson/format.js';
 import { bsonTag, isPlainObject, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import { prefixSuccessor } from '../../storage/key_layout.js';
-import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, pointInterval, type Interval } from './index_bounds.js';
+import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, normalize, pointInterval, type Interval } from './index_bounds.js';
 
 // Chooses how to read a collection for a filter/sort: a collection scan, or one index scanned over
 // key ranges. A pure function of the request and the index catalog, so explain shows exactly
@@ -39,6 +41,9 @@ export interface PlanRequest {
   // Internal scans that name their index (range deletion, split points) may use a hidden one, as
   // MongoDB's InternalPlanner does; for everyone else a hidden index does not exist, hint included.
   includeHidden?: boolean;
+  // The query's collation (none is the simple one). An index bounds strings (and documents and
+  // arrays, which may hold strings) only under its own collation; other values under any.
+  collation?: StringComparator;
 }
 
 const MAX_RANGES = 500;
@@ -57,9 +62,9 @@ export function planQuery(req: PlanRequest, allIndexes: readonly IndexAccess[]):
   const candidates = hinted ? [hinted] : indexes.filter((i) => i.entry.spec.partialFilterExpression === undefined);
   let best: { plan: QueryPlan & { kind: 'IXSCAN' }; score: number } | undefined;
   for (const index of candidates) {
-    const bounds = boundsFor(index, conditions);
+    const bounds = boundsFor(index, conditions, req.collation);
     if (bounds.score === 0 && !hinted) continue;
-    const plan = buildPlan(index, bounds.fields, req.sort);
+    const plan = buildPlan(index, bounds.fields, req.sort, req.collation);
     const score = bounds.score * 2 + (plan.providesSort ? 1 : 0) + (index.unique ? 1 : 0);
     if (!best || score > best.score) best = { plan, score };
   }
@@ -67,7 +72,7 @@ export function planQuery(req: PlanRequest, allIndexes: readonly IndexAccess[]):
   if (req.sort && Object.keys(req.sort).length > 0) {
     for (const index of candidates) {
       if (index.entry.spec.sparse === true) continue;
-      const plan = buildPlan(index, Object.keys(index.keyPattern).map(() => [ALL_VALUES]), req.sort);
+      const plan = buildPlan(index, Object.keys(index.keyPattern).map(() => [ALL_VALUES]), req.sort, req.collation);
       if (plan.providesSort) return plan;
     }
   }
@@ -83,7 +88,10 @@ export function idHackPlan(req: PlanRequest, indexes: readonly IndexAccess[]): (
   if (value === undefined || Array.isArray(value) || bsonTag(value) === 'BSONRegExp') return undefined;
   if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) return undefined;
   const index = indexes.find((i) => i.name === '_id_');
-  return index ? { kind: 'IDHACK', index, keyString: encodeKey([value], index.ordering) } : undefined;
+  if (index === undefined) return undefined;
+  if (index.collation !== req.collation && touchesCollatable(pointInterval(value))) return undefined;
+  const key = index.collationKey === undefined ? value : collateValue(value, index.collationKey);
+  return { kind: 'IDHACK', index, keyString: encodeKey([key], index.ordering) };
 }
 
 // True when an IXSCAN's bounds select exactly the documents the filter matches, so the fetched
@@ -96,6 +104,9 @@ export function exactlyBounded(plan: QueryPlan, req: PlanRequest): boolean {
   if (plan.kind !== 'IXSCAN' || req.min !== undefined || req.max !== undefined) return false;
   const { filter } = req;
   const { entry, keyPattern } = plan.index;
+  // A collated index's bounds on strings are either collation keys or absent (another collation's
+  // query): the filter decides.
+  if (plan.index.collation !== undefined) return false;
   if (entry.multikey || entry.spec.sparse === true || entry.spec.partialFilterExpression !== undefined) return false;
   const fields = Object.keys(filter);
   const path = fields[0];
@@ -171,7 +182,7 @@ function addConditions(filter: Doc, out: Map<string, unknown[]>): void {
   }
 }
 
-function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fields: Interval[][]; score: number } {
+function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>, collation: StringComparator | undefined): { fields: Interval[][]; score: number } {
   const fields: Interval[][] = [];
   let score = 0;
   let open = true;
@@ -180,7 +191,7 @@ function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fi
     let intervals: Interval[] | undefined;
     if (open && conds) {
       for (const c of conds) {
-        const next = intervalsFor(c, index.entry.multikey);
+        const next = collatedIntervals(intervalsFor(c, index.entry.multikey), index, collation);
         if (next === undefined) continue;
         intervals = intervals === undefined ? next : intersectIntervalLists(intervals, next);
       }
@@ -199,13 +210,48 @@ function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>): { fi
   return { fields, score };
 }
 
+// A condition's intervals as the index can use them: unchanged where they hold no string,
+// document or array; under the index's own collation, string points as their collation keys and
+// string ranges as every string (collation keys do not order as the collation does); under
+// another collation, not at all.
+function collatedIntervals(intervals: Interval[] | undefined, index: IndexAccess, collation: StringComparator | undefined): Interval[] | undefined {
+  if (intervals === undefined || !intervals.some(touchesCollatable)) return intervals;
+  if (index.collation !== collation) return undefined;
+  const key = index.collationKey;
+  if (key === undefined) return intervals;
+  const points = new Map<string, Interval>();
+  let allStrings = false;
+  for (const i of intervals) {
+    if (!touchesCollatable(i)) points.set(`i${points.size}`, i);
+    else if (isPoint(i)) {
+      const v = collateValue(i.low, key);
+      points.set(`p${JSON.stringify(encodeKey([v], [1]).toString('hex'))}`, pointInterval(v));
+    } else if (canonicalType(i.low) === 15 || canonicalType(i.high) === 15) {
+      allStrings = true;
+    } else {
+      return undefined;
+    }
+  }
+  const out = [...points.values()].filter((i) => !(allStrings && canonicalType(i.low) === 15));
+  if (allStrings) out.push({ ...STRINGS });
+  return withCollation(undefined, () => normalize(out));
+}
+
+const STRINGS: Interval = { low: '', lowInclusive: true, high: {}, highInclusive: false };
+
+// Whether an interval may hold a value whose comparison a collation changes: a string, or a
+// document or array (which may hold one).
+function touchesCollatable(i: Interval): boolean {
+  return canonicalType(i.low) <= 25 && canonicalType(i.high) >= 15;
+}
+
 function hashedIntervals(intervals: Interval[]): Interval[] | undefined {
   if (!intervals.every(isPoint)) return undefined;
   return intervals.map((i) => pointInterval(hashValue(i.low)));
 }
 
-function buildPlan(index: IndexAccess, fields: Interval[][], sort: Doc | undefined): QueryPlan & { kind: 'IXSCAN' } {
-  const { providesSort, direction } = sortSupport(index, fields, sort);
+function buildPlan(index: IndexAccess, fields: Interval[][], sort: Doc | undefined, collation: StringComparator | undefined): QueryPlan & { kind: 'IXSCAN' } {
+  const { providesSort, direction } = sortSupport(index, fields, sort, collation);
   const ordering = index.ordering;
   const bounded = boundedPrefix(fields);
   const ranges = keyRanges(fields.slice(0, bounded), ordering);
@@ -251,10 +297,12 @@ function keyRanges(fields: Interval[][], ordering: Ordering): KeyRange[] {
   return ranges.sort((a, b) => Buffer.compare(a.start, b.start));
 }
 
-function sortSupport(index: IndexAccess, fields: Interval[][], sort: Doc | undefined): { providesSort: boolean; direction: 1 | -1 } {
+// Under a collation, or from a collated index, key order is not the sort's order for strings
+// (binary in one, collation keys in the other), and which fields hold strings is not known here.
+function sortSupport(index: IndexAccess, fields: Interval[][], sort: Doc | undefined, collation: StringComparator | undefined): { providesSort: boolean; direction: 1 | -1 } {
   const sortEntries = sort ? Object.entries(sort) : [];
   if (sortEntries.length === 0) return { providesSort: true, direction: 1 };
-  if (index.entry.multikey) return { providesSort: false, direction: 1 };
+  if (index.entry.multikey || collation !== undefined || index.collation !== undefined) return { providesSort: false, direction: 1 };
   const pattern = Object.entries(index.keyPattern);
   let start = 0;
   while (start < pattern.length && pattern[start]![0] !== sortEntries[0]![0] && fields[start]!.length === 1 && isPoint(fields[start]![0]!)) start += 1;
@@ -272,8 +320,10 @@ function sortSupport(index: IndexAccess, fields: Interval[][], sort: Doc | undef
 
 function minMaxPlan(index: IndexAccess, min: Doc | undefined, max: Doc | undefined): QueryPlan {
   const ordering = index.ordering;
-  const start = min ? encodeKey(Object.values(min), ordering.slice(0, Object.keys(min).length)) : Buffer.alloc(0);
-  const end = max ? encodeKey(Object.values(max), ordering.slice(0, Object.keys(max).length)) : Buffer.alloc(0);
+  const key = index.collationKey;
+  const values = (bound: Doc): unknown[] => Object.values(bound).map((v) => (key === undefined ? v : collateValue(v, key)));
+  const start = min ? encodeKey(values(min), ordering.slice(0, Object.keys(min).length)) : Buffer.alloc(0);
+  const end = max ? encodeKey(values(max), ordering.slice(0, Object.keys(max).length)) : Buffer.alloc(0);
   const indexBounds: Record<string, string[]> = {};
   for (const path of Object.keys(index.keyPattern)) indexBounds[path] = [formatInterval(ALL_VALUES)];
   return { kind: 'IXSCAN', index, ranges: [{ start, end }], direction: 1, indexBounds, providesSort: false };

@@ -6,6 +6,10 @@ import { checkOk } from '../../wire/remote_cursor.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand } from '../router_services.js';
 import { shardsForQuery } from '../targeter.js';
+import { splitPipeline, type PipelineSplit } from '../merge/pipeline_split.js';
+import { validatePipeline } from '../../query/agg/pipeline.js';
+import { explainStages } from '../../query/agg/explain_stages.js';
+import { letVariables } from '../../command_layer/let_variables.js';
 import { sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
 
 // The filter a command targets by, for explain.
@@ -24,6 +28,15 @@ function targetingFilter(inner: Doc): Doc {
   }
 }
 
+// An aggregate is explained as mongos runs it: the part each shard runs (which they explain) and
+// the part the router runs over their merged results.
+function splitOf(inner: Doc): PipelineSplit | undefined {
+  if (commandName(inner) !== 'aggregate' || !Array.isArray(inner.pipeline)) return undefined;
+  const pipeline: unknown = inner.pipeline;
+  validatePipeline(pipeline);
+  return splitPipeline(pipeline, letVariables(inner));
+}
+
 function targets(routing: Routing, filter: Doc): string[] {
   return routing.cm ? [...shardsForQuery(routing.cm, filter)].sort() : [routing.db.primary];
 }
@@ -36,11 +49,13 @@ export const clusterExplainCommand: RouterCommand = {
     const inner = cmd.explain;
     if (!isPlainObject(inner)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'explain.explain' is the wrong type, expected type 'object'");
     const ns = `${ctx.db}.${collectionArg(inner)}`;
+    const aggregateSplit = splitOf(inner);
+    const shardCommand = aggregateSplit === undefined ? forwardable(inner) : { ...forwardable(inner), pipeline: aggregateSplit.shardsPart };
     return withStaleRetry(ctx.router, ns, async (routing) => {
       const shards = targets(routing, targetingFilter(inner));
       const replies = await Promise.all(shards.map(async (shard) => {
         const reply = checkOk(throwIfStale(await sendToShard(ctx.router, shard, ctx.db, {
-          explain: { ...forwardable(inner), ...versionFields(routing, shard) }, verbosity: cmd.verbosity ?? 'allPlansExecution',
+          explain: { ...shardCommand, ...versionFields(routing, shard) }, verbosity: cmd.verbosity ?? 'allPlansExecution',
         })));
         return { shard, host: await ctx.router.shardRegistry.host(shard), reply };
       }));
@@ -57,6 +72,12 @@ export const clusterExplainCommand: RouterCommand = {
           nReturned: sum('nReturned'), totalKeysExamined: sum('totalKeysExamined'), totalDocsExamined: sum('totalDocsExamined'),
           executionStages: { stage, shards: replies.map((r, i) => ({ shardName: r.shard, executionStats: stats[i] })) },
         };
+      }
+      // As mongos shows an aggregate: the split (with the stages the router runs as its explain
+      // shows them) besides which shards were asked and their plans.
+      if (aggregateSplit !== undefined) {
+        out.mergeType = 'mongos';
+        out.splitPipeline = { shardsPart: aggregateSplit.shardsPart, mergerPart: explainStages(aggregateSplit.mergePart) };
       }
       return { ...out, command: inner, ok: 1 };
     });

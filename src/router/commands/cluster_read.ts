@@ -57,7 +57,7 @@ export const clusterDistinctCommand: RouterCommand = {
 
 // aggregate: the pipeline is split where it stops being per-shard work; shards run their part
 // behind a versioned aggregate, the router merges their cursors (sorted when the split says so)
-// and runs the rest. Collections read by $lookup/$unionWith on the router are fetched through the
+// and runs the rest. Collections read by $lookup/$graphLookup/$unionWith on the router are fetched through the
 // router first, since the pipeline engine reads synchronously.
 export const clusterAggregateCommand: RouterCommand = {
   names: ['aggregate'],
@@ -127,7 +127,7 @@ function foreignCollections(stages: unknown): Set<string> {
     if (Array.isArray(v)) v.forEach(visit);
     else if (isPlainObject(v)) {
       for (const [k, x] of Object.entries(v)) {
-        if (k === '$lookup' && isPlainObject(x) && typeof x.from === 'string') out.add(x.from);
+        if ((k === '$lookup' || k === '$graphLookup') && isPlainObject(x) && typeof x.from === 'string') out.add(x.from);
         if (k === '$unionWith') out.add(typeof x === 'string' ? x : String((x as Doc).coll));
         visit(x);
       }

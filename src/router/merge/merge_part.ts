@@ -25,7 +25,7 @@ export function runMergePart(mergePart: Doc[], input: Iterable<Doc>, ctx: Pipeli
 }
 
 // Stages whose output for a document depends on that document alone.
-const PER_DOCUMENT = new Set(['$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$unwind', '$redact', '$lookup']);
+const PER_DOCUMENT = new Set(['$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$unwind', '$redact', '$lookup', '$graphLookup']);
 
 // The merge part over the merged shard stream. Its leading per-document stages and $skip/$limit
 // stream, so that a limit stops reading the shards; from the first stage that needs all its

@@ -9,7 +9,8 @@ import { splitGroup } from './group_split.js';
 //     the router merges the sorted streams (`mergeSort`), taking a directly following $limit
 //     along; $limit runs on both sides; $skip on the router only; $group as a partial $group on
 //     the shards and `$_internalMergeGroup` on the router (group_split.ts); any other stage
-//     ($lookup, $facet, $bucket, $sample, $out, ...) on the router only;
+//     ($lookup, $graphLookup, $facet, $bucket, $sample, $out, ...) on the router only, where
+//     the collections they read are read whole through the router, sharded or not;
 //   - everything after the split point runs on the router.
 // Then, as MongoDB does: a $limit the router reaches through only $skip and 1:1 stages bounds
 // what each shard must send (skip+limit), and a final $unwind on the shards moves to the router
