@@ -8,7 +8,7 @@ import type { MemberConfig, ReplSetConfig } from './repl_set_config.js';
 import { ReplInvariants } from './repl_invariants_test_util.js';
 import type { ReplTestingKnobs } from './repl_testing_knobs.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent, type ReplStep } from './topology_coordinator.js';
-import type { TopologyState } from './topology_state.js';
+import type { StartElectionReason, TopologyState } from './topology_state.js';
 
 // A seeded explorer of the protocol core: members are topologyStep and nothing else, joined by an
 // in-memory message bus that delays, drops, reorders and partitions; members crash (keeping only
@@ -29,6 +29,8 @@ export interface ExplorerResult {
   readonly trace: readonly string[];
   readonly steps: number;
   readonly primaries: number;
+  readonly rollbacks: number;
+  readonly elections: Readonly<Record<StartElectionReason, number>>;
   readonly committedWhenHealed: number;
   readonly committedAtEnd: number;
   readonly writesAccepted: number;
@@ -112,6 +114,8 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
   let nowMs = 0;
   let steps = 0;
   let primaries = 0;
+  let rollbacks = 0;
+  const elections: Record<StartElectionReason, number> = { electionTimeout: 0, priorityTakeover: 0, catchupTakeover: 0 };
   let writes = 0;
   let writesAccepted = 0;
   let committedWhenHealed = -1;
@@ -131,7 +135,10 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     const disk = nodes[from]!.disk;
     if (e.type === 'persistLastVote') disk.lastVote = e.lastVote;
     else if (e.type === 'appendOplog') disk.oplog.push(...e.entries);
-    else if (e.type === 'truncateOplogAfter') disk.oplog = disk.oplog.filter((x) => compareOpTime({ ts: x.ts, t: x.t }, e.opTime) <= 0);
+    else if (e.type === 'truncateOplogAfter') {
+      rollbacks++;
+      disk.oplog = disk.oplog.filter((x) => compareOpTime({ ts: x.ts, t: x.t }, e.opTime) <= 0);
+    }
     else if (e.type === 'memberStateChanged') {
       log(`t=${nowMs} m${from} -> ${e.state}${e.writable ? ' (writable)' : ''} term ${e.term}`);
       if (e.state === 'PRIMARY' && !e.writable) primaries++;
@@ -145,7 +152,9 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
   };
   const stepNode = (i: number, event: ReplEvent, what: string): void => {
     const before = nodes[i]!.state!;
-    apply(i, before, topologyStep(before, event), what);
+    const step = topologyStep(before, event);
+    if (before.role !== 'candidate' && step.state.election !== null) elections[step.state.election.reason]++;
+    apply(i, before, step, what);
   };
   const restart = (i: number): void => {
     const node = nodes[i]!;
@@ -225,6 +234,8 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     trace,
     steps,
     primaries,
+    rollbacks,
+    elections,
     committedWhenHealed,
     committedAtEnd: invariants.committedCount(),
     writesAccepted,
