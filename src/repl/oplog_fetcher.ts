@@ -3,7 +3,7 @@ import { rescheduleElectionTimeout } from './election_timer.js';
 import type { Effects } from './effects.js';
 import type { OplogFetch, OplogFetchResponse, RollbackFetch, RollbackFetchResponse, SourceMetadata } from './messages.js';
 import { entryOpTime, type OplogEntry } from './oplog_entry.js';
-import { compareOpTime, maxOpTime, NULL_OP_TIME, opTimeEquals } from './op_time.js';
+import { compareOpTime, NULL_OP_TIME, opTimeEquals } from './op_time.js';
 import { checkCatchUp, finishCatchUp } from './primary.js';
 import { reportPositionUpstream } from './positions.js';
 import { updateTerm } from './step_down.js';
@@ -16,6 +16,8 @@ const OPLOG_FETCH_BATCH_LIMIT = 50;
 const OPLOG_FETCH_AWAIT_DATA_MS = 500;
 // A query unanswered this long is given up and the source chosen again.
 const OPLOG_FETCH_TIMEOUT_MS = 5000;
+// How long a source that sent a malformed batch or shares no history with us is not chosen again.
+const DENYLIST_MS = 10_000;
 
 // Who pulls: data-bearing followers, and a new primary while it catches up.
 export function fetchingAllowed(s: TopologyState): boolean {
@@ -25,11 +27,16 @@ export function fetchingAllowed(s: TopologyState): boolean {
 }
 
 function view(s: TopologyState): SyncSourceView {
-  return { config: s.config, selfIndex: s.selfIndex, members: s.members, lastAppliedOpTime: lastAppliedOpTime(s), nowMs: s.nowMs };
+  return { config: s.config, selfIndex: s.selfIndex, members: s.members, lastAppliedOpTime: lastAppliedOpTime(s), nowMs: s.nowMs, denylist: s.fetch.denylist };
 }
 
 function leaveSource(s: TopologyState): TopologyState {
-  return { ...s, fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs } };
+  return { ...s, fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs } };
+}
+
+function denylistSource(s: TopologyState, source: number): TopologyState {
+  const left = leaveSource(s);
+  return { ...left, fetch: { ...left.fetch, denylist: { ...left.fetch.denylist, [source]: s.nowMs + DENYLIST_MS } } };
 }
 
 function setMemberState(s: TopologyState, fx: Effects, state: TopologyState['memberState']): TopologyState {
@@ -96,10 +103,11 @@ function wellFormedBatch(s: TopologyState, entries: readonly OplogEntry[]): bool
   return true;
 }
 
+// The source's metadata is its newest word on itself: a newer term, and where its oplog ends now
+// (lower than a heartbeat said, if it rolled back since).
 function noteSource(s: TopologyState, fx: Effects, from: number, metadata: SourceMetadata): TopologyState {
   const next = updateTerm(s, fx, metadata.term);
-  const m = next.members[from]!;
-  return { ...next, members: next.members.map((old, i) => (i === from ? { ...m, appliedOpTime: maxOpTime(m.appliedOpTime, metadata.lastOpApplied) } : old)) };
+  return { ...next, members: next.members.map((m, i) => (i === from ? { ...m, appliedOpTime: metadata.lastOpApplied } : m)) };
 }
 
 export function onOplogFetchResponse(s: TopologyState, fx: Effects, from: number, r: OplogFetchResponse): TopologyState {
@@ -113,7 +121,7 @@ export function onOplogFetchResponse(s: TopologyState, fx: Effects, from: number
     fx.send(from, { kind: 'rollbackFetch', from: next.lastCommittedOpTime });
     return { ...next, fetch: { ...next.fetch, inFlight: { kind: 'rollbackFetch', sentAtMs: next.nowMs } } };
   }
-  if (!wellFormedBatch(next, r.entries)) return leaveSource(next);
+  if (!wellFormedBatch(next, r.entries)) return denylistSource(next, from);
   if (r.entries.length > 0) {
     fx.add({ type: 'appendOplog', entries: r.entries });
     next = { ...next, oplog: [...next.oplog, ...r.entries] };
@@ -130,7 +138,7 @@ export function onOplogFetchResponse(s: TopologyState, fx: Effects, from: number
 
 // Rollback: the common point is our newest entry the source also holds; everything after it goes,
 // and the source's entries after it take its place. A common point below our commit point would
-// undo a majority-committed write: refused, as MongoDB refuses it.
+// undo a majority-committed write: refused, as MongoDB refuses it, and the source denylisted.
 export function onRollbackFetchResponse(s: TopologyState, fx: Effects, from: number, r: RollbackFetchResponse): TopologyState {
   if (s.fetch.syncSourceIndex !== from || s.fetch.inFlight?.kind !== 'rollbackFetch') return s;
   let next = noteSource({ ...s, fetch: { ...s.fetch, inFlight: null } }, fx, from, r.metadata);
@@ -141,7 +149,7 @@ export function onRollbackFetchResponse(s: TopologyState, fx: Effects, from: num
   const commonOpTime = common >= 0 ? entryOpTime(next.oplog[common]!) : null;
   if (commonOpTime === null || compareOpTime(commonOpTime, next.lastCommittedOpTime) < 0) {
     fx.add({ type: 'rollbackRefused', reason: 'the common point with the sync source is older than the commit point' });
-    return setMemberState(leaveSource(next), fx, 'SECONDARY');
+    return setMemberState(denylistSource(next, from), fx, 'SECONDARY');
   }
   const after = r.entries.filter((e) => compareOpTime(entryOpTime(e), commonOpTime) > 0);
   fx.add({ type: 'truncateOplogAfter', opTime: commonOpTime });

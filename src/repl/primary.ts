@@ -33,7 +33,7 @@ export function becomeLeader(s: TopologyState, fx: Effects): TopologyState {
     priorityTakeoverAtMs: null,
     catchupTakeoverAtMs: null,
     members: s.members.map((m) => ({ ...m, lastUpdateMs: s.nowMs })),
-    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
+    fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
     leader: {
       writable: false,
       firstOpTimeOfMyTerm: null,
@@ -75,7 +75,7 @@ export function finishCatchUp(s: TopologyState, fx: Effects): TopologyState {
   let next = append(s, fx, noop);
   next = {
     ...next,
-    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
+    fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
     leader: { writable: true, catchUp: null, firstOpTimeOfMyTerm: { ts: noop.ts, t: noop.t } },
   };
   fx.add({ type: 'memberStateChanged', state: 'PRIMARY', term: next.term, writable: true });

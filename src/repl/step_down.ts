@@ -13,7 +13,7 @@ export function stepDownToFollower(s: TopologyState, fx: Effects): TopologyState
     memberState: wasPrimary ? 'SECONDARY' : s.memberState,
     election: null,
     leader: null,
-    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
+    fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
   };
   if (wasPrimary) fx.add({ type: 'memberStateChanged', state: next.memberState, term: next.term, writable: false });
   next = rescheduleElectionTimeout(next);

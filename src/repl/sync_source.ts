@@ -9,19 +9,21 @@ export interface SyncSourceView {
   readonly members: readonly MemberData[];
   readonly lastAppliedOpTime: OpTime;
   readonly nowMs: number;
+  readonly denylist: Readonly<Record<number, number>>;
 }
 
 function freshestOpTime(v: SyncSourceView): OpTime {
   return v.members.reduce((acc, m, i) => (i === v.selfIndex ? acc : maxOpTime(acc, m.appliedOpTime)), NULL_OP_TIME);
 }
 
-// A member we may pull from at all: up, readable, holding data, not hidden, and ahead of us by the
+// A member we may pull from at all: not denylisted, up, readable, holding data, not hidden, and ahead of us by the
 // full optime (term first), so that a member holding a divergent tail of an old term sees a new
 // primary as ahead and rolls back to it instead of waiting for it.
 function isCandidate(v: SyncSourceView, i: number): boolean {
   const c = v.config.members[i]!;
   const m = v.members[i]!;
   if (i === v.selfIndex || c.arbiterOnly || c.hidden) return false;
+  if ((v.denylist[i] ?? Number.NEGATIVE_INFINITY) > v.nowMs) return false;
   if (m.state === null || !isReadable(m.state)) return false;
   if (!isUp(m, v.nowMs, replSetSettings(v.config).electionTimeoutMillis)) return false;
   if (!replSetSettings(v.config).chainingAllowed && m.state !== 'PRIMARY') return false;

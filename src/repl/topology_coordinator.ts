@@ -71,7 +71,7 @@ export function startUp(args: StartUpArgs): ReplStep {
     catchupTakeoverAtMs: null,
     election: null,
     leader: null,
-    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: args.nowMs },
+    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: args.nowMs, denylist: {} },
     rngState: args.seed >>> 0,
   };
   fx.add({ type: 'memberStateChanged', state: memberState, term: state.term, writable: false });

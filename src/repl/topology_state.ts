@@ -41,6 +41,9 @@ export interface FetchState {
   readonly syncSourceIndex: number | null;
   readonly inFlight: { readonly kind: 'oplogFetch' | 'rollbackFetch'; readonly sentAtMs: number } | null;
   readonly nextFetchAtMs: number;
+  // Sources not to choose again before the time given (by member index): one that sent a malformed
+  // batch, or with which a rollback found no common point.
+  readonly denylist: Readonly<Record<number, number>>;
 }
 
 // Everything one member's protocol knows. `oplog` stands for the member's local.oplog.rs, so the
