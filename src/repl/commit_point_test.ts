@@ -26,7 +26,8 @@ test('arbiters and non-voters do not count toward the majority', () => {
 test('a secondary takes a learned commit point only where it holds that very entry', () => {
   const oplog = [entry(1, 0), entry(10, 1), entry(20, 1)];
   assert.deepEqual(learnedCommitPoint(NULL_OP_TIME, { ts: 10, t: 1 }, oplog), { ts: 10, t: 1 });
-  assert.deepEqual(learnedCommitPoint(NULL_OP_TIME, { ts: 15, t: 2 }, oplog), NULL_OP_TIME, 'an optime of another history within its range');
+  assert.deepEqual(learnedCommitPoint(NULL_OP_TIME, { ts: 15, t: 1 }, oplog), NULL_OP_TIME, 'an optime within its range that it does not hold');
+  assert.deepEqual(learnedCommitPoint(NULL_OP_TIME, { ts: 5, t: 1 }, oplog), NULL_OP_TIME, 'nor one before its entries of that term');
   assert.deepEqual(learnedCommitPoint({ ts: 20, t: 1 }, { ts: 10, t: 1 }, oplog), { ts: 20, t: 1 }, 'never backwards');
 });
 

@@ -48,7 +48,7 @@ test('OplogStartMissing: ROLLBACK to the newest entry both hold, the divergent t
 test('a rollback whose common point lies below the commit point is refused and nothing is truncated', () => {
   const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)], { ts: 150, t: 1 });
   const missing = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta() }, 1010).state;
-  const back = deliver(missing, 0, { kind: 'rollbackFetchResponse', entries: [entry(200, 2)], metadata: meta() }, 1020);
+  const back = deliver(missing, 0, { kind: 'rollbackFetchResponse', entries: [entry(1, 0, 'n'), entry(100, 1), entry(200, 2)], metadata: meta() }, 1020);
   assert.ok(back.effects.some((e) => e.type === 'rollbackRefused'));
   assert.ok(!back.effects.some((e) => e.type === 'truncateOplogAfter'));
   assert.equal(back.state.oplog.length, 3);
