@@ -117,6 +117,7 @@ export function onOplogFetchResponse(s: TopologyState, fx: Effects, from: number
   if (r.status === 'OplogStartMissing') {
     // A new primary does not roll back: it stops catching up and writes its no-op.
     if (next.role === 'leader') return finishCatchUp(leaveSource(next), fx);
+    if (!mayRollBackTo(next, r.metadata)) return denylistSource(next, from);
     next = setMemberState(next, fx, 'ROLLBACK');
     fx.send(from, { kind: 'rollbackFetch', from: next.lastCommittedOpTime });
     return { ...next, fetch: { ...next.fetch, inFlight: { kind: 'rollbackFetch', sentAtMs: next.nowMs } } };
@@ -136,6 +137,15 @@ export function onOplogFetchResponse(s: TopologyState, fx: Effects, from: number
   return { ...next, fetch: { ...next.fetch, nextFetchAtMs: next.nowMs + waitMs } };
 }
 
+// docshard's rule, beyond MongoDB's: roll back only to a source whose last entry is of our own term.
+// Such a source's oplog is a prefix of that term's primary's, which holds every committed entry, so
+// whatever we hold that it lacks was never committed. A source with an older history (a primary of
+// an older term, restarted before it heard of ours) could make us truncate entries that a newer
+// primary has committed since, while our own commit point does not yet show it.
+function mayRollBackTo(s: TopologyState, metadata: SourceMetadata): boolean {
+  return metadata.lastOpApplied.t >= s.term;
+}
+
 // Rollback: the common point is our newest entry the source also holds; everything after it goes,
 // and the source's entries after it take its place. A common point below our commit point would
 // undo a majority-committed write: refused, as MongoDB refuses it, and the source denylisted.
@@ -143,6 +153,7 @@ export function onRollbackFetchResponse(s: TopologyState, fx: Effects, from: num
   if (s.fetch.syncSourceIndex !== from || s.fetch.inFlight?.kind !== 'rollbackFetch') return s;
   let next = noteSource({ ...s, fetch: { ...s.fetch, inFlight: null } }, fx, from, r.metadata);
   if (next.role !== 'follower') return next;
+  if (!mayRollBackTo(next, r.metadata)) return setMemberState(denylistSource(next, from), fx, 'SECONDARY');
   const theirs = new Set(r.entries.map((e) => `${e.t}:${e.ts}`));
   let common = next.oplog.length - 1;
   while (common >= 0 && !theirs.has(`${next.oplog[common]!.t}:${next.oplog[common]!.ts}`)) common--;

@@ -54,6 +54,15 @@ test('a rollback whose common point lies below the commit point is refused and n
   assert.equal(back.state.oplog.length, 3);
 });
 
+test('no rollback to a source whose last entry is of an older term than ours: it may lack what a newer primary committed', () => {
+  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)]);
+  const step = deliver({ ...s, term: 3 }, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta() }, 1010);
+  assert.equal(step.state.memberState, 'SECONDARY');
+  assert.equal(sent(step.effects, 'rollbackFetch').length, 0);
+  assert.equal(step.state.fetch.syncSourceIndex, null);
+  assert.ok(step.state.fetch.denylist[0]! > 1010);
+});
+
 test('a source whose own last entry is behind ours is left', () => {
   const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1)]);
   const step = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'ok', entries: [], metadata: meta({ lastOpApplied: { ts: 50, t: 1 }, isPrimary: false }) }, 1010);

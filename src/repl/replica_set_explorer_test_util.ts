@@ -11,7 +11,7 @@ import { nextWakeMs, startUp, topologyStep, type ReplEvent, type ReplStep } from
 import type { StartElectionReason, TopologyState } from './topology_state.js';
 
 // A seeded explorer of the protocol core: members are topologyStep and nothing else, joined by an
-// in-memory message bus that delays, drops, reorders and partitions; members crash (keeping only
+// in-memory message bus that delays, drops, duplicates, reorders and partitions; members crash (keeping only
 // what their persist effects wrote) and restart; clients write to whoever answers. The invariants
 // are checked after every step. Everything random comes from the seed, so a failing seed replays.
 export interface ExplorerOptions {
@@ -57,7 +57,7 @@ interface Envelope {
 
 const INITIATE: OplogEntry = { ts: 1, t: 0, op: 'n', o: { msg: 'initiating set' } };
 const MAX_STEPS = 200_000;
-const TRACE_LINES = 300;
+const TRACE_LINES = 1000;
 
 class Rng {
   constructor(private state: number) {}
@@ -136,19 +136,24 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     if (e.type === 'persistLastVote') disk.lastVote = e.lastVote;
     else if (e.type === 'appendOplog') disk.oplog.push(...e.entries);
     else if (e.type === 'truncateOplogAfter') {
+      log(`t=${nowMs} m${from} truncates after ${e.opTime.ts}:${e.opTime.t}`);
       rollbacks++;
       disk.oplog = disk.oplog.filter((x) => compareOpTime({ ts: x.ts, t: x.t }, e.opTime) <= 0);
     }
     else if (e.type === 'memberStateChanged') {
       log(`t=${nowMs} m${from} -> ${e.state}${e.writable ? ' (writable)' : ''} term ${e.term}`);
       if (e.state === 'PRIMARY' && !e.writable) primaries++;
-    } else if (e.type === 'writeAccepted') writesAccepted++;
+    } else if (e.type === 'commitPointAdvanced') log(`t=${nowMs} m${from} commit point ${e.opTime.ts}:${e.opTime.t}`);
+    else if (e.type === 'writeAccepted') writesAccepted++;
     else if (e.type === 'send') send(from, e.to, e.message);
   };
   const send = (from: number, to: number, message: ReplMessage): void => {
     if (group[from] !== group[to] || rng.chance(0.03)) return;
-    const delayMs = rng.chance(0.1) ? rng.int(50, 3000) : rng.int(1, 40);
-    queue.push({ atMs: nowMs + delayMs, seq: seq++, from, to, message });
+    const copies = rng.chance(0.02) ? 2 : 1;
+    for (let c = 0; c < copies; c++) {
+      const delayMs = rng.chance(0.1) ? rng.int(50, 3000) : rng.int(1, 40);
+      queue.push({ atMs: nowMs + delayMs, seq: seq++, from, to, message });
+    }
   };
   const stepNode = (i: number, event: ReplEvent, what: string): void => {
     const before = nodes[i]!.state!;
