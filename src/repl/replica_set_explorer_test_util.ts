@@ -11,9 +11,10 @@ import { nextWakeMs, startUp, topologyStep, type ReplEvent, type ReplStep } from
 import type { StartElectionReason, TopologyState } from './topology_state.js';
 
 // A seeded explorer of the protocol core: members are topologyStep and nothing else, joined by an
-// in-memory message bus that delays, drops, duplicates, reorders and partitions; members crash (keeping only
-// what their persist effects wrote) and restart; clients write to whoever answers. The invariants
-// are checked after every step. Everything random comes from the seed, so a failing seed replays.
+// in-memory message bus that delays, drops, duplicates, reorders and partitions; members' clocks
+// are skewed and jump forward; members crash (keeping only what their persist effects wrote) and
+// restart; clients write to whoever answers. The invariants are checked after every step.
+// Everything random comes from the seed, so a failing seed replays.
 export interface ExplorerOptions {
   readonly seed: number;
   // Virtual time with faults, then time with none, in which the set must commit writes again.
@@ -21,6 +22,8 @@ export interface ExplorerOptions {
   readonly healedMs?: number;
   readonly knobs?: ReplTestingKnobs;
   readonly trace?: boolean;
+  // The usual delay of a message, in ms (one in ten takes up to 3 s); 1 to 40 unless given.
+  readonly messageDelayMs?: readonly [number, number];
 }
 
 export interface ExplorerResult {
@@ -95,6 +98,7 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
   const faultyMs = options.faultyMs ?? 120_000;
   const endMs = faultyMs + (options.healedMs ?? 60_000);
   const config = makeConfig(rng);
+  const [minDelayMs, maxDelayMs] = options.messageDelayMs ?? [1, 40];
   const invariants = new ReplInvariants();
   const trace: string[] = [];
   const log = (line: string): void => {
@@ -109,6 +113,10 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     restartAtMs: 0,
   }));
   let group = config.members.map(() => 0);
+  // Each member's clock runs ahead of the explorer's by its own offset, which a fault can jump
+  // forward (a member's clock never goes back: the core keeps the largest time it was given).
+  const offsetMs = config.members.map(() => rng.int(0, 2000));
+  const clock = (i: number): number => nowMs + offsetMs[i]!;
   let queue: Envelope[] = [];
   let seq = 0;
   let nowMs = 0;
@@ -151,7 +159,7 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     if (group[from] !== group[to] || rng.chance(0.03)) return;
     const copies = rng.chance(0.02) ? 2 : 1;
     for (let c = 0; c < copies; c++) {
-      const delayMs = rng.chance(0.1) ? rng.int(50, 3000) : rng.int(1, 40);
+      const delayMs = rng.chance(0.1) ? rng.int(50, 3000) : rng.int(minDelayMs, maxDelayMs);
       queue.push({ atMs: nowMs + delayMs, seq: seq++, from, to, message });
     }
   };
@@ -165,7 +173,7 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     const node = nodes[i]!;
     node.restartAtMs = null;
     log(`t=${nowMs} m${i} starts`);
-    const step = startUp({ config, selfIndex: i, lastVote: node.disk.lastVote, oplog: [...node.disk.oplog], nowMs, seed: rng.int(0, 2 ** 31), knobs: options.knobs });
+    const step = startUp({ config, selfIndex: i, lastVote: node.disk.lastVote, oplog: [...node.disk.oplog], nowMs: clock(i), seed: rng.int(0, 2 ** 31), knobs: options.knobs });
     apply(i, null, step, `m${i} start`);
   };
   const fault = (): void => {
@@ -176,7 +184,11 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
       nodes[i]!.state = null;
       nodes[i]!.restartAtMs = nowMs + rng.int(500, 15_000);
       log(`t=${nowMs} m${i} crashes`);
-    } else if (roll < 0.7) {
+    } else if (roll < 0.45) {
+      const i = rng.int(0, nodes.length - 1);
+      offsetMs[i] = offsetMs[i]! + rng.int(1000, 30_000);
+      log(`t=${nowMs} m${i}'s clock jumps to +${offsetMs[i]} ms`);
+    } else if (roll < 0.75) {
       group = config.members.map(() => rng.int(0, 1));
       log(`t=${nowMs} partition ${group.join('')}`);
     } else {
@@ -189,7 +201,7 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     if (live.length === 0) return;
     const writable = live.filter((i) => nodes[i]!.state!.leader?.writable === true);
     const target = writable.length > 0 && rng.chance(0.8) ? writable[rng.int(0, writable.length - 1)]! : live[rng.int(0, live.length - 1)]!;
-    stepNode(target, { type: 'clientWrite', nowMs, o: { w: writes++ } }, `m${target} write`);
+    stepNode(target, { type: 'clientWrite', nowMs: clock(target), o: { w: writes++ } }, `m${target} write`);
   };
 
   while (nowMs <= endMs && steps < MAX_STEPS && invariants.violations.length === 0) {
@@ -215,11 +227,11 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
         const to = nodes[msg.to]!;
         if (to.state === null || group[msg.from] !== group[msg.to]) return;
         log(`t=${nowMs} m${msg.to} <- m${msg.from} ${msg.message.kind}`);
-        stepNode(msg.to, { type: 'receive', nowMs, from: msg.from, message: msg.message }, `m${msg.to} receives ${msg.message.kind} from m${msg.from}`);
+        stepNode(msg.to, { type: 'receive', nowMs: clock(msg.to), from: msg.from, message: msg.message }, `m${msg.to} receives ${msg.message.kind} from m${msg.from}`);
       });
     }
     nodes.forEach((n, i) => {
-      if (n.state !== null) consider(Math.max(nowMs, nextWakeMs(n.state)), () => stepNode(i, { type: 'tick', nowMs }, `m${i} tick`));
+      if (n.state !== null) consider(Math.max(nowMs, nextWakeMs(n.state) - offsetMs[i]!), () => stepNode(i, { type: 'tick', nowMs: clock(i) }, `m${i} tick`));
       else if (n.restartAtMs !== null) consider(n.restartAtMs, () => restart(i));
     });
     if (nowMs < faultyMs) consider(nextFaultAtMs, () => {
