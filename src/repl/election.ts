@@ -43,10 +43,11 @@ function newRound(s: TopologyState, reason: StartElectionReason, dryRun: boolean
   return { reason, dryRun, term, granted: [s.selfIndex], responded: [s.selfIndex], deadlineMs: s.nowMs + replSetSettings(s.config).electionTimeoutMillis };
 }
 
-// Stands for election: first a dry run at the next term, which moves no one's term, so a member cut
-// off from the majority cannot disturb it by raising terms it cannot win.
+// Stands for election: first a dry run in the current term, which moves no one's term, so a member
+// cut off from the majority cannot disturb it by raising terms it cannot win; a voter already in a
+// newer term refuses it and the candidate learns that term from the answer.
 export function startElection(s: TopologyState, fx: Effects, reason: StartElectionReason): TopologyState {
-  const round = newRound(s, reason, true, s.term + 1);
+  const round = newRound(s, reason, true, s.term);
   const next: TopologyState = { ...s, role: 'candidate', election: round, electionTimeoutAtMs: null, priorityTakeoverAtMs: null, catchupTakeoverAtMs: null };
   requestVotes(next, fx, round);
   return checkRound(next, fx);

@@ -20,7 +20,7 @@ test('the election timeout is 10 s plus a seeded offset of up to 15%, the same f
   assert.equal(started(THREE, 1, { seed: 3, nowMs: 1000 }).electionTimeoutAtMs, at[2]);
 });
 
-test('a member that times out runs a dry run first: the next term asked about, nothing persisted, its term unchanged', () => {
+test('a member that times out runs a dry run first, in its current term: nothing persisted, no term moved', () => {
   const s = readyToStand(THREE, 0);
   const step = tick(s, s.electionTimeoutAtMs!);
   assert.equal(step.state.role, 'candidate');
@@ -28,13 +28,13 @@ test('a member that times out runs a dry run first: the next term asked about, n
   assert.equal(step.effects.filter((e) => replEffectClass(e) === 'persist').length, 0);
   const asks = sent(step.effects, 'replSetRequestVotes');
   assert.deepEqual(asks.map((e) => e.to), [1, 2]);
-  assert.deepEqual(asks.map((e) => [(e.message as ReplSetRequestVotes).dryRun, (e.message as ReplSetRequestVotes).term]), [[true, 1], [true, 1]]);
+  assert.deepEqual(asks.map((e) => [(e.message as ReplSetRequestVotes).dryRun, (e.message as ReplSetRequestVotes).term]), [[true, 0], [true, 0]]);
 });
 
 test('after a winning dry run the candidate persists its vote for itself in the new term before it asks anyone', () => {
   let s = readyToStand(THREE, 0);
   s = tick(s, s.electionTimeoutAtMs!).state;
-  const step = deliver(s, 2, { kind: 'replSetRequestVotesResponse', term: 0, voteGranted: true, reason: '', dryRun: true, requestTerm: 1 });
+  const step = deliver(s, 2, { kind: 'replSetRequestVotesResponse', term: 0, voteGranted: true, reason: '', dryRun: true, requestTerm: 0 });
   assert.deepEqual(step.effects[0], { type: 'persistLastVote', lastVote: { term: 1, candidateIndex: 0 } });
   assert.ok(step.effects.slice(1).every((e) => e.type === 'send'));
   assert.equal(step.state.term, 1);
@@ -53,7 +53,7 @@ test('a won election makes a PRIMARY that accepts writes only after writing the 
 test('a lost election leaves the candidate following, its timer armed again', () => {
   let s = readyToStand(THREE, 0);
   s = tick(s, s.electionTimeoutAtMs!).state;
-  const no = { kind: 'replSetRequestVotesResponse', term: 0, voteGranted: false, reason: 'stale', dryRun: true, requestTerm: 1 } as const;
+  const no = { kind: 'replSetRequestVotesResponse', term: 0, voteGranted: false, reason: 'stale', dryRun: true, requestTerm: 0 } as const;
   s = deliver(deliver(s, 1, no).state, 2, no).state;
   assert.equal(s.role, 'follower');
   assert.ok(s.electionTimeoutAtMs! > s.nowMs);

@@ -31,7 +31,7 @@ export interface ReplSetRequestVotes {
   readonly kind: 'replSetRequestVotes';
   readonly setName: string;
   readonly dryRun: boolean;
-  // A dry run asks about the term the real election would use, without anyone moving to it.
+  // A dry run is asked in the candidate's current term, a real election in the next one.
   readonly term: number;
   readonly candidateIndex: number;
   readonly configVersion: number;

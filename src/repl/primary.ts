@@ -20,8 +20,8 @@ function append(s: TopologyState, fx: Effects, entry: OplogEntry): TopologyState
 
 // The candidate won: it is PRIMARY at once but not writable. It hears from every member (so it
 // knows how far behind it is), catches up for at most catchUpTimeoutMillis, then writes its no-op.
-// Every member counts as just heard from, so the new primary does not step down before the first
-// heartbeats have had time to answer.
+// The members that answered its vote requests count as just heard from, so it does not step down
+// before the first heartbeats have had time to answer.
 export function becomeLeader(s: TopologyState, fx: Effects): TopologyState {
   const timeoutMs = replSetSettings(s.config).catchUpTimeoutMillis;
   let next: TopologyState = {
@@ -32,7 +32,7 @@ export function becomeLeader(s: TopologyState, fx: Effects): TopologyState {
     electionTimeoutAtMs: null,
     priorityTakeoverAtMs: null,
     catchupTakeoverAtMs: null,
-    members: s.members.map((m) => ({ ...m, lastUpdateMs: s.nowMs })),
+    members: s.members.map((m, i) => (s.election?.responded.includes(i) ? { ...m, lastUpdateMs: s.nowMs } : m)),
     fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs },
     leader: {
       writable: false,

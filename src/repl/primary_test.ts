@@ -44,7 +44,7 @@ test('catch-up: a new primary behind a member waits to reach it before its no-op
   s = started(THREE, 0);
   const ready = deliver(deliver(s, 1, heartbeatResponse(s), 9000).state, 2, heartbeatResponse(s), 9000).state;
   const asked = tick(ready, ready.electionTimeoutAtMs!).state;
-  const vote = (dryRun: boolean) => ({ kind: 'replSetRequestVotesResponse', term: asked.term, voteGranted: true, reason: '', dryRun, requestTerm: 1 }) as const;
+  const vote = (dryRun: boolean) => ({ kind: 'replSetRequestVotesResponse', term: asked.term, voteGranted: true, reason: '', dryRun, requestTerm: dryRun ? 0 : 1 }) as const;
   const won = deliver(deliver(asked, 1, vote(true)).state, 1, vote(false)).state;
   const behind = deliver(won, 2, heartbeatResponse(won, { applied: { ts: 5000, t: 0 } })).state;
   assert.equal(behind.leader!.writable, false);
