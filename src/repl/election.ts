@@ -5,7 +5,7 @@ import type { ReplSetRequestVotes, ReplSetRequestVotesResponse } from './message
 import { becomeLeader } from './primary.js';
 import { isVoter, majorityVoteCount, replSetSettings } from './repl_set_config.js';
 import { updateTerm } from './step_down.js';
-import { lastAppliedOpTime, selfConfig, type ElectionRound, type StartElectionReason, type TopologyState } from './topology_state.js';
+import { lastAppliedOpTime, primaryIndex, selfConfig, type ElectionRound, type StartElectionReason, type TopologyState } from './topology_state.js';
 import { decideVote } from './vote_decision.js';
 
 // TopologyCoordinator::getMyUnelectableReason, for the reasons this core models; null: may stand.
@@ -40,7 +40,8 @@ function requestVotes(s: TopologyState, fx: Effects, round: ElectionRound): void
 }
 
 function newRound(s: TopologyState, reason: StartElectionReason, dryRun: boolean, term: number): ElectionRound {
-  return { reason, dryRun, term, granted: [s.selfIndex], responded: [s.selfIndex], deadlineMs: s.nowMs + replSetSettings(s.config).electionTimeoutMillis };
+  const requiredVoter = dryRun && reason === 'catchupTakeover' ? primaryIndex(s) : null;
+  return { reason, dryRun, term, granted: [s.selfIndex], responded: [s.selfIndex], deadlineMs: s.nowMs + replSetSettings(s.config).electionTimeoutMillis, requiredVoter };
 }
 
 // Stands for election: first a dry run in the current term, which moves no one's term, so a member
@@ -70,7 +71,10 @@ export function loseElection(s: TopologyState): TopologyState {
 
 function checkRound(s: TopologyState, fx: Effects): TopologyState {
   const round = s.election!;
-  if (round.granted.length >= majorityVoteCount(s.config)) return round.dryRun ? startRealElection(s, fx) : becomeLeader(s, fx);
+  const required = round.requiredVoter;
+  if (required !== null && round.responded.includes(required) && !round.granted.includes(required)) return loseElection(s);
+  const requiredYes = required === null || round.granted.includes(required);
+  if (requiredYes && round.granted.length >= majorityVoteCount(s.config)) return round.dryRun ? startRealElection(s, fx) : becomeLeader(s, fx);
   if (voters(s).every((i) => round.responded.includes(i))) return loseElection(s);
   return s;
 }

@@ -90,7 +90,8 @@ function makeConfig(rng: Rng): ReplSetConfig {
   if (shape === 1) members[0] = member(0, { priority: 2 });
   if (shape === 2) members[n - 1] = member(n - 1, { priority: 0 });
   if (shape === 3 && n === 5) members[n - 1] = member(n - 1, { priority: 0, arbiterOnly: true });
-  return { _id: 'rs0', version: 1, members };
+  // MongoDB's unbounded catch-up in some seeds, where a catch-up takeover can happen.
+  return rng.chance(0.25) ? { _id: 'rs0', version: 1, members, settings: { catchUpTimeoutMillis: -1 } } : { _id: 'rs0', version: 1, members };
 }
 
 export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {

@@ -34,7 +34,13 @@ test('catch-up takeover: a member ahead of a primary that has not yet written in
   s = deliver(s, 2, heartbeatResponse(s, { state: 'PRIMARY', term: 2, applied: { ts: 4000, t: 1 } }), 1000).state;
   assert.equal(s.catchupTakeoverAtMs, 31_000);
   const kept = deliver(deliver(s, 1, heartbeatResponse(s, { term: 2, applied: { ts: 4000, t: 1 } }), 30_500).state, 2, heartbeatResponse(s, { state: 'PRIMARY', term: 2, applied: { ts: 4000, t: 1 } }), 30_500).state;
-  assert.equal(tick(kept, 31_000).state.election?.reason, 'catchupTakeover');
+  const standing = tick(kept, 31_000).state;
+  assert.equal(standing.election?.reason, 'catchupTakeover');
+  const dryRunNo = { kind: 'replSetRequestVotesResponse', term: 2, voteGranted: false, reason: 'no', dryRun: true, requestTerm: 2 } as const;
+  const dryRunYes = { ...dryRunNo, voteGranted: true, reason: '' } as const;
+  assert.equal(deliver(standing, 2, dryRunNo, 31_010).state.role, 'follower', 'the primary said no: the takeover is off');
+  assert.equal(deliver(standing, 1, dryRunYes, 31_010).state.role, 'candidate', 'a majority without the primary\'s yes is not enough');
+  assert.equal(deliver(deliver(standing, 1, dryRunYes, 31_010).state, 2, dryRunYes, 31_020).state.election?.dryRun, false);
   const wrote = deliver(s, 2, heartbeatResponse(s, { state: 'PRIMARY', term: 2, applied: { ts: 6000, t: 2 } }), 30_500).state;
   assert.equal(tick(wrote, 31_000).state.election, null, 'the primary has written in its term: no takeover');
 });

@@ -1,9 +1,9 @@
 import type { LastVote } from './last_vote.js';
-import type { MemberData } from './member_data.js';
+import { isUp, type MemberData } from './member_data.js';
 import type { MemberState } from './member_state.js';
 import { entryOpTime, type OplogEntry } from './oplog_entry.js';
 import { NULL_OP_TIME, type OpTime } from './op_time.js';
-import type { ReplSetConfig } from './repl_set_config.js';
+import { replSetSettings, type ReplSetConfig } from './repl_set_config.js';
 import type { ReplTestingKnobs } from './repl_testing_knobs.js';
 
 // MongoDB's TopologyCoordinator roles: a leader is PRIMARY, a candidate is a SECONDARY running an
@@ -20,6 +20,8 @@ export interface ElectionRound {
   readonly granted: readonly number[];
   readonly responded: readonly number[];
   readonly deadlineMs: number;
+  // A catch-up takeover's dry run needs the primary's own yes (it must agree it is behind).
+  readonly requiredVoter: number | null;
 }
 
 export interface CatchUp {
@@ -85,8 +87,10 @@ export function otherMembers(s: TopologyState): number[] {
   return s.config.members.map((_, i) => i).filter((i) => i !== s.selfIndex);
 }
 
+// The primary this member knows of: itself, or a member up and PRIMARY in a term not behind its own.
 export function primaryIndex(s: TopologyState): number | null {
   if (s.role === 'leader') return s.selfIndex;
-  const i = s.members.findIndex((m, j) => j !== s.selfIndex && m.state === 'PRIMARY' && m.term >= s.term);
+  const timeoutMs = replSetSettings(s.config).electionTimeoutMillis;
+  const i = s.members.findIndex((m, j) => j !== s.selfIndex && m.state === 'PRIMARY' && m.term >= s.term && isUp(m, s.nowMs, timeoutMs));
   return i < 0 ? null : i;
 }
