@@ -25,44 +25,6 @@ test('a secondary picks a source ahead of it and asks for what follows its last 
   assert.deepEqual(sent(step.effects, 'oplogFetch')[0]!.message, { kind: 'oplogFetch', lastFetched: { ts: 300, t: 2 }, term: 2 });
 });
 
-test('the source answers OplogStartMissing when it lacks the fetcher\'s last entry', () => {
-  const source = started(THREE, 0, { oplog: [entry(1, 0, 'n'), entry(200, 2)] });
-  const step = deliver(source, 1, { kind: 'oplogFetch', lastFetched: { ts: 100, t: 1 }, term: 1 });
-  assert.equal((sent(step.effects, 'oplogFetchResponse')[0]!.message as OplogFetchResponse).status, 'OplogStartMissing');
-});
-
-test('OplogStartMissing: ROLLBACK to the newest entry both hold, the divergent tail truncated and the source\'s entries taken', () => {
-  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)]);
-  const missing = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta() }, 1010);
-  assert.equal(missing.state.memberState, 'ROLLBACK');
-  assert.deepEqual(sent(missing.effects, 'rollbackFetch')[0]!.message, { kind: 'rollbackFetch', from: NULL_OP_TIME });
-  const back = deliver(missing.state, 0, { kind: 'rollbackFetchResponse', entries: [entry(1, 0, 'n'), entry(100, 1), entry(200, 2)], metadata: meta() }, 1020);
-  assert.deepEqual(back.effects.filter((e) => e.type !== 'send' && e.type !== 'memberStateChanged'), [
-    { type: 'truncateOplogAfter', opTime: { ts: 100, t: 1 } },
-    { type: 'appendOplog', entries: [entry(200, 2)] },
-  ]);
-  assert.deepEqual(back.state.oplog, [entry(1, 0, 'n'), entry(100, 1), entry(200, 2)]);
-  assert.equal(back.state.memberState, 'SECONDARY');
-});
-
-test('a rollback whose common point lies below the commit point is refused and nothing is truncated', () => {
-  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)], { ts: 150, t: 1 });
-  const missing = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta() }, 1010).state;
-  const back = deliver(missing, 0, { kind: 'rollbackFetchResponse', entries: [entry(1, 0, 'n'), entry(100, 1), entry(200, 2)], metadata: meta() }, 1020);
-  assert.ok(back.effects.some((e) => e.type === 'rollbackRefused'));
-  assert.ok(!back.effects.some((e) => e.type === 'truncateOplogAfter'));
-  assert.equal(back.state.oplog.length, 3);
-});
-
-test('no rollback to a source whose last entry is of an older term than ours: it may lack what a newer primary committed', () => {
-  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)]);
-  const step = deliver({ ...s, term: 3 }, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta() }, 1010);
-  assert.equal(step.state.memberState, 'SECONDARY');
-  assert.equal(sent(step.effects, 'rollbackFetch').length, 0);
-  assert.equal(step.state.fetch.syncSourceIndex, null);
-  assert.ok(step.state.fetch.denylist[0]! > 1010);
-});
-
 test('a source whose own last entry is behind ours is left', () => {
   const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1)]);
   const step = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'ok', entries: [], metadata: meta({ lastOpApplied: { ts: 50, t: 1 }, isPrimary: false }) }, 1010);
