@@ -136,7 +136,10 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     for (const e of step.effects) runEffect(i, e);
     invariants.observe(i, before, step.state, step.effects, `seed ${options.seed} t=${nowMs} ${what}`);
     node.state = step.state;
-    if (node.disk.oplog.length !== step.state.oplog.length || (node.disk.lastVote ?? NO_VOTE) !== step.state.lastVote) {
+    const onDisk = node.disk.oplog.at(-1);
+    const inMemory = step.state.oplog.at(-1);
+    const sameOplog = node.disk.oplog.length === step.state.oplog.length && onDisk?.ts === inMemory?.ts && onDisk?.t === inMemory?.t;
+    if (!sameOplog || (node.disk.lastVote ?? NO_VOTE) !== step.state.lastVote) {
       invariants.violations.push(`seed ${options.seed} t=${nowMs} ${what}: member ${i}: its state holds what its persist effects did not write`);
     }
   };
