@@ -79,9 +79,15 @@ function underSession(cmd: Doc): Doc {
   return session === undefined ? cmd : { ...cmd, lsid: session.lsid, txnNumber: session.txnNumber };
 }
 
-// A participant command (a retryable write of the coordinator's session) to one host.
+// A participant command (a retryable write of the coordinator's session) to one host: its reply,
+// ok or not.
+export function commandUnderSession(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
+  return env.client.command(host, db, underSession(cmd));
+}
+
+// A participant command that must answer ok.
 export async function onParticipant(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
-  return checkOk(await env.client.command(host, db, underSession(cmd)));
+  return checkOk(await commandUnderSession(env, host, db, cmd));
 }
 
 export async function onConfig(env: DDLCoordinatorEnv, cmd: Doc): Promise<Doc> {

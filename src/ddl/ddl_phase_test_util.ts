@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { Long, UUID } from 'bson';
+import type { Doc } from '../bson/values.js';
+import type { CoordinatorDocument, DDLOperationType } from './sharding_ddl_coordinator_document.js';
+import { START, type DDLPhaseEffect, type PhaseStepFn } from './ddl_phase_effects.js';
+
+// What the cluster answers an effect with in a test: documents, or an error the effect fails with.
+export type Answer = (effect: DDLPhaseEffect) => readonly Doc[];
+
+export interface PhaseRun {
+  readonly effects: DDLPhaseEffect[];
+  readonly saves: Doc[];
+  // The state document after the phase, with what it saved.
+  readonly doc: CoordinatorDocument;
+}
+
+export function coordinatorDoc(operationType: DDLOperationType, namespace: string, request: Doc, fields: Doc = {}): CoordinatorDocument {
+  return { _id: { namespace, operationType }, phase: 'kUnset', request, session: { lsid: { id: new UUID() }, txnNumber: Long.ZERO }, ...fields };
+}
+
+// One phase from its first stage to its end, as ddl_phase_driver.ts drives it, against `answer`.
+export function runPhase(step: PhaseStepFn, phase: string, doc: CoordinatorDocument, answer: Answer, self?: string): PhaseRun {
+  const effects: DDLPhaseEffect[] = [];
+  const saves: Doc[] = [];
+  let at = { phase, doc: { ...doc, phase }, stage: START, memo: {}, self };
+  let replies: (readonly Doc[])[] = [];
+  for (let guard = 0; guard < 1000; guard++) {
+    const next = step(at, replies);
+    let current = at.doc;
+    if (next.save !== undefined) {
+      saves.push(next.save);
+      current = { ...current, ...next.save };
+    }
+    effects.push(...next.effects);
+    replies = next.effects.map(answer);
+    if (next.next === undefined) return { effects, saves, doc: current };
+    at = { ...at, doc: current, stage: next.next, memo: { ...at.memo, ...next.memo } };
+  }
+  throw new Error(`${phase} never ended`);
+}
+
+// Every phase in order, each from the document the one before left; returns each phase's run.
+export function runPhases(step: PhaseStepFn, phases: readonly string[], doc: CoordinatorDocument, answer: Answer, self?: string): Map<string, PhaseRun> {
+  const runs = new Map<string, PhaseRun>();
+  let current = doc;
+  for (const phase of phases) {
+    const run = runPhase(step, phase, current, answer, self);
+    runs.set(phase, run);
+    current = run.doc;
+  }
+  return runs;
+}
+
+// A coordinator that crashed in any phase runs it again from its persisted document alone (the
+// phase checkpointed with what the phases before it saved): the step decides the same effects and
+// saves as the first time.
+export function assertResumesFromEachPhase(step: PhaseStepFn, phases: readonly string[], doc: CoordinatorDocument, answer: Answer, self?: string): void {
+  let persisted = doc;
+  for (const phase of phases) {
+    const first = runPhase(step, phase, persisted, answer, self);
+    const again = runPhase(step, phase, { ...first.doc, phase }, answer, self);
+    assert.deepEqual(again.effects, first.effects, `${phase} run again decides other effects`);
+    persisted = first.doc;
+  }
+}
+
+// An effect in a line, for tests that read a phase's order: `send config _configsvrCommitDropCollection`.
+export function describeEffect(effect: DDLPhaseEffect): string {
+  const target = (to: 'config' | { host: string }): string => (to === 'config' ? 'config' : to.host);
+  const verb = (cmd: Doc): string => Object.keys(cmd)[0]!;
+  switch (effect.type) {
+    case 'read':
+      return `read ${target(effect.to)} ${verb(effect.cmd)} ${String(Object.values(effect.cmd)[0])}`;
+    case 'send':
+      return `send ${effect.requests.map((r) => target(r.to)).join(',')} ${verb(effect.requests[0]?.cmd ?? {})}`;
+    case 'command':
+      return `command ${target(effect.request.to)} ${verb(effect.request.cmd)}`;
+    case 'hint':
+      return `hint ${effect.requests.map((r) => target(r.to)).join(',')} ${verb(effect.requests[0]?.cmd ?? {})}`;
+    case 'logChange':
+      return `logChange ${effect.what}`;
+    default:
+      return `${effect.type} ${effect.db}`;
+  }
+}
+
+// The commands an effect sends, one per request.
+export function commandsOf(effect: DDLPhaseEffect | undefined): Doc[] {
+  if (effect === undefined) return [];
+  if (effect.type === 'send' || effect.type === 'hint') return effect.requests.map((r) => r.cmd);
+  if (effect.type === 'command' || effect.type === 'read') return [effect.type === 'command' ? effect.request.cmd : effect.cmd];
+  return [];
+}
