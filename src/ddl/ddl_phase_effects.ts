@@ -84,6 +84,12 @@ export function readCollectionEntry(ns: string): DDLPhaseEffect {
   return readConfig('collections', { filter: { _id: ns } });
 }
 
+// The config.collections entries of the database's sharded collections.
+export function readShardedCollectionsOf(db: string): DDLPhaseEffect {
+  const escaped = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return readConfig('collections', { filter: { _id: { $regex: `^${escaped}\\.` } } });
+}
+
 export function shardsFrom(docs: readonly Doc[]): ParticipantShard[] {
   return docs.map((s) => ({ _id: String(s._id), host: String(s.host) }));
 }

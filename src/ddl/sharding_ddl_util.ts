@@ -114,35 +114,10 @@ export async function onShards(env: DDLCoordinatorEnv, shards: readonly Particip
   await Promise.all(shards.map((s) => onParticipant(env, s.host, db, cmd)));
 }
 
-// MongoDB's stopMigrations: the balancer and moveChunk leave the collection alone, and the config
-// server waits out the migrations of it still running. A collection no longer sharded (a phase
-// run again after its metadata went) has none.
-export async function stopMigrations(env: DDLCoordinatorEnv, ns: string): Promise<void> {
-  const reply = await env.client.command(configHostOf(env), 'admin', underSession({ _configsvrSetAllowMigrations: ns, allowMigrations: false }));
-  if (reply.code !== ErrorCodes.NamespaceNotSharded) checkOk(reply);
-}
-
 // The critical section a coordinator takes on the participants (_shardsvrParticipantBlock), named
 // by the operation so that a participant refuses to let another release it.
 export function criticalSectionReason(operation: string, ns: string): Doc {
   return { command: operation, ns };
-}
-
-export async function blockCrud(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string, reason: Doc): Promise<void> {
-  const { db, coll } = splitNs(ns);
-  await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType: 'ReadsAndWrites', reason });
-}
-
-export async function unblockCrud(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string, reason: Doc): Promise<void> {
-  const { db, coll } = splitNs(ns);
-  await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason });
-}
-
-// The drop of a collection on every shard, once the config server has forgotten it: each drops its
-// copy, its range deletion tasks and its cached metadata.
-export async function dropOnParticipants(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string): Promise<void> {
-  const { db, coll } = splitNs(ns);
-  await onShards(env, shards, db, { _shardsvrDropCollectionParticipant: coll });
 }
 
 export function splitNs(ns: string): { db: string; coll: string } {
