@@ -1,4 +1,6 @@
 import { ObjectId } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { changeLogEntry } from '../catalog_decisions/changelog.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
@@ -27,6 +29,11 @@ export async function drivePhase(
     if (next.next === undefined) return;
     at = { ...at, doc: current, stage: next.next, memo: { ...at.memo, ...next.memo }, self: self() };
   }
+}
+
+// For a coordinator's cleanupOnAbort, which has nothing to persist.
+export function noSave(): never {
+  throw new MongoError(ErrorCodes.InternalError, 'a DDL coordinator\'s clean-up persists nothing');
 }
 
 async function perform(env: DDLCoordinatorEnv, effect: DDLPhaseEffect, self: () => string | undefined): Promise<readonly Doc[]> {

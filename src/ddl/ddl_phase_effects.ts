@@ -1,3 +1,4 @@
+import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
@@ -15,6 +16,9 @@ import { splitNs, type ParticipantShard } from './sharding_ddl_util.js';
 // fails with it, as the run loop (sharding_ddl_coordinator_run.ts) decides.
 
 export const START = 'start';
+
+// The pseudo-phase of a coordinator's cleanupOnAbort: the document's phase is the one that aborted.
+export const CLEANUP_ON_ABORT = 'cleanupOnAbort';
 
 export type Target = 'config' | { readonly host: string };
 
@@ -92,6 +96,17 @@ export function readShardedCollectionsOf(db: string): DDLPhaseEffect {
 
 export function shardsFrom(docs: readonly Doc[]): ParticipantShard[] {
   return docs.map((s) => ({ _id: String(s._id), host: String(s.host) }));
+}
+
+// One shard as config.shards names it: read by readShardNamed, found by shardNamedFrom.
+export function readShardNamed(id: string | undefined): DDLPhaseEffect {
+  return readConfig('shards', { filter: { _id: id } });
+}
+
+export function shardNamedFrom(docs: readonly Doc[], id: string | undefined): ParticipantShard {
+  const [entry] = docs;
+  if (entry === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${id} not found`);
+  return { _id: String(entry._id), host: String(entry.host) };
 }
 
 export function host(shard: ParticipantShard): Target {

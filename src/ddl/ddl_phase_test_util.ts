@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { Long, UUID } from 'bson';
+import { deserialize, Long, serialize, UUID } from 'bson';
 import type { Doc } from '../bson/values.js';
 import type { CoordinatorDocument, DDLOperationType } from './sharding_ddl_coordinator_document.js';
-import { START, type DDLPhaseEffect, type PhaseStepFn } from './ddl_phase_effects.js';
+import { CLEANUP_ON_ABORT, START, type DDLPhaseEffect, type PhaseStepFn } from './ddl_phase_effects.js';
 
 // What the cluster answers an effect with in a test: documents, or an error the effect fails with.
 export type Answer = (effect: DDLPhaseEffect) => readonly Doc[];
@@ -18,11 +18,12 @@ export function coordinatorDoc(operationType: DDLOperationType, namespace: strin
   return { _id: { namespace, operationType }, phase: 'kUnset', request, session: { lsid: { id: new UUID() }, txnNumber: Long.ZERO }, ...fields };
 }
 
-// One phase from its first stage to its end, as ddl_phase_driver.ts drives it, against `answer`.
+// One phase from its first stage to its end, as ddl_phase_driver.ts drives it, against `answer`
+// (the clean-up keeps the document's phase: the one that aborted).
 export function runPhase(step: PhaseStepFn, phase: string, doc: CoordinatorDocument, answer: Answer, self?: string): PhaseRun {
   const effects: DDLPhaseEffect[] = [];
   const saves: Doc[] = [];
-  let at = { phase, doc: { ...doc, phase }, stage: START, memo: {}, self };
+  let at = { phase, doc: phase === CLEANUP_ON_ABORT ? doc : { ...doc, phase }, stage: START, memo: {}, self };
   let replies: (readonly Doc[])[] = [];
   for (let guard = 0; guard < 1000; guard++) {
     const next = step(at, replies);
@@ -51,17 +52,30 @@ export function runPhases(step: PhaseStepFn, phases: readonly string[], doc: Coo
   return runs;
 }
 
-// A coordinator that crashed in any phase runs it again from its persisted document alone (the
-// phase checkpointed with what the phases before it saved): the step decides the same effects and
-// saves as the first time.
-export function assertResumesFromEachPhase(step: PhaseStepFn, phases: readonly string[], doc: CoordinatorDocument, answer: Answer, self?: string): void {
+// A coordinator that crashed in any phase runs it again from its persisted document alone, as
+// stored (through BSON, so nothing kept only in memory survives): from the phase's checkpoint the
+// step decides the same effects and saves as the first time, and after what the phase saved the
+// same effects, but in the phases `decidedBySave` names (one whose saved note tells it its work is
+// done).
+export function assertResumesFromEachPhase(
+  step: PhaseStepFn, phases: readonly string[], doc: CoordinatorDocument, answer: Answer, self?: string, decidedBySave: readonly string[] = [],
+): void {
   let persisted = doc;
   for (const phase of phases) {
     const first = runPhase(step, phase, persisted, answer, self);
-    const again = runPhase(step, phase, { ...first.doc, phase }, answer, self);
-    assert.deepEqual(again.effects, first.effects, `${phase} run again decides other effects`);
+    const fromCheckpoint = runPhase(step, phase, stored({ ...persisted, phase }), answer, self);
+    assert.deepEqual(fromCheckpoint.effects, first.effects, `${phase} run again from its checkpoint decides other effects`);
+    assert.deepEqual(fromCheckpoint.saves, first.saves.map((s) => deserialize(serialize(s))), `${phase} run again from its checkpoint saves otherwise`);
+    if (!decidedBySave.includes(phase)) {
+      const afterSaves = runPhase(step, phase, stored(first.doc), answer, self);
+      assert.deepEqual(afterSaves.effects, first.effects, `${phase} run again after its saves decides other effects`);
+    }
     persisted = first.doc;
   }
+}
+
+function stored(doc: CoordinatorDocument): CoordinatorDocument {
+  return deserialize(serialize(doc)) as CoordinatorDocument;
 }
 
 // An effect in a line, for tests that read a phase's order: `send config _configsvrCommitDropCollection`.

@@ -53,11 +53,6 @@ export async function shardNamed(env: DDLCoordinatorEnv, id: string | undefined)
   return { _id: String(entry._id), host: String(entry.host) };
 }
 
-export async function configCollection(env: DDLCoordinatorEnv, ns: string): Promise<Doc | undefined> {
-  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: ns } });
-  return entry;
-}
-
 // The config.collections entries of the database's sharded collections.
 export function shardedCollectionsOf(env: DDLCoordinatorEnv, db: string): Promise<Doc[]> {
   const escaped = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -107,11 +102,6 @@ export async function performNoopRetryableWriteOnAllShardsAndConfigsvr(env: DDLC
     const [writeError] = (reply.writeErrors as Doc[] | undefined) ?? [];
     if (writeError !== undefined) throw new MongoError(Number(writeError.code), String(writeError.errmsg));
   }));
-}
-
-// Sends `cmd` to each shard at once; every one must answer ok.
-export async function onShards(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], db: string, cmd: Doc): Promise<void> {
-  await Promise.all(shards.map((s) => onParticipant(env, s.host, db, cmd)));
 }
 
 // The critical section a coordinator takes on the participants (_shardsvrParticipantBlock), named
