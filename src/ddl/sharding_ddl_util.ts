@@ -46,22 +46,9 @@ export async function allShards(env: DDLCoordinatorEnv): Promise<ParticipantShar
   return shards.map((s) => ({ _id: String(s._id), host: String(s.host) }));
 }
 
-// One shard as config.shards names it, with the host the coordinator's commands reach it by.
-export async function shardNamed(env: DDLCoordinatorEnv, id: string | undefined): Promise<ParticipantShard> {
-  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'shards', filter: { _id: id } });
-  if (entry === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${id} not found`);
-  return { _id: String(entry._id), host: String(entry.host) };
-}
-
-// The config.collections entries of the database's sharded collections.
-export function shardedCollectionsOf(env: DDLCoordinatorEnv, db: string): Promise<Doc[]> {
-  const escaped = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escaped}\\.` } } });
-}
-
-// The session of the coordinator whose phase is running: every command below that changes
-// something on a participant or the config server goes as a retryable write of it (lsid and
-// txnNumber), so that the participant can refuse one from before the coordinator's last recovery
+// The session of the coordinator whose phase is running: every command a phase sends that changes
+// something on a participant or the config server (ddl_phase_driver.ts's sends) goes as a
+// retryable write of it (lsid and txnNumber), so that the participant can refuse one from before the coordinator's last recovery
 // (src/mongod_commands/sharding/ddl_participant_session.ts).
 const coordinatorSession = new AsyncLocalStorage<CoordinatorDocument['session']>();
 
@@ -83,10 +70,6 @@ export function commandUnderSession(env: DDLCoordinatorEnv, host: string, db: st
 // A participant command that must answer ok.
 export async function onParticipant(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
   return checkOk(await commandUnderSession(env, host, db, cmd));
-}
-
-export async function onConfig(env: DDLCoordinatorEnv, cmd: Doc): Promise<Doc> {
-  return onParticipant(env, configHostOf(env), 'admin', cmd);
 }
 
 // After a recovery, before its phase runs again: a no-op retryable write of the coordinator's new
