@@ -10,6 +10,8 @@ export type Answer = (effect: DDLPhaseEffect) => readonly Doc[];
 export interface PhaseRun {
   readonly effects: DDLPhaseEffect[];
   readonly saves: Doc[];
+  // Effects and saves in the order the driver runs them: `save <fields>` before the effects of its step.
+  readonly trace: string[];
   // The state document after the phase, with what it saved.
   readonly doc: CoordinatorDocument;
 }
@@ -23,6 +25,7 @@ export function coordinatorDoc(operationType: DDLOperationType, namespace: strin
 export function runPhase(step: PhaseStepFn, phase: string, doc: CoordinatorDocument, answer: Answer, self?: string): PhaseRun {
   const effects: DDLPhaseEffect[] = [];
   const saves: Doc[] = [];
+  const trace: string[] = [];
   let at = { phase, doc: phase === CLEANUP_ON_ABORT ? doc : { ...doc, phase }, stage: START, memo: {}, self };
   let replies: (readonly Doc[])[] = [];
   for (let guard = 0; guard < 1000; guard++) {
@@ -30,11 +33,13 @@ export function runPhase(step: PhaseStepFn, phase: string, doc: CoordinatorDocum
     let current = at.doc;
     if (next.save !== undefined) {
       saves.push(next.save);
+      trace.push(`save ${Object.keys(next.save).join(',')}`);
       current = { ...current, ...next.save };
     }
     effects.push(...next.effects);
+    trace.push(...next.effects.map(describeEffect));
     replies = next.effects.map(answer);
-    if (next.next === undefined) return { effects, saves, doc: current };
+    if (next.next === undefined) return { effects, saves, trace, doc: current };
     at = { ...at, doc: current, stage: next.next, memo: { ...at.memo, ...next.memo } };
   }
   throw new Error(`${phase} never ended`);

@@ -23,7 +23,7 @@ test('a sharded collection: its UUID and every shard noted, migrations stopped, 
   const runs = runPhases(dropCollectionStep, PHASES, doc, cluster(true));
   const freeze = runs.get('kFreezeCollection')!;
   assert.deepEqual(freeze.saves, [{ shards: SHARDS, collectionUUID: UUID_A }]);
-  assert.deepEqual(freeze.effects.map(describeEffect), ['read config find collections', 'read config find shards', 'send config _configsvrSetAllowMigrations']);
+  assert.deepEqual(freeze.trace, ['read config find collections', 'read config find shards', 'save shards,collectionUUID', 'send config _configsvrSetAllowMigrations']);
   assert.deepEqual(freeze.effects[2], {
     type: 'send', requests: [{ to: 'config', db: 'admin', cmd: { _configsvrSetAllowMigrations: 'test.c', allowMigrations: false } }], accept: [ErrorCodes.NamespaceNotSharded],
   });

@@ -42,6 +42,11 @@ test('the primary blocks the database, notes its UUID, drops each sharded collec
     'send h0:1,h1:1 _shardsvrDropDatabaseParticipant', 'send config _configsvrCommitDropDatabase', 'hint h0:1,h1:1 _flushDatabaseCacheUpdates', 'unblockDatabase app',
   ]);
   assert.deepEqual(run.saves, [{ databaseUUID: DB_UUID }, { dropping: A }, { dropping: B }, { dropping: null }]);
+  // Each collection is noted before its first command goes.
+  assert.deepEqual(run.trace.filter((t) => t.startsWith('save') || t.includes('AllowMigrations') || t.includes('DropDatabase')), [
+    'save databaseUUID', 'save dropping', 'send config _configsvrSetAllowMigrations', 'save dropping', 'send config _configsvrSetAllowMigrations',
+    'save dropping', 'send h0:1,h1:1 _shardsvrDropDatabaseParticipant', 'send config _configsvrCommitDropDatabase',
+  ]);
   assert.deepEqual(commandsOf(run.effects[6]), [{ _configsvrCommitDropCollection: 'app.a', collectionUUID: A.uuid }]);
   assert.deepEqual(run.effects.at(-1), { type: 'unblockDatabase', db: 'app', reason: 'dropDatabase' });
 });

@@ -49,6 +49,7 @@ test('the first command of a txnNumber writes the record (dropping older history
     { type: 'putRecord', session, record: { _id: session, txnNum: Long.fromNumber(3), lastWriteOpTime: opTime, lastWriteDate: ctx.wallDate, ns: 't.c', stmts } },
   ]);
   assert.deepEqual(first.next, { recordWritten: true, olderHistory: false });
+  assert.deepEqual(recordStatements(known({ recordWritten: false }), ctx, 't.c', stmts, undefined).writes.map((w) => w.type), ['putRecord']);
   const later = recordStatements(known(), ctx, 't.c', [{ stmtId: 4, op: 'delete', n: 1 }], { kind: 'preImage', doc: { _id: 1 } });
   assert.deepEqual(later.writes.map((w) => w.type), ['insertHistory', 'setRecordFields', 'putImage']);
   assert.deepEqual(later.writes[0], { type: 'insertHistory', entry: { _id: { lsid: session, txnNum: Long.fromNumber(3), stmtId: 4 }, ns: 't.c', ts: ctx.ts, stmts: [{ stmtId: 4, op: 'delete', n: 1 }] } });
