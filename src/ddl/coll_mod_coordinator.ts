@@ -1,10 +1,13 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import { fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
-import { allShards, configCollection, configHostOf, onConfig, onParticipant, splitNs, stopMigrations, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
+import { drivePhase } from './ddl_phase_driver.js';
+import {
+  readCollectionEntry, readConfig, readShards, sendToConfig, sendToShards, shardsFrom, START, stopMigrations, type PhaseStep, type PhaseStepFn,
+} from './ddl_phase_effects.js';
+import { splitNs, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
 
 // MongoDB's CollModCoordinator, on the database's primary shard, for a collection sharded or not:
 //   kCheckPreconditions  the primary applies the modification to its copy
@@ -27,45 +30,55 @@ interface CollModFacts {
   result: Doc;
 }
 
+export const collModStep: PhaseStepFn = ({ phase, doc, stage, memo, self }, replies): PhaseStep => {
+  const ns = doc._id.namespace;
+  const { db, coll } = splitNs(ns);
+  const participant = { _shardsvrCollModParticipant: coll, collModRequest: doc.request.collModRequest as Doc };
+  const facts = doc.facts as CollModFacts;
+  switch (phase) {
+    case 'kCheckPreconditions':
+      switch (stage) {
+        case START:
+          return { effects: [readShards(), readCollectionEntry(ns)], next: 'apply' };
+        case 'apply': {
+          const primary = shardsFrom(replies[0]!).find((s) => s._id === self);
+          if (primary === undefined) throw new MongoError(ErrorCodes.ShardNotFound, 'this shard is not in config.shards');
+          return { effects: [sendToShards([primary], db, participant)], next: 'applied', memo: { entry: replies[1]![0] ?? null } };
+        }
+        default: {
+          const entry = memo.entry as Doc | null;
+          const { ok: _ok, ...result } = replies[0]![0]!;
+          return {
+            save: { facts: { sharded: entry !== null, migrationsStopped: entry?.permitMigrations === false, collectionUUID: entry?.uuid ?? null, result } },
+            effects: [],
+          };
+        }
+      }
+    case 'kFreezeMigrations':
+      return { effects: facts.sharded ? [stopMigrations(ns)] : [] };
+    case 'kUpdateShards': {
+      if (!facts.sharded) return { effects: [] };
+      if (stage === START) return { effects: [readConfig('chunks', { filter: { uuid: facts.collectionUUID }, projection: { shard: 1 } }), readShards()], next: 'update' };
+      const owners = new Set(replies[0]!.map((c) => String(c.shard)));
+      owners.delete(self ?? '');
+      const shards = shardsFrom(replies[1]!).filter((s) => owners.has(s._id));
+      const resume = facts.migrationsStopped ? [] : [sendToConfig({ _configsvrSetAllowMigrations: ns, allowMigrations: true })];
+      return { effects: [sendToShards(shards, db, participant), ...resume] };
+    }
+    default:
+      throw new Error(`CollModCoordinator has no phase ${phase}`);
+  }
+};
+
 export function collModCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
   return (doc) => {
     const ns = doc._id.namespace;
-    const { db, coll } = splitNs(ns);
-    const collModRequest = doc.request.collModRequest as Doc;
-    const participant = { _shardsvrCollModParticipant: coll, collModRequest };
-    const facts = (d: CoordinatorDocument): CollModFacts => d.facts as CollModFacts;
     return {
       desc: 'CollModCoordinator',
       plan: { phases: PHASES, preconditionPhase: 'kCheckPreconditions' },
-      locks: { db: db.toLowerCase(), collections: [ns] },
-      async runPhase(phase, d, save) {
-        switch (phase) {
-          case 'kCheckPreconditions': {
-            const shards = await allShards(env);
-            const self = shards.find((s) => s._id === selfShard());
-            if (self === undefined) throw new MongoError(ErrorCodes.ShardNotFound, 'this shard is not in config.shards');
-            const entry = await configCollection(env, ns);
-            const { ok: _ok, ...result } = await onParticipant(env, self.host, db, participant);
-            save({ facts: { sharded: entry !== undefined, migrationsStopped: entry?.permitMigrations === false, collectionUUID: entry?.uuid ?? null, result } });
-            return;
-          }
-          case 'kFreezeMigrations':
-            if (facts(d).sharded) await stopMigrations(env, ns);
-            return;
-          case 'kUpdateShards': {
-            const { sharded, migrationsStopped, collectionUUID } = facts(d);
-            if (!sharded) return;
-            const chunks = await fetchAll(env.client, configHostOf(env), 'config', { find: 'chunks', filter: { uuid: collectionUUID }, projection: { shard: 1 } });
-            const owners = new Set(chunks.map((c) => String(c.shard)));
-            owners.delete(selfShard() ?? '');
-            const shards = (await allShards(env)).filter((s) => owners.has(s._id));
-            await Promise.all(shards.map((s) => onParticipant(env, s.host, db, participant)));
-            if (!migrationsStopped) await onConfig(env, { _configsvrSetAllowMigrations: ns, allowMigrations: true });
-            return;
-          }
-        }
-      },
-      result: (d): Doc => facts(d).result,
+      locks: { db: splitNs(ns).db.toLowerCase(), collections: [ns] },
+      runPhase: (phase, d, save) => drivePhase(env, collModStep, phase, d, save, selfShard),
+      result: (d): Doc => (d.facts as CollModFacts).result,
     };
   };
 }

@@ -3,12 +3,14 @@ import { ErrorCodes } from '../base/error_codes.js';
 import { compareValues } from '../bson/compare.js';
 import type { Doc } from '../bson/values.js';
 import { checkShardCollectionArgs, translateShardCollection, type InitialChunksLayout } from '../catalog_decisions/shard_collection.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
+import { drivePhase, noSave } from './ddl_phase_driver.js';
 import {
-  configCollection, configHostOf, criticalSectionReason, onConfig, onShards, shardNamed, splitNs, type DDLCoordinatorEnv, type ParticipantShard,
-} from './sharding_ddl_util.js';
+  CLEANUP_ON_ABORT, host, read, readCollectionEntry, readConfig, readShardNamed, sendToConfig, sendToShards, shardNamedFrom, START,
+  type DDLPhaseEffect, type PhaseStep, type PhaseStepFn,
+} from './ddl_phase_effects.js';
+import { criticalSectionReason, splitNs, type DDLCoordinatorEnv, type ParticipantShard } from './sharding_ddl_util.js';
 
 // MongoDB's CreateCollectionCoordinator (shardCollection), on the database's primary shard:
 //   kCheckPreconditions                     the request's own checks; a collection sharded already
@@ -48,118 +50,149 @@ interface Translated {
   readonly layout: InitialChunksLayout;
 }
 
-export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
-  return (doc) => {
-    const ns = doc._id.namespace;
-    const { db, coll } = splitNs(ns);
-    const request = doc.request as { shardKey: Doc; unique: boolean; numInitialChunks?: number; presplitHashedZones: boolean };
-    const { shardKey, unique, numInitialChunks, presplitHashedZones } = request;
-    const args = { ns, key: shardKey, unique, presplitHashedZones, ...(numInitialChunks === undefined ? {} : { numInitialChunks }) };
-    const reason = criticalSectionReason('createCollection', ns);
-    const sharded = (d: CoordinatorDocument): boolean => d.result !== undefined && d.result !== null;
-    const translated = (d: CoordinatorDocument): Translated => d as unknown as Translated;
-    // None before the translation, or for a collection sharded already.
-    const dataShardsOf = (d: CoordinatorDocument): readonly ParticipantShard[] => (d.dataShards as ParticipantShard[] | undefined) ?? [];
-    const self = (): Promise<ParticipantShard> => shardNamed(env, selfShard());
-    const block = async (shards: readonly ParticipantShard[], blockType: 'Writes' | 'Unblock'): Promise<void> => {
-      await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType, reason });
-    };
-    const listed = async (host: string): Promise<Doc | undefined> => (await fetchAll(env.client, host, db, { listCollections: 1, filter: { name: coll } }))[0];
-
-    // The collection on the primary, the request translated against it and config.*, the shard key
-    // index built: nothing the config server or another shard holds has changed yet.
-    const createOnCoordinator = async (save: (fields: Doc) => void): Promise<void> => {
-      const primary = await self();
-      let info = await listed(primary.host);
-      if (info?.type === 'view') throw new MongoError(ErrorCodes.CommandNotSupportedOnView, `${ns} is a view`);
-      if (info === undefined) {
-        checkOk(await env.client.command(primary.host, db, { create: coll }));
-        info = await listed(primary.host);
-      }
-      const existingIndexes = await fetchAll(env.client, primary.host, db, { listIndexes: coll });
-      const count = checkOk(await env.client.command(primary.host, db, { count: coll }));
-      const { layout, hosts } = await initialChunksLayout(env, ns, primary._id, Number(count.n) === 0);
-      const { createIndex, dataShards } = translateShardCollection({ ...args, layout, options: (info?.options as Doc | undefined) ?? {}, existingIndexes });
-      if (createIndex !== undefined) checkOk(await env.client.command(primary.host, db, { createIndexes: coll, indexes: [createIndex] }));
-      save({ collectionUUID: (info?.info as Doc | undefined)?.uuid, layout, dataShards: dataShards.map((id) => ({ _id: id, host: hosts.get(id)! })) });
-    };
-
-    return {
-      desc: 'CreateCollectionCoordinator',
-      // A refusal of the translation (options, shard key index, zones) or of the commit releases
-      // every critical section and answers the error.
-      plan: { phases: PHASES, preconditionPhase: 'kCheckPreconditions', lastAbortablePhase: 'kCommitOnShardingCatalog' },
-      locks: { db: db.toLowerCase(), collections: [ns] },
-      async runPhase(phase, d, save) {
-        if (phase !== 'kCheckPreconditions' && phase !== 'kExitCriticalSection' && sharded(d)) return;
-        switch (phase) {
-          case 'kCheckPreconditions': {
-            checkShardCollectionArgs(args);
-            const existing = await configCollection(env, ns);
-            if (existing === undefined) return;
-            if (compareValues(existing.key, shardKey) !== 0 || (existing.unique === true) !== unique) {
-              throw new MongoError(ErrorCodes.AlreadyInitialized, `sharding already enabled for collection ${ns}`);
-            }
-            save({ result: { collectionsharded: ns, collectionUUID: existing.uuid } });
-            return;
-          }
-          case 'kEnterWriteCriticalSectionOnCoordinator':
-            await block([await self()], 'Writes');
-            return;
-          case 'kCreateCollectionOnCoordinator':
-            await createOnCoordinator(save);
-            return;
-          case 'kEnterCriticalSectionOnDataShards':
-            await block(dataShardsOf(d), 'Writes');
-            return;
-          case 'kCreateCollectionOnParticipants': {
-            const dataShards = dataShardsOf(d);
-            if (dataShards.length === 0) return;
-            const { host } = await self();
-            const info = await listed(host);
-            const indexes = (await fetchAll(env.client, host, db, { listIndexes: coll })).filter((i) => i.name !== '_id_');
-            await onShards(env, dataShards, db, {
-              _shardsvrCreateCollectionParticipant: coll, indexes, options: (info?.options as Doc | undefined) ?? {}, collectionUUID: translated(d).collectionUUID,
-            });
-            return;
-          }
-          case 'kCommitOnShardingCatalog': {
-            const { layout, collectionUUID } = translated(d);
-            const reply = await onConfig(env, { _configsvrShardCollection: ns, ...args, collectionUUID, layout });
-            save({ result: { collectionsharded: ns, collectionUUID: reply.collectionUUID } });
-            return;
-          }
-          case 'kExitCriticalSection':
-            await block([...dataShardsOf(d), await self()], 'Unblock');
-            return;
-        }
-      },
-      result: (d): Doc => d.result as Doc,
-      async cleanupOnAbort(d) {
-        if (d.phase === 'kCheckPreconditions') return;
-        // The data shards' copies, made in kCreateCollectionOnParticipants: empty under their
-        // critical section, taken back by UUID so that no copy made otherwise goes with them.
-        if (d.phase === 'kCreateCollectionOnParticipants' || d.phase === 'kCommitOnShardingCatalog') {
-          await onShards(env, dataShardsOf(d), db, {
-            _shardsvrDropCollectionParticipant: coll, collectionUUID: translated(d).collectionUUID, requireCollectionEmpty: true,
-          });
-        }
-        await block([...dataShardsOf(d), await self()], 'Unblock');
-      },
-    };
-  };
+interface CreateRequest {
+  readonly shardKey: Doc;
+  readonly unique: boolean;
+  readonly numInitialChunks?: number;
+  readonly presplitHashedZones: boolean;
 }
 
-// config.shards and config.tags as the initial chunks are laid out from, and each shard's host.
-async function initialChunksLayout(env: DDLCoordinatorEnv, ns: string, primaryShard: string, collectionIsEmpty: boolean): Promise<{ layout: InitialChunksLayout; hosts: Map<string, string> }> {
-  const configHost = configHostOf(env);
-  const shards = await fetchAll(env.client, configHost, 'config', { find: 'shards', sort: { _id: 1 } });
-  const tags = await fetchAll(env.client, configHost, 'config', { find: 'tags', filter: { ns }, sort: { min: 1 } });
-  const layout: InitialChunksLayout = {
+export const createCollectionStep: PhaseStepFn = ({ phase, doc, stage, memo, self }, replies): PhaseStep => {
+  const ns = doc._id.namespace;
+  const { db, coll } = splitNs(ns);
+  const { shardKey, unique, numInitialChunks, presplitHashedZones } = doc.request as unknown as CreateRequest;
+  const args = { ns, key: shardKey, unique, presplitHashedZones, ...(numInitialChunks === undefined ? {} : { numInitialChunks }) };
+  const reason = criticalSectionReason('createCollection', ns);
+  const translated = doc as unknown as Translated;
+  // None before the translation, or for a collection sharded already.
+  const dataShards = (doc.dataShards as ParticipantShard[] | undefined) ?? [];
+  const block = (shards: readonly ParticipantShard[], blockType: 'Writes' | 'Unblock'): DDLPhaseEffect => (
+    sendToShards(shards, db, { _shardsvrParticipantBlock: coll, blockType, reason })
+  );
+  const listed = (primary: ParticipantShard): DDLPhaseEffect => read(host(primary), db, { listCollections: 1, filter: { name: coll } });
+  // This shard, as config.shards names it, once read (the stage after readShardNamed).
+  const primary = (): ParticipantShard => shardNamedFrom(replies[0]!, self);
+  if (phase !== 'kCheckPreconditions' && phase !== 'kExitCriticalSection' && phase !== CLEANUP_ON_ABORT && doc.result !== undefined && doc.result !== null) {
+    return { effects: [] };
+  }
+  switch (phase) {
+    case 'kCheckPreconditions': {
+      if (stage === START) {
+        checkShardCollectionArgs(args);
+        return { effects: [readCollectionEntry(ns)], next: 'existing' };
+      }
+      const [existing] = replies[0]!;
+      if (existing === undefined) return { effects: [] };
+      if (compareValues(existing.key, shardKey) !== 0 || (existing.unique === true) !== unique) {
+        throw new MongoError(ErrorCodes.AlreadyInitialized, `sharding already enabled for collection ${ns}`);
+      }
+      return { save: { result: { collectionsharded: ns, collectionUUID: existing.uuid } }, effects: [] };
+    }
+    case 'kEnterWriteCriticalSectionOnCoordinator':
+      if (stage === START) return { effects: [readShardNamed(self)], next: 'self' };
+      return { effects: [block([primary()], 'Writes')] };
+    case 'kCreateCollectionOnCoordinator':
+      return createOnCoordinator();
+    case 'kEnterCriticalSectionOnDataShards':
+      return { effects: [block(dataShards, 'Writes')] };
+    case 'kCreateCollectionOnParticipants':
+      if (dataShards.length === 0) return { effects: [] };
+      switch (stage) {
+        case START:
+          return { effects: [readShardNamed(self)], next: 'self' };
+        case 'self':
+          return { effects: [listed(primary()), read(host(primary()), db, { listIndexes: coll })], next: 'create' };
+        default: {
+          const [info] = replies[0]!;
+          const indexes = replies[1]!.filter((i) => i.name !== '_id_');
+          return {
+            effects: [sendToShards(dataShards, db, {
+              _shardsvrCreateCollectionParticipant: coll, indexes, options: (info?.options as Doc | undefined) ?? {}, collectionUUID: translated.collectionUUID,
+            })],
+          };
+        }
+      }
+    case 'kCommitOnShardingCatalog':
+      if (stage === START) return { effects: [sendToConfig({ _configsvrShardCollection: ns, ...args, collectionUUID: translated.collectionUUID, layout: translated.layout })], next: 'committed' };
+      return { save: { result: { collectionsharded: ns, collectionUUID: replies[0]![0]!.collectionUUID } }, effects: [] };
+    case 'kExitCriticalSection':
+      if (stage === START) return { effects: [readShardNamed(self)], next: 'self' };
+      return { effects: [block([...dataShards, primary()], 'Unblock')] };
+    case CLEANUP_ON_ABORT: {
+      if (doc.phase === 'kCheckPreconditions') return { effects: [] };
+      if (stage !== START) return { effects: [block([...dataShards, shardNamedFrom(replies.at(-1)!, self)], 'Unblock')] };
+      // The data shards' copies, made in kCreateCollectionOnParticipants: empty under their
+      // critical section, taken back by UUID so that no copy made otherwise goes with them.
+      const copiesMade = doc.phase === 'kCreateCollectionOnParticipants' || doc.phase === 'kCommitOnShardingCatalog';
+      const drop = sendToShards(dataShards, db, { _shardsvrDropCollectionParticipant: coll, collectionUUID: translated.collectionUUID, requireCollectionEmpty: true });
+      return { effects: [...(copiesMade ? [drop] : []), readShardNamed(self)], next: 'unblock' };
+    }
+    default:
+      throw new Error(`CreateCollectionCoordinator has no phase ${phase}`);
+  }
+
+  // The collection on the primary, the request translated against it and config.*, the shard key
+  // index built: nothing the config server or another shard holds has changed yet.
+  function createOnCoordinator(): PhaseStep {
+    switch (stage) {
+      case START:
+        return { effects: [readShardNamed(self)], next: 'self' };
+      case 'self':
+        return { effects: [listed(primary())], next: 'listed', memo: { primary: primary() } };
+      case 'listed':
+      case 'created': {
+        const me = memo.primary as ParticipantShard;
+        const info = stage === 'listed' ? replies[0]![0] : replies[1]![0];
+        if (info?.type === 'view') throw new MongoError(ErrorCodes.CommandNotSupportedOnView, `${ns} is a view`);
+        if (info === undefined && stage === 'listed') return { effects: [{ type: 'command', request: { to: host(me), db, cmd: { create: coll } } }, listed(me)], next: 'created' };
+        return {
+          effects: [
+            read(host(me), db, { listIndexes: coll }), { type: 'command', request: { to: host(me), db, cmd: { count: coll } } },
+            readConfig('shards', { sort: { _id: 1 } }), readConfig('tags', { filter: { ns }, sort: { min: 1 } }),
+          ],
+          next: 'translate', memo: { info: info ?? null },
+        };
+      }
+      case 'translate': {
+        const me = memo.primary as ParticipantShard;
+        const info = memo.info as Doc | null;
+        const [existingIndexes, [count], shards, tags] = replies as [Doc[], Doc[], Doc[], Doc[]];
+        const layout = initialChunksLayout(me._id, Number(count!.n) === 0, shards, tags);
+        const hosts = new Map(shards.map((s) => [String(s._id), String(s.host)]));
+        const { createIndex, dataShards: ids } = translateShardCollection({ ...args, layout, options: (info?.options as Doc | undefined) ?? {}, existingIndexes });
+        const noted = { collectionUUID: (info?.info as Doc | undefined)?.uuid, layout, dataShards: ids.map((id) => ({ _id: id, host: hosts.get(id)! })) };
+        // Persisted once the index is built: a refusal leaves nothing noted for the clean-up.
+        const build: DDLPhaseEffect[] = createIndex === undefined ? [] : [{ type: 'command', request: { to: host(me), db, cmd: { createIndexes: coll, indexes: [createIndex] } } }];
+        return { effects: build, next: 'built', memo: { noted } };
+      }
+      default:
+        return { save: memo.noted as Doc, effects: [] };
+    }
+  }
+};
+
+// config.shards and config.tags as the initial chunks are laid out from.
+function initialChunksLayout(primaryShard: string, collectionIsEmpty: boolean, shards: readonly Doc[], tags: readonly Doc[]): InitialChunksLayout {
+  return {
     primaryShard, collectionIsEmpty,
     shards: shards.map((s) => String(s._id)),
     zones: tags.map((t) => ({ tag: String(t.tag), min: t.min as Doc, max: t.max as Doc })),
     shardZones: Object.fromEntries(shards.map((s) => [String(s._id), ((s.tags as unknown[] | undefined) ?? []).map(String)])),
   };
-  return { layout, hosts: new Map(shards.map((s) => [String(s._id), String(s.host)])) };
+}
+
+export function createCollectionCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
+  return (doc) => {
+    const ns = doc._id.namespace;
+    return {
+      desc: 'CreateCollectionCoordinator',
+      // A refusal of the translation (options, shard key index, zones) or of the commit releases
+      // every critical section and answers the error.
+      plan: { phases: PHASES, preconditionPhase: 'kCheckPreconditions', lastAbortablePhase: 'kCommitOnShardingCatalog' },
+      locks: { db: splitNs(ns).db.toLowerCase(), collections: [ns] },
+      runPhase: (phase, d, save) => drivePhase(env, createCollectionStep, phase, d, save, selfShard),
+      result: (d): Doc => d.result as Doc,
+      cleanupOnAbort: (d) => drivePhase(env, createCollectionStep, CLEANUP_ON_ABORT, d, noSave, selfShard),
+    };
+  };
 }

@@ -1,10 +1,12 @@
 import type { Doc } from '../bson/values.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
+import { drivePhase } from './ddl_phase_driver.js';
 import {
-  allShards, blockCrud, configCollection, criticalSectionReason, dropOnParticipants, onConfig, splitNs, stopMigrations, unblockCrud,
-  type DDLCoordinatorEnv, type ParticipantShard,
-} from './sharding_ddl_util.js';
+  blockCrud, dropOnParticipants, readCollectionEntry, readShards, sendToConfig, shardsFrom, START, stopMigrations, unblockCrud,
+  type PhaseStep, type PhaseStepFn,
+} from './ddl_phase_effects.js';
+import { criticalSectionReason, splitNs, type DDLCoordinatorEnv, type ParticipantShard } from './sharding_ddl_util.js';
 
 // MongoDB's DropCollectionCoordinator, on the database's primary shard:
 //   kFreezeCollection       note the collection's UUID (if sharded) and the shards; migrations stop
@@ -15,39 +17,39 @@ import {
 // Every shard takes part, not only the owners of chunks: a collection may exist unsharded on any.
 const PHASES = ['kFreezeCollection', 'kEnterCriticalSection', 'kDropCollection', 'kReleaseCriticalSection'] as const;
 
-interface DropCollectionFacts {
-  shards: ParticipantShard[];
-  collectionUUID: unknown;
-}
+export const dropCollectionStep: PhaseStepFn = ({ phase, doc, stage }, replies): PhaseStep => {
+  const ns = doc._id.namespace;
+  const reason = criticalSectionReason('dropCollection', ns);
+  const shards = doc.shards as ParticipantShard[];
+  switch (phase) {
+    case 'kFreezeCollection': {
+      if (stage === START) return { effects: [readCollectionEntry(ns), readShards()], next: 'read' };
+      const [entry] = replies[0]!;
+      return { save: { shards: shardsFrom(replies[1]!), collectionUUID: entry?.uuid ?? null }, effects: entry === undefined ? [] : [stopMigrations(ns)] };
+    }
+    case 'kEnterCriticalSection':
+      return { effects: [blockCrud(shards, ns, reason)] };
+    case 'kDropCollection': {
+      const { collectionUUID } = doc;
+      return {
+        effects: [sendToConfig({ _configsvrCommitDropCollection: ns, ...(collectionUUID === null ? {} : { collectionUUID }) }), dropOnParticipants(shards, ns)],
+      };
+    }
+    case 'kReleaseCriticalSection':
+      return { effects: [unblockCrud(shards, ns, reason)] };
+    default:
+      throw new Error(`DropCollectionCoordinator has no phase ${phase}`);
+  }
+};
 
 export function dropCollectionCoordinator(env: DDLCoordinatorEnv): (doc: CoordinatorDocument) => DDLCoordinator {
   return (doc) => {
     const ns = doc._id.namespace;
-    const reason = criticalSectionReason('dropCollection', ns);
-    const facts = (d: CoordinatorDocument): DropCollectionFacts => ({ shards: d.shards as ParticipantShard[], collectionUUID: d.collectionUUID });
     return {
       desc: 'DropCollectionCoordinator',
       plan: { phases: PHASES },
       locks: { db: splitNs(ns).db.toLowerCase(), collections: [ns] },
-      async runPhase(phase, d, save) {
-        switch (phase) {
-          case 'kFreezeCollection': {
-            const entry = await configCollection(env, ns);
-            save({ shards: await allShards(env), collectionUUID: entry?.uuid ?? null });
-            if (entry !== undefined) await stopMigrations(env, ns);
-            return;
-          }
-          case 'kEnterCriticalSection':
-            return blockCrud(env, facts(d).shards, ns, reason);
-          case 'kDropCollection': {
-            const { shards, collectionUUID } = facts(d);
-            await onConfig(env, { _configsvrCommitDropCollection: ns, ...(collectionUUID === null ? {} : { collectionUUID }) });
-            return dropOnParticipants(env, shards, ns);
-          }
-          case 'kReleaseCriticalSection':
-            return unblockCrud(env, facts(d).shards, ns, reason);
-        }
-      },
+      runPhase: (phase, d, save) => drivePhase(env, dropCollectionStep, phase, d, save, () => undefined),
       result: (): Doc => ({ ns }),
     };
   };

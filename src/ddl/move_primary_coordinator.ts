@@ -1,13 +1,15 @@
-import { ObjectId } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
-import { changeLogEntry } from '../catalog_decisions/changelog.js';
 import { checkNoOrphans, collectionsToClone } from '../catalog_decisions/move_primary.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
-import { allShards, configHostOf, onConfig, onParticipant, shardedCollectionsOf, shardNamed, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
+import { drivePhase, noSave } from './ddl_phase_driver.js';
+import {
+  CLEANUP_ON_ABORT, host, read, readConfig, readShardedCollectionsOf, readShardNamed, readShards, sendToConfig, sendToShards, shardNamedFrom, shardsFrom, START,
+  type DDLPhaseEffect, type PhaseStep, type PhaseStepFn,
+} from './ddl_phase_effects.js';
+import type { DDLCoordinatorEnv, ParticipantShard } from './sharding_ddl_util.js';
 
 // MongoDB's MovePrimaryCoordinator, on the database's primary shard (the donor), under the
 // database's DDL lock, so that no other DDL of the database runs during the move:
@@ -45,99 +47,112 @@ interface MoveFacts {
   shardedCollections: string[];
 }
 
-async function dropIfExists(env: DDLCoordinatorEnv, host: string, db: string, coll: string): Promise<void> {
-  const reply = await env.client.command(host, db, { drop: coll });
-  if (reply.ok !== 1 && reply.code !== ErrorCodes.NamespaceNotFound) checkOk(reply);
+function dropIfExists(shard: ParticipantShard, db: string, coll: string): DDLPhaseEffect {
+  return { type: 'command', request: { to: host(shard), db, cmd: { drop: coll } }, accept: [ErrorCodes.NamespaceNotFound] };
 }
 
-export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
-  return (doc) => {
-    const db = doc._id.namespace;
-    const to = String(doc.request.to);
-    const facts = (d: CoordinatorDocument): MoveFacts => d.facts as MoveFacts;
-    const reason = MOVE_PRIMARY_CRITICAL_SECTION_REASON;
-    // Shards log to the config server's config.changelog (MongoDB's ShardingLogging); a lost entry
-    // changes nothing else.
-    const logChange = async (server: string, what: string, details: Doc): Promise<void> => {
-      const entry = changeLogEntry({ server, clientAddr: '', time: new Date(env.clock.now()), newId: () => new ObjectId() }, selfShard() ?? '', what, db, details);
-      await env.client.command(configHostOf(env), 'config', { insert: 'changelog', documents: [entry] }).catch(() => undefined);
-    };
-    // What a move that did not commit left on the recipient: its copies, and its critical section
-    // when the move got that far; a recipient removed since has nothing left.
-    const cleanUpRecipient = async (d: CoordinatorDocument): Promise<void> => {
-      const host = (await allShards(env)).find((s) => s._id === to)?.host;
-      if (host === undefined) return;
-      for (const name of facts(d).collections) await dropIfExists(env, host, db, name);
-      if (d.phase !== 'kClone') await onParticipant(env, host, 'admin', { _shardsvrMovePrimaryExitCriticalSection: db, reason });
-    };
-
-    const clone = async (d: CoordinatorDocument, save: (fields: Doc) => void): Promise<void> => {
-      const [{ host: self }, { host: recipient }] = await Promise.all([shardNamed(env, selfShard()), shardNamed(env, to)]);
-      env.primary.blockDatabaseWrites(db, reason);
-      let moving = d.facts as MoveFacts | undefined;
-      if (moving === undefined) {
-        const [database] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'databases', filter: { _id: db } });
-        if (database?.primary !== selfShard()) throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `database ${db} is no longer on this shard; nothing was moved`);
-        const listed = await fetchAll(env.client, self, db, { listCollections: 1 });
-        const shardedEntries = await shardedCollectionsOf(env, db);
-        const { unsharded, sharded } = collectionsToClone(listed, shardedEntries.map((c) => String(c._id).slice(db.length + 1)));
-        const onRecipient = await fetchAll(env.client, recipient, db, { listCollections: 1, nameOnly: true });
-        checkNoOrphans(db, to, unsharded, onRecipient.map((c) => String(c.name)));
-        moving = { from: String(selfShard()), expectedDatabaseVersion: database.version as Doc, collections: unsharded, shardedCollections: sharded };
-        save({ facts: moving });
-        await logChange(self, 'movePrimary.start', { from: moving.from, to });
-      } else {
-        // Run again after a crash or a failed attempt: the copy starts over.
-        await cleanUpRecipient(d);
-      }
-      const { collections, shardedCollections } = moving;
-      const reply = await onParticipant(env, recipient, 'admin', { _shardsvrCloneCatalogData: db, from: self, collections, shardedCollections });
-      const cloned = (reply.clonedColls as unknown[]).map(String).sort();
-      const expected = collections.map((c) => `${db}.${c}`).sort();
-      if (cloned.join('\n') !== expected.join('\n')) {
-        throw new MongoError(ErrorCodes.OperationFailed, "Error cloning data in movePrimary: the list of actually cloned collections doesn't match the list of collections to clone");
-      }
-    };
-
-    return {
-      desc: 'MovePrimaryCoordinator',
-      plan: { phases: PHASES, preconditionPhase: 'kClone', lastAbortablePhase: 'kCommit' },
-      locks: { db: db.toLowerCase() },
-      async runPhase(phase, d, save) {
-        switch (phase) {
-          case 'kClone':
-            return clone(d, save);
-          case 'kEnterCriticalSection': {
-            env.primary.blockDatabase(db, reason);
-            const { host: recipient } = await shardNamed(env, to);
-            await onParticipant(env, recipient, 'admin', { _shardsvrMovePrimaryEnterCriticalSection: db, reason });
-            return;
-          }
-          case 'kCommit': {
-            const { from, expectedDatabaseVersion } = facts(d);
-            await onConfig(env, { _configsvrCommitMovePrimary: db, from, to, expectedDatabaseVersion });
-            return;
-          }
-          case 'kClean': {
-            const { host: self } = await shardNamed(env, selfShard());
-            for (const name of facts(d).collections) await dropIfExists(env, self, db, name);
-            return;
-          }
-          case 'kExitCriticalSection': {
-            const [{ host: recipient }, { host: self }] = await Promise.all([shardNamed(env, to), shardNamed(env, facts(d).from)]);
-            await env.primary.unblockDatabase(db, reason);
-            await onParticipant(env, recipient, 'admin', { _shardsvrMovePrimaryExitCriticalSection: db, reason });
-            await logChange(self, 'movePrimary.end', { from: facts(d).from, to });
-            return;
-          }
-        }
-      },
-      result: (): Doc => ({}),
-      async cleanupOnAbort(d) {
-        if (d.facts !== undefined) await cleanUpRecipient(d);
-        await env.primary.unblockDatabase(db, reason);
-        if (d.facts !== undefined) await logChange((await shardNamed(env, facts(d).from)).host, 'movePrimary.error', { from: facts(d).from, to });
-      },
-    };
+export const movePrimaryStep: PhaseStepFn = ({ phase, doc, stage, memo, self }, replies): PhaseStep => {
+  const db = doc._id.namespace;
+  const to = String(doc.request.to);
+  const facts = doc.facts as MoveFacts | undefined;
+  const reason = MOVE_PRIMARY_CRITICAL_SECTION_REASON;
+  const log = (server: ParticipantShard, what: string): DDLPhaseEffect => ({ type: 'logChange', server: server.host, what, ns: db, details: { from: facts!.from, to } });
+  const onRecipient = (recipient: ParticipantShard, cmd: Doc): DDLPhaseEffect => sendToShards([recipient], 'admin', cmd);
+  // What a move that did not commit left on the recipient (as config.shards lists it): its
+  // copies, and its critical section when the move got that far; a recipient removed since has
+  // nothing left.
+  const cleanUpRecipient = (shards: readonly Doc[]): DDLPhaseEffect[] => {
+    const recipient = shardsFrom(shards).find((s) => s._id === to);
+    if (recipient === undefined) return [];
+    const exit = doc.phase === 'kClone' ? [] : [onRecipient(recipient, { _shardsvrMovePrimaryExitCriticalSection: db, reason })];
+    return [...facts!.collections.map((name) => dropIfExists(recipient, db, name)), ...exit];
   };
+  const clone = (moving: MoveFacts): DDLPhaseEffect => onRecipient(memo.recipient as ParticipantShard, {
+    _shardsvrCloneCatalogData: db, from: (memo.donor as ParticipantShard).host, collections: moving.collections, shardedCollections: moving.shardedCollections,
+  });
+  switch (phase) {
+    case 'kClone':
+      switch (stage) {
+        case START:
+          return { effects: [readShardNamed(self), readShardNamed(to)], next: 'hosts' };
+        case 'hosts': {
+          const shards = { donor: shardNamedFrom(replies[0]!, self), recipient: shardNamedFrom(replies[1]!, to) };
+          const block: DDLPhaseEffect = { type: 'blockDatabaseWrites', db, reason };
+          // Run again after a crash or a failed attempt: the copy starts over.
+          if (facts !== undefined) return { effects: [block, readShards()], next: 'recipientListed', memo: shards };
+          return { effects: [block, readConfig('databases', { filter: { _id: db } })], next: 'database', memo: shards };
+        }
+        case 'database': {
+          const [database] = replies[1]!;
+          if (database?.primary !== self) throw new MongoError(ErrorCodes.ConflictingOperationInProgress, `database ${db} is no longer on this shard; nothing was moved`);
+          return {
+            effects: [
+              read(host(memo.donor as ParticipantShard), db, { listCollections: 1 }), readShardedCollectionsOf(db),
+              read(host(memo.recipient as ParticipantShard), db, { listCollections: 1, nameOnly: true }),
+            ],
+            next: 'listed', memo: { expectedDatabaseVersion: database.version },
+          };
+        }
+        case 'listed': {
+          const [listed, shardedEntries, onRecipientListed] = replies as [Doc[], Doc[], Doc[]];
+          const { unsharded, sharded } = collectionsToClone(listed, shardedEntries.map((c) => String(c._id).slice(db.length + 1)));
+          checkNoOrphans(db, to, unsharded, onRecipientListed.map((c) => String(c.name)));
+          const moving: MoveFacts = { from: String(self), expectedDatabaseVersion: memo.expectedDatabaseVersion as Doc, collections: unsharded, shardedCollections: sharded };
+          const start: DDLPhaseEffect = { type: 'logChange', server: (memo.donor as ParticipantShard).host, what: 'movePrimary.start', ns: db, details: { from: moving.from, to } };
+          return { save: { facts: moving }, effects: [start, clone(moving)], next: 'cloned', memo: { collections: unsharded } };
+        }
+        case 'recipientListed':
+          return { effects: [...cleanUpRecipient(replies[1]!), clone(facts!)], next: 'cloned', memo: { collections: facts!.collections } };
+        default: {
+          const cloned = (replies.at(-1)![0]!.clonedColls as unknown[]).map(String).sort();
+          const expected = (memo.collections as string[]).map((c) => `${db}.${c}`).sort();
+          if (cloned.join('\n') !== expected.join('\n')) {
+            throw new MongoError(ErrorCodes.OperationFailed, "Error cloning data in movePrimary: the list of actually cloned collections doesn't match the list of collections to clone");
+          }
+          return { effects: [] };
+        }
+      }
+    case 'kEnterCriticalSection':
+      if (stage === START) return { effects: [{ type: 'blockDatabase', db, reason }, readShardNamed(to)], next: 'recipient' };
+      return { effects: [onRecipient(shardNamedFrom(replies[1]!, to), { _shardsvrMovePrimaryEnterCriticalSection: db, reason })] };
+    case 'kCommit':
+      return { effects: [sendToConfig({ _configsvrCommitMovePrimary: db, from: facts!.from, to, expectedDatabaseVersion: facts!.expectedDatabaseVersion })] };
+    case 'kClean': {
+      if (stage === START) return { effects: [readShardNamed(self)], next: 'drop' };
+      const donor = shardNamedFrom(replies[0]!, self);
+      return { effects: facts!.collections.map((name) => dropIfExists(donor, db, name)) };
+    }
+    case 'kExitCriticalSection': {
+      if (stage === START) return { effects: [readShardNamed(to), readShardNamed(facts!.from)], next: 'exit' };
+      const [recipient, donor] = [shardNamedFrom(replies[0]!, to), shardNamedFrom(replies[1]!, facts!.from)];
+      return {
+        effects: [{ type: 'unblockDatabase', db, reason }, onRecipient(recipient, { _shardsvrMovePrimaryExitCriticalSection: db, reason }), log(donor, 'movePrimary.end')],
+      };
+    }
+    case CLEANUP_ON_ABORT: {
+      const unblock: DDLPhaseEffect = { type: 'unblockDatabase', db, reason };
+      if (facts === undefined) return { effects: [unblock] };
+      switch (stage) {
+        case START:
+          return { effects: [readShards()], next: 'recipient' };
+        case 'recipient':
+          return { effects: [...cleanUpRecipient(replies[0]!), unblock, readShardNamed(facts.from)], next: 'log' };
+        default:
+          return { effects: [log(shardNamedFrom(replies.at(-1)!, facts.from), 'movePrimary.error')] };
+      }
+    }
+    default:
+      throw new Error(`MovePrimaryCoordinator has no phase ${phase}`);
+  }
+};
+
+export function movePrimaryCoordinator(env: DDLCoordinatorEnv, selfShard: () => string | undefined): (doc: CoordinatorDocument) => DDLCoordinator {
+  return (doc) => ({
+    desc: 'MovePrimaryCoordinator',
+    plan: { phases: PHASES, preconditionPhase: 'kClone', lastAbortablePhase: 'kCommit' },
+    locks: { db: doc._id.namespace.toLowerCase() },
+    runPhase: (phase, d, save) => drivePhase(env, movePrimaryStep, phase, d, save, selfShard),
+    result: (): Doc => ({}),
+    cleanupOnAbort: (d) => drivePhase(env, movePrimaryStep, CLEANUP_ON_ABORT, d, noSave, selfShard),
+  });
 }

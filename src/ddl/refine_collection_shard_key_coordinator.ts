@@ -2,10 +2,13 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { checkRefineShardKey, isAlreadyRefined } from '../catalog_decisions/refine_shard_key.js';
-import { fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { DDLCoordinator } from './sharding_ddl_coordinator_service.js';
-import { allShards, configCollection, configHostOf, onConfig, splitNs, stopMigrations, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
+import { drivePhase } from './ddl_phase_driver.js';
+import {
+  host, read, readCollectionEntry, readConfig, readShards, sendToConfig, shardsFrom, START, stopMigrations, type PhaseStep, type PhaseStepFn,
+} from './ddl_phase_effects.js';
+import { splitNs, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
 
 // MongoDB 7.0's RefineCollectionShardKeyCoordinator, on the database's primary shard, without a
 // critical section (routers and shards learn the new key through the versioning protocol):
@@ -23,45 +26,55 @@ interface RefineFacts {
   collectionUUID: unknown;
 }
 
+export const refineCollectionShardKeyStep: PhaseStepFn = ({ phase, doc, stage, memo }, replies): PhaseStep => {
+  const ns = doc._id.namespace;
+  const { db, coll } = splitNs(ns);
+  const newKey = doc.request.newShardKey as Doc;
+  const facts = doc.facts as RefineFacts;
+  switch (phase) {
+    case 'kCheckPreconditions':
+      switch (stage) {
+        case START:
+          return { effects: [readCollectionEntry(ns)], next: 'entry' };
+        case 'entry': {
+          const [entry] = replies[0]!;
+          if (entry === undefined) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Can't execute refineCollectionShardKey on unsharded collection ${ns}`);
+          if (isAlreadyRefined(entry.key as Doc, newKey)) return { save: { facts: { alreadyRefined: true, collectionUUID: entry.uuid } }, effects: [] };
+          return { effects: [readConfig('chunks', { filter: { uuid: entry.uuid }, projection: { shard: 1 } }), readShards()], next: 'owners', memo: { entry } };
+        }
+        case 'owners': {
+          const owners = new Set(replies[0]!.map((c) => String(c.shard)));
+          const shards = shardsFrom(replies[1]!).filter((s) => owners.has(s._id));
+          return { effects: shards.map((s) => read(host(s), db, { listIndexes: coll })), next: 'indexes' };
+        }
+        default: {
+          const entry = memo.entry as Doc;
+          for (const indexes of replies) checkRefineShardKey({ ns, currentKey: entry.key as Doc, newKey, unique: entry.unique === true, indexes });
+          return { save: { facts: { alreadyRefined: false, collectionUUID: entry.uuid } }, effects: [] };
+        }
+      }
+    case 'kFreezeMigrations':
+      return { effects: facts.alreadyRefined ? [] : [stopMigrations(ns)] };
+    case 'kCommit':
+      if (facts.alreadyRefined) return { effects: [] };
+      if (stage === START) {
+        return { effects: [sendToConfig({ _configsvrCommitRefineCollectionShardKey: ns, key: newKey, collectionUUID: facts.collectionUUID }), readShards()], next: 'flush' };
+      }
+      // Each shard refreshes on its next versioned request anyway.
+      return { effects: [{ type: 'hint', requests: shardsFrom(replies[1]!).map((s) => ({ to: host(s), db: 'admin', cmd: { _flushRoutingTableCacheUpdates: ns } })) }] };
+    default:
+      throw new Error(`RefineCollectionShardKeyCoordinator has no phase ${phase}`);
+  }
+};
+
 export function refineCollectionShardKeyCoordinator(env: DDLCoordinatorEnv): (doc: CoordinatorDocument) => DDLCoordinator {
   return (doc) => {
     const ns = doc._id.namespace;
-    const { db, coll } = splitNs(ns);
-    const newKey = doc.request.newShardKey as Doc;
-    const facts = (d: CoordinatorDocument): RefineFacts => d.facts as RefineFacts;
     return {
       desc: 'RefineCollectionShardKeyCoordinator',
       plan: { phases: PHASES, preconditionPhase: 'kCheckPreconditions' },
-      locks: { db: db.toLowerCase(), collections: [ns] },
-      async runPhase(phase, d, save) {
-        switch (phase) {
-          case 'kCheckPreconditions': {
-            const entry = await configCollection(env, ns);
-            if (entry === undefined) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Can't execute refineCollectionShardKey on unsharded collection ${ns}`);
-            const alreadyRefined = isAlreadyRefined(entry.key as Doc, newKey);
-            if (!alreadyRefined) {
-              const chunks = await fetchAll(env.client, configHostOf(env), 'config', { find: 'chunks', filter: { uuid: entry.uuid }, projection: { shard: 1 } });
-              const owners = new Set(chunks.map((c) => String(c.shard)));
-              for (const shard of (await allShards(env)).filter((s) => owners.has(s._id))) {
-                const indexes = await fetchAll(env.client, shard.host, db, { listIndexes: coll });
-                checkRefineShardKey({ ns, currentKey: entry.key as Doc, newKey, unique: entry.unique === true, indexes });
-              }
-            }
-            save({ facts: { alreadyRefined, collectionUUID: entry.uuid } });
-            return;
-          }
-          case 'kFreezeMigrations':
-            if (!facts(d).alreadyRefined) await stopMigrations(env, ns);
-            return;
-          case 'kCommit': {
-            if (facts(d).alreadyRefined) return;
-            await onConfig(env, { _configsvrCommitRefineCollectionShardKey: ns, key: newKey, collectionUUID: facts(d).collectionUUID });
-            // Each shard refreshes on its next versioned request anyway.
-            await Promise.all((await allShards(env)).map((s) => env.client.command(s.host, 'admin', { _flushRoutingTableCacheUpdates: ns }).catch(() => undefined)));
-            return;
-          }
-        }
-      },
+      locks: { db: splitNs(ns).db.toLowerCase(), collections: [ns] },
+      runPhase: (phase, d, save) => drivePhase(env, refineCollectionShardKeyStep, phase, d, save, () => undefined),
       result: (): Doc => ({}),
     };
   };

@@ -46,27 +46,9 @@ export async function allShards(env: DDLCoordinatorEnv): Promise<ParticipantShar
   return shards.map((s) => ({ _id: String(s._id), host: String(s.host) }));
 }
 
-// One shard as config.shards names it, with the host the coordinator's commands reach it by.
-export async function shardNamed(env: DDLCoordinatorEnv, id: string | undefined): Promise<ParticipantShard> {
-  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'shards', filter: { _id: id } });
-  if (entry === undefined) throw new MongoError(ErrorCodes.ShardNotFound, `Shard ${id} not found`);
-  return { _id: String(entry._id), host: String(entry.host) };
-}
-
-export async function configCollection(env: DDLCoordinatorEnv, ns: string): Promise<Doc | undefined> {
-  const [entry] = await fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: ns } });
-  return entry;
-}
-
-// The config.collections entries of the database's sharded collections.
-export function shardedCollectionsOf(env: DDLCoordinatorEnv, db: string): Promise<Doc[]> {
-  const escaped = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return fetchAll(env.client, configHostOf(env), 'config', { find: 'collections', filter: { _id: { $regex: `^${escaped}\\.` } } });
-}
-
-// The session of the coordinator whose phase is running: every command below that changes
-// something on a participant or the config server goes as a retryable write of it (lsid and
-// txnNumber), so that the participant can refuse one from before the coordinator's last recovery
+// The session of the coordinator whose phase is running: every command a phase sends that changes
+// something on a participant or the config server (ddl_phase_driver.ts's sends) goes as a
+// retryable write of it (lsid and txnNumber), so that the participant can refuse one from before the coordinator's last recovery
 // (src/mongod_commands/sharding/ddl_participant_session.ts).
 const coordinatorSession = new AsyncLocalStorage<CoordinatorDocument['session']>();
 
@@ -79,13 +61,15 @@ function underSession(cmd: Doc): Doc {
   return session === undefined ? cmd : { ...cmd, lsid: session.lsid, txnNumber: session.txnNumber };
 }
 
-// A participant command (a retryable write of the coordinator's session) to one host.
-export async function onParticipant(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
-  return checkOk(await env.client.command(host, db, underSession(cmd)));
+// A participant command (a retryable write of the coordinator's session) to one host: its reply,
+// ok or not.
+export function commandUnderSession(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
+  return env.client.command(host, db, underSession(cmd));
 }
 
-export async function onConfig(env: DDLCoordinatorEnv, cmd: Doc): Promise<Doc> {
-  return onParticipant(env, configHostOf(env), 'admin', cmd);
+// A participant command that must answer ok.
+export async function onParticipant(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
+  return checkOk(await commandUnderSession(env, host, db, cmd));
 }
 
 // After a recovery, before its phase runs again: a no-op retryable write of the coordinator's new
@@ -103,40 +87,10 @@ export async function performNoopRetryableWriteOnAllShardsAndConfigsvr(env: DDLC
   }));
 }
 
-// Sends `cmd` to each shard at once; every one must answer ok.
-export async function onShards(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], db: string, cmd: Doc): Promise<void> {
-  await Promise.all(shards.map((s) => onParticipant(env, s.host, db, cmd)));
-}
-
-// MongoDB's stopMigrations: the balancer and moveChunk leave the collection alone, and the config
-// server waits out the migrations of it still running. A collection no longer sharded (a phase
-// run again after its metadata went) has none.
-export async function stopMigrations(env: DDLCoordinatorEnv, ns: string): Promise<void> {
-  const reply = await env.client.command(configHostOf(env), 'admin', underSession({ _configsvrSetAllowMigrations: ns, allowMigrations: false }));
-  if (reply.code !== ErrorCodes.NamespaceNotSharded) checkOk(reply);
-}
-
 // The critical section a coordinator takes on the participants (_shardsvrParticipantBlock), named
 // by the operation so that a participant refuses to let another release it.
 export function criticalSectionReason(operation: string, ns: string): Doc {
   return { command: operation, ns };
-}
-
-export async function blockCrud(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string, reason: Doc): Promise<void> {
-  const { db, coll } = splitNs(ns);
-  await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType: 'ReadsAndWrites', reason });
-}
-
-export async function unblockCrud(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string, reason: Doc): Promise<void> {
-  const { db, coll } = splitNs(ns);
-  await onShards(env, shards, db, { _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason });
-}
-
-// The drop of a collection on every shard, once the config server has forgotten it: each drops its
-// copy, its range deletion tasks and its cached metadata.
-export async function dropOnParticipants(env: DDLCoordinatorEnv, shards: readonly ParticipantShard[], ns: string): Promise<void> {
-  const { db, coll } = splitNs(ns);
-  await onShards(env, shards, db, { _shardsvrDropCollectionParticipant: coll });
 }
 
 export function splitNs(ns: string): { db: string; coll: string } {

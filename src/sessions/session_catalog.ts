@@ -5,14 +5,13 @@ import { prepareFind } from '../query/exec/find_query.js';
 import type { StorageEngine, WriteUnit } from '../storage/storage_engine.js';
 import type { PreparedWrite } from '../storage/storage_transaction.js';
 import type { LogicalClock } from './logical_clock.js';
+import { priorExecution, statementResultToBSON, type SessionTxnState, type StatementResult } from './retryable_write.js';
 import {
-  checkTxnNumber, priorExecution, statementResultFromBSON, statementResultToBSON,
-  type SessionTxnState, type StatementResult,
-} from './retryable_write.js';
-import { describeSession, lsidDoc, sessionIdOf, sessionKey, type LogicalSessionId } from './session_id.js';
-import { MongoError } from '../base/errors.js';
-import { ErrorCodes } from '../base/error_codes.js';
-import { historyForRange, isIncompleteHistoryMarker, type MigratedHistory } from './session_migration.js';
+  absorbMigrated, beginTxnNumber, migratedStatements, olderHistoryFilter, opTime, recordStatements, recordTransactionState, sessionFromRecord,
+  statementRan, withHistoryEntries, type CachedSession, type SessionWrite,
+} from './session_catalog_decisions.js';
+import { lsidDoc, sessionIdOf, sessionKey, type LogicalSessionId } from './session_id.js';
+import { historyForRange, type MigratedHistory } from './session_migration.js';
 
 // MongoDB's collections for retryable writes, on every shard: one record per session with its
 // txnNumber (config.transactions, MongoDB's shape plus docshard's `ns` and `stmts`: what the first
@@ -23,21 +22,6 @@ import { historyForRange, isIncompleteHistoryMarker, type MigratedHistory } from
 export const TRANSACTIONS_NS = 'config.transactions';
 export const TRANSACTION_HISTORY_NS = 'config.transaction_history';
 export const IMAGE_COLLECTION_NS = 'config.image_collection';
-
-interface CachedSession {
-  txnNum: number;
-  executed: Map<number, StatementResult>;
-  incompleteHistory: boolean;
-  // Whether config.transaction_history holds entries of this txnNumber.
-  spilled: boolean;
-  // Whether this txnNumber was a multi-document transaction that committed here.
-  committedTransaction?: boolean;
-  // Whether the session's record on disk is of this txnNumber yet.
-  recordWritten: boolean;
-  // Whether entries of an older txnNumber may remain in config.transaction_history: the record
-  // of this one drops them.
-  olderHistory: boolean;
-}
 
 // The sessions' retryable-write state (MongoDB's SessionCatalog and TransactionParticipant): kept
 // in memory, read from the collections above the first time a session is seen after a start, and
@@ -53,19 +37,10 @@ export class SessionCatalog {
   begin(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number, ns: string): RetryableWriteRun {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
-    if (known?.txnNum === txnNumber && known.committedTransaction === true) {
-      // Only a router's move of a document to another shard makes a retryable write's txnNumber a
-      // transaction (WouldChangeOwningShard): this is its retry, after the move committed.
-      throw new MongoError(ErrorCodes.IncompleteTransactionHistory, `Incomplete history detected for transaction ${txnNumber} on session ${describeSession(lsid)}: the write was converted to a transaction that committed`, { errInfo: { convertedToTransaction: true } });
-    }
-    if (checkTxnNumber(known, txnNumber, lsid) === 'current') return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, known!);
-    const fresh: CachedSession = { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: false, olderHistory: known?.spilled === true || known?.olderHistory === true };
-    this.sessions.set(key, fresh);
-    this.storage.onRollback(() => {
-      if (known === undefined) this.sessions.delete(key);
-      else this.sessions.set(key, known);
-    });
-    return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, fresh);
+    const begun = beginTxnNumber(known, txnNumber, lsid);
+    if (begun.kind === 'current') return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, known!);
+    this.cache(key, known, begun.state);
+    return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, begun.state);
   }
 
   // Whether statement `stmtId` of retryable write `txnNumber` ran here: a router asks every shard
@@ -73,9 +48,7 @@ export class SessionCatalog {
   // whichever document its filter now finds first. TransactionTooOld and
   // IncompleteTransactionHistory as for the write itself.
   statementExecuted(lsid: LogicalSessionId, txnNumber: number, stmtId: number): boolean {
-    const known = this.sessions.get(sessionKey(lsid)) ?? this.load(lsid);
-    if (checkTxnNumber(known, txnNumber, lsid) === 'new') return false;
-    return priorExecution(known!, stmtId, lsid) !== undefined;
+    return statementRan(this.sessions.get(sessionKey(lsid)) ?? this.load(lsid), txnNumber, stmtId, lsid);
   }
 
   // The donor's part of a migration: the history entries of `ns` after `after` (in _id order, at
@@ -108,35 +81,11 @@ export class SessionCatalog {
       const lsid = sessionIdOf(h.lsid);
       const key = sessionKey(lsid);
       const known = this.sessions.get(key) ?? this.load(lsid);
-      if (known !== undefined && known.txnNum > h.txnNum) continue;
-      const same = known !== undefined && known.txnNum === h.txnNum;
-      // A statement can reach a shard twice: a range that comes back brings history this shard
-      // wrote or received before, and a donor may hold one statement both in a session's record
-      // and in a history entry. As MongoDB's migration destination, what is known is skipped.
-      const stmts = same ? h.stmts.filter((st) => isIncompleteHistoryMarker(st) ? !known.incompleteHistory : !known.executed.has(statementResultFromBSON(st).stmtId)) : h.stmts;
-      if (stmts.length === 0) continue;
-      const state: CachedSession = same
-        ? { ...known, executed: new Map(known.executed), spilled: known.spilled || known.recordWritten }
-        : { txnNum: h.txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false };
-      absorbHistory(state, stmts);
-      this.sessions.set(key, state);
-      this.storage.onRollback(() => {
-        if (known === undefined) this.sessions.delete(key);
-        else this.sessions.set(key, known);
-      });
-      const session = lsidDoc(lsid);
-      const txnNum = Long.fromNumber(h.txnNum);
-      const ts = this.clock.tick();
-      if (same && known.recordWritten) {
-        w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: stmts[0]!.stmtId, from: migrationId }, ns, ts, stmts });
-        w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()) } });
-      } else {
-        if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
-        w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, ns, stmts, new Date(this.clock.wallMs())), { upsert: true });
-        state.recordWritten = true;
-        state.olderHistory = false;
-      }
-      if (h.image !== undefined) w.update(IMAGE_COLLECTION_NS, { _id: session }, { ...h.image, _id: session }, { upsert: true });
+      const stmts = migratedStatements(known, h);
+      if (stmts === undefined) continue;
+      const { state, writes } = absorbMigrated(known, h, stmts, { session: lsidDoc(lsid), ts: this.clock.tick(), wallDate: new Date(this.clock.wallMs()) }, ns, migrationId);
+      this.cache(key, known, state);
+      applyWrites(w, writes);
     }
   }
 
@@ -194,11 +143,14 @@ export class SessionCatalog {
   private recordState(w: LocalWriter, lsid: LogicalSessionId, txnNumber: number, fields: Doc, committed: boolean): void {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
-    const session = lsidDoc(lsid);
-    const txnNum = Long.fromNumber(txnNumber);
-    if (known !== undefined && (known.spilled || known.olderHistory)) dropHistory(w, session, txnNum);
-    w.update(TRANSACTIONS_NS, { _id: session }, { _id: session, txnNum, ...fields }, { upsert: true });
-    this.sessions.set(key, { txnNum: txnNumber, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false, committedTransaction: committed });
+    const { state, writes } = recordTransactionState(known, lsidDoc(lsid), txnNumber, fields, committed);
+    applyWrites(w, writes);
+    this.cache(key, known, state);
+  }
+
+  // The session's new state, until the unit rolls back.
+  private cache(key: string, known: CachedSession | undefined, state: CachedSession): void {
+    this.sessions.set(key, state);
     this.storage.onRollback(() => {
       if (known === undefined) this.sessions.delete(key);
       else this.sessions.set(key, known);
@@ -214,14 +166,9 @@ export class SessionCatalog {
   private load(lsid: LogicalSessionId): CachedSession | undefined {
     const coll = this.storage.getCollection(TRANSACTIONS_NS);
     const [record] = [...prepareFind(this.storage, coll, { filter: { _id: lsidDoc(lsid) }, limit: 1 }).results];
-    if (record === undefined || !isNumber(record.doc.txnNum)) return undefined;
-    const txnNum = toDouble(record.doc.txnNum);
-    const state: CachedSession = { txnNum, executed: new Map(), incompleteHistory: false, spilled: false, recordWritten: true, olderHistory: false, committedTransaction: record.doc.state === 'committed' };
-    if (Array.isArray(record.doc.stmts)) absorbHistory(state, record.doc.stmts as Doc[]);
-    for (const entry of historyOf(this.storage, lsid, txnNum)) {
-      absorbHistory(state, entry.stmts as Doc[]);
-      state.spilled = true;
-    }
+    const fromRecord = sessionFromRecord(record?.doc);
+    if (fromRecord === undefined) return undefined;
+    const state = withHistoryEntries(fromRecord, historyOf(this.storage, lsid, fromRecord.txnNum));
     this.sessions.set(sessionKey(lsid), state);
     return state;
   }
@@ -277,56 +224,43 @@ export class RetryableWriteRun {
   finish(): void {
     if (this.recorded.length === 0) return;
     this.beforeRecording?.();
-    const w = new LocalWriter(this.storage, this.unit);
     // The time the unit's writes commit under, so the history orders as the commits do; an engine
     // without a clock (storage-level tests) leaves it to the catalog's.
     const ts = this.unit.commitTimestamp() ?? this.clock.tick();
-    const session = lsidDoc(this.lsid);
-    const txnNum = Long.fromNumber(this.state.txnNum);
-    if (!this.state.recordWritten) {
-      // The first command of the txnNumber to record anything: its statements go in the record.
-      const { olderHistory } = this.state;
-      if (olderHistory) dropHistory(w, session, txnNum);
-      w.update(TRANSACTIONS_NS, { _id: session }, sessionRecord(session, txnNum, ts, this.ns, this.recorded, new Date(this.clock.wallMs())), { upsert: true });
-      this.state.recordWritten = true;
-      this.state.olderHistory = false;
-      this.storage.onRollback(() => {
-        this.state.recordWritten = false;
-        this.state.olderHistory = olderHistory;
-      });
-    } else {
-      w.insert(TRANSACTION_HISTORY_NS, { _id: { lsid: session, txnNum, stmtId: this.recorded[0]!.stmtId }, ns: this.ns, ts, stmts: this.recorded });
-      w.update(TRANSACTIONS_NS, { _id: session }, { $set: { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()) } });
-      if (!this.state.spilled) {
-        this.state.spilled = true;
-        this.storage.onRollback(() => (this.state.spilled = false));
-      }
-    }
-    if (this.image !== undefined) {
-      w.update(IMAGE_COLLECTION_NS, { _id: session }, { _id: session, txnNum, ts, imageKind: this.image.kind, image: this.image.doc, invalidated: false }, { upsert: true });
-    }
+    const ctx = { session: lsidDoc(this.lsid), ts, wallDate: new Date(this.clock.wallMs()) };
+    const { writes, next } = recordStatements(this.state, ctx, this.ns, this.recorded, this.image);
+    applyWrites(new LocalWriter(this.storage, this.unit), writes);
+    const before = Object.fromEntries(Object.keys(next).map((k) => [k, this.state[k as keyof CachedSession]]));
+    Object.assign(this.state, next);
+    if (Object.keys(next).length > 0) this.storage.onRollback(() => Object.assign(this.state, before));
   }
 }
 
-// A session's record: MongoDB's fields, then docshard's: the namespace and statements of the
-// txnNumber's first command.
-function sessionRecord(session: Doc, txnNum: Long, ts: Timestamp, ns: string, stmts: readonly Doc[], lastWriteDate: Date): Doc {
-  return { _id: session, txnNum, lastWriteOpTime: opTime(ts), lastWriteDate, ns, stmts };
+function applyWrites(w: LocalWriter, writes: readonly SessionWrite[]): void {
+  for (const write of writes) {
+    switch (write.type) {
+      case 'dropOlderHistory':
+        w.delete(TRANSACTION_HISTORY_NS, olderHistoryFilter(write.session, write.txnNum));
+        break;
+      case 'putRecord':
+        w.update(TRANSACTIONS_NS, { _id: write.session }, write.record, { upsert: true });
+        break;
+      case 'setRecordFields':
+        w.update(TRANSACTIONS_NS, { _id: write.session }, { $set: write.fields });
+        break;
+      case 'insertHistory':
+        w.insert(TRANSACTION_HISTORY_NS, write.entry);
+        break;
+      case 'putImage':
+        w.update(IMAGE_COLLECTION_NS, { _id: write.session }, write.image, { upsert: true });
+        break;
+    }
+  }
 }
 
 // A record read as a history entry (its statements under the history's _id shape).
 function asHistoryEntry(record: Doc): Doc {
   return { _id: { lsid: record._id, txnNum: record.txnNum }, ns: record.ns, stmts: record.stmts };
-}
-
-// The history entries of the session's txnNumbers before `txnNum`.
-function dropHistory(w: LocalWriter, session: Doc, txnNum: Long): void {
-  w.delete(TRANSACTION_HISTORY_NS, { _id: { $lt: { lsid: session, txnNum }, $gte: { lsid: session, txnNum: new MinKey() } } });
-}
-
-// An optime without replication: the term is -1, as MongoDB writes it for a standalone.
-function opTime(ts: Timestamp): Doc {
-  return { ts, t: Long.fromNumber(-1) };
 }
 
 // The history entries of one txnNumber of a session, through the _id index.
@@ -339,13 +273,3 @@ function historyOf(storage: StorageEngine, lsid: LogicalSessionId, txnNum: numbe
   return [...prepareFind(storage, coll, { filter: {}, hint: '_id_', min, max }).results].map((r) => r.doc);
 }
 
-function absorbHistory(state: CachedSession, stmts: readonly Doc[]): void {
-  for (const raw of stmts) {
-    if (isIncompleteHistoryMarker(raw)) {
-      state.incompleteHistory = true;
-      continue;
-    }
-    const { stmtId, result } = statementResultFromBSON(raw);
-    state.executed.set(stmtId, result);
-  }
-}
