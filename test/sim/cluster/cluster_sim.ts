@@ -49,6 +49,8 @@ export interface SimResult {
 
 const MAX_STEPS = 2_000_000;
 const SETTLE_MS = 30_000;
+// About one crash every 4000 steps, a couple of seconds of a busy cluster's virtual time.
+const STEP_CRASH_PROBABILITY = 1 / 4000;
 // Past MongoDB's 30-minute logical session timeout, and the TTL monitor's and the reaper's rounds after it.
 const SESSION_EXPIRY_JUMP_MS = 31 * 60 * 1000;
 const SESSION_REAP_WAIT_MS = 30_000;
@@ -155,15 +157,18 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
     await expireSessions();
     finished = true;
   };
+  const crashAndRestart = (p: SimProcess): void => {
+    procs.crash(p);
+    void nemesisClock.sleep(100 + Math.floor(random() * 3000)).then(() => { if (!procs.up(p)) start(p); });
+  };
   const nemesis = async (): Promise<void> => {
     while (!stopped) {
       await nemesisClock.sleep(500 + Math.floor(random() * 2500));
       if (stopped) return;
       const r = random();
       const p = procs.all[Math.floor(random() * procs.all.length)]!;
-      if (r < 0.4) {
-        procs.crash(p);
-        void nemesisClock.sleep(100 + Math.floor(random() * 3000)).then(() => { if (!procs.up(p)) start(p); });
+      if (r < 0.25) {
+        crashAndRestart(p);
       } else if (r < 0.65) {
         const q = procs.all.filter((x) => x !== p)[Math.floor(random() * (procs.all.length - 1))]!;
         const pair = [`${p.name}|${q.name}`, `${q.name}|${p.name}`];
@@ -226,6 +231,9 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
       if (!(await scheduler.runOne())) break;
       steps++;
       checkStep();
+      // Beside the nemesis, whose faults come when nothing is ready to run, a crash can come
+      // between any two steps: after a commit and before the message it made possible.
+      if (faulty && !stopped && random() < STEP_CRASH_PROBABILITY) crashAndRestart(procs.all[Math.floor(random() * procs.all.length)]!);
       for (const p of procs.problems.splice(0)) violation(p);
       for (const e of exits.splice(0)) violation(e);
     }

@@ -63,14 +63,19 @@ export async function itemsWorkload(env: WorkloadEnv, worker: number): Promise<v
   }
 }
 
+// One session's transactions until the workloads stop, each on a router of its own choosing.
+function* transactions(env: WorkloadEnv): Generator<{ router: string; txn: Doc }> {
+  const lsid = env.driver.newLsid();
+  env.model.sessions.push(lsid);
+  for (let txnNumber = 1; !env.stopped(); txnNumber++) {
+    yield { router: env.driver.router(), txn: { lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false } };
+  }
+}
+
 // Transfers between accounts in transactions: the total never changes.
 export async function transferWorkload(env: WorkloadEnv): Promise<void> {
   const { driver, random, model } = env;
-  const lsid = driver.newLsid();
-  model.sessions.push(lsid);
-  for (let txnNumber = 1; !env.stopped(); txnNumber++) {
-    const router = driver.router();
-    const txn = { lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false };
+  for (const { router, txn } of transactions(env)) {
     const from = Math.floor(random() * ACCOUNTS);
     const to = (from + 1 + Math.floor(random() * (ACCOUNTS - 1))) % ACCOUNTS;
     const amount = 1 + Math.floor(random() * 10);
@@ -103,11 +108,7 @@ async function commitWithRetries(env: WorkloadEnv, router: string, txn: Doc): Pr
 // Snapshot reads of every account in a transaction: each one that succeeds must see the total.
 export async function bankReaderWorkload(env: WorkloadEnv): Promise<void> {
   const { driver, random, model } = env;
-  const lsid = driver.newLsid();
-  model.sessions.push(lsid);
-  for (let txnNumber = 1; !env.stopped(); txnNumber++) {
-    const router = driver.router();
-    const txn = { lsid, txnNumber: Long.fromNumber(txnNumber), autocommit: false };
+  for (const { router, txn } of transactions(env)) {
     const read = await driver.send(router, 'bank', { find: 'accounts', filter: {}, batchSize: 100, ...txn, startTransaction: true, readConcern: { level: 'snapshot' } });
     if (succeeded(read) && read.reply !== undefined) {
       const docs = (read.reply.cursor as Doc).firstBatch as Doc[];
