@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,11 +45,13 @@ export async function bundleDocshard(root: string, outdir: string): Promise<stri
   const builtAt = Date.now();
   mkdirSync(outdir, { recursive: true });
   const outfile = path.join(outdir, BUNDLE_NAME);
+  // Node runs a module from its real path, through any symbolic link (a linked node_modules).
+  const realOutdir = realpathSync(outdir);
   const partial = `${outfile}.${process.pid}.partial`;
   const result = await build({
     stdin: { contents: "import { main } from './src/process/cli.ts';\nawait main(process.argv.slice(2));\n", resolveDir: root, sourcefile: ENTRY_NAME, loader: 'ts' },
     absWorkingDir: root, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
-    outfile: partial, metafile: true, logLevel: 'warning', plugins: [sourceImportMetaUrl(outdir)],
+    outfile: partial, metafile: true, logLevel: 'warning', plugins: [sourceImportMetaUrl(realOutdir)],
   });
   renameSync(partial, outfile);
   const inputs = Object.keys(result.metafile.inputs).filter((input) => input !== ENTRY_NAME);

@@ -30,6 +30,19 @@ function editUnnoticed(file: string, from: string, to: string, dist: string): vo
   utimesSync(file, beforeBuild, beforeBuild);
 }
 
+// The command lines of the live processes whose parent is `ppid`, from /proc.
+function childCommandLines(ppid: number): string[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== ppid) return [];
+      return [readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ')];
+    } catch {
+      return []; // it exited while /proc was read
+    }
+  });
+}
+
 describe('bin/docshard.js', () => {
   const tree = copyDocshardTree();
   const dist = path.join(tree.dir, 'dist');
@@ -81,6 +94,24 @@ describe('bin/docshard.js', () => {
       up.child.kill('SIGTERM');
       assert.equal(await up.exited, 0);
       removeDir(dir);
+    }
+  });
+
+  it('a bundle built into a linked node_modules, as the tests\' own, finds its tree\'s files: `up` from it starts the tree\'s bin/docshard.js', { timeout: 180_000 }, async () => {
+    // The tree's node_modules links to the checkout's, so the bundle's real folder is outside the
+    // tree, where Node runs it from.
+    const bundle = await bundleDocshard(tree.dir, path.join(tree.dir, 'node_modules', '.cache', 'docshard-built-bin-test', `${process.pid}`));
+    const dir = tempDir('docshard-bundle-up-');
+    const up = await startUp(dir, 1, [], bundle);
+    try {
+      const children = childCommandLines(up.child.pid!);
+      assert.equal(children.length, 3, children.join('\n'));
+      for (const cmdline of children) assert.ok(cmdline.includes(` ${tree.bin} `), cmdline);
+    } finally {
+      up.child.kill('SIGTERM');
+      assert.equal(await up.exited, 0);
+      removeDir(dir);
+      rmSync(path.dirname(bundle), { recursive: true, force: true });
     }
   });
 });
