@@ -12,13 +12,12 @@ const DIST = path.join(ROOT, 'dist');
 // Whether dist/build.json (written by build/bundle.ts) names a build begun after the last change
 // to every file it read.
 function builtIsCurrent() {
-  let manifest;
   try {
-    manifest = JSON.parse(readFileSync(path.join(DIST, 'build.json'), 'utf8'));
+    const { builtAt, inputs } = JSON.parse(readFileSync(path.join(DIST, 'build.json'), 'utf8'));
+    return inputs.every((input) => statSync(path.join(ROOT, input), { throwIfNoEntry: false })?.mtimeMs <= builtAt);
   } catch {
-    return false;
+    return false; // no build, or not one this bin knows how to read
   }
-  return manifest.inputs.every((input) => statSync(path.join(ROOT, input), { throwIfNoEntry: false })?.mtimeMs <= manifest.builtAt);
 }
 
 if (builtIsCurrent()) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 // docshard as one JavaScript module: the sources bundled by esbuild (the transpiler tsx uses), so a
-// process starts without transpiling them, about 1.3 s less CPU. Packages stay outside the bundle,
+// process starts without transpiling them: over a second less CPU. Packages stay outside the bundle,
 // imported from node_modules as they are: lmdb and snappy load native code, uplot's files are
 // served as shipped, pino starts workers by file name.
 
@@ -22,8 +22,8 @@ const BUNDLE_NAME = 'docshard.mjs';
 const THIS_FILE = fileURLToPath(import.meta.url);
 const ENTRY_NAME = 'docshard-entry.ts';
 
-// Each module's import.meta.url stays its source file's, written relative to the bundle so that the
-// tree can move: what a module finds next to it (the console's static files, bin/docshard.js for
+// Each module's import.meta.url stays its source file's, written relative to the bundle's real
+// folder so that the tree can move: what a module finds next to it (the console's static files, bin/docshard.js for
 // `docshard up`'s children, packages resolved from its folder) is found as from the sources.
 function sourceImportMetaUrl(outdir: string): Plugin {
   return {
