@@ -10,11 +10,12 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
 
 // Whether dist/build.json (written by build/bundle.ts) names a build begun after the last change
-// to every file it read.
+// to every file it read. Its time is in whole milliseconds, a file's finer: a file written in the
+// millisecond the build began, before it, counts as older.
 function builtIsCurrent() {
   try {
     const { builtAt, inputs } = JSON.parse(readFileSync(path.join(DIST, 'build.json'), 'utf8'));
-    return inputs.every((input) => statSync(path.join(ROOT, input), { throwIfNoEntry: false })?.mtimeMs <= builtAt);
+    return inputs.every((input) => Math.floor(statSync(path.join(ROOT, input), { throwIfNoEntry: false })?.mtimeMs) <= builtAt);
   } catch {
     return false; // no build, or not one this bin knows how to read
   }
