@@ -18,7 +18,10 @@ import { printTable } from './table.js';
 const PROCESS_ROUNDS = 8;
 const UP_ROUNDS = 4;
 
-interface Start { cpu: number; ms: number }
+// ranFromSources: whether bin/docshard.js said it ran the sources (in any of the processes).
+interface Start { cpu: number; ms: number; ranFromSources: boolean }
+
+const FALLBACK_NOTE = 'running them through tsx';
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -29,9 +32,11 @@ function median(xs: readonly number[]): number {
 // the process, and it is stopped with SIGTERM.
 async function startOnce(bin: string, args: string[], readyText: string, measure: (pid: number) => number): Promise<Start> {
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const start = await new Promise<Start>((resolve, reject) => {
+  const start = await new Promise<Omit<Start, 'ranFromSources'>>((resolve, reject) => {
     let pending = '';
     child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
@@ -44,7 +49,7 @@ async function startOnce(bin: string, args: string[], readyText: string, measure
   });
   child.kill('SIGTERM');
   await exited;
-  return start;
+  return { ...start, ranFromSources: stderr.includes(FALLBACK_NOTE) };
 }
 
 // CPU of `pid` and of the processes it started.
@@ -74,7 +79,11 @@ async function startShard(tree: DocshardTree): Promise<Start> {
 async function startUp(tree: DocshardTree): Promise<Start> {
   const dir = tempDir('docshard-bench-startup-up-');
   try {
-    return await startOnce(tree.bin, ['up', '--shards', '2', '--port', '0', '--dir', dir], '"Cluster ready"', treeCpuSeconds);
+    const start = await startOnce(tree.bin, ['up', '--shards', '2', '--port', '0', '--dir', dir], '"Cluster ready"', treeCpuSeconds);
+    // Its processes write their stderr into their logs.
+    const logs = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.log'));
+    const childFellBack = logs.some((log) => readFileSync(path.join(dir, log), 'utf8').includes(FALLBACK_NOTE));
+    return { ...start, ranFromSources: start.ranFromSources || childFellBack };
   } finally {
     removeDir(dir);
   }
@@ -107,6 +116,10 @@ export async function runStartupBench(): Promise<void> {
     const trees = [source, built];
     const shard = await rounds(trees, PROCESS_ROUNDS, startShard);
     const up = await rounds(trees, UP_ROUNDS, startUp);
+    // A comparison only if each copy ran what it stands for, every time.
+    for (const [i, ranFromSources] of [true, false].entries()) {
+      if ([...shard[i]!, ...up[i]!].some((start) => start.ranFromSources !== ranFromSources)) throw new Error(`the ${ranFromSources ? 'unbuilt' : 'built'} copy did not always run ${ranFromSources ? 'the sources' : 'its build'}`);
+    }
     printTable([`medians: shard ${PROCESS_ROUNDS} starts, up ${UP_ROUNDS}`, 'sources through tsx', 'built (dist/)', 'built ÷ tsx'], [
       ...rows('a shard until it listens', shard),
       ...rows('`up --shards 2` until ready (5 processes)', up),
