@@ -6,14 +6,15 @@ import { runMigrationBench } from './migration_bench.js';
 import { runTxnBench } from './txn_bench.js';
 import { runSecurityBench } from './security_bench.js';
 import { runDdlBench } from './ddl_bench.js';
-import { spawnFromSources } from '../test/helpers/test_bin.js';
+import { runStartupBench } from './startup_bench.js';
+import { spawnThroughBin } from '../test/helpers/test_bin.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {
   process.stderr.write(`unknown suite '${name}'; known: ${Object.keys(suites).join(', ')}\n`);
   process.exit(2);
 }
-spawnFromSources();
+spawnThroughBin();
 await suite();

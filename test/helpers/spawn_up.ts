@@ -17,9 +17,9 @@ export interface Up {
 }
 
 // Starts `docshard up` (the README's first command) on an ephemeral router port and waits for its
-// "Cluster ready" JSON line.
-export async function startUp(dir: string, shards: number, flags: string[] = []): Promise<Up> {
-  const child = spawn(process.execPath, [BIN, 'up', '--shards', String(shards), '--port', '0', '--dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+// "Cluster ready" JSON line. `bin`: another tree's bin/docshard.js.
+export async function startUp(dir: string, shards: number, flags: string[] = [], bin = BIN): Promise<Up> {
+  const child = spawn(process.execPath, [bin, 'up', '--shards', String(shards), '--port', '0', '--dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const output: string[] = [];
   const metricsUrls = new Map<string, string>();
