@@ -12,7 +12,8 @@ export function resultMetadata(c: Candidate, plan: QueryPlan, names: ReadonlySet
   const meta: ResultMetadata = {};
   if (names.has('indexKey')) meta.indexKey = indexKeyOf(c, plan);
   if (names.has('recordId')) meta.recordId = Long.fromNumber(c.recordId);
-  if (names.has('sortKey')) meta.sortKey = sort.map((f) => sortKey(c.doc, f.path, f.direction));
+  if (names.has('sortKey')) meta.sortKey = sort.map((f) => (f.meta === undefined ? sortKey(c.doc, f.path, f.direction) : c.textScore));
+  if (names.has('textScore')) meta.textScore = c.textScore;
   return meta;
 }
 

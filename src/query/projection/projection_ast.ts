@@ -11,15 +11,16 @@ export type ProjectionNode =
   | { kind: 'meta'; name: MetaName }
   | PathNode;
 
-// The $meta values a find projection can show: the key of the index the plan read, the record id
-// and the sort key. They come from the plan, not the document (ResultMetadata).
-export type MetaName = 'indexKey' | 'recordId' | 'sortKey';
+// The $meta values a find projection can show: the key of the index the plan read, the record id,
+// the sort key and the $text score. They come from the plan, not the document (ResultMetadata).
+export type MetaName = 'indexKey' | 'recordId' | 'sortKey' | 'textScore';
 
 // What the plan knows of one result; a name the plan cannot give is left out of the result.
 export interface ResultMetadata {
   indexKey?: Doc;
   recordId?: unknown;
   sortKey?: unknown[];
+  textScore?: number;
 }
 
 export interface PathNode {
