@@ -22,7 +22,10 @@ export function termScores(doc: Doc, spec: TextIndexSpec): Map<string, number> {
 export function indexedStrings(doc: Doc, spec: TextIndexSpec): { text: string; weight: number }[] {
   const out: { text: string; weight: number }[] = [];
   if (spec.wildcard) {
-    eachString(doc, '', (path, text) => out.push({ text, weight: spec.weights.get(path) ?? 1 }));
+    // The language override names the document's language; it is not text of the document.
+    eachString(doc, '', (path, text) => {
+      if (path !== spec.languageOverride) out.push({ text, weight: spec.weights.get(path) ?? 1 });
+    });
     return out;
   }
   for (const [path, weight] of spec.weights) {
