@@ -51,6 +51,13 @@ describe('text indexes and $text', () => {
     targets.push(['one node', () => direct.db('text')], ['a router over two shards', () => routed.db('text')]);
   });
 
+  it('on one node: $text reads the text index, not the collection', async () => {
+    const explain = await targets[0]![1]().collection('articles').find({ $text: { $search: 'coffee' } }).explain('executionStats');
+    assert.match(JSON.stringify(explain.queryPlanner.winningPlan), /"indexName":"subject_text"/);
+    assert.equal(explain.executionStats.nReturned, 3);
+    assert.equal(explain.executionStats.totalDocsExamined, 3, 'only the documents holding the term are read, of 8');
+  });
+
   for (const [where, at] of [['one node', 0], ['a router over two shards', 1]] as const) {
     const db = (): Db => targets[at]![1]();
 
@@ -118,6 +125,35 @@ describe('text indexes and $text', () => {
         { $group: { _id: null, views: { $sum: '$views' } } },
       ]).toArray();
       assert.deepEqual(total, [{ _id: null, views: 90 }]);
+    });
+
+    it(`on ${where}: writes keep the index in step; a compound index's prefix, weights, and languages`, async () => {
+      const c = db().collection<AnyDoc>('blog');
+      await c.createIndex({ shop: 1, title: 'text', body: 'text' }, { weights: { title: 10 }, name: 'blog_text' });
+      await c.insertMany([
+        { _id: 1, shop: 'a', title: 'Running shoes', body: 'for the road' },
+        { _id: 2, shop: 'a', title: 'Road bikes', body: 'running is slower' },
+        { _id: 3, shop: 'b', title: 'Running', body: '' },
+        { _id: 4, shop: 'a', title: 'running', body: 'x', language: 'none' },
+      ]);
+      const run = async (search: AnyDoc): Promise<AnyDoc[]> => c.find({ shop: 'a', $text: search }, { projection: { _id: 1, s: { $meta: 'textScore' } } })
+        .sort({ s: { $meta: 'textScore' } }).toArray();
+      assert.deepEqual(await run({ $search: 'run' }), [{ _id: 1, s: 7.5 }, { _id: 2, s: 0.75 }], 'the title weighs 10, and _id 4 is indexed unstemmed');
+      assert.deepEqual(await run({ $search: 'running', $language: 'none' }), [{ _id: 4, s: 10 }]);
+      await assert.rejects(c.find({ $text: { $search: 'run' } }).toArray(), { code: 2, message: /are equality predicates given for all prefix fields/ });
+      await c.updateOne({ _id: 2 }, { $set: { body: 'walking' } });
+      await c.deleteOne({ _id: 1 });
+      assert.deepEqual(await run({ $search: 'run' }), []);
+      assert.deepEqual(await run({ $search: 'walk' }), [{ _id: 2, s: 1 }]);
+      await assert.rejects(c.insertOne({ _id: 5, shop: 'a', title: 'x', language: 'klingon' }), { code: 2 });
+      await assert.rejects(c.insertOne({ _id: 6, shop: ['a', 'b'], title: 'x' }), { code: 16675 });
+      assert.equal(await c.countDocuments({}), 3);
+      const wild = db().collection<AnyDoc>('wild');
+      await wild.createIndex({ '$**': 'text' });
+      await wild.insertMany([{ _id: 1, a: { b: ['deep running'] } }, { _id: 2, c: 'nothing here', n: 5 }]);
+      assert.deepEqual(ids(await wild.find({ $text: { $search: 'runs' } }).toArray()), [1]);
+      const [listed] = (await wild.listIndexes().toArray()).filter((i) => i.name === '$**_text');
+      assert.deepEqual(listed?.weights, { '$**': 1 });
     });
 
     it(`on ${where}: bad input gets MongoDB's errors and the server keeps serving`, async () => {
