@@ -49,6 +49,22 @@ describe('text indexes and $text', () => {
       await db.collection('articles').createIndex({ subject: 'text' });
     }
     targets.push(['one node', () => direct.db('text')], ['a router over two shards', () => routed.db('text')]);
+    routerAdmin = admin;
+  });
+
+  let routerAdmin: Db;
+
+  it('through a router: a chunk moved after the text index was built takes the index to its new shard', async () => {
+    const db = targets[1]![1]();
+    await routerAdmin.command({ shardCollection: 'text.moved', key: { k: 1 } });
+    await db.collection<AnyDoc>('moved').insertMany(STORES);
+    await db.collection('moved').createIndex({ name: 'text', description: 'text' });
+    await routerAdmin.command({ split: 'text.moved', middle: { k: 3 } });
+    await routerAdmin.command({ moveChunk: 'text.moved', find: { k: 5 }, to: 'shard1', _waitForDelete: true });
+    const found = await db.collection<AnyDoc>('moved').find({ $text: { $search: 'java coffee shop' } }, { projection: { score: { $meta: 'textScore' } } })
+      .sort({ score: { $meta: 'textScore' } }).toArray();
+    assert.deepEqual(found.map((d) => d.score), [2.25, 1.5, 1.5]);
+    assert.deepEqual(ids(found), [1, 3, 5]);
   });
 
   it('on one node: $text reads the text index, not the collection', async () => {
