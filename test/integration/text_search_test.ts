@@ -97,6 +97,9 @@ describe('text indexes and $text', () => {
       assert.deepEqual(scored.map((d) => d._id).slice(0, 1), [3]);
       assert.deepEqual(scored.map((d) => d.score), [2.25, 1.5, 1.5]);
       assert.equal(scored[0]!.name, 'Coffee Shop', 'a projection of only $meta keeps the fields');
+      const unprojected = await stores.find({ $text: { $search: 'java coffee shop' } }).sort({ score: { $meta: 'textScore' }, _id: 1 }).toArray();
+      assert.deepEqual(unprojected.map((d) => d._id), [3, 1, 5], 'sorted by the score without showing it, ties by _id');
+      assert.equal(unprojected[0]!.score, undefined);
     });
 
     it(`on ${where}: the articles example of the $text page`, async () => {
