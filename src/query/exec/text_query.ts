@@ -107,6 +107,8 @@ export function passesTextFilter(query: TextQuery, strings: readonly string[], d
 
 // The $text of a filter (at its top or in a top-level $and) and the filter without it.
 export function extractText(filter: Doc): { text: unknown; rest: Doc } | undefined {
+  // Every find asks: most filters have neither key, and are not copied.
+  if (!Object.hasOwn(filter, '$text') && !Object.hasOwn(filter, '$and')) return undefined;
   let text: unknown;
   let count = 0;
   const strip = (f: Doc): Doc => {

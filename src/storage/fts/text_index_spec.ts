@@ -6,7 +6,7 @@ import { requireLanguage, type TextLanguage } from './languages.js';
 // A text index's key pattern holds `_fts: 'text', _ftsx: 1` where its text fields were, between
 // the fields before them (prefix: queries must give them by equality) and after them (suffix);
 // the text fields themselves are its weights.
-export const TEXT_FIELD = '_fts';
+const TEXT_FIELD = '_fts';
 const SCORE_FIELD = '_ftsx';
 const WILDCARD = '$**';
 const MAX_WEIGHT = 100_000;
