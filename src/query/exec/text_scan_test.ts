@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { Double } from 'bson';
 import type { Doc } from '../../bson/values.js';
 import { withEngine } from '../../storage/test_support.js';
 import { normalizeTextIndexSpec, textIndexSpec } from '../../storage/fts/text_index_spec.js';
@@ -81,7 +82,9 @@ describe('$text through the text index', () => {
       const phrase = search.phrase === undefined ? '' : ` "${search.phrase}"`;
       const arg = { $search: search.words.join(' ') + negation + phrase, $caseSensitive: search.caseSensitive, $diacriticSensitive: search.diacriticSensitive };
       const prepared = prepareFind(engine, coll, { filter: { $text: arg }, projection: { s: { $meta: 'textScore' } } });
-      const got = new Map([...prepared.results].map((r) => [r.doc._id as number, r.doc.s as number]));
+      const results = [...prepared.results];
+      assert.equal(results.every((r) => r.doc.s instanceof Double), true, 'a score is a double, as mongod sends it');
+      const got = new Map(results.map((r) => [r.doc._id as number, Number(r.doc.s)]));
       assert.deepEqual(got, expected(docs, arg));
       assert.equal(prepared.plan?.kind, 'IXSCAN');
       assert.equal(prepared.stats.docsExamined <= docs.size, true);

@@ -1,4 +1,4 @@
-import type { Doc } from '../../bson/values.js';
+import type { Doc, Double } from '../../bson/values.js';
 
 // The parsed form of a find projection: a tree keyed by path component, as MongoDB's
 // projection_ast. Find-only features ($slice, $elemMatch, positional `.$`) are leaves too.
@@ -20,7 +20,8 @@ export interface ResultMetadata {
   indexKey?: Doc;
   recordId?: unknown;
   sortKey?: unknown[];
-  textScore?: number;
+  // A double on the wire whatever its value, as mongod sends it.
+  textScore?: Double;
 }
 
 export interface PathNode {

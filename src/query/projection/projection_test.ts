@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Double } from 'bson';
 import type { Doc } from '../../bson/values.js';
 import { compileFilter, type MatchDetails } from '../match/matcher.js';
 import { compileProjection } from './projection.js';
@@ -161,7 +162,7 @@ test('$meta a plan does not have leaves its field out', () => {
 test('a textScore $meta shows the score the plan gives, and keeps the other fields', () => {
   const projection = compileProjection({ m: { $meta: 'textScore' } });
   assert.deepEqual([...projection.metas], ['textScore']);
-  assert.deepEqual(projection.apply({ _id: 1, a: 1 }, {}, { textScore: 0.75 }), { _id: 1, a: 1, m: 0.75 });
+  assert.deepEqual(projection.apply({ _id: 1, a: 1 }, {}, { textScore: new Double(1) }), { _id: 1, a: 1, m: new Double(1) });
 });
 
 test('$meta arguments are checked as mongod checks them', () => {
