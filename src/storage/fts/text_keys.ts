@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { encodeKey, type Ordering } from '../../bson/key_string.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
-import { requireLanguage, type TextLanguage } from './languages.js';
+import { textLanguage, type TextLanguage } from './languages.js';
 import { textTerms } from './tokenizer.js';
 import type { TextIndexSpec } from './text_index_spec.js';
 
@@ -34,9 +34,15 @@ export function indexedStrings(doc: Doc, spec: TextIndexSpec): { text: string; w
   return out;
 }
 
+// The language a document names in its language override field, else the index's default; a
+// write of a document naming another is refused as mongod refuses it.
 export function documentLanguage(doc: Doc, spec: TextIndexSpec): TextLanguage {
   const named = doc[spec.languageOverride];
-  return named === undefined ? spec.defaultLanguage : requireLanguage(named);
+  if (named === undefined) return spec.defaultLanguage;
+  if (typeof named !== 'string') throw new MongoError(17261, 'found language override field in document with non-string type');
+  const language = textLanguage(named);
+  if (language === undefined) throw new MongoError(17262, `language override unsupported: ${named}`);
+  return language;
 }
 
 function scoreString(text: string, weight: number, language: TextLanguage, scores: Map<string, number>): void {

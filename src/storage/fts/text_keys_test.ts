@@ -56,7 +56,8 @@ test("a document's language override decides its stemming; the wildcard index re
   assert.equal(spec.wildcard, true);
   assert.deepEqual([...termScores({ a: 'running', b: { c: ['dogs'] }, n: 5 }, spec).keys()].sort(), ['dog', 'run']);
   assert.deepEqual([...termScores({ a: 'running', language: 'none' }, spec).keys()].sort(), ['running']);
-  assert.throws(() => termScores({ a: 'x', language: 'xx' }, spec), { code: 2 });
+  assert.throws(() => termScores({ a: 'x', language: 'xx' }, spec), { code: 17262, message: 'language override unsupported: xx' });
+  assert.throws(() => termScores({ a: 'x', language: 5 }, spec), { code: 17261 });
 });
 
 test('keys hold the prefix, the term, its score and the suffix; a long term keeps its start and a hash', () => {
