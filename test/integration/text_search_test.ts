@@ -164,6 +164,9 @@ describe('text indexes and $text', () => {
       await c.deleteOne({ _id: 1 });
       assert.deepEqual(await run({ $search: 'run' }), []);
       assert.deepEqual(await run({ $search: 'walk' }), [{ _id: 2, s: 1 }]);
+      assert.equal((await c.updateMany({ shop: 'a', $text: { $search: 'walk' } }, { $set: { hit: true } })).modifiedCount, 1, 'an update finds its documents by $text');
+      assert.equal((await c.deleteMany({ shop: 'b', $text: { $search: 'running' } })).deletedCount, 1, 'so does a delete');
+      await c.insertOne({ _id: 3, shop: 'b', title: 'Running', body: '' });
       await assert.rejects(c.insertOne({ _id: 5, shop: 'a', title: 'x', language: 'klingon' }), { code: 17262, message: 'language override unsupported: klingon' });
       await assert.rejects(c.insertOne({ _id: 6, shop: ['a', 'b'], title: 'x' }), { code: 16675 });
       assert.equal(await c.countDocuments({}), 3);
