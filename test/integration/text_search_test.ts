@@ -170,6 +170,8 @@ describe('text indexes and $text', () => {
       await assert.rejects(c.insertOne({ _id: 5, shop: 'a', title: 'x', language: 'klingon' }), { code: 17262, message: 'language override unsupported: klingon' });
       await assert.rejects(c.insertOne({ _id: 6, shop: ['a', 'b'], title: 'x' }), { code: 16675 });
       assert.equal(await c.countDocuments({}), 3);
+      await c.insertOne({ _id: 7, shop: 'a', title: 'the' });
+      assert.deepEqual(ids(await c.find({ shop: 'a' }).sort({ shop: 1 }).toArray()), [2, 4, 7], 'a query on the prefix field reads the collection, not the text index, which lacks _id 7');
       const wild = db().collection<AnyDoc>('wild');
       await wild.createIndex({ '$**': 'text' });
       await wild.insertMany([{ _id: 1, a: { b: ['deep running'] } }, { _id: 2, c: 'nothing here', n: 5 }]);
