@@ -39,4 +39,6 @@ test('bad $text arguments get BadValue; a second $text is too many', () => {
   assert.throws(() => parseTextQuery({ $search: 'x', $language: 'xx' }, spec), { code: 2 });
   assert.deepEqual(extractText({ a: 1, $and: [{ $text: { $search: 'x' } }, { b: 2 }] }), { text: { $search: 'x' }, rest: { a: 1, $and: [{}, { b: 2 }] } });
   assert.throws(() => extractText({ $text: { $search: 'x' }, $and: [{ $text: { $search: 'y' } }] }), { code: 2, message: 'Too many text expressions' });
+  assert.throws(() => extractText({ $or: [{ $text: { $search: 'x' } }, { a: 1 }] }), { code: 238 });
+  assert.equal(extractText({ $or: [{ a: 1 }, { b: 1 }] }), undefined);
 });
