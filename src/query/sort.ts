@@ -6,14 +6,25 @@ import { arrayIndexOf, splitPath } from './path.js';
 export interface SortField {
   path: string[];
   direction: 1 | -1;
+  // {$meta: 'textScore'}: by the $text score the plan gave the document, highest first.
+  meta?: 'textScore';
 }
+
+// What a plan knows of a document beyond its fields, for sorts by {$meta: ...}.
+export type SortMetadata = (doc: Doc) => unknown;
+
+export const TEXT_SCORE_UNAVAILABLE = 'query requires text score metadata, but it is not available';
 
 export function parseSortSpec(spec: Doc): SortField[] {
   const fields: SortField[] = [];
   for (const key of Object.keys(spec)) {
     const value = spec[key];
     if (value === undefined) continue;
-    if (isPlainObject(value)) throw new MongoError(17312, '$meta is the only expression supported by $sort right now');
+    if (isPlainObject(value)) {
+      if (Object.keys(value).length !== 1 || value.$meta !== 'textScore') throw new MongoError(17312, '$meta is the only expression supported by $sort right now');
+      fields.push({ path: splitPath(key), direction: -1, meta: 'textScore' });
+      continue;
+    }
     if (!isNumber(value)) throw new MongoError(15974, `Illegal key in $sort specification: ${key}: ${JSON.stringify(value)}`);
     const order = toDouble(value);
     if (order !== 1 && order !== -1) throw new MongoError(15975, '$sort key ordering must be 1 (for ascending) or -1 (for descending)');
@@ -76,14 +87,15 @@ export function sortKey(doc: unknown, path: readonly string[], direction: 1 | -1
 // Each document's keys are computed once per comparator, since a sort compares every document
 // many times; documents must therefore not change while a comparator is in use. Non-documents
 // (as $push's $sort may meet) are not cached.
-export function compileSort(spec: Doc): (a: Doc, b: Doc) => number {
+export function compileSort(spec: Doc, textScore?: SortMetadata): (a: Doc, b: Doc) => number {
   const fields = parseSortSpec(spec);
+  if (textScore === undefined && fields.some((f) => f.meta !== undefined)) throw new MongoError(40218, TEXT_SCORE_UNAVAILABLE);
   const cache = new WeakMap<Doc, unknown[]>();
   const keysOf = (doc: Doc): unknown[] => {
     const cacheable = typeof doc === 'object' && doc !== null;
     let keys = cacheable ? cache.get(doc) : undefined;
     if (keys === undefined) {
-      keys = fields.map(({ path, direction }) => sortKey(doc, path, direction));
+      keys = fields.map(({ path, direction, meta }) => (meta === undefined ? sortKey(doc, path, direction) : textScore!(doc)));
       if (cacheable) cache.set(doc, keys);
     }
     return keys;

@@ -48,8 +48,17 @@ test('dotted sort paths reach into arrays of documents', () => {
 test('sort values other than 1 and -1 are rejected', () => {
   assert.throws(() => compileSort({ a: 2 }), { code: 15975, message: '$sort key ordering must be 1 (for ascending) or -1 (for descending)' });
   assert.throws(() => compileSort({ a: 'asc' }), { code: 15974 });
-  assert.throws(() => compileSort({ a: { $meta: 'textScore' } }), { code: 17312 });
+  assert.throws(() => compileSort({ a: { $meta: 'randVal' } }), { code: 17312 });
+  assert.throws(() => compileSort({ a: { $meta: 'textScore' } }), { code: 40218, message: 'query requires text score metadata, but it is not available' });
   assert.doesNotThrow(() => compileSort({ a: 1.0, b: -1 }));
+});
+
+test('a textScore sort orders by the score the plan gives, highest first, then by the next field', () => {
+  const scores = new Map<object, number>();
+  const docs = [{ _id: 1, s: 0.5 }, { _id: 2, s: 2 }, { _id: 3, s: 0.5 }, { _id: 0, s: 1 }];
+  for (const d of docs) scores.set(d, d.s);
+  const sorted = [...docs].sort(compileSort({ score: { $meta: 'textScore' }, _id: -1 }, (d) => scores.get(d)));
+  assert.deepEqual(sorted.map((d) => d._id), [2, 0, 3, 1]);
 });
 
 test('a comparator also orders non-document values, which sort by their missing fields', () => {

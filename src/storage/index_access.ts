@@ -6,6 +6,8 @@ import { formatValue } from '../bson/format.js';
 import { collationKeyOf, parseCollation, type StringComparator } from '../bson/collation.js';
 import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys, orderingOf } from './index_key_generator.js';
+import { isTextKeyPattern, textIndexSpec, type TextIndexSpec } from './fts/text_index_spec.js';
+import { textIndexKeys } from './fts/text_keys.js';
 import { indexEntryKey, indexSpace, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
 import { MAX_KEY_BYTES, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 
@@ -28,8 +30,13 @@ export class IndexAccess {
     this.collationKey = this.collation === undefined ? undefined : collationKeyOf(this.collation);
     const partial = entry.spec.partialFilterExpression as Doc | undefined;
     const filterPaths = partial === undefined ? [] : pathsOfFilter(partial);
-    this.pathsRead = filterPaths === null ? null : [...Object.keys(this.keyPattern), ...filterPaths];
+    this.text = isTextKeyPattern(this.keyPattern) ? textIndexSpec(entry.spec) : undefined;
+    const keyPaths = this.text === undefined ? Object.keys(this.keyPattern) : textPathsRead(this.text);
+    this.pathsRead = filterPaths === null || keyPaths === null ? null : [...keyPaths, ...filterPaths];
   }
+
+  // Set for a text index: its entries are one per term of a document, not values of its fields.
+  readonly text: TextIndexSpec | undefined;
 
   // The field paths that keysFor reads (key pattern and partial filter), so a document can be
   // indexed from those fields alone; null when the partial filter might read any field.
@@ -62,6 +69,11 @@ export class IndexAccess {
   // Key strings this document contributes, and whether any came from an array.
   keysFor(doc: Doc): { keys: Buffer[]; values: unknown[][]; multikey: boolean } {
     if (this.partialFilter && !this.partialFilter(doc)) return { keys: [], values: [], multikey: false };
+    if (this.text !== undefined) {
+      const { keys, encoded } = textIndexKeys(doc, this.text, this.ordering);
+      encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
+      return { keys: encoded, values: keys, multikey: keys.length > 1 };
+    }
     const { keys, encoded, multikey } = generateIndexKeys(doc, this.keyPattern, { sparse: this.entry.spec.sparse === true, collationKey: this.collationKey });
     encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
     return { keys: encoded, values: keys, multikey };
@@ -165,6 +177,13 @@ export class IndexAccess {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+// A text index reads its prefix and suffix fields, its weighted fields and the language override;
+// a wildcard one reads every field.
+function textPathsRead(text: TextIndexSpec): string[] | null {
+  if (text.wildcard) return null;
+  return [...text.prefix, ...text.suffix, ...text.weights.keys(), text.languageOverride];
+}
 
 const LOGICAL = new Set(['$and', '$or', '$nor']);
 

@@ -5,6 +5,7 @@ import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.
 import { collated, withCollation, type StringComparator } from '../../bson/collation.js';
 import { checkWriteStageReadConcern, runPipeline, validatePipeline, type PipelineContext } from '../../query/agg/pipeline.js';
 import { outputStageOf } from '../../query/agg/stage_output.js';
+import { isTextScoreStage, rewriteTextScore, startsWithText, TEXT_SCORE_FIELD } from '../../query/agg/text_score.js';
 import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
@@ -40,8 +41,9 @@ export function parseAggregate(ctx: CommandContext, cmd: Doc): ParsedAggregate {
     throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
   }
   const raw: unknown[] = requireArray(cmd, 'pipeline');
-  const pipeline: unknown = expandNodeSources(ctx, cmd, raw);
-  validatePipeline(pipeline);
+  const expanded: unknown = expandNodeSources(ctx, cmd, raw);
+  validatePipeline(expanded);
+  const pipeline = rewriteTextScore(expanded);
   checkWriteStageReadConcern(pipeline, cmd.readConcern);
   const explain = optionalBool(cmd, 'explain') ?? false;
   const cursor = optionalDoc(cmd, 'cursor');
@@ -75,7 +77,15 @@ function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unkno
 export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } {
   const find: FindSpec = { filter: {} };
   let i = 0;
-  if (pipeline[i] && isPlainObject(pipeline[i]!.$match) && !containsText(pipeline[i]!.$match as Doc)) {
+  if (startsWithText(pipeline)) {
+    // The text score is the find's projection; a $sort after it sorts by that projected field,
+    // so it stays in the pipeline.
+    find.filter = pipeline[0]!.$match as Doc;
+    if (!isTextScoreStage(pipeline[1])) return { find, rest: pipeline.slice(1) };
+    find.projection = { [TEXT_SCORE_FIELD]: { $meta: 'textScore' } };
+    return { find, rest: pipeline.slice(2) };
+  }
+  if (pipeline[i] && isPlainObject(pipeline[i]!.$match)) {
     find.filter = pipeline[i]!.$match as Doc;
     i += 1;
   }
@@ -84,10 +94,6 @@ export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } 
     i += 1;
   }
   return { find, rest: pipeline.slice(i) };
-}
-
-function containsText(filter: Doc): boolean {
-  return '$text' in filter;
 }
 
 // `now`: the operation's $$NOW and the localTime its $collStats reports.

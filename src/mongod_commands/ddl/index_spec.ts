@@ -5,9 +5,10 @@ import { fullCollationSpec, indexableCollation, parseCollation } from '../../bso
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import type { Collection } from '../../storage/storage_engine.js';
 import { ttlSpecProblem } from '../../ttl/ttl_index.js';
+import { asksForText, isTextKeyPattern, normalizeTextIndexSpec } from '../../storage/fts/text_index_spec.js';
 
 const ALLOWED_OPTIONS = new Set(['key', 'name', 'unique', 'sparse', 'partialFilterExpression', 'expireAfterSeconds', 'background', 'v', 'collation', 'hidden', 'ns', 'weights', 'default_language', 'language_override', 'textIndexVersion', '2dsphereIndexVersion', 'bits', 'min', 'max', 'wildcardProjection', 'storageEngine', 'prepareUnique']);
-const UNSUPPORTED_PLUGINS = new Set(['text', '2d', '2dsphere', 'geoHaystack']);
+const UNSUPPORTED_PLUGINS = new Set(['2d', '2dsphere', 'geoHaystack']);
 
 // A createIndexes spec checked and normalised to what listIndexes shows: {v: 2, key, name, ...}.
 export function validateIndexSpec(raw: unknown): Doc {
@@ -21,6 +22,7 @@ export function validateIndexSpec(raw: unknown): Doc {
     if (field === '' || field.startsWith('$') && field !== '$**') throw new MongoError(ErrorCodes.CannotCreateIndex, `Index key contains an illegal field name: field name starts with '$'.`);
     if (typeof dir === 'string') {
       if (dir === 'hashed') { hashed += 1; continue; }
+      if (dir === 'text') continue;
       if (UNSUPPORTED_PLUGINS.has(dir)) throw new MongoError(ErrorCodes.CannotCreateIndex, `Index type '${dir}' is not supported by docshard`);
       throw new MongoError(ErrorCodes.CannotCreateIndex, `Unknown index plugin '${dir}'`);
     }
@@ -53,6 +55,10 @@ export function validateIndexSpec(raw: unknown): Doc {
     else normalized.collation = collation;
   }
   if (compareValues(normalized.key, { _id: 1 }) === 0) checkIdIndexSpec(raw);
+  if (asksForText(key) || isTextKeyPattern(key)) {
+    if (hashed > 0) throw new MongoError(ErrorCodes.CannotCreateIndex, `Error in specification ${JSON.stringify(raw)} :: caused by :: a text index may not be compound with a 'hashed' field`);
+    return normalizeTextIndexSpec(normalized);
+  }
   const ttlProblem = ttlSpecProblem(normalized);
   if (ttlProblem !== undefined) throw new MongoError(ErrorCodes.CannotCreateIndex, `${ttlProblem}. Index spec: ${JSON.stringify(raw)}`);
   return normalized;
@@ -94,6 +100,7 @@ function normalizeKey(key: Doc): Doc {
 // Decides whether `spec` is new, already there (a no-op), or conflicts with an existing index.
 export function checkAgainstExisting(coll: Collection, spec: Doc): 'new' | 'exists' {
   for (const index of coll.indexes) {
+    if (index.text !== undefined && isTextKeyPattern(spec.key as Doc)) return checkAgainstTextIndex(index.entry.spec, spec);
     const sameName = index.name === spec.name;
     const sameKey = compareValues(index.keyPattern, spec.key) === 0;
     if (sameName && sameKey) {
@@ -123,4 +130,16 @@ function otherOptionsEqual(a: Doc, b: Doc): boolean {
 function optionsEqual(a: Doc, b: Doc): boolean {
   const pick = (s: Doc): Doc => ({ unique: s.unique === true, sparse: s.sparse === true, partial: s.partialFilterExpression ?? null, collation: s.collation ?? null });
   return compareValues(pick(a), pick(b)) === 0;
+}
+
+// A collection has at most one text index: the same one asked again is a no-op, the same name
+// with other options conflicts, anything else is refused (IndexCatalogImpl's rule).
+function checkAgainstTextIndex(existing: Doc, spec: Doc): 'exists' {
+  const pick = (s: Doc): Doc => ({ key: s.key, weights: s.weights, default_language: s.default_language, language_override: s.language_override, unique: s.unique === true, sparse: s.sparse === true, partial: s.partialFilterExpression ?? null });
+  const same = compareValues(pick(existing), pick(spec)) === 0;
+  if (existing.name === spec.name) {
+    if (same) return 'exists';
+    throw new MongoError(ErrorCodes.IndexOptionsConflict, `An equivalent index already exists with the same name but different options. Requested index: ${JSON.stringify(spec)}, existing index: ${JSON.stringify(existing)}`);
+  }
+  throw new MongoError(ErrorCodes.CannotCreateIndex, `only one text index per collection allowed, found existing text index "${String(existing.name)}"`);
 }

@@ -65,4 +65,24 @@ describe('an index spec', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('takes one text index per collection: the same again is a no-op, the same name with other options conflicts, any other is refused', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docshard-index-spec-'));
+    const engine = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+    try {
+      const coll = engine.createCollection('t.c');
+      const spec = validateIndexSpec({ key: { title: 'text', body: 'text' }, name: 'text1' });
+      assert.deepEqual(spec.key, { _fts: 'text', _ftsx: 1 });
+      engine.createIndexes(coll, [spec]);
+      assert.equal(checkAgainstExisting(coll, validateIndexSpec({ key: { title: 'text', body: 'text' }, name: 'text1' })), 'exists');
+      assert.equal(checkAgainstExisting(coll, validateIndexSpec(spec)), 'exists', 'the spec as listIndexes shows it');
+      assert.throws(() => checkAgainstExisting(coll, validateIndexSpec({ key: { title: 'text' }, name: 'text1' })), refusedWith(85));
+      assert.throws(() => checkAgainstExisting(coll, validateIndexSpec({ key: { other: 'text' }, name: 'text2' })), refusedWith(67, /only one text index per collection allowed, found existing text index "text1"/));
+      assert.equal(checkAgainstExisting(coll, validateIndexSpec({ key: { title: 1 }, name: 'title_1' })), 'new');
+      assert.throws(() => validateIndexSpec({ key: { t: 'text', h: 'hashed' }, name: 'x' }), refusedWith(67));
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -119,8 +119,21 @@ function parseObject(obj: Doc, parser: ExpressionParser): Evaluator {
   };
 }
 
+// Metadata no stage of ours gives a document (search scores, geo distances) is missing. The text
+// score is read from a field by pipelines that start with $text (text_score.ts), so one asked for
+// here has no $text to come from.
+const META_NAMES = new Set(['textScore', 'randVal', 'searchScore', 'searchHighlights', 'geoNearDistance', 'geoNearPoint', 'indexKey', 'recordId', 'sortKey', 'searchScoreDetails', 'vectorSearchScore']);
+
+function parseMeta(args: unknown): Evaluator {
+  if (typeof args !== 'string') fail(17307, '$meta only supports string arguments');
+  if (!META_NAMES.has(args)) fail(17308, `Unsupported argument to $meta: ${args}`);
+  if (args !== 'textScore') return () => undefined;
+  return () => fail(40218, 'query requires text score metadata, but it is not available');
+}
+
 function parseOperator(name: string, args: unknown, parser: ExpressionParser): Evaluator {
   if (name === '$literal') return () => args;
+  if (name === '$meta') return parseMeta(args);
   const op = Object.prototype.hasOwnProperty.call(operators, name) ? operators[name] : undefined;
   if (op === undefined) throw new MongoError(ErrorCodes.InvalidPipelineOperator, `Unrecognized expression '${name}'`);
   return op(args, parser, name);

@@ -13,6 +13,7 @@ import { parseCollStats, parseDocuments } from './stage_source.js';
 import type { CompiledPipeline, PipelineContext, Stage, StageEnv, StageParser, SubPipelineKind } from './stage_support.js';
 import { parseUnwind } from './stage_unwind.js';
 import { checkForInterrupt } from '../../base/operation_deadline.js';
+import { extractText } from '../exec/text_query.js';
 
 export type { PipelineContext } from './stage_support.js';
 
@@ -74,6 +75,9 @@ function validate(pipeline: unknown, kind: SubPipelineKind | undefined): asserts
     }
     if (kind === 'facet' && NOT_IN_FACET.has(name)) fail(40600, `${name} is not allowed to be used within a $facet stage`);
     if (FIRST_ONLY.has(name) && i !== 0) fail(40602, `${name} is only valid as the first stage in a pipeline`);
+    if (name === '$match' && (i !== 0 || kind !== undefined) && isPlainObject(stage.$match) && extractText(stage.$match) !== undefined) {
+      fail(17313, '$match with $text is only allowed as the first pipeline stage');
+    }
   });
 }
 

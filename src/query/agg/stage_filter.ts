@@ -1,10 +1,14 @@
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { compileFilter } from '../match/matcher.js';
+import { extractText } from '../exec/text_query.js';
 import { fail } from './operator_support.js';
 import { compileDocExpression, type DocEvaluator, type Stage, type StageParser } from './stage_support.js';
 
-export const parseMatch: StageParser = (spec, env): Stage => {
-  if (!isPlainObject(spec)) fail(15959, 'the match filter must be an expression in an object');
+export const parseMatch: StageParser = (raw, env): Stage => {
+  if (!isPlainObject(raw)) fail(15959, 'the match filter must be an expression in an object');
+  // A $text $match is a pipeline's first stage (text_score.ts), answered by the collection read:
+  // what reaches it here has passed the $text already.
+  const spec = extractText(raw)?.rest ?? raw;
   const names = Object.fromEntries(env.varNames.map((n) => [n, null]));
   // Parsing once up front surfaces every error before any document is read; the filter is
   // compiled again per run because the matcher takes variable values at compile time.

@@ -6,12 +6,14 @@ import type { Collection, StorageEngine } from '../../storage/storage_engine.js'
 import { compileFilter } from '../match/matcher.js';
 import { compileProjection, type Projector } from '../projection/projection.js';
 import type { MetaName } from '../projection/projection_ast.js';
-import { compileSort, parseSortSpec, type SortField } from '../sort.js';
+import { compileSort, parseSortSpec, TEXT_SCORE_UNAVAILABLE, type SortField } from '../sort.js';
 import { exactlyBounded, planQuery, type QueryPlan } from '../plan/query_planner.js';
 import { showRecordIdProjection } from '../query_request_helper.js';
 import type { MatchDetails } from '../match/matcher.js';
 import { executePlan, newStats, type Candidate, type ExecutionStats } from './plan_executor.js';
 import { resultMetadata } from './result_metadata.js';
+import { extractText, parseTextQuery } from './text_query.js';
+import { textCandidates, textIndexOf, textPlan } from './text_scan.js';
 
 export interface FindSpec {
   filter: Doc;
@@ -65,8 +67,11 @@ export function prepareFind(storage: StorageEngine, coll: Collection | undefined
 }
 
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
+  const text = extractText(spec.filter);
+  if (text !== undefined) return prepareTextFind(storage, coll, spec, text.text, text.rest);
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
   const projector = compileResultProjection(spec);
+  if (projector?.metas.has('textScore')) throw new MongoError(40218, TEXT_SCORE_UNAVAILABLE);
   const stats = newStats();
   const plan = coll ? planQuery({ filter: spec.filter, sort: spec.sort, hint: spec.hint, min: spec.min, max: spec.max, includeHidden: spec.includeHidden, collation: spec.collation }, coll.indexes) : undefined;
   // An IDHACK filter is a bare _id equality that the index lookup already answers exactly, as do
@@ -82,6 +87,31 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   if (blockingSort) candidates = sortAll(candidates, sortCmp!, spec.allowDiskUse === false);
   const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, resultShape(plan, projector, spec), stats);
   return { plan, stats, blockingSort, results };
+}
+
+// A $text query reads the text index (text_scan.ts) whatever the hint; sorts and projections may
+// use the score it gives each document.
+function prepareTextFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec, textArg: unknown, rest: Doc): PreparedFind {
+  const index = textIndexOf(coll);
+  const query = parseTextQuery(textArg, index.text!);
+  const plan = textPlan(index, query, rest);
+  const scores = new WeakMap<Doc, number>();
+  const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort, (doc) => scores.get(doc)) : undefined;
+  const projector = compileResultProjection(spec);
+  const matcher = Object.keys(rest).length === 0 ? undefined : compileFilter(rest, { variables: spec.variables });
+  const stats = newStats();
+  let candidates = remember(textCandidates(storage, coll!, plan, query, matcher, stats), scores);
+  if (spec.keep) candidates = keepOnly(candidates, spec.keep);
+  if (sortCmp) candidates = sortAll(candidates, sortCmp, spec.allowDiskUse === false);
+  const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, resultShape(plan, projector, spec), stats);
+  return { plan, stats, blockingSort: sortCmp !== undefined, results };
+}
+
+function* remember(input: Iterable<Candidate>, scores: WeakMap<Doc, number>): Iterable<Candidate> {
+  for (const c of input) {
+    scores.set(c.doc, c.textScore ?? 0);
+    yield c;
+  }
 }
 
 // The find's projection, with showRecordId's `$recordId` added; undefined when results are the

@@ -20,6 +20,9 @@ export function newStats(): ExecutionStats {
 export class Candidate {
   constructor(readonly recordId: number, readonly bytes: Buffer, private decoded: Doc | undefined, readonly details: MatchDetails, readonly keyString?: Buffer) {}
 
+  // The $text score of a document a text scan found ({$meta: 'textScore'}).
+  textScore: number | undefined;
+
   get doc(): Doc {
     this.decoded ??= deserializeDocument(this.bytes);
     return this.decoded;

@@ -1,4 +1,4 @@
-import { Long } from 'bson';
+import { Double, Long } from 'bson';
 import type { Doc } from '../../bson/values.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import type { QueryPlan } from '../plan/query_planner.js';
@@ -12,7 +12,9 @@ export function resultMetadata(c: Candidate, plan: QueryPlan, names: ReadonlySet
   const meta: ResultMetadata = {};
   if (names.has('indexKey')) meta.indexKey = indexKeyOf(c, plan);
   if (names.has('recordId')) meta.recordId = Long.fromNumber(c.recordId);
-  if (names.has('sortKey')) meta.sortKey = sort.map((f) => sortKey(c.doc, f.path, f.direction));
+  const score = c.textScore === undefined ? undefined : new Double(c.textScore);
+  if (names.has('sortKey')) meta.sortKey = sort.map((f) => (f.meta === undefined ? sortKey(c.doc, f.path, f.direction) : score));
+  if (names.has('textScore')) meta.textScore = score;
   return meta;
 }
 

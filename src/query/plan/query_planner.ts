@@ -135,8 +135,10 @@ function isFiniteNumber(v: unknown): boolean {
 }
 
 // The common case (nothing hidden) keeps the catalog's own array rather than a copy per query.
+// A text index holds only documents with terms, by term: it answers $text (exec/text_scan.ts) and
+// nothing else, as in MongoDB, where the planner never picks it for other predicates or sorts.
 function visible(indexes: readonly IndexAccess[]): readonly IndexAccess[] {
-  return indexes.some((i) => i.hidden) ? indexes.filter((i) => !i.hidden) : indexes;
+  return indexes.some((i) => i.hidden || i.text !== undefined) ? indexes.filter((i) => !i.hidden && i.text === undefined) : indexes;
 }
 
 function naturalDirection(hint: unknown): 1 | -1 {

@@ -1,4 +1,4 @@
-import type { Doc } from '../../bson/values.js';
+import type { Doc, Double } from '../../bson/values.js';
 
 // The parsed form of a find projection: a tree keyed by path component, as MongoDB's
 // projection_ast. Find-only features ($slice, $elemMatch, positional `.$`) are leaves too.
@@ -11,15 +11,17 @@ export type ProjectionNode =
   | { kind: 'meta'; name: MetaName }
   | PathNode;
 
-// The $meta values a find projection can show: the key of the index the plan read, the record id
-// and the sort key. They come from the plan, not the document (ResultMetadata).
-export type MetaName = 'indexKey' | 'recordId' | 'sortKey';
+// The $meta values a find projection can show: the key of the index the plan read, the record id,
+// the sort key and the $text score. They come from the plan, not the document (ResultMetadata).
+export type MetaName = 'indexKey' | 'recordId' | 'sortKey' | 'textScore';
 
 // What the plan knows of one result; a name the plan cannot give is left out of the result.
 export interface ResultMetadata {
   indexKey?: Doc;
   recordId?: unknown;
   sortKey?: unknown[];
+  // A double on the wire whatever its value, as mongod sends it.
+  textScore?: Double;
 }
 
 export interface PathNode {

@@ -168,12 +168,12 @@ function parseSubObject(ctx: ParseContext, name: string, obj: Doc, parentPath: s
   }
 }
 
-// The $meta names MongoDB knows. Text and search scores, geo distances and random values belong to
-// stages docshard does not have, so they are never available: textScore is refused as mongod
-// refuses it without a $text query, the others are left out of the result as mongod leaves out
-// metadata a query does not produce.
-const UNAVAILABLE_METAS = new Set(['textScore', 'randVal', 'searchScore', 'searchHighlights', 'geoNearDistance', 'geoNearPoint', 'searchScoreDetails', 'vectorSearchScore', 'searchSortValues', 'searchSequenceToken', 'timeseriesBucketMinTime', 'timeseriesBucketMaxTime']);
-const AVAILABLE_METAS = new Set<string>(['indexKey', 'recordId', 'sortKey'] satisfies MetaName[]);
+// The $meta names MongoDB knows. Search scores, geo distances and random values belong to stages
+// docshard does not have, so they are never available: they are left out of the result as mongod
+// leaves out metadata a query does not produce. textScore is there when the query has $text (the
+// find refuses it otherwise, as mongod does).
+const UNAVAILABLE_METAS = new Set(['randVal', 'searchScore', 'searchHighlights', 'geoNearDistance', 'geoNearPoint', 'searchScoreDetails', 'vectorSearchScore', 'searchSortValues', 'searchSequenceToken', 'timeseriesBucketMinTime', 'timeseriesBucketMaxTime']);
+const AVAILABLE_METAS = new Set<string>(['indexKey', 'recordId', 'sortKey', 'textScore'] satisfies MetaName[]);
 
 // Names mongos and the showRecordId option give the fields they add; mongod accepts them at the
 // top level for $meta values only.
@@ -183,7 +183,6 @@ const META_FIELDS = new Set(['$recordId', '$sortKey']);
 function parseMeta(ctx: ParseContext, name: string, arg: unknown, parentPath: string[], parent: PathNode): void {
   if (typeof arg !== 'string') fail(17307, '$meta only supports String arguments');
   if (!AVAILABLE_METAS.has(arg) && !UNAVAILABLE_METAS.has(arg)) fail(17308, `Unsupported argument to $meta: ${arg}`);
-  if (arg === 'textScore') fail(40218, 'query requires text score metadata, but it is not available');
   const path = parentPath.length === 0 && META_FIELDS.has(name) ? [name] : fieldPath(name);
   if (!AVAILABLE_METAS.has(arg)) {
     addNodeAtPath(parent, path, { kind: 'expression', evaluate: () => undefined });

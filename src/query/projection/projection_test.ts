@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Double } from 'bson';
 import type { Doc } from '../../bson/values.js';
 import { compileFilter, type MatchDetails } from '../match/matcher.js';
 import { compileProjection } from './projection.js';
@@ -160,10 +161,15 @@ test('$meta a plan does not have leaves its field out', () => {
   assert.deepEqual([...compileProjection({ a: { $meta: 'indexKey' }, b: { $meta: 'sortKey' } }).metas].sort(), ['indexKey', 'sortKey']);
 });
 
+test('a textScore $meta shows the score the plan gives, and keeps the other fields', () => {
+  const projection = compileProjection({ m: { $meta: 'textScore' } });
+  assert.deepEqual([...projection.metas], ['textScore']);
+  assert.deepEqual(projection.apply({ _id: 1, a: 1 }, {}, { textScore: new Double(1) }), { _id: 1, a: 1, m: new Double(1) });
+});
+
 test('$meta arguments are checked as mongod checks them', () => {
   rejects({ m: { $meta: 1 } }, 17307);
   rejects({ m: { $meta: 'bogus' } }, 17308);
-  rejects({ m: { $meta: 'textScore' } }, 40218);
   // Only $recordId and $sortKey, the names mongod gives the fields it adds, may start with '$', at
   // the top level.
   rejects({ $other: { $meta: 'recordId' } }, 16410);

@@ -25,7 +25,7 @@ export function planFindMerge(find: Doc): FindMergePlan {
   const shardCommand: Doc = { ...find };
   delete shardCommand.skip;
   if (limit > 0) shardCommand.limit = limit + skip;
-  if (showsPlanMetadata(find)) {
+  if (showsPlanMetadata(find) || sortsByMeta(sort)) {
     // Only each shard's plan knows the index key, the record id or the sort key these show, so the
     // shards apply the projection whole, and a sorted merge reads the sort key each shard adds (as
     // mongos asks its shards for one).
@@ -36,6 +36,11 @@ export function planFindMerge(find: Doc): FindMergePlan {
   if (projection.shard === undefined) delete shardCommand.projection;
   else shardCommand.projection = projection.shard;
   return { shardCommand, sort, skip, limit, projection, bySortKey: false };
+}
+
+// A sort by {$meta: 'textScore'}: only the shards know the scores, so they send them as sort keys.
+function sortsByMeta(sort: Doc | undefined): boolean {
+  return sort !== undefined && Object.values(sort).some(isPlainObject);
 }
 
 // returnKey, showRecordId or a {$meta: ...} anywhere in the projection.

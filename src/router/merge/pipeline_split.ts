@@ -71,7 +71,8 @@ function splitAt(stage: Doc, rest: Doc[], shardsPart: Doc[]): PipelineSplit {
   switch (nameOf(stage)) {
     case '$sort': {
       const sort = stage.$sort as Doc;
-      // A $meta sort (textScore, randVal) has no key the router could merge by.
+      // A $meta sort (randVal) has no key the router could merge by. A textScore sort has become
+      // a sort by the score field before the split (query/agg/text_score.ts).
       if (Object.values(sort).some(isPlainObject)) break;
       shardsPart.push(stage);
       const next = rest[0];

@@ -1,0 +1,81 @@
+import { encodeKey } from '../../bson/key_string.js';
+import { formatValue } from '../../bson/format.js';
+import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
+import { checkForInterrupt } from '../../base/operation_deadline.js';
+import type { IndexAccess } from '../../storage/index_access.js';
+import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
+import { prefixSuccessor } from '../../storage/key_layout.js';
+import { documentLanguage, indexedStrings, indexTerm, termScores } from '../../storage/fts/text_keys.js';
+import type { Matcher, MatchDetails } from '../match/matcher.js';
+import type { KeyRange, QueryPlan } from '../plan/query_planner.js';
+import { Candidate, type ExecutionStats } from './plan_executor.js';
+import { passesTextFilter, type TextQuery } from './text_query.js';
+
+// A $text query read from the text index (MongoDB's TEXT_OR over one index scan per term, then
+// TEXT_MATCH): the entries of each term give the records, each record is fetched once, the rest
+// of the filter and the phrases and negations are checked on it, and its score is the sum of what
+// it is worth to each term searched for.
+export function textIndexOf(coll: Collection | undefined): IndexAccess {
+  const index = coll?.indexes.find((i) => i.text !== undefined);
+  if (index !== undefined) return index;
+  throw new MongoError(ErrorCodes.IndexNotFound, 'text index required for $text query');
+}
+
+// The scan, as explain shows it: the text index over the key ranges of the terms searched for.
+export function textPlan(index: IndexAccess, query: TextQuery, filter: Doc): QueryPlan & { kind: 'IXSCAN' } {
+  const prefix = prefixValues(index, filter);
+  const order = index.ordering.slice(0, prefix.length + 1);
+  const ranges: KeyRange[] = query.indexTerms.map((term) => {
+    const start = encodeKey([...prefix, term], order);
+    return { start, end: prefixSuccessor(start) };
+  });
+  const indexBounds: Record<string, string[]> = {};
+  for (const field of Object.keys(index.keyPattern)) indexBounds[field] = [];
+  index.text!.prefix.forEach((field, i) => { indexBounds[field] = [`[${formatValue(prefix[i])}, ${formatValue(prefix[i])}]`]; });
+  indexBounds._fts = query.indexTerms.map((t) => `["${t}", "${t}"]`);
+  return { kind: 'IXSCAN', index, ranges, direction: 1, indexBounds, providesSort: false };
+}
+
+// A compound text index is read for one value of each prefix field, which the filter must give by
+// equality.
+function prefixValues(index: IndexAccess, filter: Doc): unknown[] {
+  return index.text!.prefix.map((field) => {
+    const condition = filter[field];
+    if (condition !== undefined && !isPlainObject(condition) && !Array.isArray(condition)) return condition;
+    if (isPlainObject(condition) && Object.keys(condition).length === 1 && condition.$eq !== undefined && !isPlainObject(condition.$eq)) return condition.$eq;
+    throw new MongoError(ErrorCodes.BadValue, 'error processing query: planner returned error :: caused by :: failed to use text index to satisfy $text query (if text index is compound, are equality predicates given for all prefix fields?)');
+  });
+}
+
+export function* textCandidates(
+  storage: StorageEngine, coll: Collection, plan: QueryPlan & { kind: 'IXSCAN' }, query: TextQuery, matcher: Matcher | undefined, stats: ExecutionStats,
+): Iterable<Candidate> {
+  const { index } = plan;
+  const spec = index.text!;
+  const recordIds = new Set<number>();
+  for (const range of plan.ranges) {
+    for (const { recordId } of index.scan(storage.kv, range.start, range.end, false)) {
+      stats.keysExamined += 1;
+      recordIds.add(recordId);
+    }
+  }
+  const wanted = new Set(query.indexTerms);
+  for (const recordId of [...recordIds].sort((a, b) => a - b)) {
+    checkForInterrupt();
+    const bytes = storage.getRecord(coll, recordId);
+    if (bytes === undefined) continue;
+    stats.docsExamined += 1;
+    const doc = deserializeDocument(bytes);
+    const details: MatchDetails = {};
+    if (matcher !== undefined && !matcher.matches(doc, details)) continue;
+    const strings = indexedStrings(doc, spec).map((s) => s.text);
+    if (!passesTextFilter(query, strings, documentLanguage(doc, spec))) continue;
+    let score = 0;
+    for (const [term, value] of termScores(doc, spec)) if (wanted.has(indexTerm(term))) score += value;
+    const candidate = new Candidate(recordId, bytes, doc, details);
+    candidate.textScore = score;
+    yield candidate;
+  }
+}
