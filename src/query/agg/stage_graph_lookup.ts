@@ -7,7 +7,7 @@ import { bsonTag, isNumber, isPlainObject, Long, toDouble, type Doc } from '../.
 import { compileFilter } from '../match/matcher.js';
 import { groupKey } from './group_key.js';
 import { fail } from './operator_support.js';
-import { compileDocExpression, type Stage, type StageParser } from './stage_support.js';
+import { compileDocExpression, setAtPath, type Stage, type StageParser } from './stage_support.js';
 
 // $graphLookup: a breadth-first search of `from`, starting from the values `startWith` gives each
 // input document. Each round reads the documents whose connectToField equals a value of the
@@ -134,19 +134,6 @@ function valuesAtPath(value: unknown, path: readonly string[], from = 0, out: un
   return out;
 }
 
-function setPath(doc: Doc, path: readonly string[], value: unknown): Doc {
-  const out: Doc = { ...doc };
-  let target = out;
-  for (let i = 0; i < path.length - 1; i++) {
-    const next = target[path[i]!];
-    const copy: Doc = isPlainObject(next) ? { ...next } : {};
-    target[path[i]!] = copy;
-    target = copy;
-  }
-  target[path[path.length - 1]!] = value;
-  return out;
-}
-
 // The query one round of the search runs against `from`: the restriction, the frontier as an $in,
 // and, when the frontier holds null (which $in also matches against a missing field), that the
 // field exists, since a document without connectToField connects to nothing.
@@ -217,7 +204,7 @@ function search(spec: GraphLookupSpec, foreign: ForeignDocuments, start: unknown
       if (doc._id === undefined) fail(40271, `Documents in the '${spec.from}' namespace must contain an _id for de-duplication in $graphLookup`);
       const id = groupKey(doc._id);
       if (visited.has(id)) continue;
-      const found = spec.depthField === undefined ? doc : setPath(doc, spec.depthField, Long.fromNumber(depth));
+      const found = spec.depthField === undefined ? doc : setAtPath(doc, spec.depthField, Long.fromNumber(depth));
       bytes += BSON.calculateObjectSize(found);
       if (bytes >= MAX_MEMORY_BYTES) fail(40099, '$graphLookup reached maximum memory consumption');
       visited.set(id, found);
@@ -249,7 +236,7 @@ export const parseGraphLookup: StageParser = (raw, env): Stage => {
     let foreign: ForeignDocuments | undefined;
     for (const doc of input) {
       foreign ??= foreignDocuments();
-      yield setPath(doc, spec.as, search(spec, foreign, startWith(doc, vars), vars));
+      yield setAtPath(doc, spec.as, search(spec, foreign, startWith(doc, vars), vars));
     }
   };
 };

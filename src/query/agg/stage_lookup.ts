@@ -4,7 +4,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import { walkPath } from './expression.js';
 import { groupKey } from './group_key.js';
 import { fail } from './operator_support.js';
-import { compileDocExpression, type CompiledPipeline, type DocEvaluator, type Stage, type StageEnv, type StageParser } from './stage_support.js';
+import { compileDocExpression, setAtPath, type CompiledPipeline, type DocEvaluator, type Stage, type StageEnv, type StageParser } from './stage_support.js';
 
 // $lookup (equality form, pipeline form, or both) and $unionWith.
 
@@ -50,19 +50,6 @@ function localKeys(doc: Doc, path: string[]): string[] {
   if (v === undefined || v === null) return ['n'];
   if (Array.isArray(v)) return v.length === 0 ? ['n'] : v.flatMap((e) => (Array.isArray(e) ? [groupKey(e), ...e.map(groupKey)] : [groupKey(e)]));
   return [groupKey(v)];
-}
-
-function setAs(doc: Doc, path: string[], value: unknown): Doc {
-  const out: Doc = { ...doc };
-  let target = out;
-  for (let i = 0; i < path.length - 1; i++) {
-    const next = target[path[i]!];
-    const copy: Doc = isPlainObject(next) ? { ...next } : {};
-    target[path[i]!] = copy;
-    target = copy;
-  }
-  target[path[path.length - 1]!] = value;
-  return out;
 }
 
 function splitFieldPath(v: unknown, what: string): string[] {
@@ -118,7 +105,7 @@ export const parseLookup: StageParser = (spec, env): Stage => {
         }
         matched = [...sub(matched, scope)];
       }
-      yield setAs(doc, as, matched);
+      yield setAtPath(doc, as, matched);
     }
   };
 };

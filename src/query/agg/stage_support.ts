@@ -1,4 +1,4 @@
-import type { Doc } from '../../bson/values.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
 import { parseExpression } from './expression.js';
 
 export interface PipelineContext {
@@ -35,4 +35,19 @@ export type DocEvaluator = (doc: Doc, vars: Record<string, unknown>, root?: Doc)
 export function compileDocExpression(expr: unknown, env: StageEnv): DocEvaluator {
   const evaluate = parseExpression(expr, env.varNames);
   return (doc, vars, root = doc) => evaluate({ root, vars: { ...vars, CURRENT: doc } });
+}
+
+// `doc` with `value` at `path`, copying each document on the way rather than changing it; a
+// non-document on the way is replaced by one ($lookup's `as`, $graphLookup's `as` and `depthField`).
+export function setAtPath(doc: Doc, path: readonly string[], value: unknown): Doc {
+  const out: Doc = { ...doc };
+  let target = out;
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = target[path[i]!];
+    const copy: Doc = isPlainObject(next) ? { ...next } : {};
+    target[path[i]!] = copy;
+    target = copy;
+  }
+  target[path[path.length - 1]!] = value;
+  return out;
 }

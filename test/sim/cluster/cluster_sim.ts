@@ -223,7 +223,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
 
   let steps = 0;
   try {
-    const running = main().catch((err: unknown) => {
+    void main().catch((err: unknown) => {
       violation(`the workload failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
       finished = true;
     });
@@ -238,7 +238,6 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
       for (const e of exits.splice(0)) violation(e);
     }
     if (!finished) violation(steps >= MAX_STEPS ? `no end after ${MAX_STEPS} steps` : 'the cluster stopped with the workload unfinished');
-    void running;
   } finally {
     process.off('unhandledRejection', onRejection);
     restore();
