@@ -7,6 +7,8 @@ export interface MemberConfig {
   readonly votes: 0 | 1;
   readonly arbiterOnly: boolean;
   readonly hidden: boolean;
+  // What write concern tag modes count (settings.getLastErrorModes).
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 export interface ReplSetSettings {
@@ -24,7 +26,7 @@ export interface ReplSetConfig {
   readonly version: number;
   readonly members: readonly MemberConfig[];
   // What a config leaves out takes MongoDB's default (docshard's, for catch-up).
-  readonly settings?: Partial<ReplSetSettings>;
+  readonly settings?: Partial<ReplSetSettings> & { readonly getLastErrorModes?: Readonly<Record<string, Readonly<Record<string, number>>>> };
 }
 
 const DEFAULT_SETTINGS: ReplSetSettings = {
