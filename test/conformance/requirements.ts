@@ -5,7 +5,7 @@ import { matchValue } from './unified_matcher.js';
 
 export const SCHEMA_VERSION_SUPPORTED = '1.21';
 
-export type Topology = 'single' | 'sharded';
+export type Topology = 'single' | 'replicaset' | 'sharded';
 
 export interface ServerInfo {
   version: number[];
@@ -64,7 +64,7 @@ async function unmet(req: RunOnRequirement, server: ServerInfo): Promise<string 
   return null;
 }
 
-/** Our sharded clusters have no replica-set shards, so "sharded-replicaset" does not hold. */
+/** Our sharded clusters have no replica-set shards yet, so "sharded-replicaset" does not hold. */
 function topologySatisfies(wanted: string, have: Topology): boolean {
   return wanted === have;
 }

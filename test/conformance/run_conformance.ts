@@ -59,9 +59,12 @@ async function serverInfo(internal: MongoClient, shardCollections: boolean): Pro
   const build = await admin.command({ buildInfo: 1 });
   const version = Array.isArray(build.versionArray) ? (build.versionArray as number[]).slice(0, 3).map(Number) : parseVersion(String(build.version));
   const parameters = new Map<string, unknown>();
+  // A router says isdbgrid; a replica-set member names its set.
+  const hello = await admin.command({ hello: 1 });
+  const topology = shardCollections || hello.msg === 'isdbgrid' ? 'sharded' : typeof hello.setName === 'string' ? 'replicaset' : 'single';
   return {
     version,
-    topology: shardCollections ? 'sharded' : 'single',
+    topology,
     async parameter(name) {
       if (!parameters.has(name)) {
         const reply = await admin.command({ getParameter: 1, [name]: 1 }).catch(() => ({}) as Record<string, unknown>);
