@@ -56,6 +56,33 @@ describe('index kinds through the driver', () => {
     assert.equal(await c.countDocuments({ s: null }), 3);
   });
 
+  it('takes only the expressions MongoDB allows in a partialFilterExpression', async () => {
+    const c = db.collection<AnyDoc>('partial_rules');
+    await c.insertOne({ _id: 1, q: 1 });
+    const refusal = async (filter: AnyDoc, options: AnyDoc = {}): Promise<number> => {
+      try {
+        await c.createIndex({ q: 1 }, { partialFilterExpression: filter, name: 'refused', ...options });
+      } catch (e) {
+        return (e as { code: number }).code;
+      }
+      return 0;
+    };
+    assert.equal(await refusal({ q: { $exists: false } }), 67);
+    assert.equal(await refusal({ q: { $ne: 1 } }), 67);
+    assert.equal(await refusal({ $nor: [{ q: 1 }] }), 67);
+    assert.equal(await refusal({ q: /x/ }), 67);
+    assert.equal(await refusal({ q: { $size: 2 } }), 67);
+    assert.equal(await refusal({ q: { $elemMatch: { $gt: 1 } } }), 67);
+    assert.equal(await refusal({ $expr: { $eq: ['$q', 1] } }), 224);
+    assert.equal(await refusal({ q: { $foo: 1 } }), 2, 'an unknown operator is a parse error first');
+    assert.equal(await refusal({ q: 1 }, { sparse: true }), 67);
+    assert.deepEqual((await c.listIndexes().toArray()).map((i) => i.name), ['_id_'], 'nothing refused was built');
+    for (const [i, filter] of [{ q: { $exists: true } }, { q: { $in: [1, 2] } }, { q: { $type: 'string' } }, { $or: [{ q: 1 }, { r: { $gt: 2 } }] }, { q: { $gte: 1, $lt: 5 } }, { q: null }, { $and: [{ q: 1 }, { $or: [{ r: 1 }, { s: 2 }] }] }].entries()) {
+      await c.createIndex({ q: 1, [`f${i}`]: 1 }, { partialFilterExpression: filter });
+    }
+    assert.equal((await c.listIndexes().toArray()).length, 8);
+  });
+
   it('uses a hashed index for equality and rejects arrays in hashed fields', async () => {
     const c = db.collection<AnyDoc>('hashed');
     await c.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, h: `k${i}` })));

@@ -5,6 +5,8 @@ import { fullCollationSpec, indexableCollation, parseCollation } from '../../bso
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import type { Collection } from '../../storage/storage_engine.js';
 import { ttlSpecProblem } from '../../ttl/ttl_index.js';
+import { parseFilter } from '../../query/match/expression_parser.js';
+import { checkPartialFilterExpression } from './partial_filter.js';
 import { asksForText, isTextKeyPattern, normalizeTextIndexSpec } from '../../storage/fts/text_index_spec.js';
 
 const ALLOWED_OPTIONS = new Set(['key', 'name', 'unique', 'sparse', 'partialFilterExpression', 'expireAfterSeconds', 'background', 'v', 'collation', 'hidden', 'ns', 'weights', 'default_language', 'language_override', 'textIndexVersion', '2dsphereIndexVersion', 'bits', 'min', 'max', 'wildcardProjection', 'storageEngine', 'prepareUnique']);
@@ -40,6 +42,7 @@ export function validateIndexSpec(raw: unknown): Doc {
   if (raw.partialFilterExpression !== undefined && !isPlainObject(raw.partialFilterExpression)) {
     throw new MongoError(ErrorCodes.TypeMismatch, 'partialFilterExpression must be an object');
   }
+  if (raw.partialFilterExpression !== undefined) checkPartialFilter(raw, raw.partialFilterExpression as Doc);
   if (raw.unique === true && hashed > 0) throw new MongoError(ErrorCodes.CannotCreateIndex, 'Currently hashed indexes cannot guarantee uniqueness. Use a regular index.');
   if (raw.hidden !== undefined && typeof raw.hidden !== 'boolean') {
     throw new MongoError(ErrorCodes.TypeMismatch, `The field 'hidden' must be a bool, but got ${bsonTypeName(raw.hidden)}`);
@@ -62,6 +65,19 @@ export function validateIndexSpec(raw: unknown): Doc {
   const ttlProblem = ttlSpecProblem(normalized);
   if (ttlProblem !== undefined) throw new MongoError(ErrorCodes.CannotCreateIndex, `${ttlProblem}. Index spec: ${JSON.stringify(raw)}`);
   return normalized;
+}
+
+// As _isSpecOk: parsed as a query first (an unknown operator is BadValue), then judged by shape,
+// and every refusal names the spec.
+function checkPartialFilter(raw: Doc, filter: Doc): void {
+  try {
+    if (raw.sparse === true) throw new MongoError(ErrorCodes.CannotCreateIndex, 'cannot mix "partialFilterExpression" and "sparse" options');
+    parseFilter(filter);
+    checkPartialFilterExpression(filter);
+  } catch (e) {
+    if (e instanceof MongoError) throw new MongoError(e.code, `Error in specification ${JSON.stringify(raw)} :: caused by :: ${e.message}`);
+    throw e;
+  }
 }
 
 // The fields an _id index spec may have (index_key_validate.cpp, allowedIdIndexFieldNames): an
