@@ -180,6 +180,24 @@ describe('text indexes and $text', () => {
       assert.deepEqual(listed?.weights, { '$**': 1 });
     });
 
+    it(`on ${where}: each document's language and each query's $language pick Snowball's stemmer and stop words`, async () => {
+      const d = db();
+      if (where !== 'one node') await routerAdmin.command({ shardCollection: 'text.pets', key: { k: 1 } });
+      const c = d.collection<AnyDoc>('pets');
+      await c.createIndex({ text: 'text' });
+      await c.insertMany([
+        { _id: 1, k: 1, language: 'spanish', text: 'Los perros corren por el parque' },
+        { _id: 2, k: 5, language: 'fr', text: 'Les chats dorment dans les maisons' },
+        { _id: 3, k: 6, text: 'The dogs are running in the park' },
+      ]);
+      const found = async (search: AnyDoc): Promise<unknown[]> => ids(await c.find({ $text: search }).sort({ _id: 1 }).toArray());
+      assert.deepEqual(await found({ $search: 'perro', $language: 'es' }), [1], 'perros and perro share the stem perr');
+      assert.deepEqual(await found({ $search: 'chat maison', $language: 'french' }), [2]);
+      assert.deepEqual(await found({ $search: 'run' }), [3]);
+      assert.deepEqual(await found({ $search: 'los' }), [], 'los was a Spanish stop word when its document was indexed');
+      assert.deepEqual(await found({ $search: 'les', $language: 'fr' }), [], 'a query of stop words only matches nothing');
+    });
+
     it(`on ${where}: bad input gets MongoDB's errors and the server keeps serving`, async () => {
       const d = db();
       await assert.rejects(d.collection('stores').createIndex({ other: 'text' }), { code: 67, message: /only one text index per collection allowed/ });

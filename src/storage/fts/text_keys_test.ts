@@ -22,10 +22,15 @@ test('terms are folded, stop words left out and the rest stemmed; none keeps eve
   assert.deepEqual(textTerms('the running dogs', none), ['the', 'running', 'dogs']);
 });
 
-test('languages: english, en and none are known; others are refused with BadValue', () => {
+test('languages: MongoDB\'s fifteen by name and code, with Snowball stemmers and stop words; others are refused with BadValue', () => {
   assert.equal(requireLanguage('en').name, 'english');
-  assert.throws(() => requireLanguage('spanish'), { code: 2, message: /unsupported language: "spanish"/ });
+  assert.equal(requireLanguage('nb').name, 'norwegian');
+  assert.equal(requireLanguage('Spanish').name, 'spanish');
+  assert.deepEqual(textTerms('Les maisons continuellement', requireLanguage('french')), ['maison', 'continuel']);
+  assert.deepEqual(textTerms('Die Häuser und die Gärten', requireLanguage('de')), ['haus', 'gart']);
+  assert.deepEqual(textTerms("l'amour", requireLanguage('french')), ['amour'], 'only English keeps apostrophes in words: l is a word, and a stop word');
   assert.throws(() => requireLanguage('klingon'), { code: 2, message: /unsupported language: "klingon"/ });
+  assert.throws(() => requireLanguage('porter'), { code: 2 }, 'a Snowball algorithm MongoDB does not name');
 });
 
 test('a spec is normalised as MongoDB lists it, whether written with text fields or already normalised', () => {
