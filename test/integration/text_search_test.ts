@@ -180,9 +180,12 @@ describe('text indexes and $text', () => {
       assert.deepEqual(listed?.weights, { '$**': 1 });
     });
 
-    it(`on ${where}: each document's language and each query's $language pick Snowball's stemmer and stop words`, async () => {
+    it(`on ${where}: each document's language (an embedded document's too) and each query's $language pick Snowball's stemmer and stop words`, async () => {
       const d = db();
-      if (where !== 'one node') await routerAdmin.command({ shardCollection: 'text.pets', key: { k: 1 } });
+      if (where !== 'one node') {
+        await routerAdmin.command({ shardCollection: 'text.pets', key: { k: 1 } });
+        await routerAdmin.command({ shardCollection: 'text.pet_notes', key: { k: 1 } });
+      }
       const c = d.collection<AnyDoc>('pets');
       await c.createIndex({ text: 'text' });
       await c.insertMany([
@@ -196,6 +199,14 @@ describe('text indexes and $text', () => {
       assert.deepEqual(await found({ $search: 'run' }), [3]);
       assert.deepEqual(await found({ $search: 'los' }), [], 'los was a Spanish stop word when its document was indexed');
       assert.deepEqual(await found({ $search: 'les', $language: 'fr' }), [], 'a query of stop words only matches nothing');
+      const notes = d.collection<AnyDoc>('pet_notes');
+      await notes.createIndex({ title: 'text', 'notes.text': 'text' });
+      await notes.insertOne({ _id: 1, k: 1, language: 'french', title: 'Les chiens courent', notes: [{ language: 'english', text: 'The dogs are running' }, { language: 'spanish', text: 'Los perros corren' }] });
+      const noted = async (search: AnyDoc): Promise<unknown[]> => ids(await notes.find({ $text: search }).toArray());
+      assert.deepEqual(await noted({ $search: 'run', $language: 'en' }), [1], 'an embedded document names its own language');
+      assert.deepEqual(await noted({ $search: 'perro', $language: 'es' }), [1]);
+      assert.deepEqual(await noted({ $search: 'los', $language: 'en' }), [], 'los is a stop word of the Spanish note');
+      assert.deepEqual(await noted({ $search: 'chien', $language: 'fr' }), [1]);
     });
 
     it(`on ${where}: bad input gets MongoDB's errors and the server keeps serving`, async () => {

@@ -88,11 +88,12 @@ function parseSearch(search: string, language: TextLanguage, options: TermOption
 // Whether a document (its indexed strings, in its language) passes what the index scan cannot
 // decide (MongoDB's FTSMatcher): a case- or diacritic-sensitive query needs one of its terms as
 // written; no negated term or phrase may be there, and every phrase must be.
-export function passesTextFilter(query: TextQuery, strings: readonly string[], docLanguage: TextLanguage): boolean {
+export function passesTextFilter(query: TextQuery, indexed: readonly { readonly text: string; readonly language: TextLanguage }[]): boolean {
   const { options } = query;
   const sensitive = options.caseSensitive === true || options.diacriticSensitive === true;
+  const strings = indexed.map((s) => s.text);
   if (sensitive || query.negatedTerms.length > 0) {
-    const terms = new Set(strings.flatMap((s) => textTerms(s, docLanguage, options)));
+    const terms = new Set(indexed.flatMap((s) => textTerms(s.text, s.language, options)));
     if (sensitive && !query.positiveTerms.some((t) => terms.has(t))) return false;
     if (query.negatedTerms.some((t) => terms.has(t))) return false;
   }

@@ -7,7 +7,7 @@ import { checkForInterrupt } from '../../base/operation_deadline.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import { prefixSuccessor } from '../../storage/key_layout.js';
-import { documentLanguage, indexedStrings, indexTerm, termScores } from '../../storage/fts/text_keys.js';
+import { indexedStrings, indexTerm, termScores } from '../../storage/fts/text_keys.js';
 import type { Matcher, MatchDetails } from '../match/matcher.js';
 import type { KeyRange, QueryPlan } from '../plan/query_planner.js';
 import { Candidate, type ExecutionStats } from './plan_executor.js';
@@ -70,8 +70,7 @@ export function* textCandidates(
     const doc = deserializeDocument(bytes);
     const details: MatchDetails = {};
     if (matcher !== undefined && !matcher.matches(doc, details)) continue;
-    const strings = indexedStrings(doc, spec).map((s) => s.text);
-    if (!passesTextFilter(query, strings, documentLanguage(doc, spec))) continue;
+    if (!passesTextFilter(query, indexedStrings(doc, spec))) continue;
     let score = 0;
     for (const [term, value] of termScores(doc, spec)) if (wanted.has(indexTerm(term))) score += value;
     const candidate = new Candidate(recordId, bytes, doc, details);

@@ -5,7 +5,7 @@ import { Double } from 'bson';
 import type { Doc } from '../../bson/values.js';
 import { withEngine } from '../../storage/test_support.js';
 import { normalizeTextIndexSpec, textIndexSpec } from '../../storage/fts/text_index_spec.js';
-import { documentLanguage, indexedStrings, termScores } from '../../storage/fts/text_keys.js';
+import { indexedStrings, termScores } from '../../storage/fts/text_keys.js';
 import { textTerms } from '../../storage/fts/tokenizer.js';
 import { prepareFind } from './find_query.js';
 import { parseTextQuery, passesTextFilter } from './text_query.js';
@@ -35,10 +35,9 @@ function expected(docs: Map<number, Doc>, arg: Doc): Map<number, number> {
   const query = parseTextQuery(arg, spec);
   const out = new Map<number, number>();
   for (const [id, doc] of docs) {
-    const language = documentLanguage(doc, spec);
-    const strings = indexedStrings(doc, spec).map((s) => s.text);
-    const terms = new Set(strings.flatMap((s) => textTerms(s, language)));
-    if (!query.indexTerms.some((t) => terms.has(t)) || !passesTextFilter(query, strings, language)) continue;
+    const strings = indexedStrings(doc, spec);
+    const terms = new Set(strings.flatMap((s) => textTerms(s.text, s.language)));
+    if (!query.indexTerms.some((t) => terms.has(t)) || !passesTextFilter(query, strings)) continue;
     let score = 0;
     for (const [term, value] of termScores(doc, spec)) if (query.indexTerms.includes(term)) score += value;
     out.set(id, score);

@@ -12,33 +12,41 @@ import type { TextIndexSpec } from './text_index_spec.js';
 // sum is scaled by 0.5 + 0.5 * (occurrences / terms in the string), so a term that makes up more of
 // a short string counts more; the field's weight multiplies it, and strings add up.
 export function termScores(doc: Doc, spec: TextIndexSpec): Map<string, number> {
-  const language = documentLanguage(doc, spec);
   const scores = new Map<string, number>();
-  for (const { text, weight } of indexedStrings(doc, spec)) scoreString(text, weight, language, scores);
+  for (const { text, weight, language } of indexedStrings(doc, spec)) scoreString(text, weight, language, scores);
   return scores;
 }
 
-// The strings of a document that a text index reads, each with its field's weight.
-export function indexedStrings(doc: Doc, spec: TextIndexSpec): { text: string; weight: number }[] {
-  const out: { text: string; weight: number }[] = [];
+// A string a text index reads, with its field's weight and its language: that of the nearest
+// enclosing document naming one in its language override field (the document itself, or an
+// embedded document on the way, as MongoDB's FTSElementIterator tracks it), else the index's.
+export interface IndexedString {
+  readonly text: string;
+  readonly weight: number;
+  readonly language: TextLanguage;
+}
+
+export function indexedStrings(doc: Doc, spec: TextIndexSpec): IndexedString[] {
+  const out: IndexedString[] = [];
+  const top = languageOf(doc, spec, spec.defaultLanguage);
   if (spec.wildcard) {
     // The language override names the document's language; it is not text of the document.
-    eachString(doc, '', (path, text) => {
-      if (path !== spec.languageOverride) out.push({ text, weight: spec.weights.get(path) ?? 1 });
+    eachString(doc, '', top, spec, (path, text, language) => {
+      if (path.split('.').pop() !== spec.languageOverride) out.push({ text, weight: spec.weights.get(path) ?? 1, language });
     });
     return out;
   }
   for (const [path, weight] of spec.weights) {
-    for (const text of stringsAt(doc, path.split('.'))) out.push({ text, weight });
+    stringsAt(doc, path.split('.'), top, spec, (text, language) => out.push({ text, weight, language }));
   }
   return out;
 }
 
-// The language a document names in its language override field, else the index's default; a
-// write of a document naming another is refused as mongod refuses it.
-export function documentLanguage(doc: Doc, spec: TextIndexSpec): TextLanguage {
+// The language a document (or an embedded one) names in its language override field, else the
+// one around it; a write of a document naming one MongoDB lacks is refused as mongod refuses it.
+function languageOf(doc: Doc, spec: TextIndexSpec, around: TextLanguage): TextLanguage {
   const named = doc[spec.languageOverride];
-  if (named === undefined) return spec.defaultLanguage;
+  if (named === undefined) return around;
   if (typeof named !== 'string') throw new MongoError(17261, 'found language override field in document with non-string type');
   const language = textLanguage(named);
   if (language === undefined) throw new MongoError(17262, `language override unsupported: ${named}`);
@@ -60,23 +68,29 @@ function scoreString(text: string, weight: number, language: TextLanguage, score
   }
 }
 
-// Strings reached by a dotted path, through arrays (of strings or of documents) on the way.
-function stringsAt(value: unknown, path: readonly string[]): string[] {
+// Strings reached by a dotted path, through arrays (of strings or of documents) on the way, each
+// in the language of the document it sits in.
+function stringsAt(value: unknown, path: readonly string[], language: TextLanguage, spec: TextIndexSpec, visit: (text: string, language: TextLanguage) => void): void {
   if (path.length === 0) {
-    if (typeof value === 'string') return [value];
-    if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
-    return [];
+    if (typeof value === 'string') visit(value, language);
+    else if (Array.isArray(value)) for (const v of value) if (typeof v === 'string') visit(v, language);
+    return;
   }
-  if (Array.isArray(value)) return value.flatMap((v) => stringsAt(v, path));
-  if (!isPlainObject(value) || !Object.hasOwn(value, path[0]!)) return [];
-  return stringsAt(value[path[0]!], path.slice(1));
+  if (Array.isArray(value)) {
+    for (const v of value) stringsAt(v, path, isPlainObject(v) ? languageOf(v, spec, language) : language, spec, visit);
+    return;
+  }
+  if (!isPlainObject(value) || !Object.hasOwn(value, path[0]!)) return;
+  const next = value[path[0]!];
+  stringsAt(next, path.slice(1), isPlainObject(next) ? languageOf(next, spec, language) : language, spec, visit);
 }
 
-function eachString(value: unknown, path: string, visit: (path: string, text: string) => void): void {
-  if (typeof value === 'string') visit(path, value);
-  else if (Array.isArray(value)) for (const v of value) eachString(v, path, visit);
+function eachString(value: unknown, path: string, language: TextLanguage, spec: TextIndexSpec, visit: (path: string, text: string, language: TextLanguage) => void): void {
+  if (typeof value === 'string') visit(path, value, language);
+  else if (Array.isArray(value)) for (const v of value) eachString(v, path, language, spec, visit);
   else if (isPlainObject(value)) {
-    for (const [k, v] of Object.entries(value)) eachString(v, path === '' ? k : `${path}.${k}`, visit);
+    const own = path === '' ? language : languageOf(value, spec, language);
+    for (const [k, v] of Object.entries(value)) eachString(v, path === '' ? k : `${path}.${k}`, own, spec, visit);
   }
 }
 

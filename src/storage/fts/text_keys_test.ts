@@ -62,6 +62,9 @@ test("a document's language override decides its stemming; the wildcard index re
   assert.deepEqual([...termScores({ a: 'running', b: { c: ['dogs'] }, n: 5 }, spec).keys()].sort(), ['dog', 'run']);
   assert.deepEqual([...termScores({ a: 'running', language: 'none' }, spec).keys()].sort(), ['running']);
   assert.throws(() => termScores({ a: 'x', language: 'xx' }, spec), { code: 17262, message: 'language override unsupported: xx' });
+  assert.deepEqual([...termScores({ a: 'running', b: { language: 'none', c: ['dogs'] } }, spec).keys()].sort(), ['dogs', 'run'], 'an embedded document names the language of its own strings');
+  assert.deepEqual([...termScores({ language: 'none', b: [{ language: 'en', c: 'dogs' }, { c: 'cats' }] }, spec).keys()].sort(), ['cats', 'dog'], 'one array element\'s language is its own');
+  assert.throws(() => termScores({ a: 'x', b: { language: 'xx', c: 'y' } }, spec), { code: 17262 });
   assert.throws(() => termScores({ a: 'x', language: 5 }, spec), { code: 17261 });
 });
 
