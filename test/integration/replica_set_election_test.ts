@@ -70,6 +70,18 @@ describe('a three-member replica set elects a primary over TCP', () => {
     const direct = connect(`mongodb://${secondaryHost}/?directConnection=true`);
     await assert.rejects(direct.db('app').collection('c').insertOne({ x: 1 }), (e: MongoServerError) => e.code === 10107 && e.codeName === 'NotWritablePrimary');
 
+    const secondaryHello = await direct.db('admin').command({ hello: 1 });
+    assert.equal(secondaryHello.secondary, true);
+    assert.equal(secondaryHello.primary, primaryHost);
+    const started = Date.now();
+    const awaited = await direct.db('admin').command({ hello: 1, topologyVersion: secondaryHello.topologyVersion, maxAwaitTimeMS: 700 });
+    assert.ok(Date.now() - started >= 600, 'an awaitable hello on an unchanged topology waits maxAwaitTimeMS');
+    assert.equal(String(awaited.topologyVersion.counter), String(secondaryHello.topologyVersion.counter));
+
+    // No fetching yet (part 2): the secondaries never reach the primary's no-op, so none is caught up.
+    const toPrimary = connect(`mongodb://${primaryHost}/?directConnection=true`);
+    await assert.rejects(toPrimary.db('admin').command({ replSetStepDown: 5, secondaryCatchUpPeriodSecs: 1 }), (e: MongoServerError) => e.code === 262 && e.codeName === 'ExceededTimeLimit');
+
     const oldTerm = Number(status.term);
     await nodes[hosts.indexOf(primaryHost)]!.kill9();
     const survivor = connect(`mongodb://${secondaryHost}/?directConnection=true`);
