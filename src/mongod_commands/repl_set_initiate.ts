@@ -11,7 +11,7 @@ export const replSetInitiateCommand: CommandDefinition = {
   names: ['replSetInitiate'],
   adminOnly: true,
   run: async (ctx, cmd) => {
-    const repl = replicationOf(ctx.node);
+    const repl = replicationOf(ctx.node, 'This node was not started with replication enabled.');
     const given = cmd.replSetInitiate;
     if (given !== undefined && given !== null && !isPlainObject(given)) throw new MongoError(ErrorCodes.TypeMismatch, 'no configuration specified');
     const config = isPlainObject(given) ? given : { _id: repl.setName, version: 1, members: [{ _id: 0, host: `${ctx.node.options.bindIp}:${ctx.node.options.port}` }] };

@@ -5,7 +5,7 @@ import type { MongodServices } from './command.js';
 
 // The replication coordinator of a --replSet member; a standalone node answers as mongod without
 // --replSet does.
-export function replicationOf(node: MongodServices): ReplicationCoordinator {
-  if (node.replication === undefined) throw new MongoError(ErrorCodes.NoReplicationEnabled, 'not running with --replSet');
+export function replicationOf(node: MongodServices, refusal = 'not running with --replSet'): ReplicationCoordinator {
+  if (node.replication === undefined) throw new MongoError(ErrorCodes.NoReplicationEnabled, refusal);
   return node.replication;
 }

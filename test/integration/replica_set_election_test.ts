@@ -97,4 +97,18 @@ describe('a three-member replica set elects a primary over TCP', () => {
     assert.ok(Number(after.term) > oldTerm, `term ${String(after.term)} after ${oldTerm}`);
     assert.deepEqual(streamFailures, []);
   });
+
+  it('a node without --replSet answers as a standalone mongod', async () => {
+    const node = await spawnNode();
+    nodes.push(node);
+    const c = connect(node.uri);
+    const hello = await c.db('admin').command({ hello: 1 });
+    assert.equal(hello.isWritablePrimary, true);
+    assert.equal(hello.setName, undefined);
+    assert.equal(hello.topologyVersion, undefined);
+    await assert.rejects(c.db('admin').command({ replSetInitiate: {} }), (e: MongoServerError) => e.code === 76 && e.message === 'This node was not started with replication enabled.');
+    await assert.rejects(c.db('admin').command({ replSetGetStatus: 1 }), (e: MongoServerError) => e.code === 76);
+    await c.db('app').collection('c').insertOne({ x: 1 });
+  });
 });
+
