@@ -110,5 +110,19 @@ describe('a three-member replica set elects a primary over TCP', () => {
     await assert.rejects(c.db('admin').command({ replSetGetStatus: 1 }), (e: MongoServerError) => e.code === 76);
     await c.db('app').collection('c').insertOne({ x: 1 });
   });
+
+  it('a config server started with --replSet cfg becomes the primary of its one-member set', async () => {
+    const node = await spawnNode({ role: 'config', extraArgs: ['--replSet', 'cfg'] });
+    nodes.push(node);
+    const c = connect(node.uri);
+    await c.db('admin').command({ replSetInitiate: { _id: 'cfg', configsvr: true, members: [{ _id: 0, host: `127.0.0.1:${node.port}` }], settings: { electionTimeoutMillis: 500 } } });
+    const hello = await until('the primary', async () => {
+      const h = await c.db('admin').command({ hello: 1 });
+      return h.isWritablePrimary === true ? h : undefined;
+    });
+    assert.equal(hello.setName, 'cfg');
+    assert.equal(hello.primary, `127.0.0.1:${node.port}`);
+    await c.db('app').collection('c').insertOne({ x: 1 });
+  });
 });
 
