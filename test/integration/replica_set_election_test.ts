@@ -1,7 +1,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { removeDir, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -17,8 +17,8 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 // Three real `docshard shard --replSet rs0` processes over TCP: replSetInitiate through the driver,
 // one primary as the driver's SDAM sees it, PRIMARY + 2 SECONDARY in replSetGetStatus, a new
-// primary after the primary is killed with SIGKILL, and NotWritablePrimary for a write to a
-// secondary.
+// primary after the primary is killed with SIGKILL, the killed member back as a SECONDARY from the
+// config on its disk, and NotWritablePrimary for a write to a secondary.
 describe('a three-member replica set elects a primary over TCP', () => {
   const nodes: SpawnedNode[] = [];
   const clients: MongoClient[] = [];
@@ -95,6 +95,14 @@ describe('a three-member replica set elects a primary over TCP', () => {
       return primary !== undefined && primary.name !== primaryHost ? s : undefined;
     });
     assert.ok(Number(after.term) > oldTerm, `term ${String(after.term)} after ${oldTerm}`);
+    // The killed member comes back from its config on disk (local.system.replset) as a SECONDARY.
+    const back = await restartNode(nodes[hosts.indexOf(primaryHost)]!, { extraArgs: ['--replSet', 'rs0'] });
+    nodes.push(back);
+    await until('the old primary back as a SECONDARY', async () => {
+      const s = await survivor.db('admin').command({ replSetGetStatus: 1 });
+      const states = (s.members as AnyDoc[]).filter((m) => m.health === 1).map((m) => m.stateStr).sort();
+      return JSON.stringify(states) === JSON.stringify(['PRIMARY', 'SECONDARY', 'SECONDARY']) ? s : undefined;
+    });
     assert.deepEqual(streamFailures, []);
   });
 
