@@ -5,5 +5,5 @@ import { replicationOf } from './repl_set_support.js';
 export const replSetUpdatePositionCommand: CommandDefinition = {
   names: ['replSetUpdatePosition'],
   adminOnly: true,
-  run: (ctx, cmd) => replicationOf(ctx.node).handleUpdatePosition(cmd, undefined),
+  run: (ctx, cmd) => replicationOf(ctx.node).handleUpdatePosition(cmd),
 };

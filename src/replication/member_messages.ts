@@ -101,10 +101,12 @@ export function parseRequestVotesReply(reply: Doc, request: ReplSetRequestVotes)
   return { kind: 'replSetRequestVotesResponse', term: Number(reply.term), voteGranted: reply.voteGranted === true, reason: String(reply.reason ?? ''), dryRun: request.dryRun, requestTerm: request.term };
 }
 
-export function updatePositionCommand(config: ReplSetConfig, m: ReplSetUpdatePosition): Doc {
+// The sender's own position goes first: the receiver takes its member as the one it heard from.
+export function updatePositionCommand(config: ReplSetConfig, selfIndex: number, m: ReplSetUpdatePosition): Doc {
+  const ordered = [...m.optimes.filter((p) => p.memberIndex === selfIndex), ...m.optimes.filter((p) => p.memberIndex !== selfIndex)];
   return {
     replSetUpdatePosition: 1,
-    optimes: m.optimes.map((p) => ({
+    optimes: ordered.map((p) => ({
       appliedOpTime: opTimeDocument(p.appliedOpTime),
       durableOpTime: opTimeDocument(p.durableOpTime),
       appliedWallTime: opTimeDate(p.appliedOpTime),

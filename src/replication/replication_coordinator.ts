@@ -289,7 +289,7 @@ export class ReplicationCoordinator {
         parse = (reply) => parseRequestVotesReply(reply, message);
         break;
       case 'replSetUpdatePosition':
-        cmd = updatePositionCommand(config, message);
+        cmd = updatePositionCommand(config, core.selfIndex, message);
         parse = () => null;
         break;
       default:
@@ -387,13 +387,14 @@ export class ReplicationCoordinator {
     return requestVotesReply(reply);
   }
 
-  handleUpdatePosition(cmd: Doc, fromHost: number | undefined): Doc {
+  // The sender is the member of the first position (updatePositionCommand puts its own first).
+  handleUpdatePosition(cmd: Doc): Doc {
     const core = this.requireConfig();
     const message = parseUpdatePosition(core.config, cmd);
     if (message.configVersion !== core.config.version) {
       throw new MongoError(ErrorCodes.InvalidReplicaSetConfig, `Received replSetUpdatePosition for node with config version ${message.configVersion}, but our config version is ${core.config.version}`);
     }
-    const from = fromHost ?? message.optimes[0]?.memberIndex;
+    const from = message.optimes[0]?.memberIndex;
     if (from !== undefined && from !== core.selfIndex) this.step({ type: 'receive', from, message });
     return { ok: 1 };
   }
