@@ -96,6 +96,13 @@ export const ErrorCodes = {
   Location656451: 656451,
   Location656452: 656452,
   ExceededTimeLimit: 262,
+  // Replica set members' (src/replication, the repl_set_* commands).
+  NodeNotFound: 74,
+  NoReplicationEnabled: 76,
+  InvalidReplicaSetConfig: 93,
+  NotYetInitialized: 94,
+  NotSecondary: 95,
+  InconsistentReplicaSetNames: 185,
   // The rest of MongoDB's RetriableError category, and the codes the driver specifications' tests
   // inject with the failCommand fail point: the driver retries or rediscovers by them.
   HostNotFound: 7,

@@ -115,6 +115,13 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
 
   // Diagnostics MongoDB parses by hand and that take nothing but their own value.
   ping: [],
+  // Replica set administration (db/repl/repl_set_commands.cpp).
+  replSetInitiate: [],
+  replSetGetConfig: ['commitmentStatus', 'includeNewlyAdded'],
+  replSetGetStatus: ['initialSync'],
+  replSetStepDown: ['secondaryCatchUpPeriodSecs', 'force'],
+  replSetFreeze: [],
+  replSetGetRBID: [],
   buildInfo: [],
   hostInfo: [],
   getCmdLineOpts: [],

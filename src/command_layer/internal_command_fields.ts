@@ -3,6 +3,11 @@
 // what their senders send and their handlers read, beside the generic arguments (the DDL
 // coordinator's session, the router's shard and database versions). The comment names the sender.
 export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  // Replica set members to each other (src/replication/member_messages.ts; MongoDB's
+  // repl_set_heartbeat_args_v1, repl_set_request_votes_args, update_position_args).
+  replSetHeartbeat: ['configVersion', 'configTerm', 'hbv', 'from', 'fromId', 'term', 'checkEmpty', 'heartbeatVersion', 'primaryId'],
+  replSetRequestVotes: ['setName', 'dryRun', 'term', 'candidateIndex', 'configVersion', 'configTerm', 'lastAppliedOpTime', 'lastCommittedOp'],
+  replSetUpdatePosition: ['optimes'],
   // Config server to a shard: the shard's identity (ShardingCatalogManager.addShard).
   _addShard: ['shardIdentity'],
   // Config server, migration source and DDL coordinators to every shard.

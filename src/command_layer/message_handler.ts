@@ -8,6 +8,7 @@ import { compressMessage, decompressMessage, isCompressed } from '../wire/messag
 import { MsgFlag, Limits } from '../wire/op_codes.js';
 import { serializeWithRaw } from '../wire/raw_bson.js';
 import type { ConnectionInfo } from './connection_info.js';
+import type { ServerReply } from '../wire/tcp_server.js';
 import { attachSequence, bodyDocuments } from './original_bytes.js';
 
 let nextResponseId = 1;
@@ -15,7 +16,7 @@ let nextResponseId = 1;
 // Runs one decoded command (with `$db`) for a connection: a node's or a router's dispatcher.
 export type Dispatch = (conn: ConnectionInfo, cmd: Doc) => Doc | Promise<Doc>;
 
-type Reply = Buffer | undefined;
+type Reply = ServerReply | undefined;
 
 export type MessageHandler = (conn: ConnectionInfo, message: Buffer) => Reply | Promise<Reply>;
 
@@ -51,20 +52,61 @@ export function withCompression(handler: MessageHandler, mayCompress: (conn: Con
     if (!mayCompress(conn)) throw new FramingError('Compressed message before authentication');
     const { message: inner, compressorId } = decompressMessage(message, conn.compressors ?? []);
     const reply = handler(conn, inner);
-    if (reply instanceof Promise) return reply.then((r) => r && compressMessage(r, compressorId));
-    return reply && compressMessage(reply, compressorId);
+    if (reply instanceof Promise) return reply.then((r) => compressedReply(r, compressorId));
+    return compressedReply(reply, compressorId);
   };
 }
 
+// A streaming reply's later replies are compressed as its first.
+function compressedReply(reply: Reply, compressorId: number): Reply {
+  if (reply === undefined) return undefined;
+  const out = compressMessage(reply, compressorId);
+  const next = reply.next;
+  return next === undefined ? out : Object.assign(out, { next: () => next().then((r) => compressedReply(r, compressorId)) });
+}
+
 function handleOpMsg(dispatch: Dispatch, conn: ConnectionInfo, request: OpMsgRequest): Reply | Promise<Reply> {
+  let cmd: Doc | undefined;
   let reply: Doc | Promise<Doc>;
   try {
-    reply = dispatch(conn, decodeCommand(request));
+    cmd = decodeCommand(request);
+    reply = dispatch(conn, cmd);
   } catch (err) {
     reply = errorReply(err);
   }
-  if (!(reply instanceof Promise)) return respond(request, reply);
-  return reply.then((r) => respond(request, r), (err: unknown) => respond(request, errorReply(err)));
+  const stream = cmd !== undefined && streams(request, cmd) ? cmd : undefined;
+  const answer = (r: Doc): Reply => (stream === undefined ? respond(request, r) : streamedReply(dispatch, conn, stream, r, request.header.requestId));
+  if (!(reply instanceof Promise)) return answer(reply);
+  return reply.then(answer, (err: unknown) => respond(request, errorReply(err)));
+}
+
+// The exhaust protocol, as a driver monitors a replica set member: an awaitable hello (it names a
+// topologyVersion and maxAwaitTimeMS) from a client that allows exhaust is answered with
+// moreToCome, and answered again, unasked, each time the awaitable hello would answer.
+function streams(request: OpMsgRequest, cmd: Doc): boolean {
+  return (request.flags & MsgFlag.exhaustAllowed) !== 0 && (request.flags & MsgFlag.moreToCome) === 0
+    && cmd.topologyVersion !== undefined && cmd.maxAwaitTimeMS !== undefined;
+}
+
+// OP_MSG's flagBits follow the 16-byte message header.
+const OP_MSG_FLAGS_OFFSET = 16;
+
+function streamedReply(dispatch: Dispatch, conn: ConnectionInfo, cmd: Doc, reply: Doc, responseTo: number): Reply {
+  const out = opMsgReply(reply, responseTo);
+  const topologyVersion = reply.topologyVersion;
+  if (reply.ok !== 1 || topologyVersion === undefined) return out;
+  out.writeUInt32LE(MsgFlag.moreToCome, OP_MSG_FLAGS_OFFSET);
+  const again = { ...cmd, topologyVersion };
+  const next = async (): Promise<Reply> => {
+    let r: Doc;
+    try {
+      r = await dispatch(conn, again);
+    } catch (err) {
+      r = errorReply(err);
+    }
+    return streamedReply(dispatch, conn, again, r, out.readInt32LE(4));
+  };
+  return Object.assign(out, { next });
 }
 
 function respond(request: OpMsgRequest, reply: Doc): Reply {

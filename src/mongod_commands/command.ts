@@ -25,6 +25,7 @@ import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordina
 import type { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 import type { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
 import type { TransactionParticipants } from '../sessions/transaction_participant.js';
+import type { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -39,6 +40,8 @@ export interface NodeOptions {
   keyFile?: { path: string; key: string };
   // --tlsMode and its files: the port's TLS and the node-to-node client's.
   tls?: ProcessTls;
+  // --replSet: the replica set this node is a member of; absent, it is a standalone node.
+  replSet?: string;
   // --maxConns (mongod's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter values a node accepts at start-up (mongod's names).
@@ -105,6 +108,8 @@ export interface MongodServices {
   // Every node's so far: the migration commands are in both roles' tables, and a config server
   // answers them as it always has.
   migrations: MigrationRuntime;
+  // A --replSet member's replication coordinator; absent on a standalone node.
+  replication?: ReplicationCoordinator;
   // The role's command table; listCommands reads its names, the dispatcher runs it with the role's
   // services.
   commands: ReadonlyMap<string, CommandDefinition<never>>;

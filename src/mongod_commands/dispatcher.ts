@@ -27,6 +27,7 @@ import { authenticatedUser } from './auth/user_cache.js';
 import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
 import { withOperationClock } from '../base/operation_clock.js';
+import { refuseUnlessPrimary } from './not_primary.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -58,6 +59,7 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
     checkOperationSessionInfo(cmd, true);
     if (def.retryableWrite !== true) checkRetryableWriteCommand(name, cmd);
     refuseUnreplicatedWriteConcern(cmd);
+    refuseUnlessPrimary(node, name, db, cmd);
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext<S> = { node, conn, db };
     if (cmd.lsid !== undefined) node.sessions.touch(cmd.lsid, node.wallClock.now());

@@ -54,6 +54,16 @@ import { recipientCommands } from './migration/recipient_commands.js';
 import { abortTransactionCommand, commitTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand } from './transaction_commands.js';
 import { addShardInternalCommand, flushDatabaseCacheUpdatesCommand, flushRoutingTableCacheUpdatesCommand } from './sharding/shard_commands.js';
 
+import { replSetInitiateCommand } from './repl_set_initiate.js';
+import { replSetGetConfigCommand } from './repl_set_get_config.js';
+import { replSetGetStatusCommand } from './repl_set_get_status.js';
+import { replSetHeartbeatCommand } from './repl_set_heartbeat.js';
+import { replSetRequestVotesCommand } from './repl_set_request_votes.js';
+import { replSetUpdatePositionCommand } from './repl_set_update_position.js';
+import { replSetStepDownCommand } from './repl_set_step_down.js';
+import { replSetFreezeCommand } from './repl_set_freeze.js';
+import { replSetGetRBIDCommand } from './repl_set_get_rbid.js';
+
 // The commands a node answers in either role.
 const nodeCommands: readonly CommandDefinition[] = [
   helloCommand, buildInfoCommand, getParameterCommand, setParameterCommand, serverStatusCommand, configureFailPointCommand, waitForFailPointCommand,
@@ -70,6 +80,8 @@ const nodeCommands: readonly CommandDefinition[] = [
   ...donorCommands, ...recipientCommands, currentOpCommand, cleanupOrphanedCommand,
   ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand, ...checkMetadataConsistencyNodeCommands,
   createCollectionParticipantCommand,
+  replSetInitiateCommand, replSetGetConfigCommand, replSetGetStatusCommand, replSetHeartbeatCommand, replSetRequestVotesCommand,
+  replSetUpdatePositionCommand, replSetStepDownCommand, replSetFreezeCommand, replSetGetRBIDCommand,
 ];
 
 // A shard's: every node's, and its DDL coordinators' and participants' (and movePrimary's, which

@@ -59,6 +59,8 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
   const port = await server.listen(options.port, options.bindIp);
   services.options = { ...options, port };
   role.afterListen();
+  // Once the port is known: a member finds itself in its config by it.
+  services.replication?.start();
   const { wallClock } = services;
   const reaper = wallClock.setRepeatingTimer(CURSOR_REAP_INTERVAL_MS, () => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, wallClock.now()), { unref: true });
   const transactionReaper = wallClock.setRepeatingTimer(TRANSACTION_REAP_INTERVAL_MS, () => services.transactions.abortExpired(wallClock.now()), { unref: true });
@@ -70,6 +72,7 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
     port,
     services,
     async stop() {
+      services.replication?.stop();
       reaper.cancel();
       transactionReaper.cancel();
       loadSampler.cancel();

@@ -21,6 +21,9 @@ import { TransactionParticipants } from '../sessions/transaction_participant.js'
 import { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
 import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { MongodPorts } from './mongod_ports.js';
+import { ReplicationCoordinator } from '../replication/replication_coordinator.js';
+import { localReplStore } from '../replication/repl_store.js';
+import { isSelfHost } from './self_host.js';
 
 // The services every node has, before its role adds its own and its command table.
 export type NodeCore = Omit<MongodServices, 'role' | 'commands'>;
@@ -85,5 +88,16 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       clock: wallClock,
     },
   };
+  if (options.replSet !== undefined) {
+    core.replication = new ReplicationCoordinator({
+      setName: options.replSet,
+      store: localReplStore(local),
+      network: client,
+      clock: wallClock,
+      clusterTime: clock,
+      isSelf: (host) => isSelfHost(host, core.options),
+      logger,
+    });
+  }
   return core;
 }

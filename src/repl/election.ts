@@ -16,6 +16,7 @@ export function getMyUnelectableReason(s: TopologyState): string | null {
   if (me.votes <= 0) return 'non-voting members never stand';
   if (s.role !== 'follower') return `already ${s.role}`;
   if (s.memberState !== 'SECONDARY') return `not SECONDARY but ${s.memberState}`;
+  if (s.nowMs < s.frozenUntilMs) return 'frozen (replSetFreeze or replSetStepDown)';
   const timeoutMs = replSetSettings(s.config).electionTimeoutMillis;
   const up = s.config.members.filter((c, i) => isVoter(c) && (i === s.selfIndex || isUp(s.members[i]!, s.nowMs, timeoutMs))).length;
   if (up < majorityVoteCount(s.config)) return 'cannot see a majority of voting members';

@@ -85,7 +85,7 @@ test('priority 0, non-voting members and arbiters never stand; nor does a member
 
 test('a primary or candidate that sees a newer term in a real vote request stands down before answering', () => {
   const p = electedPrimary();
-  const step = deliver(p, 2, request({ term: 5, lastAppliedOpTime: { ts: 10_000_000, t: 1 } }));
+  const step = deliver(p, 2, request({ term: 5, lastAppliedOpTime: { ts: 100_000_000, t: 1 } }));
   assert.equal(step.state.memberState, 'SECONDARY');
   assert.equal(step.state.term, 5);
   assert.deepEqual(step.effects.map((e) => e.type), ['persistLastVote', 'memberStateChanged', 'send']);

@@ -1,12 +1,15 @@
-// MongoDB's OpTime: where an entry sits in the oplog. `ts` is the entry's timestamp (in this core a
-// number: milliseconds of the writing primary's clock, raised past the last entry when the clock
-// lags; the driver maps it to a BSON Timestamp) and `t` the term of the primary that wrote it.
+// MongoDB's OpTime: where an entry sits in the oplog. `ts` is the entry's timestamp and `t` the term
+// of the primary that wrote it. In this core a timestamp is a number: a BSON Timestamp (seconds,
+// increment) is `seconds * OPTIME_TS_PER_SECOND + increment` (the driver maps it; exact in a double
+// until the year 2255), so optime distances in seconds are multiples of OPTIME_TS_PER_SECOND.
 export interface OpTime {
   readonly ts: number;
   readonly t: number;
 }
 
 // What a member with an empty oplog has applied; below every real optime.
+export const OPTIME_TS_PER_SECOND = 1_000_000;
+
 export const NULL_OP_TIME: OpTime = { ts: 0, t: -1 };
 
 // Term first, then timestamp, as MongoDB orders optimes: an entry of a newer term is newer even if

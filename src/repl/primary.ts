@@ -7,10 +7,10 @@ import { isVoter, majorityVoteCount, replSetSettings } from './repl_set_config.j
 import { stepDownToFollower } from './step_down.js';
 import { lastAppliedOpTime, type TopologyState } from './topology_state.js';
 
-// The optime of the next entry this primary writes: its clock, or just past its last entry when
-// the clock is behind it, so its entries always follow what it holds.
+// The optime of the next entry this primary writes: the node's clock, or just past its last entry
+// when the clock is behind it, so its entries always follow what it holds.
 function nextOpTime(s: TopologyState): OpTime {
-  return { ts: Math.max(s.nowMs, lastAppliedOpTime(s).ts + 1), t: s.term };
+  return { ts: Math.max(s.clockTs, lastAppliedOpTime(s).ts + 1), t: s.term };
 }
 
 function append(s: TopologyState, fx: Effects, entry: OplogEntry): TopologyState {

@@ -1,3 +1,5 @@
+import { OPTIME_TS_PER_SECOND } from './op_time.js';
+
 // The parts of a replica set config (replSetGetConfig's document) the protocol reads. Members are
 // named by their index in `members`, as MongoDB's candidateIndex and memberIndex are.
 export interface MemberConfig {
@@ -45,13 +47,13 @@ export function replSetSettings(config: ReplSetConfig): ReplSetSettings {
 // so that members whose primary vanished do not all stand at once.
 export const ELECTION_TIMEOUT_OFFSET_LIMIT_FRACTION = 0.15;
 
-// priorityTakeoverFreshnessWindowSeconds: a member stands for a priority takeover only when its
-// last applied entry is this close to the primary's.
-export const PRIORITY_TAKEOVER_FRESHNESS_WINDOW_MS = 2000;
+// priorityTakeoverFreshnessWindowSeconds (2 s of optime distance): a member stands for a priority
+// takeover only when its last applied entry is this close to the primary's.
+export const PRIORITY_TAKEOVER_FRESHNESS_WINDOW_TS = 2 * OPTIME_TS_PER_SECOND;
 
-// maxSyncSourceLagSecs: a sync source this far behind the freshest member is not chosen first,
-// and is left for a fresher one.
-export const MAX_SYNC_SOURCE_LAG_MS = 30_000;
+// maxSyncSourceLagSecs (30 s of optime distance): a sync source this far behind the freshest member
+// is not chosen first, and is left for a fresher one.
+export const MAX_SYNC_SOURCE_LAG_TS = 30 * OPTIME_TS_PER_SECOND;
 
 export function isVoter(m: MemberConfig): boolean {
   return m.votes > 0;

@@ -1,7 +1,7 @@
 import { isUp, type MemberData } from './member_data.js';
 import { isReadable } from './member_state.js';
 import { compareOpTime, maxOpTime, NULL_OP_TIME, type OpTime } from './op_time.js';
-import { MAX_SYNC_SOURCE_LAG_MS, type ReplSetConfig, replSetSettings } from './repl_set_config.js';
+import { MAX_SYNC_SOURCE_LAG_TS, type ReplSetConfig, replSetSettings } from './repl_set_config.js';
 
 export interface SyncSourceView {
   readonly config: ReplSetConfig;
@@ -35,7 +35,7 @@ function isCandidate(v: SyncSourceView, i: number): boolean {
 export function chooseNewSyncSource(v: SyncSourceView): number | null {
   const freshest = freshestOpTime(v);
   const candidates = v.config.members.map((_, i) => i).filter((i) => isCandidate(v, i));
-  const fresh = candidates.filter((i) => v.members[i]!.appliedOpTime.ts >= freshest.ts - MAX_SYNC_SOURCE_LAG_MS);
+  const fresh = candidates.filter((i) => v.members[i]!.appliedOpTime.ts >= freshest.ts - MAX_SYNC_SOURCE_LAG_TS);
   const pool = fresh.length > 0 ? fresh : candidates;
   const ping = (i: number): number => v.members[i]!.pingMs ?? Number.POSITIVE_INFINITY;
   return pool.reduce<number | null>((best, i) => (best === null || ping(i) < ping(best) ? i : best), null);
@@ -49,7 +49,7 @@ export function shouldChangeSyncSource(v: SyncSourceView, source: number, source
   if (!isUp(m, v.nowMs, replSetSettings(v.config).electionTimeoutMillis)) return 'sync source is down';
   if (compareOpTime(sourceOpTime, v.lastAppliedOpTime) < 0) return 'sync source is behind us';
   const freshest = freshestOpTime(v);
-  if (m.state !== 'PRIMARY' && sourceOpTime.ts < freshest.ts - MAX_SYNC_SOURCE_LAG_MS) {
+  if (m.state !== 'PRIMARY' && sourceOpTime.ts < freshest.ts - MAX_SYNC_SOURCE_LAG_TS) {
     return 'sync source lags the freshest member by more than maxSyncSourceLagSecs';
   }
   return null;

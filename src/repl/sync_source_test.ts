@@ -17,40 +17,40 @@ function view(members: MemberData[], lastApplied: OpTime): SyncSourceView {
 }
 
 test('the nearest member ahead of us is chosen', () => {
-  const v = view([up({ ts: 90_000, t: 2 }, 30), up({ ts: 90_000, t: 2 }, 5), up({ ts: 95_000, t: 2 }, 10)], { ts: 80_000, t: 2 });
+  const v = view([up({ ts: 90_000_000, t: 2 }, 30), up({ ts: 90_000_000, t: 2 }, 5), up({ ts: 95_000_000, t: 2 }, 10)], { ts: 80_000_000, t: 2 });
   assert.equal(chooseNewSyncSource(v), 2);
 });
 
 test('ahead means by the full optime: a larger timestamp of an older term is behind, a newer term is ahead', () => {
-  const v = view([up({ ts: 99_000, t: 1 }, 1), up({ ts: 50_000, t: 3 }, 50), UNKNOWN_MEMBER], { ts: 60_000, t: 2 });
+  const v = view([up({ ts: 99_000_000, t: 1 }, 1), up({ ts: 50_000_000, t: 3 }, 50), UNKNOWN_MEMBER], { ts: 60_000_000, t: 2 });
   assert.equal(chooseNewSyncSource(v), 2);
 });
 
 test('members behind us, down, not readable, arbiters or hidden are never chosen', () => {
-  const down = { ...up({ ts: 90_000, t: 2 }, 1), lastHeartbeatOkMs: NOW - 20_000 };
-  const v = view([down, up({ ts: 90_000, t: 2 }, 1, 'ROLLBACK'), up({ ts: 70_000, t: 2 }, 1)], { ts: 80_000, t: 2 });
+  const down = { ...up({ ts: 90_000_000, t: 2 }, 1), lastHeartbeatOkMs: NOW - 20_000 };
+  const v = view([down, up({ ts: 90_000_000, t: 2 }, 1, 'ROLLBACK'), up({ ts: 70_000_000, t: 2 }, 1)], { ts: 80_000_000, t: 2 });
   assert.equal(chooseNewSyncSource(v), null);
   const hidden = { ...v, config: configOf([memberConfig(0), memberConfig(1, { hidden: true, priority: 0 }), memberConfig(2), memberConfig(3)]) };
-  assert.equal(chooseNewSyncSource({ ...hidden, members: [UNKNOWN_MEMBER, up({ ts: 90_000, t: 2 }, 1), UNKNOWN_MEMBER, UNKNOWN_MEMBER] }), null);
+  assert.equal(chooseNewSyncSource({ ...hidden, members: [UNKNOWN_MEMBER, up({ ts: 90_000_000, t: 2 }, 1), UNKNOWN_MEMBER, UNKNOWN_MEMBER] }), null);
 });
 
 test('a denylisted member is not chosen until its time is up', () => {
-  const v = view([up({ ts: 90_000, t: 2 }, 1), up({ ts: 90_000, t: 2 }, 9), UNKNOWN_MEMBER], { ts: 80_000, t: 2 });
+  const v = view([up({ ts: 90_000_000, t: 2 }, 1), up({ ts: 90_000_000, t: 2 }, 9), UNKNOWN_MEMBER], { ts: 80_000_000, t: 2 });
   assert.equal(chooseNewSyncSource({ ...v, denylist: { 1: NOW + 1 } }), 2);
   assert.equal(chooseNewSyncSource({ ...v, denylist: { 1: NOW } }), 1);
 });
 
 test('a member more than maxSyncSourceLagSecs behind the freshest is chosen only when nothing fresher answers', () => {
-  const v = view([up({ ts: 40_000, t: 2 }, 1), up({ ts: 99_000, t: 2 }, 80), UNKNOWN_MEMBER], { ts: 30_000, t: 2 });
+  const v = view([up({ ts: 40_000_000, t: 2 }, 1), up({ ts: 99_000_000, t: 2 }, 80), UNKNOWN_MEMBER], { ts: 30_000_000, t: 2 });
   assert.equal(chooseNewSyncSource(v), 2);
-  assert.equal(chooseNewSyncSource(view([up({ ts: 40_000, t: 2 }, 1), UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 30_000, t: 2 })), 1);
+  assert.equal(chooseNewSyncSource(view([up({ ts: 40_000_000, t: 2 }, 1), UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 30_000_000, t: 2 })), 1);
 });
 
 test('a source that falls behind us, goes down or stops being readable is left', () => {
-  const v = view([up({ ts: 90_000, t: 2 }, 1), UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000, t: 2 });
-  assert.equal(shouldChangeSyncSource(v, 1, { ts: 90_000, t: 2 }), null);
-  assert.equal(shouldChangeSyncSource(v, 1, { ts: 99_000, t: 1 }), 'sync source is behind us');
-  assert.equal(shouldChangeSyncSource(view([up({ ts: 90_000, t: 2 }, 1, 'RECOVERING'), UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000, t: 2 }), 1, { ts: 90_000, t: 2 }), 'sync source is RECOVERING');
-  const down = view([{ ...up({ ts: 90_000, t: 2 }, 1), lastHeartbeatOkMs: NOW - 20_000 }, UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000, t: 2 });
-  assert.equal(shouldChangeSyncSource(down, 1, { ts: 90_000, t: 2 }), 'sync source is down');
+  const v = view([up({ ts: 90_000_000, t: 2 }, 1), UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000_000, t: 2 });
+  assert.equal(shouldChangeSyncSource(v, 1, { ts: 90_000_000, t: 2 }), null);
+  assert.equal(shouldChangeSyncSource(v, 1, { ts: 99_000_000, t: 1 }), 'sync source is behind us');
+  assert.equal(shouldChangeSyncSource(view([up({ ts: 90_000_000, t: 2 }, 1, 'RECOVERING'), UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000_000, t: 2 }), 1, { ts: 90_000_000, t: 2 }), 'sync source is RECOVERING');
+  const down = view([{ ...up({ ts: 90_000_000, t: 2 }, 1), lastHeartbeatOkMs: NOW - 20_000 }, UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000_000, t: 2 });
+  assert.equal(shouldChangeSyncSource(down, 1, { ts: 90_000_000, t: 2 }), 'sync source is down');
 });

@@ -1,6 +1,6 @@
 import { drawRandom, randomizedElectionOffsetMs } from './election_timer.js';
 import { compareOpTime } from './op_time.js';
-import { isElectable, PRIORITY_TAKEOVER_FRESHNESS_WINDOW_MS, priorityTakeoverDelayMs, replSetSettings } from './repl_set_config.js';
+import { isElectable, PRIORITY_TAKEOVER_FRESHNESS_WINDOW_TS, priorityTakeoverDelayMs, replSetSettings } from './repl_set_config.js';
 import { lastAppliedOpTime, primaryIndex, selfConfig, type TopologyState } from './topology_state.js';
 
 // Priority takeover: the primary has a lower priority than this member, and this member's last
@@ -9,7 +9,7 @@ export function priorityTakeoverConditionHolds(s: TopologyState): boolean {
   const p = primaryIndex(s);
   if (p === null || p === s.selfIndex || s.role !== 'follower' || !isElectable(selfConfig(s))) return false;
   if (s.config.members[p]!.priority >= selfConfig(s).priority) return false;
-  return lastAppliedOpTime(s).ts >= s.members[p]!.appliedOpTime.ts - PRIORITY_TAKEOVER_FRESHNESS_WINDOW_MS;
+  return lastAppliedOpTime(s).ts >= s.members[p]!.appliedOpTime.ts - PRIORITY_TAKEOVER_FRESHNESS_WINDOW_TS;
 }
 
 // Catch-up takeover: the primary has written nothing in its term yet (it is still catching up), and

@@ -9,13 +9,14 @@ import type { ReplMessage } from './messages.js';
 import { answerOplogFetch, fetcherWakeMs, onOplogFetchResponse, runFetcher } from './oplog_fetcher.js';
 import { answerRollbackFetch, onRollbackFetchResponse } from './rollback.js';
 import type { OplogEntry } from './oplog_entry.js';
-import { NULL_OP_TIME } from './op_time.js';
+import { NULL_OP_TIME, OPTIME_TS_PER_SECOND } from './op_time.js';
 import { advanceCommitPoint } from './commit_point_update.js';
 import { applyPositions, reportPositionUpstream } from './positions.js';
 import { checkCatchUp, checkMajorityLiveness, clientWrite } from './primary.js';
 import type { ReplSetConfig } from './repl_set_config.js';
 import type { ReplTestingKnobs } from './repl_testing_knobs.js';
-import { updateTerm } from './step_down.js';
+import { stepDownToFollower, updateTerm } from './step_down.js';
+import { initialSyncDone, localWritesCommitted, trimOplog } from './local_oplog.js';
 import { catchupTakeoverConditionHolds, priorityTakeoverConditionHolds } from './takeover.js';
 import type { TopologyState } from './topology_state.js';
 
@@ -23,11 +24,26 @@ import type { TopologyState } from './topology_state.js';
 // etcd's raft: `topologyStep(state, event)` returns the next state and the effects the driver runs,
 // persist effects first (effects.ts). No clock, network, disk or randomness inside: time comes in
 // with every event, randomness from the seed the member started with.
-export type ReplEvent =
+// Every event carries the time and, from a driver, `nextTs`: the timestamp its logical clock would
+// issue next (without it, the time itself at OPTIME_TS_PER_SECOND per second). An entry the core
+// writes takes it; the driver moves its clock past what the appendOplog effect holds.
+export type ReplEvent = { readonly nowMs: number; readonly nextTs?: number } & (
   // Time passes; the driver delivers one at nextWakeMs(state) at the latest.
-  | { readonly type: 'tick'; readonly nowMs: number }
-  | { readonly type: 'receive'; readonly nowMs: number; readonly from: number; readonly message: ReplMessage }
-  | { readonly type: 'clientWrite'; readonly nowMs: number; readonly o: Readonly<Record<string, unknown>> };
+  | { readonly type: 'tick' }
+  | { readonly type: 'receive'; readonly from: number; readonly message: ReplMessage }
+  | { readonly type: 'clientWrite'; readonly o: Readonly<Record<string, unknown>> }
+  // The driver's storage committed these entries on a writable primary (their oplog entries in the
+  // same commit): the core's view takes them, with no persist effect.
+  | { readonly type: 'localWritesCommitted'; readonly entries: readonly OplogEntry[] }
+  // The real oplog is on disk: the core's view keeps the entries from the commit point on (the
+  // last entry always), all a rollback or a fetcher's query of it needs.
+  | { readonly type: 'trimOplog' }
+  // Initial sync copied the data and the oplog up to `lastEntry`: a STARTUP2 member becomes SECONDARY.
+  | { readonly type: 'initialSyncDone'; readonly lastEntry: OplogEntry }
+  // replSetStepDown (the driver checked a secondary is caught up) and replSetFreeze.
+  | { readonly type: 'stepDown'; readonly frozenUntilMs: number }
+  | { readonly type: 'freeze'; readonly frozenUntilMs: number }
+);
 
 export interface ReplStep {
   readonly state: TopologyState;
@@ -42,8 +58,13 @@ export interface StartUpArgs {
   readonly lastVote: LastVote | null;
   readonly oplog: readonly OplogEntry[];
   readonly nowMs: number;
+  readonly nextTs?: number;
   readonly seed: number;
   readonly knobs?: ReplTestingKnobs;
+}
+
+function clockTs(nowMs: number, nextTs: number | undefined): number {
+  return nextTs ?? nowMs * (OPTIME_TS_PER_SECOND / 1000);
 }
 
 // A member starts following: ARBITER if it is one, STARTUP2 with an empty oplog (it syncs all of it
@@ -59,6 +80,7 @@ export function startUp(args: StartUpArgs): ReplStep {
     selfIndex: args.selfIndex,
     knobs: args.knobs ?? {},
     nowMs: args.nowMs,
+    clockTs: clockTs(args.nowMs, args.nextTs),
     role: 'follower',
     memberState,
     term: Math.max(0, lastVote.term, last?.t ?? 0),
@@ -71,6 +93,7 @@ export function startUp(args: StartUpArgs): ReplStep {
     priorityTakeoverAtMs: null,
     catchupTakeoverAtMs: null,
     election: null,
+    frozenUntilMs: 0,
     leader: null,
     fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: args.nowMs, denylist: {} },
     rngState: args.seed >>> 0,
@@ -81,10 +104,17 @@ export function startUp(args: StartUpArgs): ReplStep {
 
 export function topologyStep(s: TopologyState, event: ReplEvent): ReplStep {
   const fx = new Effects();
-  let next: TopologyState = { ...s, nowMs: Math.max(s.nowMs, event.nowMs) };
-  if (event.type === 'tick') next = onTick(next, fx);
-  else if (event.type === 'clientWrite') next = clientWrite(next, fx, event.o);
-  else next = onMessage(next, fx, event.from, event.message);
+  let next: TopologyState = { ...s, nowMs: Math.max(s.nowMs, event.nowMs), clockTs: clockTs(event.nowMs, event.nextTs) };
+  switch (event.type) {
+    case 'tick': next = onTick(next, fx); break;
+    case 'clientWrite': next = clientWrite(next, fx, event.o); break;
+    case 'receive': next = onMessage(next, fx, event.from, event.message); break;
+    case 'localWritesCommitted': next = localWritesCommitted(next, fx, event.entries); break;
+    case 'trimOplog': next = trimOplog(next); break;
+    case 'initialSyncDone': next = initialSyncDone(next, fx, event.lastEntry); break;
+    case 'stepDown': next = { ...stepDownToFollower(next, fx), frozenUntilMs: event.frozenUntilMs }; break;
+    case 'freeze': next = next.role === 'follower' ? { ...next, frozenUntilMs: event.frozenUntilMs } : next; break;
+  }
   next = runFetcher(next, fx);
   return { state: next, effects: fx.list() };
 }

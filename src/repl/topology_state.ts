@@ -56,6 +56,9 @@ export interface TopologyState {
   readonly selfIndex: number;
   readonly knobs: ReplTestingKnobs;
   readonly nowMs: number;
+  // The timestamp the node's logical clock would issue next (the driver gives it with each event):
+  // a new entry's ts is at least this, so the oplog's timestamps are the node's cluster times.
+  readonly clockTs: number;
   readonly role: Role;
   readonly memberState: MemberState;
   readonly term: number;
@@ -69,6 +72,8 @@ export interface TopologyState {
   readonly priorityTakeoverAtMs: number | null;
   readonly catchupTakeoverAtMs: number | null;
   readonly election: ElectionRound | null;
+  // replSetFreeze and replSetStepDown: no standing for election before this time.
+  readonly frozenUntilMs: number;
   readonly leader: LeaderState | null;
   readonly fetch: FetchState;
   readonly rngState: number;

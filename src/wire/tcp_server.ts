@@ -12,10 +12,15 @@ export interface Connection {
   close(): void;
 }
 
+// A reply of the exhaust protocol (OP_MSG moreToCome, a streaming hello): once it is written,
+// `next` gives the request's next reply, until one comes without `next`; the connection handles
+// nothing else meanwhile, as MongoDB's does.
+export type ServerReply = Buffer & { readonly next?: () => Promise<ServerReply | undefined> };
+
 export interface ServerHandlers {
   // Returns the reply bytes, or undefined when the request wants none (moreToCome); directly when
   // the message was handled synchronously, which saves a promise and a microtask per request.
-  onMessage(conn: Connection, message: Buffer): Buffer | undefined | Promise<Buffer | undefined>;
+  onMessage(conn: Connection, message: Buffer): ServerReply | undefined | Promise<ServerReply | undefined>;
   onConnect?(conn: Connection): void;
   onClose?(conn: Connection, reason: string | undefined): void;
   // The longest message the connection may send next (maxMessageSizeBytes when absent); a longer
@@ -110,6 +115,24 @@ export class TcpServer {
     const send = (reply: Buffer | undefined): void => {
       if (reply && !stream.destroyed) this.replies.add(stream, reply);
     };
+    // Writes a reply and, for a streaming one, the replies that follow it; true while they go on
+    // (the pump resumes after the last).
+    const sendAll = (reply: ServerReply | undefined): boolean => {
+      send(reply);
+      const next = reply?.next;
+      if (next === undefined || stream.destroyed) return false;
+      next().then(resume, fail);
+      return true;
+    };
+    const resume = (reply: ServerReply | undefined): void => {
+      try {
+        if (sendAll(reply)) return;
+        busy = false;
+        pump();
+      } catch (err) {
+        fail(err);
+      }
+    };
     // Handles queued messages in order; an asynchronous reply suspends the loop until it is sent.
     const pump = (): void => {
       if (busy) return;
@@ -119,7 +142,7 @@ export class TcpServer {
         try {
           reply = this.handlers.onMessage(conn, queue.shift()!);
           if (!(reply instanceof Promise)) {
-            send(reply);
+            if (sendAll(reply)) return;
             continue;
           }
         } catch (err) {
@@ -128,15 +151,7 @@ export class TcpServer {
         }
         // One reaction for both outcomes: a `.catch` chained after would cost every request a
         // second microtask.
-        reply.then((r) => {
-          busy = false;
-          try {
-            send(r);
-            pump();
-          } catch (err) {
-            fail(err);
-          }
-        }, fail);
+        reply.then(resume, fail);
         return;
       }
       busy = false;

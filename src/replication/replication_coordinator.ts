@@ -1,0 +1,456 @@
+import { Long, ObjectId, Timestamp } from 'bson';
+import type { Logger } from 'pino';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Clock, Timer } from '../base/clock.js';
+import type { Doc } from '../bson/values.js';
+import type { ReplEffect } from '../repl/effects.js';
+import { isUp } from '../repl/member_data.js';
+import { isReadable } from '../repl/member_state.js';
+import type { ReplMessage } from '../repl/messages.js';
+import { compareOpTime, NULL_OP_TIME } from '../repl/op_time.js';
+import type { OplogEntry } from '../repl/oplog_entry.js';
+import { isElectable, replSetSettings } from '../repl/repl_set_config.js';
+import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
+import { lastAppliedOpTime, primaryIndex, type TopologyState } from '../repl/topology_state.js';
+import type { Network } from '../wire/network.js';
+import {
+  heartbeatCommand, heartbeatReply, heartbeatSender, parseHeartbeatReply, parseRequestVotes, parseRequestVotesReply, parseUpdatePosition,
+  requestVotesCommand, requestVotesReply, updatePositionCommand,
+} from './member_messages.js';
+import { bsonTimestamp, coreTs } from './op_time_bson.js';
+import { checkInitiateConfig, coreConfig } from './replica_set_config_document.js';
+import type { ReplStore } from './repl_store.js';
+import { replSetStatus } from './repl_set_status.js';
+
+// The process's cluster time, as the coordinator reads and moves it (sessions' LogicalClock).
+export interface ClusterTimeSource {
+  now(): Timestamp;
+  advance(seen: Timestamp): void;
+}
+
+export interface ReplicationCoordinatorDeps {
+  setName: string;
+  store: ReplStore;
+  network: Network;
+  clock: Clock;
+  clusterTime: ClusterTimeSource;
+  // Whether a config's host names this process (asked once its port is bound).
+  isSelf(host: string): boolean;
+  logger: Logger;
+  seed?: number;
+}
+
+// A member message unanswered this long counts as unanswered (MongoDB's heartbeat timeout is 10 s;
+// the election timeout bounds it, so a dead member is noticed within one).
+const MEMBER_REQUEST_TIMEOUT_MS = 10_000;
+// What a new member's "initial sync" writes as its first entry (see README: no data is copied yet).
+const INITIAL_SYNC_ENTRY = { msg: 'initial sync' } as const;
+
+// An event as the driver makes it: the time and the clock's next timestamp are added when it runs.
+type DriverEvent = ReplEvent extends infer E ? (E extends ReplEvent ? Omit<E, 'nowMs' | 'nextTs'> : never) : never;
+
+// MongoDB's ReplicationCoordinatorImpl for one process: holds the pure core's state, feeds it the
+// events of its timer, its member messages' replies and the member commands it receives, and runs
+// its effects in their order: persist (durable before anything is sent), local (the node's view),
+// then sends as wire commands. Part 1 of the driver: the core's oplog is in memory, holding the
+// entries the core writes itself; its oplogFetch and rollbackFetch sends are dropped (part 2 wires
+// the fetcher to local.oplog.rs).
+export class ReplicationCoordinator {
+  private core: TopologyState | null = null;
+  private configDocument: Doc | undefined;
+  private timer: Timer | undefined;
+  private stopped = false;
+  private readonly processId = new ObjectId();
+  private counter = 0;
+  private readonly topologyWaiters: (() => void)[] = [];
+  private electionTime: Timestamp | undefined;
+  private initiating = false;
+  private readonly startedAtMs: number;
+  private readonly upSinceMs = new Map<number, number>();
+  private fetchingConfig = false;
+
+  constructor(private readonly deps: ReplicationCoordinatorDeps) {
+    this.startedAtMs = deps.clock.now();
+  }
+
+  get setName(): string {
+    return this.deps.setName;
+  }
+
+  // Reads the config and the last vote on disk; without a config the member waits for
+  // replSetInitiate or for a member's heartbeat to bring one.
+  start(): void {
+    const doc = this.deps.store.readConfig();
+    if (doc !== undefined) this.install(doc, []);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    for (const wake of this.topologyWaiters.splice(0)) wake();
+  }
+
+  state(): TopologyState | null {
+    return this.core;
+  }
+
+  config(): Doc | undefined {
+    return this.configDocument;
+  }
+
+  topologyVersion(): Doc {
+    return { processId: this.processId, counter: Long.fromNumber(this.counter) };
+  }
+
+  isWritablePrimary(): boolean {
+    return this.core?.role === 'leader' && this.core.leader?.writable === true;
+  }
+
+  // SECONDARY and PRIMARY serve reads (with secondaryOk on a secondary).
+  canServeReads(): boolean {
+    return this.core !== null && isReadable(this.core.memberState);
+  }
+
+  electionId(): ObjectId | undefined {
+    if (this.core?.role !== 'leader') return undefined;
+    // MongoDB's OID::fromTerm: 0x7fffffff, then the term, so ids rise with the term.
+    const bytes = Buffer.alloc(12);
+    bytes.writeUInt32BE(0x7fffffff, 0);
+    bytes.writeBigUInt64BE(BigInt(this.core.term), 4);
+    return new ObjectId(bytes);
+  }
+
+  lastElectionTime(): Timestamp | undefined {
+    return this.core?.role === 'leader' ? this.electionTime : undefined;
+  }
+
+  // Resolves when the topology version moves past `counter` or after `ms`.
+  waitForTopologyChange(counter: number, ms: number): Promise<void> {
+    if (counter !== this.counter || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.deps.clock.setTimer(ms, () => done(), { unref: true });
+      const done = (): void => {
+        timer.cancel();
+        const i = this.topologyWaiters.indexOf(done);
+        if (i >= 0) this.topologyWaiters.splice(i, 1);
+        resolve();
+      };
+      this.topologyWaiters.push(done);
+    });
+  }
+
+  // --- replSetInitiate ---------------------------------------------------------------------
+
+  async initiate(raw: Doc): Promise<void> {
+    if (this.core !== null || this.initiating) throw new MongoError(ErrorCodes.AlreadyInitialized, 'already initialized');
+    const { document, selfIndex } = checkInitiateConfig(raw, this.deps.setName, (h) => this.deps.isSelf(h));
+    this.initiating = true;
+    try {
+      await this.quorumCheck(document, selfIndex);
+      if (this.core !== null) throw new MongoError(ErrorCodes.AlreadyInitialized, 'already initialized');
+      const ts = this.nextTs();
+      const first: OplogEntry = { ts, t: -1, op: 'n', o: { msg: 'initiating set' } };
+      this.deps.clusterTime.advance(bsonTimestamp(ts));
+      this.deps.store.writeConfig(document);
+      this.install(document, [first]);
+      this.deps.logger.info({ c: 'REPL', config: document }, 'replSetInitiate config object with members parses ok');
+    } finally {
+      this.initiating = false;
+    }
+  }
+
+  // MongoDB's quorum check: every other member must answer a heartbeat as an empty member of
+  // this set before the config is stored anywhere.
+  private async quorumCheck(document: Doc, selfIndex: number): Promise<void> {
+    const config = coreConfig(document);
+    const failures: string[] = [];
+    await Promise.all(config.members.map(async (m, i) => {
+      if (i === selfIndex) return;
+      try {
+        const reply = await this.deps.network.command(m.host, 'admin', { ...heartbeatCommand(config, selfIndex, 0), checkEmpty: true }, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS });
+        if (reply.ok !== 1) failures.push(`${m.host} failed with ${String(reply.errmsg)}`);
+      } catch (err) {
+        failures.push(`${m.host} failed with ${(err as Error).message}`);
+      }
+    }));
+    if (failures.length > 0) {
+      throw new MongoError(ErrorCodes.NodeNotFound, `replSetInitiate quorum check failed because not all proposed set members responded affirmatively: ${failures.join(', ')}`);
+    }
+  }
+
+  private install(document: Doc, oplog: readonly OplogEntry[]): void {
+    const config = coreConfig(document);
+    const selfIndex = config.members.findIndex((m) => this.deps.isSelf(m.host));
+    if (selfIndex < 0) {
+      this.deps.logger.error({ c: 'REPL' }, 'Our replica set config is invalid or we are not a member of it');
+      return;
+    }
+    this.configDocument = document;
+    const step = startUp({
+      config, selfIndex, lastVote: this.deps.store.readLastVote(), oplog, nowMs: this.deps.clock.now(), nextTs: this.nextTs(), seed: this.deps.seed ?? Math.floor(Math.random() * 2 ** 31),
+    });
+    this.core = step.state;
+    this.bumpTopologyVersion();
+    this.execute(step.effects);
+    this.schedule();
+  }
+
+  // --- events ------------------------------------------------------------------------------
+
+  private nextTs(): number {
+    const now = this.deps.clusterTime.now();
+    return coreTs(now) + 1;
+  }
+
+  // One event through the core, its effects run; the reply it makes to `replyTo`, if any.
+  private step(event: DriverEvent, replyTo?: number): ReplMessage | undefined {
+    if (this.core === null || this.stopped) return undefined;
+    const full = { ...event, nowMs: this.deps.clock.now(), nextTs: this.nextTs() } as ReplEvent;
+    const { state, effects } = topologyStep(this.core, full);
+    this.core = state;
+    const reply = this.execute(effects, replyTo);
+    this.schedule();
+    return reply;
+  }
+
+  private schedule(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (this.core === null || this.stopped) return;
+    const at = nextWakeMs(this.core);
+    if (!Number.isFinite(at)) return;
+    this.timer = this.deps.clock.setTimer(Math.max(0, at - this.deps.clock.now()), () => this.step({ type: 'tick' }), { unref: true });
+  }
+
+  // Persist first (each a durable commit, synchronous), then local, then sends: the core lists
+  // them in that order, and nothing here reorders them.
+  private execute(effects: readonly ReplEffect[], replyTo?: number): ReplMessage | undefined {
+    let reply: ReplMessage | undefined;
+    for (const e of effects) {
+      switch (e.type) {
+        case 'persistLastVote':
+          this.deps.store.writeLastVote(e.lastVote);
+          break;
+        case 'appendOplog': {
+          // Part 1 keeps the oplog in the core's memory; the clock moves past what it holds.
+          const last = e.entries[e.entries.length - 1];
+          if (last !== undefined) this.deps.clusterTime.advance(bsonTimestamp(last.ts));
+          break;
+        }
+        case 'truncateOplogAfter':
+          break;
+        case 'memberStateChanged':
+          if (e.state === 'PRIMARY' && e.writable && this.core?.leader?.firstOpTimeOfMyTerm) this.electionTime = bsonTimestamp(this.core.leader.firstOpTimeOfMyTerm.ts);
+          this.deps.logger.info({ c: 'REPL', newState: e.state, term: e.term, writable: e.writable }, 'Member state changed');
+          this.bumpTopologyVersion();
+          break;
+        case 'rollbackRefused':
+          this.deps.logger.error({ c: 'REPL', reason: e.reason }, 'Rollback refused');
+          break;
+        case 'commitPointAdvanced':
+        case 'writeAccepted':
+        case 'writeRejected':
+          break;
+        case 'send':
+          if (replyTo === e.to && e.message.kind.endsWith('Response') && reply === undefined) reply = e.message;
+          else this.send(e.to, e.message);
+          break;
+      }
+    }
+    return reply;
+  }
+
+  private bumpTopologyVersion(): void {
+    this.counter += 1;
+    for (const wake of this.topologyWaiters.splice(0)) wake();
+  }
+
+  // A member message as a wire command; its reply comes back as an event. The oplog fetcher's and
+  // rollback's queries are part 2's: dropped here, so the core's fetcher times them out and tries
+  // again, harmlessly.
+  private send(to: number, message: ReplMessage): void {
+    const core = this.core!;
+    const host = core.config.members[to]!.host;
+    const config = core.config;
+    let cmd: Doc;
+    let parse: (reply: Doc) => ReplMessage | null;
+    const sentAtMs = this.deps.clock.now();
+    switch (message.kind) {
+      case 'replSetHeartbeat':
+        cmd = heartbeatCommand(config, core.selfIndex, message.term);
+        parse = (reply) => {
+          this.noteHeartbeatReply(reply);
+          return parseHeartbeatReply(config, reply, sentAtMs);
+        };
+        break;
+      case 'replSetRequestVotes':
+        cmd = requestVotesCommand(message);
+        parse = (reply) => parseRequestVotesReply(reply, message);
+        break;
+      case 'replSetUpdatePosition':
+        cmd = updatePositionCommand(config, core.selfIndex, message);
+        parse = () => null;
+        break;
+      default:
+        return;
+    }
+    this.deps.network.command(host, 'admin', cmd, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then((reply) => {
+      if (this.core === null || this.core.config !== config) return;
+      const response = parse(reply);
+      if (response !== null) this.step({ type: 'receive', from: to, message: response });
+      if (message.kind === 'replSetHeartbeat') {
+        if (response === null) this.upSinceMs.delete(to);
+        else if (!this.upSinceMs.has(to)) this.upSinceMs.set(to, this.deps.clock.now());
+        this.maybeFinishInitialSync(to);
+      }
+    }, (err: unknown) => {
+      this.deps.logger.debug({ c: 'REPL', host, err: (err as Error).message, command: message.kind }, 'Member request failed');
+    });
+  }
+
+  private noteHeartbeatReply(reply: Doc): void {
+    const t = reply.$clusterTime;
+    if (typeof t === 'object' && t !== null && (t as Doc).clusterTime instanceof Timestamp) {
+      try {
+        this.deps.clusterTime.advance((t as Doc).clusterTime as Timestamp);
+      } catch {
+        // A time the clock refuses is the network layer's business; the heartbeat still counts.
+      }
+    }
+  }
+
+  // Part 1's initial sync: a STARTUP2 member with nothing takes a readable member's last optime as
+  // its first entry (no data is copied yet: part 2 clones, then fetches from there).
+  private maybeFinishInitialSync(from: number): void {
+    const core = this.core;
+    if (core === null || core.memberState !== 'STARTUP2' || core.oplog.length > 0) return;
+    const m = core.members[from]!;
+    if (m.state === null || !isReadable(m.state) || compareOpTime(m.appliedOpTime, NULL_OP_TIME) <= 0) return;
+    this.step({ type: 'initialSyncDone', lastEntry: { ts: m.appliedOpTime.ts, t: m.appliedOpTime.t, op: 'n', o: INITIAL_SYNC_ENTRY } });
+  }
+
+  // --- member commands ---------------------------------------------------------------------
+
+  // replSetHeartbeat. An empty member answers a quorum check, and fetches the config of a member
+  // of its set that has one (MongoDB's heartbeat back to a sender with a newer config).
+  handleHeartbeat(cmd: Doc): Doc {
+    const setName = cmd.replSetHeartbeat;
+    if (setName !== this.deps.setName) {
+      throw new MongoError(ErrorCodes.InconsistentReplicaSetNames, `Our set name of ${this.deps.setName} does not match name ${String(setName)} reported by remote node`);
+    }
+    if (this.core === null) {
+      if (cmd.checkEmpty === true) return { ok: 1 };
+      if (Number(cmd.configVersion) > 0 && typeof cmd.from === 'string') this.fetchConfigFrom(cmd.from);
+      throw new MongoError(ErrorCodes.NotYetInitialized, 'Received heartbeat while not yet initialized');
+    }
+    if (cmd.checkEmpty === true) throw new MongoError(ErrorCodes.InvalidReplicaSetConfig, `${this.core.config.members[this.core.selfIndex]!.host} is already a member of replica set ${this.deps.setName}`);
+    const config = this.core.config;
+    const from = heartbeatSender(config, cmd);
+    if (from < 0 || from === this.core.selfIndex) {
+      // Someone outside the config: answered with what this member is, nothing learned.
+      return heartbeatReply(config, { kind: 'replSetHeartbeatResponse', setName: config._id, term: this.core.term, state: this.core.memberState, appliedOpTime: lastAppliedOpTime(this.core), durableOpTime: lastAppliedOpTime(this.core), configVersion: config.version, syncSourceIndex: null, lastOpCommitted: this.core.lastCommittedOpTime, sentAtMs: 0 }, this.configIfNewer(cmd));
+    }
+    const reply = this.step({ type: 'receive', from, message: { kind: 'replSetHeartbeat', setName: String(setName), term: Number(cmd.term ?? -1), configVersion: Number(cmd.configVersion), sentAtMs: 0 } }, from);
+    if (reply?.kind !== 'replSetHeartbeatResponse') throw new MongoError(ErrorCodes.InternalError, 'heartbeat not answered');
+    return heartbeatReply(config, reply, { ...this.configIfNewer(cmd), ...(this.lastElectionTime() === undefined ? {} : { electionTime: this.lastElectionTime() }) });
+  }
+
+  private configIfNewer(cmd: Doc): Doc {
+    return Number(cmd.configVersion) < Number(this.core?.config.version) && this.configDocument !== undefined ? { config: this.configDocument } : {};
+  }
+
+  private fetchConfigFrom(host: string): void {
+    if (this.fetchingConfig) return;
+    this.fetchingConfig = true;
+    this.deps.network.command(host, 'admin', { replSetHeartbeat: this.deps.setName, configVersion: -2, hbv: 1, from: '', term: Long.fromNumber(-1) }, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then((reply) => {
+      const doc = reply.config;
+      if (this.core !== null || typeof doc !== 'object' || doc === null || (doc as Doc)._id !== this.deps.setName) return;
+      this.deps.store.writeConfig(doc as Doc);
+      this.install(doc as Doc, []);
+    }, (err: unknown) => {
+      this.deps.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Could not fetch the replica set config');
+    }).finally(() => {
+      this.fetchingConfig = false;
+    });
+  }
+
+  handleRequestVotes(cmd: Doc): Doc {
+    const core = this.requireConfig();
+    const request = parseRequestVotes(cmd);
+    const from = request.candidateIndex;
+    if (!Number.isInteger(from) || from < 0 || from >= core.config.members.length || from === core.selfIndex) {
+      return { term: Long.fromNumber(core.term), voteGranted: false, reason: `candidateIndex ${from} is not a member of the config`, ok: 1 };
+    }
+    const reply = this.step({ type: 'receive', from, message: request }, from);
+    if (reply?.kind !== 'replSetRequestVotesResponse') throw new MongoError(ErrorCodes.InternalError, 'vote request not answered');
+    return requestVotesReply(reply);
+  }
+
+  // The sender is the member of the first position (updatePositionCommand puts its own first).
+  handleUpdatePosition(cmd: Doc): Doc {
+    const core = this.requireConfig();
+    const message = parseUpdatePosition(core.config, cmd);
+    if (message.configVersion !== core.config.version) {
+      throw new MongoError(ErrorCodes.InvalidReplicaSetConfig, `Received replSetUpdatePosition for node with config version ${message.configVersion}, but our config version is ${core.config.version}`);
+    }
+    const from = message.optimes[0]?.memberIndex;
+    if (from !== undefined && from !== core.selfIndex) this.step({ type: 'receive', from, message });
+    return { ok: 1 };
+  }
+
+  // --- client commands ---------------------------------------------------------------------
+
+  requireConfig(): TopologyState {
+    if (this.core === null) throw new MongoError(ErrorCodes.NotYetInitialized, 'no replset config has been received');
+    return this.core;
+  }
+
+  // replSetStepDown: a primary steps down once an electable secondary has caught up with it
+  // (waiting up to secondaryCatchUpPeriodSecs), and stands for no election for stepDownSecs.
+  async stepDown(stepDownSecs: number, catchUpSecs: number, force: boolean): Promise<void> {
+    const core = this.requireConfig();
+    if (core.role !== 'leader') throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary so can\'t step down');
+    const deadline = this.deps.clock.now() + catchUpSecs * 1000;
+    while (!force && !this.electableSecondaryCaughtUp()) {
+      if (this.deps.clock.now() >= deadline) {
+        throw new MongoError(ErrorCodes.ExceededTimeLimit, 'No electable secondaries caught up as of ' + new Date(this.deps.clock.now()).toISOString() + '. Please use the replSetStepDown command with the argument {force: true} to force node to step down.');
+      }
+      await this.deps.clock.sleep(Math.min(100, Math.max(1, deadline - this.deps.clock.now())));
+      if (this.core?.role !== 'leader') throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary so can\'t step down');
+    }
+    this.step({ type: 'stepDown', frozenUntilMs: this.deps.clock.now() + stepDownSecs * 1000 });
+  }
+
+  private electableSecondaryCaughtUp(): boolean {
+    const core = this.core;
+    if (core === null) return false;
+    const mine = lastAppliedOpTime(core);
+    const timeoutMs = replSetSettings(core.config).electionTimeoutMillis;
+    return core.members.some((m, i) => i !== core.selfIndex && isElectable(core.config.members[i]!) && m.state === 'SECONDARY'
+      && isUp(m, core.nowMs, timeoutMs) && compareOpTime(m.appliedOpTime, mine) >= 0);
+  }
+
+  freeze(secs: number): Doc {
+    const core = this.requireConfig();
+    if (core.role !== 'follower') throw new MongoError(ErrorCodes.NotSecondary, 'cannot freeze node when primary or running for election. state: Primary');
+    this.step({ type: 'freeze', frozenUntilMs: secs === 0 ? 0 : this.deps.clock.now() + secs * 1000 });
+    return secs === 0 ? { info: 'unfreezing' } : {};
+  }
+
+  status(): Doc {
+    const core = this.requireConfig();
+    return replSetStatus(core, { nowMs: this.deps.clock.now(), startedAtMs: this.startedAtMs, upSinceMs: this.upSinceMs, electionTime: this.lastElectionTime() });
+  }
+
+  rollbackId(): number {
+    return this.deps.store.rollbackId();
+  }
+
+  // The primary this member knows of, for hello's `primary`.
+  primaryHost(): string | undefined {
+    if (this.core === null) return undefined;
+    const p = primaryIndex(this.core);
+    return p === null ? undefined : this.core.config.members[p]!.host;
+  }
+}

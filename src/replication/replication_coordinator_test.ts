@@ -1,0 +1,174 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Long, Timestamp } from 'bson';
+import pino from 'pino';
+import type { Clock } from '../base/clock.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import { LocalCollections } from '../query/exec/local_collection.js';
+import { LogicalClock } from '../sessions/logical_clock.js';
+import { StorageEngine } from '../storage/storage_engine.js';
+import type { Network } from '../wire/network.js';
+import { ReplicationCoordinator } from './replication_coordinator.js';
+import { CONFIG_NS, ELECTION_NS, localReplStore } from './repl_store.js';
+
+// Time moves only when the test says so; timers fire in deadline order.
+class ManualClock implements Clock {
+  private nowMs = 1_700_000_000_000;
+  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
+  now(): number {
+    return this.nowMs;
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.setTimer(ms, resolve));
+  }
+  setTimer(ms: number, fn: () => void) {
+    const timer = { at: this.nowMs + ms, fn, cancelled: false };
+    this.timers.push(timer);
+    return { cancel: () => { timer.cancelled = true; } };
+  }
+  setRepeatingTimer(): never {
+    throw new Error('the coordinator sets no repeating timer');
+  }
+  advance(ms: number): void {
+    const end = this.nowMs + ms;
+    for (;;) {
+      const next = this.timers.filter((t) => !t.cancelled && t.at <= end).sort((a, b) => a.at - b.at)[0];
+      if (next === undefined) break;
+      this.nowMs = Math.max(this.nowMs, next.at);
+      next.cancelled = true;
+      next.fn();
+    }
+    this.nowMs = end;
+  }
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+const CONFIG: Doc = {
+  _id: 'rs0', version: 1, term: 0,
+  members: [0, 1, 2].map((i) => ({ _id: i, host: `m${i}:27017`, priority: 1, votes: 1, arbiterOnly: false, hidden: false })),
+  settings: { electionTimeoutMillis: 1000, heartbeatIntervalMillis: 500 },
+};
+
+// The network port as the members answer: each other member is a SECONDARY at the set's first
+// entry and grants every vote. Each request is recorded with the vote local.replset.election held
+// on disk when it left.
+function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): { network: Network; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[] } {
+  const sent: { cmd: Doc; voteOnDisk: Doc | undefined }[] = [];
+  const network = {
+    async command(host: string, _db: string, cmd: Doc): Promise<Doc> {
+      sent.push({ cmd, voteOnDisk: readVoteOnDisk() });
+      if (host === down) throw new MongoError(ErrorCodes.HostUnreachable, `Connection refused: ${host}`);
+      if (cmd.checkEmpty === true) return { ok: 1 };
+      if ('replSetHeartbeat' in cmd) {
+        const opTime = { ts: new Timestamp({ t: 1_700_000_000, i: 1 }), t: Long.fromNumber(-1) };
+        return { ok: 1, set: 'rs0', state: 2, term: Long.fromNumber(0), configVersion: 1, opTime, durableOpTime: opTime, syncingTo: '', $replData: { lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } } };
+      }
+      if ('replSetRequestVotes' in cmd) return { ok: 1, term: cmd.term, voteGranted: true, reason: '' };
+      return { ok: 1 };
+    },
+    commandRaw: () => Promise.reject(new Error('not used')),
+    forwardMessage: () => Promise.reject(new Error('not used')),
+    close: () => Promise.resolve(),
+  } satisfies Network;
+  return { network, sent };
+}
+
+async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections }) => Promise<void>, options: { initiated?: boolean; down?: string } = {}): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
+  const storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
+  const local = new LocalCollections(storage);
+  const clock = new ManualClock();
+  const store = localReplStore(local);
+  if (options.initiated !== false) store.writeConfig(CONFIG);
+  const { network, sent } = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
+  const coordinator = new ReplicationCoordinator({
+    setName: 'rs0', store, network, clock, clusterTime: new LogicalClock(() => clock.now()), isSelf: (h) => h === 'm0:27017', logger: pino({ level: 'silent' }), seed: 7,
+  });
+  try {
+    coordinator.start();
+    await fn({ coordinator, clock, sent, local });
+  } finally {
+    coordinator.stop();
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function run(clock: ManualClock, ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 50) {
+    clock.advance(50);
+    await settle();
+  }
+}
+
+describe('ReplicationCoordinator', () => {
+  it('a candidate\'s vote for itself is in local.replset.election before any real vote request leaves', async () => {
+    await withMember(async ({ coordinator, clock, sent }) => {
+      await run(clock, 3000);
+      assert.equal(coordinator.state()?.memberState, 'PRIMARY');
+      assert.equal(coordinator.isWritablePrimary(), true);
+      const real = sent.filter((s) => 'replSetRequestVotes' in s.cmd && s.cmd.dryRun === false);
+      assert.ok(real.length >= 2, 'it asked both other members');
+      for (const r of real) {
+        assert.equal(Number(r.voteOnDisk?.term), Number(r.cmd.term), 'the vote of the request\'s term was on disk when it left');
+        assert.equal(Number(r.voteOnDisk?.candidateIndex), 0);
+      }
+      const dryRuns = sent.filter((s) => 'replSetRequestVotes' in s.cmd && s.cmd.dryRun === true);
+      assert.ok(dryRuns.every((d) => d.voteOnDisk === undefined), 'a dry run stores nothing');
+    });
+  });
+
+  it('a voter writes its vote to local.replset.election before it answers, and refuses a second candidate in that term', async () => {
+    await withMember(async ({ coordinator, clock, local }) => {
+      await run(clock, 100);
+      const request = (candidateIndex: number): Doc => ({
+        replSetRequestVotes: 1, setName: 'rs0', dryRun: false, term: Long.fromNumber(5), candidateIndex: Long.fromNumber(candidateIndex), configVersion: Long.fromNumber(1),
+        lastAppliedOpTime: { ts: new Timestamp({ t: 1_800_000_000, i: 1 }), t: Long.fromNumber(4) },
+      });
+      const granted = coordinator.handleRequestVotes(request(1));
+      assert.equal(granted.voteGranted, true);
+      const onDisk = local.findOne(ELECTION_NS);
+      assert.equal(Number(onDisk?.term), 5);
+      assert.equal(Number(onDisk?.candidateIndex), 1);
+      const refused = coordinator.handleRequestVotes(request(2));
+      assert.equal(refused.voteGranted, false);
+      assert.match(String(refused.reason), /already voted/);
+    });
+  });
+
+  it('bumps the topology version on every state change and wakes an awaitable hello waiting on it', async () => {
+    await withMember(async ({ coordinator, clock }) => {
+      const counter = Number((coordinator.topologyVersion().counter as Long).toNumber());
+      let woke = false;
+      void coordinator.waitForTopologyChange(counter, 60_000).then(() => { woke = true; });
+      await run(clock, 3000);
+      assert.equal(woke, true);
+      assert.ok(Number((coordinator.topologyVersion().counter as Long).toNumber()) > counter);
+      const id = coordinator.electionId()!.toHexString();
+      assert.equal(id.slice(0, 8), '7fffffff');
+      assert.equal(BigInt(`0x${id.slice(8)}`), BigInt(coordinator.state()!.term));
+    });
+  });
+
+  it('replSetInitiate stores the config only after every other member answered the quorum check', async () => {
+    const raw = { _id: 'rs0', members: [0, 1, 2].map((i) => ({ _id: i, host: `m${i}:27017` })) };
+    await withMember(async ({ coordinator, local }) => {
+      await assert.rejects(coordinator.initiate(raw), (e: MongoError) => e.code === 74 && /m2:27017 failed with Connection refused/.test(e.message));
+      assert.equal(local.findOne(CONFIG_NS), undefined);
+      assert.equal(coordinator.state(), null);
+      await assert.rejects(coordinator.initiate({ ...raw, _id: 'other' }), (e: MongoError) => e.code === 93);
+    }, { initiated: false, down: 'm2:27017' });
+    await withMember(async ({ coordinator, local }) => {
+      await coordinator.initiate(raw);
+      assert.equal(local.findOne(CONFIG_NS)?._id, 'rs0');
+      assert.equal(coordinator.state()?.memberState, 'SECONDARY');
+      await assert.rejects(coordinator.initiate(raw), (e: MongoError) => e.code === 23);
+    }, { initiated: false });
+  });
+});

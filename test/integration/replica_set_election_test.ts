@@ -1,0 +1,140 @@
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+// Three real `docshard shard --replSet rs0` processes over TCP: replSetInitiate through the driver,
+// one primary as the driver's SDAM sees it, PRIMARY + 2 SECONDARY in replSetGetStatus, a new
+// primary after the primary is killed with SIGKILL, the killed member back as a SECONDARY from the
+// config on its disk, and NotWritablePrimary for a write to a secondary.
+describe('a three-member replica set elects a primary over TCP', () => {
+  const nodes: SpawnedNode[] = [];
+  const clients: MongoClient[] = [];
+  // The driver's default monitoring streams hello (exhaust) from a server that reports a
+  // topologyVersion; a reply that broke the stream would fail its heartbeat.
+  const streamFailures: string[] = [];
+  const connect = (uri: string): MongoClient => {
+    const c = new MongoClient(uri, { heartbeatFrequencyMS: 500, serverSelectionTimeoutMS: 20_000 });
+    c.on('serverHeartbeatFailed', (e) => {
+      if (/moreToCome/.test(e.failure.message)) streamFailures.push(e.failure.message);
+    });
+    clients.push(c);
+    return c;
+  };
+
+  after(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
+    for (const n of nodes) await n.stop();
+    for (const n of nodes) removeDir(n.dbpath);
+  });
+
+  it('initiates, elects, fails over and refuses writes on a secondary', { timeout: 120_000 }, async () => {
+    for (let i = 0; i < 3; i++) nodes.push(await spawnNode({ extraArgs: ['--replSet', 'rs0'] }));
+    const hosts = nodes.map((n) => `127.0.0.1:${n.port}`);
+    const first = connect(nodes[0]!.uri);
+    const before = await first.db('admin').command({ hello: 1 });
+    assert.equal(before.isWritablePrimary, false);
+    assert.equal(before.isreplicaset, true);
+    await assert.rejects(first.db('admin').command({ replSetGetStatus: 1 }), (e: MongoServerError) => e.code === 94);
+    await first.db('admin').command({
+      replSetInitiate: { _id: 'rs0', members: hosts.map((host, _id) => ({ _id, host })), settings: { electionTimeoutMillis: 1000, heartbeatIntervalMillis: 300 } },
+    });
+
+    const set = connect(`mongodb://${hosts.join(',')}/?replicaSet=rs0`);
+    const primaryHello = await until('a primary', async () => {
+      const h = await set.db('admin').command({ hello: 1 });
+      return h.isWritablePrimary === true ? h : undefined;
+    });
+    assert.equal(primaryHello.setName, 'rs0');
+    assert.deepEqual([...primaryHello.hosts].sort(), [...hosts].sort());
+    assert.ok(primaryHello.topologyVersion.processId !== undefined);
+    const primaryHost = primaryHello.me as string;
+
+    const status = await until('PRIMARY and two SECONDARY', async () => {
+      const s = await set.db('admin').command({ replSetGetStatus: 1 });
+      const states = (s.members as AnyDoc[]).map((m) => m.stateStr).sort();
+      return JSON.stringify(states) === JSON.stringify(['PRIMARY', 'SECONDARY', 'SECONDARY']) ? s : undefined;
+    });
+    assert.equal(status.set, 'rs0');
+    assert.ok((status.members as AnyDoc[]).every((m) => m.health === 1));
+
+    const secondaryHost = hosts.find((h) => h !== primaryHost)!;
+    const direct = connect(`mongodb://${secondaryHost}/?directConnection=true`);
+    await assert.rejects(direct.db('app').collection('c').insertOne({ x: 1 }), (e: MongoServerError) => e.code === 10107 && e.codeName === 'NotWritablePrimary');
+
+    // The secondary learns who is primary from the primary's next heartbeat.
+    const secondaryHello = await until('the secondary names the primary', async () => {
+      const h = await direct.db('admin').command({ hello: 1 });
+      return h.primary !== undefined ? h : undefined;
+    });
+    assert.equal(secondaryHello.secondary, true);
+    assert.equal(secondaryHello.primary, primaryHost);
+    const started = Date.now();
+    const awaited = await direct.db('admin').command({ hello: 1, topologyVersion: secondaryHello.topologyVersion, maxAwaitTimeMS: 700 });
+    assert.ok(Date.now() - started >= 600, 'an awaitable hello on an unchanged topology waits maxAwaitTimeMS');
+    assert.equal(String(awaited.topologyVersion.counter), String(secondaryHello.topologyVersion.counter));
+
+    // No fetching yet (part 2): the secondaries never reach the primary's no-op, so none is caught up.
+    const toPrimary = connect(`mongodb://${primaryHost}/?directConnection=true`);
+    await assert.rejects(toPrimary.db('admin').command({ replSetStepDown: 5, secondaryCatchUpPeriodSecs: 1 }), (e: MongoServerError) => e.code === 262 && e.codeName === 'ExceededTimeLimit');
+
+    const oldTerm = Number(status.term);
+    await nodes[hosts.indexOf(primaryHost)]!.kill9();
+    const survivor = connect(`mongodb://${secondaryHost}/?directConnection=true`);
+    const after = await until('a new primary', async () => {
+      const s = await survivor.db('admin').command({ replSetGetStatus: 1 });
+      const primary = (s.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
+      return primary !== undefined && primary.name !== primaryHost ? s : undefined;
+    });
+    assert.ok(Number(after.term) > oldTerm, `term ${String(after.term)} after ${oldTerm}`);
+    // The killed member comes back from its config on disk (local.system.replset) as a SECONDARY.
+    const back = await restartNode(nodes[hosts.indexOf(primaryHost)]!, { extraArgs: ['--replSet', 'rs0'] });
+    nodes.push(back);
+    await until('the old primary back as a SECONDARY', async () => {
+      const s = await survivor.db('admin').command({ replSetGetStatus: 1 });
+      const states = (s.members as AnyDoc[]).filter((m) => m.health === 1).map((m) => m.stateStr).sort();
+      return JSON.stringify(states) === JSON.stringify(['PRIMARY', 'SECONDARY', 'SECONDARY']) ? s : undefined;
+    });
+    assert.deepEqual(streamFailures, []);
+  });
+
+  it('a node without --replSet answers as a standalone mongod', async () => {
+    const node = await spawnNode();
+    nodes.push(node);
+    const c = connect(node.uri);
+    const hello = await c.db('admin').command({ hello: 1 });
+    assert.equal(hello.isWritablePrimary, true);
+    assert.equal(hello.setName, undefined);
+    assert.equal(hello.topologyVersion, undefined);
+    await assert.rejects(c.db('admin').command({ replSetInitiate: {} }), (e: MongoServerError) => e.code === 76 && e.message === 'This node was not started with replication enabled.');
+    await assert.rejects(c.db('admin').command({ replSetGetStatus: 1 }), (e: MongoServerError) => e.code === 76);
+    await c.db('app').collection('c').insertOne({ x: 1 });
+  });
+
+  it('a config server started with --replSet cfg becomes the primary of its one-member set', async () => {
+    const node = await spawnNode({ role: 'config', extraArgs: ['--replSet', 'cfg'] });
+    nodes.push(node);
+    const c = connect(node.uri);
+    await c.db('admin').command({ replSetInitiate: { _id: 'cfg', configsvr: true, members: [{ _id: 0, host: `127.0.0.1:${node.port}` }], settings: { electionTimeoutMillis: 500 } } });
+    const hello = await until('the primary', async () => {
+      const h = await c.db('admin').command({ hello: 1 });
+      return h.isWritablePrimary === true ? h : undefined;
+    });
+    assert.equal(hello.setName, 'cfg');
+    assert.equal(hello.primary, `127.0.0.1:${node.port}`);
+    await c.db('app').collection('c').insertOne({ x: 1 });
+  });
+});
+
