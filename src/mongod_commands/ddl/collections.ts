@@ -81,7 +81,7 @@ export const dropDatabaseCommand: CommandDefinition = {
 export function dropDatabaseLocally(node: MongodServices, db: string): void {
   const { storage } = node;
   forgetRangeDeletions(node, { nss: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } });
-  for (const coll of storage.listCollections(db)) storage.dropCollection(coll.ns);
+  storage.dropDatabase(db);
 }
 
 // A dropped collection's orphans go with it; a task left behind would delete (and count) documents
