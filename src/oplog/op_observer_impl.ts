@@ -69,7 +69,16 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     const before = frame.sessionRecordBefore;
     const session = unit.sessionInfo;
     const prevOpTime = session !== undefined && before !== undefined && Number(before.txnNum) === session.txnNumber && before.lastWriteOpTime !== undefined ? (before.lastWriteOpTime as Doc) : NULL_OP_TIME;
-    this.append(w, unitEntry(frame.ops, ts, this.options.term(), new Date(this.options.wallMs()), session, prevOpTime), ts);
+    const wall = new Date(this.options.wallMs());
+    // MongoDB logs each index of a createIndexes on its own; the unit's later ones take later times.
+    if (frame.ops.every((op) => op.op === 'c' && op.o.createIndexes !== undefined)) {
+      frame.ops.forEach((op, i) => {
+        const at = i === 0 ? ts : this.storage.timestamps.reserve()!;
+        this.append(w, unitEntry([op], at, this.options.term(), wall, undefined, prevOpTime), at);
+      });
+      return;
+    }
+    this.append(w, unitEntry(frame.ops, ts, this.options.term(), wall, session, prevOpTime), ts);
   }
 
   // Writes `entry` into the oplog at `ts`, within the transaction of `w`.

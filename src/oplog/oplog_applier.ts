@@ -7,6 +7,7 @@ import { splitNamespace } from '../storage/catalog_entry.js';
 import type { Collection, StorageEngine, WriteUnit } from '../storage/storage_engine.js';
 import { checkOplogEntry, type InnerOp } from './oplog_entry.js';
 import type { OpObserverImpl } from './op_observer_impl.js';
+import { OplogReads } from './oplog_reads.js';
 
 // MongoDB's OplogApplier, for a secondary: each fetched entry is checked, then applied in a write
 // unit of its own committed at the entry's own ts, together with the entry itself, written
@@ -21,7 +22,11 @@ export class OplogApplier {
     private readonly storage: StorageEngine,
     private readonly writer: OpObserverImpl,
     private readonly clock: { advance(ts: Timestamp): void },
-  ) {}
+  ) {
+    this.reads = new OplogReads(storage);
+  }
+
+  private readonly reads: OplogReads;
 
   // Stops at the first entry that is malformed or fails to apply (a MongoError), having applied
   // everything before it and nothing of it.
@@ -32,7 +37,8 @@ export class OplogApplier {
       this.writer.unlogged(() => this.storage.write((unit) => {
         unit.commitAt(entry.ts);
         this.applyOp(unit, entry as unknown as InnerOp);
-        this.writer.append(unit.kv, entry, entry.ts);
+        // An entry applied again (a batch retried after a crash) is in the oplog already.
+        if (this.reads.entryAt(entry.ts) === undefined) this.writer.append(unit.kv, entry, entry.ts);
       }));
     }
   }
@@ -106,8 +112,10 @@ export class OplogApplier {
         const { createIndexes: _c, ...spec } = o;
         const existing = coll.index(String(spec.name));
         if (existing === undefined) this.storage.createIndexes(coll, [spec]);
-        else if (compareValues(existing.entry.spec, spec) !== 0) {
-          throw new MongoError(ErrorCodes.IndexKeySpecsConflict, `cannot apply createIndexes of ${coll.ns}: an index named ${String(spec.name)} exists with another spec`);
+        // The same index with other options is the index a later collMod changed: applied again,
+        // the entries after this one change it the same way.
+        else if (compareValues(existing.entry.spec.key, spec.key) !== 0) {
+          throw new MongoError(ErrorCodes.IndexKeySpecsConflict, `cannot apply createIndexes of ${coll.ns}: an index named ${String(spec.name)} exists with another key`);
         }
         return;
       }

@@ -1,6 +1,7 @@
 import { Timestamp } from 'bson';
 import { LazyDocument } from '../bson/raw_document.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../bson/values.js';
+import { recordIdOf, recordKey } from '../storage/key_layout.js';
 import type { Collection, StorageEngine } from '../storage/storage_engine.js';
 import { OPLOG_NS } from './oplog_entry.js';
 
@@ -13,8 +14,11 @@ export function tsOfRecord(bytes: Buffer): Timestamp {
   return new LazyDocument(bytes).fields(['ts']).ts as Timestamp;
 }
 
+const END = Buffer.alloc(0);
+
+// One probe of the search: a single-record range read.
 function firstAtOrAfter(storage: StorageEngine, coll: Collection, recordId: number): { recordId: number; bytes: Buffer } | undefined {
-  for (const r of storage.scanRecordsFrom(coll, recordId)) return r;
+  for (const { key, value } of storage.kv.space(coll.space).range(recordKey(recordId), END, { limit: 1 })) return { recordId: recordIdOf(key), bytes: value };
   return undefined;
 }
 
