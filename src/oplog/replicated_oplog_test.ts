@@ -135,6 +135,13 @@ describe('the oplog of a primary applied to a secondary', () => {
     assert.deepEqual(secondaryOplog.reads.entriesFrom(ZERO), entries);
   });
 
+  it('lists local.oplog.rs as a capped collection without an _id index', async () => {
+    const reply = await run('local', { listCollections: 1, filter: { name: 'oplog.rs' } });
+    const [info] = batch(reply, 'firstBatch');
+    assert.deepEqual(info!.options, { capped: true, size: 1024 * 1024 * 1024, autoIndexId: false });
+    assert.equal(info!.idIndex, undefined);
+  });
+
   it('answers a find on local.oplog.rs from a ts by seeking to it, tailable and awaitData included', async () => {
     const { storage } = node.services;
     const coll = storage.getCollection(OPLOG_NS)!;
