@@ -106,6 +106,7 @@ export class SessionCatalog {
   // record takes its txnNumber with MongoDB's `state: 'committed'`, so that a commit asked again
   // after a restart answers ok and older txnNumbers answer TransactionTooOld.
   recordTransactionCommit(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
+    unit.sessionInfo = { lsid: lsidDoc(lsid), txnNumber, transaction: true };
     const ts = unit.commitTimestamp() ?? this.clock.tick();
     this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'committed' }, true);
   }
@@ -229,6 +230,7 @@ export class RetryableWriteRun {
     const ts = this.unit.commitTimestamp() ?? this.clock.tick();
     const ctx = { session: lsidDoc(this.lsid), ts, wallDate: new Date(this.clock.wallMs()) };
     const { writes, next } = recordStatements(this.state, ctx, this.ns, this.recorded, this.image);
+    this.unit.sessionInfo = { lsid: ctx.session, txnNumber: this.state.txnNum, stmtIds: this.recorded.map((r) => r.stmtId as number) };
     applyWrites(new LocalWriter(this.storage, this.unit), writes);
     const before = Object.fromEntries(Object.keys(next).map((k) => [k, this.state[k as keyof CachedSession]]));
     Object.assign(this.state, next);

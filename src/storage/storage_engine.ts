@@ -11,7 +11,7 @@ import { KvStore, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
 import { cappedLimits, type CappedLimits } from './capped.js';
 import { upgradeLayout } from './layout_upgrade.js';
-import { decodedDocument, type OpObserver, type StoredDocument } from './op_observer.js';
+import { decodedDocument, type OperationSessionInfo, type OpObserver, type StoredDocument, type UnitContext, type UnitObserver } from './op_observer.js';
 import { asBuffer, LazyDocument } from '../bson/raw_document.js';
 import { CommitTimestamps, currentLastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
 import { VersionHistory, type HistoryLimits } from './version_history.js';
@@ -43,6 +43,9 @@ export class Collection {
   nextRecordId = 1;
   indexes: IndexAccess[] = [];
   readonly space: string;
+  // Whether a capped collection over its bounds may remove its oldest record (its bytes): when
+  // not, the bounds are exceeded instead (the oplog keeps what is newer than its truncate bound).
+  mayEvict: ((oldest: Buffer) => boolean) | undefined;
 
   private pathsFor: IndexAccess[] | undefined;
   private paths: string[] | null = null;
@@ -100,6 +103,8 @@ export interface RecordRef {
 export class StorageEngine {
   private readonly collections = new Map<string, Collection>();
   readonly observers: OpObserver[] = [];
+  // The oplog writer on a replica-set member (op_observer.ts); undefined elsewhere.
+  unitObserver: UnitObserver | undefined;
   readonly stats: CollectionStats;
   readonly timestamps: CommitTimestamps;
   private readonly history: VersionHistory | undefined;
@@ -183,7 +188,7 @@ export class StorageEngine {
   // `uuid` keeps the identity of a collection copied from another node (movePrimary).
   createCollection(ns: string, options: Doc = {}, uuid: Binary = new UUID()): Collection {
     if (this.collections.has(ns)) throw new MongoError(ErrorCodes.NamespaceExists, `Collection ${ns} already exists.`);
-    return this.kv.writeSync((w) => this.createCollectionIn(w, ns, options, uuid));
+    return this.catalogWrite((w) => this.createCollectionIn(w, ns, options, uuid));
   }
 
   private createCollectionIn(w: KvWriter, ns: string, options: Doc, uuid: Binary): Collection {
@@ -192,13 +197,16 @@ export class StorageEngine {
     // one key under {locale: 'en', strength: 2}.
     const idSpec: Doc = { v: 2, key: { _id: 1 }, name: '_id_' };
     if (options.collation !== undefined && indexableCollation(parseCollation(options.collation)!)) idSpec.collation = options.collation;
-    const idIndex: IndexEntry = { id: this.allocateId(w), spec: idSpec, multikey: false };
-    const entry: CollectionEntry = { ns, id, uuid, options, indexes: [idIndex] };
+    // `autoIndexId: false` (MongoDB's, for the local database's capped collections: the oplog's
+    // entries have no _id) leaves the collection without an _id index.
+    const idIndexes: IndexEntry[] = options.autoIndexId === false ? [] : [{ id: this.allocateId(w), spec: idSpec, multikey: false }];
+    const entry: CollectionEntry = { ns, id, uuid, options, indexes: idIndexes };
     this.persistEntry(w, entry);
     const coll = new Collection(entry);
-    coll.indexes = [this.indexAccess(idIndex)];
+    coll.indexes = idIndexes.map((i) => this.indexAccess(i));
     this.collections.set(ns, coll);
     this.onRollback(() => this.collections.delete(ns));
+    for (const o of this.observers) o.onCreateCollection?.(w, ns, uuid, options, idIndexes[0]?.spec);
     return coll;
   }
 
@@ -212,21 +220,33 @@ export class StorageEngine {
   dropCollection(ns: string): boolean {
     const coll = this.collections.get(ns);
     if (!coll) return false;
-    this.kv.writeSync((w) => {
+    this.catalogWrite((w) => {
+      const numRecords = this.stats.get(coll.entry.id).count;
       w.dropSpace(coll.space);
       for (const index of coll.indexes) index.dropAll(w);
       w.remove(catalogKey(ns));
       this.stats.drop(w, coll.entry.id);
       this.collections.delete(ns);
       this.onRollback(() => this.collections.set(ns, coll));
+      for (const o of this.observers) o.onDropCollection?.(w, ns, coll.entry.uuid, numRecords);
     });
     return true;
+  }
+
+  // Drops every collection of `db`, each in its own unit, then tells the observers the database
+  // is gone (MongoDB's oplog: a drop per collection, then dropDatabase).
+  dropDatabase(db: string): void {
+    for (const coll of this.listCollections(db)) this.dropCollection(coll.ns);
+    if (this.unitObserver === undefined) return;
+    this.catalogWrite((w) => {
+      for (const o of this.observers) o.onDropDatabase?.(w, db);
+    });
   }
 
   renameCollection(from: string, to: string): void {
     const coll = this.collections.get(from);
     if (!coll) throw new MongoError(ErrorCodes.NamespaceNotFound, `Source collection ${from} does not exist`);
-    this.kv.writeSync((w) => {
+    this.catalogWrite((w) => {
       w.remove(catalogKey(from));
       this.replaceEntry(coll, { ...coll.entry, ns: to });
       this.persistEntry(w, coll.entry);
@@ -236,6 +256,7 @@ export class StorageEngine {
         this.collections.delete(to);
         this.collections.set(from, coll);
       });
+      for (const o of this.observers) o.onRenameCollection?.(w, from, to, coll.entry.uuid);
     });
   }
 
@@ -253,7 +274,7 @@ export class StorageEngine {
   // Adds indexes and builds them over the existing documents in one atomic unit, so a crash
   // never leaves a half-built index in the catalog.
   createIndexes(coll: Collection, specs: Doc[]): void {
-    this.kv.writeSync((w) => {
+    this.catalogWrite((w) => {
       const added: IndexAccess[] = [];
       for (const spec of specs) {
         const entry: IndexEntry = { id: this.allocateId(w), spec, multikey: false };
@@ -269,14 +290,17 @@ export class StorageEngine {
       }
       this.replaceEntry(coll, { ...coll.entry, indexes: [...coll.entry.indexes, ...added.map((a) => a.entry)] }, [...coll.indexes, ...added]);
       this.persistEntry(w, coll.entry);
+      for (const o of this.observers) for (const a of added) o.onCreateIndex?.(w, coll.ns, coll.entry.uuid, a.entry.spec);
     });
   }
 
   // collMod: the collection's options (its validator, for one) replaced in one unit.
   setCollectionOptions(coll: Collection, options: Doc): void {
-    this.kv.writeSync((w) => {
+    this.catalogWrite((w) => {
+      const before = coll.entry.options;
       this.replaceEntry(coll, { ...coll.entry, options });
       this.persistEntry(w, coll.entry);
+      for (const o of this.observers) o.onCollMod?.(w, coll.ns, coll.entry.uuid, { options: { before, after: options } });
     });
   }
 
@@ -291,7 +315,7 @@ export class StorageEngine {
         throw new Error(`replaceIndexSpec may not change '${field}' of ${coll.ns} index ${name}`);
       }
     }
-    this.kv.writeSync((w) => {
+    this.catalogWrite((w) => {
       const entry: IndexEntry = { ...index.entry, spec };
       const replaced = this.indexAccess(entry);
       this.replaceEntry(
@@ -300,16 +324,18 @@ export class StorageEngine {
         coll.indexes.map((i) => (i === index ? replaced : i)),
       );
       this.persistEntry(w, coll.entry);
+      for (const o of this.observers) o.onCollMod?.(w, coll.ns, coll.entry.uuid, { index: { before: index.entry.spec, after: spec } });
     });
   }
 
   dropIndex(coll: Collection, name: string): void {
     const index = coll.index(name);
     if (!index) throw new MongoError(ErrorCodes.IndexNotFound, `index not found with name [${name}]`);
-    this.kv.writeSync((w) => {
+    this.catalogWrite((w) => {
       index.dropAll(w);
       this.replaceEntry(coll, { ...coll.entry, indexes: coll.entry.indexes.filter((i) => i.id !== index.entry.id) }, coll.indexes.filter((i) => i !== index));
       this.persistEntry(w, coll.entry);
+      for (const o of this.observers) o.onDropIndex?.(w, coll.ns, coll.entry.uuid, index.entry.spec);
     });
   }
 
@@ -340,12 +366,31 @@ export class StorageEngine {
   write<T>(fn: (unit: WriteUnit) => T): T {
     const txn = this.activeTransaction;
     if (txn !== undefined) return fn(new WriteUnit(this, txn.writeSet.writer, true));
-    return this.kv.writeSync((w) => {
-      const unit = new WriteUnit(this, w);
+    return this.kv.writeSync((w) => this.runUnit(new WriteUnit(this, w), fn));
+  }
+
+  private runUnit<T>(unit: WriteUnit, fn: (unit: WriteUnit) => T): T {
+    const observer = this.unitObserver;
+    if (observer === undefined) {
       const result = fn(unit);
       unit.finish();
       return result;
-    });
+    }
+    observer.begin(unit);
+    try {
+      const result = fn(unit);
+      observer.beforeCommit(unit.kv, unit);
+      unit.finish();
+      return result;
+    } finally {
+      observer.end();
+    }
+  }
+
+  // A catalog change's unit: with a unit observer it is a unit like any (the oplog gives it a
+  // commit time and an entry); without, a plain transaction, unstamped.
+  private catalogWrite<T>(fn: (w: KvWriter) => T): T {
+    return this.kv.writeSync((w) => (this.unitObserver === undefined ? fn(w) : this.runUnit(new WriteUnit(this, w), () => fn(w))));
   }
 
   // `write`, giving way to open transactions whose keys it touches (KvStore.waitingForTransactions):
@@ -361,8 +406,7 @@ export class StorageEngine {
     let settle: (() => void) | undefined;
     const commit = this.kv.writeAsync((w) => {
       const unit = new WriteUnit(this, w);
-      const result = fn(unit);
-      unit.finish();
+      const result = this.runUnit(unit, fn);
       if (unit.timestamp !== undefined) settle = this.timestamps.commitLater(unit.timestamp);
       return result;
     });
@@ -503,9 +547,12 @@ function indexedFields(coll: Collection, bytes: Buffer): Doc {
 
 // The single write path: every insert, update and delete of a document goes through here, keeps
 // the indexes and statistics in step, and tells the op observers.
-export class WriteUnit {
+export class WriteUnit implements UnitContext {
   private readonly statDeltas = new Map<number, { count: number; size: number }>();
   private stamp: Timestamp | undefined;
+  // Set by the session layer for a retryable write or a transaction's commit: the oplog entry
+  // carries it.
+  sessionInfo: OperationSessionInfo | undefined;
 
   // `transactional`: a statement of a multi-document transaction, writing into its write set; the
   // op observers, statistics and commit time wait for the commit, which writes it all again.
@@ -607,6 +654,7 @@ export class WriteUnit {
         oldest = { recordId: recordIdOf(key), bytes: value };
       }
       if (oldest === undefined || oldest.recordId === inserted) return;
+      if (coll.mayEvict !== undefined && !coll.mayEvict(oldest.bytes)) return;
       this.remove(coll, oldest.recordId, indexedFields(coll, oldest.bytes), oldest.bytes.length);
     }
   }

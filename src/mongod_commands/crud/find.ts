@@ -16,6 +16,8 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { checkFindOptions, tailableMode } from '../../query/query_request_helper.js';
 import { checkCollectionUUID, collectionUUIDArg } from './collection_uuid.js';
 import { tailableFind } from './tailable_find.js';
+import { TailableScan } from '../../query/exec/tailable_scan.js';
+import { oplogScanStart } from '../../oplog/oplog_reads.js';
 
 export function parseFind(cmd: Doc) {
   const limit = optionalNonNegative(cmd, 'limit');
@@ -74,13 +76,19 @@ export const findCommand: CommandDefinition = {
     const coll = storage.getCollection(ns);
     if (req.collectionUUID !== undefined) checkCollectionUUID(storage, ctx.db, collName, coll, req.collectionUUID);
     if (req.tailable !== 'normal') return tailableFind(ctx, ns, coll, { ...req, tailable: req.tailable, keep: read.keep });
+    const oneBatch = req.singleBatch || (req.limit !== undefined && req.limit > 0 && req.limit <= (req.batchSize ?? 101));
+    // The oplog read from a time (a fetcher's, a rollback's) seeks to it, in ts order.
+    const oplogStart = coll === undefined || req.sort !== undefined || req.hint !== undefined ? undefined : oplogScanStart(storage, coll, req.filter);
+    if (oplogStart !== undefined) {
+      const scan = new TailableScan(storage, coll!, { ...req, keep: read.keep }, oplogStart);
+      return cursorReply(ns, cursors.firstBatch(ns, read.track(scan), req.batchSize, oneBatch, { noCursorTimeout: req.noCursorTimeout }), 'firstBatch');
+    }
     const express = coll === undefined ? undefined : expressPlan(req, coll);
     if (coll !== undefined && express !== undefined) {
       const docs = read.track(idLookup(storage, coll, express, read.keep));
       return cursorReply(ns, { docs: Array.isArray(docs) ? docs : [...docs], cursorId: Long.ZERO }, 'firstBatch');
     }
     const prepared = prepareFind(storage, coll, { ...req, keep: read.keep });
-    const oneBatch = req.singleBatch || (req.limit !== undefined && req.limit > 0 && req.limit <= (req.batchSize ?? 101));
     const batch = cursors.firstBatch(ns, read.track(prepared.results), req.batchSize, oneBatch, { noCursorTimeout: req.noCursorTimeout });
     return cursorReply(ns, batch, 'firstBatch');
   },

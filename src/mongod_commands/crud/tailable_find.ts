@@ -6,6 +6,7 @@ import { notCappedError, type TailableMode } from '../../query/query_request_hel
 import type { Collection } from '../../storage/storage_engine.js';
 import type { CommandContext } from '../command.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
+import { oplogScanStart } from '../../oplog/oplog_reads.js';
 
 export interface TailableFindRequest extends FindSpec {
   tailable: Exclude<TailableMode, 'normal'>;
@@ -23,7 +24,7 @@ export function tailableFind(ctx: CommandContext, ns: string, coll: Collection |
     throw notCappedError({ ns, filter: req.filter, sort: req.sort, projection: req.projection, batchSize: req.batchSize, limit: req.limit, skip: req.skip });
   }
   const { storage, cursors, cappedInserts } = ctx.node;
-  const scan = new TailableScan(storage, coll, req);
+  const scan = new TailableScan(storage, coll, req, oplogScanStart(storage, coll, req.filter));
   const batch = cursors.firstBatch(ns, scan, req.batchSize, false, {
     noCursorTimeout: req.noCursorTimeout,
     tail: {

@@ -81,7 +81,7 @@ export const dropDatabaseCommand: CommandDefinition = {
 export function dropDatabaseLocally(node: MongodServices, db: string): void {
   const { storage } = node;
   forgetRangeDeletions(node, { nss: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } });
-  for (const coll of storage.listCollections(db)) storage.dropCollection(coll.ns);
+  storage.dropDatabase(db);
 }
 
 // A dropped collection's orphans go with it; a task left behind would delete (and count) documents
@@ -100,13 +100,9 @@ export const listCollectionsCommand: CommandDefinition<Pick<MongodServices, 'sto
     const docs: { doc: Doc }[] = [];
     for (const coll of ctx.node.storage.listCollections(ctx.db)) {
       const name = splitNamespace(coll.ns).coll;
-      const full: Doc = {
-        name,
-        type: 'collection',
-        options: coll.entry.options,
-        info: { readOnly: false, uuid: coll.entry.uuid },
-        idIndex: coll.index('_id_')?.entry.spec ?? { v: 2, key: { _id: 1 }, name: '_id_' },
-      };
+      // A collection without an _id index (local.oplog.rs) lists none, as in MongoDB.
+      const idIndex = coll.index('_id_')?.entry.spec;
+      const full: Doc = { name, type: 'collection', options: coll.entry.options, info: { readOnly: false, uuid: coll.entry.uuid }, ...(idIndex === undefined ? {} : { idIndex }) };
       if (!matcher.matches(full)) continue;
       docs.push({ doc: nameOnly ? { name, type: 'collection' } : full });
     }

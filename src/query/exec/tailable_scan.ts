@@ -32,7 +32,8 @@ export class TailableScan implements IterableIterator<{ doc: Doc; bytes?: Buffer
   private skipped = 0;
   private returned = 0;
 
-  constructor(private readonly storage: StorageEngine, coll: Collection, private readonly spec: FindSpec) {
+  // `from`: the record id to start at (an oplog read sought to its first entry at a time).
+  constructor(private readonly storage: StorageEngine, coll: Collection, private readonly spec: FindSpec, private readonly from = 1) {
     this.coll = coll;
     this.uuid = coll.entry.uuid;
     this.matcher = Object.keys(spec.filter).length === 0 ? undefined : withCollation(spec.collation, () => compileFilter(spec.filter, { variables: spec.variables }));
@@ -63,7 +64,7 @@ export class TailableScan implements IterableIterator<{ doc: Doc; bytes?: Buffer
     const limit = this.spec.limit ?? 0;
     if (limit > 0 && this.returned >= limit) return END;
     for (;;) {
-      this.records ??= this.storage.scanRecordsFrom(this.coll, (this.lastSeen ?? 0) + 1)[Symbol.iterator]();
+      this.records ??= this.storage.scanRecordsFrom(this.coll, this.lastSeen === undefined ? this.from : this.lastSeen + 1)[Symbol.iterator]();
       const r = this.records.next();
       if (r.done === true) {
         this.records = undefined;

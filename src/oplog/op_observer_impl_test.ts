@@ -1,0 +1,95 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Timestamp } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
+import type { Doc } from '../bson/values.js';
+import { withClockedEngine } from '../storage/test_support.js';
+import { OPLOG_NS } from './oplog_entry.js';
+import { withOplog } from './oplog_test_util.js';
+
+const ZERO = new Timestamp({ t: 0, i: 0 });
+const opsOf = (entries: Doc[]): string[] => entries.map((e) => (e.op === 'c' ? Object.keys(e.o as Doc)[0]! : String(e.op)));
+
+test('an engine whose oplog is not enabled writes none', withClockedEngine((storage) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => unit.insert(coll, { _id: 1 }));
+  assert.equal(storage.unitObserver, undefined);
+  assert.equal(storage.getCollection(OPLOG_NS), undefined);
+}));
+
+test('an insert that creates its collection logs the create, then the insert, each at its own time', withOplog({}, (storage, oplog) => {
+  storage.write((unit) => unit.insert(storage.ensureCollection('app.c').coll, { _id: 1 }));
+  const entries = oplog.reads.entriesFrom(ZERO);
+  assert.deepEqual(opsOf(entries), ['create', 'i']);
+  assert.ok((entries[1]!.ts as Timestamp).greaterThan(entries[0]!.ts as Timestamp));
+  assert.deepEqual(entries[1]!.o, { _id: 1 });
+  assert.equal(entries[0]!.ns, 'app.$cmd');
+  assert.deepEqual(entries[0]!.ui, storage.getCollection('app.c')!.entry.uuid);
+}));
+
+test('a collection created inside a unit that has its time already goes into that unit\'s applyOps', withOplog({}, (storage, oplog) => {
+  const a = storage.createCollection('app.a');
+  const before = oplog.reads.entriesFrom(ZERO).length;
+  const ts = storage.write((unit) => {
+    unit.insert(a, { _id: 1 });
+    unit.insert(storage.ensureCollection('app.b').coll, { _id: 2 });
+    return unit.timestamp!;
+  });
+  const [entry, ...rest] = oplog.reads.entriesFrom(ZERO).slice(before);
+  assert.equal(rest.length, 0);
+  assert.ok((entry!.ts as Timestamp).equals(ts));
+  assert.deepEqual(((entry!.o as Doc).applyOps as Doc[]).map((op) => op.op === 'c' ? 'create' : op.op), ['i', 'create', 'i']);
+}));
+
+test('nothing in the local database is logged', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('local.mine');
+  storage.write((unit) => unit.insert(coll, { _id: 1 }));
+  storage.dropCollection('local.mine');
+  assert.deepEqual(oplog.reads.entriesFrom(ZERO), []);
+}));
+
+let writable = true;
+const notPrimary = (): void => {
+  if (!writable) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary');
+};
+
+test('a unit whose entry checkCanWrite refuses commits nothing', withOplog({ checkCanWrite: notPrimary }, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  writable = false;
+  try {
+    assert.throws(() => storage.write((unit) => unit.insert(coll, { _id: 1 })), (err: unknown) => err instanceof MongoError && err.code === ErrorCodes.NotWritablePrimary);
+    assert.throws(() => storage.createCollection('app.d'), (err: unknown) => err instanceof MongoError && err.code === ErrorCodes.NotWritablePrimary);
+    assert.equal(storage.stats.get(coll.entry.id).count, 0);
+    assert.equal(storage.getCollection('app.d'), undefined);
+    assert.deepEqual(opsOf(oplog.reads.entriesFrom(ZERO)), ['create']);
+    // A unit that changes nothing produces no entry and is not refused.
+    assert.equal(storage.write(() => 'read only'), 'read only');
+  } finally {
+    writable = true;
+  }
+}));
+
+test('catalog changes take a commit time and log MongoDB\'s command entries', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c', { validator: { a: 1 } });
+  storage.createIndexes(coll, [{ v: 2, key: { a: 1 }, name: 'a_1' }, { v: 2, key: { b: 1 }, name: 'b_1' }]);
+  storage.replaceIndexSpec(coll, 'a_1', { v: 2, key: { a: 1 }, name: 'a_1', hidden: true });
+  storage.setCollectionOptions(coll, { validator: { a: 2 } });
+  storage.dropIndex(coll, 'b_1');
+  storage.renameCollection('app.c', 'app.d');
+  storage.dropDatabase('app');
+  const entries = oplog.reads.entriesFrom(ZERO);
+  const ui = coll.entry.uuid;
+  assert.deepEqual(entries.map(({ op, ns, ui: u, o, o2 }) => ({ op, ns, ...(u === undefined ? {} : { ui: u }), o, ...(o2 === undefined ? {} : { o2 }) })), [
+    { op: 'c', ns: 'app.$cmd', ui, o: { create: 'c', validator: { a: 1 }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { createIndexes: 'c', v: 2, key: { a: 1 }, name: 'a_1' } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { createIndexes: 'c', v: 2, key: { b: 1 }, name: 'b_1' } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { collMod: 'c', index: { name: 'a_1', hidden: true } } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { collMod: 'c', validator: { a: 2 } }, o2: { collectionOptions_old: { validator: { a: 1 } } } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { dropIndexes: 'c', index: 'b_1' }, o2: { v: 2, key: { b: 1 }, name: 'b_1' } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { renameCollection: 'app.c', to: 'app.d', stayTemp: false, dropTarget: false } },
+    { op: 'c', ns: 'app.$cmd', ui, o: { drop: 'd' }, o2: { numRecords: 0 } },
+    { op: 'c', ns: 'app.$cmd', o: { dropDatabase: 1 } },
+  ]);
+  for (let i = 1; i < entries.length; i++) assert.ok((entries[i]!.ts as Timestamp).greaterThan(entries[i - 1]!.ts as Timestamp));
+}));
