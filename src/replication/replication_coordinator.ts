@@ -69,6 +69,7 @@ export class ReplicationCoordinator {
   private readonly startedAtMs: number;
   private readonly upSinceMs = new Map<number, number>();
   private fetchingConfig = false;
+  private readonly progressListeners: (() => void)[] = [];
 
   constructor(private readonly deps: ReplicationCoordinatorDeps) {
     this.startedAtMs = deps.clock.now();
@@ -123,6 +124,16 @@ export class ReplicationCoordinator {
 
   lastElectionTime(): Timestamp | undefined {
     return this.core?.role === 'leader' ? this.electionTime : undefined;
+  }
+
+  // Called after every event the core took (positions, the commit point, the member state may have
+  // moved): what waits for replication (write concern, majority reads) checks again.
+  onProgress(listener: () => void): void {
+    this.progressListeners.push(listener);
+  }
+
+  private progressed(): void {
+    for (const listener of this.progressListeners) listener();
   }
 
   // Resolves when the topology version moves past `counter` or after `ms`.
@@ -194,6 +205,7 @@ export class ReplicationCoordinator {
     this.bumpTopologyVersion();
     this.execute(step.effects);
     this.schedule();
+    this.progressed();
   }
 
   // --- events ------------------------------------------------------------------------------
@@ -211,6 +223,7 @@ export class ReplicationCoordinator {
     this.core = state;
     const reply = this.execute(effects, replyTo);
     this.schedule();
+    this.progressed();
     return reply;
   }
 
