@@ -31,6 +31,9 @@ export type QueryPlan =
     direction: 1 | -1;
     indexBounds: Record<string, string[]>;
     providesSort: boolean;
+    // A $near's search (geo/near_scan.ts), which reads this index ring by ring; the bounds shown
+    // are its first ring's. Explain shows it as MongoDB's GEO_NEAR_2DSPHERE or GEO_NEAR_2D.
+    geoNear?: '2dsphere' | '2d';
   };
 
 export interface PlanRequest {
@@ -255,6 +258,11 @@ function touchesCollatable(i: Interval): boolean {
 function hashedIntervals(intervals: Interval[]): Interval[] | undefined {
   if (!intervals.every(isPoint)) return undefined;
   return intervals.map((i) => pointInterval(hashValue(i.low)));
+}
+
+// An index scan over the given intervals of each field, unsorted.
+export function intervalScan(index: IndexAccess, fields: Interval[][]): QueryPlan & { kind: 'IXSCAN' } {
+  return buildPlan(index, fields, undefined, undefined);
 }
 
 function buildPlan(index: IndexAccess, fields: Interval[][], sort: Doc | undefined, collation: StringComparator | undefined): QueryPlan & { kind: 'IXSCAN' } {
