@@ -215,6 +215,21 @@ describe('geospatial indexes and queries', () => {
       assert.equal(none.code, 27, 'no geo index');
     });
 
+    // Shard0 holds k 1 and 2, shard1 the rest: the nearest-first order interleaves the shards.
+    it(`on ${which === 0 ? 'a node' : 'a router'}: $near and $geoNear hand out every document nearest first, across shards`, async () => {
+      const center = [-73.95, 40.79];
+      const expected = PLACES.map((p) => ({ id: p._id, d: radiansBetween(center, p.legacy) * EARTH_RADIUS_METERS })).sort((a, b) => a.d - b.d);
+      assert.deepEqual(expected.map((p) => p.id), [4, 5, 1, 3, 2]);
+      const found = await db().collection('places').find({ location: { $near: { $geometry: point(center[0]!, center[1]!) } } }).toArray();
+      assert.deepEqual(ids(found), [4, 5, 1, 3, 2], where());
+      const projected = await db().collection('places').find({ location: { $nearSphere: { $geometry: point(center[0]!, center[1]!) } } }, { projection: { name: 1, d: { $meta: 'geoNearDistance' } } }).skip(1).limit(3).toArray();
+      assert.deepEqual(projected.map((d) => d.name), ['Riverside Park', 'Central Park', 'Polo Grounds']);
+      projected.forEach((d, i) => assert.ok(Math.abs(Number(d.d) - expected[i + 1]!.d) < 1e-6));
+      const staged = await db().collection('places').aggregate([{ $geoNear: { near: point(center[0]!, center[1]!), key: 'location', distanceField: 'd' } }, { $project: { _id: 1, d: 1 } }]).toArray();
+      assert.deepEqual(ids(staged), [4, 5, 1, 3, 2]);
+      staged.forEach((d, i) => assert.ok(Math.abs(Number(d.d) - expected[i]!.d) < 1e-6));
+    });
+
     it(`on ${which === 0 ? 'a node' : 'a router'}: invalid GeoJSON gets MongoDB's errors, and the server keeps serving`, async () => {
       const bad = db().collection('bad');
       const cases: [string, AnyDoc][] = [
