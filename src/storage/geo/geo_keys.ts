@@ -4,7 +4,7 @@ import { formatValue } from '../../bson/format.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { generateIndexKeys } from '../index_key_generator.js';
-import { GeoParseError, legacyPair, parseGeoJSON, parseLocation, isGeoJSONObject } from './geometry.js';
+import { GeoParseError, legacyPair, parseLocation } from './geometry.js';
 import type { GeoIndexSpec } from './geo_index_spec.js';
 import { geometryCells } from './sphere_cells.js';
 import { flatCellKey, inFlatBounds } from './flat_cells.js';
@@ -33,7 +33,7 @@ export function geoIndexKeys(doc: Doc, spec: GeoIndexSpec, keyPattern: Doc, orde
 
 function sphereCells(doc: Doc, value: unknown): Long[] {
   try {
-    const geometry = isGeoJSONObject(value) ? parseGeoJSON(value) : parseLocation(value);
+    const geometry = parseLocation(value);
     if (geometry === undefined) throw new GeoParseError(`unknown GeoJSON type: ${formatValue(value)}`);
     for (const part of geometry.parts) {
       if (part.kind === 'point' && part.sphere === undefined) throw new GeoParseError(`longitude/latitude is out of bounds, lng: ${part.x} lat: ${part.y}`);

@@ -133,6 +133,8 @@ function ringOf(ring: unknown): s2.Point[] {
   const last = points[points.length - 1]!;
   if (first.x !== last.x || first.y !== last.y) fail(`Loop is not closed, first vertex does not equal last vertex: ${shown}`);
   const vertices = dedupe(points.slice(0, -1).map((p) => p.sphere!));
+  // The ring wraps around: a last vertex equal to the first is the same vertex.
+  while (vertices.length > 1 && vertices[vertices.length - 1]!.equals(vertices[0]!)) vertices.pop();
   if (vertices.length < 3) fail(`Loop must have at least 3 different vertices: ${shown}`);
   const crossing = loopCrossing(vertices);
   if (crossing !== undefined) fail(`Loop is not valid: ${shown} Edges ${crossing[0]} and ${crossing[1]} cross`);
