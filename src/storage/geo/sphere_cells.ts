@@ -42,7 +42,9 @@ export function regionIntervals(region: s2.Region): CellInterval[] {
   const ancestors = new Set<bigint>();
   for (const id of covering) {
     out.push({ low: cellKey(s2.cellid.rangeMin(id)), high: cellKey(s2.cellid.rangeMax(id)) });
-    for (let level = s2.cellid.level(id) - 1; level >= 0; level--) ancestors.add(s2.cellid.parent(id, level));
+    // No geometry is indexed under a cell finer than FINEST_INDEXED_LEVEL but a point's leaf cell,
+    // which the ranges hold.
+    for (let level = Math.min(s2.cellid.level(id) - 1, FINEST_INDEXED_LEVEL); level >= 0; level--) ancestors.add(s2.cellid.parent(id, level));
   }
   for (const id of ancestors) if (!covering.some((c) => s2.cellid.contains(c, id))) out.push({ low: cellKey(id), high: cellKey(id) });
   return out;
