@@ -61,8 +61,8 @@ export function parseGeoNearStage(spec: unknown): GeoNearOutput {
 }
 
 // The find filter the stage stands for, on the collection's indexes.
-export function geoNearFilter(stage: GeoNearOutput, indexes: readonly IndexAccess[]): Doc {
-  const key = stage.key ?? inferKey(indexes);
+export function geoNearFilter(stage: GeoNearOutput, ns: string, indexes: readonly IndexAccess[]): Doc {
+  const key = stage.key ?? inferKey(ns, indexes);
   const limits: Doc = {};
   if (stage.minDistance !== undefined) limits.$minDistance = stage.minDistance;
   if (stage.maxDistance !== undefined) limits.$maxDistance = stage.maxDistance;
@@ -73,11 +73,12 @@ export function geoNearFilter(stage: GeoNearOutput, indexes: readonly IndexAcces
   return Object.keys(stage.query).length === 0 ? near : { $and: [near, stage.query] };
 }
 
-function inferKey(indexes: readonly IndexAccess[]): string {
+// A 2d index first, then a 2dsphere one, as MongoDB's extractGeoNearFieldFromIndexes.
+function inferKey(ns: string, indexes: readonly IndexAccess[]): string {
   const geo = indexes.filter((i) => i.geo !== undefined && !i.hidden);
   for (const kind of ['2d', '2dsphere'] as const) {
     const of = geo.filter((i) => i.geo!.kind === kind);
-    if (of.length > 1) fail(ErrorCodes.IndexNotFound, `There is more than one ${kind} index; unsure which to use for $geoNear`);
+    if (of.length > 1) fail(ErrorCodes.IndexNotFound, `There is more than one ${kind} index on ${ns}; unsure which to use for $geoNear`);
     if (of.length === 1) return of[0]!.geo!.field;
   }
   return fail(ErrorCodes.IndexNotFound, '$geoNear requires a 2d or 2dsphere index, but none were found');
