@@ -59,6 +59,15 @@ const PAIRS = [
   { _id: 8, k: 8, loc: [-88, 30.2] },
 ];
 
+// The 2dsphere index page's places, under its two compound indexes.
+const AIRPORT_AND_PARKS = [
+  { _id: 1, k: 1, loc: point(-73.97, 40.77), name: 'Central Park', category: 'Parks' },
+  { _id: 2, k: 2, loc: point(-73.88, 40.78), name: 'La Guardia Airport', category: 'Airport' },
+  { _id: 3, k: 3, loc: point(-73.9928, 40.7193), name: 'Sara D. Roosevelt Park', category: 'Parks' },
+  { _id: 4, k: 4, name: 'Somewhere unmapped', category: 'Parks' },
+  { _id: 5, k: 5, loc: point(-73.8803, 40.7806), name: 'Marine Air Terminal', category: 'Airport' },
+];
+
 const ids = (docs: AnyDoc[]): unknown[] => docs.map((d) => d._id);
 const sortedIds = (docs: AnyDoc[]): unknown[] => ids(docs).sort((a, b) => Number(a) - Number(b));
 
@@ -81,7 +90,7 @@ describe('geospatial indexes and queries', () => {
     const routed: MongoClient = p.connect(cluster.routers[0]!.uri);
     const admin = routed.db('admin');
     await admin.command({ enableSharding: 'geo', primaryShard: 'shard0' });
-    for (const coll of ['places', 'shapes', 'pairs', 'bad', 'plain']) {
+    for (const coll of ['places', 'shapes', 'pairs', 'bad', 'plain', 'compound', 'wide']) {
       await admin.command({ shardCollection: `geo.${coll}`, key: { k: 1 } });
       await admin.command({ split: `geo.${coll}`, middle: { k: 3 } });
       await admin.command({ moveChunk: `geo.${coll}`, find: { k: 5 }, to: 'shard1', _waitForDelete: true });
@@ -96,6 +105,11 @@ describe('geospatial indexes and queries', () => {
       await db.collection('pairs').createIndex({ loc: '2d' });
       await db.collection('bad').createIndex({ loc: '2dsphere' });
       await db.collection<AnyDoc>('plain').insertMany(PAIRS);
+      await db.collection('compound').createIndex({ loc: '2dsphere', category: -1, name: 1 });
+      await db.collection('compound').createIndex({ category: 1, loc: '2dsphere' });
+      await db.collection<AnyDoc>('compound').insertMany(AIRPORT_AND_PARKS);
+      await db.collection('wide').createIndex({ loc: '2d' }, { min: -500, max: 500, bits: 32 });
+      await db.collection<AnyDoc>('wide').insertMany([{ _id: 1, k: 1, loc: [300, 400] }, { _id: 2, k: 2, loc: [-450, -10] }, { _id: 3, k: 3, loc: [310, 390] }, { _id: 6, k: 6, loc: [0, 0] }]);
     }
     targets.push(['one node', () => direct.db('geo')], ['a router over two shards, sharded on k', () => routed.db('geo')]);
   });
@@ -213,6 +227,34 @@ describe('geospatial indexes and queries', () => {
       assert.deepEqual(ids(unkeyed), ids(flat));
       const none = await serverError(db().collection('plain').aggregate([{ $geoNear: { near, distanceField: 'd' } }]).toArray());
       assert.equal(none.code, 27, 'no geo index');
+    });
+
+    it(`on ${which === 0 ? 'a node' : 'a router'}: compound 2dsphere indexes, as the 2dsphere page creates them, answer with their other fields`, async () => {
+      const coll = db().collection('compound');
+      const indexes = await coll.listIndexes().toArray();
+      // Through the router the shard key's index (k_1) is there too.
+      assert.deepEqual(indexes.map((i) => i.name).filter((n) => n !== 'k_1').sort(), ['_id_', 'category_1_loc_2dsphere', 'loc_2dsphere_category_-1_name_1'], where());
+      const laGuardia = point(-73.88, 40.78);
+      const airports = await coll.find({ category: 'Airport', loc: { $near: { $geometry: laGuardia, $maxDistance: 1000 } } }).toArray();
+      assert.deepEqual(ids(airports), [2, 5]);
+      const parks = await coll.find({ category: 'Parks', loc: { $geoWithin: { $centerSphere: [[-73.97, 40.77], 10_000 / EARTH_RADIUS_METERS] } } }).toArray();
+      assert.deepEqual(sortedIds(parks), [1, 3]);
+      const all = await coll.find({ category: 'Parks' }).toArray();
+      assert.deepEqual(sortedIds(all), [1, 3, 4], 'a document without a location is still found by its other fields');
+    });
+
+    it(`on ${which === 0 ? 'a node' : 'a router'}: a 2d index with the 2d page's min, max and bits keeps its bounds`, async () => {
+      const coll = db().collection('wide');
+      const indexes = await coll.listIndexes().toArray();
+      const wide = indexes.find((i) => i.name === 'loc_2d')!;
+      assert.deepEqual([wide.min, wide.max, wide.bits], [-500, 500, 32], where());
+      const near = await coll.find({ loc: { $near: [305, 395], $maxDistance: 20 } }).toArray();
+      assert.deepEqual(ids(near), [1, 3]);
+      const box = await coll.find({ loc: { $geoWithin: { $box: [[-500, -500], [0, 0]] } } }).toArray();
+      assert.deepEqual(sortedIds(box), [2, 6]);
+      const outside = await serverError(coll.insertOne({ _id: 9, k: 9, loc: [600, 0] } as AnyDoc));
+      assert.equal(outside.code, 13027);
+      assert.match(outside.message, /point not in interval of \[ -500, 500 \)/);
     });
 
     // Shard0 holds k 1 and 2, shard1 the rest: the nearest-first order interleaves the shards.
