@@ -7,7 +7,7 @@ import { normalizeGeoIndexSpec } from '../../storage/geo/geo_index_spec.js';
 import { prepareFind } from '../exec/find_query.js';
 
 // A property test of the geo indexes: on random locations (GeoJSON points, lines and polygons,
-// and legacy pairs) kept up through inserts and deletes, $geoWithin and $geoIntersects read
+// and legacy pairs) kept up through inserts, updates and deletes, $geoWithin and $geoIntersects read
 // through the 2dsphere or 2d index answer what the same filter answers by collection scan, and
 // $near/$nearSphere through the index hand out exactly the documents a collection scan finds
 // within the distance, nearest first, at the distances a haversine of our own gives.
@@ -55,7 +55,7 @@ function pointOf(loc: unknown): number[] | undefined {
 describe('geo indexes against collection scans', () => {
   it('$geoWithin, $geoIntersects and $near through the indexes answer as collection scans do', withEngine((engine) => {
     let run = 0;
-    fc.assert(fc.property(fc.array(docArb, { maxLength: 40 }), fc.array(fc.nat()), region, flatRegion, fc.tuple(lng, lat), fc.double({ min: 1e-3, max: 0.6, noNaN: true }), (inserted, deletes, shape, flatShape, center, maxRadians) => {
+    fc.assert(fc.property(fc.array(docArb, { maxLength: 40 }), fc.array(fc.tuple(fc.nat(), docArb), { maxLength: 10 }), fc.array(fc.nat()), region, flatRegion, fc.tuple(lng, lat), fc.double({ min: 1e-3, max: 0.6, noNaN: true }), (inserted, updates, deletes, shape, flatShape, center, maxRadians) => {
       const coll = engine.createCollection(`t.g${run++}`);
       engine.createIndexes(coll, [SPHERE, FLAT]);
       const docs = new Map<number, Doc>();
@@ -66,6 +66,15 @@ describe('geo indexes against collection scans', () => {
           docs.set(i, doc);
         });
       });
+      for (const [at, d] of updates) {
+        if (inserted.length === 0) break;
+        const id = at % inserted.length;
+        const before = docs.get(id)!;
+        const after = { _id: id, ...d };
+        const [found] = prepareFind(engine, coll, { filter: { _id: id } }).results;
+        engine.write((unit) => unit.update(coll, found!.recordId, before, found!.bytes!.length, after));
+        docs.set(id, after);
+      }
       for (const at of deletes) {
         if (inserted.length === 0) break;
         const [found] = prepareFind(engine, coll, { filter: { _id: at % inserted.length } }).results;
