@@ -198,6 +198,10 @@ describe('geospatial indexes and queries', () => {
       const d = within[0]!.dist as AnyDoc;
       assert.deepEqual(d.location, point(-73.9928, 40.7193));
       assert.ok(Math.abs(Number(d.calculated) - radiansBetween(near.coordinates as number[], [-73.9928, 40.7193]) * EARTH_RADIUS_METERS) < 1e-6);
+      const bound = await db().collection('places').aggregate([
+        { $geoNear: { near: '$$pt', key: 'location', distanceField: 'distance', maxDistance: 2, query: { category: 'Parks' }, includeLocs: 'dist.location', spherical: true } },
+      ], { let: { pt: near } }).toArray();
+      assert.deepEqual(ids(bound), [2], 'near from a let variable');
       const beyond = await db().collection('places').aggregate([
         { $geoNear: { near, key: 'location', distanceField: 'dist.calculated', minDistance: 2, query: { category: 'Parks' }, includeLocs: 'dist.location', spherical: true } },
       ]).toArray();

@@ -74,7 +74,7 @@ export function prepareFind(storage: StorageEngine, coll: Collection | undefined
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
   const text = extractText(spec.filter);
   if (text !== undefined) return prepareTextFind(storage, coll, spec, text.text, text.rest);
-  const near = spec.geoNear === undefined ? extractNear(spec.filter) : coll && extractNear(geoNearFilter(spec.geoNear, coll.ns, coll.indexes));
+  const near = spec.geoNear === undefined ? extractNear(spec.filter) : coll && extractNear(geoNearFilter(spec.geoNear, coll.ns, coll.indexes, spec.variables));
   if (near !== undefined) return prepareNearFind(storage, coll, spec, near.near, near.rest);
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
   const projector = compileResultProjection(spec);

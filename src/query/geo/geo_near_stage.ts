@@ -6,11 +6,12 @@ import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.j
 import type { IndexAccess } from '../../storage/index_access.js';
 import { splitPath } from '../path.js';
 import { setAtPath } from '../agg/stage_support.js';
+import { compileExpression } from '../agg/expression.js';
 import type { Candidate } from '../exec/plan_executor.js';
 import { isGeoJSONObject } from '../../storage/geo/geometry.js';
 
 // The $geoNear stage, read as the $near find it stands for (MongoDB rewrites it the same way):
-// `near` and `spherical` choose $near or $nearSphere and so the units, `query` is the rest of the
+// `near` (a point, or a let variable holding one) and `spherical` choose $near or $nearSphere and so the units, `query` is the rest of the
 // filter, `key` the geo field (else the collection's only 2d index, or its only 2dsphere index);
 // each result gets its distance (times distanceMultiplier) at distanceField and, with
 // includeLocs, the location measured to.
@@ -36,7 +37,8 @@ export function parseGeoNearStage(spec: unknown): GeoNearOutput {
   if (!isPlainObject(spec)) fail(ErrorCodes.FailedToParse, `$geoNear must take a nested object but found: ${bsonTypeName(spec)}`);
   for (const key of Object.keys(spec)) if (!FIELDS.has(key)) fail(ErrorCodes.FailedToParse, `unknown argument to $geoNear: ${key}`);
   if (spec.near === undefined) fail(ErrorCodes.FailedToParse, '$geoNear requires a \'near\' option as an Array or Object');
-  if (!Array.isArray(spec.near) && !isPlainObject(spec.near)) fail(ErrorCodes.TypeMismatch, `$geoNear requires near argument to be a GeoJSON object or a legacy point(array) instead got ${bsonTypeName(spec.near)}`);
+  const variable = typeof spec.near === 'string' && spec.near.startsWith('$$');
+  if (!variable && !Array.isArray(spec.near) && !isPlainObject(spec.near)) fail(ErrorCodes.TypeMismatch, `$geoNear requires near argument to be a GeoJSON object or a legacy point(array) instead got ${bsonTypeName(spec.near)}`);
   if (typeof spec.distanceField !== 'string') fail(ErrorCodes.FailedToParse, '$geoNear requires a \'distanceField\' option as a String');
   if (spec.key !== undefined && (typeof spec.key !== 'string' || spec.key === '')) fail(ErrorCodes.TypeMismatch, `$geoNear parameter 'key' must be of type string but found type: ${bsonTypeName(spec.key)}`);
   if (spec.query !== undefined && !isPlainObject(spec.query)) fail(ErrorCodes.TypeMismatch, 'query must be an object');
@@ -60,17 +62,20 @@ export function parseGeoNearStage(spec: unknown): GeoNearOutput {
   };
 }
 
-// The find filter the stage stands for, on the collection's indexes.
-export function geoNearFilter(stage: GeoNearOutput, ns: string, indexes: readonly IndexAccess[]): Doc {
+// The find filter the stage stands for, on the collection's indexes; `near` may name one of the
+// command's let variables ("$$pt").
+export function geoNearFilter(stage: GeoNearOutput, ns: string, indexes: readonly IndexAccess[], variables?: Record<string, unknown>): Doc {
   const key = stage.key ?? inferKey(ns, indexes);
+  const near = typeof stage.near === 'string' ? compileExpression(stage.near, { variables })({}) : stage.near;
+  if (!Array.isArray(near) && !isPlainObject(near)) fail(ErrorCodes.TypeMismatch, `$geoNear requires near argument to be a GeoJSON object or a legacy point(array) instead got ${bsonTypeName(near)}`);
   const limits: Doc = {};
   if (stage.minDistance !== undefined) limits.$minDistance = stage.minDistance;
   if (stage.maxDistance !== undefined) limits.$maxDistance = stage.maxDistance;
   let condition: Doc;
-  if (isGeoJSONObject(stage.near)) condition = { $nearSphere: { $geometry: stage.near, ...limits } };
-  else condition = { [stage.spherical ? '$nearSphere' : '$near']: stage.near, ...limits };
-  const near = { [key]: condition };
-  return Object.keys(stage.query).length === 0 ? near : { $and: [near, stage.query] };
+  if (isGeoJSONObject(near)) condition = { $nearSphere: { $geometry: near, ...limits } };
+  else condition = { [stage.spherical ? '$nearSphere' : '$near']: near, ...limits };
+  const onKey = { [key]: condition };
+  return Object.keys(stage.query).length === 0 ? onKey : { $and: [onKey, stage.query] };
 }
 
 // A 2d index first, then a 2dsphere one, as MongoDB's extractGeoNearFieldFromIndexes.

@@ -26,7 +26,7 @@ describe('$geoNear', () => {
     assert.equal(code(() => parseGeoNearStage({ near: [0, 0], distanceField: 'd', limit: 5 })), 9);
   });
 
-  it('stands for a $near or $nearSphere find on the key, or on the only 2d index before the only 2dsphere one', withEngine((engine) => {
+  it('stands for a $near or $nearSphere find on the key, or on the only 2d index before the only 2dsphere one, near a let variable too', withEngine((engine) => {
     const coll = engine.createCollection('t.places');
     const stage = (spec: Record<string, unknown>) => parseGeoNearStage({ distanceField: 'd', ...spec });
     assert.equal(code(() => geoNearFilter(stage({ near: [0, 0] }), coll.ns, coll.indexes)), 27);
@@ -35,6 +35,9 @@ describe('$geoNear', () => {
     engine.createIndexes(coll, [normalizeGeoIndexSpec({ v: 2, key: { pair: '2d' }, name: 'pair_2d' })]);
     assert.deepEqual(geoNearFilter(stage({ near: [1, 2], query: { a: 1 } }), coll.ns, coll.indexes), { $and: [{ pair: { $near: [1, 2] } }, { a: 1 }] });
     assert.deepEqual(geoNearFilter(stage({ near: [1, 2], spherical: true, key: 'loc' }), coll.ns, coll.indexes), { loc: { $nearSphere: [1, 2] } });
+    assert.deepEqual(geoNearFilter(stage({ near: '$$pt', key: 'pair' }), coll.ns, coll.indexes, { pt: [3, 4] }), { pair: { $near: [3, 4] } });
+    assert.equal(code(() => geoNearFilter(stage({ near: '$$pt', key: 'pair' }), coll.ns, coll.indexes, {})), 17276);
+    assert.equal(code(() => geoNearFilter(stage({ near: '$$pt', key: 'pair' }), coll.ns, coll.indexes, { pt: 5 })), 14);
     engine.createIndexes(coll, [normalizeGeoIndexSpec({ v: 2, key: { other: '2d', x: 1 }, name: 'other_2d' })]);
     assert.throws(() => geoNearFilter(stage({ near: [1, 2] }), coll.ns, coll.indexes), /There is more than one 2d index on t.places; unsure which to use for \$geoNear/);
   }));
