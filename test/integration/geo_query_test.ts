@@ -308,7 +308,7 @@ describe('geospatial indexes and queries', () => {
     });
   }
 
-  it('explain on a node: $near reads the 2dsphere index under GEO_NEAR_2DSPHERE, $geoWithin an IXSCAN of it', async () => {
+  it('explain on a node: $near and $geoNear read the 2dsphere index under GEO_NEAR_2DSPHERE, $geoWithin an IXSCAN of it', async () => {
     const db = targets[0]![1]();
     const near = await db.command({ explain: { find: 'places', filter: { location: { $near: { $geometry: point(-73.9667, 40.78) } } } }, verbosity: 'executionStats' });
     const plan = (near.queryPlanner as AnyDoc).winningPlan as AnyDoc;
@@ -326,5 +326,7 @@ describe('geospatial indexes and queries', () => {
     assert.ok(Number(stats.totalDocsExamined) < SHAPES.length, `the index narrowed the read: ${String(stats.totalDocsExamined)} of ${SHAPES.length}`);
     const flat = await db.command({ explain: { find: 'pairs', filter: { loc: { $near: [0, 0] } } } });
     assert.equal(((flat.queryPlanner as AnyDoc).winningPlan as AnyDoc).stage, 'GEO_NEAR_2D');
+    const staged = await db.command({ explain: { aggregate: 'places', pipeline: [{ $geoNear: { near: '$$pt', key: 'location', distanceField: 'd' } }], cursor: {}, let: { pt: point(-73.9667, 40.78) } } });
+    assert.equal(((staged.queryPlanner as AnyDoc).winningPlan as AnyDoc).stage, 'GEO_NEAR_2DSPHERE');
   });
 });

@@ -112,6 +112,7 @@ export const explainCommand: CommandDefinition = {
       const { find, rest } = splitPushdown(parsed.pipeline);
       find.hint = parsed.hint;
       find.collation = parsed.collation;
+      find.variables = parsed.variables;
       const out = explainFind(ctx, parsed.ns, find, verbosity);
       return { ...out, stages: explainStages(rest), command: inner, ok: 1 };
     }
