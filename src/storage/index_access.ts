@@ -8,6 +8,8 @@ import type { IndexEntry } from './catalog_entry.js';
 import { generateIndexKeys, orderingOf } from './index_key_generator.js';
 import { isTextKeyPattern, textIndexSpec, type TextIndexSpec } from './fts/text_index_spec.js';
 import { textIndexKeys } from './fts/text_keys.js';
+import { geoIndexSpec, isGeoKeyPattern, type GeoIndexSpec } from './geo/geo_index_spec.js';
+import { geoIndexKeys } from './geo/geo_keys.js';
 import { indexEntryKey, indexSpace, readRecordId, RECORD_ID_BYTES, recordIdOf, writeRecordId } from './key_layout.js';
 import { MAX_KEY_BYTES, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 
@@ -31,12 +33,16 @@ export class IndexAccess {
     const partial = entry.spec.partialFilterExpression as Doc | undefined;
     const filterPaths = partial === undefined ? [] : pathsOfFilter(partial);
     this.text = isTextKeyPattern(this.keyPattern) ? textIndexSpec(entry.spec) : undefined;
+    this.geo = isGeoKeyPattern(this.keyPattern) ? geoIndexSpec(entry.spec) : undefined;
     const keyPaths = this.text === undefined ? Object.keys(this.keyPattern) : textPathsRead(this.text);
     this.pathsRead = filterPaths === null || keyPaths === null ? null : [...keyPaths, ...filterPaths];
   }
 
   // Set for a text index: its entries are one per term of a document, not values of its fields.
   readonly text: TextIndexSpec | undefined;
+
+  // Set for a 2dsphere or 2d index: its geo field's entries are cells (geo/geo_keys.ts).
+  readonly geo: GeoIndexSpec | undefined;
 
   // The field paths that keysFor reads (key pattern and partial filter), so a document can be
   // indexed from those fields alone; null when the partial filter might read any field.
@@ -71,6 +77,11 @@ export class IndexAccess {
     if (this.partialFilter && !this.partialFilter(doc)) return { keys: [], values: [], multikey: false };
     if (this.text !== undefined) {
       const { keys, encoded } = textIndexKeys(doc, this.text, this.ordering);
+      encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
+      return { keys: encoded, values: keys, multikey: keys.length > 1 };
+    }
+    if (this.geo !== undefined) {
+      const { keys, encoded } = geoIndexKeys(doc, this.geo, this.keyPattern, this.ordering);
       encoded.forEach((k, i) => this.checkKeySize(k, keys[i]!));
       return { keys: encoded, values: keys, multikey: keys.length > 1 };
     }

@@ -7,6 +7,7 @@ import { checkWriteStageReadConcern, runPipeline, validatePipeline, type Pipelin
 import { outputStageOf } from '../../query/agg/stage_output.js';
 import { isTextScoreStage, rewriteTextScore, startsWithText, TEXT_SCORE_FIELD } from '../../query/agg/text_score.js';
 import { prepareFind, type FindSpec } from '../../query/exec/find_query.js';
+import { parseGeoNearStage } from '../../query/geo/geo_near_stage.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import type { CommandContext, CommandDefinition } from '../command.js';
 import { optionalBool, optionalDoc, optionalNonNegative, requireArray } from '../../command_layer/args.js';
@@ -77,6 +78,10 @@ function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unkno
 export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } {
   const find: FindSpec = { filter: {} };
   let i = 0;
+  if (pipeline[0] !== undefined && '$geoNear' in pipeline[0]) {
+    find.geoNear = parseGeoNearStage(pipeline[0].$geoNear);
+    return { find, rest: pipeline.slice(1) };
+  }
   if (startsWithText(pipeline)) {
     // The text score is the find's projection; a $sort after it sorts by that projected field,
     // so it stays in the pipeline.

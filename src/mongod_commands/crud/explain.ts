@@ -61,6 +61,10 @@ function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: Fi
         indexVersion: 2, direction: plan.direction === 1 ? 'forward' : 'backward', indexBounds: plan.indexBounds,
       },
     };
+    // A $near's search reads its index ring by ring under MongoDB's GEO_NEAR stage.
+    if (plan.geoNear !== undefined) {
+      stage = { stage: plan.geoNear === '2dsphere' ? 'GEO_NEAR_2DSPHERE' : 'GEO_NEAR_2D', keyPattern: plan.index.keyPattern, indexName: plan.index.name, indexVersion: 2, inputStage: stage };
+    }
   }
   if (prepared.blockingSort) stage = { stage: 'SORT', sortPattern: spec.sort, inputStage: stage };
   if (spec.skip) stage = { stage: 'SKIP', skipAmount: spec.skip, inputStage: stage };
@@ -108,6 +112,7 @@ export const explainCommand: CommandDefinition = {
       const { find, rest } = splitPushdown(parsed.pipeline);
       find.hint = parsed.hint;
       find.collation = parsed.collation;
+      find.variables = parsed.variables;
       const out = explainFind(ctx, parsed.ns, find, verbosity);
       return { ...out, stages: explainStages(rest), command: inner, ok: 1 };
     }

@@ -7,10 +7,12 @@ import type { Collection } from '../../storage/storage_engine.js';
 import { ttlSpecProblem } from '../../ttl/ttl_index.js';
 import { parseFilter } from '../../query/match/expression_parser.js';
 import { checkPartialFilterExpression } from './partial_filter.js';
+import { isGeoKeyPattern, normalizeGeoIndexSpec } from '../../storage/geo/geo_index_spec.js';
 import { asksForText, isTextKeyPattern, normalizeTextIndexSpec } from '../../storage/fts/text_index_spec.js';
 
 const ALLOWED_OPTIONS = new Set(['key', 'name', 'unique', 'sparse', 'partialFilterExpression', 'expireAfterSeconds', 'background', 'v', 'collation', 'hidden', 'ns', 'weights', 'default_language', 'language_override', 'textIndexVersion', '2dsphereIndexVersion', 'bits', 'min', 'max', 'wildcardProjection', 'storageEngine', 'prepareUnique']);
-const UNSUPPORTED_PLUGINS = new Set(['2d', '2dsphere', 'geoHaystack']);
+const UNSUPPORTED_PLUGINS = new Set(['geoHaystack']);
+const GEO_PLUGINS = new Set(['2d', '2dsphere']);
 
 // A createIndexes spec checked and normalised to what listIndexes shows: {v: 2, key, name, ...}.
 export function validateIndexSpec(raw: unknown): Doc {
@@ -24,7 +26,7 @@ export function validateIndexSpec(raw: unknown): Doc {
     if (field === '' || field.startsWith('$') && field !== '$**') throw new MongoError(ErrorCodes.CannotCreateIndex, `Index key contains an illegal field name: field name starts with '$'.`);
     if (typeof dir === 'string') {
       if (dir === 'hashed') { hashed += 1; continue; }
-      if (dir === 'text') continue;
+      if (dir === 'text' || GEO_PLUGINS.has(dir)) continue;
       if (UNSUPPORTED_PLUGINS.has(dir)) throw new MongoError(ErrorCodes.CannotCreateIndex, `Index type '${dir}' is not supported by docshard`);
       throw new MongoError(ErrorCodes.CannotCreateIndex, `Unknown index plugin '${dir}'`);
     }
@@ -61,6 +63,10 @@ export function validateIndexSpec(raw: unknown): Doc {
   if (asksForText(key) || isTextKeyPattern(key)) {
     if (hashed > 0) throw new MongoError(ErrorCodes.CannotCreateIndex, `Error in specification ${JSON.stringify(raw)} :: caused by :: a text index may not be compound with a 'hashed' field`);
     return normalizeTextIndexSpec(normalized);
+  }
+  if (isGeoKeyPattern(key)) {
+    if (hashed > 0) throw new MongoError(ErrorCodes.CannotCreateIndex, `Error in specification ${JSON.stringify(raw)} :: caused by :: a geo index may not be compound with a 'hashed' field`);
+    return normalizeGeoIndexSpec(normalized);
   }
   const ttlProblem = ttlSpecProblem(normalized);
   if (ttlProblem !== undefined) throw new MongoError(ErrorCodes.CannotCreateIndex, `${ttlProblem}. Index spec: ${JSON.stringify(raw)}`);

@@ -9,7 +9,7 @@ import { parseGroup } from './stage_group.js';
 import { parseFacet, parseLookup, parseUnionWith } from './stage_lookup.js';
 import { parseCount, parseLimit, parseSample, parseSkip, parseSort } from './stage_paging.js';
 import { parseAddFieldsStage, parseProject, parseReplaceRoot, parseUnset } from './stage_shape.js';
-import { parseCollStats, parseDocuments } from './stage_source.js';
+import { parseCollStats, parseDocuments, parseGeoNear } from './stage_source.js';
 import type { CompiledPipeline, PipelineContext, Stage, StageEnv, StageParser, SubPipelineKind } from './stage_support.js';
 import { parseUnwind } from './stage_unwind.js';
 import { checkForInterrupt } from '../../base/operation_deadline.js';
@@ -42,6 +42,7 @@ const stages: Record<string, StageParser> = {
   $redact: parseRedact,
   $documents: parseDocuments,
   $collStats: parseCollStats,
+  $geoNear: parseGeoNear,
 };
 
 // Written by the command layer, which runs everything before them through runPipeline.
@@ -75,6 +76,7 @@ function validate(pipeline: unknown, kind: SubPipelineKind | undefined): asserts
     }
     if (kind === 'facet' && NOT_IN_FACET.has(name)) fail(40600, `${name} is not allowed to be used within a $facet stage`);
     if (FIRST_ONLY.has(name) && i !== 0) fail(40602, `${name} is only valid as the first stage in a pipeline`);
+    if (name === '$geoNear' && (i !== 0 || kind !== undefined)) fail(40603, '$geoNear was not the first stage in the pipeline.');
     if (name === '$match' && (i !== 0 || kind !== undefined) && isPlainObject(stage.$match) && extractText(stage.$match) !== undefined) {
       fail(17313, '$match with $text is only allowed as the first pipeline stage');
     }

@@ -3,6 +3,7 @@ import { bsonTypeName } from '../../bson/compare.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { fail } from './operator_support.js';
 import { compileDocExpression, type Stage, type StageParser } from './stage_support.js';
+import { parseGeoNearStage } from '../geo/geo_near_stage.js';
 
 // Stages that produce documents rather than transform their input.
 
@@ -28,4 +29,11 @@ export const parseCollStats: StageParser = (spec, env): Stage => {
     if (collStats === undefined) fail(ErrorCodes.NotImplemented, '$collStats is not supported here');
     yield collStats(env.ctx.collection ?? '', spec as Doc);
   };
+};
+
+// $geoNear is the collection read itself (the command layer runs it as a $near find); here it is
+// only checked, so that a router refuses a bad one before sending it.
+export const parseGeoNear: StageParser = (spec): Stage => {
+  parseGeoNearStage(spec);
+  return () => fail(ErrorCodes.NotImplemented, '$geoNear must be executed by the command layer');
 };

@@ -14,6 +14,9 @@ import { executePlan, newStats, type Candidate, type ExecutionStats } from './pl
 import { resultMetadata } from './result_metadata.js';
 import { extractText, parseTextQuery } from './text_query.js';
 import { textCandidates, textIndexOf, textPlan } from './text_scan.js';
+import { extractNear, type NearQuery } from '../geo/near_query.js';
+import { geoNearFilter, geoNearShape, type GeoNearOutput } from '../geo/geo_near_stage.js';
+import { planNear } from '../geo/near_scan.js';
 
 export interface FindSpec {
   filter: Doc;
@@ -40,6 +43,8 @@ export interface FindSpec {
   // false: a blocking sort of more than MAX_BLOCKING_SORT_BYTES fails rather than spill to disk
   // (docshard sorts in memory, so true and absent mean the sort always runs).
   allowDiskUse?: boolean;
+  // The $geoNear stage this find stands for: its results carry their distance (and location).
+  geoNear?: GeoNearOutput;
 }
 
 // MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes.
@@ -69,6 +74,8 @@ export function prepareFind(storage: StorageEngine, coll: Collection | undefined
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
   const text = extractText(spec.filter);
   if (text !== undefined) return prepareTextFind(storage, coll, spec, text.text, text.rest);
+  const near = spec.geoNear === undefined ? extractNear(spec.filter) : coll && extractNear(geoNearFilter(spec.geoNear, coll.ns, coll.indexes, spec.variables));
+  if (near !== undefined) return prepareNearFind(storage, coll, spec, near.near, near.rest);
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
   const projector = compileResultProjection(spec);
   if (projector?.metas.has('textScore')) throw new MongoError(40218, TEXT_SCORE_UNAVAILABLE);
@@ -104,6 +111,23 @@ function prepareTextFind(storage: StorageEngine, coll: Collection | undefined, s
   if (spec.keep) candidates = keepOnly(candidates, spec.keep);
   if (sortCmp) candidates = sortAll(candidates, sortCmp, spec.allowDiskUse === false);
   const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, resultShape(plan, projector, spec), stats);
+  return { plan, stats, blockingSort: sortCmp !== undefined, results };
+}
+
+// A $near reads its geo index ring by ring (geo/near_scan.ts), whatever the hint; its results
+// come nearest first unless the find sorts them otherwise.
+function prepareNearFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec, near: NearQuery, rest: Doc): PreparedFind {
+  if (!coll) return { plan: undefined, stats: newStats(), blockingSort: false, results: [] };
+  const search = planNear(coll, near, rest);
+  const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
+  const projector = compileResultProjection(spec);
+  const matcher = Object.keys(rest).length === 0 ? undefined : compileFilter(rest, { variables: spec.variables });
+  const stats = newStats();
+  let candidates = search.run(storage, coll, matcher, stats);
+  if (spec.keep) candidates = keepOnly(candidates, spec.keep);
+  if (sortCmp) candidates = sortAll(candidates, sortCmp, spec.allowDiskUse === false);
+  const plan = search.plan;
+  const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, spec.geoNear === undefined ? resultShape(plan, projector, spec) : geoNearShape(spec.geoNear), stats);
   return { plan, stats, blockingSort: sortCmp !== undefined, results };
 }
 

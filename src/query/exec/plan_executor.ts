@@ -23,6 +23,11 @@ export class Candidate {
   // The $text score of a document a text scan found ({$meta: 'textScore'}).
   textScore: number | undefined;
 
+  // A $near search's distance to the document ({$meta: 'geoNearDistance'}, in the query's units)
+  // and the location it was measured to ({$meta: 'geoNearPoint'}, $geoNear's includeLocs).
+  geoDistance: number | undefined;
+  geoPoint: unknown;
+
   get doc(): Doc {
     this.decoded ??= deserializeDocument(this.bytes);
     return this.decoded;

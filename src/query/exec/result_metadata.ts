@@ -15,6 +15,8 @@ export function resultMetadata(c: Candidate, plan: QueryPlan, names: ReadonlySet
   const score = c.textScore === undefined ? undefined : new Double(c.textScore);
   if (names.has('sortKey')) meta.sortKey = sort.map((f) => (f.meta === undefined ? sortKey(c.doc, f.path, f.direction) : score));
   if (names.has('textScore')) meta.textScore = score;
+  if (names.has('geoNearDistance') && c.geoDistance !== undefined) meta.geoNearDistance = new Double(c.geoDistance);
+  if (names.has('geoNearPoint')) meta.geoNearPoint = c.geoPoint;
   return meta;
 }
 

@@ -14,6 +14,7 @@ import { alwaysFalse, alwaysTrue, andNode, notNode, onPath, orNode, type MatchNo
 import { compileRegex, validateRegexFlags } from './regex.js';
 import { describeValue } from './describe_value.js';
 import { compileJsonSchema } from './json_schema/json_schema.js';
+import { geoPredicate, nearNotAllowed } from '../geo/geo_match.js';
 
 export interface ParseOptions {
   variables?: Record<string, unknown>;
@@ -187,9 +188,12 @@ function parseOperator(path: string[] | null, name: string, arg: unknown, option
     case '$not': return notNode(parseNot(path, arg, options));
     case '$bitsAllSet': case '$bitsAllClear': case '$bitsAnySet': case '$bitsAnyClear':
       return onPath(path, 'traverse', bitTest(name as BitTest, parseBitPositions(name, arg)));
-    case '$near': case '$nearSphere': case '$geoWithin': case '$geoIntersects': case '$within':
+    case '$geoWithin': case '$geoIntersects': case '$within':
+      return onPath(path, 'noTraversal', geoPredicate(name, arg));
+    case '$near': case '$nearSphere':
+      return nearNotAllowed();
     case '$maxDistance': case '$minDistance':
-      return notSupported(name);
+      return badValue(`${name} must be used with $near or $nearSphere`);
     default:
       return badValue(`unknown operator: ${name}`);
   }

@@ -327,7 +327,7 @@ test('unknown and unsupported operators are rejected with MongoDB\'s errors', ()
   rejects({ $foo: 1 }, 2, /^unknown top level operator: \$foo/);
   rejects({ a: { $gt: 1, b: 1 } }, 2, /unknown operator: b/);
   rejects({ $where: 'true' }, 238);
-  rejects({ a: { $near: [0, 0] } }, 238);
+  rejects({ a: { $near: [0, 0] } }, 2, /not allowed in this context/);
   rejects({ $text: { $search: 'x' } }, 27);
   rejects({ a: { $elemMatch: { $expr: { $eq: [1, 1] } } } }, 2);
 });

@@ -9,6 +9,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import { prefixSuccessor } from '../../storage/key_layout.js';
+import { geoIntervals } from '../geo/geo_bounds.js';
 import { ALL_VALUES, intersectIntervalLists, intervalsFor, isPoint, normalize, pointInterval, type Interval } from './index_bounds.js';
 
 // Chooses how to read a collection for a filter/sort: a collection scan, or one index scanned over
@@ -30,6 +31,9 @@ export type QueryPlan =
     direction: 1 | -1;
     indexBounds: Record<string, string[]>;
     providesSort: boolean;
+    // A $near's search (geo/near_scan.ts), which reads this index ring by ring; the bounds shown
+    // are its first ring's. Explain shows it as MongoDB's GEO_NEAR_2DSPHERE or GEO_NEAR_2D.
+    geoNear?: '2dsphere' | '2d';
   };
 
 export interface PlanRequest {
@@ -71,7 +75,7 @@ export function planQuery(req: PlanRequest, allIndexes: readonly IndexAccess[]):
   if (best) return best.plan;
   if (req.sort && Object.keys(req.sort).length > 0) {
     for (const index of candidates) {
-      if (index.entry.spec.sparse === true) continue;
+      if (index.entry.spec.sparse === true || index.geo !== undefined) continue;
       const plan = buildPlan(index, Object.keys(index.keyPattern).map(() => [ALL_VALUES]), req.sort, req.collation);
       if (plan.providesSort) return plan;
     }
@@ -190,16 +194,20 @@ function boundsFor(index: IndexAccess, conditions: Map<string, unknown[]>, colla
   let open = true;
   for (const [path, direction] of Object.entries(index.keyPattern)) {
     const conds = conditions.get(path);
+    const geoField = index.geo?.field === path;
     let intervals: Interval[] | undefined;
     if (open && conds) {
       for (const c of conds) {
-        const next = collatedIntervals(intervalsFor(c, index.entry.multikey), index, collation);
+        const next = geoField ? geoIntervals(index, c) : collatedIntervals(intervalsFor(c, index.entry.multikey), index, collation);
         if (next === undefined) continue;
         intervals = intervals === undefined ? next : intersectIntervalLists(intervals, next);
       }
       if (intervals && direction === 'hashed') intervals = hashedIntervals(intervals);
       if (intervals && index.entry.spec.sparse === true && intervals.some((i) => i.low === null || i.high === null)) intervals = undefined;
     }
+    // A geo index holds only documents with a location, by cell: it answers a geo predicate on
+    // its geo field and nothing else.
+    if (geoField && !(open && intervals)) return { fields: Object.keys(index.keyPattern).map(() => [ALL_VALUES]), score: 0 };
     if (open && intervals) {
       fields.push(intervals);
       score += intervals.every(isPoint) ? 2 : 1;
@@ -250,6 +258,11 @@ function touchesCollatable(i: Interval): boolean {
 function hashedIntervals(intervals: Interval[]): Interval[] | undefined {
   if (!intervals.every(isPoint)) return undefined;
   return intervals.map((i) => pointInterval(hashValue(i.low)));
+}
+
+// An index scan over the given intervals of each field, unsorted.
+export function intervalScan(index: IndexAccess, fields: Interval[][]): QueryPlan & { kind: 'IXSCAN' } {
+  return buildPlan(index, fields, undefined, undefined);
 }
 
 function buildPlan(index: IndexAccess, fields: Interval[][], sort: Doc | undefined, collation: StringComparator | undefined): QueryPlan & { kind: 'IXSCAN' } {

@@ -12,8 +12,8 @@ export type ProjectionNode =
   | PathNode;
 
 // The $meta values a find projection can show: the key of the index the plan read, the record id,
-// the sort key and the $text score. They come from the plan, not the document (ResultMetadata).
-export type MetaName = 'indexKey' | 'recordId' | 'sortKey' | 'textScore';
+// the sort key, the $text score and a $near's distance and location. They come from the plan, not the document (ResultMetadata).
+export type MetaName = 'indexKey' | 'recordId' | 'sortKey' | 'textScore' | 'geoNearDistance' | 'geoNearPoint';
 
 // What the plan knows of one result; a name the plan cannot give is left out of the result.
 export interface ResultMetadata {
@@ -22,6 +22,9 @@ export interface ResultMetadata {
   sortKey?: unknown[];
   // A double on the wire whatever its value, as mongod sends it.
   textScore?: Double;
+  // A $near's distance to the document and the location measured to.
+  geoNearDistance?: Double;
+  geoNearPoint?: unknown;
 }
 
 export interface PathNode {

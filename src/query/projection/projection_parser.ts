@@ -168,12 +168,12 @@ function parseSubObject(ctx: ParseContext, name: string, obj: Doc, parentPath: s
   }
 }
 
-// The $meta names MongoDB knows. Search scores, geo distances and random values belong to stages
-// docshard does not have, so they are never available: they are left out of the result as mongod
-// leaves out metadata a query does not produce. textScore is there when the query has $text (the
-// find refuses it otherwise, as mongod does).
-const UNAVAILABLE_METAS = new Set(['randVal', 'searchScore', 'searchHighlights', 'geoNearDistance', 'geoNearPoint', 'searchScoreDetails', 'vectorSearchScore', 'searchSortValues', 'searchSequenceToken', 'timeseriesBucketMinTime', 'timeseriesBucketMaxTime']);
-const AVAILABLE_METAS = new Set<string>(['indexKey', 'recordId', 'sortKey', 'textScore'] satisfies MetaName[]);
+// The $meta names MongoDB knows. Search scores and random values belong to stages docshard does
+// not have, so they are never available: they are left out of the result as mongod leaves out
+// metadata a query does not produce. textScore is there when the query has $text (the find
+// refuses it otherwise, as mongod does), the geoNear ones when it has $near.
+const UNAVAILABLE_METAS = new Set(['randVal', 'searchScore', 'searchHighlights', 'searchScoreDetails', 'vectorSearchScore', 'searchSortValues', 'searchSequenceToken', 'timeseriesBucketMinTime', 'timeseriesBucketMaxTime']);
+const AVAILABLE_METAS = new Set<string>(['indexKey', 'recordId', 'sortKey', 'textScore', 'geoNearDistance', 'geoNearPoint'] satisfies MetaName[]);
 
 // Names mongos and the showRecordId option give the fields they add; mongod accepts them at the
 // top level for $meta values only.

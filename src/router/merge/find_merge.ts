@@ -1,7 +1,8 @@
 import type { StringComparator } from '../../bson/collation.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { planFindProjection, type FindProjectionPlan } from './find_projection.js';
-import { applySkipLimit, mergeBySortKey, mergeSorted } from './stream_merge.js';
+import { applySkipLimit, mergeBySortKey, mergeByWholeSortKey, mergeSorted } from './stream_merge.js';
+import { extractNear } from '../../query/geo/near_query.js';
 
 // How the router splits a find across shards and merges the answers (MongoDB's cluster_find):
 // every shard runs the same filter and sort; skip can only be applied to the merged stream, so
@@ -16,6 +17,9 @@ export interface FindMergePlan {
   projection: FindProjectionPlan;
   // The shards add each result's sort key as `$sortKey`: the merge compares those, and removes them.
   bySortKey: boolean;
+  // An unsorted $near: the shards add each result's distance as `$sortKey`, and the merge takes
+  // the nearest first, as mongos merges them.
+  byDistance?: boolean;
 }
 
 export function planFindMerge(find: Doc): FindMergePlan {
@@ -25,6 +29,10 @@ export function planFindMerge(find: Doc): FindMergePlan {
   const shardCommand: Doc = { ...find };
   delete shardCommand.skip;
   if (limit > 0) shardCommand.limit = limit + skip;
+  if (sort === undefined && isPlainObject(find.filter) && extractNear(find.filter) !== undefined) {
+    shardCommand.projection = { ...docArg(find.projection), $sortKey: { $meta: 'geoNearDistance' } };
+    return { shardCommand, sort, skip, limit, projection: { shard: shardCommand.projection as Doc, router: undefined }, bySortKey: false, byDistance: true };
+  }
   if (showsPlanMetadata(find) || sortsByMeta(sort)) {
     // Only each shard's plan knows the index key, the record id or the sort key these show, so the
     // shards apply the projection whole, and a sorted merge reads the sort key each shard adds (as
@@ -60,8 +68,9 @@ function hasMeta(projection: unknown): boolean {
 // The client's result: shard streams (each the answer to `plan.shardCommand`) merged, skipped,
 // limited and, where the shards could not, projected.
 export async function* mergeFindResults(plan: FindMergePlan, streams: AsyncIterable<Doc>[], collation?: StringComparator): AsyncIterable<Doc> {
-  if (plan.bySortKey) {
-    for await (const doc of applySkipLimit(mergeBySortKey(streams, plan.sort!, collation), plan.skip, plan.limit)) {
+  if (plan.bySortKey || plan.byDistance === true) {
+    const merged = plan.bySortKey ? mergeBySortKey(streams, plan.sort!, collation) : mergeByWholeSortKey(streams);
+    for await (const doc of applySkipLimit(merged, plan.skip, plan.limit)) {
       delete doc.$sortKey;
       yield doc;
     }

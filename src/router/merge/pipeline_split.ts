@@ -11,7 +11,8 @@ import { splitGroup } from './group_split.js';
 //     the shards and `$_internalMergeGroup` on the router (group_split.ts); any other stage
 //     ($lookup, $graphLookup, $facet, $bucket, $sample, $out, ...) on the router only, where
 //     the collections they read are read whole through the router, sharded or not;
-//   - everything after the split point runs on the router.
+//   - everything after the split point runs on the router;
+//   - a leading $geoNear runs on the shards and the router merges by its distance field.
 // Then, as MongoDB does: a $limit the router reaches through only $skip and 1:1 stages bounds
 // what each shard must send (skip+limit), and a final $unwind on the shards moves to the router
 // when nothing on the shards follows it, since unwinding there only multiplies the traffic.
@@ -30,6 +31,7 @@ const ONE_TO_ONE = new Set(['$project', '$addFields', '$set', '$unset', '$replac
 export function splitPipeline(pipeline: Doc[], variables?: Record<string, unknown>): PipelineSplit {
   validate(pipeline, variables);
   const stages = pipeline.flatMap(desugar);
+  if (stages[0] !== undefined && nameOf(stages[0]) === '$geoNear') return splitGeoNear(stages);
   const shardsPart: Doc[] = [];
   let i = 0;
   while (i < stages.length && SHARD_STREAMING.has(nameOf(stages[i]!))) shardsPart.push(stages[i++]!);
@@ -39,6 +41,15 @@ export function splitPipeline(pipeline: Doc[], variables?: Record<string, unknow
   const split = splitAt(stage, rest, shardsPart);
   propagateLimitToShards(split);
   moveFinalUnwindToMerger(split);
+  return split;
+}
+
+// $geoNear runs on the shards, each handing out its documents nearest first with their distance
+// at distanceField; the router merges by that field, as mongos merges $geoNear by distance.
+function splitGeoNear(stages: Doc[]): PipelineSplit {
+  const distanceField = (stages[0]!.$geoNear as Doc).distanceField as string;
+  const split: PipelineSplit = { shardsPart: [stages[0]!], mergePart: stages.slice(1), mergeSort: { [distanceField]: 1 } };
+  propagateLimitToShards(split);
   return split;
 }
 

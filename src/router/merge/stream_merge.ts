@@ -23,6 +23,11 @@ export function mergeBySortKey(streams: AsyncIterable<Doc>[], sort: Doc, collati
   return mergeByComparator(streams, (a, b) => compareSortKeys(a.$sortKey, b.$sortKey, directions), collation);
 }
 
+// A merge of results that carry one value each in `$sortKey`, smallest first (a $near's distance).
+export function mergeByWholeSortKey(streams: AsyncIterable<Doc>[]): AsyncIterable<Doc> {
+  return mergeByComparator(streams, (a, b) => compareValues(a.$sortKey, b.$sortKey), undefined);
+}
+
 function compareSortKeys(a: unknown, b: unknown, directions: readonly (1 | -1)[]): number {
   const ka = Array.isArray(a) ? a : [];
   const kb = Array.isArray(b) ? b : [];
