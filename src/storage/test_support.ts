@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Timestamp } from 'bson';
+import { BSON, Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
 import type { CommitClock } from './commit_timestamps.js';
 import { systemClock } from '../base/clock.js';
+import { catalogRangeEnd, catalogRangeStart, clockSecondsKey, indexSpace, nextIdKey, recordSpace } from './key_layout.js';
 
 // For tests that need a real storage engine on a temporary directory.
 
@@ -56,4 +57,21 @@ export function withClockedEngine(fn: (engine: StorageEngine, clock: ReturnType<
       rmSync(dir, { recursive: true, force: true });
     }
   };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+// Every key and value of the store (through the active view, if any), by space: the main space
+// (less the id allocator and the clock second, which only grow) and the spaces of every collection
+// its catalog names, for comparing a store with a snapshot of it byte for byte.
+export function dumpStore(engine: StorageEngine): Record<string, string[]> {
+  const pairs = (entries: Iterable<{ key: Buffer; value: Buffer }>): string[] => [...entries].map((e) => `${e.key.toString('hex')}=${e.value.toString('hex')}`);
+  const out: Record<string, string[]> = {
+    main: pairs([...engine.kv.range(EMPTY, EMPTY)].filter((e) => !e.key.equals(nextIdKey) && !e.key.equals(clockSecondsKey))),
+  };
+  for (const { value } of [...engine.kv.range(catalogRangeStart, catalogRangeEnd)]) {
+    const entry = BSON.deserialize(value) as { id: number; indexes: { id: number }[] };
+    for (const space of [recordSpace(entry.id), ...entry.indexes.map((i) => indexSpace(i.id))]) out[space] = pairs(engine.kv.space(space).range(EMPTY, EMPTY));
+  }
+  return out;
 }
