@@ -4,7 +4,9 @@ import { BSON, type Binary, type Timestamp } from 'bson';
 import { isPlainObject, type Doc } from '../bson/values.js';
 import type { OplogReads } from '../oplog/oplog_reads.js';
 import { OPLOG_NS } from '../oplog/oplog_entry.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { Collection, StorageEngine } from '../storage/storage_engine.js';
+import { bumpRollbackId } from './repl_store.js';
 
 // The data side of a member's rollback (issue 31, "Rollback"): once the protocol core found the
 // common point with its sync source (its `truncateOplogAfter` effect), everything this member
@@ -32,9 +34,8 @@ export interface RollbackDataOptions {
   dbpath: string;
   // The member's majority commit point; the common point may not be before it.
   majorityCommitPoint: Timestamp | undefined;
-  // Raises local.system.rollback.id and returns it (repl_store.ts bumpRollbackId), run inside the
-  // restore's commit.
-  bumpRollbackId: () => number;
+  // Where local.system.rollback.id is raised, inside the restore's commit (repl_store.ts).
+  local: LocalCollections;
   now?: () => Date;
 }
 
@@ -52,7 +53,7 @@ export function rollBackTo(commonPoint: Timestamp, options: RollbackDataOptions)
   const entries = options.reads.entriesFrom(commonPoint).filter((e) => (e.ts as Timestamp).greaterThan(commonPoint));
   const files = writeRollbackFiles(storage, touchedDocuments(entries), options.dbpath, (options.now ?? (() => new Date()))());
   let rollbackId = 0;
-  const restore = storage.restoreTo(commonPoint, { keep, alongside: () => (rollbackId = options.bumpRollbackId()) });
+  const restore = storage.restoreTo(commonPoint, { keep, alongside: () => (rollbackId = bumpRollbackId(options.local)) });
   if (!restore.restored) return { outcome: 'needsResync', reason: restore.reason };
   return { outcome: 'rolledBack', rollbackId, undoneEntries: entries.length, files };
 }

@@ -52,7 +52,7 @@ export function restoreToTimestamp(target: RestoreTarget, at: bigint, options: R
     if (dryRun) return { restored: true, keys: plan.changes.length };
     kv.writeOutsideHistory((w) => {
       for (const c of plan.changes) {
-        const space = c.space === kv.mainSpaceName ? w : plan.restored.has(c.space) ? w.space(c.space) : undefined;
+        const space = c.space === kv.mainSpaceName ? w : plan.restored.has(c.space) || plan.emptied.has(c.space) ? w.space(c.space) : undefined;
         if (space === undefined || (c.space === kv.mainSpaceName && plan.keptMainKeys.has(c.key.toString('latin1')))) continue;
         if (c.before === undefined) space.remove(c.key);
         else space.put(c.key, c.before);
