@@ -180,6 +180,21 @@ describe('rollback without refetch: a member back at its common point', () => {
     assert.equal(localReplStore(m.local).rollbackId(), 2);
   }));
 
+  it('undoes a rename: the collection is back under its name, the same object', () => withMember((m) => {
+    insert(m, 'db.a', { _id: 1 });
+    const coll = m.storage.getCollection('db.a')!;
+    const common = lastTs(m);
+    const expected = dumpAt(m, common);
+    m.storage.renameCollection('db.a', 'db.b');
+    insert(m, 'db.b', { _id: 2 });
+    assert.equal(rollBack(m, common).outcome, 'rolledBack');
+    assert.deepEqual(dumpStore(m.storage, localKept), expected);
+    assert.equal(m.storage.getCollection('db.a'), coll);
+    assert.equal(m.storage.getCollection('db.b'), undefined);
+    assert.equal(coll.ns, 'db.a');
+    assert.deepEqual(readBsonFile(path.join(m.dir, 'rollback', uuidOf(coll), 'removed.2026-12-06T13-05-01.250.bson')), [{ _id: 2 }]);
+  }));
+
   it('asks for a resync, changing nothing, when a collection was dropped after the common point', () => withMember((m) => {
     insert(m, 'db.c', { _id: 1 });
     insert(m, 'db.gone', { _id: 1 });

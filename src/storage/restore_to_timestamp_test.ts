@@ -48,6 +48,7 @@ describe('restoring the store to a commit time from its version history', () => 
 
     update(engine, coll, 1, { _id: 1, x: [1, 2], u: 100 });
     engine.write((u) => assert.ok(u.removeById(coll, 2)));
+    const midway = clock.now();
     engine.write((u) => u.insert(coll, { _id: 5, x: 50, u: 5 }));
     update(engine, other, 'o', { _id: 'o', v: 2 });
     assert.equal(coll.index('x_1')!.entry.multikey, true);
@@ -73,6 +74,7 @@ describe('restoring the store to a commit time from its version history', () => 
     // The history after `at` is gone: a snapshot at `at` reads the restored state, and a newer one
     // the writes made since.
     assert.deepEqual(dumpAt(engine, at), expected);
+    assert.deepEqual(dumpAt(engine, midway), expected, 'the undone commits are no time\'s state any more');
     assert.deepEqual(dumpAt(engine, clock.now()), dumpStore(engine));
   }));
 
@@ -122,6 +124,22 @@ describe('restoring the store to a commit time from its version history', () => 
     assert.deepEqual(docs(engine, coll).map((d) => d._id), [1, 2]);
     assert.deepEqual(docs(engine, local).map((d) => d._id), [1, 2], 'a kept collection stays as it is');
     assert.ok(local.index('y_1'));
+  }));
+
+  it('changes nothing, in the store or in memory, when what runs alongside it throws', withClockedEngine((engine, clock) => {
+    const coll = engine.createCollection('db.c');
+    engine.createIndexes(coll, [{ key: { x: 1 }, name: 'x_1' }]);
+    engine.write((u) => u.insert(coll, { _id: 1, x: 1 }));
+    const at = clock.now();
+    engine.write((u) => u.insert(coll, { _id: 2, x: [2, 3] }));
+    const before = dumpStore(engine);
+    assert.throws(() => engine.restoreTo(at, { alongside: () => { throw new Error('disk full'); } }), /disk full/);
+    assert.deepEqual(dumpStore(engine), before);
+    assert.equal(engine.getCollection('db.c'), coll);
+    assert.equal(coll.index('x_1')!.entry.multikey, true);
+    assert.equal(engine.stats.get(coll.entry.id).count, 2);
+    assert.equal(engine.restoreTo(at).restored, true, 'the history is still there');
+    assert.deepEqual(docs(engine, coll), [{ _id: 1, x: 1 }]);
   }));
 
   it('refuses after a restart: the history does not reach back', async () => {
