@@ -11,14 +11,22 @@ export interface ReplStore {
   writeConfig(doc: Doc): void;
   readLastVote(): LastVote | null;
   writeLastVote(vote: LastVote): void;
-  // local.system.rollback.id: made once, raised by each rollback (part 2), so a fetcher sees that
-  // its source rolled back between two of its queries.
+  // local.system.rollback.id: made once, raised by each rollback (bumpRollbackId), so a fetcher
+  // sees that its source rolled back between two of its queries.
   rollbackId(): number;
 }
 
 export const CONFIG_NS = 'local.system.replset';
 export const ELECTION_NS = 'local.replset.election';
 const ROLLBACK_ID_NS = 'local.system.rollback.id';
+
+// Raises local.system.rollback.id by one (made first if missing) and returns it. rollback_data.ts
+// runs it inside the restore's commit, so a rollback and its new id land together.
+export function bumpRollbackId(local: LocalCollections): number {
+  const next = localReplStore(local).rollbackId() + 1;
+  local.write((w) => w.update(ROLLBACK_ID_NS, { _id: 'rollbackId' }, { $set: { rollbackId: next } }));
+  return next;
+}
 
 export function localReplStore(local: LocalCollections): ReplStore {
   return {

@@ -4,7 +4,7 @@ import type { KvStore, KvWriter } from './lmdb/kv_store.js';
 // without a filter and collStats need no scan, and survive restarts.
 const STATS_TAG = 0x73;
 
-function statsKey(collectionId: number): Buffer {
+export function statsKey(collectionId: number): Buffer {
   const b = Buffer.allocUnsafe(6);
   b[0] = 0x00;
   b[1] = STATS_TAG;
@@ -44,5 +44,10 @@ export class CollectionStats {
   // After an abort: the next read takes the committed figures from the store again.
   forget(collectionId: number): void {
     this.cache.delete(collectionId);
+  }
+
+  // After a restore to an earlier time (restore_to_timestamp.ts), for every collection.
+  forgetAll(): void {
+    this.cache.clear();
   }
 }

@@ -18,6 +18,7 @@ import { VersionHistory, type HistoryLimits } from './version_history.js';
 import { SnapshotView } from './snapshot_view.js';
 import { TransactionWriteSet } from './transaction_write_set.js';
 import { StorageTransaction } from './storage_transaction.js';
+import { restoreToTimestamp, type RestoreOptions, type RestoreResult } from './restore_to_timestamp.js';
 
 // What writeWaitingForTransactions throws when it gives way, for its caller to run it again.
 export { WriteWaitsForTransaction } from './lmdb/kv_store.js';
@@ -424,6 +425,57 @@ export class StorageEngine {
       throw new MongoError(ErrorCodes.SnapshotTooOld, `Read timestamp ${timestampString(at)} is older than the oldest available timestamp.`);
     }
     return new SnapshotView(history, key, history.pin(key));
+  }
+
+  // Puts the store back to its state at commit time `at` from the version history, in one
+  // transaction, or answers why it cannot, having changed nothing (restore_to_timestamp.ts).
+  // The caller makes sure nothing else runs on the node meanwhile (a member in ROLLBACK).
+  restoreTo(at: Timestamp, options: RestoreOptions = {}): RestoreResult {
+    return restoreToTimestamp(this.restoreTarget(), timestampKey(at), options, false);
+  }
+
+  // Whether restoreTo(at) would restore, without writing anything.
+  canRestoreTo(at: Timestamp, options: RestoreOptions = {}): RestoreResult {
+    return restoreToTimestamp(this.restoreTarget(), timestampKey(at), options, true);
+  }
+
+  private restoreTarget() {
+    return {
+      kv: this.kv,
+      history: this.history,
+      snapshotAt: (key: bigint) => this.snapshotAt(new Timestamp({ t: Number(key >> 32n), i: Number(key & 0xffffffffn) })),
+      reloadCatalog: (w: KvWriter) => this.reloadCatalog(w),
+      forgetCachedStats: () => this.stats.forgetAll(),
+    };
+  }
+
+  // After a restore: the collections, their entries and index lists (multikey flags included) as
+  // the catalog now holds them. A collection that stays keeps its object (the oplog's capping
+  // guard hangs on it) and its record-id allocator: ids are not given out again, so a tailable
+  // cursor past the undone records still sees the next ones.
+  private reloadCatalog(w: KvWriter): void {
+    const before = new Map([...this.collections].map(([ns, coll]) => [ns, { coll, entry: coll.entry, indexes: coll.indexes }]));
+    const byId = new Map([...this.collections.values()].map((c) => [c.entry.id, c]));
+    this.collections.clear();
+    for (const { value } of [...w.range(catalogRangeStart, catalogRangeEnd)]) {
+      const entry = normalizeEntry(BSON.deserialize(value, { promoteValues: false }) as unknown as CollectionEntry);
+      const coll = byId.get(entry.id);
+      if (coll === undefined) {
+        this.loadCollection(entry);
+        continue;
+      }
+      coll.entry = entry;
+      coll.indexes = entry.indexes.map((i) => this.indexAccess(i));
+      this.collections.set(entry.ns, coll);
+    }
+    this.onRollback(() => {
+      this.collections.clear();
+      for (const [ns, { coll, entry, indexes }] of before) {
+        coll.entry = entry;
+        coll.indexes = indexes;
+        this.collections.set(ns, coll);
+      }
+    });
   }
 
   // A multi-document transaction reading at `at` (storage_transaction.ts).

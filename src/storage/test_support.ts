@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Timestamp } from 'bson';
+import { BSON, Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
 import { StorageEngine } from './storage_engine.js';
 import type { CommitClock } from './commit_timestamps.js';
 import { systemClock } from '../base/clock.js';
+import { catalogKey, catalogRangeEnd, catalogRangeStart, clockSecondsKey, indexSpace, nextIdKey, recordSpace } from './key_layout.js';
+import { statsKey } from './collection_stats.js';
 
 // For tests that need a real storage engine on a temporary directory.
 
@@ -56,4 +58,23 @@ export function withClockedEngine(fn: (engine: StorageEngine, clock: ReturnType<
       rmSync(dir, { recursive: true, force: true });
     }
   };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+// Every key and value of the store (through the active view, if any), by space: the main space
+// (less the id allocator and the clock second, which only grow) and the spaces of every collection
+// its catalog names, for comparing a store with a snapshot of it byte for byte. The collections
+// `omit` names are left out, their catalog entries and counts included.
+export function dumpStore(engine: StorageEngine, omit: (ns: string) => boolean = () => false): Record<string, string[]> {
+  const pairs = (entries: Iterable<{ key: Buffer; value: Buffer }>): string[] => [...entries].map((e) => `${e.key.toString('hex')}=${e.value.toString('hex')}`);
+  const catalog = [...engine.kv.range(catalogRangeStart, catalogRangeEnd)].map((e) => BSON.deserialize(e.value) as { ns: string; id: number; indexes: { id: number }[] });
+  const skipped: Buffer[] = [nextIdKey, clockSecondsKey];
+  for (const entry of catalog) if (omit(entry.ns)) skipped.push(catalogKey(entry.ns), statsKey(entry.id));
+  const out: Record<string, string[]> = { main: pairs([...engine.kv.range(EMPTY, EMPTY)].filter((e) => !skipped.some((k) => k.equals(e.key)))) };
+  for (const entry of catalog) {
+    if (omit(entry.ns)) continue;
+    for (const space of [recordSpace(entry.id), ...entry.indexes.map((i) => indexSpace(i.id))]) out[space] = pairs(engine.kv.space(space).range(EMPTY, EMPTY));
+  }
+  return out;
 }

@@ -30,6 +30,13 @@ export interface CommitRecord {
   changes: readonly KeyChange[];
 }
 
+// What units without a time changed after the commit at `after` (or after `covered`, before any).
+export interface UnrecordedChange {
+  after: bigint;
+  spaces: ReadonlySet<string>;
+  mainKeys: readonly Buffer[];
+}
+
 interface Version {
   ts: bigint;
   before: Buffer | undefined;
@@ -64,6 +71,7 @@ export class VersionHistory {
   private indexedSeq = 0;
   private readonly versions = new Map<string, Version[]>();
   private readonly bySpace = new Map<string, SpaceChange[]>();
+  private unrecordedChanges: UnrecordedChange[] = [];
 
   constructor(startTs: bigint, private readonly limits: HistoryLimits, private readonly now: () => number) {
     this.covered = startTs;
@@ -130,6 +138,53 @@ export class VersionHistory {
       const j = spaceList?.findIndex((s) => s.ts === record.ts && s.key === c.key) ?? -1;
       if (j >= 0) spaceList!.splice(j, 1);
     }
+  }
+
+  // A unit without a time committed these changes, after every record so far.
+  unrecorded(changes: readonly KeyChange[], mainSpace: string): void {
+    const spaces = new Set<string>();
+    const mainKeys: Buffer[] = [];
+    for (const c of changes) {
+      if (c.space === mainSpace) mainKeys.push(c.key);
+      else spaces.add(c.space);
+    }
+    const last = this.log.length > this.head ? this.log[this.log.length - 1]!.ts : this.covered;
+    this.unrecordedChanges.push({ after: last, spaces, mainKeys });
+  }
+
+  // The changes of units without a time that committed after the commit at `at` (or later).
+  unrecordedSince(at: bigint): UnrecordedChange[] {
+    return this.unrecordedChanges.filter((u) => u.after >= at);
+  }
+
+  // Every key commits after `at` changed, once, with the value it held at `at` (undefined: absent).
+  // The caller has checked that the history reaches back to `at`.
+  valuesAt(at: bigint): KeyChange[] {
+    const seen = new Set<string>();
+    const out: KeyChange[] = [];
+    for (let i = this.head + firstAfter(this.log.slice(this.head), at); i < this.log.length; i++) {
+      for (const c of this.log[i]!.changes) {
+        const id = changeId(c.space, c.key);
+        if (seen.has(id)) continue;
+        seen.add(id);
+        out.push(c);
+      }
+    }
+    return out;
+  }
+
+  // The store went back to its state at `at` (a rollback's restore): the commits after it never
+  // happened, and their records go. The index is built again from the log when next read; a view
+  // that cached the keys changed after its time sees the sequence move and reads them again.
+  truncateAfter(at: bigint): void {
+    const keep = this.head + firstAfter(this.log.slice(this.head), at);
+    for (const record of this.log.slice(keep)) this.bytes -= record.bytes;
+    this.log = this.log.slice(this.head, keep);
+    this.head = 0;
+    this.versions.clear();
+    this.bySpace.clear();
+    this.indexedSeq = 0;
+    this.nextSeq += 1;
   }
 
   // The value the key (its changeId) held at `at`, given its latest value.
@@ -219,6 +274,7 @@ export class VersionHistory {
     this.head += 1;
     this.bytes -= record.bytes;
     this.covered = record.ts;
+    while (this.unrecordedChanges.length > 0 && this.unrecordedChanges[0]!.after < this.covered) this.unrecordedChanges.shift();
     if (record.seq > this.indexedSeq) return;
     for (const c of record.changes) {
       const id = changeId(c.space, c.key);

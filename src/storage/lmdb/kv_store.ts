@@ -373,6 +373,18 @@ export class KvStore implements KvReader {
     return this.transaction(() => fn(this.writer));
   }
 
+  // writeSync, recording nothing in the version history: a restore to an earlier time
+  // (restore_to_timestamp.ts), whose writes take the store back to what the history says it held.
+  writeOutsideHistory<T>(fn: (w: KvWriter) => T): T {
+    const history = this.history;
+    this.history = undefined;
+    try {
+      return this.writeSync(fn);
+    } finally {
+      this.history = history;
+    }
+  }
+
   // Like writeSync, but committed by lmdb-js's write thread: `fn` runs on this thread when that
   // thread hands over its transaction (as a child transaction, so a throw still undoes all of
   // it), and the commit, with the wait for the disk that LMDB's overlapping sync makes every
@@ -440,7 +452,8 @@ export class KvStore implements KvReader {
   }
 
   // A committed level's changes: into the history under its time, or handed to the level around
-  // it; an outermost level without a time (catalog and DDL units) leaves none.
+  // it; an outermost level without a time (catalog and DDL units) leaves only a note of where it
+  // wrote.
   private settleChanges(level: Level): void {
     if (level.changes === undefined || this.history === undefined) return;
     const parent = this.levels.at(-1);
@@ -450,7 +463,10 @@ export class KvStore implements KvReader {
       level.undo.push(() => history.retract(record));
       return;
     }
-    if (parent === undefined) return;
+    if (parent === undefined) {
+      this.history.unrecorded(level.changes, MAIN);
+      return;
+    }
     const into = (parent.changes ??= []);
     for (const change of level.changes) into.push(change);
   }
