@@ -3,6 +3,7 @@ import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { spawnCluster, spawnRouter, type SpawnClusterOptions, type SpawnedCluster, type SpawnedRouter } from './spawn_cluster.js';
 import { removeDir, spawnNode, tempDir, type SpawnedNode, type SpawnNodeOptions } from './spawn_node.js';
 import { startUp, type Up } from './spawn_up.js';
+import { spawnReplicaSet, type SpawnedReplicaSet, type SpawnReplicaSetOptions } from './spawn_replset.js';
 
 // What a suite starts for its tests, stopped in one place after the last of them: first what the
 // suite asked to run while everything is still up, then the clients, then the routers, `docshard
@@ -30,6 +31,13 @@ export class SuiteProcesses {
     const router = await spawnRouter(configPort, extraArgs);
     this.routers.push(router);
     return router;
+  }
+
+  // A replica set (spawn_replset.ts), its members stopped and their directories removed with the suite's.
+  async replicaSet(options: SpawnReplicaSetOptions = {}): Promise<SpawnedReplicaSet> {
+    const set = await spawnReplicaSet({ ...options, node: (i) => ({ ...options.node?.(i), dbpath: this.dir('docshard-rs-') }) });
+    this.nodes.push(...set.nodes);
+    return set;
   }
 
   // Stopped through its own stop(), which reads its fields: a node a test restarted in place of a
