@@ -85,21 +85,22 @@ export function summarise(profile: CpuProfile, window?: { from: number; to: numb
   return { busyUs, idleUs, functions, files, totals };
 }
 
-// `load`, when known, turns each share into µs of CPU per request: the profile samples wall time,
-// so on a busy machine a function the process was descheduled in (a socket write that wakes its
-// peer, on the same core) gathers time it did not spend; the process's own CPU time over the same
-// stretch (from /proc) is what the shares divide.
+// `load`, when known, gives each share in µs per request: of the main thread's busy time, which
+// is wall time (a function the thread was descheduled in, such as a socket write that wakes its
+// peer on the same core, gathers time it did not spend on a busy machine). The process's own CPU
+// time over the same stretch (from /proc) is printed beside it; it counts every thread, the
+// profiler's sampling included, so only the shares compare across runs.
 export function printSummary(summary: Summary, top = 30, load?: { requests: number; cpuUs: number }): void {
   const rows = (m: Map<string, number>, n: number): string[][] => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, us]) => [
-    name, `${((100 * us) / summary.busyUs).toFixed(1)}%`, load === undefined ? '' : `${((us / summary.busyUs) * (load.cpuUs / load.requests)).toFixed(1)} µs`,
+    name, `${((100 * us) / summary.busyUs).toFixed(1)}%`, load === undefined ? '' : `${(us / load.requests).toFixed(1)} µs`,
   ]);
-  const head = load === undefined ? '' : `, ${load.requests} requests, ${(summary.busyUs / load.requests).toFixed(1)} µs busy and ${(load.cpuUs / load.requests).toFixed(1)} µs of CPU each`;
+  const head = load === undefined ? '' : `, ${load.requests} requests: ${(summary.busyUs / load.requests).toFixed(1)} µs busy each (process CPU ${(load.cpuUs / load.requests).toFixed(1)} µs, profiler included)`;
   process.stdout.write(`busy ${(summary.busyUs / 1e6).toFixed(2)} s, idle ${(summary.idleUs / 1e6).toFixed(2)} s${head}\n\n`);
-  printTable([`self time by function (top ${top})`, 'share of busy', 'CPU per request'], rows(summary.functions, top));
+  printTable([`self time by function (top ${top})`, 'share of busy', 'per request'], rows(summary.functions, top));
   process.stdout.write('\n');
-  printTable(['self time by file', 'share of busy', 'CPU per request'], rows(summary.files, 40));
+  printTable(['self time by file', 'share of busy', 'per request'], rows(summary.files, 40));
   process.stdout.write('\n');
-  printTable([`total time (self and callees) of src/ functions (top ${top})`, 'share of busy', 'CPU per request'], rows(summary.totals, top));
+  printTable([`total time (self and callees) of src/ functions (top ${top})`, 'share of busy', 'per request'], rows(summary.totals, top));
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
