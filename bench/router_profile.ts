@@ -61,7 +61,9 @@ async function profileOp(configPort: number, dir: string, op: OpName): Promise<v
     await client.close();
     await router.stop();
   }
-  const file = readdirSync(dir).find((f) => f.includes(`.${router.pid}.`) && f.endsWith('.cpuprofile'));
+  // CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile: thread 0 is the main one (the logger's
+  // worker writes its own).
+  const file = readdirSync(dir).find((f) => f.includes(`.${router.pid}.0.`) && f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`no profile of router ${router.pid} in ${dir}`);
   const profile = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as CpuProfile;
   if (window.from < profile.startTime || window.to > profile.endTime) throw new Error('the profile does not span the loaded stretch: its clock is not this process\'s');
