@@ -42,6 +42,32 @@ interface Summary {
   files: Map<string, number>;
   // The repository's own functions by total time: their own and that of everything they called.
   totals: Map<string, number>;
+  areas: Map<string, number>;
+}
+
+const SOCKET_WRITES = 'socket writes (Socket.write down to the kernel)';
+const NODE_ELSE = 'Node outside the repository: socket reads, streams, timers, promise jobs';
+
+// The suspects of issue 36 and the rest of a request, by the repository file nearest the top of a
+// sample's stack (what it called into, packages and Node's builtins included, counts as its own).
+const AREAS: [RegExp, string][] = [
+  [/^src\/sessions\/(logical_time_metadata|logical_clock)\.ts$/, 'cluster time, in and out'],
+  [/^src\/(metrics\/|process\/observability\.ts)/, 'metrics and the slow-operation log'],
+  [/^src\/router\/router_operations\.ts$/, 'operation registry (killOp, $currentOp)'],
+  [/^src\/console\//, "console's heat map"],
+  [/^src\/(sessions\/|router\/cluster_session_operation\.ts)/, 'sessions'],
+  [/^src\/router\/(fast_paths|\w+_fast_path|received_command|routed_command|raw_reply|raw_elements|received_inserts)\.ts$/, 'fast paths: reading the request, writing the reply'],
+  [/^src\/router\/(command_entry|router_dispatcher)\.ts$/, 'command entry and dispatcher'],
+  [/^src\/router\/chunk_splitter\.ts$/, 'auto-split accounting'],
+  [/^src\/router\/(chunk_manager|catalog_cache|targeter|shard_registry)\.ts$/, 'targeting'],
+  [/^src\/router\//, 'general path: cluster commands, versioned requests'],
+  [/^src\/bson\//, 'BSON decoding and encoding'],
+  [/^src\/command_layer\//, 'command layer: message handler, fail points, arguments'],
+  [/^src\/wire\//, 'wire: framing, connection pool, turn writer'],
+];
+
+function areaOf(file: string): string {
+  return AREAS.find(([re]) => re.test(file))?.[1] ?? `other: ${file.split('/').slice(0, 2).join('/')}`;
 }
 
 // `window`, in µs of the system's monotonic clock (the profile's, and `process.hrtime`'s), keeps
@@ -53,6 +79,7 @@ export function summarise(profile: CpuProfile, window?: { from: number; to: numb
   const functions = new Map<string, number>();
   const files = new Map<string, number>();
   const totals = new Map<string, number>();
+  const areas = new Map<string, number>();
   let busyUs = 0;
   let idleUs = 0;
   let at = profile.startTime;
@@ -73,16 +100,21 @@ export function summarise(profile: CpuProfile, window?: { from: number; to: numb
     files.set(file, (files.get(file) ?? 0) + us);
     // Each function once per sample, however deep it recursed.
     const onStack = new Set<string>();
+    let area: string | undefined = url === '' && functionName.startsWith('(') ? functionName : undefined;
     for (let id: number | undefined = profile.samples[i]!; id !== undefined; id = parent.get(id)) {
       const frame = byId.get(id)!.callFrame;
+      if (frame.functionName === 'writeGeneric' || frame.functionName === 'writevGeneric') area ??= SOCKET_WRITES;
       if (!frame.url.startsWith('file://')) continue;
-      const name = `${frame.functionName || '(anonymous)'} ${fileOf(frame.url, frame.functionName)}:${frame.lineNumber + 1}`;
-      if (!name.includes(' src/')) continue;
-      onStack.add(name);
+      const frameFile = fileOf(frame.url, frame.functionName);
+      if (!frameFile.startsWith('src/')) continue;
+      area ??= areaOf(frameFile);
+      onStack.add(`${frame.functionName || '(anonymous)'} ${frameFile}:${frame.lineNumber + 1}`);
     }
+    area ??= NODE_ELSE;
+    areas.set(area, (areas.get(area) ?? 0) + us);
     for (const name of onStack) totals.set(name, (totals.get(name) ?? 0) + us);
   }
-  return { busyUs, idleUs, functions, files, totals };
+  return { busyUs, idleUs, functions, files, totals, areas };
 }
 
 // `load`, when known, gives each share in µs per request: of the main thread's busy time, which
@@ -96,6 +128,8 @@ export function printSummary(summary: Summary, top = 30, load?: { requests: numb
   ]);
   const head = load === undefined ? '' : `, ${load.requests} requests: ${(summary.busyUs / load.requests).toFixed(1)} µs busy each (process CPU ${(load.cpuUs / load.requests).toFixed(1)} µs, profiler included)`;
   process.stdout.write(`busy ${(summary.busyUs / 1e6).toFixed(2)} s, idle ${(summary.idleUs / 1e6).toFixed(2)} s${head}\n\n`);
+  printTable(['by area (the repository file nearest the top of the stack)', 'share of busy', 'per request'], rows(summary.areas, 40));
+  process.stdout.write('\n');
   printTable([`self time by function (top ${top})`, 'share of busy', 'per request'], rows(summary.functions, top));
   process.stdout.write('\n');
   printTable(['self time by file', 'share of busy', 'per request'], rows(summary.files, 40));

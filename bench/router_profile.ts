@@ -4,6 +4,8 @@
 // gets a router of its own started with `node --cpu-prof`, warmed up, then loaded for SECONDS;
 // its profile, kept in DOCSHARD_PROFILE_DIR (a new temporary folder otherwise) for a flame graph
 // (Chrome DevTools, speedscope), is summarised over the loaded stretch alone (cpuprofile_summary.ts).
+// With DOCSHARD_BASELINE (another checkout, as the router benchmark takes it), that checkout's
+// router is profiled first for each op, in the same cluster: a change's profile before and after.
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -34,11 +36,12 @@ type OpName = keyof typeof OPS;
 
 const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
-async function profileOp(configPort: number, dir: string, op: OpName): Promise<void> {
+// `bin`: another checkout's bin/docshard.js (DOCSHARD_BASELINE), profiled the same way beside.
+async function profileOp(configPort: number, dir: string, op: OpName, bin?: string): Promise<void> {
   // spawnRouter passes DOCSHARD_NODE_FLAGS to the process it starts.
   const flags = process.env.DOCSHARD_NODE_FLAGS;
   process.env.DOCSHARD_NODE_FLAGS = `--cpu-prof --cpu-prof-dir=${dir}`;
-  const router = await spawnRouter(configPort).finally(() => {
+  const router = await spawnRouter(configPort, [], 0, bin).finally(() => {
     if (flags === undefined) delete process.env.DOCSHARD_NODE_FLAGS;
     else process.env.DOCSHARD_NODE_FLAGS = flags;
   });
@@ -67,7 +70,7 @@ async function profileOp(configPort: number, dir: string, op: OpName): Promise<v
   if (file === undefined) throw new Error(`no profile of router ${router.pid} in ${dir}`);
   const profile = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as CpuProfile;
   if (window.from < profile.startTime || window.to > profile.endTime) throw new Error('the profile does not span the loaded stretch: its clock is not this process\'s');
-  process.stdout.write(`\n### ${op}: ${path.join(dir, file)}\n\n`);
+  process.stdout.write(`\n### ${op}${bin === undefined ? '' : ' (baseline)'}: ${path.join(dir, file)}\n\n`);
   printSummary(summarise(profile, window), 30, { requests, cpuUs });
 }
 
@@ -86,7 +89,11 @@ export async function runRouterProfile(): Promise<void> {
     for (let s = 1; s < 4; s++) await admin.command({ split: 'bench.docs', middle: { k: (s * PRELOAD) / 4 } });
     const coll = client.db('bench').collection<AnyDoc>('docs');
     for (let b = 0; b < PRELOAD; b += 1000) await coll.insertMany(Array.from({ length: 1000 }, (_, j) => doc(b + j)));
-    for (const op of ops) await profileOp(cluster.config.port, dir, op);
+    const baseline = process.env.DOCSHARD_BASELINE;
+    for (const op of ops) {
+      if (baseline !== undefined) await profileOp(cluster.config.port, dir, op, path.join(path.resolve(baseline), 'bin/docshard.js'));
+      await profileOp(cluster.config.port, dir, op);
+    }
   } finally {
     await client.close();
     await cluster.stop();
