@@ -3,8 +3,9 @@
 // of its functions'. `(idle)` is time the process waited, so shares are of its busy time: every
 // sample but `(idle)`. Usage:
 //   node --import tsx bench/cpuprofile_summary.ts <file.cpuprofile> [top functions, default 30]
-// `npm run bench -- router-profile` writes such files for the router and prints this for each.
-import { readFileSync } from 'node:fs';
+// `npm run bench -- router-profile` writes such files for the router and prints this for each; it
+// leaves beside each the stretch it loaded (<file>.load.json), which this then summarises alone.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printTable } from './table.js';
@@ -32,7 +33,10 @@ function fileOf(url: string, functionName: string): string {
   const file = url.startsWith('file://') ? fileURLToPath(url) : url;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
   if (pkg) return `package ${pkg[1]!}`;
-  return file.startsWith(ROOT) ? path.relative(ROOT, file) : file;
+  if (file.startsWith(ROOT)) return path.relative(ROOT, file);
+  // Another checkout's (a baseline's) by the same names as this one's.
+  const own = /\/(src\/.+)$/.exec(file);
+  return own ? own[1]! : file;
 }
 
 interface Summary {
@@ -137,11 +141,24 @@ export function printSummary(summary: Summary, top = 30, load?: { requests: numb
   printTable([`total time (self and callees) of src/ functions (top ${top})`, 'share of busy', 'per request'], rows(summary.totals, top));
 }
 
+// Beside a profile router_profile.ts wrote: the loaded stretch and what it served, so that the
+// summary can be printed again from the files alone.
+export interface ProfileLoad {
+  window: { from: number; to: number };
+  requests: number;
+  cpuUs: number;
+}
+
+export function loadFileOf(profileFile: string): string {
+  return `${profileFile}.load.json`;
+}
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const file = process.argv[2];
   if (file === undefined) {
     process.stderr.write('usage: cpuprofile_summary.ts <file.cpuprofile> [top]\n');
     process.exit(2);
   }
-  printSummary(summarise(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile), Number(process.argv[3] ?? 30));
+  const load = existsSync(loadFileOf(file)) ? JSON.parse(readFileSync(loadFileOf(file), 'utf8')) as ProfileLoad : undefined;
+  printSummary(summarise(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, load?.window), Number(process.argv[3] ?? 30), load);
 }

@@ -6,14 +6,14 @@
 // (Chrome DevTools, speedscope), is summarised over the loaded stretch alone (cpuprofile_summary.ts).
 // With DOCSHARD_BASELINE (another checkout, as the router benchmark takes it), that checkout's
 // router is profiled first for each op, in the same cluster: a change's profile before and after.
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient, type Collection } from 'mongodb';
 import { spawnCluster, spawnRouter } from '../test/helpers/spawn_cluster.js';
 import { tempDir, type AnyDoc } from '../test/helpers/spawn_node.js';
 import { cpuSeconds } from './proc_cpu.js';
-import { printSummary, summarise, type CpuProfile } from './cpuprofile_summary.js';
+import { loadFileOf, printSummary, summarise, type CpuProfile, type ProfileLoad } from './cpuprofile_summary.js';
 
 const CONCURRENCY = 8;
 const SECONDS = 10;
@@ -69,6 +69,7 @@ async function profileOp(configPort: number, dir: string, op: OpName, bin?: stri
   const file = readdirSync(dir).find((f) => f.includes(`.${router.pid}.0.`) && f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`no profile of router ${router.pid} in ${dir}`);
   const profile = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as CpuProfile;
+  writeFileSync(loadFileOf(path.join(dir, file)), JSON.stringify({ window, requests, cpuUs } satisfies ProfileLoad));
   if (window.from < profile.startTime || window.to > profile.endTime) throw new Error('the profile does not span the loaded stretch: its clock is not this process\'s');
   process.stdout.write(`\n### ${op}${bin === undefined ? '' : ' (baseline)'}: ${path.join(dir, file)}\n\n`);
   printSummary(summarise(profile, window), 30, { requests, cpuUs });
