@@ -181,7 +181,8 @@ export function answerUpdate(router: RouterServices, plan: UpdatePlan, reply: Bu
     return undefined;
   }
   const writeErrors = Array.isArray(decoded.writeErrors) ? decoded.writeErrors as Doc[] : [];
-  if (writeErrors.some((e) => GENERAL_PATH_WRITE_ERRORS.has(e.code))) return undefined;
+  // runWrite makes a failed command its statement's write error, so either place counts.
+  if ((decoded.ok !== 1 && GENERAL_PATH_WRITE_ERRORS.has(decoded.code)) || writeErrors.some((e) => GENERAL_PATH_WRITE_ERRORS.has(e.code))) return undefined;
   if (routing.cm !== undefined && plan.chunk !== undefined && decoded.ok === 1 && writeErrors.length === 0) router.chunkSplitter.noteStoredUpdate(routing.cm, plan.chunk, plan.updateBytes);
   const operationTime = decoded.operationTime instanceof Timestamp ? decoded.operationTime : undefined;
   return opMsgReply(withRouterTimes(router, answered(router, plan, oneShardWriteReply('update', 1, plan.ordered, decoded)), operationTime), plan.requestId);
