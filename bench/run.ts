@@ -1,6 +1,7 @@
 // npm run bench -- <suite>: runs one benchmark suite and prints its table.
 import { runNodeBench } from './node_bench.js';
 import { runRouterBench } from './router_bench.js';
+import { runRouterProfile } from './router_profile.js';
 import { runBalancerBench } from './balancer_bench.js';
 import { runMigrationBench } from './migration_bench.js';
 import { runTxnBench } from './txn_bench.js';
@@ -10,7 +11,7 @@ import { runStartupBench } from './startup_bench.js';
 import { runQueryBench } from './query_bench.js';
 import { spawnThroughBin } from '../test/helpers/test_bin.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, 'router-profile': runRouterProfile, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {

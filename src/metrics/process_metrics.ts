@@ -51,5 +51,5 @@ export interface ConfigFigures {
 export interface RouterFigures {
   catalogCacheRefreshes: { incremental: number; full: number };
   staleConfigRetries: number;
-  fastPaths: { insert: number; find: number };
+  fastPaths: { insert: number; update: number; find: number };
 }

@@ -151,7 +151,7 @@ export class MetricsRegistry {
     new Counter({
       name: `${PREFIX}fast_path_requests_total`, help: 'Requests the router passed to one shard as bytes.', labelNames: ['path'], registers,
       collect() {
-        setCounter(this, [{ path: 'insert' }, router()?.fastPaths.insert ?? 0], [{ path: 'find' }, router()?.fastPaths.find ?? 0]);
+        setCounter(this, [{ path: 'insert' }, router()?.fastPaths.insert ?? 0], [{ path: 'update' }, router()?.fastPaths.update ?? 0], [{ path: 'find' }, router()?.fastPaths.find ?? 0]);
       },
     });
   }

@@ -87,7 +87,7 @@ export async function routerRoot(options: RouterOptions, ports: RouterPorts): Pr
     recentLog,
     connections: { current: 0, total: 0 },
     opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 },
-    fastPaths: { insert: 0, find: 0 },
+    fastPaths: { insert: 0, update: 0, find: 0 },
     knownViews: new Set(),
     failPoints: new FailPoints(),
     transactions: new TransactionRouter(),

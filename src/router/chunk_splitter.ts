@@ -185,6 +185,13 @@ export class ChunkSplitter {
     for (let i = 0; i < chunks.length; i++) this.add(cm, settings, chunks[i]!, documents[i]!.length);
   }
 
+  // noteWrites for an update of one document the shard applied without a write error, sent to the
+  // chunk its filter's shard key is in: the bytes of its update document.
+  noteStoredUpdate(cm: ChunkManager, chunk: ChunkType, bytes: number): void {
+    const settings = this.currentSettings();
+    if (tracksWrites(settings, cm.ns)) this.add(cm, settings, chunk, bytes);
+  }
+
   private noteEach(cm: ChunkManager, count: number, reply: Doc, writeOf: (i: number) => StatementWrite | undefined): void {
     const settings = this.currentSettings();
     if (!tracksWrites(settings, cm.ns)) return;

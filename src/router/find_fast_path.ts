@@ -11,6 +11,7 @@ import { resolvedViewOf } from './resolved_view.js';
 import { readRoutedCommand, type CachedRouting, type Forward } from './routed_command.js';
 import { routerErrorReply } from './router_dispatcher.js';
 import type { RouterServices } from './router_services.js';
+import type { ChunkManager } from './chunk_manager.js';
 import { invalidateStale, isStaleError, versionTail, type Routing } from './versioned_request.js';
 
 // A driver's point read (findOne: a find with singleBatch) on one shard: planned from the client's
@@ -98,13 +99,19 @@ function negative(int32: Buffer | undefined): boolean {
 export function pointShard(routing: Routing, filter: Buffer | undefined): string | undefined {
   const { cm } = routing;
   if (cm === undefined) return routing.db.primary;
+  const key = filter === undefined ? undefined : numericPointKey(cm, filter);
+  return key === undefined ? undefined : cm.shardForNumericKey(key);
+}
+
+// The number of a filter that is exactly {<the single-field shard key>: <int32 or double>}.
+export function numericPointKey(cm: ChunkManager, filter: Buffer): number | undefined {
   const fields = cm.shardKeyPattern.fields;
-  if (filter === undefined || fields.length !== 1) return undefined;
+  if (fields.length !== 1 || filter.length < 5) return undefined;
   const type = filter[4];
   if (type !== TYPE_INT32 && type !== TYPE_DOUBLE) return undefined;
   const name = cstringSize(filter, 5, filter.length - 1);
   if (name < 0 || !stringIs(filter, 5, 5 + name - 1, fields[0]!)) return undefined;
   const valueAt = 5 + name;
   if (filter.length !== valueAt + (type === TYPE_INT32 ? 4 : 8) + 1) return undefined;
-  return cm.shardForNumericKey(type === TYPE_INT32 ? filter.readInt32LE(valueAt) : filter.readDoubleLE(valueAt));
+  return type === TYPE_INT32 ? filter.readInt32LE(valueAt) : filter.readDoubleLE(valueAt);
 }

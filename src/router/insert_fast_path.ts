@@ -7,7 +7,7 @@ import { opMsgReply, opMsgReplyOfBody } from '../command_layer/message_handler.j
 import { statementIds } from '../sessions/retryable_write.js';
 import { Limits } from '../wire/op_codes.js';
 import { countWriteAttempts, forwardsSession, withRouterTimes, type GenericArguments } from './command_entry.js';
-import { oneShardInsertReply } from './commands/cluster_write.js';
+import { oneShardWriteReply } from './commands/cluster_write.js';
 import { plainInsertReply, withRouterClusterTime } from './raw_reply.js';
 import { TYPE_ARRAY, TYPE_BOOL, TYPE_INT64 } from './raw_elements.js';
 import { commandShape, elementBounds, field, receivedDocuments, requestClusterTimeAt, shardRequest, valueBytes } from './received_command.js';
@@ -91,7 +91,7 @@ const STMT_IDS: Buffer[] = [];
 
 // The router's reply to a planned insert from the shard's, as runWrite answers it: a plain reply
 // as it is but for its $clusterTime, which becomes the router's (its operationTime, the write's,
-// stays), any other as oneShardInsertReply shapes it. Undefined when the shard was stale: the
+// stays), any other as oneShardWriteReply shapes it. Undefined when the shard was stale: the
 // routing is then invalidated and the general path must answer.
 export function answerInsert(router: RouterServices, plan: InsertPlan, reply: Buffer): Buffer | undefined {
   const { documents, routing } = plan;
@@ -112,7 +112,7 @@ export function answerInsert(router: RouterServices, plan: InsertPlan, reply: Bu
   }
   if (routing.cm !== undefined && decoded.ok === 1) router.chunkSplitter.noteReceivedInserts(routing.cm, documents.map((d) => new LazyDocument(d)), decoded);
   const operationTime = decoded.operationTime instanceof Timestamp ? decoded.operationTime : undefined;
-  return opMsgReply(withRouterTimes(router, answered(router, plan, oneShardInsertReply(documents.length, plan.ordered, decoded)), operationTime), plan.requestId);
+  return opMsgReply(withRouterTimes(router, answered(router, plan, oneShardWriteReply('insert', documents.length, plan.ordered, decoded)), operationTime), plan.requestId);
 }
 
 // What counts of a plain reply: it has no write errors.
@@ -121,7 +121,7 @@ const PLAIN_REPLY: Doc = Object.freeze({ ok: 1 });
 // runGroup's answer when the send failed or the reply did not decode: each document failed (the
 // first if ordered) with a MongoError, anything else the dispatcher's error reply.
 export function insertFailed(router: RouterServices, plan: InsertPlan, err: unknown): Buffer {
-  const reply = err instanceof MongoError ? oneShardInsertReply(plan.documents.length, plan.ordered, err) : routerErrorReply(router, err);
+  const reply = err instanceof MongoError ? oneShardWriteReply('insert', plan.documents.length, plan.ordered, err) : routerErrorReply(router, err);
   return opMsgReply(withRouterTimes(router, answered(router, plan, reply)), plan.requestId);
 }
 

@@ -62,7 +62,7 @@ export interface RouterServices {
   // serverStatus's opcounters, counted as every command enters (command_entry.ts).
   opcounters: OpCounters;
   // Requests answered by the fast paths (insert_fast_path.ts, find_fast_path.ts), shown by serverStatus.
-  fastPaths: { insert: number; find: number };
+  fastPaths: { insert: number; update: number; find: number };
   // Namespaces a shard answered as views: find_fast_path.ts leaves their reads to the general path.
   knownViews: Set<string>;
   // The router's fail points (failCommand), set by configureFailPoint with --enableTestCommands.

@@ -101,8 +101,9 @@ const REPLY_OPERATION_TIME_AT = CLUSTER_TIME_ELEMENT_LENGTH + OPERATION_TIME_NAM
 export function replyTimesAt(body: Buffer): number {
   const at = body.length - REPLY_TIMES_LENGTH;
   if (at < 5) return -1;
-  const same = (from: number, to: number): boolean => body.compare(REPLY_TEMPLATE, from, to, at + from, at + to) === 0;
-  return same(0, REPLY_CLUSTER_TIME_AT) && same(REPLY_CLUSTER_TIME_AT + 8, REPLY_OPERATION_TIME_AT) && body[body.length - 1] === 0 ? at : -1;
+  return body.compare(REPLY_TEMPLATE, 0, REPLY_CLUSTER_TIME_AT, at, at + REPLY_CLUSTER_TIME_AT) === 0
+    && body.compare(REPLY_TEMPLATE, REPLY_CLUSTER_TIME_AT + 8, REPLY_OPERATION_TIME_AT, at + REPLY_CLUSTER_TIME_AT + 8, at + REPLY_OPERATION_TIME_AT) === 0
+    && body[body.length - 1] === 0 ? at : -1;
 }
 
 // Where the 8 bytes of the $clusterTime's and the operationTime's times are, in an ending at `timesAt`.
@@ -122,13 +123,20 @@ export function writeReplyTimes(out: Buffer, at: number, clusterTime: Timestamp,
   writeTimestamp(out, at + REPLY_OPERATION_TIME_AT, operationTime);
 }
 
+// The same document as a driver sends it back: the official driver decodes the keyId (a Long) to a
+// number, and writes the 0 it gets as an int32.
+const DRIVER_METADATA = serializeDocument({ clusterTime: ZERO, signature: { hash: ZERO_HASH, keyId: 0 } });
+
+function sameButTime(doc: Buffer, template: Buffer): boolean {
+  return doc.length === template.length && doc.compare(template, 0, METADATA_TIME_AT, 0, METADATA_TIME_AT) === 0
+    && doc.compare(template, METADATA_TIME_AT + 8, template.length, METADATA_TIME_AT + 8, template.length) === 0;
+}
+
 // The time of a received $clusterTime document in its bytes: read in place when it is as docshard
-// writes it (what a driver echoes back), otherwise decoded and checked as clusterTimeOf checks it.
+// writes it or as a driver echoes it back (every request a driver sends carries one), otherwise
+// decoded and checked as clusterTimeOf checks it.
 export function clusterTimeOfBytes(doc: Buffer): Timestamp {
-  if (doc.length === METADATA.length && doc.compare(METADATA, 0, METADATA_TIME_AT, 0, METADATA_TIME_AT) === 0
-    && doc.compare(METADATA, METADATA_TIME_AT + 8, METADATA.length, METADATA_TIME_AT + 8, METADATA.length) === 0) {
-    return readTimestamp(doc, METADATA_TIME_AT);
-  }
+  if (sameButTime(doc, DRIVER_METADATA) || sameButTime(doc, METADATA)) return readTimestamp(doc, METADATA_TIME_AT);
   return clusterTimeOf(deserializeDocument(doc));
 }
 

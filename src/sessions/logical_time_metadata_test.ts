@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, Long, Timestamp } from 'bson';
+import { BSON } from 'mongodb';
 import { MongoError } from '../base/errors.js';
 import { deserializeDocument, serializeDocument } from '../bson/values.js';
 import { LogicalClock } from './logical_clock.js';
@@ -42,6 +43,13 @@ describe('$clusterTime metadata', () => {
     const reordered = serializeDocument({ signature: { hash: new Binary(Buffer.alloc(20), 0), keyId: 0 }, clusterTime: time });
     assert.deepEqual(clusterTimeOfBytes(reordered), time);
     assert.equal(codeOf(() => clusterTimeOfBytes(serializeDocument({ clusterTime: time }))), 4);
+  });
+
+  it('is read in place as the driver sends it back, its keyId an int32', () => {
+    const wide = new Timestamp({ t: 0x12345678, i: 0x9abcdef0 });
+    const echoed = BSON.serialize(BSON.deserialize(clusterTimeMetadataBytes(wide)));
+    assert.notEqual(echoed.length, clusterTimeMetadataBytes(wide).length, 'the driver writes the keyId otherwise');
+    assert.deepEqual(clusterTimeOfBytes(Buffer.from(echoed)), wide);
   });
 
   it("is a request's element, its time written where clusterTimeElementTimeAt says", () => {

@@ -203,8 +203,8 @@ describe('refusals through a router', () => {
   commonChecks(() => ({ client, db, host: `127.0.0.1:${cluster.routers[0]!.port}` }));
   satisfiableWriteConcerns(() => ({ db }));
 
-  async function fastPaths(): Promise<{ insert: number; find: number }> {
-    return (await client.db('admin').command({ serverStatus: 1 })).docshard.fastPaths as { insert: number; find: number };
+  async function fastPaths(): Promise<{ insert: number; update: number; find: number }> {
+    return (await client.db('admin').command({ serverStatus: 1 })).docshard.fastPaths as { insert: number; update: number; find: number };
   }
 
   it('refuses an unknown field on a router\'s own commands', async () => {
@@ -221,13 +221,16 @@ describe('refusals through a router', () => {
     const before = await fastPaths();
     await db.command({ insert: 'sharded', documents: [{ _id: 'fast', k: 2 }], ordered: true });
     await db.command({ find: 'sharded', filter: { k: 2 }, limit: 1, singleBatch: true });
+    await db.command({ update: 'sharded', updates: [{ q: { k: 2 }, u: { $set: { v: 1 } } }], ordered: true });
     const taken = await fastPaths();
-    assert.deepEqual(taken, { insert: before.insert + 1, find: before.find + 1 }, 'the same commands without the field take the fast paths');
+    assert.deepEqual(taken, { insert: before.insert + 1, update: before.update + 1, find: before.find + 1 }, 'the same commands without the field take the fast paths');
     expectCode(await failure(db.command({ insert: 'sharded', documents: [{ _id: 'slow', k: 3 }], ordered: true, bogus: 1 })), 40415, "BSON field 'insert.bogus' is an unknown field.");
     expectCode(await failure(db.command({ find: 'sharded', filter: { k: 2 }, limit: 1, singleBatch: true, bogus: 1 })), 40415, "BSON field 'find.bogus' is an unknown field.");
+    expectCode(await failure(db.command({ update: 'sharded', updates: [{ q: { k: 2 }, u: { $set: { v: 2 } } }], ordered: true, bogus: 1 })), 40415, "BSON field 'update.bogus' is an unknown field.");
     expectCode(await failure(db.command({ insert: 'sharded', documents: [{ _id: 'txn', k: 3 }], ordered: true, lsid: lsid(), txnNumber: Long.fromNumber(1), autocommit: false })), 251);
     assert.deepEqual(await fastPaths(), taken, 'neither was taken by a fast path');
     assert.equal(await c.countDocuments({ _id: { $in: ['slow', 'txn'] } }), 0);
+    assert.equal((await c.findOne({ _id: 'fast' }))?.v, 1, 'the refused update changed nothing');
   });
 
   it('passes a retryable write\'s txnNumber on, as before', async () => {

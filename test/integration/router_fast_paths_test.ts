@@ -7,7 +7,7 @@ import { startRecordingProxy, type RecordingProxy } from '../helpers/recording_p
 import { withCluster } from '../helpers/fixtures.js';
 
 // The router's fast paths (src/router/fast_paths.ts): a driver's insert whose documents all
-// belong to one shard, and its point read by shard key, are passed on as bytes. Each must answer
+// belong to one shard, its updateOne and its point read by shard key, are passed on as bytes. Each must answer
 // exactly what the general path answers, send the shard what it sends, count as it counts, and
 // the router's serverStatus counts what they answered; anything else (several shards, stale
 // routing, views) takes the general path. Every test runs twice: with the fast paths on, and with
@@ -56,10 +56,14 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
     assert.equal((await admin.command({ getCmdLineOpts: 1 })).parsed.setParameter.routerFastPaths, on);
   });
 
-  async function fastPaths(): Promise<{ insert: number; find: number }> {
+  async function fastPaths(): Promise<{ insert: number; update: number; find: number }> {
     const status = await client.db('admin').command({ serverStatus: 1 });
-    return status.docshard.fastPaths as { insert: number; find: number };
+    return status.docshard.fastPaths as { insert: number; update: number; find: number };
   }
+
+  // The times differ by design (README): a fast path answers the shard's operationTime, the
+  // general path the router's cluster time, which may have moved on between the two.
+  const untimed = ({ $clusterTime: _c, operationTime: _o, ...reply }: Document): Document => reply;
 
   async function onShard(i: number, coll: string, filter: Document): Promise<Document[]> {
     return shards[i]!.db('fp').collection(coll).find(filter).toArray();
@@ -112,15 +116,58 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
       const general = await db.command({ insert: 'c', ...args, comment: 'general path' });
       assert.equal(middle.insert - before.insert, taken(1), `${what}: the fast path answered`);
       assert.equal((await fastPaths()).insert, middle.insert, `${what}: the general path answered`);
-      // The times differ by design (README): a fast path answers the shard's operationTime, the
-      // general path the router's cluster time, which may have moved on between the two.
-      const untimed = ({ $clusterTime: _c, operationTime: _o, ...reply }: Document): Document => reply;
       assert.deepEqual(untimed(fast), untimed(general), what);
       assert.ok(fast.operationTime !== undefined && general.operationTime !== undefined, `${what}: both answer an operationTime`);
       assert.ok(Array.isArray(fast.writeErrors) && fast.writeErrors.every((e: Document) => e.code === 11000), what);
     }
     await assert.rejects(c.insertOne({ _id: 'd1', k: 20 }), (err: unknown) => err instanceof MongoServerError && err.code === 11000);
     assert.equal(await c.countDocuments({ _id: { $in: ['d1', 'd2'] } }), 2);
+  });
+
+  it('answers single-shard updates by shard key exactly as the general path does', async () => {
+    const c = db.collection<AnyDoc>('c');
+    await c.insertMany([{ _id: 'up1', k: 40, n: 0, s: 'text' }, { _id: 'up2', k: 140, n: 0 }]);
+    // `comment` is outside the fast path's shape: the same command then takes the general path.
+    const cases: [string, Document][] = [
+      ['an $inc on shard0', { q: { k: 40 }, u: { $inc: { n: 1 } } }],
+      ['an $inc on shard1, upsert and multi false', { q: { k: 140 }, u: { $inc: { n: 1 } }, upsert: false, multi: false }],
+      ['no document matches', { q: { k: 41 }, u: { $inc: { n: 1 } } }],
+      ['a write error', { q: { k: 40 }, u: { $inc: { s: 1 } } }],
+      ['a shard error', { q: { k: 40 }, u: { $bogus: { n: 1 } } }],
+    ];
+    for (const [what, statement] of cases) {
+      const before = await fastPaths();
+      const fast = await db.command({ update: 'c', updates: [statement] });
+      const middle = await fastPaths();
+      const general = await db.command({ update: 'c', updates: [statement], comment: 'general path' });
+      assert.equal(middle.update - before.update, taken(1), `${what}: the fast path answered`);
+      assert.equal((await fastPaths()).update, middle.update, `${what}: the general path answered`);
+      assert.deepEqual(untimed(fast), untimed(general), what);
+      assert.ok(fast.operationTime !== undefined && general.operationTime !== undefined, `${what}: both answer an operationTime`);
+    }
+    assert.deepEqual((await onShard(0, 'c', { _id: 'up1' }))[0]?.n, 2, 'each $inc applied once');
+    assert.deepEqual((await onShard(1, 'c', { _id: 'up2' }))[0]?.n, 2);
+
+    const before = await fastPaths();
+    assert.equal((await c.replaceOne({ k: 40 }, { k: 40, replaced: true })).modifiedCount, 1);
+    const upsert = await c.updateOne({ k: 45 }, { $set: { y: 1 } }, { upsert: true });
+    const general = await db.command({ update: 'c', updates: [{ q: { k: 46 }, u: { $set: { y: 1 } }, upsert: true }], comment: 'general path' });
+    assert.equal(upsert.upsertedCount, 1);
+    assert.deepEqual(general.upserted.map((u: Document) => u.index), [0]);
+    assert.equal((await db.collection<AnyDoc>('u').updateOne({ _id: 'uu' }, { $inc: { y: 1 } }, { upsert: true })).upsertedCount, 1, 'an unsharded collection');
+    assert.equal((await fastPaths()).update - before.update, taken(3));
+    assert.deepEqual(await onShard(0, 'c', { _id: 'up1' }), [{ _id: 'up1', k: 40, replaced: true }]);
+    assert.deepEqual((await onShard(0, 'c', { k: 45 })).map((d) => [d._id instanceof Object, d.y]), [[true, 1]], 'the upsert stored on its owner');
+    assert.deepEqual(await onShard(0, 'u', { _id: 'uu' }), [{ _id: 'uu', y: 1 }]);
+  });
+
+  it('moves a document whose shard key an update changes, as the general path does', async () => {
+    const c = db.collection<AnyDoc>('c');
+    await c.insertOne({ _id: 'mover', k: 43 });
+    const result = await c.updateOne({ k: 43 }, { $set: { k: 143 } });
+    assert.deepEqual([result.matchedCount, result.modifiedCount], [1, 1]);
+    assert.deepEqual(await onShard(0, 'c', { _id: 'mover' }), []);
+    assert.deepEqual(await onShard(1, 'c', { _id: 'mover' }), [{ _id: 'mover', k: 143 }]);
   });
 
   it('follows a chunk that moved behind its back, writing and reading it once on its new owner', async () => {
@@ -137,6 +184,20 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
     await c.insertOne({ _id: 'moved2', k: 70 });
     assert.equal((await fastPaths()).insert - before.insert, taken(1), 'refreshed, the fast path applies again');
     assert.equal(await other.db('fp').collection('c').countDocuments({ k: { $gte: 60, $lt: 100 } }), 2);
+  });
+
+  it('updates a document once on its new owner after its chunk moved behind its back', async () => {
+    const c = db.collection<AnyDoc>('c');
+    await other.db('fp').collection<AnyDoc>('c').insertOne({ _id: 'stale', k: 80, n: 0 });
+    assert.deepEqual(await c.findOne({ k: 80 }), { _id: 'stale', k: 80, n: 0 }); // router 0 caches the chunk on shard1
+    await other.db('admin').command({ moveChunk: 'fp.c', find: { k: 80 }, to: 'shard0' });
+    assert.equal((await c.updateOne({ k: 80 }, { $inc: { n: 1 } })).modifiedCount, 1);
+    // shard1 keeps its copy, an orphan, until its range deleter gets to it.
+    assert.deepEqual(await onShard(0, 'c', { _id: 'stale' }), [{ _id: 'stale', k: 80, n: 1 }]);
+    const before = await fastPaths();
+    await c.updateOne({ k: 80 }, { $inc: { n: 1 } });
+    assert.equal((await fastPaths()).update - before.update, taken(1), 'refreshed, the fast path applies again');
+    assert.deepEqual(await onShard(0, 'c', { _id: 'stale' }), [{ _id: 'stale', k: 80, n: 2 }]);
   });
 
   it('touches the session of a fast-path write, and reads a view through the general path', async () => {
@@ -197,6 +258,39 @@ for (const setting of ROUTER_FAST_PATHS) describe(`router fast paths (${setting.
       const reads = proxy.commands.filter((c) => c.find === 'r');
       assert.equal(reads.length, 2);
       for (const read of reads) assert.deepEqual(['lsid' in read, 'txnNumber' in read], [false, false], 'a read keeps its session on the router');
+    } finally {
+      await watched.close();
+      await notRetrying.close();
+    }
+  });
+
+  it("sends the shard a retryable update's lsid, txnNumber and stmtIds as the general path does", async () => {
+    const sent: Document[] = [];
+    const watched = new MongoClient(cluster.routers[0]!.uri, { monitorCommands: true });
+    watched.on('commandStarted', (e: CommandStartedEvent) => { if (e.commandName === 'update') sent.push(e.command); });
+    const notRetrying = new MongoClient(cluster.routers[0]!.uri, { retryWrites: false });
+    try {
+      const r = watched.db('fpr').collection<AnyDoc>('r');
+      await r.insertOne({ _id: 'up', x: 0 });
+      proxy.commands.length = 0;
+      const before = await fastPaths();
+      await r.updateOne({ _id: 'up' }, { $inc: { x: 1 } });
+      await r.updateOne({ _id: 'up' }, { $inc: { x: 1 } }, { comment: 'general path' });
+      await notRetrying.db('fpr').collection<AnyDoc>('r').updateOne({ _id: 'up' }, { $inc: { x: 1 } });
+      assert.equal((await fastPaths()).update - before.update, taken(2), 'the first and the third update');
+      assert.deepEqual(await r.findOne({ _id: 'up' }), { _id: 'up', x: 3 });
+      const [fast, general, plain] = proxy.commands.filter((c) => c.update === 'r');
+      assert.ok(fast && general && plain && sent.length === 2);
+      const hex = (lsid: unknown): string => ((lsid as { id: { toString(format: string): string } }).id).toString('hex');
+      for (const [i, received] of [fast, general].entries()) {
+        assert.equal(hex(received.lsid), hex(sent[i]!.lsid), 'the client\'s session');
+        assert.equal(String(received.txnNumber), String(sent[i]!.txnNumber), 'its transaction number');
+      }
+      const { comment: _comment, ...generalFields } = general;
+      assert.deepEqual(Object.keys(fast).sort(), Object.keys(generalFields).sort(), 'nothing either path adds alone');
+      assert.deepEqual([fast.stmtIds, fast.shardVersion, fast.databaseVersion, fast.ordered, fast.updates], [general.stmtIds, general.shardVersion, general.databaseVersion, general.ordered, general.updates]);
+      assert.deepEqual(fast.stmtIds, [0], "the statement's id");
+      assert.deepEqual(['lsid' in plain, 'txnNumber' in plain, 'stmtIds' in plain], [false, false, false], 'a write that is not retryable keeps its session on the router');
     } finally {
       await watched.close();
       await notRetrying.close();

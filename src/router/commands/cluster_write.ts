@@ -271,9 +271,10 @@ function failStatements(result: WriteResult, statements: Statement[], ordered: b
   }
 }
 
-// runWrite's reply to an insert of `count` documents sent whole to one shard in one round, from
-// what came back: the shard's reply (not stale), or the error that stopped the send.
-export function oneShardInsertReply(count: number, ordered: boolean, outcome: Doc | MongoError): Doc {
+// runWrite's reply to an insert of `count` documents, or an update of one statement, sent whole to
+// one shard in one round, from what came back: the shard's reply (not stale, and for an update no
+// write error changeOwningShard answers), or the error that stopped the send.
+export function oneShardWriteReply(kind: 'insert' | 'update', count: number, ordered: boolean, outcome: Doc | MongoError): Doc {
   const result = new WriteResult();
   const statements = Array.from({ length: count }, (_, index): Statement => ({ index, body: NO_BODY }));
   try {
@@ -283,7 +284,7 @@ export function oneShardInsertReply(count: number, ordered: boolean, outcome: Do
   } catch (err) {
     failStatements(result, statements, ordered, err);
   }
-  return result.reply('insert');
+  return result.reply(kind);
 }
 
 async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
