@@ -48,6 +48,61 @@ function radiansBetween([x1, y1]: number[], [x2, y2]: number[]): number {
 }
 
 export async function runQueryBench(): Promise<void> {
+  await runGeoRows();
+  await runTextRows();
+}
+
+// Issue 35's text row: N short texts (DOCSHARD_BENCH_TEXT_N, 200,000 by default), each a few words
+// of a small vocabulary plus one word of a large one, so that a rare word selects a few documents.
+// A $text search for it with the text index ÷ the same word by a case-insensitive regular
+// expression scan; and what a text index adds to an insert: the same documents loaded into a
+// collection with the index and into one without, in alternating batches.
+const TEXT_N = Number(process.env.DOCSHARD_BENCH_TEXT_N ?? 200_000);
+const COMMON = ['fast', 'shipping', 'blue', 'coffee', 'mug', 'ceramic', 'large', 'small', 'gift', 'kitchen', 'handmade', 'travel', 'steel', 'bottle', 'green', 'classic'];
+
+async function runTextRows(): Promise<void> {
+  const node = await spawnNode();
+  const client = new MongoClient(node.uri);
+  try {
+    const db = client.db('bench');
+    const indexed = db.collection<AnyDoc>('texts');
+    const plain = db.collection<AnyDoc>('texts_plain');
+    await indexed.createIndex({ text: 'text' });
+    const next = random(36);
+    let withIndexMs = 0;
+    let withoutMs = 0;
+    for (let b = 0; b < TEXT_N; b += BATCH) {
+      const docs = Array.from({ length: Math.min(BATCH, TEXT_N - b) }, (_, j) => {
+        const words = Array.from({ length: 5 }, () => COMMON[Math.floor(next() * COMMON.length)]!);
+        words.push(`item${Math.floor(next() * TEXT_N / 4)}`);
+        return { _id: b + j, text: words.join(' ') };
+      });
+      let started = performance.now();
+      await indexed.insertMany(docs, { ordered: false });
+      withIndexMs += performance.now() - started;
+      started = performance.now();
+      await plain.insertMany(docs, { ordered: false });
+      withoutMs += performance.now() - started;
+    }
+    const term = `item${Math.floor(TEXT_N / 8) + 7}`;
+    const search = await timed(() => indexed.find({ $text: { $search: term } }).toArray());
+    const regex = await timed(() => indexed.find({ text: { $regex: `\\b${term}\\b`, $options: 'i' } }).toArray());
+    if (search.count !== regex.count) throw new Error(`$text found ${search.count}, the regular expression ${regex.count}`);
+    process.stdout.write(`\n${TEXT_N} short texts\n\n`);
+    printTable(['query', 'results', 'indexed (median of 5)', 'regular-expression scan', 'scan ÷ indexed'], [
+      [`$text "${term}"`, String(search.count), `${search.ms.toFixed(1)} ms`, `${regex.ms.toFixed(1)} ms`, (regex.ms / search.ms).toFixed(1)],
+    ]);
+    process.stdout.write('\n');
+    printTable(['insert, per document', 'with a text index', 'without', 'with ÷ without'], [
+      ['insertMany of 1000, alternating', `${(withIndexMs * 1000 / TEXT_N).toFixed(1)} µs`, `${(withoutMs * 1000 / TEXT_N).toFixed(1)} µs`, (withIndexMs / withoutMs).toFixed(2)],
+    ]);
+  } finally {
+    await client.close();
+    await node.stop();
+  }
+}
+
+async function runGeoRows(): Promise<void> {
   const node = await spawnNode();
   const client = new MongoClient(node.uri);
   try {
