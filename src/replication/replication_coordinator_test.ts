@@ -13,6 +13,7 @@ import { LocalCollections } from '../query/exec/local_collection.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import type { Network } from '../wire/network.js';
+import { enableOplog } from '../oplog/replicated_oplog.js';
 import { ReplicationCoordinator } from './replication_coordinator.js';
 import { CONFIG_NS, ELECTION_NS, localReplStore } from './repl_store.js';
 
@@ -47,6 +48,8 @@ class ManualClock implements Clock {
   }
 }
 
+const SET_FIRST_TS = new Timestamp({ t: 1_700_000_000, i: 1 });
+
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const CONFIG: Doc = {
@@ -66,7 +69,7 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
       if (host === down) throw new MongoError(ErrorCodes.HostUnreachable, `Connection refused: ${host}`);
       if (cmd.checkEmpty === true) return { ok: 1 };
       if ('replSetHeartbeat' in cmd) {
-        const opTime = { ts: new Timestamp({ t: 1_700_000_000, i: 1 }), t: Long.fromNumber(-1) };
+        const opTime = { ts: SET_FIRST_TS, t: Long.fromNumber(-1) };
         return { ok: 1, set: 'rs0', state: 2, term: Long.fromNumber(0), configVersion: 1, opTime, durableOpTime: opTime, syncingTo: '', $replData: { lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } } };
       }
       if ('replSetRequestVotes' in cmd) return { ok: 1, term: cmd.term, voteGranted: true, reason: '' };
@@ -81,14 +84,21 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
 
 async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections }) => Promise<void>, options: { initiated?: boolean; down?: string } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
-  const storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
-  const local = new LocalCollections(storage);
   const clock = new ManualClock();
+  const clusterTime = new LogicalClock(() => clock.now());
+  const storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock: clusterTime });
+  const local = new LocalCollections(storage);
   const store = localReplStore(local);
-  if (options.initiated !== false) store.writeConfig(CONFIG);
+  if (options.initiated !== false) {
+    store.writeConfig(CONFIG);
+    // The set's first entry, as the other members hold it: this member restarts on its files.
+    const oplog = enableOplog(storage, { term: () => -1, checkCanWrite: () => undefined, clock: clusterTime });
+    oplog.appendNoop({ msg: 'initiating set' }, SET_FIRST_TS, -1);
+    oplog.disable();
+  }
   const { network, sent } = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
   const coordinator = new ReplicationCoordinator({
-    setName: 'rs0', store, network, clock, clusterTime: new LogicalClock(() => clock.now()), isSelf: (h) => h === 'm0:27017', logger: pino({ level: 'silent' }), seed: 7,
+    setName: 'rs0', store, network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger: pino({ level: 'silent' }), seed: 7, storage,
   });
   try {
     coordinator.start();
