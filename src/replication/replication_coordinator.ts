@@ -95,6 +95,9 @@ export class ReplicationCoordinator {
   private persisting: Promise<void> | undefined;
   private localWritesPending = false;
   private initialSyncing = false;
+  // The source the core asked for the oplog while initial sync ran: answered once it is done, so
+  // the core does not wait out its fetch timeout first.
+  private fetchAfterInitialSync: number | undefined;
   // Set when this member cannot go on replicating (a rollback it cannot do yet, an entry that
   // failed to apply): it applies and fetches nothing more and serves no reads.
   private haltedBecause: string | undefined;
@@ -494,7 +497,11 @@ export class ReplicationCoordinator {
   // core's oplogFetchResponse. A member with no oplog is initial sync's, not the fetcher's.
   private fetchFrom(to: number, host: string, req: OplogFetch): void {
     const core = this.core!;
-    if (this.haltedBecause !== undefined || core.oplog.length === 0) return;
+    if (this.haltedBecause !== undefined) return;
+    if (core.oplog.length === 0) {
+      this.fetchAfterInitialSync = to;
+      return;
+    }
     const config = core.config;
     void this.sourceCursor.fetch(host, req, { term: core.term, lastKnownCommittedOpTime: core.lastCommittedOpTime, nowMs: () => this.deps.clock.now() }).then((out) => {
       if (out === undefined || this.core === null || this.core.config !== config || this.stopped) return;
@@ -533,6 +540,12 @@ export class ReplicationCoordinator {
     this.initialSyncing = true;
     initialSync(host, { network: this.deps.network, storage: this.deps.storage, oplog, logger: this.deps.logger }).then((last) => {
       this.step({ type: 'initialSyncDone', lastEntry: coreEntry(last) });
+      const source = this.fetchAfterInitialSync;
+      this.fetchAfterInitialSync = undefined;
+      const after = this.core;
+      if (source !== undefined && after !== null && after.fetch.syncSourceIndex === source && after.fetch.inFlight?.kind === 'oplogFetch') {
+        this.fetchFrom(source, after.config.members[source]!.host, { kind: 'oplogFetch', lastFetched: lastAppliedOpTime(after), term: after.term });
+      }
     }, (err: unknown) => {
       this.deps.logger.error({ c: 'INITSYNC', host, err: (err as Error).message }, 'Initial sync attempt failed; another follows');
     }).finally(() => {

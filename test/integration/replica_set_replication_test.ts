@@ -27,7 +27,8 @@ const tsAtLeast = (a: Timestamp, b: Timestamp): boolean => a.greaterThanOrEqual(
 // there with secondaryOk; positions flow to the primary and its commit point passes the writes;
 // after kill -9 of the primary the new one holds every acknowledged write and answers a retry of a
 // retryable write as the first attempt; the killed member restarts from its files and catches up;
-// a member whose files are wiped comes back by initial sync with the same documents and indexes.
+// a member whose files are wiped comes back by initial sync with the same documents and indexes;
+// a member that cached a session as primary answers a retry right after it is primary again.
 describe('a three-member replica set replicates', () => {
   const nodes: SpawnedNode[] = [];
   const clients: MongoClient[] = [];
@@ -137,5 +138,24 @@ describe('a three-member replica set replicates', () => {
     await until('the wiped member to resync', async () => ((await contents(wipedHost)) === afterFailover ? true : undefined), 60_000);
     const status = await direct(wipedHost).db('admin').command({ replSetGetStatus: 1 });
     assert.equal((status.members as AnyDoc[]).find((m) => m.self === true).stateStr, 'SECONDARY');
+
+    // A member that cached a session as primary, then applied the session's next retryable write
+    // as a secondary, answers that write's retry as its first attempt once it is primary again.
+    const admin = (host: string) => direct(host).db('admin');
+    const isPrimary = async (host: string): Promise<true | undefined> => ((await admin(host).command({ hello: 1 })).isWritablePrimary === true ? true : undefined);
+    assert.equal((await app.command({ insert: 'r', documents: [{ _id: 's8' }], txnNumber: Long.fromNumber(8) }, { session: retrySession })).n, 1);
+    await admin(wipedHost).command({ replSetFreeze: 120 });
+    await admin(newPrimary).command({ replSetStepDown: 60, secondaryCatchUpPeriodSecs: 10 });
+    await until('the restarted member primary', () => isPrimary(primaryHost));
+    const nine = { insert: 'r', documents: [{ _id: 's9' }], txnNumber: Long.fromNumber(9) };
+    assert.equal((await until('txnNumber 9 on the next primary', async () => app.command(nine, { session: retrySession }))).n, 1);
+    await until(`${newPrimary} to apply txnNumber 9`, async () => ((await direct(newPrimary).db('app').collection<AnyDoc>('r').countDocuments({ _id: 's9' })) === 1 ? true : undefined));
+    await admin(newPrimary).command({ replSetFreeze: 0 });
+    await admin(primaryHost).command({ replSetStepDown: 60, secondaryCatchUpPeriodSecs: 10 });
+    await until('the first new primary primary again', () => isPrimary(newPrimary));
+    const again = await until('the retry of txnNumber 9', async () => app.command(nine, { session: retrySession }));
+    assert.equal(again.n, 1);
+    assert.equal(again.writeErrors, undefined, JSON.stringify(again.writeErrors));
+    assert.equal(await direct(newPrimary).db('app').collection<AnyDoc>('r').countDocuments({ _id: 's9' }), 1);
   });
 });
