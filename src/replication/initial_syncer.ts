@@ -39,7 +39,7 @@ export async function initialSync(host: string, deps: InitialSyncDeps): Promise<
   };
 
   const rbidBefore = (await run('admin', { replSetGetRBID: 1 })).rbid;
-  const [begin] = ((await run('local', { find: 'oplog.rs', sort: { $natural: -1 }, limit: 1 })).cursor as Doc).firstBatch as Doc[];
+  const [begin] = ((await run('local', { find: 'oplog.rs', hint: { $natural: -1 }, limit: 1 })).cursor as Doc).firstBatch as Doc[];
   if (begin === undefined) throw new Error(`${host} has no oplog to sync from`);
   logger.info({ c: 'INITSYNC', host, beginTimestamp: begin.ts }, 'Initial sync started');
 
