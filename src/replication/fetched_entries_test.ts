@@ -60,7 +60,7 @@ function writeOnSource(storage: StorageEngine, oplog: ReplicatedOplog, clock: Te
 }
 
 describe('the oplog fetcher\'s batches', () => {
-  it('a find\'s first batch starts at our last entry, which is not applied again; getMore batches are applied whole, in one commit', withOplog({}, async (source, sourceOplog, clock) => {
+  it('a find\'s first batch starts at our last entry, which is not applied again; getMore batches are applied whole', withOplog({}, async (source, sourceOplog, clock) => {
     const entries = writeOnSource(source, sourceOplog, clock);
     await withSecondary(async (storage, oplog) => {
       oplog.appendNoop({ msg: 'initiating set' }, entries[0]!.ts as Timestamp, -1);
