@@ -82,7 +82,7 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
   return { network, sent };
 }
 
-async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections }) => Promise<void>, options: { initiated?: boolean; down?: string } = {}): Promise<void> {
+async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[] } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
   const clock = new ManualClock();
   const clusterTime = new LogicalClock(() => clock.now());
@@ -96,13 +96,16 @@ async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: 
     oplog.appendNoop({ msg: 'initiating set' }, SET_FIRST_TS, -1);
     oplog.disable();
   }
-  const { network, sent } = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
+  const members = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
+  const { sent } = members;
+  const logs = options.logs;
+  const logger = logs === undefined ? pino({ level: 'silent' }) : pino({ level: 'error' }, { write: (line: string) => void logs.push(line) });
   const coordinator = new ReplicationCoordinator({
-    setName: 'rs0', store, network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger: pino({ level: 'silent' }), seed: 7, storage,
+    setName: 'rs0', store, network: options.network ?? members.network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger, seed: 7, storage,
   });
   try {
     coordinator.start();
-    await fn({ coordinator, clock, sent, local });
+    await fn({ coordinator, clock, sent, local, storage });
   } finally {
     coordinator.stop();
     await storage.close();
@@ -117,7 +120,42 @@ async function run(clock: ManualClock, ms: number): Promise<void> {
   }
 }
 
+// Member m1 is the PRIMARY of term 1, ahead of us, refusing votes; its oplog after our first entry
+// holds an entry without its document.
+function malformedSourceNetwork(): Network {
+  const ahead = { ts: new Timestamp({ t: 1_700_000_005, i: 1 }), t: Long.fromNumber(1) };
+  const reply = async (host: string, _db: string, cmd: Doc): Promise<Doc> => {
+    if ('replSetHeartbeat' in cmd) {
+      const primary = host === 'm1:27017';
+      const opTime = primary ? ahead : { ts: SET_FIRST_TS, t: Long.fromNumber(-1) };
+      return { ok: 1, set: 'rs0', state: primary ? 1 : 2, term: Long.fromNumber(1), configVersion: 1, opTime, durableOpTime: opTime, syncingTo: '', $replData: { lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } } };
+    }
+    if ('replSetRequestVotes' in cmd) return { ok: 1, term: Long.fromNumber(1), voteGranted: false, reason: 'no' };
+    if (cmd.find === 'oplog.rs') {
+      const first = { op: 'n', ns: '', o: { msg: 'initiating set' }, ts: SET_FIRST_TS, t: Long.fromNumber(-1), v: Long.fromNumber(2), wall: new Date() };
+      const malformed = { op: 'i', ns: 'app.c', ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() };
+      const meta = { $replData: { term: Long.fromNumber(1), lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } }, $oplogQueryData: { lastOpApplied: ahead } };
+      return { ok: 1, cursor: { id: Long.fromNumber(42), ns: 'local.oplog.rs', firstBatch: [first, malformed] }, ...meta };
+    }
+    return { ok: 1 };
+  };
+  return { command: reply, commandRaw: () => Promise.reject(new Error('not used')), forwardMessage: () => Promise.reject(new Error('not used')), close: () => Promise.resolve() };
+}
+
 describe('ReplicationCoordinator', () => {
+  it('a sync source that sends a malformed entry is left and denylisted with an error logged, and nothing of its batch is applied', async () => {
+    const logs: string[] = [];
+    await withMember(async ({ coordinator, clock, storage }) => {
+      await run(clock, 3000);
+      const core = coordinator.state()!;
+      assert.equal(core.memberState, 'SECONDARY');
+      assert.ok(core.fetch.denylist[1] !== undefined, 'm1 is denylisted');
+      assert.ok(logs.some((l) => /malformed oplog entry/.test(l)), logs.join('\n'));
+      assert.equal(storage.getCollection('app.c'), undefined);
+      assert.equal(core.oplog.length, 1);
+    }, { network: malformedSourceNetwork(), logs });
+  });
+
   it('a candidate\'s vote for itself is in local.replset.election before any real vote request leaves', async () => {
     await withMember(async ({ coordinator, clock, sent }) => {
       await run(clock, 3000);
