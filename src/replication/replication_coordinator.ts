@@ -135,12 +135,7 @@ export class ReplicationCoordinator {
   }
 
   private oplogTail(): OplogEntry[] {
-    const reads = this.oplog!.reads;
-    const last = reads.lastEntry();
-    if (last === undefined) return [];
-    const lastTs = coreTs(last.ts as Timestamp);
-    const from = bsonTimestamp(Math.max(0, lastTs - OPLOG_TAIL_AT_START));
-    return reads.entriesFrom(from).slice(-OPLOG_TAIL_AT_START).map(coreEntry);
+    return this.oplog!.reads.lastEntries(OPLOG_TAIL_AT_START).map(coreEntry);
   }
 
   stop(): void {

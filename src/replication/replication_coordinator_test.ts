@@ -8,7 +8,7 @@ import pino from 'pino';
 import type { Clock } from '../base/clock.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
 import { StorageEngine } from '../storage/storage_engine.js';
@@ -82,7 +82,7 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
   return { network, sent };
 }
 
-async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[] } = {}): Promise<void> {
+async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[]; ownEntry?: Timestamp } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
   const clock = new ManualClock();
   const clusterTime = new LogicalClock(() => clock.now());
@@ -94,6 +94,7 @@ async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: 
     // The set's first entry, as the other members hold it: this member restarts on its files.
     const oplog = enableOplog(storage, { term: () => -1, checkCanWrite: () => undefined, clock: clusterTime });
     oplog.appendNoop({ msg: 'initiating set' }, SET_FIRST_TS, -1);
+    if (options.ownEntry !== undefined) oplog.appendNoop({ msg: 'only this member has it' }, options.ownEntry, 0);
     oplog.disable();
   }
   const members = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
@@ -122,7 +123,7 @@ async function run(clock: ManualClock, ms: number): Promise<void> {
 
 // Member m1 is the PRIMARY of term 1, ahead of us, refusing votes; its oplog after our first entry
 // holds an entry without its document.
-function malformedSourceNetwork(): Network {
+function malformedSourceNetwork(diverged = false): Network {
   const ahead = { ts: new Timestamp({ t: 1_700_000_005, i: 1 }), t: Long.fromNumber(1) };
   const reply = async (host: string, _db: string, cmd: Doc): Promise<Doc> => {
     if ('replSetHeartbeat' in cmd) {
@@ -133,16 +134,34 @@ function malformedSourceNetwork(): Network {
     if ('replSetRequestVotes' in cmd) return { ok: 1, term: Long.fromNumber(1), voteGranted: false, reason: 'no' };
     if (cmd.find === 'oplog.rs') {
       const first = { op: 'n', ns: '', o: { msg: 'initiating set' }, ts: SET_FIRST_TS, t: Long.fromNumber(-1), v: Long.fromNumber(2), wall: new Date() };
-      const malformed = { op: 'i', ns: 'app.c', ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() };
+      const next = diverged
+        ? { op: 'n', ns: '', o: { msg: 'new primary' }, ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() }
+        : { op: 'i', ns: 'app.c', ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() };
       const meta = { $replData: { term: Long.fromNumber(1), lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } }, $oplogQueryData: { lastOpApplied: ahead } };
-      return { ok: 1, cursor: { id: Long.fromNumber(42), ns: 'local.oplog.rs', firstBatch: [first, malformed] }, ...meta };
+      const from = ((cmd.filter as Doc).ts as Doc).$gte as Timestamp;
+      const batch = [first, next].filter((e) => e.ts.greaterThanOrEqual(from));
+      return { ok: 1, cursor: { id: Long.fromNumber(cmd.singleBatch === true ? 0 : 42), ns: 'local.oplog.rs', firstBatch: batch }, ...meta };
     }
     return { ok: 1 };
   };
-  return { command: reply, commandRaw: () => Promise.reject(new Error('not used')), forwardMessage: () => Promise.reject(new Error('not used')), close: () => Promise.resolve() };
+  // As the wire delivers it: the reply's BSON decoded.
+  const command = async (host: string, db: string, cmd: Doc): Promise<Doc> => deserializeDocument(serializeDocument(await reply(host, db, cmd)));
+  return { command, commandRaw: () => Promise.reject(new Error('not used')), forwardMessage: () => Promise.reject(new Error('not used')), close: () => Promise.resolve() };
 }
 
 describe('ReplicationCoordinator', () => {
+  it('a member whose last entry its source lacks halts before any rollback: nothing truncated or applied, no reads served', async () => {
+    const logs: string[] = [];
+    await withMember(async ({ coordinator, clock, storage }) => {
+      await run(clock, 3000);
+      assert.ok(logs.some((l) => /rollback .* needed; rollback of data is not supported yet/.test(l)), logs.join('\n'));
+      assert.equal(coordinator.canServeReads(), false);
+      const oplog = storage.getCollection('local.oplog.rs')!;
+      assert.equal([...storage.scanRecords(oplog)].length, 2, 'its own entry is still there');
+      assert.equal(coordinator.state()!.frozenUntilMs, Number.POSITIVE_INFINITY);
+    }, { network: malformedSourceNetwork(true), logs, ownEntry: new Timestamp({ t: 1_700_000_005, i: 1 }) });
+  });
+
   it('a sync source that sends a malformed entry is left and denylisted with an error logged, and nothing of its batch is applied', async () => {
     const logs: string[] = [];
     await withMember(async ({ coordinator, clock, storage }) => {
