@@ -1,4 +1,4 @@
-import type { Binary } from 'bson';
+import { Timestamp, type Binary } from 'bson';
 import type { Logger } from 'pino';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import type { ReplicatedOplog } from '../oplog/replicated_oplog.js';
@@ -42,6 +42,8 @@ export async function initialSync(host: string, deps: InitialSyncDeps): Promise<
   const [begin] = ((await run('local', { find: 'oplog.rs', hint: { $natural: -1 }, limit: 1 })).cursor as Doc).firstBatch as Doc[];
   if (begin === undefined) throw new Error(`${host} has no oplog to sync from`);
   logger.info({ c: 'INITSYNC', host, beginTimestamp: begin.ts }, 'Initial sync started');
+  // What an earlier attempt applied is not this attempt's history.
+  oplog.truncateAfter(new Timestamp({ t: 0, i: 0 }));
 
   const databases = (await run('admin', { listDatabases: 1, nameOnly: true })).databases as Doc[];
   for (const { name } of databases) {

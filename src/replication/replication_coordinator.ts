@@ -94,6 +94,7 @@ export class ReplicationCoordinator {
   // The last fetched batch being applied: what this member says of its position waits for it.
   private persisting: Promise<void> | undefined;
   private localWritesPending = false;
+  private trimPending = false;
   private initialSyncing = false;
   // The source the core asked for the oplog while initial sync ran: answered once it is done, so
   // the core does not wait out its fetch timeout first.
@@ -410,8 +411,6 @@ export class ReplicationCoordinator {
     this.bumpTopologyVersion();
     setImmediate(() => this.step({ type: 'freeze', frozenUntilMs: Number.POSITIVE_INFINITY }));
   }
-
-  private trimPending = false;
 
   // The core keeps the tail from the commit point; trimmed once per turn of the event loop.
   private trimSoon(): void {
