@@ -20,13 +20,17 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   }
 }
 
+// A TTL pass every second, so that a secondary's monitor would have run by the time it is checked.
+const ARGS = ['--replSet', 'rs0', '--oplogSize', '64', '--setParameter', 'ttlMonitorSleepSecs=1'];
+
 const tsAtLeast = (a: Timestamp, b: Timestamp): boolean => a.greaterThanOrEqual(b);
 
 // Three real `docshard shard --replSet rs0` processes: what the primary writes (inserts, $inc,
 // deletes, an index, a transaction, a retryable insertMany) appears on both secondaries, read
 // there with secondaryOk; positions flow to the primary and its commit point passes the writes;
 // after kill -9 of the primary the new one holds every acknowledged write and answers a retry of a
-// retryable write as the first attempt; the killed member restarts from its files and catches up;
+// retryable write as the first attempt; the TTL monitor deletes on the primary only; the killed
+// member restarts from its files and catches up;
 // a member whose files are wiped comes back by initial sync with the same documents and indexes;
 // a member that cached a session as primary answers a retry right after it is primary again.
 describe('a three-member replica set replicates', () => {
@@ -56,7 +60,7 @@ describe('a three-member replica set replicates', () => {
   }
 
   it('copies every write to the secondaries, survives the primary\'s kill -9 and resyncs a wiped member', { timeout: 240_000 }, async () => {
-    for (let i = 0; i < 3; i++) nodes.push(await spawnNode({ extraArgs: ['--replSet', 'rs0', '--oplogSize', '64'] }));
+    for (let i = 0; i < 3; i++) nodes.push(await spawnNode({ extraArgs: ARGS }));
     const hosts = nodes.map((n) => `127.0.0.1:${n.port}`);
     await connect(nodes[0]!.uri).db('admin').command({
       replSetInitiate: { _id: 'rs0', members: hosts.map((host, _id) => ({ _id, host })), settings: { electionTimeoutMillis: 1500, heartbeatIntervalMillis: 300 } },
@@ -104,6 +108,16 @@ describe('a three-member replica set replicates', () => {
       assert.ok(tsAtLeast(self.optime.ts as Timestamp, lastWrite), `${host}'s optime reached the last write`);
     }
 
+    // The TTL monitor deletes on the primary only; its deletions reach the secondaries as entries.
+    await app.collection<AnyDoc>('expiring').createIndex({ at: 1 }, { expireAfterSeconds: 0 });
+    await app.collection<AnyDoc>('expiring').insertOne({ _id: 'old', at: new Date(0) });
+    for (const host of secondaries) {
+      await until(`${host} to lose the expired document`, async () => ((await direct(host).db('app').collection<AnyDoc>('expiring').countDocuments()) === 0 ? true : undefined));
+    }
+    const ttlPasses = async (host: string): Promise<number> => Number((await direct(host).db('admin').command({ serverStatus: 1 })).metrics.ttl.passes);
+    assert.ok(await ttlPasses(primaryHost) > 0);
+    for (const host of secondaries) assert.equal(await ttlPasses(host), 0, `no TTL pass on the secondary ${host}`);
+
     // kill -9 of the primary: a new one holds everything a majority had.
     const killed = nodes[hosts.indexOf(primaryHost)]!;
     await killed.kill9();
@@ -124,7 +138,7 @@ describe('a three-member replica set replicates', () => {
     const afterFailover = await contents(newPrimary);
 
     // The killed member restarts on its files and catches up.
-    const back = await restartNode(killed, { extraArgs: ['--replSet', 'rs0', '--oplogSize', '64'] });
+    const back = await restartNode(killed, { extraArgs: ARGS });
     nodes.push(back);
     await until('the restarted member to catch up', async () => ((await contents(primaryHost)) === afterFailover ? true : undefined), 60_000);
 
@@ -133,7 +147,7 @@ describe('a three-member replica set replicates', () => {
     const wiped = nodes[hosts.indexOf(wipedHost)]!;
     await wiped.kill9();
     rmSync(wiped.dbpath, { recursive: true, force: true });
-    const resynced = await restartNode(wiped, { extraArgs: ['--replSet', 'rs0', '--oplogSize', '64'] });
+    const resynced = await restartNode(wiped, { extraArgs: ARGS });
     nodes.push(resynced);
     await until('the wiped member to resync', async () => ((await contents(wipedHost)) === afterFailover ? true : undefined), 60_000);
     const status = await direct(wipedHost).db('admin').command({ replSetGetStatus: 1 });
