@@ -71,6 +71,11 @@ describe('a three-member replica set replicates', () => {
       return h.isWritablePrimary === true ? (h.me as string) : undefined;
     });
     const secondaries = hosts.filter((h) => h !== primaryHost);
+    // --oplogSize sizes each member's local.oplog.rs.
+    for (const host of hosts) {
+      const [oplog] = await direct(host).db('local').listCollections({ name: 'oplog.rs' }).toArray();
+      assert.equal((oplog as AnyDoc).options.size, 64 * 1024 * 1024);
+    }
 
     const app = set.db('app');
     await app.collection<AnyDoc>('c').insertMany([{ _id: 1, n: 0 }, { _id: 2, n: 10 }, { _id: 3, n: 20 }]);
