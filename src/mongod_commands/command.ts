@@ -42,6 +42,8 @@ export interface NodeOptions {
   tls?: ProcessTls;
   // --replSet: the replica set this node is a member of; absent, it is a standalone node.
   replSet?: string;
+  // --oplogSize: local.oplog.rs's size on a --replSet member, in MB.
+  oplogSizeMB?: number;
   // --maxConns (mongod's net.maxIncomingConnections): client connections open at once; more are closed.
   maxConns: number;
   // --setParameter values a node accepts at start-up (mongod's names).

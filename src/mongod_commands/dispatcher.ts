@@ -28,6 +28,7 @@ import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
 import { withOperationClock } from '../base/operation_clock.js';
 import { refuseUnlessPrimary } from './not_primary.js';
+import { withOplogQueryMetadata } from './oplog_query_metadata_reply.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -38,7 +39,7 @@ import { refuseUnlessPrimary } from './not_primary.js';
 type NodeWithTable<S extends MongodServices> = S & { commands: CommandTable<S> };
 
 export function dispatchCommand<S extends MongodServices>(node: NodeWithTable<S>, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
-  return withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd));
+  return withOplogQueryMetadata(node, cmd, withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd)));
 }
 
 function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {

@@ -5,6 +5,7 @@ import { Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { systemClock } from '../base/clock.js';
 import type { Network } from '../wire/network.js';
+import type { StorageEngine } from '../storage/storage_engine.js';
 import { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 import type { ReplStore } from '../replication/repl_store.js';
 import type { MongodServices } from './command.js';
@@ -17,6 +18,8 @@ function uninitializedMember(): MongodServices {
   const network: Network = { command: unreachable, commandRaw: unreachable, forwardMessage: unreachable, close: () => Promise.resolve() };
   const replication = new ReplicationCoordinator({
     setName: 'rs0', store, network, clock: systemClock, clusterTime: { now: () => new Timestamp({ t: 1, i: 0 }), advance: () => undefined }, isSelf: () => false, logger: pino({ level: 'silent' }),
+    // Never started: its oplog is never enabled, so no storage is touched.
+    storage: {} as StorageEngine,
   });
   return { replication } as unknown as MongodServices;
 }

@@ -33,14 +33,38 @@ export class OplogApplier {
   applyOplogEntries(entries: readonly unknown[]): void {
     for (const entry of entries) {
       checkOplogEntry(entry);
-      this.clock.advance(entry.ts);
-      this.writer.unlogged(() => this.storage.write((unit) => {
-        unit.commitAt(entry.ts);
-        this.applyOp(unit, entry as unknown as InnerOp);
-        // An entry applied again (a batch retried after a crash) is in the oplog already.
-        if (this.reads.entryAt(entry.ts) === undefined) this.writer.append(unit.kv, entry, entry.ts);
-      }));
+      this.applyOne(entry);
     }
+  }
+
+  // A fetched batch in one LMDB commit (StorageEngine.writeGrouped: each entry still its own unit
+  // at its own ts), which a secondary's lag depends on. Every entry is checked before any is
+  // applied: a malformed batch applies nothing. An entry that fails to apply stops the rest.
+  async applyOplogEntriesGrouped(entries: readonly unknown[]): Promise<void> {
+    for (const entry of entries) checkOplogEntry(entry);
+    let failed = false;
+    const applied = (entries as readonly (Doc & { ts: Timestamp })[]).map((entry) => this.storage.writeGrouped(() => {
+      if (failed) return;
+      try {
+        this.applyOne(entry);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }));
+    const outcomes = await Promise.allSettled(applied);
+    const failure = outcomes.find((o) => o.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
+  }
+
+  private applyOne(entry: Doc & { ts: Timestamp }): void {
+    this.clock.advance(entry.ts);
+    this.writer.unlogged(() => this.storage.write((unit) => {
+      unit.commitAt(entry.ts);
+      this.applyOp(unit, entry as unknown as InnerOp);
+      // An entry applied again (a batch retried after a crash) is in the oplog already.
+      if (this.reads.entryAt(entry.ts) === undefined) this.writer.append(unit.kv, entry, entry.ts);
+    }));
   }
 
   private applyOp(unit: WriteUnit, op: InnerOp): void {

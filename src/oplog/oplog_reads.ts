@@ -79,6 +79,18 @@ export class OplogReads {
     return last === undefined ? undefined : { ts: last.ts as Timestamp, t: Number(last.t) };
   }
 
+  // The newest `n` entries, in ts order: the tail the replication driver starts from.
+  lastEntries(n: number): Doc[] {
+    const coll = this.coll();
+    if (coll === undefined) return [];
+    const out: Doc[] = [];
+    for (const r of this.storage.scanRecords(coll, true)) {
+      if (out.length === n) break;
+      out.push(deserializeDocument(r.bytes));
+    }
+    return out.reverse();
+  }
+
   entryAt(ts: Timestamp): Doc | undefined {
     const [first] = this.entriesFrom(ts, 1);
     return first !== undefined && (first.ts as Timestamp).equals(ts) ? first : undefined;

@@ -59,6 +59,18 @@ export class ReplicatedOplog {
     this.applier.applyOplogEntries(entries);
   }
 
+  // The same in one LMDB commit (oplog_applier.ts): what the replication driver applies a fetched
+  // batch with.
+  applyOplogEntriesGrouped(entries: readonly unknown[]): Promise<void> {
+    return this.applier.applyOplogEntriesGrouped(entries);
+  }
+
+  // Runs `fn` logging nothing and checking nothing: initial sync's clone writes what the source
+  // holds, as the applier writes what it fetched.
+  unlogged<T>(fn: () => T): T {
+    return this.writer.unlogged(fn);
+  }
+
   // Rollback: removes the entries after `ts`, in one unit; returns them, newest first.
   truncateAfter(ts: Timestamp): Doc[] {
     const coll = this.storage.getCollection(OPLOG_NS);

@@ -15,8 +15,8 @@ import { readTlsFlags, TlsOptionsError } from './tls_files.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--replSet NAME] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
-  docshard config --port P --dbpath D [--replSet NAME] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands]
+  docshard shard  --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
+  docshard config --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
   docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
@@ -57,6 +57,7 @@ export async function main(argv: string[]): Promise<void> {
       setParameter: { type: 'string', multiple: true, default: [] },
       httpPort: { type: 'string' },
       replSet: { type: 'string' },
+      oplogSize: { type: 'string' },
     },
     strict: true,
   });
@@ -139,9 +140,17 @@ export async function main(argv: string[]): Promise<void> {
     maxConns,
     parameters,
     ...(values.replSet === undefined ? {} : { replSet: values.replSet }),
+    ...(values.oplogSize === undefined ? {} : { oplogSizeMB: oplogSizeMB(values.oplogSize) }),
   }, logger, recent).catch((err: unknown) => refuseIfLocked(err, logger));
   const http = values.httpPort === undefined ? undefined : await serveNodeHttp(node.services, httpPort(values.httpPort), logger);
   stop = async () => { await http?.close(); await node.stop(); };
+}
+
+// --oplogSize: megabytes, a positive number.
+function oplogSizeMB(text: string): number {
+  const mb = Number(text);
+  if (!Number.isFinite(mb) || mb <= 0) usageExit(`invalid --oplogSize ${text}`, 2);
+  return mb;
 }
 
 function httpPort(text: string): number {

@@ -33,6 +33,7 @@ export function startNodeSessionJobs(node: MongodServices): LogicalSessionCacheJ
     periodMs: node.options.parameters.logicalSessionRefreshMillis,
     logger: node.logger,
     clock: node.wallClock,
+    mayWrite: () => node.replication?.isWritablePrimary() ?? true,
   });
 }
 

@@ -59,14 +59,15 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
   const port = await server.listen(options.port, options.bindIp);
   services.options = { ...options, port };
   role.afterListen();
-  // Once the port is known: a member finds itself in its config by it.
-  services.replication?.start();
   const { wallClock } = services;
   const reaper = wallClock.setRepeatingTimer(CURSOR_REAP_INTERVAL_MS, () => services.cursors.killIdle(CURSOR_IDLE_TIMEOUT_MS, wallClock.now()), { unref: true });
   const transactionReaper = wallClock.setRepeatingTimer(TRANSACTION_REAP_INTERVAL_MS, () => services.transactions.abortExpired(wallClock.now()), { unref: true });
   const loadSampler = wallClock.setRepeatingTimer(LOAD_SAMPLE_INTERVAL_MS, () => services.migrations.loadMeter.sample(performance.now()), { unref: true });
   services.ttl.start();
   const sessionJobs = startNodeSessionJobs(services);
+  // Once the port is known (a member finds itself in its config by it), and after the start-up
+  // writes above, which a member that is not yet primary could not make with its oplog on.
+  services.replication?.start();
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: options.role, dbpath: options.dbpath }, 'Waiting for connections');
   return {
     port,

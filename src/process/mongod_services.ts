@@ -47,6 +47,8 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
     sleepMs: options.parameters.ttlMonitorSleepSecs * 1000,
     limits: DEFAULT_TTL_LIMITS,
     clock: wallClock,
+    // MongoDB's TTL monitor deletes on a primary only; a secondary's documents go with its entries.
+    mayWrite: () => core.replication?.isWritablePrimary() ?? true,
   });
   const sessionCatalog = new SessionCatalog(storage, clock);
   const core: NodeCore = {
@@ -97,6 +99,10 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       clusterTime: clock,
       isSelf: (host) => isSelfHost(host, core.options),
       logger,
+      storage,
+      ...(options.oplogSizeMB === undefined ? {} : { oplogSizeMB: options.oplogSizeMB }),
+      // The applier wrote the session records a retry on this new primary must find.
+      onWritablePrimary: () => sessionCatalog.forgetAll(),
     });
   }
   return core;

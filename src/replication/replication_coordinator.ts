@@ -7,13 +7,20 @@ import type { Doc } from '../bson/values.js';
 import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
 import { isReadable } from '../repl/member_state.js';
-import type { ReplMessage } from '../repl/messages.js';
+import type { OplogFetch, ReplMessage, RollbackFetch } from '../repl/messages.js';
 import { compareOpTime, NULL_OP_TIME } from '../repl/op_time.js';
 import type { OplogEntry } from '../repl/oplog_entry.js';
 import { isElectable, replSetSettings } from '../repl/repl_set_config.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
 import { lastAppliedOpTime, primaryIndex, type TopologyState } from '../repl/topology_state.js';
 import type { Network } from '../wire/network.js';
+import type { StorageEngine } from '../storage/storage_engine.js';
+import { enableOplog, type ReplicatedOplog } from '../oplog/replicated_oplog.js';
+import { OPLOG_NS } from '../oplog/oplog_entry.js';
+import { coreEntry, FetchedEntries, sourceMetadataOf } from './fetched_entries.js';
+import { initialSync } from './initial_syncer.js';
+import { OplogSourceCursor } from './oplog_source_cursor.js';
+import { oplogQueryMetadata } from './oplog_query_metadata.js';
 import {
   heartbeatCommand, heartbeatReply, heartbeatSender, parseHeartbeatReply, parseRequestVotes, parseRequestVotesReply, parseUpdatePosition,
   requestVotesCommand, requestVotesReply, updatePositionCommand,
@@ -39,13 +46,24 @@ export interface ReplicationCoordinatorDeps {
   isSelf(host: string): boolean;
   logger: Logger;
   seed?: number;
+  // The node's storage: local.oplog.rs is enabled on it at start.
+  storage: StorageEngine;
+  // --oplogSize, in MB.
+  oplogSizeMB?: number;
+  // This member became a writable primary: what caches replicated data in memory (the session
+  // catalog's records, which the applier wrote beneath it) reads it again.
+  onWritablePrimary?: () => void;
 }
 
 // A member message unanswered this long counts as unanswered (MongoDB's heartbeat timeout is 10 s;
 // the election timeout bounds it, so a dead member is noticed within one).
 const MEMBER_REQUEST_TIMEOUT_MS = 10_000;
-// What a new member's "initial sync" writes as its first entry (see README: no data is copied yet).
-const INITIAL_SYNC_ENTRY = { msg: 'initial sync' } as const;
+// Rollback reads the source's oplog from our commit point in one batch.
+const ROLLBACK_FETCH_BATCH = 10_000;
+// An entry no batch may hold (the null optime): what a malformed batch is to the core.
+const NOT_FOLLOWING: OplogEntry = { ts: NULL_OP_TIME.ts, t: NULL_OP_TIME.t, op: 'n', o: {} };
+// How many of its newest oplog entries a member gives the core at start (its last one at least).
+const OPLOG_TAIL_AT_START = 100;
 
 // An event as the driver makes it: the time and the clock's next timestamp are added when it runs.
 type DriverEvent = ReplEvent extends infer E ? (E extends ReplEvent ? Omit<E, 'nowMs' | 'nextTs'> : never) : never;
@@ -53,9 +71,9 @@ type DriverEvent = ReplEvent extends infer E ? (E extends ReplEvent ? Omit<E, 'n
 // MongoDB's ReplicationCoordinatorImpl for one process: holds the pure core's state, feeds it the
 // events of its timer, its member messages' replies and the member commands it receives, and runs
 // its effects in their order: persist (durable before anything is sent), local (the node's view),
-// then sends as wire commands. Part 1 of the driver: the core's oplog is in memory, holding the
-// entries the core writes itself; its oplogFetch and rollbackFetch sends are dropped (part 2 wires
-// the fetcher to local.oplog.rs).
+// then sends as wire commands. The core's oplog is a view of local.oplog.rs's tail: the entries
+// this primary's storage committed enter it once per event-loop turn, fetched batches are applied
+// from their full entries (fetched_entries.ts) when the core appends them.
 export class ReplicationCoordinator {
   private core: TopologyState | null = null;
   private configDocument: Doc | undefined;
@@ -70,9 +88,24 @@ export class ReplicationCoordinator {
   private readonly upSinceMs = new Map<number, number>();
   private fetchingConfig = false;
   private readonly progressListeners: (() => void)[] = [];
+  private oplog: ReplicatedOplog | undefined;
+  private readonly fetched = new FetchedEntries();
+  private readonly sourceCursor: OplogSourceCursor;
+  // The last fetched batch being applied: what this member says of its position waits for it.
+  private persisting: Promise<void> | undefined;
+  private localWritesPending = false;
+  private trimPending = false;
+  private initialSyncing = false;
+  // The source the core asked for the oplog while initial sync ran: answered once it is done, so
+  // the core does not wait out its fetch timeout first.
+  private fetchAfterInitialSync: number | undefined;
+  // Set when this member cannot go on replicating (a rollback it cannot do yet, an entry that
+  // failed to apply): it applies and fetches nothing more and serves no reads.
+  private haltedBecause: string | undefined;
 
   constructor(private readonly deps: ReplicationCoordinatorDeps) {
     this.startedAtMs = deps.clock.now();
+    this.sourceCursor = new OplogSourceCursor(deps.network, this.fetched, deps.logger);
   }
 
   get setName(): string {
@@ -81,13 +114,35 @@ export class ReplicationCoordinator {
 
   // Reads the config and the last vote on disk; without a config the member waits for
   // replSetInitiate or for a member's heartbeat to bring one.
+  // local.oplog.rs is enabled first: a member restarted on its files continues from its tail.
   start(): void {
+    const { storage } = this.deps;
+    this.oplog = enableOplog(storage, {
+      term: () => this.core?.term ?? 0,
+      checkCanWrite: () => {
+        if (!this.isWritablePrimary()) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary');
+      },
+      clock: this.deps.clusterTime,
+      ...(this.deps.oplogSizeMB === undefined ? {} : { oplogSizeMB: this.deps.oplogSizeMB }),
+      wallMs: () => this.deps.clock.now(),
+    });
+    storage.observers.push({
+      onInsert: (_w, ns) => {
+        if (ns === OPLOG_NS) this.localWritesCommitted();
+      },
+    });
     const doc = this.deps.store.readConfig();
-    if (doc !== undefined) this.install(doc, []);
+    if (doc !== undefined) this.install(doc, this.oplogTail());
+  }
+
+  private oplogTail(): OplogEntry[] {
+    return this.oplog!.reads.lastEntries(OPLOG_TAIL_AT_START).map(coreEntry);
   }
 
   stop(): void {
     this.stopped = true;
+    this.sourceCursor.close();
+    this.oplog?.disable();
     this.timer?.cancel();
     for (const wake of this.topologyWaiters.splice(0)) wake();
   }
@@ -108,9 +163,18 @@ export class ReplicationCoordinator {
     return this.core?.role === 'leader' && this.core.leader?.writable === true;
   }
 
-  // SECONDARY and PRIMARY serve reads (with secondaryOk on a secondary).
+  // SECONDARY and PRIMARY serve reads (with secondaryOk on a secondary); a halted member none.
   canServeReads(): boolean {
-    return this.core !== null && isReadable(this.core.memberState);
+    return this.core !== null && this.haltedBecause === undefined && isReadable(this.core.memberState);
+  }
+
+  // The metadata an oplog query's reply carries when asked ($replData, $oplogQueryData).
+  oplogQueryMetadata(cmd: Doc): Doc {
+    this.flushLocalWrites();
+    if (this.core === null) return {};
+    const onDisk = this.oplog?.reads.lastOpTime();
+    const lastApplied = onDisk === undefined ? lastAppliedOpTime(this.core) : { ts: coreTs(onDisk.ts), t: onDisk.t };
+    return oplogQueryMetadata(this.core, lastApplied, this.deps.store.rollbackId(), cmd);
   }
 
   electionId(): ObjectId | undefined {
@@ -164,6 +228,7 @@ export class ReplicationCoordinator {
       const first: OplogEntry = { ts, t: -1, op: 'n', o: { msg: 'initiating set' } };
       this.deps.clusterTime.advance(bsonTimestamp(ts));
       this.deps.store.writeConfig(document);
+      this.oplog?.appendNoop({ ...first.o }, bsonTimestamp(ts), first.t);
       this.install(document, [first]);
       this.deps.logger.info({ c: 'REPL', config: document }, 'replSetInitiate config object with members parses ok');
     } finally {
@@ -215,8 +280,32 @@ export class ReplicationCoordinator {
     return coreTs(now) + 1;
   }
 
+  // Writes this primary's storage committed enter the core once per turn of the event loop (each
+  // step copies the core's state), and before any other event, so the core decides on all of them.
+  private localWritesCommitted(): void {
+    if (this.localWritesPending) return;
+    this.localWritesPending = true;
+    setImmediate(() => this.flushLocalWrites());
+  }
+
+  private flushLocalWrites(): void {
+    this.localWritesPending = false;
+    const core = this.core;
+    if (core === null || this.stopped || !this.isWritablePrimary() || this.oplog === undefined) return;
+    const last = lastAppliedOpTime(core);
+    const entries = this.oplog.reads.entriesFrom(bsonTimestamp(last.ts + 1)).map(coreEntry).filter((e) => e.t === core.term && compareOpTime({ ts: e.ts, t: e.t }, last) > 0);
+    if (entries.length === 0) return;
+    this.runEvent({ type: 'localWritesCommitted', entries });
+  }
+
   // One event through the core, its effects run; the reply it makes to `replyTo`, if any.
   private step(event: DriverEvent, replyTo?: number): ReplMessage | undefined {
+    if (this.core === null || this.stopped) return undefined;
+    this.flushLocalWrites();
+    return this.runEvent(event, replyTo);
+  }
+
+  private runEvent(event: DriverEvent, replyTo?: number): ReplMessage | undefined {
     if (this.core === null || this.stopped) return undefined;
     const full = { ...event, nowMs: this.deps.clock.now(), nextTs: this.nextTs() } as ReplEvent;
     const { state, effects } = topologyStep(this.core, full);
@@ -245,16 +334,20 @@ export class ReplicationCoordinator {
         case 'persistLastVote':
           this.deps.store.writeLastVote(e.lastVote);
           break;
-        case 'appendOplog': {
-          // Part 1 keeps the oplog in the core's memory; the clock moves past what it holds.
-          const last = e.entries[e.entries.length - 1];
-          if (last !== undefined) this.deps.clusterTime.advance(bsonTimestamp(last.ts));
+        case 'appendOplog':
+          this.appendOplog(e.entries);
           break;
-        }
         case 'truncateOplogAfter':
+          // The data side of a rollback (undoing what the truncated entries wrote) is not built yet:
+          // truncating the oplog alone would leave data no entry explains. The member stops instead.
+          this.halt(`rollback to ${JSON.stringify(e.opTime)} needed; rollback of data is not supported yet`);
           break;
         case 'memberStateChanged':
           if (e.state === 'PRIMARY' && e.writable && this.core?.leader?.firstOpTimeOfMyTerm) this.electionTime = bsonTimestamp(this.core.leader.firstOpTimeOfMyTerm.ts);
+          if (e.state === 'PRIMARY' && e.writable) {
+            this.sourceCursor.close();
+            this.deps.onWritablePrimary?.();
+          }
           this.deps.logger.info({ c: 'REPL', newState: e.state, term: e.term, writable: e.writable }, 'Member state changed');
           this.bumpTopologyVersion();
           break;
@@ -262,16 +355,71 @@ export class ReplicationCoordinator {
           this.deps.logger.error({ c: 'REPL', reason: e.reason }, 'Rollback refused');
           break;
         case 'commitPointAdvanced':
+          this.oplog?.setTruncateBound(bsonTimestamp(e.opTime.ts));
+          this.trimSoon();
+          break;
         case 'writeAccepted':
         case 'writeRejected':
           break;
-        case 'send':
-          if (replyTo === e.to && e.message.kind.endsWith('Response') && reply === undefined) reply = e.message;
-          else this.send(e.to, e.message);
+        case 'send': {
+          if (replyTo === e.to && e.message.kind.endsWith('Response') && reply === undefined) {
+            reply = e.message;
+            break;
+          }
+          // Persist before send: what follows a fetched batch leaves once the batch is applied.
+          const { to, message } = e;
+          if (this.persisting === undefined) this.send(to, message);
+          else void this.persisting.then(() => this.send(to, message));
           break;
+        }
       }
     }
     return reply;
+  }
+
+  // The core's entries: those fetched are applied from their full entries, as one LMDB commit in
+  // the background (what is sent after it waits for it); those it made itself (the new primary's
+  // no-op) are written as no-ops.
+  private appendOplog(entries: readonly OplogEntry[]): void {
+    const oplog = this.oplog;
+    if (oplog === undefined || this.haltedBecause !== undefined) return;
+    const docs = this.fetched.take(entries);
+    const fetched: Doc[] = [];
+    entries.forEach((entry, i) => {
+      const doc = docs[i];
+      if (doc !== undefined) fetched.push(doc);
+      else oplog.appendNoop({ ...entry.o }, bsonTimestamp(entry.ts), entry.t);
+    });
+    if (fetched.length === 0) return;
+    const applied = (this.persisting ?? Promise.resolve()).then(() => oplog.applyOplogEntriesGrouped(fetched)).catch((err: unknown) => {
+      this.halt(`applying fetched oplog entries failed: ${(err as Error).message}`);
+    });
+    this.persisting = applied;
+    void applied.then(() => {
+      if (this.persisting === applied) this.persisting = undefined;
+    });
+  }
+
+  // This member stops replicating: it applies and fetches nothing more, serves no reads, and
+  // stands for no election on a view of an oplog it does not hold.
+  private halt(reason: string): void {
+    if (this.haltedBecause !== undefined) return;
+    this.haltedBecause = reason;
+    this.deps.logger.error({ c: 'REPL', reason }, 'Replication stopped: this member applies nothing more and serves no reads');
+    this.sourceCursor.close();
+    this.fetched.clear();
+    this.bumpTopologyVersion();
+    setImmediate(() => this.step({ type: 'freeze', frozenUntilMs: Number.POSITIVE_INFINITY }));
+  }
+
+  // The core keeps the tail from the commit point; trimmed once per turn of the event loop.
+  private trimSoon(): void {
+    if (this.trimPending) return;
+    this.trimPending = true;
+    setImmediate(() => {
+      this.trimPending = false;
+      this.step({ type: 'trimOplog' });
+    });
   }
 
   private bumpTopologyVersion(): void {
@@ -305,6 +453,12 @@ export class ReplicationCoordinator {
         cmd = updatePositionCommand(config, core.selfIndex, message);
         parse = () => null;
         break;
+      case 'oplogFetch':
+        this.fetchFrom(to, host, message);
+        return;
+      case 'rollbackFetch':
+        this.rollbackFetchFrom(to, host, message);
+        return;
       default:
         return;
     }
@@ -315,7 +469,7 @@ export class ReplicationCoordinator {
       if (message.kind === 'replSetHeartbeat') {
         if (response === null) this.upSinceMs.delete(to);
         else if (!this.upSinceMs.has(to)) this.upSinceMs.set(to, this.deps.clock.now());
-        this.maybeFinishInitialSync(to);
+        this.maybeStartInitialSync(to);
       }
     }, (err: unknown) => {
       this.deps.logger.debug({ c: 'REPL', host, err: (err as Error).message, command: message.kind }, 'Member request failed');
@@ -333,14 +487,64 @@ export class ReplicationCoordinator {
     }
   }
 
-  // Part 1's initial sync: a STARTUP2 member with nothing takes a readable member's last optime as
-  // its first entry (no data is copied yet: part 2 clones, then fetches from there).
-  private maybeFinishInitialSync(from: number): void {
+  // The fetcher's query on the source (oplog_source_cursor.ts); its answer comes back as the
+  // core's oplogFetchResponse. A member with no oplog is initial sync's, not the fetcher's.
+  private fetchFrom(to: number, host: string, req: OplogFetch): void {
+    const core = this.core!;
+    if (this.haltedBecause !== undefined) return;
+    if (core.oplog.length === 0) {
+      this.fetchAfterInitialSync = to;
+      return;
+    }
+    const config = core.config;
+    void this.sourceCursor.fetch(host, req, { term: core.term, lastKnownCommittedOpTime: core.lastCommittedOpTime, nowMs: () => this.deps.clock.now() }).then((out) => {
+      if (out === undefined || this.core === null || this.core.config !== config || this.stopped) return;
+      if (out.ok) {
+        this.step({ type: 'receive', from: to, message: out.response });
+        return;
+      }
+      this.deps.logger.error({ c: 'REPL', host, err: out.error.message }, 'The sync source sent a malformed oplog entry: nothing of its batch is applied, and the source is left');
+      // The core denylists a source whose batch does not follow our last entry; this one does not.
+      this.step({ type: 'receive', from: to, message: { kind: 'oplogFetchResponse', status: 'ok', entries: [NOT_FOLLOWING], metadata: out.metadata } });
+    });
+  }
+
+  // Rollback's read of the source's oplog from our commit point: a plain find.
+  private rollbackFetchFrom(to: number, host: string, req: RollbackFetch): void {
+    const config = this.core!.config;
+    const cmd = { find: 'oplog.rs', filter: { ts: { $gte: bsonTimestamp(req.from.ts) } }, batchSize: ROLLBACK_FETCH_BATCH, singleBatch: true, $replData: 1, $oplogQueryData: 1 };
+    this.deps.network.command(host, 'local', cmd, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then((reply) => {
+      if (this.core === null || this.core.config !== config || this.stopped || reply.ok !== 1) return;
+      const entries = ((reply.cursor as Doc).firstBatch as Doc[]).map(coreEntry);
+      this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries, metadata: sourceMetadataOf(reply) } });
+    }).catch((err: unknown) => {
+      this.deps.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Rollback could not read the sync source\'s oplog');
+    });
+  }
+
+  // A STARTUP2 member with no oplog (new, or its files wiped) clones a readable member that has
+  // one (initial_syncer.ts), then is a SECONDARY from the last entry it applied.
+  private maybeStartInitialSync(from: number): void {
     const core = this.core;
-    if (core === null || core.memberState !== 'STARTUP2' || core.oplog.length > 0) return;
+    const oplog = this.oplog;
+    if (core === null || oplog === undefined || core.memberState !== 'STARTUP2' || core.oplog.length > 0 || this.initialSyncing || this.haltedBecause !== undefined) return;
     const m = core.members[from]!;
     if (m.state === null || !isReadable(m.state) || compareOpTime(m.appliedOpTime, NULL_OP_TIME) <= 0) return;
-    this.step({ type: 'initialSyncDone', lastEntry: { ts: m.appliedOpTime.ts, t: m.appliedOpTime.t, op: 'n', o: INITIAL_SYNC_ENTRY } });
+    const host = core.config.members[from]!.host;
+    this.initialSyncing = true;
+    initialSync(host, { network: this.deps.network, storage: this.deps.storage, oplog, logger: this.deps.logger }).then((last) => {
+      this.step({ type: 'initialSyncDone', lastEntry: coreEntry(last) });
+      const source = this.fetchAfterInitialSync;
+      this.fetchAfterInitialSync = undefined;
+      const after = this.core;
+      if (source !== undefined && after !== null && after.fetch.syncSourceIndex === source && after.fetch.inFlight?.kind === 'oplogFetch') {
+        this.fetchFrom(source, after.config.members[source]!.host, { kind: 'oplogFetch', lastFetched: lastAppliedOpTime(after), term: after.term });
+      }
+    }, (err: unknown) => {
+      this.deps.logger.error({ c: 'INITSYNC', host, err: (err as Error).message }, 'Initial sync attempt failed; another follows');
+    }).finally(() => {
+      this.initialSyncing = false;
+    });
   }
 
   // --- member commands ---------------------------------------------------------------------

@@ -8,11 +8,12 @@ import pino from 'pino';
 import type { Clock } from '../base/clock.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import type { Network } from '../wire/network.js';
+import { enableOplog } from '../oplog/replicated_oplog.js';
 import { ReplicationCoordinator } from './replication_coordinator.js';
 import { CONFIG_NS, ELECTION_NS, localReplStore } from './repl_store.js';
 
@@ -47,6 +48,8 @@ class ManualClock implements Clock {
   }
 }
 
+const SET_FIRST_TS = new Timestamp({ t: 1_700_000_000, i: 1 });
+
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const CONFIG: Doc = {
@@ -66,7 +69,7 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
       if (host === down) throw new MongoError(ErrorCodes.HostUnreachable, `Connection refused: ${host}`);
       if (cmd.checkEmpty === true) return { ok: 1 };
       if ('replSetHeartbeat' in cmd) {
-        const opTime = { ts: new Timestamp({ t: 1_700_000_000, i: 1 }), t: Long.fromNumber(-1) };
+        const opTime = { ts: SET_FIRST_TS, t: Long.fromNumber(-1) };
         return { ok: 1, set: 'rs0', state: 2, term: Long.fromNumber(0), configVersion: 1, opTime, durableOpTime: opTime, syncingTo: '', $replData: { lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } } };
       }
       if ('replSetRequestVotes' in cmd) return { ok: 1, term: cmd.term, voteGranted: true, reason: '' };
@@ -79,20 +82,31 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
   return { network, sent };
 }
 
-async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections }) => Promise<void>, options: { initiated?: boolean; down?: string } = {}): Promise<void> {
+async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[]; ownEntry?: Timestamp } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
-  const storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true });
-  const local = new LocalCollections(storage);
   const clock = new ManualClock();
+  const clusterTime = new LogicalClock(() => clock.now());
+  const storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock: clusterTime });
+  const local = new LocalCollections(storage);
   const store = localReplStore(local);
-  if (options.initiated !== false) store.writeConfig(CONFIG);
-  const { network, sent } = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
+  if (options.initiated !== false) {
+    store.writeConfig(CONFIG);
+    // The set's first entry, as the other members hold it: this member restarts on its files.
+    const oplog = enableOplog(storage, { term: () => -1, checkCanWrite: () => undefined, clock: clusterTime });
+    oplog.appendNoop({ msg: 'initiating set' }, SET_FIRST_TS, -1);
+    if (options.ownEntry !== undefined) oplog.appendNoop({ msg: 'only this member has it' }, options.ownEntry, 0);
+    oplog.disable();
+  }
+  const members = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
+  const { sent } = members;
+  const logs = options.logs;
+  const logger = logs === undefined ? pino({ level: 'silent' }) : pino({ level: 'error' }, { write: (line: string) => void logs.push(line) });
   const coordinator = new ReplicationCoordinator({
-    setName: 'rs0', store, network, clock, clusterTime: new LogicalClock(() => clock.now()), isSelf: (h) => h === 'm0:27017', logger: pino({ level: 'silent' }), seed: 7,
+    setName: 'rs0', store, network: options.network ?? members.network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger, seed: 7, storage,
   });
   try {
     coordinator.start();
-    await fn({ coordinator, clock, sent, local });
+    await fn({ coordinator, clock, sent, local, storage });
   } finally {
     coordinator.stop();
     await storage.close();
@@ -107,7 +121,60 @@ async function run(clock: ManualClock, ms: number): Promise<void> {
   }
 }
 
+// Member m1 is the PRIMARY of term 1, ahead of us, refusing votes; its oplog after our first entry
+// holds an entry without its document.
+function malformedSourceNetwork(diverged = false): Network {
+  const ahead = { ts: new Timestamp({ t: 1_700_000_005, i: 1 }), t: Long.fromNumber(1) };
+  const reply = async (host: string, _db: string, cmd: Doc): Promise<Doc> => {
+    if ('replSetHeartbeat' in cmd) {
+      const primary = host === 'm1:27017';
+      const opTime = primary ? ahead : { ts: SET_FIRST_TS, t: Long.fromNumber(-1) };
+      return { ok: 1, set: 'rs0', state: primary ? 1 : 2, term: Long.fromNumber(1), configVersion: 1, opTime, durableOpTime: opTime, syncingTo: '', $replData: { lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } } };
+    }
+    if ('replSetRequestVotes' in cmd) return { ok: 1, term: Long.fromNumber(1), voteGranted: false, reason: 'no' };
+    if (cmd.find === 'oplog.rs') {
+      const first = { op: 'n', ns: '', o: { msg: 'initiating set' }, ts: SET_FIRST_TS, t: Long.fromNumber(-1), v: Long.fromNumber(2), wall: new Date() };
+      const next = diverged
+        ? { op: 'n', ns: '', o: { msg: 'new primary' }, ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() }
+        : { op: 'i', ns: 'app.c', ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() };
+      const meta = { $replData: { term: Long.fromNumber(1), lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } }, $oplogQueryData: { lastOpApplied: ahead } };
+      const from = ((cmd.filter as Doc).ts as Doc).$gte as Timestamp;
+      const batch = [first, next].filter((e) => e.ts.greaterThanOrEqual(from));
+      return { ok: 1, cursor: { id: Long.fromNumber(cmd.singleBatch === true ? 0 : 42), ns: 'local.oplog.rs', firstBatch: batch }, ...meta };
+    }
+    return { ok: 1 };
+  };
+  // As the wire delivers it: the reply's BSON decoded.
+  const command = async (host: string, db: string, cmd: Doc): Promise<Doc> => deserializeDocument(serializeDocument(await reply(host, db, cmd)));
+  return { command, commandRaw: () => Promise.reject(new Error('not used')), forwardMessage: () => Promise.reject(new Error('not used')), close: () => Promise.resolve() };
+}
+
 describe('ReplicationCoordinator', () => {
+  it('a member whose last entry its source lacks halts before any rollback: nothing truncated or applied, no reads served', async () => {
+    const logs: string[] = [];
+    await withMember(async ({ coordinator, clock, storage }) => {
+      await run(clock, 3000);
+      assert.ok(logs.some((l) => /rollback .* needed; rollback of data is not supported yet/.test(l)), logs.join('\n'));
+      assert.equal(coordinator.canServeReads(), false);
+      const oplog = storage.getCollection('local.oplog.rs')!;
+      assert.equal([...storage.scanRecords(oplog)].length, 2, 'its own entry is still there');
+      assert.equal(coordinator.state()!.frozenUntilMs, Number.POSITIVE_INFINITY);
+    }, { network: malformedSourceNetwork(true), logs, ownEntry: new Timestamp({ t: 1_700_000_005, i: 1 }) });
+  });
+
+  it('a sync source that sends a malformed entry is left and denylisted with an error logged, and nothing of its batch is applied', async () => {
+    const logs: string[] = [];
+    await withMember(async ({ coordinator, clock, storage }) => {
+      await run(clock, 3000);
+      const core = coordinator.state()!;
+      assert.equal(core.memberState, 'SECONDARY');
+      assert.ok(core.fetch.denylist[1] !== undefined, 'm1 is denylisted');
+      assert.ok(logs.some((l) => /malformed oplog entry/.test(l)), logs.join('\n'));
+      assert.equal(storage.getCollection('app.c'), undefined);
+      assert.equal(core.oplog.length, 1);
+    }, { network: malformedSourceNetwork(), logs });
+  });
+
   it('a candidate\'s vote for itself is in local.replset.election before any real vote request leaves', async () => {
     await withMember(async ({ coordinator, clock, sent }) => {
       await run(clock, 3000);

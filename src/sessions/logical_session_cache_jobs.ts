@@ -16,6 +16,9 @@ export interface LogicalSessionCacheJobOptions {
   periodMs: number;
   logger: Logger;
   clock: Clock;
+  // False while the process may not write its sessions (a replica-set member that is not primary):
+  // the round is skipped, as MongoDB's jobs run on the primary only.
+  mayWrite?: () => boolean;
 }
 
 export interface LogicalSessionCacheJobs {
@@ -30,6 +33,7 @@ export function startLogicalSessionCacheJobs(cache: LogicalSessionCache, options
   let round: Promise<void> = Promise.resolve();
   let stopped = false;
   const runRound = async (): Promise<void> => {
+    if (options.mayWrite?.() === false) return;
     const sessions = options.sessionsCollection();
     try {
       const result = await cache.refresh(sessions, options.service);

@@ -158,6 +158,12 @@ export class SessionCatalog {
     });
   }
 
+  // Drops what memory holds of every session: a replica-set member that became primary reads the
+  // records its applier wrote beneath this cache again, as each session is next seen.
+  forgetAll(): void {
+    this.sessions.clear();
+  }
+
   // Drops what memory holds of a session whose records the transaction reaper removed.
   forget(lsid: LogicalSessionId): void {
     this.sessions.delete(sessionKey(lsid));

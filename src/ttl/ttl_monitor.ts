@@ -24,6 +24,8 @@ export interface TtlMonitorOptions {
   readonly limits: TtlLimits;
   // Its timer, and the wall clock expiry is measured on against the dates documents hold.
   readonly clock: Clock;
+  // False while the node may not write (a replica-set member that is not primary): no pass runs.
+  readonly mayWrite?: () => boolean;
 }
 
 interface Victim {
@@ -77,6 +79,7 @@ export class TtlMonitor {
 
   // One pass: sub-passes until no index has more to delete.
   async runPass(): Promise<void> {
+    if (this.options.mayWrite?.() === false) return;
     const at = this.options.clock.now();
     // Where each index's visit stopped: the next visit in this pass reads on from there, so
     // entries it kept (orphans) are read once per pass, and every pass ends.
