@@ -23,6 +23,7 @@ import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { MongodPorts } from './mongod_ports.js';
 import { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 import { localReplStore } from '../replication/repl_store.js';
+import { ReplicationWaiters } from '../replication/replication_waiters.js';
 import { isSelfHost } from './self_host.js';
 
 // The services every node has, before its role adds its own and its command table.
@@ -98,6 +99,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       isSelf: (host) => isSelfHost(host, core.options),
       logger,
     });
+    core.replicationWaits = new ReplicationWaiters(core.replication, wallClock);
   }
   return core;
 }
