@@ -102,6 +102,7 @@ export const ErrorCodes = {
   InvalidReplicaSetConfig: 93,
   NotYetInitialized: 94,
   NotSecondary: 95,
+  ReadConcernMajorityNotAvailableYet: 134,
   InconsistentReplicaSetNames: 185,
   // The rest of MongoDB's RetriableError category, and the codes the driver specifications' tests
   // inject with the failCommand fail point: the driver retries or rediscovers by them.

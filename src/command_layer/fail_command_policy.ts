@@ -3,6 +3,7 @@ import { MongoError } from '../base/errors.js';
 import type { FailPointData } from '../base/fail_points.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { errorLabelsFor } from '../sessions/error_labels.js';
+import { WRITE_CONCERN_COMMANDS } from './replication_waits.js';
 
 // The fail points the driver specifications' tests inject faults with, decided from their data
 // alone (fail_command.ts and crud/transactional_write_fail_point.ts apply them):
@@ -97,13 +98,8 @@ export function closedConnectionReply(): Doc {
   return { ok: 0, errmsg: FAIL_COMMAND_MESSAGE, code: CLOSED_CONNECTION_CODE, codeName: codeNameOf(CLOSED_CONNECTION_CODE) };
 }
 
-// The commands that wait for a write concern, the only ones data.writeConcernError is added to
-// (their invocation's supportsWriteConcern in MongoDB).
-const WRITE_CONCERN_COMMANDS = new Set([
-  'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'drop', 'dropDatabase', 'createIndexes', 'dropIndexes',
-  'collMod', 'renameCollection', 'commitTransaction', 'abortTransaction',
-]);
-
+// Only the commands that wait for a write concern get data.writeConcernError (their invocation's
+// supportsWriteConcern in MongoDB).
 export function addsWriteConcernError(data: FailPointData, target: FailCommandTarget): boolean {
   return isPlainObject(data.writeConcernError) && target.names.some((name) => WRITE_CONCERN_COMMANDS.has(name)) && failCommandApplies(data, target);
 }

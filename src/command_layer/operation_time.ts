@@ -9,6 +9,7 @@ import { RawDocument } from '../wire/raw_bson.js';
 import { commandName } from './args.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import { snapshotRead } from './snapshot_read.js';
+import type { ReplicationWaits } from './replication_waits.js';
 import { readTimestamp } from '../sessions/transaction_participant.js';
 
 // Cluster time around every command a node runs, as a replica-set member answers (MongoDB's
@@ -22,26 +23,44 @@ import { readTimestamp } from '../sessions/transaction_participant.js';
 interface ClusterTimeNode {
   readonly clock: LogicalClock;
   readonly storage: StorageEngine;
+  // A replica-set member's waits for read and write concern (src/replication).
+  readonly replicationWaits?: ReplicationWaits;
 }
 
 export function withClusterTime(node: ClusterTimeNode, cmd: Doc, dispatch: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
   const lastOp = new LastOp();
+  const name = commandName(cmd);
   let reply: Doc | Promise<Doc>;
   try {
     if (cmd.$clusterTime !== undefined) node.clock.advance(clusterTimeOf(cmd.$clusterTime));
     // A transaction's statements read its snapshot (transaction_participant.ts); its first may name
     // the time, which is waited for as a snapshot read's.
     const inTransaction = cmd.autocommit === false;
-    const snapshot = inTransaction ? undefined : snapshotReadOf(commandName(cmd), cmd.readConcern, node.clock.now());
-    const run = snapshot === undefined ? dispatch : (): Doc | Promise<Doc> => snapshotRead(node.storage, snapshot.atClusterTime, dispatch);
+    const snapshot = inTransaction ? undefined : snapshotReadOf(name, cmd.readConcern, node.clock.now());
+    const member = snapshot === undefined ? node.replicationWaits?.beforeRead(name, cmd) : undefined;
+    const majorityAt = member?.readAt;
+    const run = snapshot !== undefined ? (): Doc | Promise<Doc> => snapshotRead(node.storage, snapshot.atClusterTime, dispatch)
+      : majorityAt !== undefined ? (): Doc | Promise<Doc> => snapshotRead(node.storage, majorityAt(), dispatch, false)
+        : dispatch;
     const readAt = snapshot?.atClusterTime ?? (inTransaction && cmd.startTransaction === true ? readTimestamp(cmd.readConcern) : undefined);
-    const waited = readConcernWait(node, cmd, readAt);
+    const waited = chain(member?.wait, () => readConcernWait(node, cmd, readAt));
     reply = waited === undefined ? withLastOp(lastOp, run) : waited.then(() => withLastOp(lastOp, run));
   } catch (err) {
     reply = errorReply(err);
   }
+  const waits = node.replicationWaits;
+  if (waits !== undefined) {
+    const replicated = (r: Doc): Doc | Promise<Doc> => waits.afterCommand(name, cmd, r, lastOp);
+    reply = reply instanceof Promise ? reply.then(replicated) : replicated(reply);
+  }
   if (!(reply instanceof Promise)) return stamped(node.clock, reply, lastOp);
   return reply.then((r) => stamped(node.clock, r, lastOp));
+}
+
+// `first`, then whatever `next` gives to wait for; undefined when neither waits.
+function chain(first: Promise<void> | undefined, next: () => Promise<void> | undefined): Promise<void> | undefined {
+  if (first === undefined) return next();
+  return first.then(() => next());
 }
 
 // On a node every commit is synchronous but a migration's batches (StorageEngine.writeAsync):

@@ -8,7 +8,8 @@ import { withReadView, type ReadView } from './read_view.js';
 // the snapshot until it closes. The reply names the time it read at, as mongod's does: in the
 // cursor for find and aggregate, at the top for distinct; the driver's snapshot session reads its
 // later commands at that time.
-export function snapshotRead(storage: StorageEngine, at: Timestamp, dispatch: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
+// A majority read (a replica-set member's committed snapshot) reads the same way but names no time.
+export function snapshotRead(storage: StorageEngine, at: Timestamp, dispatch: () => Doc | Promise<Doc>, namesTime = true): Doc | Promise<Doc> {
   const snapshot = storage.snapshotAt(at);
   let adopted = false;
   const view: ReadView = {
@@ -20,7 +21,7 @@ export function snapshotRead(storage: StorageEngine, at: Timestamp, dispatch: ()
   };
   const settle = (reply: Doc): Doc => {
     if (!adopted) snapshot.release();
-    return withAtClusterTime(reply, at);
+    return namesTime ? withAtClusterTime(reply, at) : reply;
   };
   let reply: Doc | Promise<Doc>;
   try {

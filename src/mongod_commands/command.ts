@@ -26,6 +26,7 @@ import type { CollectionCriticalSections } from '../shard/collection_critical_se
 import type { TransactionCoordinatorService } from '../sessions/transaction_coordinator_service.js';
 import type { TransactionParticipants } from '../sessions/transaction_participant.js';
 import type { ReplicationCoordinator } from '../replication/replication_coordinator.js';
+import type { ReplicationWaits } from '../command_layer/replication_waits.js';
 
 export interface NodeOptions {
   role: 'shard' | 'config';
@@ -112,6 +113,8 @@ export interface MongodServices {
   migrations: MigrationRuntime;
   // A --replSet member's replication coordinator; absent on a standalone node.
   replication?: ReplicationCoordinator;
+  // Its waits for read and write concern around every command (src/replication/replication_waiters.ts).
+  replicationWaits?: ReplicationWaits;
   // The role's command table; listCommands reads its names, the dispatcher runs it with the role's
   // services.
   commands: ReadonlyMap<string, CommandDefinition<never>>;

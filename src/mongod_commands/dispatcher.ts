@@ -59,7 +59,8 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
     checkCommandFields(name, cmd);
     checkOperationSessionInfo(cmd, true);
     if (def.retryableWrite !== true) checkRetryableWriteCommand(name, cmd);
-    refuseUnreplicatedWriteConcern(cmd);
+    if (node.replicationWaits !== undefined) node.replicationWaits.checkWriteConcern(name, cmd);
+    else refuseUnreplicatedWriteConcern(cmd);
     refuseUnlessPrimary(node, name, db, cmd);
     const deadline = operationDeadline(node, name, cmd);
     const ctx: CommandContext<S> = { node, conn, db };

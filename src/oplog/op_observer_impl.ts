@@ -4,6 +4,7 @@ import { deserializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace } from '../storage/catalog_entry.js';
 import type { KvWriter, OpObserver, StoredDocument, UnitContext, UnitObserver } from '../storage/op_observer.js';
 import { WriteUnit, type StorageEngine } from '../storage/storage_engine.js';
+import { currentLastOp } from '../storage/commit_timestamps.js';
 import { NULL_OP_TIME, OPLOG_NS, commandNs, unitEntry, type InnerOp } from './oplog_entry.js';
 
 export interface OplogWriterOptions {
@@ -89,6 +90,9 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     unit.commitAt(ts);
     unit.insert(oplog, entry);
     unit.finish();
+    // The command that wrote it waits for its write concern on this optime.
+    const lastOp = currentLastOp();
+    if (lastOp !== undefined) lastOp.term = Number(entry.t);
   }
 
   private log(db: string, op: InnerOp): void {

@@ -73,6 +73,7 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
     port,
     services,
     async stop() {
+      services.replicationWaits?.stop();
       services.replication?.stop();
       reaper.cancel();
       transactionReaper.cancel();

@@ -23,6 +23,7 @@ import { SessionKillerMatcher } from '../sessions/kill_sessions.js';
 import type { MongodPorts } from './mongod_ports.js';
 import { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 import { localReplStore } from '../replication/repl_store.js';
+import { ReplicationWaiters } from '../replication/replication_waiters.js';
 import { isSelfHost } from './self_host.js';
 
 // The services every node has, before its role adds its own and its command table.
@@ -104,6 +105,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       // The applier wrote the session records a retry on this new primary must find.
       onWritablePrimary: () => sessionCatalog.forgetAll(),
     });
+    core.replicationWaits = new ReplicationWaiters(core.replication, wallClock);
   }
   return core;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Long, Timestamp } from 'bson';
 import pino from 'pino';
-import type { Clock } from '../base/clock.js';
+import { ManualClock } from '../base/manual_clock_test_util.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
@@ -16,37 +16,6 @@ import type { Network } from '../wire/network.js';
 import { enableOplog } from '../oplog/replicated_oplog.js';
 import { ReplicationCoordinator } from './replication_coordinator.js';
 import { CONFIG_NS, ELECTION_NS, localReplStore } from './repl_store.js';
-
-// Time moves only when the test says so; timers fire in deadline order.
-class ManualClock implements Clock {
-  private nowMs = 1_700_000_000_000;
-  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  now(): number {
-    return this.nowMs;
-  }
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.setTimer(ms, resolve));
-  }
-  setTimer(ms: number, fn: () => void) {
-    const timer = { at: this.nowMs + ms, fn, cancelled: false };
-    this.timers.push(timer);
-    return { cancel: () => { timer.cancelled = true; } };
-  }
-  setRepeatingTimer(): never {
-    throw new Error('the coordinator sets no repeating timer');
-  }
-  advance(ms: number): void {
-    const end = this.nowMs + ms;
-    for (;;) {
-      const next = this.timers.filter((t) => !t.cancelled && t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (next === undefined) break;
-      this.nowMs = Math.max(this.nowMs, next.at);
-      next.cancelled = true;
-      next.fn();
-    }
-    this.nowMs = end;
-  }
-}
 
 const SET_FIRST_TS = new Timestamp({ t: 1_700_000_000, i: 1 });
 

@@ -21,6 +21,8 @@ export interface CommitClock {
 // synchronous run and carried into its grouped write (StorageEngine.writeGrouped).
 export class LastOp {
   ts: Timestamp | undefined;
+  // On a replica-set member, the term of the oplog entry written at `ts` (its optime's t).
+  term: number | undefined;
 }
 
 let active: LastOp | undefined;

@@ -1,0 +1,177 @@
+import type { Timestamp } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { codeNameOf, ErrorCodes } from '../base/error_codes.js';
+import type { Clock, Timer } from '../base/clock.js';
+import { isPlainObject, type Doc } from '../bson/values.js';
+import { WRITE_CONCERN_COMMANDS, type ReplicationWaits } from '../command_layer/replication_waits.js';
+import { withWriteConcernError } from '../command_layer/unreplicated_write_concern.js';
+import { extractWriteConcern, needsOtherMembers, writeConcernToBson, type WriteConcernOptions } from '../command_layer/write_concern_options.js';
+import type { OpTime } from '../repl/op_time.js';
+import { isVoter } from '../repl/repl_set_config.js';
+import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
+import { writeConcernProblem, writeConcernSatisfied, type MemberOpTimes, type WriteConcernDemand } from '../repl/write_concern.js';
+import { errorLabelsFor } from '../sessions/error_labels.js';
+import { afterClusterTimeOf } from '../sessions/read_concern_args.js';
+import { bsonTimestamp, coreTs } from './op_time_bson.js';
+
+// MongoDB's ReplicationCoordinator waiters for one member: a command's write concern after it ran
+// (awaitReplication), and what a read waits for before it runs (waitForReadConcern): a majority
+// read reads the commit point's snapshot; an afterClusterTime read on a secondary waits until the
+// member has applied that far. Each waiter is checked again whenever the coordinator's core took an
+// event (its positions, commit point or state may have moved).
+
+// What the waiters read of the coordinator: its core's state, and a call after every event.
+export interface ReplicationProgress {
+  state(): TopologyState | null;
+  isWritablePrimary(): boolean;
+  onProgress(listener: () => void): void;
+}
+
+interface Waiter {
+  // Met, or the error that ends the wait; undefined while it goes on.
+  check(): 'met' | Doc | undefined;
+  settle(outcome: 'met' | Doc): void;
+}
+
+const TRANSACTION_ENDS = new Set(['commitTransaction', 'abortTransaction']);
+const STEPPED_DOWN = 'Primary stepped down while waiting for replication';
+
+export class ReplicationWaiters implements ReplicationWaits {
+  private readonly waiting = new Set<Waiter>();
+  private stopped = false;
+
+  constructor(private readonly coordinator: ReplicationProgress, private readonly clock: Clock) {
+    coordinator.onProgress(() => this.checkAll());
+  }
+
+  // Shutdown ends every wait with ShutdownInProgress.
+  stop(): void {
+    this.stopped = true;
+    for (const w of [...this.waiting]) w.settle(concernError(ErrorCodes.ShutdownInProgress, 'Replication is being shut down', undefined));
+  }
+
+  checkWriteConcern(commandName: string, cmd: Doc): void {
+    if (waitsForWriteConcern(commandName, cmd)) extractWriteConcern(cmd, this.defaultWriteConcern());
+  }
+
+  // MongoDB 5.0's implicit default: w: 'majority', unless arbiters make a majority of voters
+  // something the data-bearing voters alone may not reach (a PSA set), then w: 1.
+  private defaultWriteConcern(): WriteConcernOptions {
+    const core = this.coordinator.state();
+    const members = core?.config.members ?? [];
+    const voters = members.filter(isVoter);
+    const arbiters = voters.filter((m) => m.arbiterOnly).length;
+    const majority = Math.floor(voters.length / 2) + 1;
+    const w = arbiters > 0 && voters.length - arbiters <= majority ? 1 : 'majority';
+    return { w, sync: 'unset', wtimeout: 0, provenance: 'implicitDefault' };
+  }
+
+  afterCommand(commandName: string, cmd: Doc, reply: Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
+    if (!waitsForWriteConcern(commandName, cmd) || reply.ok !== 1) return reply;
+    const wc = extractWriteConcern(cmd, this.defaultWriteConcern());
+    if (!needsOtherMembers(wc)) return reply;
+    const core = this.coordinator.state();
+    if (core === null) return reply;
+    const demand: WriteConcernDemand = { w: wc.w, j: wc.sync === 'journal' || wc.w === 'majority' };
+    const problem = writeConcernProblem(core.config, demand);
+    const labelled = (error: Doc): Doc => withLabels(commandName, cmd, withWriteConcernError(cmd, reply, error), error.code as number);
+    if (problem !== null) return labelled(concernError(problem.code, problem.errmsg, wc));
+    // A command that wrote nothing waits for what the member had written before it (the client's
+    // earlier writes are at or before it), as MongoDB waits for the system's last optime.
+    const opTime: OpTime = lastOp.ts === undefined ? lastAppliedOpTime(core) : { ts: coreTs(lastOp.ts), t: lastOp.term ?? core.term };
+    const term = core.term;
+    return new Promise<Doc>((resolve) => {
+      let timer: Timer | undefined;
+      const waiter: Waiter = {
+        check: () => {
+          const now = this.coordinator.state();
+          if (now === null || now.role !== 'leader' || now.term !== term) return concernError(ErrorCodes.PrimarySteppedDown, STEPPED_DOWN, wc);
+          return writeConcernSatisfied(now.config, memberOpTimes(now), now.lastCommittedOpTime, opTime, demand) ? 'met' : undefined;
+        },
+        settle: (outcome) => {
+          this.waiting.delete(waiter);
+          timer?.cancel();
+          resolve(outcome === 'met' ? reply : labelled(outcome));
+        },
+      };
+      const first = this.stopped ? concernError(ErrorCodes.ShutdownInProgress, 'Replication is being shut down', wc) : waiter.check();
+      if (first !== undefined) {
+        waiter.settle(first);
+        return;
+      }
+      this.waiting.add(waiter);
+      if (wc.wtimeout > 0) {
+        timer = this.clock.setTimer(wc.wtimeout, () => waiter.settle({ ...concernError(ErrorCodes.WriteConcernFailed, 'waiting for replication timed out', wc), errInfo: { wtimeout: true, writeConcern: writeConcernToBson(wc) } }), { unref: true });
+      }
+    });
+  }
+
+  beforeRead(commandName: string, cmd: Doc): { wait: Promise<void> | undefined; readAt: (() => Timestamp) | undefined } | undefined {
+    if (cmd.autocommit === false || commandName === 'getMore') return undefined;
+    const rc = cmd.readConcern;
+    const level = isPlainObject(rc) && typeof rc.level === 'string' ? rc.level : 'local';
+    const after = afterClusterTimeOf(rc);
+    if (level === 'majority') {
+      const wait = after === undefined ? undefined : this.until((core) => core.lastCommittedOpTime.ts >= coreTs(after));
+      return { wait, readAt: () => this.committedSnapshot() };
+    }
+    if (after === undefined || this.coordinator.isWritablePrimary()) return undefined;
+    // A secondary serves a causally consistent read once it has applied up to the time.
+    return { wait: this.until((core) => lastAppliedOpTime(core).ts >= coreTs(after)), readAt: undefined };
+  }
+
+  // The time a majority read reads at: the member's commit point, once it has one.
+  private committedSnapshot(): Timestamp {
+    const committed = this.coordinator.state()?.lastCommittedOpTime;
+    if (committed === undefined || committed.ts <= 0) throw new MongoError(ErrorCodes.ReadConcernMajorityNotAvailableYet, 'Read concern majority reads are currently not possible.');
+    return bsonTimestamp(committed.ts);
+  }
+
+  private until(met: (core: TopologyState) => boolean): Promise<void> | undefined {
+    const core = this.coordinator.state();
+    if (core !== null && met(core)) return undefined;
+    return new Promise<void>((resolve) => {
+      const waiter: Waiter = {
+        check: () => {
+          const now = this.coordinator.state();
+          return now !== null && met(now) ? 'met' : undefined;
+        },
+        settle: () => {
+          this.waiting.delete(waiter);
+          resolve();
+        },
+      };
+      this.waiting.add(waiter);
+    });
+  }
+
+  private checkAll(): void {
+    for (const w of [...this.waiting]) {
+      const outcome = w.check();
+      if (outcome !== undefined) w.settle(outcome);
+    }
+  }
+}
+
+function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
+  if (!WRITE_CONCERN_COMMANDS.has(commandName)) return false;
+  // A transaction's statements wait for nothing: its commit or abort does.
+  return cmd.autocommit !== false || TRANSACTION_ENDS.has(commandName);
+}
+
+// Where each member is, by member index: this member's own position from its oplog.
+function memberOpTimes(core: TopologyState): MemberOpTimes[] {
+  const mine = lastAppliedOpTime(core);
+  return core.members.map((m, i) => (i === core.selfIndex ? { appliedOpTime: mine, durableOpTime: mine } : { appliedOpTime: m.appliedOpTime, durableOpTime: m.durableOpTime }));
+}
+
+function concernError(code: number, errmsg: string, wc: WriteConcernOptions | undefined): Doc {
+  return { code, codeName: codeNameOf(code), errmsg, ...(wc === undefined ? {} : { errInfo: { writeConcern: writeConcernToBson(wc) } }) };
+}
+
+// A retryable write or a transaction's commit whose write concern failed retriably says so.
+function withLabels(commandName: string, cmd: Doc, reply: Doc, writeConcernCode: number): Doc {
+  if (reply.writeConcernError === undefined) return reply;
+  const labels = errorLabelsFor(commandName, cmd, undefined, writeConcernCode, true);
+  return labels.length === 0 ? reply : { ...reply, errorLabels: [...new Set([...((reply.errorLabels as string[] | undefined) ?? []), ...labels])] };
+}

@@ -1,0 +1,132 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Long, Timestamp } from 'bson';
+import { MongoError } from '../base/errors.js';
+import { ManualClock } from '../base/manual_clock_test_util.js';
+import type { Doc } from '../bson/values.js';
+import type { OpTime } from '../repl/op_time.js';
+import { electedPrimary, started, THREE } from '../repl/topology_test_util.js';
+import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
+import { bsonTimestamp } from './op_time_bson.js';
+import { ReplicationWaiters, type ReplicationProgress } from './replication_waiters.js';
+
+// Real core states (the pure PV1 core's), moved by hand where a test needs a member to have
+// reached a point: what the coordinator hands the waiters.
+class CoreStates implements ReplicationProgress {
+  private readonly listeners: (() => void)[] = [];
+  constructor(public current: TopologyState) {}
+  state(): TopologyState {
+    return this.current;
+  }
+  isWritablePrimary(): boolean {
+    return this.current.role === 'leader' && this.current.leader?.writable === true;
+  }
+  onProgress(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+  move(next: TopologyState): void {
+    this.current = next;
+    for (const l of this.listeners) l();
+  }
+}
+
+function withSecondaryAt(s: TopologyState, member: number, at: OpTime): TopologyState {
+  return { ...s, members: s.members.map((m, i) => (i === member ? { ...m, appliedOpTime: at, durableOpTime: at } : m)) };
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('write concern waits', () => {
+  const primary = electedPrimary();
+  const written = lastAppliedOpTime(primary);
+  const lastOp = { ts: bsonTimestamp(written.ts), term: written.t };
+  const insert = (writeConcern?: Doc, extra: Doc = {}): Doc => ({ insert: 'c', documents: [{}], ...(writeConcern === undefined ? {} : { writeConcern }), ...extra });
+
+  it('is a writable primary to start from', () => {
+    assert.equal(primary.role, 'leader');
+    assert.equal(primary.leader?.writable, true);
+  });
+
+  it('answers once enough members hold the write, and not before', async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    void Promise.resolve(waiters.afterCommand('insert', insert({ w: 2 }), { ok: 1, n: 1 }, lastOp)).then((r) => { answered = r; });
+    await settle();
+    assert.equal(answered, undefined);
+    states.move(withSecondaryAt(primary, 2, written));
+    await settle();
+    assert.deepEqual(answered, { ok: 1, n: 1 });
+  });
+
+  it('waits for the commit point under the implicit default w: majority, and w: 1 not at all', async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    assert.deepEqual(waiters.afterCommand('insert', insert({ w: 1 }), { ok: 1, n: 1 }, lastOp), { ok: 1, n: 1 });
+    let answered: Doc | undefined;
+    void Promise.resolve(waiters.afterCommand('insert', insert(), { ok: 1, n: 1 }, lastOp)).then((r) => { answered = r; });
+    states.move(withSecondaryAt(primary, 1, written));
+    await settle();
+    assert.equal(answered, undefined, 'positions alone are not the commit point');
+    states.move({ ...states.current, lastCommittedOpTime: written });
+    await settle();
+    assert.deepEqual(answered, { ok: 1, n: 1 });
+  });
+
+  it('gives up after wtimeout with WriteConcernFailed and the write concern in errInfo', async () => {
+    const clock = new ManualClock();
+    const waiters = new ReplicationWaiters(new CoreStates(primary), clock);
+    const pending = waiters.afterCommand('insert', insert({ w: 3, wtimeout: 500 }), { ok: 1, n: 1 }, lastOp);
+    clock.advance(500);
+    assert.deepEqual(await pending, {
+      ok: 1, n: 1,
+      writeConcernError: { code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out', errInfo: { wtimeout: true, writeConcern: { w: 3, wtimeout: 500, provenance: 'clientSupplied' } } },
+    });
+  });
+
+  it('ends with PrimarySteppedDown when the primary steps down, labelled for a retryable write', async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    const pending = waiters.afterCommand('insert', insert({ w: 'majority' }, { lsid: { id: 1 }, txnNumber: Long.fromNumber(1) }), { ok: 1, n: 1 }, lastOp);
+    states.move({ ...primary, role: 'follower', memberState: 'SECONDARY', leader: null });
+    const reply = await pending;
+    assert.equal((reply.writeConcernError as Doc).code, 189);
+    assert.deepEqual(reply.errorLabels, ['RetryableWriteError']);
+  });
+
+  it('answers at once what the config can never satisfy, and refuses a bad write concern before running', () => {
+    const waiters = new ReplicationWaiters(new CoreStates(primary), new ManualClock());
+    assert.equal(((waiters.afterCommand('insert', insert({ w: 4 }), { ok: 1, n: 1 }, lastOp) as Doc).writeConcernError as Doc).code, 100);
+    assert.equal(((waiters.afterCommand('insert', insert({ w: 'dc' }), { ok: 1, n: 1 }, lastOp) as Doc).writeConcernError as Doc).code, 79);
+    assert.throws(() => waiters.checkWriteConcern('insert', insert({ w: -1 })), (e: MongoError) => e.code === 9);
+    assert.deepEqual(waiters.afterCommand('find', { find: 'c', writeConcern: { w: 3 } }, { ok: 1 }, lastOp), { ok: 1 }, 'a read waits for no write concern');
+    assert.deepEqual(waiters.afterCommand('insert', { insert: 'c', writeConcern: { w: 3 }, autocommit: false }, { ok: 1 }, lastOp), { ok: 1 }, 'nor does a transaction statement');
+  });
+});
+
+describe('read concern waits', () => {
+  it('a majority read reads at the commit point, and is refused until there is one', () => {
+    const member = started(THREE, 1);
+    const waiters = new ReplicationWaiters(new CoreStates({ ...member, lastCommittedOpTime: { ts: 0, t: -1 } }), new ManualClock());
+    const none = waiters.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } });
+    assert.throws(() => none!.readAt!(), (e: MongoError) => e.code === 134);
+    const committed = new ReplicationWaiters(new CoreStates({ ...member, lastCommittedOpTime: { ts: 1_700_000_000_000_007, t: 1 } }), new ManualClock());
+    assert.deepEqual(committed.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } })!.readAt!(), new Timestamp({ t: 1_700_000_000, i: 7 }));
+    assert.equal(committed.beforeRead('find', { find: 'c' }), undefined, 'a local read without afterClusterTime waits for nothing');
+  });
+
+  it('a secondary serves an afterClusterTime read once it has applied that far', async () => {
+    const secondary = started(THREE, 1);
+    const states = new CoreStates(secondary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    const target = { ts: lastAppliedOpTime(secondary).ts + 10, t: 0 };
+    const read = waiters.beforeRead('find', { find: 'c', readConcern: { afterClusterTime: bsonTimestamp(target.ts) } });
+    let done = false;
+    void read!.wait!.then(() => { done = true; });
+    await settle();
+    assert.equal(done, false);
+    states.move({ ...secondary, oplog: [...secondary.oplog, { ts: target.ts, t: 0, op: 'i', o: {} }] });
+    await settle();
+    assert.equal(done, true);
+  });
+});
