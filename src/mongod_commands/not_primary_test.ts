@@ -8,6 +8,7 @@ import type { Network } from '../wire/network.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 import type { ReplStore } from '../replication/repl_store.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { MongodServices } from './command.js';
 import { refuseUnlessPrimary } from './not_primary.js';
 
@@ -20,6 +21,8 @@ function uninitializedMember(): MongodServices {
     setName: 'rs0', store, network, clock: systemClock, clusterTime: { now: () => new Timestamp({ t: 1, i: 0 }), advance: () => undefined }, isSelf: () => false, logger: pino({ level: 'silent' }),
     // Never started: its oplog is never enabled, so no storage is touched.
     storage: {} as StorageEngine,
+    dbpath: '',
+    local: {} as LocalCollections,
   });
   return { replication } as unknown as MongodServices;
 }

@@ -104,6 +104,9 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       ...(options.oplogSizeMB === undefined ? {} : { oplogSizeMB: options.oplogSizeMB }),
       // The applier wrote the session records a retry on this new primary must find.
       onWritablePrimary: () => sessionCatalog.forgetAll(),
+      onDataRolledBack: () => sessionCatalog.forgetAll(),
+      dbpath: options.dbpath,
+      local,
     });
     core.replicationWaits = new ReplicationWaiters(core.replication, wallClock);
   }

@@ -66,6 +66,28 @@ export class FetchedEntries {
     return { ok: true, response: { kind: 'oplogFetchResponse', status: 'ok', entries: core, metadata } };
   }
 
+  // Rollback's read of the source's oplog from the commit point: every entry checked (a malformed
+  // one refuses them all), kept by optime, since the core appends those after the common point.
+  keepAll(docs: readonly unknown[]): { ok: true; entries: OplogEntry[] } | { ok: false; error: MongoError } {
+    for (const doc of docs) {
+      try {
+        checkOplogEntry(doc);
+        coreTs(doc.ts);
+      } catch (err) {
+        return { ok: false, error: err as MongoError };
+      }
+    }
+    this.byOpTime.clear();
+    return {
+      ok: true,
+      entries: (docs as Doc[]).map((doc) => {
+        const e = coreEntry(doc);
+        this.byOpTime.set(key(e), doc);
+        return e;
+      }),
+    };
+  }
+
   // The full entries of what the core appends; an entry not fetched (the core's own no-op) is
   // undefined, for the driver to write itself.
   take(entries: readonly OplogEntry[]): (Doc | undefined)[] {

@@ -8,7 +8,7 @@ import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
 import { isReadable } from '../repl/member_state.js';
 import type { OplogFetch, ReplMessage, RollbackFetch } from '../repl/messages.js';
-import { compareOpTime, NULL_OP_TIME } from '../repl/op_time.js';
+import { compareOpTime, formatOpTime, NULL_OP_TIME, type OpTime } from '../repl/op_time.js';
 import type { OplogEntry } from '../repl/oplog_entry.js';
 import { isElectable, replSetSettings } from '../repl/repl_set_config.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
@@ -29,6 +29,8 @@ import { bsonTimestamp, coreTs } from './op_time_bson.js';
 import { checkInitiateConfig, coreConfig } from './replica_set_config_document.js';
 import type { ReplStore } from './repl_store.js';
 import { replSetStatus } from './repl_set_status.js';
+import { rollBackTo } from './rollback_data.js';
+import type { LocalCollections } from '../query/exec/local_collection.js';
 
 // The process's cluster time, as the coordinator reads and moves it (sessions' LogicalClock).
 export interface ClusterTimeSource {
@@ -53,6 +55,11 @@ export interface ReplicationCoordinatorDeps {
   // This member became a writable primary: what caches replicated data in memory (the session
   // catalog's records, which the applier wrote beneath it) reads it again.
   onWritablePrimary?: () => void;
+  // A rollback took the store back: the same caches read it again.
+  onDataRolledBack?: () => void;
+  // Where rollback files go (<dbpath>/rollback/...), and the local database the rollback id is in.
+  dbpath: string;
+  local: LocalCollections;
 }
 
 // A member message unanswered this long counts as unanswered (MongoDB's heartbeat timeout is 10 s;
@@ -338,9 +345,7 @@ export class ReplicationCoordinator {
           this.appendOplog(e.entries);
           break;
         case 'truncateOplogAfter':
-          // The data side of a rollback (undoing what the truncated entries wrote) is not built yet:
-          // truncating the oplog alone would leave data no entry explains. The member stops instead.
-          this.halt(`rollback to ${JSON.stringify(e.opTime)} needed; rollback of data is not supported yet`);
+          this.rollBack(e.opTime);
           break;
         case 'memberStateChanged':
           if (e.state === 'PRIMARY' && e.writable && this.core?.leader?.firstOpTimeOfMyTerm) this.electionTime = bsonTimestamp(this.core.leader.firstOpTimeOfMyTerm.ts);
@@ -397,6 +402,35 @@ export class ReplicationCoordinator {
     this.persisting = applied;
     void applied.then(() => {
       if (this.persisting === applied) this.persisting = undefined;
+    });
+  }
+
+  // The core found our last entries absent on the sync source: the store goes back to the common
+  // point (rollback_data.ts: rollback files first, then the version history's restore, the
+  // rollback id raised), after any batch still being applied, and before the source's entries
+  // after that point (the core's next appendOplog, chained behind it). What cannot be undone that
+  // way halts the member: a majority-committed write is never undone, and a store the history no
+  // longer reaches back from needs a resync.
+  private rollBack(to: OpTime): void {
+    const oplog = this.oplog;
+    const core = this.core;
+    if (oplog === undefined || core === null || this.haltedBecause !== undefined) return;
+    const majorityCommitPoint = core.lastCommittedOpTime.ts > 0 ? bsonTimestamp(core.lastCommittedOpTime.ts) : undefined;
+    const undo = (): void => {
+      const result = rollBackTo(bsonTimestamp(to.ts), { storage: this.deps.storage, reads: oplog.reads, dbpath: this.deps.dbpath, majorityCommitPoint, local: this.deps.local });
+      if (result.outcome !== 'rolledBack') {
+        this.halt(`rollback to ${formatOpTime(to)} ${result.outcome === 'refused' ? 'refused' : 'needs a resync'}: ${result.reason}`);
+        return;
+      }
+      this.deps.logger.warn({ c: 'ROLLBACK', commonPoint: formatOpTime(to), rollbackId: result.rollbackId, undoneEntries: result.undoneEntries, files: result.files }, 'Rollback finished');
+      this.deps.onDataRolledBack?.();
+    };
+    const done = (this.persisting ?? Promise.resolve()).then(undo).catch((err: unknown) => {
+      this.halt(`rollback to ${formatOpTime(to)} failed: ${(err as Error).message}`);
+    });
+    this.persisting = done;
+    void done.then(() => {
+      if (this.persisting === done) this.persisting = undefined;
     });
   }
 
@@ -515,8 +549,12 @@ export class ReplicationCoordinator {
     const cmd = { find: 'oplog.rs', filter: { ts: { $gte: bsonTimestamp(req.from.ts) } }, batchSize: ROLLBACK_FETCH_BATCH, singleBatch: true, $replData: 1, $oplogQueryData: 1 };
     this.deps.network.command(host, 'local', cmd, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then((reply) => {
       if (this.core === null || this.core.config !== config || this.stopped || reply.ok !== 1) return;
-      const entries = ((reply.cursor as Doc).firstBatch as Doc[]).map(coreEntry);
-      this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries, metadata: sourceMetadataOf(reply) } });
+      const kept = this.fetched.keepAll((reply.cursor as Doc).firstBatch as Doc[]);
+      if (!kept.ok) {
+        this.deps.logger.error({ c: 'ROLLBACK', host, err: kept.error.message }, 'The sync source\'s oplog holds a malformed entry; no rollback from it');
+        return;
+      }
+      this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries: kept.entries, metadata: sourceMetadataOf(reply) } });
     }).catch((err: unknown) => {
       this.deps.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Rollback could not read the sync source\'s oplog');
     });

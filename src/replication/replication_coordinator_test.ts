@@ -17,7 +17,8 @@ import { enableOplog } from '../oplog/replicated_oplog.js';
 import { ReplicationCoordinator } from './replication_coordinator.js';
 import { CONFIG_NS, ELECTION_NS, localReplStore } from './repl_store.js';
 
-const SET_FIRST_TS = new Timestamp({ t: 1_700_000_000, i: 1 });
+// After the times the test's own local writes take (the config's), as a set's first entry is.
+const SET_FIRST_TS = new Timestamp({ t: 1_700_000_000, i: 100 });
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -69,9 +70,9 @@ async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: 
   const members = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
   const { sent } = members;
   const logs = options.logs;
-  const logger = logs === undefined ? pino({ level: 'silent' }) : pino({ level: 'error' }, { write: (line: string) => void logs.push(line) });
+  const logger = logs === undefined ? pino({ level: 'silent' }) : pino({ level: 'warn' }, { write: (line: string) => void logs.push(line) });
   const coordinator = new ReplicationCoordinator({
-    setName: 'rs0', store, network: options.network ?? members.network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger, seed: 7, storage,
+    setName: 'rs0', store, network: options.network ?? members.network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger, seed: 7, storage, dbpath: dir, local,
   });
   try {
     coordinator.start();
@@ -119,15 +120,18 @@ function malformedSourceNetwork(diverged = false): Network {
 }
 
 describe('ReplicationCoordinator', () => {
-  it('a member whose last entry its source lacks halts before any rollback: nothing truncated or applied, no reads served', async () => {
+  it('a member whose last entry its source lacks rolls back to the common point: its entry undone, the rollback id raised', async () => {
     const logs: string[] = [];
     await withMember(async ({ coordinator, clock, storage }) => {
+      assert.equal(coordinator.rollbackId(), 1);
       await run(clock, 3000);
-      assert.ok(logs.some((l) => /rollback .* needed; rollback of data is not supported yet/.test(l)), logs.join('\n'));
-      assert.equal(coordinator.canServeReads(), false);
+      assert.ok(logs.some((l) => /Rollback finished/.test(l)), logs.join('\n'));
       const oplog = storage.getCollection('local.oplog.rs')!;
-      assert.equal([...storage.scanRecords(oplog)].length, 2, 'its own entry is still there');
-      assert.equal(coordinator.state()!.frozenUntilMs, Number.POSITIVE_INFINITY);
+      const held = [...storage.scanRecords(oplog)].map((r) => String((deserializeDocument(r.bytes).o as Doc).msg));
+      assert.equal(held[0], 'initiating set');
+      assert.ok(!held.includes('only this member has it'), `its own entry is gone: ${held.join(', ')}`);
+      assert.equal(coordinator.rollbackId(), 2);
+      assert.equal(coordinator.canServeReads(), true);
     }, { network: malformedSourceNetwork(true), logs, ownEntry: new Timestamp({ t: 1_700_000_005, i: 1 }) });
   });
 
