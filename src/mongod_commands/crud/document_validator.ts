@@ -36,7 +36,7 @@ export function parseValidationOptions(cmd: Doc, current: Doc = {}): Doc {
     // validator holding them, or a level or action that would weaken one, with QueryFeatureNotAllowed.
     const level = out.validationLevel ?? current.validationLevel;
     const action = out.validationAction ?? current.validationAction;
-    compileFilter(validator, { encryptKeywords: level !== 'moderate' && action !== 'warn' });
+    compileFilter(validator, { encryptKeywords: level !== 'moderate' && action !== 'warn', javascript: false });
   }
   if (cmd.validator !== undefined) out.validator = cmd.validator;
   return out;
