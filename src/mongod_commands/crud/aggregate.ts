@@ -75,7 +75,7 @@ function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unkno
 
 // Leading $match / $sort stages become the query of the collection read, so they can use indexes.
 export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } {
-  const find: FindSpec = { filter: {} };
+  const find: FindSpec = { filter: {}, javascript: false };
   let i = 0;
   if (startsWithText(pipeline)) {
     // The text score is the find's projection; a $sort after it sorts by that projected field,

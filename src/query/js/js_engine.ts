@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import ivm from 'isolated-vm';
 import { EJSON } from 'bson';
 import { MongoError } from '../../base/errors.js';
@@ -43,6 +44,8 @@ export class ScriptContext {
     this.generation = generation;
     this.context = owner.createContextSync();
     this.context.global.setSync('globalThis', this.context.global.derefInto());
+    // The shell's hex_md5, which MongoDB's scripts may call (its manual's $where example does).
+    this.context.global.setSync('hex_md5', new ivm.Callback((text: unknown) => createHash('md5').update(String(text)).digest('hex')));
     this.run(() => this.context.evalSync(SHELL_PRELUDE, { timeout: this.timeout() }));
   }
 

@@ -68,6 +68,12 @@ BinData.prototype.subtype = function () { return this.type; };
 BinData.prototype.toString = function () { return 'BinData(' + this.type + ',"' + this.base64 + '")'; };
 BinData.prototype.length = function () { return Math.floor(this.base64.replace(/=+$/, '').length * 3 / 4); };
 
+// The shell's Array helpers that scripts use (mapReduce's reduce functions sum with Array.sum).
+Array.sum = (values) => values.reduce((a, b) => a + b, 0);
+Array.avg = (values) => (values.length === 0 ? null : Array.sum(values) / values.length);
+Array.contains = (values, x) => values.indexOf(x) >= 0;
+Array.unique = (values) => values.filter((x, i) => values.indexOf(x) === i);
+
 globalThis.MinKey = function MinKey() { if (!(this instanceof MinKey)) return new MinKey(); };
 globalThis.MaxKey = function MaxKey() { if (!(this instanceof MaxKey)) return new MaxKey(); };
 
