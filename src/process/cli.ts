@@ -31,11 +31,11 @@ const DBPATH_IN_USE_EXIT_CODE = 100;
 // mongod's default net.maxIncomingConnections (DEFAULT_MAX_CONN).
 const MAX_CONNS_DEFAULT = 1_000_000;
 
-// --noscripting and the script limits set the process's script engine (src/query/js); the other
-// parameters are the process's own.
-function scriptParameters(setParameter: string[], noscripting: boolean): string[] {
+// --noscripting and the script limits set the process's script engine (src/query/js); a router's
+// runs no script itself. The other parameters are the process's own.
+function scriptParameters(setParameter: string[], noscripting: boolean, local: boolean): string[] {
   const { rest, limits } = takeScriptParameters(setParameter);
-  configureScripting({ ...limits, enabled: !noscripting });
+  configureScripting({ ...limits, enabled: !noscripting, local });
   return rest;
 }
 
@@ -117,7 +117,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!values.configdb) usageExit('--configdb is required', 2);
     let parameters;
     try {
-      parameters = parseRouterSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!));
+      parameters = parseRouterSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!, false));
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
@@ -132,7 +132,7 @@ export async function main(argv: string[]): Promise<void> {
   if (!values.dbpath) usageExit('--dbpath is required', 2);
   let parameters;
   try {
-    parameters = parseSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!));
+    parameters = parseSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!, true));
   } catch (err) {
     usageExit((err as Error).message, 2);
   }

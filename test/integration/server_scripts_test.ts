@@ -153,6 +153,15 @@ describe('server-side JavaScript: $where, $function, $accumulator, mapReduce', (
       ]);
     });
 
+    it(`on ${where}: $function after a $group, where a router merges the groups`, async () => {
+      const out = await db().collection<AnyDoc>('books').aggregate([
+        { $group: { _id: '$author', copies: { $sum: '$copies' } } },
+        { $addFields: { label: { $function: { body: 'function(author, n) { return author.toUpperCase() + " " + n; }', args: ['$_id', '$copies'], lang: 'js' } } } },
+        { $sort: { _id: 1 } },
+      ]).toArray();
+      assert.deepEqual(out, [{ _id: 'Mara Voss', copies: 18, label: 'MARA VOSS 18' }, { _id: 'Tomas Brin', copies: 6, label: 'TOMAS BRIN 6' }]);
+    });
+
     it(`on ${where}: mapReduce totals each customer's orders, inline and into a collection`, async () => {
       const map = new Code('function() { emit(this.cust_id, this.price); }');
       const reduce = new Code('function(customer, prices) { return Array.sum(prices); }');

@@ -22,7 +22,8 @@ let generation = 0;
 let shared: ScriptContext | undefined;
 
 function currentIsolate(): ivm.Isolate {
-  const { heapLimitMB } = scriptSettings();
+  const { heapLimitMB, local } = scriptSettings();
+  if (!local) throw new MongoError(ErrorCodes.InternalError, 'a router runs no script: it has a shard run it');
   if (isolate === undefined || isolate.isDisposed || isolateHeapMB !== heapLimitMB) {
     if (isolate !== undefined && !isolate.isDisposed) isolate.dispose();
     isolate = new ivm.Isolate({ memoryLimit: heapLimitMB });

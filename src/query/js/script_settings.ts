@@ -1,10 +1,12 @@
 import { MongoError } from '../../base/errors.js';
 
-// What a process lets scripts do, set once as it starts: whether it runs them at all (mongod's
-// --noscripting turns them off) and MongoDB's limits on each evaluation,
+// What a process lets scripts do, set once as it starts: whether scripts are allowed at all
+// (--noscripting turns them off, on a node or a router), whether this process runs them itself (a
+// router never does: it has them run on shards), and MongoDB's limits on each evaluation,
 // internalQueryJavaScriptFnTimeoutMillis (60 s) and internalQueryJavaScriptHeapSizeLimitMB (100).
 export interface ScriptSettings {
   enabled: boolean;
+  local: boolean;
   timeoutMillis: number;
   heapLimitMB: number;
 }
@@ -14,7 +16,7 @@ const SCRIPT_PARAMETER_NAMES = ['internalQueryJavaScriptFnTimeoutMillis', 'inter
 // V8 will not run an isolate in less than this (isolated-vm's floor).
 const MIN_HEAP_MB = 8;
 
-let settings: ScriptSettings = { enabled: true, timeoutMillis: 60_000, heapLimitMB: 100 };
+let settings: ScriptSettings = { enabled: true, local: true, timeoutMillis: 60_000, heapLimitMB: 100 };
 
 export function configureScripting(next: Partial<ScriptSettings>): void {
   settings = { ...settings, ...next };
