@@ -101,6 +101,9 @@ describe('server-side JavaScript: $where, $function, $accumulator, mapReduce', (
       await coll.insertMany([{ _id: 1, k: 1, when: day('2022-01-01') }, { _id: 2, k: 2, when: day('2023-01-01') }]);
       const r = await coll.updateMany({ $where: 'this.when instanceof Date && this.when.getUTCFullYear() == 2023' }, { $set: { late: true } });
       assert.equal(r.modifiedCount, 1);
+      assert.deepEqual((await coll.distinct('_id', { $where: 'this.when.getTime() > 0' })).sort(), [1, 2]);
+      const found = await coll.findOneAndUpdate({ k: 1, $where: 'obj.when.getUTCMonth() == 0' }, { $set: { seen: true } }, { returnDocument: 'after' });
+      assert.equal(found?.seen, true);
       assert.deepEqual((await coll.find({ late: true }).toArray()).map((d) => d._id), [2]);
       const d = await coll.deleteMany({ $where: 'this._id == 1' });
       assert.equal(d.deletedCount, 1);
