@@ -39,6 +39,7 @@ export class ScriptContext {
   private readonly context: ivm.Context;
   private readonly generation: number;
   private readonly compiled = new Map<string, number>();
+  private readonly entries = new Map<string, ivm.Reference<(...a: unknown[]) => unknown>>();
 
   constructor() {
     const owner = currentIsolate();
@@ -71,8 +72,13 @@ export class ScriptContext {
   // Calls one of the prelude's entry points with plain arguments (numbers, strings).
   call<T>(entry: string, args: unknown[]): T {
     if (!this.alive) throw new MongoError(ErrorCodes.JSInterpreterFailure, 'JavaScript execution context was lost');
-    const fn = this.context.global.getSync(entry, { reference: true }) as ivm.Reference<(...a: unknown[]) => T>;
-    return this.run(() => fn.applySync(undefined, args, { arguments: { copy: true }, result: { copy: true }, timeout: this.timeout() }) as T);
+    let fn = this.entries.get(entry);
+    if (fn === undefined) {
+      fn = this.context.global.getSync(entry, { reference: true }) as ivm.Reference<(...a: unknown[]) => unknown>;
+      this.entries.set(entry, fn);
+    }
+    const ref = fn;
+    return this.run(() => ref.applySync(undefined, args, { arguments: { copy: true }, result: { copy: true }, timeout: this.timeout() }) as T);
   }
 
   private timeoutFromDeadline = false;
