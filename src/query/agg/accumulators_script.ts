@@ -34,9 +34,9 @@ export function parseJsAccumulator(arg: unknown, env: StageEnv): Accumulator {
   }
   const init = functionField(arg, 'init') ?? fail(4544707, "$accumulator missing required argument 'init'");
   const accumulate = functionField(arg, 'accumulate') ?? fail(4544708, "$accumulator missing required argument 'accumulate'");
-  // merge combines partial states; a router here sends a whole $group that holds $accumulator to
-  // one shard (src/router/merge/script_merge.ts), so states are never merged, but merge is
-  // required as MongoDB requires it.
+  // merge combines partial states: a router splitting the $group makes the merging $accumulator
+  // of the primary shard from its source (src/router/merge/accumulator_split.ts), so here it is
+  // only checked.
   functionField(arg, 'merge') ?? fail(4544709, "$accumulator missing required argument 'merge'");
   const finalize = functionField(arg, 'finalize');
   const initArgs = compileDocExpression('initArgs' in arg ? arg.initArgs : { $literal: [] }, env);
