@@ -200,6 +200,14 @@ describe('server-side JavaScript: $where, $function, $accumulator, mapReduce', (
       assert.deepEqual(dates?.value, { count: 3, qty: 4, avg: 1.33 });
     });
 
+    it(`on ${where}: mapReduce over a collection or database that does not exist answers no results`, async () => {
+      const mr = { map: 'function() { emit(1, 1); }', reduce: 'function(k, v) { return v.length; }', out: { inline: 1 } };
+      const answer = ({ results, ok }: AnyDoc): AnyDoc => ({ results, ok });
+      assert.deepEqual(answer(await db().command({ mapReduce: 'nothing_here', ...mr })), { results: [], ok: 1 });
+      const other = db().client.db(`no_such_db_${at}`);
+      assert.deepEqual(answer(await other.command({ mapReduce: 'nothing_here', ...mr })), { results: [], ok: 1 });
+    });
+
     it(`on ${where}: mapReduce with sort and limit maps only the first documents`, async () => {
       const r = await db().command({
         mapReduce: 'orders', map: 'function() { emit("n", 1); }', reduce: 'function(k, v) { return Array.sum(v); }',
@@ -239,6 +247,7 @@ describe('server-side JavaScript: $where, $function, $accumulator, mapReduce', (
       await refused(players.aggregate([{ $group: { _id: null, x: { $accumulator: { init: 'function() {}', accumulate: 'function() {}', lang: 'js', accumulateArgs: [] } } } }]).toArray(), 4544709);
       await refused(db().command({ mapReduce: 'players', map: 'function() {}', reduce: 'function() {}' }), 40414);
       await refused(db().createCollection(`validated_${at}`, { validator: { $where: 'true' } }), 2);
+      await refused(db().createCollection(`validated_${at}`, { validator: { $expr: { $function: { body: 'function() { return true; }', args: [], lang: 'js' } } } }), 4660800);
       assert.equal(await players.countDocuments(), 5);
     });
   }

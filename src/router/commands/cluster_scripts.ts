@@ -6,7 +6,7 @@ import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeSorted, mergeUnsorted } from '../merge/stream_merge.js';
 import { RemoteCursorStream } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
-import { getRouting, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
+import { emptyWithoutDatabase, getRouting, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
 import { openShardCursors, targetShards } from './cluster_find.js';
 
 // Server-side JavaScript through the router. The router runs no script itself (scripting is off on
@@ -51,7 +51,7 @@ export const clusterMapReduceCommand: RouterCommand = {
   async run(ctx, cmd) {
     const request = parseMapReduce(cmd, ctx.db);
     const ns = `${ctx.db}.${request.coll}`;
-    const partials = await withStaleRetry(ctx.router, ns, async (routing) => {
+    const partials = await emptyWithoutDatabase(withStaleRetry(ctx.router, ns, async (routing) => {
       const query = request.limit > 0 ? await firstDocuments(ctx, routing, request.coll, request.query, request.sort, request.limit) : request.query;
       const shardCmd: Doc = { mapReduce: request.coll, map: cmd.map, reduce: cmd.reduce, query, out: { inline: 1 } };
       if (cmd.scope !== undefined) shardCmd.scope = cmd.scope;
@@ -60,8 +60,9 @@ export const clusterMapReduceCommand: RouterCommand = {
       const replies = await Promise.all(targetShards(routing, query).map(async (shard) =>
         checkOk(throwIfStale(await sendToShard(ctx.router, shard, ctx.db, { ...shardCmd, ...versionFields(routing, shard) })))));
       return replies.flatMap((r) => r.results as Doc[]);
-    });
+    }), []);
     const out = request.out;
+    if (out.kind === 'inline' && partials.length === 0) return { results: [], ok: 1 };
     const outDb = out.kind === 'inline' ? ctx.db : out.db;
     const finisher = (await getRouting(ctx.router, `${outDb}.${out.kind === 'inline' ? request.coll : out.coll}`, out.kind !== 'inline')).db.primary;
     const finish: Doc = { _shardsvrMapReduceFinish: request.coll, map: cmd.map, reduce: cmd.reduce, out: cmd.out, results: partials };
