@@ -1,62 +1,55 @@
-import { createHash } from 'node:crypto';
-import ivm from 'isolated-vm';
 import { EJSON } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { currentDeadline, maxTimeExpired } from '../../base/operation_deadline.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../../bson/values.js';
+import { ScriptHost, type HostReply } from './script_host_client.js';
 import { scriptSettings } from './script_settings.js';
-import { SHELL_PRELUDE } from './shell_prelude.js';
 
-// The process's one V8 isolate (isolated-vm: its own heap, stopped from outside when its time is
-// up, unlike node:vm), reused by every script, and replaced when a script exhausted its heap (V8
-// disposes of an isolate that did). Each evaluation runs synchronously, within MongoDB's limits:
-// the time left of internalQueryJavaScriptFnTimeoutMillis and of the operation's maxTimeMS,
-// whichever ends first. A script runs in a context: the shared one (functions of $where,
-// $function, $accumulator) or one of its own (a mapReduce, whose scope becomes its globals).
+// The process's script engine: one V8 isolate, reused by every script, in the script host, a child
+// process of the node (script_host.ts), replaced when a script exhausted its heap and started again
+// when V8 aborted it. Each evaluation runs synchronously, within MongoDB's limits: the time left of
+// internalQueryJavaScriptFnTimeoutMillis and of the operation's maxTimeMS, whichever ends first.
+// A script runs in a context: the shared one (functions of $where, $function, $accumulator) or
+// one of its own (a mapReduce, whose scope becomes its globals).
 
-let isolate: ivm.Isolate | undefined;
-let isolateHeapMB = 0;
-// Bumped with each new isolate: a context or function handle of an older one is gone.
-let generation = 0;
+let host: ScriptHost | undefined;
 let shared: ScriptContext | undefined;
 
-function currentIsolate(): ivm.Isolate {
-  const { heapLimitMB, local } = scriptSettings();
-  if (!local) throw new MongoError(ErrorCodes.InternalError, 'a router runs no script: it has a shard run it');
-  if (isolate === undefined || isolate.isDisposed || isolateHeapMB !== heapLimitMB) {
-    if (isolate !== undefined && !isolate.isDisposed) isolate.dispose();
-    isolate = new ivm.Isolate({ memoryLimit: heapLimitMB });
-    isolateHeapMB = heapLimitMB;
-    generation++;
-    shared = undefined;
-  }
-  return isolate;
+// How long past a script's time limit the node waits for the host before killing it: a host at
+// its heap limit may collect garbage for minutes without reaching the point where it stops.
+const HOST_GRACE_MS = 2000;
+
+function scriptHost(): ScriptHost {
+  if (!scriptSettings().local) throw new MongoError(ErrorCodes.InternalError, 'a router runs no script: it has a shard run it');
+  host ??= new ScriptHost();
+  return host;
 }
 
 // A context of the isolate with the shell's types in it, and the functions compiled into it.
 export class ScriptContext {
-  private readonly context: ivm.Context;
+  private readonly id: number;
   private readonly generation: number;
   private readonly compiled = new Map<string, number>();
-  private readonly entries = new Map<string, ivm.Reference<(...a: unknown[]) => unknown>>();
+  private lost = false;
 
   constructor() {
-    const owner = currentIsolate();
-    this.generation = generation;
-    this.context = owner.createContextSync();
-    this.context.global.setSync('globalThis', this.context.global.derefInto());
-    // The shell's hex_md5, which MongoDB's scripts may call (its manual's $where example does).
-    this.context.global.setSync('hex_md5', new ivm.Callback((text: unknown) => createHash('md5').update(String(text)).digest('hex')));
-    this.run(() => this.context.evalSync(SHELL_PRELUDE, { timeout: this.timeout() }));
+    const owner = scriptHost();
+    const { heapLimitMB } = scriptSettings();
+    // The host replaces its isolate for another heap limit: every older context is gone.
+    if (owner.heapMB !== heapLimitMB) owner.generation++;
+    owner.heapMB = heapLimitMB;
+    const reply = this.send(owner, { op: 'context', heapMB: heapLimitMB }, false);
+    this.id = reply.ctx!;
+    this.generation = owner.generation;
   }
 
   get alive(): boolean {
-    return this.generation === generation && isolate !== undefined && !isolate.isDisposed;
+    return !this.lost && host !== undefined && host.generation === this.generation;
   }
 
   release(): void {
-    if (this.alive) this.context.release();
+    if (this.alive) this.send(scriptHost(), { op: 'release', ctx: this.id }, false);
   }
 
   // The id of `source` compiled as a function in this context (once per source).
@@ -72,59 +65,38 @@ export class ScriptContext {
   // Calls one of the prelude's entry points with plain arguments (numbers, strings).
   call<T>(entry: string, args: unknown[]): T {
     if (!this.alive) throw new MongoError(ErrorCodes.JSInterpreterFailure, 'JavaScript execution context was lost');
-    let fn = this.entries.get(entry);
-    if (fn === undefined) {
-      fn = this.context.global.getSync(entry, { reference: true }) as ivm.Reference<(...a: unknown[]) => unknown>;
-      this.entries.set(entry, fn);
-    }
-    const ref = fn;
-    return this.run(() => ref.applySync(undefined, args, { arguments: { copy: true }, result: { copy: true }, timeout: this.timeout() }) as T);
+    return this.send(scriptHost(), { op: 'call', ctx: this.id, entry, args }, true).value as T;
   }
 
-  private timeoutFromDeadline = false;
-
-  private timeout(): number {
+  private send(owner: ScriptHost, request: Doc, timed: boolean): HostReply {
     const limit = scriptSettings().timeoutMillis;
     const deadline = currentDeadline();
-    if (deadline === undefined) {
-      this.timeoutFromDeadline = false;
-      return limit;
+    const left = deadline === undefined ? Infinity : Math.max(1, Math.ceil(deadline - performance.now()));
+    const timeout = Math.min(limit, left);
+    const reply = owner.request(timed ? { ...request, timeout } : request, timeout + HOST_GRACE_MS);
+    if (reply.error === undefined) return reply;
+    const { kind, message } = reply.error;
+    if (kind === 'timeout' || kind === 'hung') {
+      if (left < limit) throw maxTimeExpired();
+      throw new MongoError(ErrorCodes.JSInterpreterFailure, 'JavaScript execution interrupted: exceeded the time limit (internalQueryJavaScriptFnTimeoutMillis)');
     }
-    const left = Math.max(1, Math.ceil(deadline - performance.now()));
-    this.timeoutFromDeadline = left < limit;
-    return Math.min(limit, left);
-  }
-
-  private run<T>(fn: () => T): T {
-    try {
-      return fn();
-    } catch (err) {
-      throw scriptError(err, this.timeoutFromDeadline);
+    if (kind === 'lost') {
+      this.lost = true;
+      throw new MongoError(ErrorCodes.JSInterpreterFailure, 'JavaScript execution context was lost');
     }
+    if (kind === 'memory' || kind === 'died') {
+      // A new isolate (or host) holds none of the contexts.
+      if (kind === 'memory') owner.generation++;
+      throw new MongoError(ErrorCodes.JSInterpreterFailure, 'Out of memory: the script exceeded internalQueryJavaScriptHeapSizeLimitMB');
+    }
+    throw new MongoError(ErrorCodes.JSInterpreterFailure, message);
   }
 }
 
 // The shared context, made again after the isolate was replaced.
 export function sharedContext(): ScriptContext {
-  currentIsolate();
   if (shared === undefined || !shared.alive) shared = new ScriptContext();
   return shared;
-}
-
-// What a script's failure answers, as MongoDB's: JSInterpreterFailure, with the script's own error
-// ("SyntaxError: ...", "Error: ...") or why it was stopped; MaxTimeMSExpired when the operation's
-// maxTimeMS, not the script limit, stopped it.
-function scriptError(err: unknown, fromDeadline: boolean): MongoError {
-  if (err instanceof MongoError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  if (/timed out/i.test(message)) {
-    return fromDeadline ? maxTimeExpired() : new MongoError(ErrorCodes.JSInterpreterFailure, 'JavaScript execution interrupted: exceeded the time limit (internalQueryJavaScriptFnTimeoutMillis)');
-  }
-  if (/memory limit|disposed/i.test(message)) {
-    return new MongoError(ErrorCodes.JSInterpreterFailure, 'Out of memory: the script exceeded internalQueryJavaScriptHeapSizeLimitMB');
-  }
-  const name = err instanceof Error && err.name !== 'Error' ? `${err.name}: ` : 'Error: ';
-  return new MongoError(ErrorCodes.JSInterpreterFailure, `${name}${message}`);
 }
 
 // Values to and from a script's text form (canonical Extended JSON).

@@ -61,9 +61,12 @@ describe('the script engine', () => {
     assert.deepEqual(new ScriptFunction('function(a) { return a * 2; }').apply({}, [21]), new Double(42));
   });
 
-  it('replaces the isolate of a script that exhausted internalQueryJavaScriptHeapSizeLimitMB (139), and runs the next', () => {
+  it('replaces the isolate, or the script host V8 aborted, of a script that exhausted internalQueryJavaScriptHeapSizeLimitMB (139), and runs the next', () => {
     configureScripting({ heapLimitMB: 16 });
     fails(() => new ScriptFunction('function() { const a = []; for (;;) a.push(new Array(1e6).fill(Math.random())); }').apply({}, []), 139, /Out of memory/);
+    // Allocations V8 answers by aborting its process: the script host dies, not this process.
+    fails(() => new ScriptFunction('function() { return new Array(5e7).fill(1.5).length; }').apply({}, []), 139, /Out of memory/);
+    fails(() => new ScriptFunction('function() { const m = new Map(); for (let i = 0; ; i++) m.set(i, i); }').apply({}, []), 139, /Out of memory/);
     assert.equal(new ScriptFunction('function(s) { return s.toUpperCase(); }').apply({}, ['ok']), 'OK');
   });
 
