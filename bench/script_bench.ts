@@ -10,8 +10,8 @@ import { removeDir, spawnNode, type AnyDoc } from '../test/helpers/spawn_node.js
 // between the two forms; each row is the median round's wall time and the node's CPU per
 // document, and their ratio.
 
-const DOCS = 100_000;
-const BATCH = 5000;
+const DOCS = 20_000;
+const BATCH = 2000;
 const ROUNDS = 5;
 
 function median(xs: readonly number[]): number {
