@@ -21,6 +21,8 @@ function functionField(spec: Doc, field: string): ScriptFunction | undefined {
   return new ScriptFunction(source);
 }
 
+const ACCUMULATE_BATCH = 256;
+
 const ACCUMULATOR_FIELDS = new Set(['init', 'initArgs', 'accumulate', 'accumulateArgs', 'merge', 'finalize', 'lang']);
 
 export function parseJsAccumulator(arg: unknown, env: StageEnv): Accumulator {
@@ -45,6 +47,14 @@ export function parseJsAccumulator(arg: unknown, env: StageEnv): Accumulator {
   return {
     create() {
       let state: { value: unknown } | undefined;
+      // Arguments of accumulate calls not made yet: they go to the isolate in batches, as MongoDB
+      // sends them (reducePendingCalls).
+      let pending: unknown[][] = [];
+      const flush = (): void => {
+        if (state === undefined || pending.length === 0) return;
+        state.value = accumulate.accumulate(state.value, pending);
+        pending = [];
+      };
       return {
         add(doc, vars) {
           checkScriptingEnabled();
@@ -55,10 +65,12 @@ export function parseJsAccumulator(arg: unknown, env: StageEnv): Accumulator {
           }
           const input = accumulateArgs(doc, vars);
           if (!Array.isArray(input)) fail(4544712, `$accumulator accumulateArgs must evaluate to an array: ${JSON.stringify(input)}`);
-          state.value = accumulate.apply({}, [state.value, ...input]);
+          pending.push(input);
+          if (pending.length === ACCUMULATE_BATCH) flush();
         },
         result() {
           if (state === undefined) return null;
+          flush();
           return finalize === undefined ? state.value : finalize.apply({}, [state.value]);
         },
       };

@@ -31,9 +31,16 @@ export class ScriptFunction {
     return ctx.call<boolean>('__where', [this.id(ctx), toScriptText(doc)]);
   }
 
-  // mapReduce's map over one document: the [key, value] pairs it emitted.
-  map(doc: Doc): { k: unknown; v: unknown }[] {
+  // mapReduce's map over documents: the [key, value] pairs they emitted, in order.
+  map(docs: readonly Doc[]): { k: unknown; v: unknown }[] {
     const ctx = this.context();
-    return fromScriptText(ctx.call<string>('__map', [this.id(ctx), toScriptText(doc)])) as { k: unknown; v: unknown }[];
+    return fromScriptText(ctx.call<string>('__map', [this.id(ctx), toScriptText(docs)])) as { k: unknown; v: unknown }[];
+  }
+
+  // $accumulator's accumulate: `state` folded with each of `inputs` (each the arguments after the
+  // state), in one call.
+  accumulate(state: unknown, inputs: readonly unknown[][]): unknown {
+    const ctx = this.context();
+    return fromScriptText(ctx.call<string>('__accumulate', [this.id(ctx), toScriptText(state), toScriptText(inputs)]));
   }
 }

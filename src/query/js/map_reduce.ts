@@ -15,14 +15,25 @@ export interface MapReduceScripts {
   scope?: Doc;
 }
 
+// Documents handed to map per call into the isolate: each call costs a round trip to the script
+// host, which batches amortize.
+const MAP_BATCH = 256;
+
 // The results as {_id: key, value}, ordered by key. `finalize: false` leaves them unfinalized, for
 // a reduce that is not the last (a shard's part behind a router, whose outputs are reduced again).
 export function runMapReduce(scripts: MapReduceScripts, docs: Iterable<Doc>, options: { finalize: boolean }): Doc[] {
   return withScripts(scripts, (fns) => {
     const groups = new Map<string, { key: unknown; values: unknown[] }>();
+    let batch: Doc[] = [];
+    const mapBatch = (): void => {
+      for (const { k, v } of fns.map.map(batch)) add(groups, k, v);
+      batch = [];
+    };
     for (const doc of docs) {
-      for (const { k, v } of fns.map.map(doc)) add(groups, k, v);
+      batch.push(doc);
+      if (batch.length === MAP_BATCH) mapBatch();
     }
+    if (batch.length > 0) mapBatch();
     return finish(groups, fns, options.finalize);
   });
 }

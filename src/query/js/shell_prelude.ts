@@ -154,16 +154,25 @@ globalThis.__where = (id, docText) => {
   return !!functions[id].call(doc);
 };
 
-// mapReduce's map: the pairs it emits for one document.
+// $accumulator's accumulate over a batch of documents' arguments, in one call, as MongoDB batches
+// them: the state crosses the boundary once per batch.
+globalThis.__accumulate = (id, stateText, inputsText) => {
+  const fn = functions[id];
+  let state = __fromEJSON(stateText);
+  for (const input of __fromEJSON(inputsText)) state = fn(state, ...input);
+  return __toEJSON(state);
+};
+
+// mapReduce's map over a batch of documents: the pairs they emit.
 let emitted = null;
 globalThis.emit = (key, value) => {
   if (emitted === null) throw new Error('emit called outside of a map function');
   emitted.push({ k: key, v: value });
 };
-globalThis.__map = (id, docText) => {
+globalThis.__map = (id, docsText) => {
   emitted = [];
   try {
-    functions[id].call(__fromEJSON(docText));
+    for (const doc of __fromEJSON(docsText)) functions[id].call(doc);
     return __toEJSON(emitted);
   } finally {
     emitted = null;
