@@ -96,7 +96,8 @@ export class ScriptHost {
     this.ctl = new Int32Array(sab, 0, 4);
     this.data = new Uint8Array(sab, 16);
     const hostFile = fileURLToPath(new URL('./script_host.ts', import.meta.url));
-    const args = ['--import', import.meta.resolve('tsx'), hostFile];
+    // isolated-vm asks Node 20 and later to run without Node's start-up snapshot.
+    const args = ['--no-node-snapshot', '--import', import.meta.resolve('tsx'), hostFile];
     this.worker = new Worker(RELAY, { eval: true, workerData: { sab, command: process.execPath, args } });
     this.worker.unref();
   }
