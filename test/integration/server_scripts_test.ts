@@ -255,6 +255,13 @@ describe('server-side JavaScript: $where, $function, $accumulator, mapReduce', (
     });
   }
 
+  it('through a router, mapReduce refuses to write into a sharded collection', async () => {
+    const db = targets[1]![1]();
+    await db.client.db('admin').command({ shardCollection: 'js.sharded_out', key: { _id: 1 } });
+    await refused(db.command({ mapReduce: 'orders', map: 'function() { emit(this.cust_id, 1); }', reduce: 'function(k, v) { return Array.sum(v); }', out: { merge: 'sharded_out' } }), 238);
+    assert.equal(await db.collection('sharded_out').countDocuments(), 0);
+  });
+
   it('a node with --noscripting refuses every script with its error, and serves the rest', async () => {
     const players = noScriptingNode().collection<AnyDoc>('players');
     await refused(players.find({ $where: 'true' }).toArray(), 2, /no globalScriptEngine in \$where parsing/);

@@ -1,3 +1,5 @@
+import { MongoError } from '../../base/errors.js';
+import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { parseMapReduce } from '../../query/js/map_reduce_command.js';
 import { usesScripts } from '../../query/js/script_usage.js';
@@ -64,7 +66,11 @@ export const clusterMapReduceCommand: RouterCommand = {
     const out = request.out;
     if (out.kind === 'inline' && partials.length === 0) return { results: [], ok: 1 };
     const outDb = out.kind === 'inline' ? ctx.db : out.db;
-    const finisher = (await getRouting(ctx.router, `${outDb}.${out.kind === 'inline' ? request.coll : out.coll}`, out.kind !== 'inline')).db.primary;
+    const outRouting = await getRouting(ctx.router, `${outDb}.${out.kind === 'inline' ? request.coll : out.coll}`, out.kind !== 'inline');
+    // The primary shard writes the output where an unsharded collection lives; a sharded one's
+    // documents belong to their chunks' shards.
+    if (out.kind !== 'inline' && outRouting.cm !== undefined) throw new MongoError(ErrorCodes.NotImplemented, `mapReduce output to a sharded collection (${outDb}.${out.coll}) is not supported`);
+    const finisher = outRouting.db.primary;
     const finish: Doc = { _shardsvrMapReduceFinish: request.coll, map: cmd.map, reduce: cmd.reduce, out: cmd.out, results: partials };
     if (cmd.finalize !== undefined) finish.finalize = cmd.finalize;
     if (cmd.scope !== undefined) finish.scope = cmd.scope;
