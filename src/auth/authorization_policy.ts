@@ -143,6 +143,23 @@ function aggregateRequirements(cmd: Doc, db: string): Requirement[] {
   return out;
 }
 
+// mapReduce reads its collection and, unless its output is inline, writes the output collection: a
+// name or {replace} replaces it (insert, remove), {merge} and {reduce} also update it.
+function mapReduceRequirements(cmd: Doc, db: string): Requirement[] {
+  const out: Requirement[] = [{ resource: collectionOf(cmd, db), actions: ['find'] }];
+  const spec = cmd.out;
+  if (typeof spec === 'string') out.push({ resource: { kind: 'collection', db, coll: spec }, actions: ['insert', 'remove'] });
+  else if (spec !== null && typeof spec === 'object' && !('inline' in spec)) {
+    const o = spec as Doc;
+    const mode = ['replace', 'merge', 'reduce'].find((m) => typeof o[m] === 'string');
+    if (mode !== undefined) {
+      const resource: Resource = { kind: 'collection', db: typeof o.db === 'string' ? o.db : db, coll: o[mode] as string };
+      out.push({ resource, actions: mode === 'replace' ? ['insert', 'remove'] : ['insert', 'remove', 'update'] });
+    }
+  }
+  return out;
+}
+
 function updateRequirements(cmd: Doc, db: string): Requirement[] {
   const updates = Array.isArray(cmd.updates) ? (cmd.updates as unknown[]) : [];
   const upsert = updates.some((u) => u !== null && typeof u === 'object' && (u as Doc).upsert === true);
@@ -227,6 +244,8 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   count: onCollection('find'),
   distinct: onCollection('find'),
   aggregate: aggregateRequirements,
+  mapReduce: mapReduceRequirements,
+  mapreduce: mapReduceRequirements,
   insert: onCollection('insert'),
   update: updateRequirements,
   delete: onCollection('remove'),

@@ -19,6 +19,10 @@ test('read finds, counts and lists in its database but writes nothing', () => {
   assert.ok(!allowed(read, { delete: 'c', deletes: [] }));
   assert.ok(!allowed(read, { aggregate: 'c', pipeline: [{ $out: 'd' }], cursor: {} }));
   assert.ok(!allowed(read, { createIndexes: 'c', indexes: [] }));
+  assert.ok(allowed(read, { mapReduce: 'c', map: 'f', reduce: 'g', out: { inline: 1 } }));
+  assert.ok(!allowed(read, { mapReduce: 'c', map: 'f', reduce: 'g', out: 'd' }));
+  assert.ok(!allowed(read, { mapReduce: 'c', map: 'f', reduce: 'g', out: { merge: 'd', db: 'app' } }));
+  assert.ok(allowed([role('read', 'app'), role('readWrite', 'other')], { mapReduce: 'c', map: 'f', reduce: 'g', out: { reduce: 'd', db: 'other' } }));
 });
 
 test('the refusal is Unauthorized naming the database and the command as sent', () => {

@@ -139,6 +139,7 @@ export const ErrorCodes = {
   StaleChunkHistory: 250,
   MigrationConflict: 272,
   AmbiguousIndexKeyPattern: 181,
+  JSInterpreterFailure: 139,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

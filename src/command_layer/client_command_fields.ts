@@ -28,6 +28,8 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
     '$_requestReshardingResumeToken', 'exchange', 'runtimeConstants', 'isMapReduceCommand', 'collectionUUID', '$_passthroughToShard',
     '$_generateV2ResumeTokens', 'encryptionInformation', '$_externalDataSources', 'sampleId', '$_isClusterQueryWithoutShardKeyCmd',
   ],
+  // commands/map_reduce.idl
+  mapReduce: ['map', 'reduce', 'out', 'query', 'sort', 'collation', 'limit', 'finalize', 'scope', 'verbose', 'bypassDocumentValidation', 'jsMode'],
   // query/count_command.idl
   count: ['query', 'limit', 'skip', 'hint', 'collation', 'fields', 'encryptionInformation', 'mirrored', 'sampleId'],
   // query/distinct_command.idl; `hint` came with 7.1, and docshard honours it.
@@ -181,5 +183,5 @@ export const CLIENT_ALIASES: Readonly<Record<string, string>> = {
   findandmodify: 'findAndModify', deleteIndexes: 'dropIndexes', dbstats: 'dbStats', datasize: 'dataSize', isMaster: 'hello', ismaster: 'hello',
   buildinfo: 'buildInfo', addshard: 'addShard', listshards: 'listShards', enablesharding: 'enableSharding', getshardversion: 'getShardVersion',
   shardcollection: 'shardCollection', flushrouterconfig: 'flushRouterConfig', movechunk: 'moveChunk', removeshard: 'removeShard',
-  moveprimary: 'movePrimary', addshardtozone: 'addShardToZone', removeshardfromzone: 'removeShardFromZone', updatezonekeyrange: 'updateZoneKeyRange',
+  moveprimary: 'movePrimary', mapreduce: 'mapReduce', addshardtozone: 'addShardToZone', removeshardfromzone: 'removeShardFromZone', updatezonekeyrange: 'updateZoneKeyRange',
 };

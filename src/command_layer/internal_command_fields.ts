@@ -21,6 +21,8 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   _shardsvrGetStatsForBalancing: ['collections', 'scaleFactor'],
   // Router, to learn whether a retried statement ran on a shard.
   _shardsvrRetryableStatementExecuted: ['txnNum'],
+  // Router, to reduce again and finalize a mapReduce's results from several shards (ours).
+  _shardsvrMapReduceFinish: ['map', 'reduce', 'out', 'finalize', 'scope', 'results'],
   // cleanupOrphaned (s/commands/cleanup_orphaned_cmd: the range to start from, deprecated since 4.4).
   cleanupOrphaned: ['startingFromKey'],
 

@@ -41,6 +41,7 @@ import { splitVectorCommand } from './sharding/split_vector.js';
 import { balancingShardCommands } from './sharding/balancing_commands.js';
 import { checkMetadataConsistencyNodeCommands } from './sharding/check_metadata_consistency.js';
 import { createCollectionParticipantCommand } from './sharding/create_collection_participant.js';
+import { mapReduceCommand, mapReduceFinishCommand } from './crud/map_reduce.js';
 import { ddlCoordinatorCommands } from './sharding/ddl_coordinator_commands.js';
 import { ddlParticipantCommands } from './sharding/ddl_participant_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
@@ -73,7 +74,7 @@ const nodeCommands: readonly CommandDefinition[] = [
   dropAllRolesFromDatabaseCommand, grantRolesToRoleCommand, revokeRolesFromRoleCommand, grantPrivilegesToRoleCommand, revokePrivilegesFromRoleCommand,
   startSessionCommand, refreshSessionsCommand, endSessionsCommand, ...killSessionsCommands,
   insertCommand, updateCommand, deleteCommand, findAndModifyCommand, retryableStatementExecutedCommand, findCommand, getMoreCommand, killCursorsCommand,
-  countCommand, distinctCommand, aggregateCommand, explainCommand,
+  countCommand, distinctCommand, aggregateCommand, explainCommand, mapReduceCommand, mapReduceFinishCommand,
   createCommand, dropCommand, dropDatabaseCommand, listCollectionsCommand, listDatabasesCommand, renameCollectionCommand,
   createIndexesCommand, dropIndexesCommand, listIndexesCommand, collStatsCommand, dbStatsCommand, collModCommand, validateCommand,
   addShardInternalCommand, flushRoutingTableCacheUpdatesCommand, flushDatabaseCacheUpdatesCommand, splitVectorCommand, ...balancingShardCommands,

@@ -5,6 +5,7 @@ import { startNode } from './node_process.js';
 import { startRouter } from './router_process.js';
 import { runUp, UP_USAGE } from './up_command.js';
 import { parseRouterSetParameters, parseSetParameters } from './set_parameter.js';
+import { configureScripting, takeScriptParameters } from '../query/js/script_settings.js';
 import { LockFileHeldError } from './lock_file.js';
 import { watchSupervisorPipe } from './supervisor_pipe.js';
 import { serveNodeHttp, serveRouterHttp } from './observability.js';
@@ -15,10 +16,10 @@ import { readTlsFlags, TlsOptionsError } from './tls_files.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 
 const USAGE = `usage:
-  docshard shard  --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
+  docshard shard  --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--noscripting] [--setParameter internalQueryJavaScriptFnTimeoutMillis|internalQueryJavaScriptHeapSizeLimitMB=N] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
   docshard config --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--noscripting] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
@@ -29,6 +30,14 @@ const ORPHAN_SHUTDOWN_MS_MAX = 3000;
 const DBPATH_IN_USE_EXIT_CODE = 100;
 // mongod's default net.maxIncomingConnections (DEFAULT_MAX_CONN).
 const MAX_CONNS_DEFAULT = 1_000_000;
+
+// --noscripting and the script limits set the process's script engine (src/query/js); a router's
+// runs no script itself. The other parameters are the process's own.
+function scriptParameters(setParameter: string[], noscripting: boolean, local: boolean): string[] {
+  const { rest, limits } = takeScriptParameters(setParameter);
+  configureScripting({ ...limits, enabled: !noscripting, local });
+  return rest;
+}
 
 function usageExit(message: string | undefined, code: number): never {
   process.stderr.write(`${message ? `${message}\n` : ''}${USAGE}\n`);
@@ -58,6 +67,7 @@ export async function main(argv: string[]): Promise<void> {
       httpPort: { type: 'string' },
       replSet: { type: 'string' },
       oplogSize: { type: 'string' },
+      noscripting: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -109,7 +119,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!values.configdb) usageExit('--configdb is required', 2);
     let parameters;
     try {
-      parameters = parseRouterSetParameters(values.setParameter ?? []);
+      parameters = parseRouterSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!, false));
     } catch (err) {
       usageExit((err as Error).message, 2);
     }
@@ -124,7 +134,7 @@ export async function main(argv: string[]): Promise<void> {
   if (!values.dbpath) usageExit('--dbpath is required', 2);
   let parameters;
   try {
-    parameters = parseSetParameters(values.setParameter ?? []);
+    parameters = parseSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!, true));
   } catch (err) {
     usageExit((err as Error).message, 2);
   }

@@ -14,6 +14,7 @@ import {
 import { clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand } from './commands/cluster_find.js';
 import { clusterSessionCommands } from './commands/cluster_sessions.js';
 import { clusterAggregateCommand, clusterCountCommand, clusterDistinctCommand } from './commands/cluster_read.js';
+import { clusterMapReduceCommand } from './commands/cluster_scripts.js';
 import { clusterDeleteCommand, clusterInsertCommand, clusterUpdateCommand } from './commands/cluster_write.js';
 import { clusterCurrentOpCommand, withClusterSourceStages } from './commands/cluster_aggregate_sources.js';
 import { clusterFindAndModifyCommand } from './commands/cluster_find_and_modify.js';
@@ -37,7 +38,7 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterGetParameterCommand, clusterSetParameterCommand, clusterGetLogCommand, clusterProfileCommand, clusterServerStatusCommand, clusterListCommandsCommand, ...clusterSessionCommands,
   addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, refineCollectionShardKeyCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,
-  clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand,
+  clusterFindCommand, clusterGetMoreCommand, clusterKillCursorsCommand, clusterCountCommand, clusterDistinctCommand, clusterMapReduceCommand,
   withClusterSourceStages(clusterAggregateCommand), clusterInsertCommand, clusterUpdateCommand, clusterDeleteCommand, clusterFindAndModifyCommand,
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,

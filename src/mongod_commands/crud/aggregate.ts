@@ -76,7 +76,7 @@ function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unkno
 
 // Leading $match / $sort stages become the query of the collection read, so they can use indexes.
 export function splitPushdown(pipeline: Doc[]): { find: FindSpec; rest: Doc[] } {
-  const find: FindSpec = { filter: {} };
+  const find: FindSpec = { filter: {}, javascript: false };
   let i = 0;
   if (pipeline[0] !== undefined && '$geoNear' in pipeline[0]) {
     find.geoNear = parseGeoNearStage(pipeline[0].$geoNear);

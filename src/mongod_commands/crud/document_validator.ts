@@ -3,6 +3,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { compileFilter, type Matcher } from '../../query/match/matcher.js';
 import { compileJsonSchema } from '../../query/match/json_schema/json_schema.js';
+import { usesScripts } from '../../query/js/script_usage.js';
 import type { Collection } from '../../storage/storage_engine.js';
 import type { CommandContext } from '../command.js';
 
@@ -36,7 +37,8 @@ export function parseValidationOptions(cmd: Doc, current: Doc = {}): Doc {
     // validator holding them, or a level or action that would weaken one, with QueryFeatureNotAllowed.
     const level = out.validationLevel ?? current.validationLevel;
     const action = out.validationAction ?? current.validationAction;
-    compileFilter(validator, { encryptKeywords: level !== 'moderate' && action !== 'warn' });
+    if (usesScripts(validator)) throw new MongoError(4660800, '$function cannot be used inside a validator.');
+    compileFilter(validator, { encryptKeywords: level !== 'moderate' && action !== 'warn', javascript: false });
   }
   if (cmd.validator !== undefined) out.validator = cmd.validator;
   return out;

@@ -1,6 +1,7 @@
 import { bsonTypeName, compareValues, valuesEqual } from '../../bson/compare.js';
 import { Decimal128, Double, isNumber, isPlainObject, numberKind, numericAdd, toDouble, type Doc } from '../../bson/values.js';
 import { sortArrayComparator } from './ops_array.js';
+import { parseJsAccumulator } from './accumulators_script.js';
 import { mergeInto } from './ops_object.js';
 import { fail, isNullish } from './operator_support.js';
 import { compileDocExpression, type DocEvaluator, type StageEnv } from './stage_support.js';
@@ -249,6 +250,7 @@ const factories: Record<string, Factory> = {
   $bottom: sortedAccumulator('bottom', false),
   $topN: sortedAccumulator('top', true),
   $bottomN: sortedAccumulator('bottom', true),
+  $accumulator: (arg, env) => parseJsAccumulator(arg, env),
 };
 
 const UNARY = new Set(['$sum', '$avg', '$min', '$max', '$first', '$last', '$push', '$addToSet', '$mergeObjects', '$stdDevPop', '$stdDevSamp']);

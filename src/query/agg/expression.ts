@@ -7,6 +7,7 @@ import { comparisonOperators } from './ops_comparison.js';
 import { dateOperators } from './ops_date.js';
 import { objectOperators } from './ops_object.js';
 import { regexOperators } from './ops_regex.js';
+import { scriptOperators } from './ops_script.js';
 import { setOperators } from './ops_set.js';
 import { stringOperators } from './ops_string.js';
 import { typeOperators } from './ops_type.js';
@@ -25,6 +26,7 @@ const operators: OperatorTable = {
   ...typeOperators,
   ...dateOperators,
   ...objectOperators,
+  ...scriptOperators,
 };
 
 export function isExpressionOperator(name: string): boolean {

@@ -12,10 +12,10 @@ export const parseMatch: StageParser = (raw, env): Stage => {
   const names = Object.fromEntries(env.varNames.map((n) => [n, null]));
   // Parsing once up front surfaces every error before any document is read; the filter is
   // compiled again per run because the matcher takes variable values at compile time.
-  const parsed = compileFilter(spec, { variables: names });
+  const parsed = compileFilter(spec, { variables: names, javascript: false });
   const noVariables = env.varNames.length === 0 && !JSON.stringify(spec).includes('$$');
   return (input, vars) => {
-    const matcher = noVariables ? parsed : compileFilter(spec, { variables: vars });
+    const matcher = noVariables ? parsed : compileFilter(spec, { variables: vars, javascript: false });
     return filter(input, (doc) => matcher.matches(doc));
   };
 };

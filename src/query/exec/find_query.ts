@@ -28,6 +28,8 @@ export interface FindSpec {
   min?: Doc;
   max?: Doc;
   variables?: Record<string, unknown>;
+  // false where MongoDB refuses $where in the filter (an aggregation's leading $match).
+  javascript?: boolean;
   // Non-simple collation: strings compare by it, and only indexes of the same collation bound
   // strings (query_planner.ts).
   collation?: StringComparator;
@@ -86,7 +88,7 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
   // undecoded until something reads them.
   const matchesAll = Object.keys(spec.filter).length === 0;
   const exact = plan !== undefined && (plan.kind === 'IDHACK' || (spec.collation === undefined && exactlyBounded(plan, spec)));
-  const matcher = exact || matchesAll ? undefined : compileFilter(spec.filter, { variables: spec.variables });
+  const matcher = exact || matchesAll ? undefined : compileFilter(spec.filter, { variables: spec.variables, javascript: spec.javascript });
   if (!coll || !plan) return { plan: undefined, stats, blockingSort: false, results: [] };
   const blockingSort = sortCmp !== undefined && plan.kind !== 'IDHACK' && !(plan.kind === 'IXSCAN' && plan.providesSort);
   let candidates: Iterable<Candidate> = executePlan(storage, coll, plan, matcher, stats);
@@ -105,7 +107,7 @@ function prepareTextFind(storage: StorageEngine, coll: Collection | undefined, s
   const scores = new WeakMap<Doc, number>();
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort, (doc) => scores.get(doc)) : undefined;
   const projector = compileResultProjection(spec);
-  const matcher = Object.keys(rest).length === 0 ? undefined : compileFilter(rest, { variables: spec.variables });
+  const matcher = Object.keys(rest).length === 0 ? undefined : compileFilter(rest, { variables: spec.variables, javascript: spec.javascript });
   const stats = newStats();
   let candidates = remember(textCandidates(storage, coll!, plan, query, matcher, stats), scores);
   if (spec.keep) candidates = keepOnly(candidates, spec.keep);

@@ -15,6 +15,7 @@ import { compileRegex, validateRegexFlags } from './regex.js';
 import { describeValue } from './describe_value.js';
 import { compileJsonSchema } from './json_schema/json_schema.js';
 import { geoPredicate, nearNotAllowed } from '../geo/geo_match.js';
+import { whereNode } from './where.js';
 
 export interface ParseOptions {
   variables?: Record<string, unknown>;
@@ -23,6 +24,8 @@ export interface ParseOptions {
   encryptKeywords?: boolean;
   // false where MongoDB refuses $jsonSchema altogether (a projection's $elemMatch).
   jsonSchema?: boolean;
+  // false where MongoDB refuses $where (aggregation's $match, validators, arrayFilters, $pull).
+  javascript?: boolean;
 }
 
 // Where a filter document sits: the top level (and $and/$or/$nor inside it) may use $expr;
@@ -36,9 +39,6 @@ function badValue(message: string): never {
   throw new MongoError(ErrorCodes.BadValue, message);
 }
 
-function notSupported(name: string): never {
-  throw new MongoError(ErrorCodes.NotImplemented, `${name} is not supported`);
-}
 
 export function parseFilter(filter: Doc, options: ParseOptions = {}): MatchNode {
   return parseDocument(filter, { options, topLevel: true });
@@ -84,7 +84,9 @@ function parseTopLevelOperator(name: string, value: unknown, ctx: Context): Matc
       if (!isNumber(value) || toDouble(value) !== 1) badValue(`${name} must be an integer value of 1`);
       return name === '$alwaysTrue' ? alwaysTrue : alwaysFalse;
     case '$where':
-      return notSupported('$where');
+      if (ctx.options.javascript === false) badValue('$where is not allowed in this context');
+      if (!ctx.topLevel) badValue('$elemMatch cannot contain $where expression');
+      return whereNode(value);
     case '$text':
       throw new MongoError(ErrorCodes.IndexNotFound, 'text index required for $text query');
     case '$jsonSchema': {

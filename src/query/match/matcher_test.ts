@@ -326,10 +326,22 @@ test('unknown and unsupported operators are rejected with MongoDB\'s errors', ()
   rejects({ a: { $foo: 1 } }, 2, /^unknown operator: \$foo$/);
   rejects({ $foo: 1 }, 2, /^unknown top level operator: \$foo/);
   rejects({ a: { $gt: 1, b: 1 } }, 2, /unknown operator: b/);
-  rejects({ $where: 'true' }, 238);
   rejects({ a: { $near: [0, 0] } }, 2, /not allowed in this context/);
   rejects({ $text: { $search: 'x' } }, 27);
   rejects({ a: { $elemMatch: { $expr: { $eq: [1, 1] } } } }, 2);
+});
+
+test('$where runs its function on each document, and is refused where MongoDB refuses it', () => {
+  check([
+    [{ $where: 'this.a > 1' }, { a: 2 }, true],
+    [{ $where: 'this.a > 1' }, { a: 1 }, false],
+    [{ $where: 'function() { return obj.a.length == 2; }' }, { a: [1, 2] }, true],
+    [{ b: 1, $where: 'return this.a == 3' }, { a: 3, b: 1 }, true],
+    [{ $or: [{ b: 2 }, { $where: 'this.a == 3' }] }, { a: 4, b: 1 }, false],
+  ]);
+  rejects({ $where: 5 }, 2, /^\$where got bad type$/);
+  rejects({ a: { $elemMatch: { $where: 'true' } } }, 2, /^\$elemMatch cannot contain \$where expression$/);
+  assert.throws(() => compileFilter({ $where: 'true' }, { javascript: false }), /\$where is not allowed in this context/);
 });
 
 test('objects that only look like operators are compared as values', () => {

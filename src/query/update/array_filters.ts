@@ -16,7 +16,7 @@ export function parseArrayFilters(filters: readonly unknown[] | undefined, varia
     const identifier = placeholderOf(filter);
     if (identifier === undefined) throw mongoError('FailedToParse', 'Cannot use an expression without a top-level field name in arrayFilters');
     if (out.has(identifier)) throw mongoError('FailedToParse', `Found multiple array filters with the same top-level field name ${identifier}`);
-    const matcher = compileFilter(filter, { variables });
+    const matcher = compileFilter(filter, { variables, javascript: false });
     out.set(identifier, (element) => matcher.matches({ [identifier]: element } as Doc));
   }
   return out;

@@ -24,12 +24,12 @@ function pullPredicate(arg: unknown, variables?: Record<string, unknown>): Eleme
   if (isPlainObject(arg)) {
     const first = Object.keys(arg)[0];
     if (first === undefined || !first.startsWith('$') || TOP_LEVEL_OPERATORS.has(first)) {
-      const matcher = compileFilter(arg, { variables });
+      const matcher = compileFilter(arg, { variables, javascript: false });
       return (element) => isPlainObject(element) && matcher.matches(element);
     }
   }
   if (isPlainObject(arg) || bsonTag(arg) === 'BSONRegExp') {
-    const matcher = compileFilter({ [WRAP_FIELD]: arg }, { variables });
+    const matcher = compileFilter({ [WRAP_FIELD]: arg }, { variables, javascript: false });
     return (element) => matcher.matches({ [WRAP_FIELD]: element } as Doc);
   }
   return (element) => valuesEqual(element, arg);

@@ -20,6 +20,7 @@ import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { emptyWithoutDatabase, sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
 import { clusterCursor, openShardCursors, proxyToConfig, targetShards } from './cluster_find.js';
+import { checkPipelineScripts, mergeOnShard, scriptedMerge } from './cluster_scripts.js';
 
 export const clusterCountCommand: RouterCommand = {
   names: ['count'],
@@ -74,6 +75,7 @@ export const clusterAggregateCommand: RouterCommand = {
     const validated: unknown = raw;
     validatePipeline(validated);
     const pipeline = rewriteTextScore(validated);
+    checkPipelineScripts(pipeline);
     checkWriteStageReadConcern(pipeline, cmd.readConcern);
     const variables = letVariables(cmd);
     const writeStage = outputStageOf(pipeline, ctx.db);
@@ -86,6 +88,12 @@ export const clusterAggregateCommand: RouterCommand = {
       const shardCmd = { ...forwardable(cmd), pipeline: split.shardsPart, cursor: {} };
       const streams = await openShardCursors(ctx.router, routing, ctx.db, targetShards(routing, filter), shardCmd);
       const merged = split.mergeSort ? mergeSorted(streams, split.mergeSort, collation) : mergeUnsorted(streams);
+      const scripted = scriptedMerge(split.mergePart);
+      if (scripted !== undefined) {
+        const input = runMergePartAsync(scripted.routerPart, merged, await mergeContext(ctx, scripted.routerPart, variables));
+        const onShard = await mergeOnShard(ctx, routing, scripted.shardPart, input, cmd);
+        return { output: onShard, streams: [...streams, onShard] };
+      }
       const pctx = await mergeContext(ctx, split.mergePart, variables);
       return { output: runMergePartAsync(split.mergePart, merged, pctx), streams };
     }), undefined);

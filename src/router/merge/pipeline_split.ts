@@ -1,5 +1,6 @@
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { runPipeline, validatePipeline } from '../../query/agg/pipeline.js';
+import { splitAccumulatorGroup } from './accumulator_split.js';
 import { splitGroup } from './group_split.js';
 
 // An aggregation split into the part every shard runs and the part the router runs on the
@@ -8,7 +9,9 @@ import { splitGroup } from './group_split.js';
 //   - the first stage that needs all the data is the split point: $sort runs on the shards and
 //     the router merges the sorted streams (`mergeSort`), taking a directly following $limit
 //     along; $limit runs on both sides; $skip on the router only; $group as a partial $group on
-//     the shards and `$_internalMergeGroup` on the router (group_split.ts); any other stage
+//     the shards and `$_internalMergeGroup` on the router (group_split.ts), or, when every field is
+//     $accumulator, each shard's states merged by a $group of the primary shard
+//     (accumulator_split.ts); any other stage
 //     ($lookup, $graphLookup, $facet, $bucket, $sample, $out, ...) on the router only, where
 //     the collections they read are read whole through the router, sharded or not;
 //   - everything after the split point runs on the router;
@@ -94,7 +97,7 @@ function splitAt(stage: Doc, rest: Doc[], shardsPart: Doc[]): PipelineSplit {
       shardsPart.push(stage);
       return { shardsPart, mergePart: [stage, ...rest] };
     case '$group': {
-      const group = splitGroup(stage.$group as Doc);
+      const group = splitGroup(stage.$group as Doc) ?? splitAccumulatorGroup(stage.$group as Doc);
       if (group === undefined) break;
       shardsPart.push(group.shards);
       return { shardsPart, mergePart: [group.merge, ...rest] };

@@ -50,6 +50,18 @@ const cases: [string, Doc[], Compare][] = [
   ['a group on everything', [{ $match: { g: 'a' } }, { $group: { _id: null, total: { $sum: '$x' }, avg: { $avg: '$x' } } }], 'exact'],
   ['an unwind before a group', [{ $unwind: '$tags' }, { $group: { _id: '$tags', n: { $sum: 1 } } }, { $sort: { n: -1, _id: 1 } }], 'exact'],
   ['an accumulator that does not split', [{ $group: { _id: '$g', top: { $topN: { n: 2, sortBy: { _id: -1 }, output: '$_id' } }, s: { $sum: 1 } } }], 'set'],
+  ['$accumulator in every field: the shards\' states merged, then finalized', [{ $group: { _id: '$g', n: { $accumulator: {
+    init: 'function() { return { n: 0, ids: [] }; }',
+    accumulate: 'function(s, id) { s.n++; s.ids.push(id); return s; }',
+    accumulateArgs: ['$_id'],
+    merge: 'function(a, b) { return { n: a.n + b.n, ids: a.ids.concat(b.ids) }; }',
+    finalize: 'function(s) { return s.n + ":" + s.ids.sort(function(x, y) { return x - y; }).join(","); }',
+    lang: 'js',
+  } } } }], 'set'],
+  ['$accumulator beside another accumulator (not split)', [{ $group: { _id: '$g', s: { $sum: 1 }, m: { $accumulator: {
+    init: 'function() { return 0; }', accumulate: 'function(s, x) { return typeof x == "number" ? Math.max(s, x) : s; }', accumulateArgs: ['$x'],
+    merge: 'function(a, b) { return Math.max(a, b); }', lang: 'js',
+  } } } }], 'set'],
   ['$count', [{ $match: { x: { $type: 'number' } } }, { $count: 'n' }], 'exact'],
   ['$count of nothing', [{ $match: { nope: 1 } }, { $count: 'n' }], 'exact'],
   ['$sortByCount', [{ $sortByCount: '$g' }], 'set'],
@@ -123,6 +135,17 @@ test('a group becomes a partial group on the shards and a merging group on the r
     shardsPart: [{ $group: { _id: '$k', p0: { $sum: '$v' }, p1_sum: { $sum: '$v' }, p1_n: { $sum: { $cond: [{ $isNumber: '$v' }, 1, 0] } } } }],
     mergePart: [{ $_internalMergeGroup: { total: { $sum: ['p0'] }, mean: { $avg: ['p1_sum', 'p1_n'] } } }, { $limit: 2 }],
   });
+});
+
+test('a group of $accumulator fields emits states on the shards, merged by a $group of their merge functions', () => {
+  const acc = { init: 'function() { return 0; }', accumulate: 'function(s, v) { return s + v; }', accumulateArgs: ['$v'], merge: 'function(a, b) { return a + b; }', lang: 'js' };
+  const split = splitPipeline([{ $group: { _id: '$k', total: { $accumulator: { ...acc, finalize: 'function(s) { return -s; }' } } } }]);
+  assert.deepEqual(split.shardsPart, [{ $group: { _id: '$k', total: { $accumulator: acc } } }], 'no finalize on the shards');
+  const merge = (split.mergePart[0]!.$group as Doc).total as { $accumulator: Doc };
+  assert.equal(merge.$accumulator.finalize, 'function(s) { return -s; }');
+  assert.deepEqual(merge.$accumulator.accumulateArgs, ['$total']);
+  assert.deepEqual([...runPipeline(split.mergePart, [{ _id: 'a', total: 2 }, { _id: 'b', total: 5 }, { _id: 'a', total: 3 }], ctx)],
+    [{ _id: 'a', total: new Double(-5) }, { _id: 'b', total: new Double(-5) }]);
 });
 
 test('a final unwind moves to the router when nothing follows it on the shards', () => {
