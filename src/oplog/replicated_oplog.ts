@@ -1,4 +1,4 @@
-import type { Timestamp } from 'bson';
+import { Timestamp } from 'bson';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import { DEFAULT_OPLOG_SIZE_MB, ensureOplogCollection, TruncateBound } from './oplog_collection.js';
@@ -72,6 +72,15 @@ export class ReplicatedOplog {
   }
 
   // Rollback: removes the entries after `ts`, in one unit; returns them, newest first.
+  // A member that must sync again from scratch (its store cannot be rolled back): every database
+  // but local dropped and the oplog emptied, nothing logged; initial sync follows.
+  clearForResync(): void {
+    this.writer.unlogged(() => {
+      for (const db of this.storage.listDatabases()) if (db !== 'local') this.storage.dropDatabase(db);
+    });
+    this.truncateAfter(new Timestamp({ t: 0, i: 0 }));
+  }
+
   truncateAfter(ts: Timestamp): Doc[] {
     const coll = this.storage.getCollection(OPLOG_NS);
     if (coll === undefined) return [];

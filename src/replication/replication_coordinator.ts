@@ -27,7 +27,7 @@ import {
 } from './member_messages.js';
 import { bsonTimestamp, coreTs } from './op_time_bson.js';
 import { checkInitiateConfig, coreConfig } from './replica_set_config_document.js';
-import type { ReplStore } from './repl_store.js';
+import { bumpRollbackId, type ReplStore } from './repl_store.js';
 import { replSetStatus } from './repl_set_status.js';
 import { rollBackTo } from './rollback_data.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
@@ -109,6 +109,8 @@ export class ReplicationCoordinator {
   // Set when this member cannot go on replicating (a rollback it cannot do yet, an entry that
   // failed to apply): it applies and fetches nothing more and serves no reads.
   private haltedBecause: string | undefined;
+  // Raised by a resync: what was fetched before it is not applied after it.
+  private generation = 0;
 
   constructor(private readonly deps: ReplicationCoordinatorDeps) {
     this.startedAtMs = deps.clock.now();
@@ -396,7 +398,8 @@ export class ReplicationCoordinator {
       else oplog.appendNoop({ ...entry.o }, bsonTimestamp(entry.ts), entry.t);
     });
     if (fetched.length === 0) return;
-    const applied = (this.persisting ?? Promise.resolve()).then(() => oplog.applyOplogEntriesGrouped(fetched)).catch((err: unknown) => {
+    const generation = this.generation;
+    const applied = (this.persisting ?? Promise.resolve()).then(() => (generation === this.generation ? oplog.applyOplogEntriesGrouped(fetched) : undefined)).catch((err: unknown) => {
       this.halt(`applying fetched oplog entries failed: ${(err as Error).message}`);
     });
     this.persisting = applied;
@@ -418,8 +421,12 @@ export class ReplicationCoordinator {
     const majorityCommitPoint = core.lastCommittedOpTime.ts > 0 ? bsonTimestamp(core.lastCommittedOpTime.ts) : undefined;
     const undo = (): void => {
       const result = rollBackTo(bsonTimestamp(to.ts), { storage: this.deps.storage, reads: oplog.reads, dbpath: this.deps.dbpath, majorityCommitPoint, local: this.deps.local });
-      if (result.outcome !== 'rolledBack') {
-        this.halt(`rollback to ${formatOpTime(to)} ${result.outcome === 'refused' ? 'refused' : 'needs a resync'}: ${result.reason}`);
+      if (result.outcome === 'refused') {
+        this.halt(`rollback to ${formatOpTime(to)} refused: ${result.reason}`);
+        return;
+      }
+      if (result.outcome === 'needsResync') {
+        this.resync(`rollback to ${formatOpTime(to)} needs a resync: ${result.reason}`);
         return;
       }
       this.deps.logger.warn({ c: 'ROLLBACK', commonPoint: formatOpTime(to), rollbackId: result.rollbackId, undoneEntries: result.undoneEntries, files: result.files }, 'Rollback finished');
@@ -432,6 +439,27 @@ export class ReplicationCoordinator {
     void done.then(() => {
       if (this.persisting === done) this.persisting = undefined;
     });
+  }
+
+  // The store cannot go back to the common point (the version history does not reach it, as after
+  // a restart): the member drops its data and empties its oplog (nothing logged), raises its
+  // rollback id, and starts again in STARTUP2 with an empty oplog, so initial sync copies a sync
+  // source's data. A batch the core took before this is not applied (`generation`).
+  private resync(reason: string): void {
+    const document = this.configDocument;
+    const oplog = this.oplog;
+    if (document === undefined || oplog === undefined) {
+      this.halt(reason);
+      return;
+    }
+    this.deps.logger.warn({ c: 'ROLLBACK', reason }, 'This member drops its data and syncs again from a sync source');
+    this.generation += 1;
+    this.sourceCursor.close();
+    this.fetched.clear();
+    oplog.clearForResync();
+    bumpRollbackId(this.deps.local);
+    this.deps.onDataRolledBack?.();
+    this.install(document, []);
   }
 
   // This member stops replicating: it applies and fetches nothing more, serves no reads, and

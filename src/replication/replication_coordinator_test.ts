@@ -52,20 +52,30 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
   return { network, sent };
 }
 
-async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[]; ownEntry?: Timestamp } = {}): Promise<void> {
+async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[]; ownEntry?: Timestamp; restarted?: boolean } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
   const clock = new ManualClock();
   const clusterTime = new LogicalClock(() => clock.now());
-  const storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock: clusterTime });
-  const local = new LocalCollections(storage);
-  const store = localReplStore(local);
+  let storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock: clusterTime });
+  let local = new LocalCollections(storage);
+  let store = localReplStore(local);
   if (options.initiated !== false) {
     store.writeConfig(CONFIG);
     // The set's first entry, as the other members hold it: this member restarts on its files.
     const oplog = enableOplog(storage, { term: () => -1, checkCanWrite: () => undefined, clock: clusterTime });
     oplog.appendNoop({ msg: 'initiating set' }, SET_FIRST_TS, -1);
-    if (options.ownEntry !== undefined) oplog.appendNoop({ msg: 'only this member has it' }, options.ownEntry, 0);
+    if (options.ownEntry !== undefined) {
+      storage.write((unit) => unit.insert(storage.ensureCollection('app.c').coll, { _id: 1 }));
+      oplog.appendNoop({ msg: 'only this member has it' }, options.ownEntry, 0);
+    }
     oplog.disable();
+    if (options.restarted === true) {
+      // What the process wrote is on disk; its version history is not.
+      await storage.close();
+      storage = StorageEngine.open(dir, { compilePartialFilter: () => () => true, clock: clusterTime });
+      local = new LocalCollections(storage);
+      store = localReplStore(local);
+    }
   }
   const members = membersNetwork(() => local.findOne(ELECTION_NS), options.down);
   const { sent } = members;
@@ -133,6 +143,20 @@ describe('ReplicationCoordinator', () => {
       assert.equal(coordinator.rollbackId(), 2);
       assert.equal(coordinator.canServeReads(), true);
     }, { network: malformedSourceNetwork(true), logs, ownEntry: new Timestamp({ t: 1_700_000_005, i: 1 }) });
+  });
+
+  it('a member restarted with an entry its source lacks cannot roll back by its history: it drops its data and syncs again', async () => {
+    const logs: string[] = [];
+    await withMember(async ({ coordinator, clock, storage }) => {
+      assert.equal(coordinator.rollbackId(), 1);
+      await run(clock, 3000);
+      assert.ok(logs.some((l) => /drops its data and syncs again/.test(l)), logs.join('\n'));
+      assert.equal(storage.getCollection('app.c'), undefined, 'its data is gone');
+      const oplog = storage.getCollection('local.oplog.rs')!;
+      assert.ok(![...storage.scanRecords(oplog)].some((r) => (deserializeDocument(r.bytes).o as Doc).msg === 'only this member has it'));
+      assert.equal(coordinator.rollbackId(), 2);
+      assert.equal(coordinator.state()!.memberState, 'STARTUP2');
+    }, { network: malformedSourceNetwork(true), logs, ownEntry: new Timestamp({ t: 1_700_000_005, i: 1 }), restarted: true });
   });
 
   it('a sync source that sends a malformed entry is left and denylisted with an error logged, and nothing of its batch is applied', async () => {
