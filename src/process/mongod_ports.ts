@@ -57,9 +57,16 @@ export async function openMongodPorts(options: NodeOptions, logger: Logger, rece
     clock,
     history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
   });
-  const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
+  const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, ...ownLoopbackAddress(options.bindIp) });
   return { storage, network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog, lock } };
 }
 
 // The real listening side: a TCP server.
 export const openTcpListener: OpenListener = (handlers, maxConnections, tls) => new TcpServer(handlers, maxConnections, tls);
+
+// A node bound to one loopback address of its own (127.0.0.N, not 127.0.0.1) connects from it too,
+// so that a test can cut the links between members on one machine by address.
+function ownLoopbackAddress(bindIp: string): { loopbackSource?: string } {
+  const ip = bindIp.trim();
+  return /^127\.\d+\.\d+\.\d+$/.test(ip) && ip !== '127.0.0.1' ? { loopbackSource: ip } : {};
+}

@@ -16,6 +16,9 @@ export interface WireClientOptions {
   authenticate?: (run: (db: string, cmd: Doc) => Promise<Doc>) => Promise<void>;
   // Connect over TLS with these options (the process's CA, and its certificate to present).
   tls?: tls.ConnectionOptions;
+  // Connections to loopback hosts leave from this loopback address (a process bound to its own
+  // 127.0.0.N), so that what is between two processes on one machine can be cut by address.
+  loopbackSource?: string;
 }
 
 export interface CommandOptions {
@@ -37,6 +40,7 @@ export class WireClient implements Network {
   private readonly gossip: ClusterTimeGossip | undefined;
   private readonly authenticate: WireClientOptions['authenticate'];
   private readonly tls: tls.ConnectionOptions | undefined;
+  private readonly loopbackSource: string | undefined;
   private nextRequestId = 1;
   private closed = false;
 
@@ -46,6 +50,7 @@ export class WireClient implements Network {
     this.gossip = options.gossip;
     this.authenticate = options.authenticate;
     this.tls = options.tls;
+    this.loopbackSource = options.loopbackSource;
   }
 
   // A $clusterTime the command carries (a client's, passed on) gives way to this process's.
@@ -116,10 +121,13 @@ export class WireClient implements Network {
     let pool = this.pools.get(host);
     if (!pool) {
       const authenticate = this.authenticate;
-      pool = new HostPool(parseHostAddress(host), {
+      const address = parseHostAddress(host);
+      const source = this.loopbackSource !== undefined && isLoopbackHost(address.host) ? this.loopbackSource : undefined;
+      pool = new HostPool(address, {
         connectTimeoutMs: this.connectTimeoutMs,
         maxConnections: this.maxConnectionsPerHost,
         ...(this.tls === undefined ? {} : { tls: this.tls }),
+        ...(source === undefined ? {} : { localAddress: source }),
         prepare: authenticate === undefined ? undefined : (conn) => authenticate((db, cmd) => {
           const requestId = this.takeRequestId();
           return conn.request(encodeOpMsgRequest(serializeDocument({ ...cmd, $db: db }), requestId), requestId).then(deserializeDocument);
@@ -156,4 +164,8 @@ export function withElement(body: Buffer, element: Buffer): Buffer {
 
 function shutdownError(): MongoError {
   return new MongoError(ErrorCodes.ShutdownInProgress, 'wire client is closed');
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host.startsWith('127.');
 }

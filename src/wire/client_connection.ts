@@ -70,11 +70,13 @@ export class ClientConnection {
 
   // With `secure`, over TLS (the process's preferTLS or requireTLS): ready once the handshake has
   // verified the server's certificate for the host.
-  static connect(address: HostAddress, timeoutMs: number, secure?: tls.ConnectionOptions): Promise<ClientConnection> {
+  // From `localAddress` when given (a process bound to its own loopback address).
+  static connect(address: HostAddress, timeoutMs: number, secure?: tls.ConnectionOptions, localAddress?: string): Promise<ClientConnection> {
     return new Promise((resolve, reject) => {
+      const from = localAddress === undefined ? {} : { localAddress };
       const socket = secure === undefined
-        ? net.connect({ host: address.host, port: address.port })
-        : tls.connect({ ...secure, host: address.host, port: address.port, ...(net.isIP(address.host) === 0 ? { servername: address.host } : {}) });
+        ? net.connect({ host: address.host, port: address.port, ...from })
+        : tls.connect({ ...secure, ...from, host: address.host, port: address.port, ...(net.isIP(address.host) === 0 ? { servername: address.host } : {}) });
       socket.setNoDelay(true);
       const timer = setTimeout(() => {
         socket.destroy();

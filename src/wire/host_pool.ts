@@ -22,7 +22,7 @@ export class HostPool {
     // `prepare` runs on each new connection before any request (internal authentication); its
     // failure closes the connection and fails the waiters as a failed connect does.
     // `tls`: connect over TLS with these options (the process's preferTLS or requireTLS).
-    private readonly options: { connectTimeoutMs: number; maxConnections: number; prepare?: (conn: ClientConnection) => Promise<void>; tls?: tls.ConnectionOptions },
+    private readonly options: { connectTimeoutMs: number; maxConnections: number; prepare?: (conn: ClientConnection) => Promise<void>; tls?: tls.ConnectionOptions; localAddress?: string },
   ) {}
 
   // The caller owns the connection until it calls release(). An aborted wait rejects with the
@@ -78,7 +78,7 @@ export class HostPool {
     if (this.connections.size + this.opening >= this.options.maxConnections) return;
     this.opening += 1;
     const prepare = this.options.prepare;
-    ClientConnection.connect(this.address, this.options.connectTimeoutMs, this.options.tls).then((conn) => (prepare === undefined ? conn : prepare(conn).then(() => conn, (err: unknown) => {
+    ClientConnection.connect(this.address, this.options.connectTimeoutMs, this.options.tls, this.options.localAddress).then((conn) => (prepare === undefined ? conn : prepare(conn).then(() => conn, (err: unknown) => {
       conn.destroy(err as MongoError);
       throw err;
     }))).then(

@@ -19,6 +19,8 @@ export interface SpawnReplicaSetOptions {
   // settings.electionTimeoutMillis (MongoDB's default 10 s when absent).
   electionTimeoutMillis?: number;
   node?: (i: number) => SpawnNodeOptions;
+  // Each member's own loopback address (--bind_ip; it connects from it too), 127.0.0.1 otherwise.
+  address?: (i: number) => string;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,9 +50,10 @@ export async function spawnReplicaSet(options: SpawnReplicaSetOptions = {}): Pro
   try {
     for (let i = 0; i < count; i++) {
       const own = options.node?.(i) ?? {};
-      nodes.push(await spawnNode({ ...own, extraArgs: ['--replSet', name, ...(own.extraArgs ?? [])] }));
+      const bind = options.address === undefined ? [] : ['--bind_ip', options.address(i)];
+      nodes.push(await spawnNode({ ...own, extraArgs: ['--replSet', name, ...bind, ...(own.extraArgs ?? [])] }));
     }
-    const hosts = nodes.map((n) => `127.0.0.1:${n.port}`);
+    const hosts = nodes.map((n, i) => `${options.address?.(i) ?? '127.0.0.1'}:${n.port}`);
     const first = new MongoClient(`mongodb://${hosts[0]}/?directConnection=true`);
     try {
       const settings = options.electionTimeoutMillis === undefined ? {} : { settings: { electionTimeoutMillis: options.electionTimeoutMillis } };
