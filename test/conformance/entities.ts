@@ -182,7 +182,14 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
   for (const field of UNSUPPORTED_CLIENT_FIELDS) {
     if (spec[field] !== undefined) throw new Unsupported(`client option ${field}`);
   }
-  const options = { serverSelectionTimeoutMS: env.serverSelectionTimeoutMs, ...(toNative(spec.uriOptions ?? {}) as Doc), monitorCommands: true } as MongoClientOptions;
+  // The driver's connect() checks a connection out and in unless told not to, as it does itself
+  // when an operation connects the client: tests count the pool's events from their first operation.
+  const options = {
+    serverSelectionTimeoutMS: env.serverSelectionTimeoutMs,
+    ...(toNative(spec.uriOptions ?? {}) as Doc),
+    monitorCommands: true,
+    __skipPingOnConnect: true,
+  } as MongoClientOptions;
   if (spec.serverApi) options.serverApi = toNative(spec.serverApi) as MongoClientOptions['serverApi'];
   const client = new MongoClient(spec.useMultipleMongoses === true ? env.uri : firstHostUri(env.uri), options);
   const entity: ClientEntity = { kind: 'client', client, events: [], monitoringEvents: [], lsids: [] };

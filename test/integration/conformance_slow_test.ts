@@ -108,8 +108,12 @@ const REPLICA_SET_KNOWN_FAILURES: readonly KnownFailures[] = [
   },
   {
     file: 'server-discovery-and-monitoring/tests/unified/interruptInUse-pool-clear.json',
-    tests: ['Error returned from connection pool clear with interruptInUseConnections=true is retryable', 'Error returned from connection pool clear with interruptInUseConnections=true is retryable for write'],
-    why: 'the $where function calls sleep(), which the script host does not define (JSInterpreterFailure 139); MongoDB\'s server-side JavaScript has it',
+    tests: [
+      'Connection pool clear uses interruptInUseConnections=true after monitor timeout',
+      'Error returned from connection pool clear with interruptInUseConnections=true is retryable',
+      'Error returned from connection pool clear with interruptInUseConnections=true is retryable for write',
+    ],
+    why: 'the $where function that holds a connection in use calls sleep(), which the script host does not define: the find fails at once (JSInterpreterFailure 139) instead of being interrupted by the pool clear; MongoDB\'s server-side JavaScript has sleep()',
   },
 ];
 
