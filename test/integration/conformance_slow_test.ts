@@ -258,6 +258,9 @@ describe('driver specification conformance', () => {
       t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
       assert.deepEqual(unexpectedFailures(totals, REPLICA_SET_KNOWN_FAILURES), [], totals.output);
       assertPassRate(totals, 0.95);
+      // 580 of the 589 that apply, 15 of them SDAM tests that need the runner's CMAP and SDAM
+      // events, waitForEvent, assertEventCount and threads.
+      assert.ok(totals.passed >= 575, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
   });
 });
