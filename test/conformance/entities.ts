@@ -3,12 +3,14 @@ import {
   type CommandStartedEvent, type CommandSucceededEvent, type Db, type MongoClientOptions,
 } from 'mongodb';
 import { entityOptionsOf, toNative } from './arguments.js';
+import { MONITORING_EVENT_TYPES, observeMonitoringEvents, type MonitoringEvent } from './monitoring_events.js';
+import { TestThread } from './threads.js';
 import type { MatchContext } from './unified_matcher.js';
 import type { Doc, EntityDescription } from './test_file.js';
 import { UNSUPPORTED_CLIENT_FIELDS, Unsupported } from './unsupported.js';
 
-// The entity map of one test: clients (with the command events they observed), databases,
-// collections, sessions, cursors and saved results.
+// The entity map of one test: clients (with the command, CMAP and SDAM events they observed),
+// databases, collections, sessions, cursors, threads and saved results.
 
 export type CommandEventType = 'commandStartedEvent' | 'commandSucceededEvent' | 'commandFailedEvent';
 
@@ -26,6 +28,8 @@ export interface ClientEntity {
   kind: 'client';
   client: MongoClient;
   events: ObservedEvent[];
+  /** CMAP and SDAM events, in the order the driver emitted them. */
+  monitoringEvents: MonitoringEvent[];
   /** The lsid of every commandStartedEvent but ignored ones, for the assert*LsidOnLastTwoCommands checks. */
   lsids: unknown[];
 }
@@ -36,6 +40,7 @@ export type Entity =
   | { kind: 'collection'; collection: Collection }
   | { kind: 'session'; session: ClientSession; lsid: Doc }
   | { kind: 'cursor'; cursor: AbstractCursor }
+  | { kind: 'thread'; thread: TestThread }
   | { kind: 'value'; value: unknown };
 
 export type EntityKind = Entity['kind'];
@@ -89,6 +94,10 @@ export class EntityMap {
   async close(): Promise<void> {
     this.stopRecording();
     const all = [...this.entities.values()];
+    // A thread still running an operation would use a client being closed.
+    for (const e of all) {
+      if (e.kind === 'thread') await withTimeout(e.thread.wait().catch(() => undefined));
+    }
     for (const e of all) {
       if (e.kind === 'cursor') await withTimeout(e.cursor.close().catch(() => undefined));
       if (e.kind === 'session') await withTimeout(e.session.endSession().catch(() => undefined));
@@ -120,12 +129,20 @@ export function firstHostUri(uri: string): string {
   return uri.replace(/^(mongodb:\/\/(?:[^@/]*@)?)([^,/?]+)(?:,[^/?]*)?/, '$1$2');
 }
 
-export function createEntity(description: EntityDescription, map: EntityMap, env: EntityEnvironment): void {
+/**
+ * A client connects before the test goes on, as the format's runners do: its monitors start, so
+ * the SDAM events a test waits for come whether or not it runs an operation first. A client that
+ * cannot connect is left to fail the operations that use it.
+ */
+export async function createEntity(description: EntityDescription, map: EntityMap, env: EntityEnvironment): Promise<void> {
   const [kind, spec] = Object.entries(description)[0];
   switch (kind) {
-    case 'client':
-      map.set(spec.id, createClient(spec, map, env));
+    case 'client': {
+      const entity = createClient(spec, map, env);
+      map.set(spec.id, entity);
+      await entity.client.connect().catch(() => undefined);
       return;
+    }
     case 'database': {
       const client = map.get(spec.client as string, 'client').client;
       map.set(spec.id, { kind: 'database', db: client.db(spec.databaseName as string, entityOptionsOf(spec.databaseOptions as Doc | undefined)) });
@@ -143,6 +160,9 @@ export function createEntity(description: EntityDescription, map: EntityMap, env
       map.set(spec.id, { kind: 'session', session, lsid: session.id as Doc });
       return;
     }
+    case 'thread':
+      map.set(spec.id, { kind: 'thread', thread: new TestThread() });
+      return;
     default:
       throw new Unsupported(`entity type ${kind}`);
   }
@@ -162,11 +182,19 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
   for (const field of UNSUPPORTED_CLIENT_FIELDS) {
     if (spec[field] !== undefined) throw new Unsupported(`client option ${field}`);
   }
-  const options = { serverSelectionTimeoutMS: env.serverSelectionTimeoutMs, ...(toNative(spec.uriOptions ?? {}) as Doc), monitorCommands: true } as MongoClientOptions;
+  // The driver's connect() checks a connection out and in unless told not to, as it does itself
+  // when an operation connects the client: tests count the pool's events from their first operation.
+  const options = {
+    serverSelectionTimeoutMS: env.serverSelectionTimeoutMs,
+    ...(toNative(spec.uriOptions ?? {}) as Doc),
+    monitorCommands: true,
+    __skipPingOnConnect: true,
+  } as MongoClientOptions;
   if (spec.serverApi) options.serverApi = toNative(spec.serverApi) as MongoClientOptions['serverApi'];
   const client = new MongoClient(spec.useMultipleMongoses === true ? env.uri : firstHostUri(env.uri), options);
-  const entity: ClientEntity = { kind: 'client', client, events: [], lsids: [] };
+  const entity: ClientEntity = { kind: 'client', client, events: [], monitoringEvents: [], lsids: [] };
   const observe = new Set((spec.observeEvents as string[] | undefined) ?? []);
+  observeMonitoringEvents(client, new Set([...observe].filter((t) => MONITORING_EVENT_TYPES.has(t))), () => map.isRecording(), entity.monitoringEvents);
   const ignored = new Set(['configureFailPoint', ...((spec.ignoreCommandMonitoringEvents as string[] | undefined) ?? [])]);
   const observeSensitive = spec.observeSensitiveCommands === true;
 

@@ -1,11 +1,15 @@
-import type { ObservedEvent } from './entities.js';
+import type { ClientEntity, ObservedEvent } from './entities.js';
+import type { MonitoringEvent } from './monitoring_events.js';
 import { describe, matchValue, type MatchContext } from './unified_matcher.js';
 import type { Doc, ExpectedEventsForClient } from './test_file.js';
 
-// expectEvents for command monitoring: same events, same order; extra ones at the end only
-// when ignoreExtraEvents says so.
+// expectEvents for command monitoring, CMAP and SDAM: same events, same order; extra ones at the
+// end only when ignoreExtraEvents says so. waitForEvent and assertEventCount count the matches.
 
-export function checkEvents(expected: ExpectedEventsForClient, observed: ObservedEvent[], ctx: MatchContext): string | null {
+export function checkEvents(expected: ExpectedEventsForClient, client: ClientEntity, ctx: MatchContext): string | null {
+  const eventType = expected.eventType ?? 'command';
+  if (eventType !== 'command') return checkMonitoringEvents(expected, client.monitoringEvents.filter((e) => e.eventType === eventType), ctx);
+  const observed = client.events;
   const tooMany = observed.length > expected.events.length && !expected.ignoreExtraEvents;
   if (observed.length < expected.events.length || tooMany) {
     return `expected ${expected.events.length} events, observed ${observed.length}: ${summary(observed)}`;
@@ -15,6 +19,31 @@ export function checkEvents(expected: ExpectedEventsForClient, observed: Observe
     if (problem) return `event ${i} (${observed[i].type} ${observed[i].commandName}): ${problem}`;
   }
   return null;
+}
+
+function checkMonitoringEvents(expected: ExpectedEventsForClient, observed: MonitoringEvent[], ctx: MatchContext): string | null {
+  const tooMany = observed.length > expected.events.length && !expected.ignoreExtraEvents;
+  if (observed.length < expected.events.length || tooMany) {
+    return `expected ${expected.events.length} ${String(expected.eventType)} events, observed ${observed.length}: [${observed.map((e) => e.type).join(', ')}]`;
+  }
+  for (let i = 0; i < expected.events.length; i++) {
+    const problem = checkMonitoringEvent(expected.events[i], observed[i], ctx);
+    if (problem) return `event ${i} (${observed[i].type}): ${problem}`;
+  }
+  return null;
+}
+
+function checkMonitoringEvent(expected: Doc, actual: MonitoringEvent, ctx: MatchContext): string | null {
+  const [type, spec] = Object.entries(expected)[0] as [string, Doc];
+  if (type !== actual.type) return `expected ${type}`;
+  const m = matchValue(spec, actual.fields, true, ctx);
+  return m ? describe(m) : null;
+}
+
+/** How many of the client's events (of any kind) match `expected`, as waitForEvent and assertEventCount count them. */
+export function countMatchingEvents(expected: Doc, client: ClientEntity, ctx: MatchContext): number {
+  const commands = client.events.filter((e) => checkEvent(expected, e, ctx) === null).length;
+  return commands + client.monitoringEvents.filter((e) => checkMonitoringEvent(expected, e, ctx) === null).length;
 }
 
 function checkEvent(expected: Doc, actual: ObservedEvent, ctx: MatchContext): string | null {

@@ -1,8 +1,9 @@
 import type { ClientSession, MongoClient } from 'mongodb';
 import type { EntityMap } from './entities.js';
+import { countMatchingEvents } from './expected_events.js';
 import type { TestFailPoints } from './fail_point_operations.js';
 import { matchExactly, show } from './unified_matcher.js';
-import type { Doc, EntityDescription } from './test_file.js';
+import type { Doc, EntityDescription, Operation } from './test_file.js';
 import { pinnedMongos, transactionState } from './transactions.js';
 
 // Special operations (object: testRunner). Assertions about the server's catalog go through the
@@ -12,7 +13,9 @@ export interface RunnerContext {
   entities: EntityMap;
   internal: MongoClient;
   failPoints: TestFailPoints;
-  createEntity(description: EntityDescription): void;
+  createEntity(description: EntityDescription): Promise<void>;
+  /** One operation with its assertions, as the test's own operations run. */
+  runOperation(op: Operation): Promise<void>;
 }
 
 type SpecialOperation = (args: Doc, ctx: RunnerContext) => Promise<void>;
@@ -49,13 +52,30 @@ function sessionIsDirty(ctx: RunnerContext, args: Doc): boolean {
   return session.serverSession?.isDirty === true;
 }
 
+// The format asks runners to wait at least 10 seconds; a busy machine gets a little more.
+const WAIT_FOR_EVENT_MS = 15_000;
+const EVENT_POLL_MS = 50;
+
+function matchingEvents(ctx: RunnerContext, args: Doc): number {
+  return countMatchingEvents(args.event as Doc, ctx.entities.get(args.client as string, 'client'), ctx.entities.matchContext());
+}
+
+async function waitForEvent(args: Doc, ctx: RunnerContext): Promise<void> {
+  const deadline = Date.now() + WAIT_FOR_EVENT_MS;
+  const wanted = Number(args.count);
+  while (matchingEvents(ctx, args) < wanted) {
+    if (Date.now() > deadline) throw new Error(`waited ${WAIT_FOR_EVENT_MS} ms for ${wanted} of ${show(args.event)}, saw ${matchingEvents(ctx, args)}`);
+    await new Promise((resolve) => setTimeout(resolve, EVENT_POLL_MS));
+  }
+}
+
 function check(ok: boolean, message: string): void {
   if (!ok) throw new Error(message);
 }
 
 const specialOperations: Record<string, SpecialOperation> = {
   createEntities: async (args, ctx) => {
-    for (const description of args.entities as EntityDescription[]) ctx.createEntity(description);
+    for (const description of args.entities as EntityDescription[]) await ctx.createEntity(description);
   },
   assertCollectionExists: async (args, ctx) => check(await collectionExists(ctx, args), `collection ${String(args.databaseName)}.${String(args.collectionName)} does not exist`),
   assertCollectionNotExists: async (args, ctx) => check(!(await collectionExists(ctx, args)), `collection ${String(args.databaseName)}.${String(args.collectionName)} exists`),
@@ -82,6 +102,16 @@ const specialOperations: Record<string, SpecialOperation> = {
   },
   assertSessionDirty: async (args, ctx) => check(sessionIsDirty(ctx, args), `session ${String(args.session)} is not dirty`),
   assertSessionNotDirty: async (args, ctx) => check(!sessionIsDirty(ctx, args), `session ${String(args.session)} is dirty`),
+  waitForEvent,
+  assertEventCount: async (args, ctx) => {
+    const count = matchingEvents(ctx, args);
+    check(count === Number(args.count), `${count} events match ${show(args.event)}, not ${String(args.count)}`);
+  },
+  runOnThread: async (args, ctx) => {
+    const operation = args.operation as Operation;
+    ctx.entities.get(args.thread as string, 'thread').thread.run(() => ctx.runOperation(operation));
+  },
+  waitForThread: async (args, ctx) => ctx.entities.get(args.thread as string, 'thread').thread.wait(),
   wait: async (args) => {
     await new Promise((resolve) => setTimeout(resolve, Number(args.ms)));
   },

@@ -103,15 +103,21 @@ export class UnifiedRunner {
   private async runSteps(file: TestFile, test: TestCase, entities: EntityMap, failPoints: TestFailPoints): Promise<void> {
     await step('initialData', () => setUpCollections(this.internal, file.initialData ?? [], this.options.shardCollections));
     const env = { uri: this.options.uri, serverSelectionTimeoutMs: SERVER_SELECTION_TIMEOUT_MS };
-    const ctx: RunnerContext = { entities, internal: this.internal, failPoints, createEntity: (d) => createEntity(d, entities, env) };
-    for (const description of file.createEntities ?? []) ctx.createEntity(description);
+    const ctx: RunnerContext = {
+      entities,
+      internal: this.internal,
+      failPoints,
+      createEntity: (d) => createEntity(d, entities, env),
+      runOperation: (op) => this.runOperation(op, ctx),
+    };
+    for (const description of file.createEntities ?? []) await ctx.createEntity(description);
     for (const [i, op] of test.operations.entries()) {
       await step(`operation ${i} (${op.name} on ${op.object})`, () => this.runOperation(op, ctx));
     }
     entities.stopRecording();
     for (const expected of test.expectEvents ?? []) {
       const client = entities.get(expected.client, 'client');
-      const problem = checkEvents(expected, client.events, entities.matchContext());
+      const problem = checkEvents(expected, client, entities.matchContext());
       if (problem) throw new AssertionFailure(`events of ${expected.client}: ${problem}`);
     }
     const outcome = await step('outcome', () => checkOutcome(this.internal, test.outcome ?? []));
