@@ -55,10 +55,12 @@ function withWriteConcernError(failPoints: FailPoints, target: FailCommandTarget
 // Drivers and mongosh describe themselves (client metadata) in the hello that opens each
 // connection; docshard's own node-to-node connections send no hello, which is what marks them as
 // internal here (MongoDB's own processes say internalClient in theirs instead). That first hello
-// is not internal, but its appName is not known yet, as in MongoDB.
+// is not internal, and its appName is the one it brings (MongoDB applies appName to the handshake
+// since 4.4.7, SERVER-49336).
 function targetOf(conn: ConnectionInfo, request: FailCommandRequest): FailCommandTarget {
   const { db, name, names, cmd } = request;
-  const application = conn.clientMetadata?.application;
+  const metadata = conn.clientMetadata ?? (isPlainObject(cmd.client) ? cmd.client : undefined);
+  const application = metadata?.application;
   const collection = cmd[name];
   return {
     names,

@@ -97,23 +97,13 @@ const REPLICA_SET_KNOWN_FAILURES: readonly KnownFailures[] = [
   { file: 'transactions/tests/unified/create-collection.json', tests: ['explicitly create collection using create command', 'implicitly create collection using insert'], why: DDL_IN_TRANSACTION },
   { file: 'transactions/tests/unified/create-index.json', tests: ['create index on a non-existing collection', 'create index on a collection created within the same transaction'], why: DDL_IN_TRANSACTION },
   {
-    file: 'server-discovery-and-monitoring/tests/unified/backpressure-network-error-fail-replicaset.json',
-    tests: ['apply backpressure on network connection errors during connection establishment'],
-    why: 'failCommand with appName does not fire on the hello that opens a connection: the fail point reads the appName from the connection, whose client metadata that very hello brings (MongoDB applies it there since 4.4.7, SERVER-49336)',
-  },
-  {
-    file: 'server-discovery-and-monitoring/tests/unified/backpressure-network-timeout-fail-replicaset.json',
-    tests: ['apply backpressure on network timeout error during connection establishment'],
-    why: 'failCommand with appName does not fire on the hello that opens a connection, as above',
-  },
-  {
     file: 'server-discovery-and-monitoring/tests/unified/interruptInUse-pool-clear.json',
     tests: [
       'Connection pool clear uses interruptInUseConnections=true after monitor timeout',
       'Error returned from connection pool clear with interruptInUseConnections=true is retryable',
       'Error returned from connection pool clear with interruptInUseConnections=true is retryable for write',
     ],
-    why: 'the $where function that holds a connection in use calls sleep(), which the script host does not define: the find fails at once (JSInterpreterFailure 139) instead of being interrupted by the pool clear; MongoDB\'s server-side JavaScript has sleep()',
+    why: 'timing: a $where that sleeps holds a connection while the monitor times out and the pool is cleared; the interrupted find or insert is retried, and on this loaded machine the retry itself sometimes times out (each passes on some runs)',
   },
 ];
 

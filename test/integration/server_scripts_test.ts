@@ -94,6 +94,10 @@ describe('server-side JavaScript: $where, $function, $accumulator, mapReduce', (
       assert.equal(await players.countDocuments({ k: { $lte: 3 } }), 3);
       await refused(players.countDocuments({ $where: 'true' }), 2, /\$where is not allowed in this context/);
       assert.equal(await db().command({ count: 'players', query: { $where: 'this.k % 2 == 1' } }).then((r) => r.n), 3);
+      // MongoDB's server-side sleep(ms), which the driver specifications' tests hold connections with.
+      const started = Date.now();
+      assert.equal((await players.find({ k: 1, $where: 'sleep(300) || true' }).toArray()).length, 1);
+      assert.ok(Date.now() - started >= 300, 'the script waited');
     });
 
     it(`on ${where}: $where in updates and deletes, and the shell's types of the document`, async () => {

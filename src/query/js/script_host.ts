@@ -48,6 +48,11 @@ function handle(request: Request): unknown {
     context.global.setSync('globalThis', context.global.derefInto());
     // The shell's hex_md5, which MongoDB's scripts may call (its manual's $where example does).
     context.global.setSync('hex_md5', new ivm.Callback((text: unknown) => createHash('md5').update(String(text)).digest('hex')));
+    // MongoDB's server-side sleep(ms): the script waits, as the driver specifications' tests
+    // make a $where hold a connection busy. The host's thread is the script's: blocking it is the point.
+    context.global.setSync('sleep', new ivm.Callback((ms: unknown) => {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, Number(ms) || 0));
+    }));
     context.evalSync(SHELL_PRELUDE);
     const ctx = nextId++;
     contexts.set(ctx, context);
