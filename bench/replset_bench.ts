@@ -61,8 +61,8 @@ async function withClient<T>(uri: string, fn: (c: MongoClient) => Promise<T>): P
   }
 }
 
-// The index of the primary and every other member's state, as the primary reports them, once all
-// three are PRIMARY or SECONDARY and the secondaries have applied what the primary has.
+// The primary's index, once its replSetGetStatus shows every member PRIMARY or SECONDARY at the
+// same applied optime: a kill or a wipe then starts from a settled set.
 async function healthyPrimary(set: SpawnedReplicaSet): Promise<number> {
   return until('a primary with two caught-up secondaries', async () => {
     for (const [i, node] of set.nodes.entries()) {
