@@ -13,12 +13,11 @@ export interface OplogOptions {
   // Throws (NotWritablePrimary) when the node may not take writes: called as each unit produces
   // its entry, inside its transaction.
   checkCanWrite: () => void;
-  // The node's cluster time: moved past every entry applied or appended at a given time.
-  clock: { advance(ts: Timestamp): void };
+  // The node's cluster time: moved past every entry applied or appended at a given time; its wall
+  // clock gives the entries' `wall`.
+  clock: { advance(ts: Timestamp): void; wallMs(): number };
   // `--oplogSize`, in MB (DEFAULT_OPLOG_SIZE_MB, 1024, when not given).
   oplogSizeMB?: number;
-  // The wall clock of the entries' `wall` (the process's Clock's now).
-  wallMs?: () => number;
 }
 
 // A replica-set member's oplog, what the replication driver holds: the writer is on from
@@ -31,7 +30,7 @@ export class ReplicatedOplog {
   private readonly applier: OplogApplier;
 
   constructor(private readonly storage: StorageEngine, private readonly options: OplogOptions) {
-    this.writer = new OpObserverImpl(storage, { term: options.term, checkCanWrite: options.checkCanWrite, wallMs: options.wallMs ?? (() => Date.now()) });
+    this.writer = new OpObserverImpl(storage, { term: options.term, checkCanWrite: options.checkCanWrite, wallMs: () => options.clock.wallMs() });
     this.applier = new OplogApplier(storage, this.writer, options.clock);
     this.reads = new OplogReads(storage);
   }
@@ -100,7 +99,7 @@ export class ReplicatedOplog {
   // The "new primary" no-op (`{msg: 'new primary'}`) or any other: `{op: 'n', ns: '', o}` at `ts`.
   appendNoop(o: Doc, ts: Timestamp, t: number): void {
     this.options.clock.advance(ts);
-    const entry = noopEntry(o, ts, t, new Date((this.options.wallMs ?? Date.now)()));
+    const entry = noopEntry(o, ts, t, new Date(this.options.clock.wallMs()));
     this.writer.unlogged(() => this.storage.write((unit) => {
       unit.commitAt(ts);
       this.writer.append(unit.kv, entry, ts);

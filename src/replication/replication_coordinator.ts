@@ -131,9 +131,8 @@ export class ReplicationCoordinator {
       checkCanWrite: () => {
         if (!this.isWritablePrimary()) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary');
       },
-      clock: this.deps.clusterTime,
+      clock: { advance: (ts) => this.deps.clusterTime.advance(ts), wallMs: () => this.deps.clock.now() },
       ...(this.deps.oplogSizeMB === undefined ? {} : { oplogSizeMB: this.deps.oplogSizeMB }),
-      wallMs: () => this.deps.clock.now(),
     });
     storage.observers.push({
       onInsert: (_w, ns) => {
@@ -420,7 +419,7 @@ export class ReplicationCoordinator {
     if (oplog === undefined || core === null || this.haltedBecause !== undefined) return;
     const majorityCommitPoint = core.lastCommittedOpTime.ts > 0 ? bsonTimestamp(core.lastCommittedOpTime.ts) : undefined;
     const undo = (): void => {
-      const result = rollBackTo(bsonTimestamp(to.ts), { storage: this.deps.storage, reads: oplog.reads, dbpath: this.deps.dbpath, majorityCommitPoint, local: this.deps.local });
+      const result = rollBackTo(bsonTimestamp(to.ts), { storage: this.deps.storage, reads: oplog.reads, dbpath: this.deps.dbpath, majorityCommitPoint, local: this.deps.local, now: () => new Date(this.deps.clock.now()) });
       if (result.outcome === 'refused') {
         this.halt(`rollback to ${formatOpTime(to)} refused: ${result.reason}`);
         return;

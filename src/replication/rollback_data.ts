@@ -36,7 +36,7 @@ export interface RollbackDataOptions {
   majorityCommitPoint: Timestamp | undefined;
   // Where local.system.rollback.id is raised, inside the restore's commit (repl_store.ts).
   local: LocalCollections;
-  now?: () => Date;
+  now: () => Date;
 }
 
 // A member's local database stays as it is (its vote, config and rollback id are not rolled back);
@@ -51,7 +51,7 @@ export function rollBackTo(commonPoint: Timestamp, options: RollbackDataOptions)
   const check = storage.canRestoreTo(commonPoint, { keep });
   if (!check.restored) return { outcome: 'needsResync', reason: check.reason };
   const entries = options.reads.entriesFrom(commonPoint).filter((e) => (e.ts as Timestamp).greaterThan(commonPoint));
-  const files = writeRollbackFiles(storage, touchedDocuments(entries), options.dbpath, (options.now ?? (() => new Date()))());
+  const files = writeRollbackFiles(storage, touchedDocuments(entries), options.dbpath, options.now());
   let rollbackId = 0;
   const restore = storage.restoreTo(commonPoint, { keep, alongside: () => (rollbackId = bumpRollbackId(options.local)) });
   if (!restore.restored) return { outcome: 'needsResync', reason: restore.reason };
