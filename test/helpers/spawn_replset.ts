@@ -25,7 +25,8 @@ export interface SpawnReplicaSetOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+// Polls `fn` every `pollMs` until it gives a value (an error counts as none yet, named if time runs out).
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, pollMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -36,7 +37,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
       lastError = err;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError === undefined ? '' : `: ${(lastError as Error).message}`}`);
-    await sleep(200);
+    await sleep(pollMs);
   }
 }
 

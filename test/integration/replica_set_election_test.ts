@@ -1,19 +1,9 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../helpers/spawn_replset.js';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 // Three real `docshard shard --replSet rs0` processes over TCP: replSetInitiate through the driver,
 // one primary as the driver's SDAM sees it, PRIMARY + 2 SECONDARY in replSetGetStatus, a new

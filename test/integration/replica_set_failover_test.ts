@@ -3,19 +3,10 @@ import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { withProcesses } from '../helpers/fixtures.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
-import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const WRITERS = 8;
 
@@ -115,7 +106,7 @@ describe('a three-member replica set under write load loses the primary', () => 
       const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
       const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
       return p !== undefined && p.name !== primaryHost ? String(p.name) : undefined;
-    }, 30_000);
+    }, 30_000, 50);
     const electedAfterMs = Date.now() - killedAt;
     const acknowledgedBefore = ackedInserts.size;
     await until('writes acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 ? true : undefined));
@@ -149,7 +140,7 @@ describe('a three-member replica set under write load loses the primary', () => 
         const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
         const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
         return p !== undefined && p.name !== primaryHost ? true : undefined;
-      }, 30_000);
+      }, 30_000, 50);
       const electedAfterMs = Date.now() - stoppedAt;
       t.diagnostic(`new primary after ${electedAfterMs} ms`);
       assert.ok(electedAfterMs <= 12_000, `the new primary took ${electedAfterMs} ms`);

@@ -7,19 +7,8 @@ import { BSON } from 'bson';
 import { MongoClient } from 'mongodb';
 import { withProcesses } from '../helpers/fixtures.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
-import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 // The partition is made with nftables (Debian's package; .ci/run installs it): a table of its own
 // dropping what passes between the primary's address and the others', both ways. The test

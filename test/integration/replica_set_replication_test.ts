@@ -1,24 +1,10 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../helpers/spawn_replset.js';
 import { rmSync } from 'node:fs';
 import { Long, MongoClient, type Timestamp } from 'mongodb';
 import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const v = await fn().catch((err: unknown) => {
-      last = err;
-      return undefined;
-    });
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (${String(last)})`}`);
-    await sleep(200);
-  }
-}
 
 // A TTL pass every second, so that a secondary's monitor would have run by the time it is checked.
 const ARGS = ['--replSet', 'rs0', '--oplogSize', '64', '--setParameter', 'ttlMonitorSleepSecs=1'];
