@@ -48,6 +48,19 @@ export function executePlan(storage: StorageEngine, coll: Collection, plan: Quer
   return [new Candidate(recordId, bytes, undefined, {})];
 }
 
+// One record an index search found (text, geo), read and matched as a scan's records are: the
+// candidate, or undefined when the record is gone or does not match.
+export function fetchCandidate(storage: StorageEngine, coll: Collection, recordId: number, matcher: Matcher | undefined, stats: ExecutionStats): Candidate | undefined {
+  checkForInterrupt();
+  const bytes = storage.getRecord(coll, recordId);
+  if (bytes === undefined) return undefined;
+  stats.docsExamined += 1;
+  const doc = deserializeDocument(bytes);
+  const details: MatchDetails = {};
+  if (matcher !== undefined && !matcher.matches(doc, details)) return undefined;
+  return new Candidate(recordId, bytes, doc, details);
+}
+
 interface ScannedRecord {
   recordId: number;
   bytes: Buffer;

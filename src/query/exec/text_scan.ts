@@ -1,16 +1,15 @@
 import { encodeKey } from '../../bson/key_string.js';
 import { formatValue } from '../../bson/format.js';
-import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { checkForInterrupt } from '../../base/operation_deadline.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
 import { prefixSuccessor } from '../../storage/key_layout.js';
 import { indexedStrings, indexTerm, termScores } from '../../storage/fts/text_keys.js';
-import type { Matcher, MatchDetails } from '../match/matcher.js';
+import type { Matcher } from '../match/matcher.js';
 import type { KeyRange, QueryPlan } from '../plan/query_planner.js';
-import { Candidate, type ExecutionStats } from './plan_executor.js';
+import { fetchCandidate, type Candidate, type ExecutionStats } from './plan_executor.js';
 import { passesTextFilter, type TextQuery } from './text_query.js';
 
 // A $text query read from the text index (MongoDB's TEXT_OR over one index scan per term, then
@@ -63,17 +62,10 @@ export function* textCandidates(
   }
   const wanted = new Set(query.indexTerms);
   for (const recordId of [...recordIds].sort((a, b) => a - b)) {
-    checkForInterrupt();
-    const bytes = storage.getRecord(coll, recordId);
-    if (bytes === undefined) continue;
-    stats.docsExamined += 1;
-    const doc = deserializeDocument(bytes);
-    const details: MatchDetails = {};
-    if (matcher !== undefined && !matcher.matches(doc, details)) continue;
-    if (!passesTextFilter(query, indexedStrings(doc, spec))) continue;
+    const candidate = fetchCandidate(storage, coll, recordId, matcher, stats);
+    if (candidate === undefined || !passesTextFilter(query, indexedStrings(candidate.doc, spec))) continue;
     let score = 0;
-    for (const [term, value] of termScores(doc, spec)) if (wanted.has(indexTerm(term))) score += value;
-    const candidate = new Candidate(recordId, bytes, doc, details);
+    for (const [term, value] of termScores(candidate.doc, spec)) if (wanted.has(indexTerm(term))) score += value;
     candidate.textScore = score;
     yield candidate;
   }

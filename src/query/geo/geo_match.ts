@@ -1,6 +1,6 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { GeoParseError, parseLocation } from '../../storage/geo/geometry.js';
+import { readLocation } from '../../storage/geo/geometry.js';
 import { eachLocation } from '../../storage/geo/geo_keys.js';
 import type { Geometry } from '../../storage/geo/geometry.js';
 import { parseGeoQuery } from './geo_region.js';
@@ -20,15 +20,6 @@ export function geoPredicate(op: '$geoWithin' | '$geoIntersects' | '$within', ar
     const geometry = readLocation(location);
     return geometry !== undefined && test(geometry);
   });
-}
-
-function readLocation(value: unknown): Geometry | undefined {
-  try {
-    return parseLocation(value);
-  } catch (e) {
-    if (e instanceof GeoParseError) return undefined;
-    throw e;
-  }
 }
 
 // $near and $nearSphere order the results of a find: they are answered by the geo index's search

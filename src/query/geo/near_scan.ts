@@ -1,18 +1,17 @@
 import { s2 } from 's2js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { deserializeDocument, type Doc } from '../../bson/values.js';
-import { checkForInterrupt } from '../../base/operation_deadline.js';
+import type { Doc } from '../../bson/values.js';
 import type { IndexAccess } from '../../storage/index_access.js';
 import type { Collection, StorageEngine } from '../../storage/storage_engine.js';
-import { GeoParseError, parseLocation, type Geometry } from '../../storage/geo/geometry.js';
+import { readLocation, type Geometry } from '../../storage/geo/geometry.js';
 import { eachLocation, valuesAtPath } from '../../storage/geo/geo_keys.js';
 import { flatIntervals } from '../../storage/geo/flat_cells.js';
 import { regionIntervals, type CellInterval } from '../../storage/geo/sphere_cells.js';
-import type { Matcher, MatchDetails } from '../match/matcher.js';
+import type { Matcher } from '../match/matcher.js';
 import { ALL_VALUES, intervalsFor, isPoint, normalize, type Interval } from '../plan/index_bounds.js';
 import { intervalScan, type QueryPlan } from '../plan/query_planner.js';
-import { Candidate, type ExecutionStats } from '../exec/plan_executor.js';
+import { fetchCandidate, type Candidate, type ExecutionStats } from '../exec/plan_executor.js';
 import { degreeBox } from './geo_bounds.js';
 import { distanceToGeometry } from './geo_predicates.js';
 import { EARTH_RADIUS_METERS, type NearQuery } from './near_query.js';
@@ -84,16 +83,10 @@ export function planNear(coll: Collection | undefined, near: NearQuery, rest: Do
             stats.keysExamined += 1;
             if (seen.has(recordId)) continue;
             seen.add(recordId);
-            checkForInterrupt();
-            const bytes = storage.getRecord(coll, recordId);
-            if (bytes === undefined) continue;
-            stats.docsExamined += 1;
-            const doc = deserializeDocument(bytes);
-            const details: MatchDetails = {};
-            if (matcher !== undefined && !matcher.matches(doc, details)) continue;
-            const found = distanceOf(doc);
+            const candidate = fetchCandidate(storage, coll, recordId, matcher, stats);
+            if (candidate === undefined) continue;
+            const found = distanceOf(candidate.doc);
             if (found === undefined || found.distance < minDistance || found.distance > maxDistance) continue;
-            const candidate = new Candidate(recordId, bytes, doc, details);
             candidate.geoDistance = found.distance * scale;
             candidate.geoPoint = found.location;
             pending.push({ distance: found.distance, candidate });
@@ -108,15 +101,6 @@ export function planNear(coll: Collection | undefined, near: NearQuery, rest: Do
       }
     },
   };
-}
-
-function readLocation(value: unknown): Geometry | undefined {
-  try {
-    return parseLocation(value);
-  } catch (e) {
-    if (e instanceof GeoParseError) return undefined;
-    throw e;
-  }
 }
 
 // The plane holds legacy pairs only.

@@ -64,6 +64,16 @@ export function parseLocation(value: unknown): Geometry | undefined {
   return pair === undefined ? undefined : { parts: [legacyPoint(pair[0], pair[1])] };
 }
 
+// The same for a query's match: a value that is not a valid location matches no geo predicate.
+export function readLocation(value: unknown): Geometry | undefined {
+  try {
+    return parseLocation(value);
+  } catch (e) {
+    if (e instanceof GeoParseError) return undefined;
+    throw e;
+  }
+}
+
 export function parseGeoJSON(value: unknown): Geometry {
   if (!isPlainObject(value) || typeof value.type !== 'string') fail(`unknown GeoJSON type: ${formatValue(value)}`);
   const { type } = value;
