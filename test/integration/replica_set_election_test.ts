@@ -87,6 +87,8 @@ describe('a three-member replica set elects a primary over TCP', () => {
     });
     assert.equal(secondaryHello.secondary, true);
     assert.equal(secondaryHello.primary, primaryHost);
+    const repl = (await direct.db('admin').command({ serverStatus: 1 })).repl as AnyDoc;
+    assert.deepEqual([repl.setName, repl.secondary, repl.primary, repl.me, typeof repl.rbid], ['rs0', true, primaryHost, secondaryHost, 'number']);
     const started = Date.now();
     const awaited = await direct.db('admin').command({ hello: 1, topologyVersion: secondaryHello.topologyVersion, maxAwaitTimeMS: 700 });
     assert.ok(Date.now() - started >= 600, 'an awaitable hello on an unchanged topology waits maxAwaitTimeMS');
@@ -133,6 +135,7 @@ describe('a three-member replica set elects a primary over TCP', () => {
     const c = connect(node.uri);
     const hello = await c.db('admin').command({ hello: 1 });
     assert.equal(hello.isWritablePrimary, true);
+    assert.equal((await c.db('admin').command({ serverStatus: 1 })).repl, undefined);
     assert.equal(hello.setName, undefined);
     assert.equal(hello.topologyVersion, undefined);
     await assert.rejects(c.db('admin').command({ replSetInitiate: {} }), (e: MongoServerError) => e.code === 76 && e.message === 'This node was not started with replication enabled.');
