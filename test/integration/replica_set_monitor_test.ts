@@ -1,0 +1,122 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { systemClock } from '../../src/base/clock.js';
+import { MongoError } from '../../src/base/errors.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../../src/bson/values.js';
+import { replicaSetsStats } from '../../src/client/conn_pool_stats.js';
+import { openSetAwareNetwork, type SetAwareNetwork } from '../../src/client/set_aware_network.js';
+import { WireClient } from '../../src/wire/client.js';
+import { OP_MSG_REPLY_PREFIX } from '../../src/wire/message.js';
+import { withProcesses } from '../helpers/fixtures.js';
+import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+
+// Retries once on the errors a set's failover gives, as the router's callers do.
+async function retryingOnce<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof MongoError)) throw err;
+    return run();
+  }
+}
+
+async function ok(reply: Promise<Doc>): Promise<Doc> {
+  const r = await reply;
+  if (r.ok !== 1) throw new MongoError(Number(r.code), String(r.errmsg));
+  return r;
+}
+
+// An OP_MSG request as the router's fast paths build one: its first OP_MSG_REPLY_PREFIX bytes
+// left for the header.
+function message(body: Doc): Buffer {
+  const doc = serializeDocument(body);
+  const out = Buffer.alloc(OP_MSG_REPLY_PREFIX + doc.length);
+  doc.copy(out, OP_MSG_REPLY_PREFIX);
+  return out;
+}
+
+// The router's view of a shard that is a replica set: the process's Network given the set's
+// host string, as config.shards.host holds it, with no other help from its caller.
+describe('a set-aware network over a three-member replica set', () => {
+  let set: SpawnedReplicaSet;
+  let network: SetAwareNetwork;
+  let setHost: string;
+  const direct = new WireClient();
+  withProcesses(async (p) => {
+    set = await p.replicaSet({ members: 3, electionTimeoutMillis: 2000 });
+  });
+  before(() => {
+    network = openSetAwareNetwork((maxConnectionsPerHost) => new WireClient({ maxConnectionsPerHost }), systemClock);
+    setHost = `${set.name}/${set.hosts.join(',')}`;
+  });
+  after(async () => {
+    await network.close();
+    await direct.close();
+  });
+
+  const primaryOfSet = async (): Promise<string> => until('a primary', async () => {
+    for (const host of set.hosts) {
+      const hello = await direct.command(host, 'admin', { hello: 1 }, { timeoutMs: 2000 }).catch(() => undefined);
+      if (hello?.isWritablePrimary === true && hello.me === host) return host;
+    }
+    return undefined;
+  });
+
+  it('sends commands to the primary by default, and reads with readPreference secondary to a secondary', async () => {
+    const primary = await primaryOfSet();
+    const hello = await network.command(setHost, 'admin', { hello: 1 });
+    assert.equal(hello.me, primary);
+    assert.equal(hello.isWritablePrimary, true);
+    await ok(network.command(setHost, 'test', { insert: 'c', documents: [{ _id: 1 }], writeConcern: { w: 3 } }));
+    for (let i = 0; i < 5; i++) {
+      const seen = await network.command(setHost, 'admin', { hello: 1 }, { readPreference: { mode: 'secondary' } });
+      assert.equal(seen.secondary, true);
+      assert.notEqual(seen.me, primary);
+      // The read itself: the secondary takes it because the request names the read preference.
+      const found = await ok(network.command(setHost, 'test', { find: 'c', filter: {} }, { readPreference: { mode: 'secondary' } }));
+      assert.deepEqual((found.cursor as Doc).firstBatch, [{ _id: 1 }]);
+    }
+  });
+
+  it('forwards a message to the member its $readPreference selects', async () => {
+    const primary = await primaryOfSet();
+    const toPrimary = deserializeDocument(await network.forwardMessage(setHost, message({ hello: 1, $db: 'admin' })));
+    assert.equal(toPrimary.me, primary);
+    const toSecondary = deserializeDocument(await network.forwardMessage(setHost, message({ hello: 1, $db: 'admin', $readPreference: { mode: 'secondary' } })));
+    assert.equal(toSecondary.secondary, true);
+    assert.notEqual(toSecondary.me, primary);
+  });
+
+  it('shows each member\'s state and round trip as connPoolStats\'s replicaSets', async () => {
+    const primary = await primaryOfSet();
+    const stats = await until('every member known', async () => {
+      const s = replicaSetsStats(network.monitors);
+      const hosts = ((s[set.name] as Doc | undefined)?.hosts ?? []) as Doc[];
+      return hosts.length === 3 && hosts.every((h) => h.ok === true) ? hosts : undefined;
+    }, 10_000, 50);
+    assert.deepEqual(stats.map((h) => h.addr).sort(), [...set.hosts].sort());
+    assert.deepEqual(stats.filter((h) => h.ismaster === true).map((h) => h.addr), [primary]);
+    assert.equal(stats.filter((h) => h.secondary === true).length, 2);
+    for (const h of stats) assert.equal(typeof h.pingTimeMillis, 'number');
+  });
+
+  it('follows a step-down: after one retry, writes reach the new primary', async () => {
+    const old = await primaryOfSet();
+    await direct.command(old, 'admin', { replSetStepDown: 30, secondaryCatchUpPeriodSecs: 10 }).catch(() => undefined);
+    const reply = await retryingOnce(() => ok(network.command(setHost, 'test', { insert: 'c', documents: [{ _id: 2 }] })));
+    assert.equal(reply.n, 1);
+    const hello = await network.command(setHost, 'admin', { hello: 1 });
+    assert.notEqual(hello.me, old);
+    assert.equal(hello.isWritablePrimary, true);
+  });
+
+  it('follows the primary\'s death (kill -9): after one retry, writes reach the new primary', async () => {
+    const old = await primaryOfSet();
+    await network.command(setHost, 'admin', { hello: 1 });
+    await set.nodes[set.hosts.indexOf(old)]!.kill9();
+    const reply = await retryingOnce(() => ok(network.command(setHost, 'test', { insert: 'c', documents: [{ _id: 3 }] })));
+    assert.equal(reply.n, 1);
+    const hello = await network.command(setHost, 'admin', { hello: 1 });
+    assert.notEqual(hello.me, old);
+  });
+});
