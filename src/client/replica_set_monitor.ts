@@ -25,8 +25,8 @@ const MIN_HEARTBEAT_FREQUENCY_MS = 500;
 // loop per member that streams hello (the awaitable form: the member answers when its role changes
 // or after maxAwaitTimeMs) on the monitor's own network, whose connections serve nothing else, and
 // a second loop per member that times a plain hello every heartbeat. A caller's error marks a
-// member at once and wakes every member's loop that is waiting, so that the new primary is found
-// as soon as it says so.
+// member at once and checks every member now, so that the new primary is found as soon as it
+// says so.
 export class ReplicaSetMonitor {
   private readonly topology: SetTopology;
   private readonly members = new Map<string, MemberMonitor>();
@@ -80,12 +80,14 @@ export class ReplicaSetMonitor {
 
   // A command's not-primary error from `address` (its topologyVersion, when the error had one).
   markHostNotPrimary(address: string, topologyVersion?: unknown): void {
-    if (this.topology.markNotPrimary(address, this.clock.now(), readTopologyVersion(topologyVersion))) this.changed();
+    if (!this.topology.markNotPrimary(address, this.clock.now(), readTopologyVersion(topologyVersion))) return;
+    this.changed();
     this.requestCheck();
   }
 
   markHostUnreachable(address: string, error: string): void {
-    if (this.topology.markUnreachable(address, this.clock.now(), error)) this.changed();
+    if (!this.topology.markUnreachable(address, this.clock.now(), error)) return;
+    this.changed();
     this.requestCheck();
   }
 
@@ -161,6 +163,10 @@ class MemberMonitor {
   private stopped = false;
   private wakeUp: (() => void) | undefined;
   private rttTimer: Timer | undefined;
+  private besideInFlight = false;
+  private besideAgain = false;
+  private besideTimer: Timer | undefined;
+  private lastBeside = -Infinity;
 
   constructor(
     private readonly address: string,
@@ -177,13 +183,48 @@ class MemberMonitor {
   stop(): void {
     this.stopped = true;
     this.rttTimer?.cancel();
+    this.besideTimer?.cancel();
     this.wake();
   }
 
+  // A check now: the waiting loop goes at once; while a streaming hello is held on the member
+  // (it answers only on news, which a member wrongly marked has none of), a plain one is sent
+  // beside it, one at a time and at most every 500 ms (a request within that waits for its turn).
   wake(): void {
     const wake = this.wakeUp;
     this.wakeUp = undefined;
-    wake?.();
+    if (wake !== undefined) wake();
+    else if (this.stopped || this.besideTimer !== undefined) return;
+    else if (this.besideInFlight) this.besideAgain = true;
+    else {
+      const wait = this.lastBeside + MIN_HEARTBEAT_FREQUENCY_MS - this.clock.now();
+      if (wait <= 0) void this.checkBeside();
+      else {
+        this.besideTimer = this.clock.setTimer(wait, () => {
+          this.besideTimer = undefined;
+          void this.checkBeside();
+        }, { unref: true });
+      }
+    }
+  }
+
+  private async checkBeside(): Promise<void> {
+    if (this.stopped) return;
+    this.besideInFlight = true;
+    const started = this.clock.now();
+    this.lastBeside = started;
+    try {
+      const reply = await this.network.command(this.address, 'admin', { hello: 1 }, { timeoutMs: this.monitor.settings.connectTimeoutMs });
+      if (!this.stopped) this.monitor.onReply(this.address, reply, this.clock.now() - started);
+    } catch (err) {
+      if (!this.stopped) this.monitor.onCheckFailed(this.address, err);
+    } finally {
+      this.besideInFlight = false;
+    }
+    if (this.besideAgain) {
+      this.besideAgain = false;
+      this.wake();
+    }
   }
 
   private async checkLoop(): Promise<void> {
@@ -192,6 +233,7 @@ class MemberMonitor {
     while (!this.stopped) {
       const started = this.clock.now();
       const streaming = topologyVersion !== undefined;
+      const sent = topologyVersion;
       const cmd: Doc = streaming ? { hello: 1, topologyVersion, maxAwaitTimeMS: maxAwaitTimeMs } : { hello: 1 };
       try {
         const reply = await this.network.command(this.address, 'admin', cmd, { timeoutMs: connectTimeoutMs + (streaming ? maxAwaitTimeMs : 0) });
@@ -203,9 +245,11 @@ class MemberMonitor {
         this.monitor.onCheckFailed(this.address, err);
         topologyVersion = undefined;
       }
-      // A streaming member answers when there is news: ask again at once.
-      if (topologyVersion !== undefined) continue;
-      await this.pause(started, heartbeatFrequencyMs);
+      // A streaming member answers when there is news: ask again at once. One that answers early
+      // with no news does not hold awaitable hellos, and is asked no more often than a woken check.
+      const early = this.clock.now() - started < maxAwaitTimeMs / 2;
+      if (topologyVersion !== undefined && !(streaming && early && sameTopologyVersion(sent, topologyVersion))) continue;
+      await this.pause(started, topologyVersion === undefined ? heartbeatFrequencyMs : MIN_HEARTBEAT_FREQUENCY_MS);
     }
   }
 
@@ -234,6 +278,12 @@ class MemberMonitor {
       // The check loop reports what is wrong with the member; a ping only times it.
     }
   }
+}
+
+function sameTopologyVersion(a: unknown, b: unknown): boolean {
+  const x = readTopologyVersion(a);
+  const y = readTopologyVersion(b);
+  return x !== undefined && y !== undefined && x.processId === y.processId && x.counter === y.counter;
 }
 
 function shutdown(): MongoError {

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Long, ObjectId } from 'bson';
 import { systemClock } from '../../src/base/clock.js';
 import { MongoError } from '../../src/base/errors.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../../src/bson/values.js';
@@ -100,6 +101,19 @@ describe('a set-aware network over a three-member replica set', () => {
     for (const h of stats) assert.equal(typeof h.pingTimeMillis, 'number');
   });
 
+  it('markHostNotPrimary marks the member at once unless its topologyVersion is old news, and the check it starts finds the primary again', async () => {
+    const primary = await primaryOfSet();
+    const monitor = network.monitors.targeterFor(setHost).monitor;
+    await until('the monitor to know the primary', async () => (monitor.selectHost({ mode: 'primary' }) === primary ? true : undefined), 10_000, 50);
+    const tv = monitor.view().find((s) => s.address === primary)!.topologyVersion!;
+    monitor.markHostNotPrimary(primary, { processId: ObjectId.createFromHexString(tv.processId), counter: Long.fromNumber(tv.counter) });
+    assert.equal(monitor.selectHost({ mode: 'primary' }), primary);
+    monitor.markHostNotPrimary(primary);
+    assert.equal(monitor.selectHost({ mode: 'primary' }), undefined);
+    // Nothing changed on the member, so its streaming hello stays held: the check beside it tells.
+    assert.equal(await monitor.findHost({ mode: 'primary' }, 3000), primary);
+  });
+
   it('follows a step-down: after one retry, writes reach the new primary', async () => {
     const old = await primaryOfSet();
     await direct.command(old, 'admin', { replSetStepDown: 30, secondaryCatchUpPeriodSecs: 10 }).catch(() => undefined);
@@ -108,6 +122,23 @@ describe('a set-aware network over a three-member replica set', () => {
     const hello = await network.command(setHost, 'admin', { hello: 1 });
     assert.notEqual(hello.me, old);
     assert.equal(hello.isWritablePrimary, true);
+  });
+
+  // A frozen primary keeps its sockets open, so only the request that timed out can tell: it marks
+  // the member at once, and the retry waits for the election instead of going back to it.
+  it('a request that times out on a frozen primary (SIGSTOP) marks it, and the retry reaches the new primary', async () => {
+    const old = await primaryOfSet();
+    const frozen = set.nodes[set.hosts.indexOf(old)]!;
+    frozen.child.kill('SIGSTOP');
+    try {
+      await assert.rejects(network.command(setHost, 'test', { insert: 'c', documents: [{ _id: 'frozen' }] }, { timeoutMs: 300 }), (err: unknown) => err instanceof MongoError && err.codeName === 'NetworkTimeout');
+      const reply = await ok(network.command(setHost, 'test', { insert: 'c', documents: [{ _id: 'thawed' }] }, { timeoutMs: 12_000 }));
+      assert.equal(reply.n, 1);
+      assert.notEqual((await network.command(setHost, 'admin', { hello: 1 })).me, old);
+    } finally {
+      frozen.child.kill('SIGCONT');
+    }
+    await until('the old primary a secondary again', async () => ((await direct.command(old, 'admin', { hello: 1 }, { timeoutMs: 2000 })).secondary === true ? true : undefined), 30_000, 100);
   });
 
   it('follows the primary\'s death (kill -9): after one retry, writes reach the new primary', async () => {
