@@ -163,6 +163,8 @@ class MemberMonitor {
   private stopped = false;
   private wakeUp: (() => void) | undefined;
   private rttTimer: Timer | undefined;
+  // A streaming hello is on the member now (a plain check in flight answers soon anyway).
+  private streamingHeld = false;
   private besideInFlight = false;
   private besideAgain = false;
   private besideTimer: Timer | undefined;
@@ -194,7 +196,7 @@ class MemberMonitor {
     const wake = this.wakeUp;
     this.wakeUp = undefined;
     if (wake !== undefined) wake();
-    else if (this.stopped || this.besideTimer !== undefined) return;
+    else if (this.stopped || !this.streamingHeld || this.besideTimer !== undefined) return;
     else if (this.besideInFlight) this.besideAgain = true;
     else {
       const wait = this.lastBeside + MIN_HEARTBEAT_FREQUENCY_MS - this.clock.now();
@@ -235,12 +237,15 @@ class MemberMonitor {
       const streaming = topologyVersion !== undefined;
       const sent = topologyVersion;
       const cmd: Doc = streaming ? { hello: 1, topologyVersion, maxAwaitTimeMS: maxAwaitTimeMs } : { hello: 1 };
+      this.streamingHeld = streaming;
       try {
         const reply = await this.network.command(this.address, 'admin', cmd, { timeoutMs: connectTimeoutMs + (streaming ? maxAwaitTimeMs : 0) });
+        this.streamingHeld = false;
         if (this.stopped) return;
         this.monitor.onReply(this.address, reply, streaming ? undefined : this.clock.now() - started);
         topologyVersion = reply.ok === 1 ? reply.topologyVersion : undefined;
       } catch (err) {
+        this.streamingHeld = false;
         if (this.stopped) return;
         this.monitor.onCheckFailed(this.address, err);
         topologyVersion = undefined;
