@@ -76,7 +76,13 @@ describe('a set-aware network over a three-member replica set', () => {
       // The read itself: the secondary takes it because the request names the read preference.
       const found = await ok(network.command(setHost, 'test', { find: 'c', filter: {} }, { readPreference: { mode: 'secondary' } }));
       assert.deepEqual((found.cursor as Doc).firstBatch, [{ _id: 1 }]);
+      const raw = deserializeDocument(await network.commandRaw(setHost, 'admin', serializeDocument({ hello: 1, $db: 'admin' }), { readPreference: { mode: 'secondary' } }));
+      assert.equal(raw.secondary, true);
+      assert.notEqual(raw.me, primary);
+      const rawFind = deserializeDocument(await network.commandRaw(setHost, 'test', serializeDocument({ find: 'c', filter: {}, $db: 'test' }), { readPreference: { mode: 'secondary' } }));
+      assert.deepEqual((rawFind.cursor as Doc | undefined)?.firstBatch, [{ _id: 1 }], JSON.stringify(rawFind));
     }
+    assert.equal(deserializeDocument(await network.commandRaw(setHost, 'admin', serializeDocument({ hello: 1, $db: 'admin' }))).me, primary);
   });
 
   it('forwards a message to the member its $readPreference selects', async () => {
