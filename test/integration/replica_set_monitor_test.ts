@@ -8,7 +8,9 @@ import { replicaSetsStats } from '../../src/client/conn_pool_stats.js';
 import { openSetAwareNetwork, type SetAwareNetwork } from '../../src/client/set_aware_network.js';
 import { WireClient } from '../../src/wire/client.js';
 import { OP_MSG_REPLY_PREFIX } from '../../src/wire/message.js';
+import { MongoClient } from 'mongodb';
 import { withProcesses } from '../helpers/fixtures.js';
+import type { SpawnedRouter } from '../helpers/spawn_cluster.js';
 import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 // Retries once on the errors a set's failover gives, as the router's callers do.
@@ -155,5 +157,36 @@ describe('a set-aware network over a three-member replica set', () => {
     assert.equal(reply.n, 1);
     const hello = await network.command(setHost, 'admin', { hello: 1 });
     assert.notEqual(hello.me, old);
+  });
+});
+
+// A router whose config.shards names a shard by its set's host string reaches the set's primary,
+// and shows its monitor's view in connPoolStats.
+describe('a router over a shard that is a replica set', () => {
+  let set: SpawnedReplicaSet;
+  let router: SpawnedRouter;
+  let client: MongoClient;
+  withProcesses(async (p) => {
+    const config = await p.node({ role: 'config' });
+    set = await p.replicaSet({ members: 3 });
+    const toConfig = p.connect(`mongodb://127.0.0.1:${config.port}/?directConnection=true`);
+    await toConfig.db('config').collection('shards').insertOne({ _id: set.name, host: `${set.name}/${set.hosts.join(',')}`, state: 1 } as never);
+    router = await p.router(config.port);
+    client = p.connect(router.uri);
+  });
+
+  it('fans listDatabases out to the set\'s primary, and connPoolStats shows every member', async () => {
+    const toPrimary = new MongoClient(set.uri);
+    try {
+      await toPrimary.db('onset').collection('c').insertOne({ x: 1 });
+    } finally {
+      await toPrimary.close();
+    }
+    const list = await client.db('admin').command({ listDatabases: 1 });
+    assert.ok((list.databases as Doc[]).some((d) => d.name === 'onset'), JSON.stringify(list));
+    const stats = await client.db('admin').command({ connPoolStats: 1 });
+    const hosts = ((stats.replicaSets as Doc)[set.name] as Doc).hosts as Doc[];
+    assert.deepEqual(hosts.map((h) => h.addr).sort(), [...set.hosts].sort());
+    assert.equal(hosts.filter((h) => h.ismaster === true).length, 1);
   });
 });
