@@ -54,6 +54,8 @@ export interface RouterFigures {
   catalogCacheRefreshes: { incremental: number; full: number };
   staleConfigRetries: number;
   fastPaths: { insert: number; update: number; find: number };
+  // Every member of the replica sets the router reaches, as its ReplicaSetMonitors see them.
+  monitoredMembers: Array<{ set: string; host: string; role: 'primary' | 'secondary' | 'other' | 'unknown'; rttSeconds: number }>;
 }
 
 // A replica-set member's view of its set (replSetGetStatus's, read in place).

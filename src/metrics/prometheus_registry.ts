@@ -183,6 +183,20 @@ export class MetricsRegistry {
       },
     });
     new Counter({ name: `${PREFIX}stale_config_retries_total`, help: 'Requests sent again after a shard answered StaleConfig or StaleDbVersion.', registers, collect() { setCounter(this, [{}, router()?.staleConfigRetries ?? 0]); } });
+    new Gauge({
+      name: `${PREFIX}replica_set_monitor_member`, help: 'Each member of the replica sets this router reaches, in the role its monitor last saw (always 1; the role is a label).', labelNames: ['set', 'member', 'role'], registers,
+      collect() {
+        this.reset();
+        for (const m of router()?.monitoredMembers ?? []) this.set({ set: m.set, member: m.host, role: m.role }, 1);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}replica_set_monitor_rtt_seconds`, help: 'The round trip of a hello to each member of the replica sets this router reaches (a moving average).', labelNames: ['set', 'member'], registers,
+      collect() {
+        this.reset();
+        for (const m of router()?.monitoredMembers ?? []) this.set({ set: m.set, member: m.host }, m.rttSeconds);
+      },
+    });
     new Counter({
       name: `${PREFIX}fast_path_requests_total`, help: 'Requests the router passed to one shard as bytes.', labelNames: ['path'], registers,
       collect() {

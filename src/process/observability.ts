@@ -14,7 +14,7 @@ import { requestDocument, withCommandMetrics } from '../metrics/message_metrics.
 import { slowOperationObserver, slowOperationSettingsOf, type SlowOperationReport } from '../metrics/slow_operations.js';
 import { redactedForLog } from '../auth/authorization_policy.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
-import type { CollectionFigures, ConfigFigures, ProcessSources, ReplicationFigures, ShardFigures } from '../metrics/process_metrics.js';
+import type { CollectionFigures, ConfigFigures, ProcessSources, ReplicationFigures, RouterFigures, ShardFigures } from '../metrics/process_metrics.js';
 import { OplogReads } from '../oplog/oplog_reads.js';
 import { memberViews } from '../replication/member_views.js';
 import type { ReplicationCoordinator } from '../replication/replication_coordinator.js';
@@ -138,9 +138,20 @@ function routerSources(router: RouterServices): ProcessSources {
         catalogCacheRefreshes: { incremental: s.incrementalRefreshes, full: s.fullRefreshes },
         staleConfigRetries: s.staleConfigRetries,
         fastPaths: { ...router.fastPaths },
+        monitoredMembers: monitoredMembers(router.replicaSets?.() ?? {}),
       };
     },
   };
+}
+
+// connPoolStats's view of the sets (src/client/conn_pool_stats.ts), one entry per member.
+function monitoredMembers(replicaSets: Doc): RouterFigures['monitoredMembers'] {
+  return Object.entries(replicaSets).flatMap(([set, view]) => ((view as Doc).hosts as Doc[]).map((h) => ({
+    set,
+    host: String(h.addr),
+    role: h.ok !== true ? 'unknown' as const : h.ismaster === true ? 'primary' as const : h.secondary === true ? 'secondary' as const : 'other' as const,
+    rttSeconds: Number(h.pingTimeMillis) / 1000,
+  })));
 }
 
 // LMDB's files (data.mdb, lock.mdb), which hold everything the node stores.

@@ -1,3 +1,4 @@
+import { freePort } from '../helpers/free_port.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, ObjectId } from 'bson';
@@ -173,9 +174,11 @@ describe('a router over a shard that is a replica set', () => {
     set = await p.replicaSet({ members: 3 });
     const toConfig = p.connect(`mongodb://127.0.0.1:${config.port}/?directConnection=true`);
     await toConfig.db('config').collection('shards').insertOne({ _id: set.name, host: `${set.name}/${set.hosts.join(',')}`, state: 1 } as never);
-    router = await p.router(config.port);
+    httpPort = await freePort();
+    router = await p.router(config.port, ['--httpPort', String(httpPort)]);
     client = p.connect(router.uri);
   });
+  let httpPort: number;
 
   it('fans listDatabases out to the set\'s primary, and connPoolStats shows every member', async () => {
     const toPrimary = new MongoClient(set.uri);
@@ -190,5 +193,10 @@ describe('a router over a shard that is a replica set', () => {
     const hosts = ((stats.replicaSets as Doc)[set.name] as Doc).hosts as Doc[];
     assert.deepEqual(hosts.map((h) => h.addr).sort(), [...set.hosts].sort());
     assert.equal(hosts.filter((h) => h.ismaster === true).length, 1);
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    const roles = [...metrics.matchAll(/^docshard_replica_set_monitor_member\{set="rs0",member="([^"]+)",role="(\w+)"\} 1$/gm)].map((m) => [m[1], m[2]]);
+    assert.deepEqual(roles.map(([host]) => host).sort(), [...set.hosts].sort(), metrics.split("\n").filter((l) => l.includes("replica")).join("\n"));
+    assert.deepEqual(roles.map(([, role]) => role).sort(), ['primary', 'secondary', 'secondary']);
+    assert.equal([...metrics.matchAll(/^docshard_replica_set_monitor_rtt_seconds\{set="rs0",member="[^"]+"\} [\d.e-]+$/gm)].length, 3);
   });
 });
