@@ -14,6 +14,8 @@ export interface WriteLoad {
   stop(): Promise<void>;
 }
 
+const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10));
+
 export function writeLoad(client: MongoClient, writers: number): WriteLoad {
   const db = client.db('load');
   const ackedInserts = new Set<string>();
@@ -27,13 +29,16 @@ export function writeLoad(client: MongoClient, writers: number): WriteLoad {
         await db.collection('events').insertOne({ w, seq, run: base });
         ackedInserts.add(`${w}:${seq}:${base}`);
       } catch {
-        // Its outcome is unknown to the client: present at most once.
+        // Its outcome is unknown to the client: present at most once. A refusal that comes
+        // without any I/O (a closed client) must not starve the event loop.
+        await pause();
       }
       try {
         await db.collection('counters').updateOne({ _id: w } as AnyDoc, { $inc: { n: 1 } }, { upsert: true });
         ackedIncrements[w]! += 1;
       } catch {
         uncertainIncrements[w]! += 1;
+        await pause();
       }
     }
   });
