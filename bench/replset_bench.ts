@@ -4,13 +4,13 @@
 // two election timeouts. Sizes: DOCSHARD_BENCH_RS_MB (initial sync's data, default 128),
 // DOCSHARD_BENCH_RS_KILLS (failovers per timeout, default 20).
 import { mkdirSync } from 'node:fs';
-import net from 'node:net';
 import { loadavg } from 'node:os';
 import { BSON } from 'bson';
 import { MongoClient, type Collection } from 'mongodb';
 import { spawnReplicaSet, type SpawnedReplicaSet } from '../test/helpers/spawn_replset.js';
 import { removeDir, restartNode, type AnyDoc } from '../test/helpers/spawn_node.js';
 import { printTable } from './table.js';
+import { rawCommand } from './raw_command.js';
 
 const MB = 1024 * 1024;
 const WRITERS = 8;
@@ -63,7 +63,7 @@ async function withClient<T>(uri: string, fn: (c: MongoClient) => Promise<T>): P
 
 // The primary's index, once its replSetGetStatus shows every member PRIMARY or SECONDARY at the
 // same applied optime: a kill or a wipe then starts from a settled set.
-async function healthyPrimary(set: SpawnedReplicaSet): Promise<number> {
+export async function healthyPrimary(set: SpawnedReplicaSet): Promise<number> {
   return until('a primary with two caught-up secondaries', async () => {
     for (const [i, node] of set.nodes.entries()) {
       const status = await withClient(node.uri, (c) => c.db('admin').command({ replSetGetStatus: 1 })).catch(() => undefined);
@@ -236,31 +236,6 @@ async function initialSyncRows(set: SpawnedReplicaSet): Promise<string[][]> {
 }
 
 // --- 4. Failover ---------------------------------------------------------------------------------
-
-// One OP_MSG command on a raw socket: the driver's own monitoring (its heartbeats, its wait before
-// checking a server again) stays out of the figure, which is the servers'.
-function rawCommand(port: number, body: AnyDoc, timeoutMs: number): Promise<AnyDoc> {
-  return new Promise((resolve, reject) => {
-    const payload = Buffer.from(BSON.serialize(body));
-    const msg = Buffer.alloc(21 + payload.length);
-    msg.writeInt32LE(msg.length, 0);
-    msg.writeInt32LE(1, 4);
-    msg.writeInt32LE(2013, 12);
-    payload.copy(msg, 21);
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(msg));
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error('timeout')); }, timeoutMs);
-    let buffer = Buffer.alloc(0);
-    socket.on('data', (d) => {
-      buffer = Buffer.concat([buffer, d]);
-      if (buffer.length >= 4 && buffer.length >= buffer.readInt32LE(0)) {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(BSON.deserialize(buffer.subarray(21, buffer.readInt32LE(0))));
-      }
-    });
-    socket.on('error', (err) => { clearTimeout(timer); reject(err); });
-  });
-}
 
 // The first insert a surviving member acknowledges with w: 'majority' (the default write concern),
 // each survivor asked again 10 ms after each refusal.
