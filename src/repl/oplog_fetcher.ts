@@ -20,7 +20,7 @@ const OPLOG_FETCH_TIMEOUT_MS = 5000;
 
 // Who pulls: data-bearing followers, and a new primary while it catches up.
 export function fetchingAllowed(s: TopologyState): boolean {
-  if (selfConfig(s).arbiterOnly) return false;
+  if (selfConfig(s).arbiterOnly || s.memberState === 'REMOVED') return false;
   if (s.role === 'leader') return s.leader?.catchUp !== null && s.leader?.catchUp !== undefined;
   return s.role === 'follower';
 }

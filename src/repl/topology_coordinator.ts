@@ -15,6 +15,7 @@ import { applyPositions, reportPositionUpstream } from './positions.js';
 import { checkCatchUp, checkMajorityLiveness, clientWrite } from './primary.js';
 import type { ReplSetConfig } from './repl_set_config.js';
 import type { ReplTestingKnobs } from './repl_testing_knobs.js';
+import { installConfig } from './reconfig.js';
 import { stepDownToFollower, updateTerm } from './step_down.js';
 import { initialSyncDone, localWritesCommitted, trimOplog } from './local_oplog.js';
 import { catchupTakeoverConditionHolds, priorityTakeoverConditionHolds } from './takeover.js';
@@ -43,6 +44,9 @@ export type ReplEvent = { readonly nowMs: number; readonly nextTs?: number } & (
   // replSetStepDown (the driver checked a secondary is caught up) and replSetFreeze.
   | { readonly type: 'stepDown'; readonly frozenUntilMs: number }
   | { readonly type: 'freeze'; readonly frozenUntilMs: number }
+  // A newer config the driver stored (replSetReconfig, or one a heartbeat brought); selfIndex null
+  // when this member is not in it.
+  | { readonly type: 'installConfig'; readonly config: ReplSetConfig; readonly selfIndex: number | null }
 );
 
 export interface ReplStep {
@@ -114,6 +118,7 @@ export function topologyStep(s: TopologyState, event: ReplEvent): ReplStep {
     case 'initialSyncDone': next = initialSyncDone(next, fx, event.lastEntry); break;
     case 'stepDown': next = { ...stepDownToFollower(next, fx), frozenUntilMs: event.frozenUntilMs }; break;
     case 'freeze': next = next.role === 'follower' ? { ...next, frozenUntilMs: event.frozenUntilMs } : next; break;
+    case 'installConfig': next = installConfig(next, fx, event.config, event.selfIndex); break;
   }
   next = runFetcher(next, fx);
   return { state: next, effects: fx.list() };
