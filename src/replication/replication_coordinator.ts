@@ -191,6 +191,14 @@ export class ReplicationCoordinator {
     return oplogQueryMetadata(this.core, lastApplied, this.deps.store.rollbackId(), cmd);
   }
 
+  // A no-op entry in this primary's term (a linearizable read's confirmation), and its optime;
+  // undefined when this member is not a writable primary.
+  writeNoop(o: Doc): OpTime | undefined {
+    if (!this.isWritablePrimary()) return undefined;
+    this.step({ type: 'clientWrite', o });
+    return this.core === null ? undefined : lastAppliedOpTime(this.core);
+  }
+
   electionId(): ObjectId | undefined {
     if (this.core?.role !== 'leader') return undefined;
     // MongoDB's OID::fromTerm: 0x7fffffff, then the term, so ids rise with the term.
