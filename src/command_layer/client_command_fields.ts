@@ -125,6 +125,7 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
   replSetFreeze: [],
   replSetGetRBID: [],
   replSetReconfig: ['force'],
+  replSetSyncFrom: [],
   buildInfo: [],
   hostInfo: [],
   getCmdLineOpts: [],

@@ -65,6 +65,7 @@ import { replSetStepDownCommand } from './repl_set_step_down.js';
 import { replSetFreezeCommand } from './repl_set_freeze.js';
 import { replSetGetRBIDCommand } from './repl_set_get_rbid.js';
 import { replSetReconfigCommand } from './repl_set_reconfig.js';
+import { replSetSyncFromCommand } from './repl_set_sync_from.js';
 
 // The commands a node answers in either role.
 const nodeCommands: readonly CommandDefinition[] = [
@@ -83,7 +84,7 @@ const nodeCommands: readonly CommandDefinition[] = [
   ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand, ...checkMetadataConsistencyNodeCommands,
   createCollectionParticipantCommand,
   replSetInitiateCommand, replSetGetConfigCommand, replSetGetStatusCommand, replSetHeartbeatCommand, replSetRequestVotesCommand,
-  replSetUpdatePositionCommand, replSetStepDownCommand, replSetFreezeCommand, replSetGetRBIDCommand, replSetReconfigCommand,
+  replSetUpdatePositionCommand, replSetStepDownCommand, replSetFreezeCommand, replSetGetRBIDCommand, replSetReconfigCommand, replSetSyncFromCommand,
 ];
 
 // A shard's: every node's, and its DDL coordinators' and participants' (and movePrimary's, which

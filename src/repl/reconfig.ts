@@ -81,7 +81,7 @@ export function installConfig(s: TopologyState, fx: Effects, config: ReplSetConf
     priorityTakeoverAtMs: null,
     catchupTakeoverAtMs: null,
     nextHeartbeatAtMs: s.nowMs,
-    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs, denylist: {} },
+    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs, denylist: {}, requestedSourceIndex: null },
     leader: s.leader === null ? null : { ...s.leader, catchUp: null },
   };
   if (next.role === 'leader' && !isElectable(config.members[selfIndex]!)) next = stepDownToFollower(next, fx);

@@ -8,9 +8,9 @@ import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
 import { isReadable } from '../repl/member_state.js';
 import type { OplogFetch, ReplMessage, RollbackFetch } from '../repl/messages.js';
-import { compareOpTime, formatOpTime, NULL_OP_TIME, type OpTime } from '../repl/op_time.js';
+import { compareOpTime, formatOpTime, NULL_OP_TIME, OPTIME_TS_PER_SECOND, type OpTime } from '../repl/op_time.js';
 import type { OplogEntry } from '../repl/oplog_entry.js';
-import { isElectable, replSetSettings } from '../repl/repl_set_config.js';
+import { isElectable, isVoter, replSetSettings } from '../repl/repl_set_config.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
 import { lastAppliedOpTime, primaryIndex, type TopologyState } from '../repl/topology_state.js';
 import type { Network } from '../wire/network.js';
@@ -71,6 +71,8 @@ const MEMBER_REQUEST_TIMEOUT_MS = 10_000;
 const ROLLBACK_FETCH_BATCH = 10_000;
 // An entry no batch may hold (the null optime): what a malformed batch is to the core.
 const NOT_FOLLOWING: OplogEntry = { ts: NULL_OP_TIME.ts, t: NULL_OP_TIME.t, op: 'n', o: {} };
+// replSetSyncFrom warns of a member this far behind us (10 s of optime distance).
+const SYNC_FROM_LAG_WARNING_TS = 10 * OPTIME_TS_PER_SECOND;
 // How often a reconfig looks again at what it waits for (its config committed, then spread).
 const RECONFIG_POLL_MS = 50;
 // How many of its newest oplog entries a member gives the core at start (its last one at least).
@@ -820,6 +822,32 @@ export class ReplicationCoordinator {
       if (left <= 0) return false;
       await this.deps.clock.sleep(Math.min(RECONFIG_POLL_MS, left));
     }
+  }
+
+  // replSetSyncFrom: MongoDB's checks of the member asked for (prepareSyncFromResponse), then the
+  // core leaves its source and takes that member next. The reply names the request and the
+  // previous source; a member more than 10 s behind us is taken with a warning.
+  syncFrom(host: string): Doc {
+    const core = this.requireConfig();
+    const me = core.config.members[core.selfIndex]!;
+    if (me.arbiterOnly) throw new MongoError(ErrorCodes.NotSecondary, 'arbiters don\'t sync');
+    if (core.role === 'leader') throw new MongoError(ErrorCodes.NotSecondary, 'primaries don\'t sync');
+    const target = core.config.members.findIndex((m) => m.host === host);
+    if (target < 0) throw new MongoError(ErrorCodes.NodeNotFound, `Could not find member "${host}" in replica set`);
+    if (target === core.selfIndex) throw new MongoError(ErrorCodes.InvalidOptions, 'I cannot sync from myself');
+    const wanted = core.config.members[target]!;
+    if (wanted.arbiterOnly) throw new MongoError(ErrorCodes.InvalidOptions, `Cannot sync from "${host}" because it is an arbiter`);
+    if (isVoter(me) && !isVoter(wanted)) throw new MongoError(ErrorCodes.InvalidOptions, `Cannot sync from "${host}" because it is not a voter`);
+    const data = core.members[target]!;
+    if (!isUp(data, core.nowMs, replSetSettings(core.config).electionTimeoutMillis)) throw new MongoError(ErrorCodes.HostUnreachable, `I cannot reach the requested member: ${host}`);
+    const previous = core.fetch.syncSourceIndex;
+    const lagging = data.appliedOpTime.ts + SYNC_FROM_LAG_WARNING_TS < lastAppliedOpTime(core).ts;
+    this.step({ type: 'syncFrom', memberIndex: target });
+    return {
+      syncFromRequested: host,
+      ...(lagging ? { warning: `requested member "${host}" is more than 10 seconds behind us` } : {}),
+      ...(previous === null ? {} : { prevSyncTarget: core.config.members[previous]!.host }),
+    };
   }
 
   freeze(secs: number): Doc {
