@@ -8,7 +8,8 @@ import { spawnReplicaSet, until, type SpawnedReplicaSet } from '../helpers/spawn
 // (replSetGetConfig's config, version + 1, a member pushed or spliced out): a fourth docshard
 // started with the same --replSet joins under a steady insert load, completes initial sync,
 // becomes SECONDARY and serves a secondary read of every acknowledged document; removed, it is
-// REMOVED. Invalid configs get MongoDB's errors and leave replSetGetConfig as it was.
+// REMOVED. Invalid configs get MongoDB's errors and leave replSetGetConfig as it was; a forced
+// config from a secondary reaches the primary.
 describe('replSetReconfig', () => {
   let set: SpawnedReplicaSet;
   const extra: SpawnedNode[] = [];
@@ -130,10 +131,15 @@ describe('replSetReconfig', () => {
       stopped.child.kill('SIGCONT');
     }
 
-    // force: the version raised by a large amount, the term unset.
-    await admin().command({ replSetReconfig: next(() => undefined), force: true });
-    const forced = await getConfig();
+    // force, from a secondary: the version raised by a large amount, the term unset, and the
+    // primary takes the config from that member's heartbeats.
+    await connect(`mongodb://${secondary}/?directConnection=true`).db('admin').command({ replSetReconfig: next(() => undefined), force: true });
+    const forced = await until('the forced config on the primary', async () => {
+      const c = await getConfig();
+      return Number(c.version) > Number(before.version) ? c : undefined;
+    }, 30_000);
     assert.ok(Number(forced.version) >= Number(before.version) + 10_000, `version ${forced.version}`);
     assert.equal(Number(forced.term), -1);
+    assert.equal((await admin().command({ hello: 1 })).primary, primary, 'the primary stays primary');
   });
 });
