@@ -7,6 +7,7 @@ import type { Doc } from '../bson/values.js';
 import type { OpTime } from '../repl/op_time.js';
 import { electedPrimary, started, THREE } from '../repl/topology_test_util.js';
 import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
+import { topologyStep } from '../repl/topology_coordinator.js';
 import { bsonTimestamp } from './op_time_bson.js';
 import { ReplicationWaiters, type ReplicationProgress } from './replication_waiters.js';
 
@@ -23,6 +24,11 @@ class CoreStates implements ReplicationProgress {
   }
   onProgress(listener: () => void): void {
     this.listeners.push(listener);
+  }
+  writeNoop(o: Doc): OpTime | undefined {
+    if (!this.isWritablePrimary()) return undefined;
+    this.current = topologyStep(this.current, { type: 'clientWrite', nowMs: this.current.nowMs, o }).state;
+    return { ts: this.current.oplog.at(-1)!.ts, t: this.current.oplog.at(-1)!.t };
   }
   move(next: TopologyState): void {
     this.current = next;
@@ -128,5 +134,43 @@ describe('read concern waits', () => {
     states.move({ ...secondary, oplog: [...secondary.oplog, { ts: target.ts, t: 0, op: 'i', o: {} }] });
     await settle();
     assert.equal(done, true);
+  });
+
+  it('a linearizable read: refused off a primary; on one, answered only once a majority holds a no-op written after it', async () => {
+    const linearizable = (maxTimeMS?: number): Doc => ({ find: 'c', readConcern: { level: 'linearizable' }, ...(maxTimeMS === undefined ? {} : { maxTimeMS }) });
+    const off = new ReplicationWaiters(new CoreStates(started(THREE, 1)), new ManualClock());
+    assert.throws(() => off.beforeRead('find', linearizable()), (e: MongoError) => e.code === 10107 && e.message === 'cannot satisfy linearizable read concern on non-primary node');
+
+    const primary = electedPrimary();
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    const cmd = linearizable();
+    assert.equal(waiters.beforeRead('find', cmd), undefined, 'the read itself waits for nothing');
+    const pending = waiters.afterCommand('find', cmd, { ok: 1, cursor: {} }, { ts: undefined, term: undefined }) as Promise<Doc>;
+    const noop = states.current.oplog.at(-1)!;
+    assert.deepEqual(noop.o, { msg: 'linearizable read' });
+    let answered: Doc | undefined;
+    void pending.then((r) => { answered = r; });
+    await settle();
+    assert.equal(answered, undefined, 'not before a majority holds the no-op');
+    states.move({ ...states.current, lastCommittedOpTime: { ts: noop.ts, t: noop.t } });
+    await settle();
+    assert.deepEqual(answered, { ok: 1, cursor: {} });
+  });
+
+  it('a linearizable read on a primary that cannot reach a majority fails at its maxTimeMS, or when it learns it was deposed', async () => {
+    const clock = new ManualClock();
+    const states = new CoreStates(electedPrimary());
+    const waiters = new ReplicationWaiters(states, clock);
+    const timed = { find: 'c', readConcern: { level: 'linearizable' }, maxTimeMS: 500 };
+    waiters.beforeRead('find', timed);
+    const pending = waiters.afterCommand('find', timed, { ok: 1 }, { ts: undefined, term: undefined }) as Promise<Doc>;
+    clock.advance(600);
+    assert.equal((await pending).code, 50);
+    const untimed = { find: 'c', readConcern: { level: 'linearizable' } };
+    waiters.beforeRead('find', untimed);
+    const deposed = waiters.afterCommand('find', untimed, { ok: 1 }, { ts: undefined, term: undefined }) as Promise<Doc>;
+    states.move({ ...states.current, role: 'follower', memberState: 'SECONDARY', leader: null, term: states.current.term + 1 });
+    assert.equal((await deposed).code, 189);
   });
 });
