@@ -22,6 +22,14 @@ import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../catalog_
 import { MoveRangeCatalog } from './move_range_catalog.js';
 import type { Clock } from '../base/clock.js';
 
+// Who the config server is to its shards: the cluster id of config.version (read when needed: a
+// member that becomes primary answers with the id its set replicated), and the connection string
+// shards reach it by (a replica set's `setName/members`).
+export interface ConfigServerIdentity {
+  clusterId(): ObjectId;
+  connectionString(): string;
+}
+
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
 // the changes in one local write unit, and only then tells the shards to refresh. createDatabase
@@ -36,7 +44,7 @@ export class ShardingCatalogManager {
     readonly client: Network,
     // Known once the port is bound: a process given port 0 learns it then.
     private readonly selfHost: () => string,
-    private readonly clusterId: ObjectId,
+    private readonly cluster: ConfigServerIdentity,
     private readonly logger: Logger,
     private readonly ddlLocks: DDLLockManager,
     // The config server's cluster time (sessions/logical_clock.ts): catalog times (chunk history's
@@ -75,7 +83,7 @@ export class ShardingCatalogManager {
     const { target, hello } = await this.helloShard(connectionString);
     const validated = validateHostAsShard(connectionString, hello);
     const [identity] = await fetchAll(this.client, target, 'admin', { find: 'system.version', filter: { _id: 'shardIdentity' } }).catch(() => []);
-    checkShardIdentity(identity, this.clusterId);
+    checkShardIdentity(identity, this.cluster.clusterId());
     const shardName = name ?? this.previousShardName(identity) ?? validated.defaultName ?? this.nextShardName();
     checkShardName(shardName);
     if (this.local.findOne('config.shards', { _id: shardName })) {
@@ -83,7 +91,7 @@ export class ShardingCatalogManager {
     }
     checkOk(await this.client.command(target, 'admin', {
       _addShard: 1,
-      shardIdentity: { shardName, clusterId: this.clusterId, configsvrConnectionString: this.selfHost() },
+      shardIdentity: { shardName, clusterId: this.cluster.clusterId(), configsvrConnectionString: this.cluster.connectionString() },
     }));
     const now = this.now();
     const stored = validated.host;
@@ -119,7 +127,7 @@ export class ShardingCatalogManager {
   // _addShard refuses another name: added again without a name, it gets its old one back.
   private previousShardName(identity: Doc | undefined): string | undefined {
     const previous = identity?.shardName;
-    const sameCluster = identity?.clusterId instanceof ObjectId && identity.clusterId.equals(this.clusterId);
+    const sameCluster = identity?.clusterId instanceof ObjectId && identity.clusterId.equals(this.cluster.clusterId());
     return sameCluster && typeof previous === 'string' && !this.local.findOne('config.shards', { _id: previous }) ? previous : undefined;
   }
 

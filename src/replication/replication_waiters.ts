@@ -68,7 +68,7 @@ export class ReplicationWaiters implements ReplicationWaits {
 
   afterCommand(commandName: string, cmd: Doc, reply: Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
     if (!waitsForWriteConcern(commandName, cmd) || reply.ok !== 1) return reply;
-    const wc = extractWriteConcern(cmd, this.defaultWriteConcern());
+    const wc = isConfigServerCommand(commandName) ? CATALOG_WRITE_CONCERN : extractWriteConcern(cmd, this.defaultWriteConcern());
     if (!needsOtherMembers(wc)) return reply;
     const core = this.coordinator.state();
     if (core === null) return reply;
@@ -153,7 +153,17 @@ export class ReplicationWaiters implements ReplicationWaits {
   }
 }
 
+// A config server's catalog commands answer once their writes are majority-committed, whatever
+// the caller asked (MongoDB's _configsvr* commands run only with w: 'majority'): a catalog change
+// a router or shard was told of survives the config server's failover.
+const CATALOG_WRITE_CONCERN: WriteConcernOptions = { w: 'majority', sync: 'unset', wtimeout: 0, provenance: 'internalWriteDefault' };
+
+function isConfigServerCommand(commandName: string): boolean {
+  return commandName.startsWith('_configsvr');
+}
+
 function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
+  if (isConfigServerCommand(commandName)) return true;
   if (!WRITE_CONCERN_COMMANDS.has(commandName)) return false;
   // A transaction's statements wait for nothing: its commit or abort does.
   return cmd.autocommit !== false || TRANSACTION_ENDS.has(commandName);

@@ -73,6 +73,20 @@ describe('write concern waits', () => {
     assert.deepEqual(answered, { ok: 1, n: 1 });
   });
 
+  it('answers a config server catalog command once its writes are majority-committed, whatever write concern it carries', async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    const cmd = { _configsvrCreateDatabase: 'db', writeConcern: { w: 1 } };
+    void Promise.resolve(waiters.afterCommand('_configsvrCreateDatabase', cmd, { ok: 1 }, lastOp)).then((r) => { answered = r; });
+    states.move(withSecondaryAt(primary, 1, written));
+    await settle();
+    assert.equal(answered, undefined);
+    states.move({ ...states.current, lastCommittedOpTime: written });
+    await settle();
+    assert.deepEqual(answered, { ok: 1 });
+  });
+
   it('gives up after wtimeout with WriteConcernFailed and the write concern in errInfo', async () => {
     const clock = new ManualClock();
     const waiters = new ReplicationWaiters(new CoreStates(primary), clock);
