@@ -76,6 +76,17 @@ export class ReplicationWaiters implements ReplicationWaits {
     const problem = writeConcernProblem(core.config, demand);
     const labelled = (error: Doc): Doc => withLabels(commandName, cmd, withWriteConcernError(cmd, reply, error), error.code as number);
     if (problem !== null) return labelled(concernError(problem.code, problem.errmsg, wc));
+    const wait = (): Doc | Promise<Doc> => this.awaitReplication(wc, demand, reply, labelled, lastOp);
+    // A catalog command writes after its awaits, where no lastOp records the write: it waits for
+    // what the member has written once the coordinator has taken in its own writes (it does on the
+    // next turn of the event loop, localWritesCommitted).
+    if (lastOp.ts === undefined && isConfigServerCommand(commandName)) return new Promise<void>((resolve) => setImmediate(resolve)).then(wait);
+    return wait();
+  }
+
+  private awaitReplication(wc: WriteConcernOptions, demand: WriteConcernDemand, reply: Doc, labelled: (error: Doc) => Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
+    const core = this.coordinator.state();
+    if (core === null) return reply;
     // A command that wrote nothing waits for what the member had written before it (the client's
     // earlier writes are at or before it), as MongoDB waits for the system's last optime.
     const opTime: OpTime = lastOp.ts === undefined ? lastAppliedOpTime(core) : { ts: coreTs(lastOp.ts), t: lastOp.term ?? core.term };

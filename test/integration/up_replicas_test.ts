@@ -37,7 +37,8 @@ describe('docshard up --replicas 3', () => {
       await items.insertMany(docs, { writeConcern: { w: 'majority' } });
       assert.equal(await items.countDocuments(), 200);
       assert.deepEqual(await items.findOne({ _id: 123 }), { _id: 123, v: 'item123' });
-      const owners = await client.db('config').collection('chunks').distinct('shard');
+      const { uuid } = (await client.db('config').collection('collections').findOne({ _id: 'app.items' as never }))!;
+      const owners = await client.db('config').collection('chunks').distinct('shard', { uuid });
       assert.deepEqual(owners.sort(), ['shard0', 'shard1']);
     } finally {
       await client.close();
