@@ -140,6 +140,8 @@ export const ErrorCodes = {
   MigrationConflict: 272,
   AmbiguousIndexKeyPattern: 181,
   JSInterpreterFailure: 139,
+  FailedToSatisfyReadPreference: 133,
+  MaxStalenessOutOfRange: 215,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -20,6 +20,9 @@ export interface NodeSample {
   error?: string;
   pingMs?: number;
   ops: Doc[];
+  // replSetGetStatus of a replica set's primary (a set's host string reaches it); undefined for a
+  // node that is no member, or when it did not answer.
+  replSet?: Doc;
 }
 
 export interface CollectionSample {
@@ -88,8 +91,11 @@ export class ClusterPoller {
     try {
       const status = checkOk(await this.router.client.command(host, 'admin', { serverStatus: 1, opLatencies: { histograms: true } }, { timeoutMs: TIMEOUT_MS }));
       const pingMs = performance.now() - started;
-      const ops = await this.router.client.command(host, 'admin', { currentOp: 1 }, { timeoutMs: TIMEOUT_MS }).then((r) => (checkOk(r).inprog as Doc[]), () => []);
-      return { name, host, status, pingMs, ops };
+      const [ops, replSet] = await Promise.all([
+        this.router.client.command(host, 'admin', { currentOp: 1 }, { timeoutMs: TIMEOUT_MS }).then((r) => (checkOk(r).inprog as Doc[]), () => []),
+        status.repl === undefined ? undefined : this.router.client.command(host, 'admin', { replSetGetStatus: 1 }, { timeoutMs: TIMEOUT_MS }).then(checkOk, () => undefined),
+      ]);
+      return { name, host, status, pingMs, ops, ...(replSet === undefined ? {} : { replSet }) };
     } catch (err) {
       return { name, host, error: (err as Error).message, ops: [] };
     }

@@ -25,6 +25,7 @@ export function topologyPanel(s: ClusterSample): Doc {
     name: n.name, host: n.host, up: n.status !== undefined, error: n.error ?? null, version: n.status?.version ?? null,
     uptimeSecs: n.status === undefined ? null : num(n.status.uptime), pingMs: n.pingMs === undefined ? null : Math.round(n.pingMs * 10) / 10,
     connections: num((n.status?.connections as Doc | undefined)?.current),
+    replicaSet: n.replSet === undefined ? null : replicaSetView(n.replSet),
   });
   return {
     config: node(s.config),
@@ -32,6 +33,27 @@ export function topologyPanel(s: ClusterSample): Doc {
     routers: s.routers.map((r) => {
       const ping = r.ping instanceof Date ? r.ping.getTime() : 0;
       return { name: String(r._id), up: s.timeMs - ping < ROUTER_PING_STALE_MS, version: r.mongoVersion ?? null, uptimeSecs: num(r.up), lastPingSecs: Math.round((s.timeMs - ping) / 1000) };
+    }),
+  };
+}
+
+// A set as its primary sees it: each member's state and how many seconds its last applied entry is
+// behind the primary's, the term (one more per election) and when the primary was elected.
+function replicaSetView(status: Doc): Doc {
+  const members = Array.isArray(status.members) ? (status.members as Doc[]) : [];
+  const primary = members.find((m) => m.stateStr === 'PRIMARY');
+  const appliedMs = (m: Doc | undefined): number | undefined => (m?.optimeDate instanceof Date ? m.optimeDate.getTime() : undefined);
+  const primaryMs = appliedMs(primary);
+  return {
+    set: String(status.set ?? ''),
+    term: num(status.term),
+    electedAt: primary?.electionDate instanceof Date ? primary.electionDate.toISOString() : null,
+    members: members.map((m) => {
+      const ms = appliedMs(m);
+      return {
+        host: String(m.name ?? ''), state: String(m.stateStr ?? ''), up: num(m.health) === 1,
+        lagSecs: primaryMs === undefined || ms === undefined || num(m.health) !== 1 ? null : Math.max(0, Math.round((primaryMs - ms) / 1000)),
+      };
     }),
   };
 }

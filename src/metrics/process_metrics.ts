@@ -16,6 +16,8 @@ export interface ProcessSources {
   shard?(): ShardFigures;
   config?(): ConfigFigures;
   router?(): RouterFigures;
+  // Replica-set members (--replSet) once their set is initiated.
+  replication?(): ReplicationFigures | undefined;
 }
 
 export interface CollectionFigures {
@@ -52,4 +54,20 @@ export interface RouterFigures {
   catalogCacheRefreshes: { incremental: number; full: number };
   staleConfigRetries: number;
   fastPaths: { insert: number; update: number; find: number };
+  // Every member of the replica sets the router reaches, as its ReplicaSetMonitors see them.
+  monitoredMembers: Array<{ set: string; host: string; role: 'primary' | 'secondary' | 'other' | 'unknown'; rttSeconds: number }>;
+}
+
+// A replica-set member's view of its set (replSetGetStatus's, read in place).
+export interface ReplicationFigures {
+  set: string;
+  term: number;
+  // Elections this member won since the process started.
+  electionsWon: number;
+  // From the oldest entry in its oplog to the newest: how long a member may be away and still
+  // catch up from it without a new initial sync.
+  oplogWindowSeconds: number;
+  // Every member as this one last heard of it; `lagSeconds` behind the primary's last applied
+  // entry, undefined while no primary is known.
+  members: Array<{ host: string; state: string; lagSeconds: number | undefined }>;
 }

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommandMetrics } from './command_metrics.js';
 import { LATENCY_BOUNDS_SECONDS } from './latency_histogram.js';
-import type { ConfigFigures, ProcessSources, RouterFigures, ShardFigures } from './process_metrics.js';
+import type { ConfigFigures, ProcessSources, ReplicationFigures, RouterFigures, ShardFigures } from './process_metrics.js';
 
 // A process's metrics in Prometheus's text format, through prom-client: names under `docshard_`,
 // seconds and bytes, counters ending in `_total`, metadata in `_info`, labels bounded by the
@@ -15,11 +15,12 @@ interface Figures {
   shard: ShardFigures | undefined;
   config: ConfigFigures | undefined;
   router: RouterFigures | undefined;
+  replication: ReplicationFigures | undefined;
 }
 
 export class MetricsRegistry {
   readonly registry = new Registry();
-  private figures: Figures = { shard: undefined, config: undefined, router: undefined };
+  private figures: Figures = { shard: undefined, config: undefined, router: undefined, replication: undefined };
 
   constructor(private readonly sources: ProcessSources) {
     const registers = [this.registry];
@@ -39,12 +40,13 @@ export class MetricsRegistry {
     if (sources.shard !== undefined) this.shardMetrics();
     if (sources.config !== undefined) this.configMetrics();
     if (sources.router !== undefined) this.routerMetrics();
+    if (sources.replication !== undefined) this.replicationMetrics();
   }
 
   // The text a scrape answers. The figures of the role are read once per scrape, so that gauges
   // read together are of one moment.
   async text(): Promise<string> {
-    this.figures = { shard: this.sources.shard?.(), config: this.sources.config?.(), router: this.sources.router?.() };
+    this.figures = { shard: this.sources.shard?.(), config: this.sources.config?.(), router: this.sources.router?.(), replication: this.sources.replication?.() };
     return this.registry.metrics();
   }
 
@@ -137,6 +139,39 @@ export class MetricsRegistry {
     new Counter({ name: `${PREFIX}balancer_rounds_total`, help: 'Balancer rounds run.', registers, collect() { setCounter(this, [{}, config()?.balancer.rounds ?? 0]); } });
   }
 
+  private replicationMetrics(): void {
+    const registers = [this.registry];
+    const repl = (): ReplicationFigures | undefined => this.figures.replication;
+    new Gauge({
+      name: `${PREFIX}replica_set_member_state`, help: 'Each member of this replica set in its state as this member last heard it (always 1; the state is a label).', labelNames: ['set', 'member', 'state'], registers,
+      collect() {
+        this.reset();
+        const r = repl();
+        for (const m of r?.members ?? []) this.set({ set: r!.set, member: m.host, state: m.state }, 1);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}replication_lag_seconds`, help: "How far each member's last applied oplog entry is behind the primary's, as this member last heard.", labelNames: ['set', 'member'], registers,
+      collect() {
+        this.reset();
+        const r = repl();
+        for (const m of r?.members ?? []) if (m.lagSeconds !== undefined) this.set({ set: r!.set, member: m.host }, m.lagSeconds);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}replica_set_term`, help: 'The election term this member is in.', labelNames: ['set'], registers,
+      collect() { this.reset(); const r = repl(); if (r) this.set({ set: r.set }, r.term); },
+    });
+    new Counter({
+      name: `${PREFIX}replica_set_elections_won_total`, help: 'Elections this member won (it became primary) since it started.', labelNames: ['set'], registers,
+      collect() { const r = repl(); if (r) setCounter(this, [{ set: r.set }, r.electionsWon]); else this.reset(); },
+    });
+    new Gauge({
+      name: `${PREFIX}oplog_window_seconds`, help: 'Time between the oldest and the newest entry of this member\'s oplog.', labelNames: ['set'], registers,
+      collect() { this.reset(); const r = repl(); if (r) this.set({ set: r.set }, r.oplogWindowSeconds); },
+    });
+  }
+
   private routerMetrics(): void {
     const registers = [this.registry];
     const router = (): RouterFigures | undefined => this.figures.router;
@@ -148,6 +183,20 @@ export class MetricsRegistry {
       },
     });
     new Counter({ name: `${PREFIX}stale_config_retries_total`, help: 'Requests sent again after a shard answered StaleConfig or StaleDbVersion.', registers, collect() { setCounter(this, [{}, router()?.staleConfigRetries ?? 0]); } });
+    new Gauge({
+      name: `${PREFIX}replica_set_monitor_member`, help: 'Each member of the replica sets this router reaches, in the role its monitor last saw (always 1; the role is a label).', labelNames: ['set', 'member', 'role'], registers,
+      collect() {
+        this.reset();
+        for (const m of router()?.monitoredMembers ?? []) this.set({ set: m.set, member: m.host, role: m.role }, 1);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}replica_set_monitor_rtt_seconds`, help: 'The round trip of a hello to each member of the replica sets this router reaches (a moving average).', labelNames: ['set', 'member'], registers,
+      collect() {
+        this.reset();
+        for (const m of router()?.monitoredMembers ?? []) this.set({ set: m.set, member: m.host }, m.rttSeconds);
+      },
+    });
     new Counter({
       name: `${PREFIX}fast_path_requests_total`, help: 'Requests the router passed to one shard as bytes.', labelNames: ['path'], registers,
       collect() {

@@ -79,6 +79,16 @@ export class OplogReads {
     return last === undefined ? undefined : { ts: last.ts as Timestamp, t: Number(last.t) };
   }
 
+  // Seconds from the oldest entry to the newest: how long a member may fall behind and still
+  // catch up from this oplog.
+  windowSeconds(): number {
+    const coll = this.coll();
+    if (coll === undefined) return 0;
+    const first = firstAtOrAfter(this.storage, coll, 0);
+    const last = lastRecord(this.storage, coll);
+    return first === undefined || last === undefined ? 0 : tsOfRecord(last.bytes).t - tsOfRecord(first.bytes).t;
+  }
+
   // The newest `n` entries, in ts order: the tail the replication driver starts from.
   lastEntries(n: number): Doc[] {
     const coll = this.coll();

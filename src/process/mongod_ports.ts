@@ -8,6 +8,7 @@ import { LogicalClock } from '../sessions/logical_clock.js';
 import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { WireClient } from '../wire/client.js';
+import { openSetAwareNetwork } from '../client/set_aware_network.js';
 import type { Network, OpenListener } from '../wire/network.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { internalAuthentication } from './key_file_reader.js';
@@ -57,7 +58,7 @@ export async function openMongodPorts(options: NodeOptions, logger: Logger, rece
     clock,
     history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
   });
-  const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, ...ownLoopbackAddress(options.bindIp) });
+  const network = openSetAwareNetwork((maxConnectionsPerHost) => new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, maxConnectionsPerHost, ...ownLoopbackAddress(options.bindIp) }), wallClock);
   return { storage, network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog, lock } };
 }
 

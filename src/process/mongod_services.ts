@@ -8,6 +8,7 @@ import { SessionCatalog } from '../sessions/session_catalog.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { ShardingState } from '../shard/sharding_state.js';
 import { ShardMetadata } from '../shard/shard_metadata.js';
+import { ShardingOpObserver } from '../shard/sharding_op_observer.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
 import { OngoingQueries } from '../shard/ongoing_queries.js';
 import { ActiveMigrationsRegistry } from '../migration/active_migrations_registry.js';
@@ -43,6 +44,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
     const host = shardingState.configHost;
     return host ? new RemoteConfigReader(client, host, () => hangIfFailPointEnabled(core, 'hangBeforeFilteringMetadataRefresh', wallClock)) : undefined;
   });
+  storage.observers.push(new ShardingOpObserver(shardingState, metadata, () => core.replication?.isWritablePrimary() ?? true));
   const criticalSection = new CriticalSection(wallClock);
   const ttl = new TtlMonitor(storage, ttlDeletionScopes({ role: options.role, shardName: () => shardingState.shardName, criticalSection, metadata, logger }), logger, {
     sleepMs: options.parameters.ttlMonitorSleepSecs * 1000,

@@ -14,7 +14,10 @@ import { requestDocument, withCommandMetrics } from '../metrics/message_metrics.
 import { slowOperationObserver, slowOperationSettingsOf, type SlowOperationReport } from '../metrics/slow_operations.js';
 import { redactedForLog } from '../auth/authorization_policy.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
-import type { CollectionFigures, ConfigFigures, ProcessSources, ShardFigures } from '../metrics/process_metrics.js';
+import type { CollectionFigures, ConfigFigures, ProcessSources, ReplicationFigures, RouterFigures, ShardFigures } from '../metrics/process_metrics.js';
+import { OplogReads } from '../oplog/oplog_reads.js';
+import { memberViews } from '../replication/member_views.js';
+import type { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 import { MetricsRegistry } from '../metrics/prometheus_registry.js';
 import { routerOperationsOf } from '../router/router_operations.js';
 import type { RouterServices } from '../router/router_services.js';
@@ -101,6 +104,24 @@ function nodeSources(services: ShardServices | ConfigServerServices): ProcessSou
     cursorsOpen: () => services.cursors.openCount,
     storageSizeBytes: () => dataFileBytes(services.options.dbpath),
     ...(services.role === 'shard' ? { shard: () => shardFigures(services) } : { config: () => configFigures(services) }),
+    ...(services.replication === undefined ? {} : { replication: replicationFigures(services.replication, new OplogReads(services.storage)) }),
+  };
+}
+
+// A member's view of its set, read when scraped; the elections it won are counted from the moment
+// the metrics are served (as the process starts), each time the member turns leader.
+function replicationFigures(replication: ReplicationCoordinator, oplog: OplogReads): () => ReplicationFigures | undefined {
+  let electionsWon = 0;
+  let leader = false;
+  replication.onProgress(() => {
+    const now = replication.state()?.role === 'leader';
+    if (now && !leader) electionsWon += 1;
+    leader = now;
+  });
+  return () => {
+    const s = replication.state();
+    if (s === null) return undefined;
+    return { set: s.config._id, term: s.term, electionsWon, oplogWindowSeconds: oplog.windowSeconds(), members: memberViews(s) };
   };
 }
 
@@ -117,9 +138,20 @@ function routerSources(router: RouterServices): ProcessSources {
         catalogCacheRefreshes: { incremental: s.incrementalRefreshes, full: s.fullRefreshes },
         staleConfigRetries: s.staleConfigRetries,
         fastPaths: { ...router.fastPaths },
+        monitoredMembers: monitoredMembers(router.replicaSets?.() ?? {}),
       };
     },
   };
+}
+
+// connPoolStats's view of the sets (src/client/conn_pool_stats.ts), one entry per member.
+function monitoredMembers(replicaSets: Doc): RouterFigures['monitoredMembers'] {
+  return Object.entries(replicaSets).flatMap(([set, view]) => ((view as Doc).hosts as Doc[]).map((h) => ({
+    set,
+    host: String(h.addr),
+    role: h.ok !== true ? 'unknown' as const : h.ismaster === true ? 'primary' as const : h.secondary === true ? 'secondary' as const : 'other' as const,
+    rttSeconds: Number(h.pingTimeMillis) / 1000,
+  })));
 }
 
 // LMDB's files (data.mdb, lock.mdb), which hold everything the node stores.

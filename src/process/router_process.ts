@@ -20,7 +20,10 @@ import { killSessionsRemote } from '../router/kill_sessions_remote.js';
 import { startRouterSessionJobs } from './logical_sessions.js';
 import { LogicalClock } from '../sessions/logical_clock.js';
 import { networkGossip } from '../sessions/logical_time_metadata.js';
+import type { Doc } from '../bson/values.js';
 import { WireClient } from '../wire/client.js';
+import { openSetAwareNetwork } from '../client/set_aware_network.js';
+import { replicaSetsStats } from '../client/conn_pool_stats.js';
 import type { Network, OpenListener } from '../wire/network.js';
 import { openTcpListener } from './mongod_ports.js';
 import { instrumentRouter } from './observability.js';
@@ -52,13 +55,15 @@ export interface RouterPorts {
   clock: LogicalClock;
   wallClock: Clock;
   control: { logger: Logger; recentLog: string[] };
+  // The network's view of the replica sets it reaches (connPoolStats's `replicaSets`).
+  replicaSets?: () => Doc;
 }
 
 // A router: its ports opened at the edge, then its composition root builds its services from them.
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[], wallClock: Clock = systemClock): Promise<RunningRouter> {
   const clock = new LogicalClock(() => wallClock.now(), options.parameters.maxAcceptableLogicalClockDriftSecs);
-  const network = new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client });
-  return routerRoot(options, { network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog } });
+  const network = openSetAwareNetwork((maxConnectionsPerHost) => new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, maxConnectionsPerHost }), wallClock);
+  return routerRoot(options, { network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog }, replicaSets: () => replicaSetsStats(network.monitors) });
 }
 
 // The composition root of a router: no durable state, only caches, cursors and connections.
@@ -93,6 +98,7 @@ export async function routerRoot(options: RouterOptions, ports: RouterPorts): Pr
     transactions: new TransactionRouter(),
     userCache: { generation: newUserCacheGeneration() },
     authentication: new AuthenticationAttempts(() => wallClock.now()),
+    ...(ports.replicaSets === undefined ? {} : { replicaSets: ports.replicaSets }),
     commands: buildRouterCommandTable(options.enableTestCommands ? [...routerCommands, ...routerTestCommands] : routerCommands),
   };
   const dispatch: Dispatch = (conn, cmd) => dispatchRouterCommand(router, conn, cmd);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Clock, Timer } from '../base/clock.js';
+import { steadyClock } from './steady_clock.js';
 import type { Doc } from '../bson/values.js';
 import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
@@ -112,8 +113,12 @@ export class ReplicationCoordinator {
   // Raised by a resync: what was fetched before it is not applied after it.
   private generation = 0;
 
-  constructor(private readonly deps: ReplicationCoordinatorDeps) {
-    this.startedAtMs = deps.clock.now();
+  private readonly deps: ReplicationCoordinatorDeps;
+
+  // The core's deadlines survive a step back of the wall clock (steady_clock.ts).
+  constructor(deps: ReplicationCoordinatorDeps) {
+    this.deps = { ...deps, clock: steadyClock(deps.clock) };
+    this.startedAtMs = this.deps.clock.now();
     this.sourceCursor = new OplogSourceCursor(deps.network, this.fetched, deps.logger);
   }
 

@@ -6,7 +6,7 @@ import {
 import {
   clusterBuildInfoCommand, clusterGetLogCommand, clusterProfileCommand, clusterSetParameterCommand,
   clusterGetCmdLineOptsCommand, clusterGetParameterCommand, clusterHelloCommand, clusterHostInfoCommand, clusterListCommandsCommand, clusterPingCommand,
-  clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand,
+  clusterServerStatusCommand, clusterWhatsMyUriCommand, isDbGridCommand, clusterConnPoolStatsCommand,
 } from './commands/cluster_diagnostics.js';
 import {
   clusterConnectionStatusCommand, clusterCreateUserCommand, clusterSaslContinueCommand, clusterSaslStartCommand, clusterUserCommands,
@@ -34,7 +34,7 @@ import {
 
 // Every command a router answers.
 export const routerCommands: readonly RouterCommand[] = [
-  clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, clusterGetCmdLineOptsCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnectionStatusCommand,
+  clusterHelloCommand, clusterPingCommand, clusterHostInfoCommand, clusterGetCmdLineOptsCommand, isDbGridCommand, clusterBuildInfoCommand, clusterWhatsMyUriCommand, clusterConnPoolStatsCommand, clusterConnectionStatusCommand,
   clusterGetParameterCommand, clusterSetParameterCommand, clusterGetLogCommand, clusterProfileCommand, clusterServerStatusCommand, clusterListCommandsCommand, ...clusterSessionCommands,
   addShardCommand, listShardsCommand, enableShardingCommand, getShardVersionCommand, shardCollectionCommand, refineCollectionShardKeyCommand, splitCommand, mergeChunksCommand,
   ...balancerRouterCommands, flushRouterConfigCommand, moveChunkCommand, moveRangeCommand, removeShardCommand, movePrimaryCommand,

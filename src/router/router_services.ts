@@ -75,6 +75,9 @@ export interface RouterServices {
   // Its logins and their brake on failed ones (serverStatus's security.authentication).
   authentication: AuthenticationAttempts;
   commands: ReadonlyMap<string, RouterCommand>;
+  // connPoolStats's `replicaSets`: each set's members as the network's monitors see them (none
+  // where the network has no monitors, as under the simulator).
+  replicaSets?: () => Doc;
 }
 
 export interface RouterContext {

@@ -45,6 +45,11 @@ export class ShardingState {
     });
     this.identity = identity;
   }
+
+  // The identity a secondary applied from its primary's _addShard (ShardingOpObserver).
+  adopt(identity: ShardIdentity): void {
+    this.identity = identity;
+  }
 }
 
 function fromDoc(doc: Doc): ShardIdentity {

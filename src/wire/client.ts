@@ -24,6 +24,9 @@ export interface WireClientOptions {
 export interface CommandOptions {
   // Covers waiting for a connection, connecting and the round trip; none means wait forever.
   timeoutMs?: number;
+  // Which member of a set a host string of the set form (`name/h1:p1,...`) resolves to
+  // (src/client's set-aware Network); the primary when absent. A plain host ignores it.
+  readPreference?: { mode: string; tags?: Doc[]; maxStalenessSeconds?: number };
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000; // MongoDB's connectTimeoutMS default

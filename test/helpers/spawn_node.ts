@@ -29,6 +29,8 @@ export interface SpawnNodeOptions {
   // bin/docshard.js of another checkout (a benchmark's baseline); this checkout's sources, bundled
   // (test_bin.ts), otherwise.
   bin?: string;
+  // Added to the test process's environment (libfaketime's LD_PRELOAD and FAKETIME_* for a skewed clock).
+  env?: Record<string, string>;
 }
 
 // DOCSHARD_NODE_FLAGS passes Node flags (e.g. --cpu-prof, which NODE_OPTIONS refuses) to every
@@ -41,7 +43,7 @@ export function nodeFlags(): string[] {
 export async function spawnNode(options: SpawnNodeOptions = {}): Promise<SpawnedNode> {
   const dbpath = options.dbpath ?? tempDir();
   const args = [...nodeFlags(), options.bin ?? await docshardTestBin(), options.role ?? 'shard', '--port', String(options.port ?? 0), '--dbpath', dbpath, ...(options.extraArgs ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env === undefined ? undefined : { ...process.env, ...options.env } });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const port = await new Promise<number>((resolve, reject) => {

@@ -2,13 +2,25 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { until } from '../helpers/spawn_replset.js';
 import { MongoClient, MongoServerError } from 'mongodb';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { freePort } from '../helpers/free_port.js';
 import { removeDir, restartNode, spawnNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
+
+interface Sample { name: string; metrics: Array<{ value?: string; labels?: Record<string, string> }> }
+
+// One metric's samples as {labels, value}, from a member's /metrics.
+async function scrape(httpPort: number, name: string): Promise<Array<{ labels: Record<string, string>; value: number }>> {
+  const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`);
+  const family = (parsePrometheusTextFormat(await res.text()) as Sample[]).find((s) => s.name === name);
+  return (family?.metrics ?? []).map((m) => ({ labels: m.labels ?? {}, value: Number(m.value) }));
+}
 
 
 // Three real `docshard shard --replSet rs0` processes over TCP: replSetInitiate through the driver,
 // one primary as the driver's SDAM sees it, PRIMARY + 2 SECONDARY in replSetGetStatus, a new
 // primary after the primary is killed with SIGKILL, the killed member back as a SECONDARY from the
-// config on its disk, and NotWritablePrimary for a write to a secondary.
+// config on its disk, and NotWritablePrimary for a write to a secondary. Each member's /metrics
+// shows its set: the members' states and lag, the term, the elections it won, its oplog window.
 describe('a three-member replica set elects a primary over TCP', () => {
   const nodes: SpawnedNode[] = [];
   const clients: MongoClient[] = [];
@@ -31,7 +43,11 @@ describe('a three-member replica set elects a primary over TCP', () => {
   });
 
   it('initiates, elects, fails over and refuses writes on a secondary', { timeout: 120_000 }, async () => {
-    for (let i = 0; i < 3; i++) nodes.push(await spawnNode({ extraArgs: ['--replSet', 'rs0'] }));
+    const httpPorts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      httpPorts.push(await freePort());
+      nodes.push(await spawnNode({ extraArgs: ['--replSet', 'rs0', '--httpPort', String(httpPorts[i])] }));
+    }
     const hosts = nodes.map((n) => `127.0.0.1:${n.port}`);
     const first = connect(nodes[0]!.uri);
     const before = await first.db('admin').command({ hello: 1 });
@@ -71,6 +87,8 @@ describe('a three-member replica set elects a primary over TCP', () => {
     });
     assert.equal(secondaryHello.secondary, true);
     assert.equal(secondaryHello.primary, primaryHost);
+    const repl = (await direct.db('admin').command({ serverStatus: 1 })).repl as AnyDoc;
+    assert.deepEqual([repl.setName, repl.secondary, repl.primary, repl.me, typeof repl.rbid], ['rs0', true, primaryHost, secondaryHost, 'number']);
     const started = Date.now();
     const awaited = await direct.db('admin').command({ hello: 1, topologyVersion: secondaryHello.topologyVersion, maxAwaitTimeMS: 700 });
     assert.ok(Date.now() - started >= 600, 'an awaitable hello on an unchanged topology waits maxAwaitTimeMS');
@@ -85,8 +103,20 @@ describe('a three-member replica set elects a primary over TCP', () => {
       return primary !== undefined && primary.name !== primaryHost ? s : undefined;
     });
     assert.ok(Number(after.term) > oldTerm, `term ${String(after.term)} after ${oldTerm}`);
+    const newPrimary = (after.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY').name as string;
+    const metricsPort = httpPorts[hosts.indexOf(newPrimary)]!;
+    assert.deepEqual(await scrape(metricsPort, 'docshard_replica_set_elections_won_total'), [{ labels: { set: 'rs0' }, value: 1 }]);
+    assert.equal((await scrape(metricsPort, 'docshard_replica_set_term'))[0]?.value, Number(after.term));
+    const states = Object.fromEntries((await scrape(metricsPort, 'docshard_replica_set_member_state')).map((m) => [m.labels.member, m.labels.state]));
+    assert.equal(states[primaryHost], 'DOWN');
+    assert.equal(states[newPrimary], 'PRIMARY');
+    const lag = await scrape(metricsPort, 'docshard_replication_lag_seconds');
+    assert.equal(lag.find((m) => m.labels.member === newPrimary)?.value, 0);
+    assert.equal(lag.length, 3);
+    const window = await scrape(metricsPort, 'docshard_oplog_window_seconds');
+    assert.ok(window.length === 1 && window[0]!.value >= 0);
     // The killed member comes back from its config on disk (local.system.replset) as a SECONDARY.
-    const back = await restartNode(nodes[hosts.indexOf(primaryHost)]!, { extraArgs: ['--replSet', 'rs0'] });
+    const back = await restartNode(nodes[hosts.indexOf(primaryHost)]!, { extraArgs: ['--replSet', 'rs0', '--httpPort', String(httpPorts[hosts.indexOf(primaryHost)])] });
     nodes.push(back);
     const together = await until('the old primary back as a SECONDARY', async () => {
       const s = await survivor.db('admin').command({ replSetGetStatus: 1 });
@@ -105,6 +135,7 @@ describe('a three-member replica set elects a primary over TCP', () => {
     const c = connect(node.uri);
     const hello = await c.db('admin').command({ hello: 1 });
     assert.equal(hello.isWritablePrimary, true);
+    assert.equal((await c.db('admin').command({ serverStatus: 1 })).repl, undefined);
     assert.equal(hello.setName, undefined);
     assert.equal(hello.topologyVersion, undefined);
     await assert.rejects(c.db('admin').command({ replSetInitiate: {} }), (e: MongoServerError) => e.code === 76 && e.message === 'This node was not started with replication enabled.');

@@ -2,47 +2,38 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { withProcesses } from '../helpers/fixtures.js';
+import { checkListAppend, type Key, type MicroOp, type Transaction } from '../helpers/list_append_checker.js';
+import { runListAppendTransaction } from '../helpers/list_append_transaction.js';
+import { listAppendWorkload } from '../helpers/list_append_workload.js';
+import { holdsEveryAcknowledgedWriteOnce, writeLoad, type WriteLoad } from '../helpers/replset_write_load.js';
+import { seededRandom } from '../../src/router/merge/merge_test_support.js';
 import { restartNode, type AnyDoc, type SpawnedNode } from '../helpers/spawn_node.js';
 import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-
 const WRITERS = 8;
+const TXN_WORKERS = 3;
 
-// 8 clients inserting {w, seq} and incrementing their counter, each write w: 'majority' and
-// retryable (the driver's defaults against a set), until stopped; what was acknowledged and what
-// failed with an outcome the client never learned.
-function writeLoad(client: MongoClient): { ackedInserts: Set<string>; ackedIncrements: number[]; uncertainIncrements: number[]; stop: () => Promise<void> } {
-  const db = client.db('load');
-  const ackedInserts = new Set<string>();
-  const ackedIncrements = new Array<number>(WRITERS).fill(0);
-  const uncertainIncrements = new Array<number>(WRITERS).fill(0);
+// Beside the writes, list-append transactions (snapshot read concern, w: 'majority' commits) on
+// la.lists, one document a key, until stopped: their history for the list-append checker.
+function listAppendLoad(client: MongoClient): { history: Transaction[]; stop: () => Promise<void> } {
+  const lists = client.db('la').collection<AnyDoc>('lists');
+  const next = listAppendWorkload(seededRandom(31), { activeKeys: 6, maxOpsPerTxn: 4 });
+  const history: Transaction[] = [];
   let stopping = false;
-  const base = Date.now();
-  const workers = Array.from({ length: WRITERS }, async (_, w) => {
-    for (let seq = 0; !stopping; seq++) {
-      try {
-        await db.collection('events').insertOne({ w, seq, run: base });
-        ackedInserts.add(`${w}:${seq}:${base}`);
-      } catch {
-        // Its outcome is unknown to the client: present at most once.
-      }
-      try {
-        await db.collection('counters').updateOne({ _id: w } as AnyDoc, { $inc: { n: 1 } }, { upsert: true });
-        ackedIncrements[w]! += 1;
-      } catch {
-        uncertainIncrements[w]! += 1;
-      }
-    }
+  const workers = Array.from({ length: TXN_WORKERS }, async () => {
+    while (!stopping) history.push(await runListAppendTransaction(client, lists, next(), (key) => key, { readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' } }));
   });
-  return { ackedInserts, ackedIncrements, uncertainIncrements, stop: async () => { stopping = true; await Promise.all(workers); } };
+  return { history, stop: async () => { stopping = true; await Promise.all(workers); } };
 }
 
 // Issue 31's failover under load: 8 clients write with w: 'majority' and retryable writes (the
 // driver's defaults against a set) while the primary is killed with SIGKILL, at the default
 // election timeout. A new primary is elected within 12 s; afterwards every member holds every
 // acknowledged write exactly once, and a write whose outcome the client never learned at most once.
+// Through the kill, list-append transactions run too, and the list-append checker finds no anomaly
+// in their history.
 describe('a three-member replica set under write load loses the primary', () => {
   let set: SpawnedReplicaSet;
   const restarted: SpawnedNode[] = [];
@@ -55,26 +46,10 @@ describe('a three-member replica set under write load loses the primary', () => 
     for (const n of restarted) await n.stop();
   });
   // What earlier tests of the suite acknowledged (and could not know) stays on every member.
-  const previous = { inserts: new Set<string>(), increments: new Array<number>(WRITERS).fill(0), uncertain: new Array<number>(WRITERS).fill(0) };
-
-  const holdsEveryAcknowledgedWriteOnce = async (load: ReturnType<typeof writeLoad>, before: typeof previous): Promise<void> => {
-    for (const host of set.hosts) {
-      const member = connect(`mongodb://${host}/?directConnection=true&readPreference=secondaryPreferred`);
-      const events = await member.db('load').collection<AnyDoc>('events').find({}, { projection: { _id: 0, w: 1, seq: 1, run: 1 } }).toArray();
-      const seen = new Map<string, number>();
-      for (const e of events) seen.set(`${e.w}:${e.seq}:${e.run}`, (seen.get(`${e.w}:${e.seq}:${e.run}`) ?? 0) + 1);
-      const missing = [...before.inserts, ...load.ackedInserts].filter((k) => !seen.has(k));
-      const doubled = [...seen].filter(([, n]) => n > 1).map(([k]) => k);
-      assert.deepEqual(missing, [], `${host} lacks acknowledged inserts`);
-      assert.deepEqual(doubled, [], `${host} holds inserts twice`);
-      const counters = await member.db('load').collection<AnyDoc>('counters').find({}).toArray();
-      for (let w = 0; w < WRITERS; w++) {
-        const n = Number(counters.find((c) => c._id === w)?.n ?? 0);
-        const acked = before.increments[w]! + load.ackedIncrements[w]!;
-        const uncertain = before.uncertain[w]! + load.uncertainIncrements[w]!;
-        assert.ok(n >= acked && n <= acked + uncertain, `${host}: counter ${w} is ${n}, acknowledged ${acked}, uncertain ${uncertain}`);
-      }
-    }
+  const previous: WriteLoad[] = [];
+  const holdsEveryAcknowledgedWrite = async (load: WriteLoad): Promise<void> => {
+    previous.push(load);
+    for (const host of set.hosts) await holdsEveryAcknowledgedWriteOnce(connect(`mongodb://${host}/?directConnection=true&readPreference=secondaryPreferred`), host, previous);
   };
 
   // Every member up, PRIMARY or SECONDARY, at the same optime.
@@ -85,6 +60,26 @@ describe('a three-member replica set under write load loses the primary', () => 
     return new Set(members.map((m) => JSON.stringify(m.optime))).size === 1 ? true : undefined;
   }, 90_000);
 
+  // Every member holds the same lists, the last read of the history; in it the checker finds no
+  // anomaly but write skew (G2-item, which snapshot isolation allows), and every append of a
+  // committed transaction is in its key's list.
+  const listsShowNoAnomaly = async (history: Transaction[], t: { diagnostic: (m: string) => void }): Promise<void> => {
+    const keys = [...new Set(history.flatMap((h) => h.ops.map((op) => op[1])))];
+    const onMember = async (host: string): Promise<MicroOp[]> => {
+      const docs = await connect(`mongodb://${host}/?directConnection=true&readPreference=secondaryPreferred`).db('la').collection<AnyDoc>('lists').find({}).toArray();
+      return keys.map((key): MicroOp => ['r', key, (docs.find((d) => d._id === key)?.v as number[] | undefined) ?? null]);
+    };
+    const [finalReads, ...others] = await Promise.all(set.hosts.map(onMember));
+    others.forEach((reads, i) => assert.deepEqual(reads, finalReads, `${set.hosts[i + 1]} holds other lists than ${set.hosts[0]}`));
+    history.push({ outcome: 'ok', ops: finalReads! });
+    t.diagnostic(`${history.filter((h) => h.outcome === 'ok').length} transactions committed, ${history.filter((h) => h.outcome === 'info').length} unknown, ${history.filter((h) => h.outcome === 'failed').length} failed`);
+    const anomalies = checkListAppend(history).filter((a) => a.type !== 'G2-item');
+    assert.deepEqual(anomalies.map((a) => ({ type: a.type, txns: a.txns.map((h) => h.ops) })), []);
+    const final = new Map<Key, readonly number[]>(finalReads!.map((op) => [op[1], (op[2] as number[] | null) ?? []]));
+    const lost = history.filter((h) => h.outcome === 'ok').flatMap((h) => h.ops.filter((op) => op[0] === 'append' && !final.get(op[1])!.includes(op[2])));
+    assert.deepEqual(lost, [], 'appends of committed transactions missing from the lists');
+  };
+
   const connect = (uri: string): MongoClient => {
     const c = new MongoClient(uri, { serverSelectionTimeoutMS: 30_000, heartbeatFrequencyMS: 500 });
     clients.push(c);
@@ -93,9 +88,11 @@ describe('a three-member replica set under write load loses the primary', () => 
 
   it('elects a new primary within 12 s, and every member ends holding each acknowledged write once', { timeout: 240_000 }, async (t) => {
     const client = connect(set.uri);
-    const load = writeLoad(client);
+    const load = writeLoad(client, WRITERS);
+    const txns = listAppendLoad(client);
     const { ackedInserts } = load;
-    await until('writes under way', async () => (ackedInserts.size >= 200 ? true : undefined));
+    const committed = (): number => txns.history.filter((h) => h.outcome === 'ok').length;
+    await until('writes and transactions under way', async () => (ackedInserts.size >= 200 && committed() >= 20 ? true : undefined));
     const hello = await client.db('admin').command({ hello: 1 });
     const primaryHost = String(hello.primary);
     const primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
@@ -109,8 +106,10 @@ describe('a three-member replica set under write load loses the primary', () => 
     }, 30_000, 50);
     const electedAfterMs = Date.now() - killedAt;
     const acknowledgedBefore = ackedInserts.size;
-    await until('writes acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 ? true : undefined));
+    const committedBefore = committed();
+    await until('writes and transactions acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 && committed() >= committedBefore + 20 ? true : undefined), 60_000);
     await load.stop();
+    await txns.stop();
     t.diagnostic(`new primary after ${electedAfterMs} ms; ${ackedInserts.size} inserts acknowledged`);
     assert.ok(electedAfterMs <= 12_000, `the new primary ${newPrimary} took ${electedAfterMs} ms`);
 
@@ -121,14 +120,13 @@ describe('a three-member replica set under write load loses the primary', () => 
     set.nodes[set.nodes.indexOf(primary)] = back;
     await converged(survivor);
 
-    await holdsEveryAcknowledgedWriteOnce(load, previous);
-    previous.inserts = new Set([...previous.inserts, ...load.ackedInserts]);
-    load.ackedIncrements.forEach((n, w) => { previous.increments[w]! += n; previous.uncertain[w]! += load.uncertainIncrements[w]!; });
+    await holdsEveryAcknowledgedWrite(load);
+    await listsShowNoAnomaly(txns.history, t);
   });
 
   it('a primary stopped (SIGSTOP) for 30 s is replaced, and once continued steps down and undoes what no majority held', { timeout: 240_000 }, async (t) => {
     const client = connect(set.uri);
-    const load = writeLoad(client);
+    const load = writeLoad(client, WRITERS);
     await until('writes under way', async () => (load.ackedInserts.size >= 200 ? true : undefined));
     const primaryHost = String((await client.db('admin').command({ hello: 1 })).primary);
     const primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
@@ -154,6 +152,6 @@ describe('a three-member replica set under write load loses the primary', () => 
     }, 60_000);
     await load.stop();
     await converged(survivor);
-    await holdsEveryAcknowledgedWriteOnce(load, previous);
+    await holdsEveryAcknowledgedWrite(load);
   });
 });

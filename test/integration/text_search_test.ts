@@ -72,10 +72,25 @@ describe('text indexes and $text', () => {
     assert.match(JSON.stringify(explain.queryPlanner.winningPlan), /"indexName":"subject_text"/);
     assert.equal(explain.executionStats.nReturned, 3);
     assert.equal(explain.executionStats.totalDocsExamined, 3, 'only the documents holding the term are read, of 8');
+    const plan = explain.queryPlanner.winningPlan;
+    assert.deepEqual([plan.stage, plan.indexName, plan.parsedTextQuery, plan.inputStage.stage, plan.inputStage.inputStage.stage],
+      ['TEXT_MATCH', 'subject_text', { terms: ['coffe'], negatedTerms: [], phrases: [], negatedPhrases: [] }, 'FETCH', 'IXSCAN']);
+    const scored = await targets[0]![1]().collection('articles').find({ $text: { $search: 'coffee cake -leche' } }, { projection: { s: { $meta: 'textScore' } } }).explain('queryPlanner');
+    const match = scored.queryPlanner.winningPlan.inputStage;
+    const textOr = match.inputStage;
+    assert.deepEqual([scored.queryPlanner.winningPlan.stage, match.stage, match.parsedTextQuery.negatedTerms], ['PROJECTION_DEFAULT', 'TEXT_MATCH', ['lech']]);
+    assert.deepEqual([textOr.stage, textOr.inputStages.map((s: AnyDoc) => s.indexBounds._fts[0])], ['TEXT_OR', ['["coffe", "coffe"]', '["cake", "cake"]']]);
   });
 
   for (const [where, at] of [['one node', 0], ['a router over two shards', 1]] as const) {
     const db = (): Db => targets[at]![1]();
+
+    it(`on ${where}: $text as a clause of $or, whose other clauses have an index`, async () => {
+      await db().collection('articles').createIndex({ views: 1 });
+      const found = await db().collection<AnyDoc>('articles').find({ $or: [{ $text: { $search: 'coffee' } }, { views: { $gte: 100 } }] }).toArray();
+      assert.deepEqual(ids(found), [1, 2, 4, 5, 7]);
+      await assert.rejects(db().collection('articles').find({ $or: [{ $text: { $search: 'coffee' } }, { author: 'abc' }] }).toArray(), (e: AnyDoc) => e.code === 291);
+    });
 
     it(`on ${where}: the index is listed as MongoDB lists it`, async () => {
       const indexes = await db().collection('stores').listIndexes().toArray();

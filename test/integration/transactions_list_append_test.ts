@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError } from 'mongodb';
+import type { MongoClient } from 'mongodb';
 import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
-import { checkListAppend, type Key, type MicroOp, type Outcome, type Transaction } from '../helpers/list_append_checker.js';
+import { checkListAppend, type Key, type MicroOp, type Transaction } from '../helpers/list_append_checker.js';
+import { runListAppendTransaction } from '../helpers/list_append_transaction.js';
 import { listAppendWorkload } from '../helpers/list_append_workload.js';
 import { seededRandom } from '../../src/router/merge/merge_test_support.js';
 import { withCluster } from '../helpers/fixtures.js';
@@ -60,36 +61,7 @@ describe('list-append transactions across shards, with migrations and kill -9', 
     })();
 
     const worker = async (): Promise<void> => {
-      for (let t = 0; t < TXNS_PER_WORKER; t++) {
-        const ops = next();
-        const done: MicroOp[] = [];
-        const session = client.startSession();
-        let outcome: Outcome = 'failed';
-        try {
-          session.startTransaction();
-          for (const op of ops) {
-            if (op[0] === 'r') {
-              const doc = await lists.findOne({ _id: docId(op[1]) }, { session });
-              done.push(['r', op[1], (doc?.v as number[] | undefined) ?? null]);
-            } else {
-              await lists.updateOne({ _id: docId(op[1]) }, { $push: { v: op[2] } } as AnyDoc, { session, upsert: true });
-              done.push(op);
-            }
-          }
-          try {
-            await session.commitTransaction();
-            outcome = 'ok';
-          } catch (err) {
-            outcome = err instanceof MongoServerError && !err.hasErrorLabel('UnknownTransactionCommitResult') && !err.hasErrorLabel('RetryableWriteError') ? 'failed' : 'info';
-          }
-        } catch {
-          await session.abortTransaction().catch(() => undefined);
-        } finally {
-          await session.endSession().catch(() => undefined);
-        }
-        // A failed transaction's reads are unknown; its appends stay in the history (G1a).
-        history.push({ outcome, ops: outcome === 'ok' ? done : ops.map((op) => (op[0] === 'r' ? ['r', op[1], null] : op)) });
-      }
+      for (let t = 0; t < TXNS_PER_WORKER; t++) history.push(await runListAppendTransaction(client, lists, next(), docId));
     };
     try {
       await Promise.all(Array.from({ length: WORKERS }, worker));

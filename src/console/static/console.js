@@ -20,8 +20,10 @@ const swatch = (shard) => shard.split(',').map((s) => `<span class="swatch" styl
 
 const draw = {
   topology(t) {
+    const members = (rs) => (rs == null ? '' : `<div class="meta" data-set="${esc(rs.set)}">set ${esc(rs.set)} · term ${rs.term}${rs.electedAt ? ` · elected ${new Date(rs.electedAt).toLocaleTimeString()}` : ''}</div>`
+      + rs.members.map((m) => `<div class="meta member" data-member="${esc(m.host)}">${esc(m.host)} <span class="badge ${m.state === 'PRIMARY' || m.state === 'SECONDARY' ? 'up' : 'down'}" data-state>${esc(m.state)}</span>${m.lagSecs == null ? '' : ` <span data-lag>lag ${m.lagSecs}s</span>`}</div>`).join(''));
     const node = (n, extra = '') => `<div class="node" data-node="${esc(n.name)}"><div class="name">${esc(n.name)} ${badge(n.up)} ${extra}</div>`
-      + `<div class="meta">${esc(n.host ?? '')}</div><div class="meta">${n.up ? `v${esc(n.version)} · up ${duration(n.uptimeSecs)} · ${n.pingMs} ms · ${n.connections} conns` : esc(n.error ?? '')}</div></div>`;
+      + `<div class="meta">${esc(n.host ?? '')}</div><div class="meta">${n.up ? `v${esc(n.version)} · up ${duration(n.uptimeSecs)} · ${n.pingMs} ms · ${n.connections} conns` : esc(n.error ?? '')}</div>${members(n.replicaSet)}</div>`;
     $('#topology .body').innerHTML = `<h3>Config server</h3><div class="nodes">${node(t.config)}</div>`
       + `<h3>Shards</h3><div class="nodes">${t.shards.map((s) => node(s, `${s.draining ? '<span class="badge warn">draining</span>' : ''} ${s.zones.map((z) => `<span class="badge">${esc(z)}</span>`).join(' ')}`)).join('')}</div>`
       + `<h3>Routers</h3><div class="nodes">${t.routers.map((r) => `<div class="node" data-node="${esc(r.name)}"><div class="name">${esc(r.name)} ${badge(r.up)}</div><div class="meta">v${esc(r.version)} · up ${duration(r.uptimeSecs)} · pinged ${r.lastPingSecs}s ago</div></div>`).join('')}</div>`;

@@ -3,7 +3,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { prepareFind, type FindSpec, type PreparedFind } from '../../query/exec/find_query.js';
-import type { QueryPlan } from '../../query/plan/query_planner.js';
+import type { QueryPlan, TextSearchPlan } from '../../query/plan/query_planner.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, commandName } from '../../command_layer/args.js';
 import { SERVER_VERSION } from '../../command_layer/server_description.js';
@@ -48,19 +48,9 @@ function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: Fi
   if (!plan) stage = { stage: 'EOF' };
   else if (plan.kind === 'COLLSCAN') stage = { stage: 'COLLSCAN', filter: spec.filter, direction: plan.direction === 1 ? 'forward' : 'backward' };
   else if (plan.kind === 'IDHACK') stage = { stage: 'IDHACK' };
+  else if (plan.text !== undefined) stage = textStage(plan, plan.text, spec);
   else {
-    const spec2 = plan.index.entry.spec;
-    stage = {
-      stage: 'FETCH',
-      filter: spec.filter,
-      inputStage: {
-        stage: 'IXSCAN', keyPattern: plan.index.keyPattern, indexName: plan.index.name,
-        ...(spec2.collation === undefined ? {} : { collation: spec2.collation }),
-        isMultiKey: plan.index.entry.multikey,
-        isUnique: spec2.unique === true, isSparse: spec2.sparse === true, isPartial: spec2.partialFilterExpression !== undefined,
-        indexVersion: 2, direction: plan.direction === 1 ? 'forward' : 'backward', indexBounds: plan.indexBounds,
-      },
-    };
+    stage = { stage: 'FETCH', filter: spec.filter, inputStage: indexScanStage(plan) };
     // A $near's search reads its index ring by ring under MongoDB's GEO_NEAR stage.
     if (plan.geoNear !== undefined) {
       stage = { stage: plan.geoNear === '2dsphere' ? 'GEO_NEAR_2DSPHERE' : 'GEO_NEAR_2D', keyPattern: plan.index.keyPattern, indexName: plan.index.name, indexVersion: 2, inputStage: stage };
@@ -71,6 +61,32 @@ function planStage(plan: QueryPlan | undefined, prepared: PreparedFind, spec: Fi
   if (spec.limit) stage = { stage: 'LIMIT', limitAmount: spec.limit, inputStage: stage };
   if (spec.projection && Object.keys(spec.projection).length > 0) stage = { stage: 'PROJECTION_DEFAULT', transformBy: spec.projection, inputStage: stage };
   return stage;
+}
+
+function indexScanStage(plan: QueryPlan & { kind: 'IXSCAN' }, indexBounds = plan.indexBounds): Doc {
+  const spec = plan.index.entry.spec;
+  return {
+    stage: 'IXSCAN', keyPattern: plan.index.keyPattern, indexName: plan.index.name,
+    ...(spec.collation === undefined ? {} : { collation: spec.collation }),
+    isMultiKey: plan.index.entry.multikey,
+    isUnique: spec.unique === true, isSparse: spec.sparse === true, isPartial: spec.partialFilterExpression !== undefined,
+    indexVersion: 2, direction: plan.direction === 1 ? 'forward' : 'backward', indexBounds,
+  };
+}
+
+// A $text search as MongoDB shows it: TEXT_MATCH (phrases and negations) over one index scan per
+// term, ORed by TEXT_OR when scores are wanted, else fetched after a plain OR; under an $or, that
+// stage and the other clauses' index scans are ORed and fetched.
+function textStage(plan: QueryPlan & { kind: 'IXSCAN' }, text: TextSearchPlan, spec: FindSpec): Doc {
+  const scans = plan.indexBounds._fts!.map((term) => indexScanStage(plan, { ...plan.indexBounds, _fts: [term] }));
+  const union = scans.length === 1 ? scans[0]! : { stage: 'OR', inputStages: scans };
+  const match: Doc = {
+    stage: 'TEXT_MATCH', indexPrefix: text.indexPrefix, indexName: plan.index.name, parsedTextQuery: text.parsedTextQuery, textIndexVersion: 3,
+    inputStage: text.wantsScore ? { stage: 'TEXT_OR', inputStages: scans } : { stage: 'FETCH', inputStage: union },
+  };
+  if (text.orClauses === undefined) return match;
+  const others = text.orClauses.map((p) => (p.kind === 'IXSCAN' ? indexScanStage(p) : { stage: 'IDHACK' }));
+  return { stage: 'FETCH', filter: spec.filter, inputStage: { stage: 'OR', inputStages: [match, ...others] } };
 }
 
 export function explainFind(ctx: Parameters<CommandDefinition['run']>[0], ns: string, spec: FindSpec, verbosity: string): Doc {

@@ -6,6 +6,7 @@ import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/r
 import type { CommandDefinition, MongodServices } from '../command.js';
 import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { authenticationAttempts } from '../auth/sasl_commands.js';
+import { memberHelloFields } from '../../replication/member_hello.js';
 
 export const serverStatusCommand: CommandDefinition = {
   names: ['serverStatus'],
@@ -31,6 +32,8 @@ export const serverStatusCommand: CommandDefinition = {
       metrics: { cursor: { open: { total: node.cursors.openCount } }, ttl: { ...node.ttl.statistics } },
       storageEngine: { name: 'lmdb', supportsCommittedReads: true, supportsSnapshotReadConcern: true, persistent: true },
       ...(node.options.role === 'shard' ? { shardingStatistics: shardingStatistics(node) } : {}),
+      // MongoDB's section for a replica-set member: what hello says of the set, and the rollback id.
+      ...(node.replication === undefined ? {} : { repl: { ...memberHelloFields(node.replication, false), rbid: node.replication.rollbackId() } }),
       ok: 1,
     };
   },

@@ -13,7 +13,7 @@ import type { MatchDetails } from '../match/matcher.js';
 import { executePlan, newStats, type Candidate, type ExecutionStats } from './plan_executor.js';
 import { resultMetadata } from './result_metadata.js';
 import { extractText, parseTextQuery } from './text_query.js';
-import { textCandidates, textIndexOf, textPlan } from './text_scan.js';
+import { planTextUnderOr, textCandidates, textIndexOf, textPlan, textUnderOrCandidates } from './text_scan.js';
 import { extractNear, type NearQuery } from '../geo/near_query.js';
 import { geoNearFilter, geoNearShape, type GeoNearOutput } from '../geo/geo_near_stage.js';
 import { planNear } from '../geo/near_scan.js';
@@ -75,7 +75,7 @@ export function prepareFind(storage: StorageEngine, coll: Collection | undefined
 
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
   const text = extractText(spec.filter);
-  if (text !== undefined) return prepareTextFind(storage, coll, spec, text.text, text.rest);
+  if (text !== undefined) return prepareTextFind(storage, coll, spec, text);
   const near = spec.geoNear === undefined ? extractNear(spec.filter) : coll && extractNear(geoNearFilter(spec.geoNear, coll.ns, coll.indexes, spec.variables));
   if (near !== undefined) return prepareNearFind(storage, coll, spec, near.near, near.rest);
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort) : undefined;
@@ -100,16 +100,20 @@ function prepareFindCollated(storage: StorageEngine, coll: Collection | undefine
 
 // A $text query reads the text index (text_scan.ts) whatever the hint; sorts and projections may
 // use the score it gives each document.
-function prepareTextFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec, textArg: unknown, rest: Doc): PreparedFind {
+function prepareTextFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec, { text: textArg, rest, or }: NonNullable<ReturnType<typeof extractText>>): PreparedFind {
   const index = textIndexOf(coll);
   const query = parseTextQuery(textArg, index.text!);
-  const plan = textPlan(index, query, rest);
   const scores = new WeakMap<Doc, number>();
   const sortCmp = spec.sort && Object.keys(spec.sort).length > 0 ? compileSort(spec.sort, (doc) => scores.get(doc)) : undefined;
   const projector = compileResultProjection(spec);
-  const matcher = Object.keys(rest).length === 0 ? undefined : compileFilter(rest, { variables: spec.variables, javascript: spec.javascript });
+  const wantsScore = projector?.metas.has('textScore') === true || (spec.sort !== undefined && JSON.stringify(spec.sort).includes('"textScore"'));
+  const textOnly = textPlan(index, query, or === undefined ? rest : { ...rest, ...or.textClause }, wantsScore);
+  const plan = or === undefined ? textOnly : planTextUnderOr(textOnly, coll!, or, spec.collation);
+  const options = { variables: spec.variables, javascript: spec.javascript };
+  const matcher = Object.keys(rest).length === 0 ? undefined : compileFilter(rest, options);
   const stats = newStats();
-  let candidates = remember(textCandidates(storage, coll!, plan, query, matcher, stats), scores);
+  const found = or === undefined ? textCandidates(storage, coll!, plan, query, matcher, stats) : textUnderOrCandidates(storage, coll!, plan, query, or, matcher, stats, options);
+  let candidates = remember(found, scores);
   if (spec.keep) candidates = keepOnly(candidates, spec.keep);
   if (sortCmp) candidates = sortAll(candidates, sortCmp, spec.allowDiskUse === false);
   const results = shape(candidates, spec.skip ?? 0, spec.limit ?? 0, resultShape(plan, projector, spec), stats);

@@ -106,24 +106,40 @@ export function passesTextFilter(query: TextQuery, indexed: readonly { readonly 
   return query.phrases.every(holds) && !query.negatedPhrases.some(holds);
 }
 
-// The $text of a filter (at its top or in a top-level $and) and the filter without it.
-export function extractText(filter: Doc): { text: unknown; rest: Doc } | undefined {
+// A $text that is one clause of an $or: the rest of that clause (ANDed with the $text) and the
+// other clauses, each of which must be answerable from an index (MongoDB's rule for TEXT under OR).
+export interface TextUnderOr {
+  textClause: Doc;
+  others: Doc[];
+}
+
+// The $text of a filter (at its top, in a top-level $and, or as a clause of an $or there) and the
+// filter without it (without that $or when it is in one).
+export function extractText(filter: Doc): { text: unknown; rest: Doc; or?: TextUnderOr } | undefined {
   // Every find asks: most filters have neither key, and are not copied.
   if (!Object.hasOwn(filter, '$text') && !Object.hasOwn(filter, '$and') && !Object.hasOwn(filter, '$or') && !Object.hasOwn(filter, '$nor')) return undefined;
   let text: unknown;
+  let or: TextUnderOr | undefined;
   let count = 0;
+  const found = (value: unknown): void => {
+    text = value;
+    count += 1;
+  };
   const strip = (f: Doc): Doc => {
     const out: Doc = {};
     for (const [key, value] of Object.entries(f)) {
       if (key === '$text') {
-        text = value;
-        count += 1;
+        found(value);
       } else if (key === '$and' && Array.isArray(value)) {
         out.$and = value.map((clause) => (isPlainObject(clause) ? strip(clause) : clause));
-      } else if ((key === '$or' || key === '$nor') && Array.isArray(value) && value.some((c) => isPlainObject(c) && Object.hasOwn(c, '$text'))) {
-        // MongoDB answers a $text under $or from the text index when every other clause has an
-        // index too; docshard reads the text index only for a $text that every result matches.
-        throw new MongoError(ErrorCodes.NotImplemented, `$text under ${key} is not implemented: docshard answers a $text at the top of a filter or in its $and`);
+      } else if (key === '$or' && Array.isArray(value) && value.some(holdsTextAtTop)) {
+        const [textClause, ...more] = value.filter(holdsTextAtTop) as Doc[];
+        if (more.length > 0) throw new MongoError(ErrorCodes.BadValue, 'Too many text expressions');
+        const { $text, ...clauseRest } = textClause!;
+        found($text);
+        or = { textClause: clauseRest, others: value.filter((c) => c !== textClause) as Doc[] };
+      } else if (key === '$nor' && Array.isArray(value) && value.some((c) => isPlainObject(c) && Object.hasOwn(c, '$text'))) {
+        throw new MongoError(ErrorCodes.NotImplemented, '$text under $nor is not implemented: docshard answers a $text at the top of a filter, in its $and or as a clause of its $or');
       } else {
         out[key] = value;
       }
@@ -134,5 +150,9 @@ export function extractText(filter: Doc): { text: unknown; rest: Doc } | undefin
   if (count === 0) return undefined;
   if (count > 1) throw new MongoError(ErrorCodes.BadValue, 'Too many text expressions');
   if (Array.isArray(rest.$and) && rest.$and.every((c) => isPlainObject(c) && Object.keys(c).length === 0)) delete rest.$and;
-  return { text, rest };
+  return or === undefined ? { text, rest } : { text, rest, or };
+}
+
+function holdsTextAtTop(clause: unknown): boolean {
+  return isPlainObject(clause) && Object.hasOwn(clause, '$text');
 }

@@ -43,6 +43,7 @@ test('bad $text arguments get BadValue; a second $text is too many', () => {
   assert.throws(() => parseTextQuery({ $search: 'x', $language: 'xx' }, spec), { code: 2 });
   assert.deepEqual(extractText({ a: 1, $and: [{ $text: { $search: 'x' } }, { b: 2 }] }), { text: { $search: 'x' }, rest: { a: 1, $and: [{}, { b: 2 }] } });
   assert.throws(() => extractText({ $text: { $search: 'x' }, $and: [{ $text: { $search: 'y' } }] }), { code: 2, message: 'Too many text expressions' });
-  assert.throws(() => extractText({ $or: [{ $text: { $search: 'x' } }, { a: 1 }] }), { code: 238 });
+  assert.deepEqual(extractText({ c: 3, $or: [{ $text: { $search: 'x' }, b: 2 }, { a: 1 }] }), { text: { $search: 'x' }, rest: { c: 3 }, or: { textClause: { b: 2 }, others: [{ a: 1 }] } });
+  assert.throws(() => extractText({ $nor: [{ $text: { $search: 'x' } }, { a: 1 }] }), { code: 238 });
   assert.equal(extractText({ $or: [{ a: 1 }, { b: 1 }] }), undefined);
 });

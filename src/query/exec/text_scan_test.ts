@@ -90,3 +90,25 @@ describe('$text through the text index', () => {
     }), { numRuns: 60 });
   }));
 });
+
+describe('$text as a clause of $or', () => {
+  it('finds what the text search finds and what each indexed clause finds, once each; an unindexed clause is refused as MongoDB refuses it', withEngine((engine) => {
+    const coll = engine.createCollection('t.or');
+    engine.createIndexes(coll, [INDEX, { v: 2, key: { n: 1 }, name: 'n_1' }]);
+    engine.write((unit) => {
+      unit.insert(coll, { _id: 1, title: 'coffee shop', n: 1 });
+      unit.insert(coll, { _id: 2, title: 'cake', n: 2 });
+      unit.insert(coll, { _id: 3, title: 'coffee cake', n: 3 });
+      unit.insert(coll, { _id: 4, title: 'walk', n: 4, k: 'x' });
+    });
+    const find = (filter: Doc) => {
+      const prepared = prepareFind(engine, coll, { filter, projection: { s: { $meta: 'textScore' } } });
+      return [...prepared.results].map((r) => [r.doc._id, r.doc.s === undefined ? null : Number(r.doc.s) > 0]);
+    };
+    assert.deepEqual(find({ $or: [{ $text: { $search: 'coffee' } }, { n: { $gte: 3 } }] }), [[1, true], [3, true], [4, null]]);
+    assert.deepEqual(find({ $or: [{ $text: { $search: 'coffee' } }, { n: 2 }], n: { $lt: 3 } }), [[1, true], [2, null]], 'the rest of the filter applies to both');
+    assert.deepEqual(find({ $and: [{ $or: [{ $text: { $search: 'cake' }, n: 2 }, { _id: 4 }] }] }), [[2, true], [4, null]], 'in a top-level $and, the text clause with its own condition');
+    assert.throws(() => find({ $or: [{ $text: { $search: 'coffee' } }, { k: 'x' }] }), { code: 291, message: /TEXT under OR/ });
+    assert.throws(() => find({ $or: [{ $text: { $search: 'coffee' } }, { $text: { $search: 'cake' } }] }), { code: 2, message: 'Too many text expressions' });
+  }));
+});

@@ -34,7 +34,18 @@ export type QueryPlan =
     // A $near's search (geo/near_scan.ts), which reads this index ring by ring; the bounds shown
     // are its first ring's. Explain shows it as MongoDB's GEO_NEAR_2DSPHERE or GEO_NEAR_2D.
     geoNear?: '2dsphere' | '2d';
+    // A $text's search (exec/text_scan.ts): one range per term searched for. Explain shows it as
+    // MongoDB's TEXT_MATCH over an OR of one index scan per term (TEXT_OR when scores are wanted).
+    text?: TextSearchPlan;
   };
+
+export interface TextSearchPlan {
+  parsedTextQuery: { terms: string[]; negatedTerms: string[]; phrases: string[]; negatedPhrases: string[] };
+  indexPrefix: Doc;
+  wantsScore: boolean;
+  // A $text that is one clause of an $or: the index plans of the other clauses.
+  orClauses?: QueryPlan[];
+}
 
 export interface PlanRequest {
   filter: Doc;

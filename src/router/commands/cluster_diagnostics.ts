@@ -88,6 +88,13 @@ export const clusterServerStatusCommand: RouterCommand = {
   },
 };
 
+// The router's view of the replica sets behind it, in connPoolStats's `replicaSets` shape; its
+// connection pools' counters are not kept, so the reply has only what is.
+export const clusterConnPoolStatsCommand: RouterCommand = {
+  names: ['connPoolStats'],
+  run: (ctx) => ({ replicaSets: ctx.router.replicaSets?.() ?? {}, ok: 1 }),
+};
+
 export const clusterListCommandsCommand: RouterCommand = {
   names: ['listCommands'],
   run(ctx) {
