@@ -3,33 +3,20 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import type { ShardType } from '../catalog/type_chunk.js';
+import { parseConnectionString, type ConnectionString } from '../client/connection_string.js';
 
 // addShard's checks (MongoDB's ShardingCatalogManager::addShard: _checkIfShardExists and
 // _validateHostAsShard), each made before anything is written, so that a refusal changes nothing.
+// The shard is named by MongoDB's connection string (src/client's): `host:port` for a standalone,
+// `setName/host1:port1,...` for a replica set, whose hosts are a seed list (some members suffice).
 
-// MongoDB's connection string as addShard takes it: `host:port` for a standalone shard,
-// `setName/host1:port1,host2:port2` for a replica set (the hosts a seed list: some members suffice).
-export interface ShardConnectionString {
-  setName: string | undefined;
-  hosts: string[];
-}
-
-export function parseShardConnectionString(text: string): ShardConnectionString {
-  const slash = text.indexOf('/');
-  const setName = slash < 0 ? undefined : text.slice(0, slash);
-  const hosts = (slash < 0 ? text : text.slice(slash + 1)).split(',').map((h) => h.trim());
-  if (setName === '' || hosts.some((h) => h === '' || h.includes('/')) || (setName === undefined && hosts.length > 1)) {
-    throw new MongoError(ErrorCodes.BadValue, `Invalid connection string ${text}`);
-  }
-  return { setName, hosts };
-}
-
-export function formatShardConnectionString(cs: ShardConnectionString): string {
+// A connection string as config.shards and error messages show it.
+export function formatConnectionString(cs: ConnectionString): string {
   return cs.setName === undefined ? cs.hosts.join(',') : `${cs.setName}/${cs.hosts.join(',')}`;
 }
 
 export interface AddShardRequest {
-  connectionString: ShardConnectionString;
+  connectionString: ConnectionString;
   name: string | undefined;
   // addShard's maxSize in MB; absent or 0 is no limit.
   maxSizeMB: number | undefined;
@@ -41,7 +28,7 @@ export interface AddShardRequest {
 export function existingShardFor(request: AddShardRequest, shards: readonly ShardType[]): ShardType | undefined {
   const proposed = request.connectionString;
   for (const shard of shards) {
-    const existing = parseShardConnectionString(shard.host);
+    const existing = parseConnectionString(shard.host);
     const equivalent = (request.name === undefined || request.name === shard._id)
       && proposed.setName === existing.setName
       && (request.maxSizeMB ?? 0) === (shard.maxSize ?? 0);
@@ -70,8 +57,8 @@ export interface ValidatedShard {
   defaultName: string | undefined;
 }
 
-export function validateHostAsShard(given: ShardConnectionString, hello: Doc): ValidatedShard {
-  const text = formatShardConnectionString(given);
+export function validateHostAsShard(given: ConnectionString, hello: Doc): ValidatedShard {
+  const text = formatConnectionString(given);
   if (hello.msg === 'isdbgrid') throw new MongoError(ErrorCodes.IllegalOperation, 'can\'t add a mongos process as a shard');
   const foundSetName = typeof hello.setName === 'string' ? hello.setName : undefined;
   // Before the primary: a seed of another set or a standalone says what is wrong with the request.
@@ -86,12 +73,12 @@ export function validateHostAsShard(given: ShardConnectionString, hello: Doc): V
     throw new MongoError(ErrorCodes.OperationFailed, `in seed list ${text}, host ${stranger} does not belong to replica set ${foundSetName}; the set has ${members.join(', ')}`);
   }
   const hosts = [...stringList(hello.hosts), ...stringList(hello.passives)];
-  return { host: formatShardConnectionString({ setName: foundSetName, hosts }), defaultName: foundSetName };
+  return { host: formatConnectionString({ setName: foundSetName, hosts }), defaultName: foundSetName };
 }
 
 // The set name given must be the one the node reports; a member must be given with it, and a
 // standalone without one.
-function checkSetName(given: ShardConnectionString, text: string, foundSetName: string | undefined): void {
+function checkSetName(given: ConnectionString, text: string, foundSetName: string | undefined): void {
   if (given.setName === undefined && foundSetName !== undefined) {
     throw new MongoError(ErrorCodes.OperationFailed, `host is part of set ${foundSetName}; use replica set url format <setname>/<server1>,<server2>, ...`);
   }

@@ -12,8 +12,9 @@ import { decideMerge } from '../catalog_decisions/merge_chunks.js';
 import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../catalog_decisions/commit_chunk_migration.js';
 import { extendBound } from '../catalog_decisions/refine_shard_key.js';
 import {
-  checkShardIdentity, checkShardName, existingShardFor, formatShardConnectionString, parseShardConnectionString, validateHostAsShard, type ShardConnectionString,
+  checkShardIdentity, checkShardName, existingShardFor, formatConnectionString, validateHostAsShard,
 } from '../catalog_decisions/add_shard.js';
+import { parseConnectionString, type ConnectionString } from '../client/connection_string.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { Network } from '../wire/network.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
@@ -77,7 +78,7 @@ export class ShardingCatalogManager {
   // `host` is MongoDB's connection string: `host:port`, or `setName/host:port,...` for a set,
   // whose members are asked who they are and which is primary before anything is written.
   async addShard(host: string, name: string | undefined, maxSizeMB?: number): Promise<string> {
-    const connectionString = parseShardConnectionString(host);
+    const connectionString = parseConnectionString(host);
     const existing = existingShardFor({ connectionString, name, maxSizeMB }, this.shards());
     if (existing) return existing._id;
     const { target, hello } = await this.helloShard(connectionString);
@@ -107,8 +108,8 @@ export class ShardingCatalogManager {
   // among the seeds that say they are of the named set or where they say it is. A seed of another
   // set is left out, as a replica set monitor leaves it (the primary's member list then refuses
   // it); when no seed is of the named set, the first that answered says what it is.
-  private async helloShard(cs: ShardConnectionString): Promise<{ target: string; hello: Doc }> {
-    const text = formatShardConnectionString(cs);
+  private async helloShard(cs: ConnectionString): Promise<{ target: string; hello: Doc }> {
+    const text = formatConnectionString(cs);
     const ask = (h: string): Promise<Doc> => this.client.command(h, 'admin', { hello: 1 });
     const answers = await Promise.all(cs.hosts.map((h) => ask(h).then((hello) => ({ target: h, hello }), () => undefined)));
     const answered = answers.filter((a): a is { target: string; hello: Doc } => a !== undefined && a.hello.ok === 1);

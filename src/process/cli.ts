@@ -14,7 +14,7 @@ import { KeyFileError } from '../auth/key_file.js';
 import { readKeyFile } from './key_file_reader.js';
 import { readTlsFlags, TlsOptionsError } from './tls_files.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
-import { parseShardConnectionString } from '../catalog_decisions/add_shard.js';
+import { parseConnectionString } from '../client/connection_string.js';
 
 const USAGE = `usage:
   docshard shard  --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--noscripting] [--setParameter internalQueryJavaScriptFnTimeoutMillis|internalQueryJavaScriptHeapSizeLimitMB=N] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
@@ -120,7 +120,7 @@ export async function main(argv: string[]): Promise<void> {
     if (!values.configdb) usageExit('--configdb is required', 2);
     // A config server replica set is named as MongoDB names it: cfg/h1:p1,h2:p2,...
     try {
-      parseShardConnectionString(values.configdb);
+      parseConnectionString(values.configdb);
     } catch {
       usageExit(`invalid --configdb ${values.configdb}: HOST:PORT or SETNAME/HOST:PORT,...`, 2);
     }
