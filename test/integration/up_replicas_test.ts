@@ -44,4 +44,18 @@ describe('docshard up --replicas 3', () => {
       await client.close();
     }
   });
+
+  it('comes back on the same directory with its sets and their data', async () => {
+    up!.child.kill('SIGTERM');
+    assert.equal(await up!.exited, 0);
+    up = await startUp(dir, 2, ['--replicas', '3']);
+    const client = new MongoClient(up.uri);
+    try {
+      assert.equal(await client.db('app').collection('items').countDocuments(), 200);
+      const shards = await client.db('config').collection('shards').find().sort({ _id: 1 }).toArray();
+      assert.deepEqual(shards.map((s) => s._id), ['shard0', 'shard1']);
+    } finally {
+      await client.close();
+    }
+  });
 });
