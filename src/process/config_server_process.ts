@@ -2,13 +2,13 @@ import { setProcessOperationClock } from '../base/operation_clock.js';
 import type { ConfigServerServices, NodeOptions } from '../mongod_commands/command.js';
 import { buildCommandTable, dispatchCommand } from '../mongod_commands/dispatcher.js';
 import { configServerCommandSet } from '../mongod_commands/registry.js';
-import { ensureConfigCollections } from '../configsvr/config_collections.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import { Balancer } from '../configsvr/balancer.js';
 import { chunkHistoryWindowSecs } from '../catalog_decisions/commit_chunk_migration.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import type { MongodPorts } from './mongod_ports.js';
 import { nodeCore } from './mongod_services.js';
+import { configServerIdentity } from './config_server_set.js';
 import { serveMongod, type RunningNode } from './mongod_server.js';
 
 // The composition root of a config server: every node's services, the config.* collections, the
@@ -20,8 +20,7 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
   const { local, client, clock, wallClock } = core;
   // Its own address as the shards and the changelog name it, known once the port is bound.
   const selfHost = (): string => `${services.options.bindIp}:${services.options.port}`;
-  const clusterId = ensureConfigCollections(core.storage, local);
-  const catalogManager = new ShardingCatalogManager(local, client, selfHost, clusterId, core.logger, new DDLLockManager(wallClock, core.failPoints), clock, wallClock, chunkHistoryWindowSecs(options.parameters));
+  const catalogManager = new ShardingCatalogManager(local, client, selfHost, configServerIdentity(core, selfHost), core.logger, new DDLLockManager(wallClock, core.failPoints), clock, wallClock, chunkHistoryWindowSecs(options.parameters));
   const p = options.parameters;
   const balancer = new Balancer(catalogManager, local, client, selfHost, {
     idleRoundIntervalMs: p.balancerIdleRoundIntervalMillis,

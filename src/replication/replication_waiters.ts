@@ -73,7 +73,7 @@ export class ReplicationWaiters implements ReplicationWaits {
   afterCommand(commandName: string, cmd: Doc, reply: Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
     if (this.linearizableDeadlines.has(cmd)) return reply.ok === 1 ? this.confirmLinearizable(reply, this.linearizableDeadlines.get(cmd)) : reply;
     if (!waitsForWriteConcern(commandName, cmd) || reply.ok !== 1) return reply;
-    const wc = extractWriteConcern(cmd, this.defaultWriteConcern());
+    const wc = isConfigServerCommand(commandName) ? CATALOG_WRITE_CONCERN : extractWriteConcern(cmd, this.defaultWriteConcern());
     if (!needsOtherMembers(wc)) return reply;
     const core = this.coordinator.state();
     if (core === null) return reply;
@@ -81,6 +81,17 @@ export class ReplicationWaiters implements ReplicationWaits {
     const problem = writeConcernProblem(core.config, demand);
     const labelled = (error: Doc): Doc => withLabels(commandName, cmd, withWriteConcernError(cmd, reply, error), error.code as number);
     if (problem !== null) return labelled(concernError(problem.code, problem.errmsg, wc));
+    const wait = (): Doc | Promise<Doc> => this.awaitReplication(wc, demand, reply, labelled, lastOp);
+    // A catalog command writes after its awaits, where no lastOp records the write: it waits for
+    // what the member has written once the coordinator has taken in its own writes (it does on the
+    // next turn of the event loop, localWritesCommitted).
+    if (lastOp.ts === undefined && isConfigServerCommand(commandName)) return new Promise<void>((resolve) => setImmediate(resolve)).then(wait);
+    return wait();
+  }
+
+  private awaitReplication(wc: WriteConcernOptions, demand: WriteConcernDemand, reply: Doc, labelled: (error: Doc) => Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
+    const core = this.coordinator.state();
+    if (core === null) return reply;
     // A command that wrote nothing waits for what the member had written before it (the client's
     // earlier writes are at or before it), as MongoDB waits for the system's last optime.
     const opTime: OpTime = lastOp.ts === undefined ? lastAppliedOpTime(core) : { ts: coreTs(lastOp.ts), t: lastOp.term ?? core.term };
@@ -196,7 +207,17 @@ export class ReplicationWaiters implements ReplicationWaits {
   }
 }
 
+// A config server's catalog commands answer once their writes are majority-committed, whatever
+// the caller asked (MongoDB's _configsvr* commands run only with w: 'majority'): a catalog change
+// a router or shard was told of survives the config server's failover.
+const CATALOG_WRITE_CONCERN: WriteConcernOptions = { w: 'majority', sync: 'unset', wtimeout: 0, provenance: 'internalWriteDefault' };
+
+function isConfigServerCommand(commandName: string): boolean {
+  return commandName.startsWith('_configsvr');
+}
+
 function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
+  if (isConfigServerCommand(commandName)) return true;
   if (!WRITE_CONCERN_COMMANDS.has(commandName)) return false;
   // A transaction's statements wait for nothing: its commit or abort does.
   return cmd.autocommit !== false || TRANSACTION_ENDS.has(commandName);

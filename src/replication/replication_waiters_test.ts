@@ -5,7 +5,7 @@ import { MongoError } from '../base/errors.js';
 import { ManualClock } from '../base/manual_clock_test_util.js';
 import type { Doc } from '../bson/values.js';
 import type { OpTime } from '../repl/op_time.js';
-import { electedPrimary, started, THREE } from '../repl/topology_test_util.js';
+import { electedPrimary, entry, started, THREE } from '../repl/topology_test_util.js';
 import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
 import { topologyStep } from '../repl/topology_coordinator.js';
 import { bsonTimestamp } from './op_time_bson.js';
@@ -77,6 +77,37 @@ describe('write concern waits', () => {
     states.move({ ...states.current, lastCommittedOpTime: written });
     await settle();
     assert.deepEqual(answered, { ok: 1, n: 1 });
+  });
+
+  it('answers a config server catalog command once its writes are majority-committed, whatever write concern it carries', async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    const cmd = { _configsvrCreateDatabase: 'db', writeConcern: { w: 1 } };
+    void Promise.resolve(waiters.afterCommand('_configsvrCreateDatabase', cmd, { ok: 1 }, lastOp)).then((r) => { answered = r; });
+    states.move(withSecondaryAt(primary, 1, written));
+    await settle();
+    assert.equal(answered, undefined);
+    states.move({ ...states.current, lastCommittedOpTime: written });
+    await settle();
+    assert.deepEqual(answered, { ok: 1 });
+  });
+
+  it('waits for a catalog write the coordinator takes in after the command answered, when no lastOp recorded it', async () => {
+    const committed = { ...primary, lastCommittedOpTime: written };
+    const states = new CoreStates(committed);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    void Promise.resolve(waiters.afterCommand('_configsvrCreateDatabase', { _configsvrCreateDatabase: 'db' }, { ok: 1 }, { ts: undefined, term: undefined })).then((r) => { answered = r; });
+    // The write made after the command's awaits, taken in on the coordinator's next turn.
+    const later = entry(written.ts + 1, written.t);
+    states.move({ ...committed, oplog: [...committed.oplog, later] });
+    await settle();
+    await settle();
+    assert.equal(answered, undefined, 'the write is not majority-committed yet');
+    states.move({ ...states.current, lastCommittedOpTime: { ts: later.ts, t: later.t } });
+    await settle();
+    assert.deepEqual(answered, { ok: 1 });
   });
 
   it('gives up after wtimeout with WriteConcernFailed and the write concern in errInfo', async () => {

@@ -210,7 +210,7 @@ class MigrationWorld {
     const failPoints = new FailPoints();
     const clock = this.scheduler.clockOf(owner, SIM_EPOCH_MS);
     const ddlLocks = new DDLLockManager(clock, failPoints);
-    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS), clock);
+    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, { clusterId: () => clusterId, connectionString: () => HOSTS.config }, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS), clock);
     const node: ConfigNode = { catalogManager, failPoints, wallClock: clock };
     this.network.listen(HOSTS.config, owner, (db, body) => this.reply(() => this.configCommand(local, node, db, deserializeDocument(body))));
     return { owner, storage, local, node };
