@@ -83,6 +83,38 @@ describe('range deletions on a shard that is a replica set run on its primary on
       assert.equal(logged(node, 'Range deletion failed'), false, `${host} tried to run the task`);
     }
   });
+
+  it('a task written before the primary is killed is run by the new primary, and not by the surviving secondary', { timeout: 180_000 }, async () => {
+    const client = p.connect(set.uri, { serverSelectionTimeoutMS: 30_000, heartbeatFrequencyMS: 500 });
+    const coll = client.db('test').collection<AnyDoc>('k');
+    await coll.createIndex({ x: 1 });
+    await coll.insertMany(Array.from({ length: 100 }, (_, x) => ({ x })), { writeConcern: { w: 'majority' } });
+    const info = (await client.db('test').listCollections({ name: 'k' }).next()) as AnyDoc;
+    const killedHost = await primaryOf(p, set);
+    const finishedBefore = set.nodes.map((n) => n.logs.filter((l) => l.includes('"msg":"Finished deleting documents in range"')).length);
+    await client.db('config').collection<AnyDoc>('rangeDeletions').insertOne({
+      _id: new UUID(), nss: 'test.k', collectionUuid: info.info.uuid, donorShardId: 'shardA',
+      range: { min: { x: 50 }, max: { x: 100 } }, whenToClean: 'delayed', numOrphanDocs: 50, orphanedSizeBytes: 0, keyPattern: { x: 1 },
+    }, { writeConcern: { w: 3 } });
+    await set.nodes[set.hosts.indexOf(killedHost)]!.kill9();
+    const newPrimaryHost = await primaryOf(p, set, killedHost);
+    const survivors = set.hosts.filter((h) => h !== killedHost);
+    await until('the range deleted and the task gone on both survivors', async () => {
+      for (const host of survivors) {
+        const left = await direct(p, host).db('test').collection('k').countDocuments({ x: { $gte: 50 } });
+        const tasks = await direct(p, host).db('config').collection('rangeDeletions').countDocuments({});
+        if (left !== 0 || tasks !== 0) return undefined;
+      }
+      return true;
+    }, 60_000);
+    await sleep(5000);
+    for (const host of survivors) {
+      const node = set.nodes[set.hosts.indexOf(host)]!;
+      const finished = node.logs.filter((l) => l.includes('"msg":"Finished deleting documents in range"')).length - finishedBefore[set.hosts.indexOf(host)]!;
+      assert.equal(finished, host === newPrimaryHost ? 1 : 0, `${host} (new primary ${newPrimaryHost}) ran the task`);
+      assert.equal(logged(node, 'Range deletion failed'), false, `${host} tried to run the task`);
+    }
+  });
 });
 
 // Issue 32: a config server that is a 3-member set runs its balancer on its primary only, and a
