@@ -93,10 +93,11 @@ export class MigrationDestinationManager {
     return reply;
   }
 
-  // Step-down (MongoDB interrupts the recipient's thread): the effects still queued meet the
-  // storage's refusal, and the donor, seeing the failure, aborts the migration.
+  // Step-down (MongoDB interrupts the recipient's thread): the effects queued are dropped, the one
+  // running meets the storage's refusal, and the donor, seeing the failure, aborts the migration.
   interrupt(): void {
     this.interrupted = true;
+    this.queue.length = 0;
     this.step({ type: 'failed', error: new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'migration interrupted by a step-down') });
     // Not yet started, the machine has nothing to fail; either way this shard receives nothing now.
     this.scoped.release();
@@ -124,6 +125,8 @@ export class MigrationDestinationManager {
           }
           const paused = this.node.migrations.testingKnobs?.beforeEffect?.({ driver: 'recipient', effect: e });
           if (paused !== undefined) await paused;
+          // Interrupted: the donor's commands still get their answers; nothing else runs.
+          if (this.interrupted && e.type !== 'reply') continue;
           try {
             await this.execute(e);
           } catch (err) {

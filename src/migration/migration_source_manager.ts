@@ -214,6 +214,7 @@ export class MigrationSourceManager {
         }
         const paused = this.node.migrations.testingKnobs?.beforeEffect?.({ driver: 'donor', effect: e });
         if (paused !== undefined) await paused;
+        if (this.interrupted) break;
         try {
           await this.execute(e);
         } catch (err) {
