@@ -4,6 +4,7 @@ import type { ObjectId } from 'bson';
 import pino from 'pino';
 import { errorReply, MongoError } from '../../src/base/errors.js';
 import { ErrorCodes } from '../../src/base/error_codes.js';
+import type { OpObserver } from '../../src/storage/op_observer.js';
 import { FailPoints } from '../../src/base/fail_points.js';
 import type { Clock } from '../../src/base/clock.js';
 import { deserializeDocument, type Doc } from '../../src/bson/values.js';
@@ -321,18 +322,27 @@ class MigrationWorld {
     });
   }
 
-  // What src/process's migration and range deleter services do at a step-down and the step-up after it.
+  // What src/process's migration and range deleter services do at a step-down and the step-up after
+  // it. Until the step-up (a scheduler step later at least) the shard's storage refuses every
+  // document write, as a member's does when it is not primary.
   private stepDownAndUp(shard: SimShard): void {
-    const { owner, node } = shard.life;
+    const { owner, node, storage } = shard.life;
     if (!owner.alive) return;
     this.scheduler.trace.push(`  ${owner.name} steps down`);
+    const refuse = (): never => {
+      throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary');
+    };
+    const fence: OpObserver = { onInsert: refuse, onUpdate: refuse, onDelete: refuse };
+    storage.observers.push(fence);
     node.migrations.destination?.interrupt();
     const donor = node.migrations.source?.interrupt();
     node.migrations.rangeDeleter.stop();
     void (async () => {
+      await new Promise<void>((resolve) => this.scheduler.post(owner, `${owner.name} stepped down`, resolve));
       await donor;
       await node.migrations.registry.idle();
       if (!owner.alive) return;
+      storage.observers.splice(storage.observers.indexOf(fence), 1);
       this.scheduler.trace.push(`  ${owner.name} steps up`);
       const life = this.donorLives.get(owner);
       if (life !== undefined) this.pastDonorLives.push(life);
