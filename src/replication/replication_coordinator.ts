@@ -58,6 +58,8 @@ export interface ReplicationCoordinatorDeps {
   // This member became a writable primary: what caches replicated data in memory (the session
   // catalog's records, which the applier wrote beneath it) reads it again.
   onWritablePrimary?: () => void;
+  // Every member state change, after onWritablePrimary: the primary-only services start or stop.
+  onStateChanged?: (writablePrimary: boolean, term: number) => void;
   // A rollback took the store back: the same caches read it again.
   onDataRolledBack?: () => void;
   // Where rollback files go (<dbpath>/rollback/...), and the local database the rollback id is in.
@@ -375,6 +377,7 @@ export class ReplicationCoordinator {
             this.sourceCursor.close();
             this.deps.onWritablePrimary?.();
           }
+          this.deps.onStateChanged?.(e.state === 'PRIMARY' && e.writable, e.term);
           this.deps.logger.info({ c: 'REPL', newState: e.state, term: e.term, writable: e.writable }, 'Member state changed');
           this.bumpTopologyVersion();
           break;
