@@ -102,6 +102,10 @@ export const ErrorCodes = {
   InvalidReplicaSetConfig: 93,
   NotYetInitialized: 94,
   NotSecondary: 95,
+  NewReplicaSetConfigurationIncompatible: 103,
+  NodeNotElectable: 104,
+  ConfigurationInProgress: 109,
+  CurrentConfigNotCommittedYet: 308,
   ReadConcernMajorityNotAvailableYet: 134,
   InconsistentReplicaSetNames: 185,
   // The rest of MongoDB's RetriableError category, and the codes the driver specifications' tests

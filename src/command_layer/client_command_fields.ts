@@ -124,6 +124,8 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
   replSetStepDown: ['secondaryCatchUpPeriodSecs', 'force'],
   replSetFreeze: [],
   replSetGetRBID: [],
+  replSetReconfig: ['force'],
+  replSetSyncFrom: [],
   buildInfo: [],
   hostInfo: [],
   getCmdLineOpts: [],

@@ -11,6 +11,10 @@ import { decideSplit } from '../catalog_decisions/split_chunk.js';
 import { decideMerge } from '../catalog_decisions/merge_chunks.js';
 import { DEFAULT_CHUNK_HISTORY_WINDOW_SECS } from '../catalog_decisions/commit_chunk_migration.js';
 import { extendBound } from '../catalog_decisions/refine_shard_key.js';
+import {
+  checkShardIdentity, checkShardName, existingShardFor, formatConnectionString, validateHostAsShard,
+} from '../catalog_decisions/add_shard.js';
+import { parseConnectionString, type ConnectionString } from '../client/connection_string.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { Network } from '../wire/network.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
@@ -18,6 +22,14 @@ import type { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../catalog_decisions/changelog.js';
 import { MoveRangeCatalog } from './move_range_catalog.js';
 import type { Clock } from '../base/clock.js';
+
+// Who the config server is to its shards: the cluster id of config.version (read when needed: a
+// member that becomes primary answers with the id its set replicated), and the connection string
+// shards reach it by (a replica set's `setName/members`).
+export interface ConfigServerIdentity {
+  clusterId(): ObjectId;
+  connectionString(): string;
+}
 
 // The config server's catalog operations (MongoDB's ShardingCatalogManager): each reads the
 // config.* documents it needs, asks a pure decision function in src/config what to change, writes
@@ -33,7 +45,7 @@ export class ShardingCatalogManager {
     readonly client: Network,
     // Known once the port is bound: a process given port 0 learns it then.
     private readonly selfHost: () => string,
-    private readonly clusterId: ObjectId,
+    private readonly cluster: ConfigServerIdentity,
     private readonly logger: Logger,
     private readonly ddlLocks: DDLLockManager,
     // The config server's cluster time (sessions/logical_clock.ts): catalog times (chunk history's
@@ -63,41 +75,60 @@ export class ShardingCatalogManager {
   }
 
   // maxSize (MB) is seed 002's cap: the balancer moves nothing onto a shard holding more.
+  // `host` is MongoDB's connection string: `host:port`, or `setName/host:port,...` for a set,
+  // whose members are asked who they are and which is primary before anything is written.
   async addShard(host: string, name: string | undefined, maxSizeMB?: number): Promise<string> {
-    const existing = this.local.findOne('config.shards', { host }) as unknown as ShardType | undefined;
-    if (existing) {
-      if (name !== undefined && name !== existing._id) {
-        throw new MongoError(ErrorCodes.IllegalOperation, `A shard with host ${host} already exists with name ${existing._id}`);
-      }
-      return existing._id;
-    }
-    const hello = await this.client.command(host, 'admin', { hello: 1 }).catch((err: unknown) => {
-      throw new MongoError(ErrorCodes.OperationFailed, `failed to reach ${host}: ${(err as Error).message}`);
-    });
-    if (hello.msg === 'isdbgrid') throw new MongoError(ErrorCodes.IllegalOperation, 'can\'t add a mongos process as a shard');
-    const shardName = name ?? await this.previousShardName(host) ?? this.nextShardName();
+    const connectionString = parseConnectionString(host);
+    const existing = existingShardFor({ connectionString, name, maxSizeMB }, this.shards());
+    if (existing) return existing._id;
+    const { target, hello } = await this.helloShard(connectionString);
+    const validated = validateHostAsShard(connectionString, hello);
+    const [identity] = await fetchAll(this.client, target, 'admin', { find: 'system.version', filter: { _id: 'shardIdentity' } }).catch(() => []);
+    checkShardIdentity(identity, this.cluster.clusterId());
+    const shardName = name ?? this.previousShardName(identity) ?? validated.defaultName ?? this.nextShardName();
+    checkShardName(shardName);
     if (this.local.findOne('config.shards', { _id: shardName })) {
       throw new MongoError(ErrorCodes.IllegalOperation, `A shard named ${shardName} already exists`);
     }
-    checkOk(await this.client.command(host, 'admin', {
+    checkOk(await this.client.command(target, 'admin', {
       _addShard: 1,
-      shardIdentity: { shardName, clusterId: this.clusterId, configsvrConnectionString: this.selfHost() },
+      shardIdentity: { shardName, clusterId: this.cluster.clusterId(), configsvrConnectionString: this.cluster.connectionString() },
     }));
     const now = this.now();
+    const stored = validated.host;
     this.local.write((w) => {
-      w.insert('config.shards', { _id: shardName, host, state: 1, topologyTime: now, ...(maxSizeMB !== undefined && maxSizeMB > 0 ? { maxSize: maxSizeMB } : {}) });
-      w.insert('config.changelog', this.entry('addShard', '', { name: shardName, host }));
+      w.insert('config.shards', { _id: shardName, host: stored, state: 1, topologyTime: now, ...(maxSizeMB !== undefined && maxSizeMB > 0 ? { maxSize: maxSizeMB } : {}) });
+      w.insert('config.changelog', this.entry('addShard', '', { name: shardName, host: stored }));
     });
-    this.logger.info({ c: 'SHARDING', shardName, host }, 'Added shard');
+    this.logger.info({ c: 'SHARDING', shardName, host: stored }, 'Added shard');
     return shardName;
+  }
+
+  // The node addShard talks to and its hello: a standalone's own; for a set, its primary, found
+  // among the seeds that say they are of the named set or where they say it is. A seed of another
+  // set is left out, as a replica set monitor leaves it (the primary's member list then refuses
+  // it); when no seed is of the named set, the first that answered says what it is.
+  private async helloShard(cs: ConnectionString): Promise<{ target: string; hello: Doc }> {
+    const text = formatConnectionString(cs);
+    const ask = (h: string): Promise<Doc> => this.client.command(h, 'admin', { hello: 1 });
+    const answers = await Promise.all(cs.hosts.map((h) => ask(h).then((hello) => ({ target: h, hello }), () => undefined)));
+    const answered = answers.filter((a): a is { target: string; hello: Doc } => a !== undefined && a.hello.ok === 1);
+    if (answered.length === 0) throw new MongoError(ErrorCodes.OperationFailed, `failed to reach ${text}: no host answered hello`);
+    if (cs.setName === undefined) return answered[0]!;
+    const ofSet = answered.filter((a) => a.hello.setName === cs.setName);
+    if (ofSet.length === 0) return answered[0]!;
+    const primary = ofSet.find((a) => a.hello.isWritablePrimary === true);
+    if (primary) return primary;
+    const named = ofSet.map((a) => a.hello.primary).find((p): p is string => typeof p === 'string');
+    if (named === undefined) return ofSet[0]!;
+    return { target: named, hello: await ask(named).catch(() => ofSet[0]!.hello) };
   }
 
   // A node removed from this cluster keeps its shard identity (removeShard leaves it alone), and
   // _addShard refuses another name: added again without a name, it gets its old one back.
-  private async previousShardName(host: string): Promise<string | undefined> {
-    const [identity] = await fetchAll(this.client, host, 'admin', { find: 'system.version', filter: { _id: 'shardIdentity' } }).catch(() => []);
+  private previousShardName(identity: Doc | undefined): string | undefined {
     const previous = identity?.shardName;
-    const sameCluster = identity?.clusterId instanceof ObjectId && identity.clusterId.equals(this.clusterId);
+    const sameCluster = identity?.clusterId instanceof ObjectId && identity.clusterId.equals(this.cluster.clusterId());
     return sameCluster && typeof previous === 'string' && !this.local.findOne('config.shards', { _id: previous }) ? previous : undefined;
   }
 

@@ -47,6 +47,8 @@ const ALWAYS_JOIN: ReadonlySet<DDLOperationType> = new Set(['dropCollection', 'd
 
 interface Running {
   doc: CoordinatorDocument;
+  // The service's generation it was launched in: a stop ends it, and a later start's coordinators are not it.
+  readonly generation: number;
   readonly coordinator: DDLCoordinator;
   readonly result: Promise<Doc>;
 }
@@ -62,6 +64,9 @@ export class ShardingDDLCoordinatorService {
   // Resolves once every recovered coordinator holds its locks.
   private recovered: Promise<void> = Promise.resolve();
   private stopping = false;
+  // Raised by every stop; a coordinator of an older one writes nothing more.
+  private generation = 0;
+  private interruption: MongoError = interruptedBy('shutdown');
 
   constructor(
     private readonly local: LocalCollections,
@@ -79,8 +84,22 @@ export class ShardingDDLCoordinatorService {
     private readonly fenceParticipants: () => Promise<void>,
   ) {}
 
-  // Startup, before the node listens: each persisted coordinator runs again from its phase.
+  // Startup, before the node listens, or a replica set member's step-up: each persisted coordinator
+  // runs again from its phase, once the coordinators of the term before it ended.
   recover(): void {
+    this.stopping = false;
+    const generation = this.generation;
+    const previous = [...this.running.values()].map((r) => r.result.then(() => undefined, () => undefined));
+    if (previous.length === 0) {
+      this.recovered = this.relaunch();
+      return;
+    }
+    this.recovered = Promise.all(previous).then(() => (generation === this.generation ? this.relaunch() : undefined)).catch((err: unknown) => {
+      this.logger.warn({ c: 'SHARDING', err }, 'DDL coordinators not recovered');
+    });
+  }
+
+  private relaunch(): Promise<void> {
     const acquired: Promise<void>[] = [];
     for (const raw of this.local.find(DDL_COORDINATORS_NS)) {
       const stored = raw as unknown as CoordinatorDocument;
@@ -93,7 +112,7 @@ export class ShardingDDLCoordinatorService {
         this.logger.warn({ c: 'SHARDING', coordinator: doc._id, err }, 'Recovered DDL coordinator stopped');
       });
     }
-    this.recovered = Promise.all(acquired).then(() => undefined);
+    return Promise.all(acquired).then(() => undefined);
   }
 
   // Runs the request's coordinator, or joins the one running for it, and answers its result.
@@ -115,15 +134,18 @@ export class ShardingDDLCoordinatorService {
     }));
   }
 
-  // Shutdown: coordinators stop between steps and keep their documents for the next start.
-  stop(): void {
+  // Shutdown or step-down: coordinators stop between steps, write nothing more and keep their
+  // documents for the next start (here or on the next primary).
+  stop(cause: 'shutdown' | 'stepDown' = 'shutdown'): void {
     this.stopping = true;
+    this.generation += 1;
+    this.interruption = interruptedBy(cause);
   }
 
   private launch(doc: CoordinatorDocument, first: CoordinatorEvent, lockTaken: () => void): Promise<Doc> {
     const coordinator = this.factories[doc._id.operationType](doc);
     const k = key(doc._id);
-    const entry: Running = { doc, coordinator, result: this.execute(k, coordinator, first, lockTaken) };
+    const entry: Running = { doc, coordinator, generation: this.generation, result: this.execute(k, coordinator, first, lockTaken) };
     this.running.set(k, entry);
     const done = (): void => { if (this.running.get(k) === entry) this.running.delete(k); };
     entry.result.then(done, done);
@@ -163,8 +185,8 @@ export class ShardingDDLCoordinatorService {
               await this.clock.sleep(e.ms);
               break;
             case 'runPhase':
-              this.checkStopping();
-              await this.hangBeforePhase(coordinator.desc, e.phase);
+              this.checkStopping(k);
+              await this.hangBeforePhase(k, coordinator.desc, e.phase);
               event = await this.runPhase(k, coordinator, e.phase);
               break;
             case 'cleanUp':
@@ -172,6 +194,7 @@ export class ShardingDDLCoordinatorService {
               event = { type: 'cleanedUp' };
               break;
             case 'deleteDocument':
+              this.checkStopping(k);
               this.local.write((w) => w.delete(DDL_COORDINATORS_NS, { _id: this.entry(k).doc._id }));
               break;
             case 'answerResult':
@@ -190,6 +213,7 @@ export class ShardingDDLCoordinatorService {
 
   private async runPhase(k: string, coordinator: DDLCoordinator, phase: string): Promise<DDLRunEvent> {
     const save = (fields: Doc): void => {
+      this.checkStopping(k);
       const entry = this.entry(k);
       this.local.write((w) => w.update(DDL_COORDINATORS_NS, { _id: entry.doc._id }, { $set: fields }));
       entry.doc = { ...entry.doc, ...fields };
@@ -199,7 +223,7 @@ export class ShardingDDLCoordinatorService {
       await withCoordinatorSession(doc.session, () => coordinator.runPhase(phase, doc, save));
       return { type: 'phaseDone' };
     } catch (err) {
-      this.checkStopping();
+      this.checkStopping(k);
       const error: PhaseError = err instanceof MongoError ? { code: err.code, message: err.message } : { code: undefined, message: String((err as Error)?.message ?? err) };
       this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, phase, err: error }, 'DDL coordinator phase failed');
       return { type: 'phaseFailed', error };
@@ -220,7 +244,7 @@ export class ShardingDDLCoordinatorService {
       try {
         return await fn();
       } catch (err) {
-        this.checkStopping();
+        this.checkStopping(k);
         this.logger.warn({ c: 'SHARDING', coordinator: this.entry(k).doc._id, err }, `DDL coordinator failed ${what}`);
         await this.clock.sleep(retryDelayMs(attempt));
       }
@@ -232,6 +256,7 @@ export class ShardingDDLCoordinatorService {
   // that a participant that ran a command of this phase refuses one of an earlier phase still on
   // its way (a critical section taken after the phase that released it, say).
   private checkpoint(k: string, phase: string, first: boolean): void {
+    this.checkStopping(k);
     const entry = this.entry(k);
     const doc = { ...entry.doc, phase, session: first ? entry.doc.session : nextSession(entry.doc) };
     this.local.write((w) => {
@@ -241,14 +266,18 @@ export class ShardingDDLCoordinatorService {
     entry.doc = doc;
   }
 
-  private async hangBeforePhase(desc: string, phase: string): Promise<void> {
+  private async hangBeforePhase(k: string, desc: string, phase: string): Promise<void> {
     const applies = (d: Readonly<Record<string, unknown>>): boolean => (d.desc === undefined || d.desc === desc) && (d.phase === undefined || d.phase === phase);
     if (this.failPoints.shouldFire(HANG_BEFORE_PHASE_FAIL_POINT, applies) === undefined) return;
-    while (this.failPoints.isEnabled(HANG_BEFORE_PHASE_FAIL_POINT) && !this.stopping) await this.clock.sleep(HANG_POLL_MS);
+    while (this.failPoints.isEnabled(HANG_BEFORE_PHASE_FAIL_POINT) && !this.stopped(k)) await this.clock.sleep(HANG_POLL_MS);
   }
 
-  private checkStopping(): void {
-    if (this.stopping) throw new MongoError(ErrorCodes.InterruptedAtShutdown, 'DDL coordinator interrupted at shutdown; it resumes when the node starts again');
+  private stopped(k: string): boolean {
+    return this.stopping || this.entry(k).generation !== this.generation;
+  }
+
+  private checkStopping(k: string): void {
+    if (this.stopped(k)) throw this.interruption;
   }
 
   private entry(k: string): Running {
@@ -256,6 +285,12 @@ export class ShardingDDLCoordinatorService {
     if (entry === undefined) throw new MongoError(ErrorCodes.InternalError, `DDL coordinator ${k} is not registered`);
     return entry;
   }
+}
+
+function interruptedBy(cause: 'shutdown' | 'stepDown'): MongoError {
+  return cause === 'shutdown'
+    ? new MongoError(ErrorCodes.InterruptedAtShutdown, 'DDL coordinator interrupted at shutdown; it resumes when the node starts again')
+    : new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'DDL coordinator interrupted by a step-down; the next primary resumes it');
 }
 
 function key(id: CoordinatorId): string {

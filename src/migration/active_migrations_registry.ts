@@ -46,6 +46,7 @@ export interface ActiveReceive {
 export class ActiveMigrationsRegistry {
   private donation: ActiveDonation | undefined;
   private receive: ActiveReceive | undefined;
+  private readonly idleWaiters: (() => void)[] = [];
 
   registerDonateChunk(request: DonateChunkRequest): ScopedDonateChunk {
     if (this.receive !== undefined) throw receivingError(this.receive);
@@ -64,6 +65,7 @@ export class ActiveMigrationsRegistry {
         signalled = true;
         this.donation = undefined;
         resolve(outcome);
+        this.wakeIfIdle();
       },
     };
   }
@@ -76,8 +78,21 @@ export class ActiveMigrationsRegistry {
     return {
       release: () => {
         if (this.receive === receive) this.receive = undefined;
+        this.wakeIfIdle();
       },
     };
+  }
+
+  // Resolves once no migration is registered (a step-down waits for the interrupted ones to end
+  // before the next step-up recovers them).
+  idle(): Promise<void> {
+    if (this.donation === undefined && this.receive === undefined) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private wakeIfIdle(): void {
+    if (this.donation !== undefined || this.receive !== undefined) return;
+    for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   // The migration in flight, for currentOp and serverStatus.

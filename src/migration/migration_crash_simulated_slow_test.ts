@@ -37,8 +37,9 @@ function world(options: WorldOptions = {}): Promise<WorldEnd> {
   return runMigrationWorld(templates, path.join(root, `run${runs++}`), options);
 }
 
-// A broken connection says nothing of how the migration ended.
-const CONNECTION_LOST: ReadonlySet<unknown> = new Set([ErrorCodes.HostUnreachable, ErrorCodes.SocketException]);
+// A broken connection, or a donor interrupted by a step-down (whose recovery decides later), says
+// nothing of how the migration ended.
+const OUTCOME_UNKNOWN: ReadonlySet<unknown> = new Set([ErrorCodes.HostUnreachable, ErrorCodes.SocketException, ErrorCodes.InterruptedDueToReplStateChange]);
 
 // The end state every run must reach, whatever crashed and when; returns how the migration ended.
 function check(end: WorldEnd, label: string): MigrationDecision {
@@ -68,13 +69,14 @@ function check(end: WorldEnd, label: string): MigrationDecision {
   const reply = end.moveReply;
   assert.ok(reply !== undefined, at('the donor answered _shardsvrMoveRange'));
   if (reply.ok === 1) assert.equal(decision, 'committed', at('moveRange succeeded, so the migration committed'));
-  else if (!CONNECTION_LOST.has(reply.code)) assert.equal(decision, 'aborted', at(`moveRange failed (${String(reply.errmsg)}), so the migration aborted`));
+  else if (!OUTCOME_UNKNOWN.has(reply.code)) assert.equal(decision, 'aborted', at(`moveRange failed (${String(reply.errmsg)}), so the migration aborted`));
   return decision;
 }
 
 function label(options: WorldOptions): string {
   const crashes = (options.crashes ?? []).map((c: Crash) => `${c.shard} before effect ${c.at}`).join(', ');
-  return [options.configFault, crashes === '' ? undefined : `crash ${crashes}`, options.slowDisk === true ? 'slow disk' : undefined, options.seed === undefined ? undefined : `seed ${options.seed}`]
+  const stepDowns = (options.stepDowns ?? []).map((c: Crash) => `${c.shard} before effect ${c.at}`).join(', ');
+  return [options.configFault, crashes === '' ? undefined : `crash ${crashes}`, stepDowns === '' ? undefined : `step-down ${stepDowns}`, options.slowDisk === true ? 'slow disk' : undefined, options.seed === undefined ? undefined : `seed ${options.seed}`]
     .filter((s) => s !== undefined).join(', ') || 'no fault';
 }
 
@@ -102,6 +104,16 @@ test('a crash of the donor before any of its effects ends committed or aborted, 
 
 test('a crash of the recipient before any effect ends committed or aborted, with one owner', async () => {
   for (let at = 0; at < total; at++) await checked({ crashes: [{ at, shard: RECIPIENT }] });
+});
+
+// Issue 32: a step-down interrupts the drivers where they are (no process exit), and the same
+// node, primary again, recovers the migration from its coordinator document.
+test('a step-down and step-up of the donor or the recipient before any effect ends committed or aborted, with one owner', async () => {
+  const outcomes = new Set<MigrationDecision>();
+  for (let at = 0; at < total; at++) {
+    for (const shard of [DONOR, RECIPIENT]) outcomes.add(await checked({ stepDowns: [{ at, shard }] }));
+  }
+  assert.deepEqual([...outcomes].sort(), ['aborted', 'committed'], 'both outcomes are reached');
 });
 
 test('a donor that crashes again while recovering still finishes the migration', async () => {

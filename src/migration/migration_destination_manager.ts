@@ -46,6 +46,9 @@ export class MigrationDestinationManager {
   // Clone and mods batches whose commits lmdb-js's write thread has not finished.
   private readonly writesInFlight: Promise<void>[] = [];
   readonly startedAt: Date;
+  // Set by a step-down: the reception fails where it is; its pending range deletion task, replicated,
+  // stays for the donor's decision to settle.
+  private interrupted = false;
 
   private constructor(private readonly node: MigrationNode, readonly request: RecvChunkStartRequest, readonly donorHost: string, private readonly scoped: ScopedReceiveChunk) {
     this.startedAt = new Date(node.migrations.clock.now());
@@ -90,6 +93,16 @@ export class MigrationDestinationManager {
     return reply;
   }
 
+  // Step-down (MongoDB interrupts the recipient's thread): the effects queued are dropped, the one
+  // running meets the storage's refusal, and the donor, seeing the failure, aborts the migration.
+  interrupt(): void {
+    this.interrupted = true;
+    this.queue.length = 0;
+    this.step({ type: 'failed', error: new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'migration interrupted by a step-down') });
+    // Not yet started, the machine has nothing to fail; either way this shard receives nothing now.
+    this.scoped.release();
+  }
+
   private step(event: RecipientEvent): void {
     const before = this.state;
     const { state, effects } = recipientStep(this.state, event);
@@ -112,10 +125,12 @@ export class MigrationDestinationManager {
           }
           const paused = this.node.migrations.testingKnobs?.beforeEffect?.({ driver: 'recipient', effect: e });
           if (paused !== undefined) await paused;
+          // Interrupted: the donor's commands still get their answers; nothing else runs.
+          if (this.interrupted && e.type !== 'reply') continue;
           try {
             await this.execute(e);
           } catch (err) {
-            if (e.type === 'persistRangeDeletionTask') {
+            if (e.type === 'persistRangeDeletionTask' && !this.interrupted) {
               this.node.logger.fatal({ c: 'MIGRATION', err }, 'Persisting the recipient range deletion task failed');
               process.exit(1);
             }

@@ -99,6 +99,10 @@ export class MigrationSourceManager {
 
   // For a new migration: what its range deletion tasks record besides the coordinator document.
   taskDetails: DonorTaskDetails = {};
+  // Set by a step-down: nothing more is run, and the next primary takes the migration up from its
+  // coordinator document.
+  private interrupted = false;
+  private holdsCriticalSection = false;
 
   constructor(private readonly node: MigrationNode, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
 
@@ -157,7 +161,26 @@ export class MigrationSourceManager {
     return this.finished;
   }
 
+  // Step-down (MongoDB interrupts the donor's operation): the effect running ends as the storage
+  // refuses its writes, none after it runs, and the driver ends without deciding anything.
+  // Resolves once it has ended.
+  async interrupt(): Promise<void> {
+    this.interrupted = true;
+    this.queue.length = 0;
+    if (!this.draining) this.endInterrupted();
+    await this.finished;
+  }
+
+  private endInterrupted(): void {
+    this.timer?.cancel();
+    this.cloner?.stop();
+    if (this.holdsCriticalSection) this.node.sharding.criticalSection.exit(this.doc.nss);
+    if (this.node.migrations.source === this) this.node.migrations.source = undefined;
+    this.finish({ ok: false, error: new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'migration interrupted by a step-down; the next primary finishes or aborts it') });
+  }
+
   private step(event: DonorEvent): void {
+    if (this.interrupted) return;
     const before = this.state;
     const { state, effects } = donorStep(this.state, event);
     this.state = state;
@@ -184,16 +207,18 @@ export class MigrationSourceManager {
     if (this.draining) return;
     this.draining = true;
     try {
-      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+      for (let e = this.queue.shift(); e !== undefined && !this.interrupted; e = this.queue.shift()) {
         if (e.type === 'hang') {
           await hangIfFailPointEnabled(this.node, e.failPoint, this.node.migrations.clock);
           continue;
         }
         const paused = this.node.migrations.testingKnobs?.beforeEffect?.({ driver: 'donor', effect: e });
         if (paused !== undefined) await paused;
+        if (this.interrupted) break;
         try {
           await this.execute(e);
         } catch (err) {
+          if (this.interrupted) break;
           // Persist and command effects are the machine's memory: going on without one would
           // break the recovery contract, so the process stops and recovery starts from disk.
           this.node.logger.fatal({ c: 'MIGRATION', err, effect: e.type, class: donorEffectClass(e) }, 'Migration effect failed');
@@ -203,7 +228,8 @@ export class MigrationSourceManager {
     } finally {
       this.draining = false;
     }
-    if (isDonorDone(this.state) && this.queue.length === 0) this.complete();
+    if (this.interrupted) this.endInterrupted();
+    else if (isDonorDone(this.state) && this.queue.length === 0) this.complete();
   }
 
   private complete(): void {
@@ -286,15 +312,18 @@ export class MigrationSourceManager {
         // Writes are held back from here on; a transaction prepared on the collection may still
         // commit writes in the range, so the catch-up that follows waits for its decision.
         this.node.sharding.criticalSection.enter(e.nss);
+        this.holdsCriticalSection = true;
         const prepared = this.node.transactions.preparedOn(e.nss);
         if (prepared === undefined) return this.step({ type: 'criticalSectionEntered' });
         return prepared.then(() => this.step({ type: 'criticalSectionEntered' }));
       }
       case 'enterCriticalSectionForReads':
         this.node.sharding.criticalSection.enterForReads(e.nss);
+        this.holdsCriticalSection = true;
         return this.step({ type: 'criticalSectionEntered' });
       case 'exitCriticalSection':
         this.node.sharding.criticalSection.exit(e.nss);
+        this.holdsCriticalSection = false;
         return;
       case 'refreshFilteringMetadata':
         return this.refresh(e.nss);

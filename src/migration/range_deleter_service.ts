@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { UUID } from 'bson';
 import type { Clock, Timer } from '../base/clock.js';
+import { MongoError } from '../base/errors.js';
+import { ErrorCodes } from '../base/error_codes.js';
 import { encodeKey } from '../bson/key_string.js';
 import { serializeDocument, type Doc } from '../bson/values.js';
 import { LazyDocument } from '../bson/raw_document.js';
@@ -48,6 +50,7 @@ export class RangeDeleterService implements OpObserver {
   private readonly expedited = new Set<string>();
   readonly statistics: RangeDeleterStatistics = { expedited: 0, docsDeleted: 0, docsDeletedExpedited: 0 };
   private stopped = false;
+  private mayWrite: () => boolean = () => true;
 
   constructor(
     private readonly storage: StorageEngine,
@@ -58,15 +61,22 @@ export class RangeDeleterService implements OpObserver {
     private readonly queries?: OngoingQueries,
   ) {}
 
-  start(): void {
+  // At start-up, or on a replica set member when it becomes primary: `mayWrite` is false once the
+  // term it started in is over, and then no batch or removal of this start's runs is written.
+  start(mayWrite: () => boolean = () => true): void {
+    this.stopped = false;
+    this.mayWrite = mayWrite;
     this.countOrphansOfOlderTasks();
     this.storage.observers.push(this);
     for (const raw of this.local.find(RANGE_DELETIONS_NS, { pending: { $exists: false } })) this.schedule(raw);
   }
 
+  // Shutdown or step-down: the runs end at their next step, and a later start runs their tasks again.
   stop(): void {
     this.stopped = true;
     for (const run of this.runs.values()) run.step({ type: 'stop' });
+    this.runs.clear();
+    this.running.clear();
     for (const [t, resolve] of this.timers) {
       t.cancel();
       resolve();
@@ -126,11 +136,13 @@ export class RangeDeleterService implements OpObserver {
     if (raw.pending === true || this.stopped) return;
     const key = keyOf(raw._id);
     if (this.running.has(key)) return;
-    const driver = new RangeDeletionDriver(this.runEnv, raw._id as UUID, this.options, this.expedited.has(key));
+    const driver = new RangeDeletionDriver(this.runEnv(this.mayWrite), raw._id as UUID, this.options, this.expedited.has(key));
     this.runs.set(key, driver);
     const run = driver.done.catch((err: unknown) => {
       this.logger.error({ c: 'SHARDING', err, taskId: key }, 'Range deletion failed');
     }).finally(() => {
+      // A stop forgot this run; a later start's run of the same task is not this one's to end.
+      if (this.runs.get(key) !== driver) return;
       this.running.delete(key);
       this.runs.delete(key);
       this.expedited.delete(key);
@@ -138,24 +150,33 @@ export class RangeDeleterService implements OpObserver {
     this.running.set(key, run);
   }
 
-  // What a task's run does with the shard.
-  private readonly runEnv: RangeDeletionEnv = {
-    wait: (ms, fn) => this.clock.setTimer(ms, fn),
-    readTask: (id) => this.readTask(id),
-    awaitQueries: (task) => this.awaitOngoingQueries(task),
-    deleteBatch: (task) => this.deleteBatch(task),
-    countDeleted: (docs, expedited) => {
-      this.statistics.docsDeleted += docs;
-      if (expedited) this.statistics.docsDeletedExpedited += docs;
-    },
-    removeTask: async (task) => {
-      this.local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: task._id }, { multi: false }));
-      await this.storage.flushed();
-    },
-    logFinished: (task, deleted, expedited) => {
-      this.logger.info({ c: 'SHARDING', nss: task.nss, range: task.range, deleted, expedited }, 'Finished deleting documents in range');
-    },
-  };
+  // What a task's run does with the shard; its writes are refused once its start's term is over.
+  private runEnv(mayWrite: () => boolean): RangeDeletionEnv {
+    const fence = (): void => {
+      if (!mayWrite()) throw new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'range deletion interrupted: this node stepped down since it started');
+    };
+    return {
+      wait: (ms, fn) => this.clock.setTimer(ms, fn),
+      readTask: (id) => this.readTask(id),
+      awaitQueries: (task) => this.awaitOngoingQueries(task),
+      deleteBatch: (task) => {
+        fence();
+        return this.deleteBatch(task);
+      },
+      countDeleted: (docs, expedited) => {
+        this.statistics.docsDeleted += docs;
+        if (expedited) this.statistics.docsDeletedExpedited += docs;
+      },
+      removeTask: async (task) => {
+        fence();
+        this.local.write((w) => w.delete(RANGE_DELETIONS_NS, { _id: task._id }, { multi: false }));
+        await this.storage.flushed();
+      },
+      logFinished: (task, deleted, expedited) => {
+        this.logger.info({ c: 'SHARDING', nss: task.nss, range: task.range, deleted, expedited }, 'Finished deleting documents in range');
+      },
+    };
+  }
 
   // Reads that started while this shard still owned the range keep seeing it until they finish;
   // checked before every batch, since a read may start with old metadata up to the refresh.

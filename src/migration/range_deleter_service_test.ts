@@ -163,6 +163,30 @@ describe('the range deleter', () => {
     });
   });
 
+  // Issue 32: the range deleter is a primary-only service; a term over refuses its run's writes,
+  // and a stop (step-down) and a later start (step-up) run the task again on the same service.
+  it('writes nothing once the term it started in is over, and after a stop and a start runs the task to the end', async () => {
+    await withCollection(50, async (engine, local) => {
+      const deleter = new RangeDeleterService(engine, local, pino({ level: 'silent' }), { ...OPTIONS, batchDelayMs: 50 }, systemClock);
+      let firstTerm = true;
+      deleter.start(() => firstTerm);
+      const t = task(false);
+      local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(t)));
+      while (local.find('t.c').length === 50) await new Promise((r) => setTimeout(r, 5));
+      firstTerm = false;
+      const left = local.find('t.c').length;
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(local.find('t.c').length, left, 'no batch after the term ended');
+      assert.notEqual(counters(local, t._id), undefined, 'the task stays for the next primary');
+      deleter.stop();
+      deleter.start(() => true);
+      await deleter.awaitTask(t._id);
+      assert.equal(local.find('t.c').length, 10);
+      assert.equal(counters(local, t._id), undefined);
+      deleter.stop();
+    });
+  });
+
   it('counts the orphans of a task written before the counters existed, once, at startup', async () => {
     await withCollection(30, async (engine, local) => {
       const older = task(true);

@@ -25,7 +25,9 @@ export function refuseUnlessPrimary(node: MongodServices, name: string, db: stri
   const repl = node.replication;
   if (repl === undefined || db === 'local' || repl.isWritablePrimary()) return;
   const topologyVersion = repl.topologyVersion();
-  if (WRITES.has(name)) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary', { topologyVersion });
+  // A config server's catalog commands run on its primary only: addShard on a secondary would tell
+  // the shard its identity and then fail to write config.shards.
+  if (WRITES.has(name) || name.startsWith('_configsvr')) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary', { topologyVersion });
   if (!READS.has(name)) return;
   if (!secondaryOk(cmd)) throw new MongoError(ErrorCodes.NotPrimaryNoSecondaryOk, 'not primary and secondaryOk=false', { topologyVersion });
   if (!repl.canServeReads()) throw new MongoError(ErrorCodes.NotPrimaryOrSecondary, 'node is not in primary or recovering state', { topologyVersion });

@@ -43,6 +43,7 @@ describe('the not-primary refusals', () => {
     const node = uninitializedMember();
     assert.equal(refusal(node, 'insert', 'app', { insert: 'c' }), 10107);
     assert.equal(refusal(node, 'createIndexes', 'app', { createIndexes: 'c' }), 10107);
+    assert.equal(refusal(node, '_configsvrAddShard', 'admin', { _configsvrAddShard: 'rs0/h:1' }), 10107, 'a config server\'s catalog commands');
     assert.equal(refusal(node, 'find', 'app', { find: 'c' }), 13435);
     assert.equal(refusal(node, 'find', 'app', { find: 'c', $readPreference: { mode: 'primary' } }), 13435);
     assert.equal(refusal(node, 'find', 'app', { find: 'c', $readPreference: { mode: 'secondaryPreferred' } }), 13436, 'nothing readable yet');

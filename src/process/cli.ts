@@ -14,12 +14,13 @@ import { KeyFileError } from '../auth/key_file.js';
 import { readKeyFile } from './key_file_reader.js';
 import { readTlsFlags, TlsOptionsError } from './tls_files.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
+import { parseConnectionString } from '../client/connection_string.js';
 
 const USAGE = `usage:
   docshard shard  --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--noscripting] [--setParameter internalQueryJavaScriptFnTimeoutMillis|internalQueryJavaScriptHeapSizeLimitMB=N] [--setParameter orphanCleanupDelaySecs|migrateClonePercentUnderLoad|rangeDeleterBatchSize|rangeDeleterBatchDelayMS|ttlMonitorSleepSecs|logicalSessionRefreshMillis|transactionLifetimeLimitSeconds=N]
   docshard config --port P --dbpath D [--replSet NAME [--oplogSize MB]] [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands]
                   [--setParameter balancerIdleRoundIntervalMillis|balancerMigrationsThrottlingMs|autoMergerIntervalSecs|minSnapshotHistoryWindowInSeconds|ttlMonitorSleepSecs|logicalSessionRefreshMillis=N]
-  docshard router --port P --configdb HOST:PORT [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--noscripting] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
+  docshard router --port P --configdb HOST:PORT|SETNAME/HOST:PORT,... [--bind_ip 127.0.0.1] [--auth] [--keyFile F] [--tlsMode M --tlsCertificateKeyFile F [--tlsCAFile F] [--tlsAllowConnectionsWithoutCertificates]] [--maxConns N] [--enableTestCommands] [--noscripting] [--setParameter routerFastPaths=true|false] [--setParameter logicalSessionRefreshMillis=N]
   every role also takes [--httpPort H]: Prometheus metrics at /metrics, and a router's console at /
 ${UP_USAGE}`;
 
@@ -117,6 +118,12 @@ export async function main(argv: string[]): Promise<void> {
   if (!Number.isInteger(maxConns) || maxConns < 1) usageExit(`invalid --maxConns ${values.maxConns}`, 2);
   if (role === 'router') {
     if (!values.configdb) usageExit('--configdb is required', 2);
+    // A config server replica set is named as MongoDB names it: cfg/h1:p1,h2:p2,...
+    try {
+      parseConnectionString(values.configdb);
+    } catch {
+      usageExit(`invalid --configdb ${values.configdb}: HOST:PORT or SETNAME/HOST:PORT,...`, 2);
+    }
     let parameters;
     try {
       parameters = parseRouterSetParameters(scriptParameters(values.setParameter ?? [], values.noscripting!, false));

@@ -3,9 +3,13 @@ import path from 'node:path';
 
 // What a local cluster must remember between runs: the config server stores each shard as
 // "127.0.0.1:PORT", so a restarted shard has to come back on the port it had.
+// A cluster of replica sets (`up --replicas N`) keeps every member's port: `configPort` and each
+// shard's `port` are then its first member's.
 export interface ClusterFile {
   configPort: number;
-  shards: Array<{ name: string; port: number }>;
+  shards: Array<{ name: string; port: number; members?: number[] }>;
+  replicas?: number;
+  configMembers?: number[];
 }
 
 const FILE_NAME = 'cluster.json';
@@ -19,10 +23,16 @@ export function readClusterFile(dir: string): ClusterFile | undefined {
     throw err;
   }
   const parsed = JSON.parse(text) as Partial<ClusterFile>;
-  if (!isPort(parsed.configPort) || !Array.isArray(parsed.shards) || !parsed.shards.every((s) => typeof s?.name === 'string' && isPort(s.port))) {
+  const ports = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every(isPort));
+  if (!isPort(parsed.configPort) || !Array.isArray(parsed.shards) || !parsed.shards.every((s) => typeof s?.name === 'string' && isPort(s.port) && ports(s.members))
+    || !ports(parsed.configMembers) || !(parsed.replicas === undefined || (Number.isInteger(parsed.replicas) && parsed.replicas > 0))) {
     throw new Error(`${path.join(dir, FILE_NAME)} is not a cluster file: ${text}`);
   }
-  return { configPort: parsed.configPort, shards: parsed.shards };
+  return {
+    configPort: parsed.configPort, shards: parsed.shards,
+    ...(parsed.replicas === undefined ? {} : { replicas: parsed.replicas }),
+    ...(parsed.configMembers === undefined ? {} : { configMembers: parsed.configMembers }),
+  };
 }
 
 // Written before the shards are added, and atomically (write, fsync, rename): a crash at any

@@ -2,26 +2,29 @@ import { setProcessOperationClock } from '../base/operation_clock.js';
 import type { ConfigServerServices, NodeOptions } from '../mongod_commands/command.js';
 import { buildCommandTable, dispatchCommand } from '../mongod_commands/dispatcher.js';
 import { configServerCommandSet } from '../mongod_commands/registry.js';
-import { ensureConfigCollections } from '../configsvr/config_collections.js';
 import { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import { Balancer } from '../configsvr/balancer.js';
 import { chunkHistoryWindowSecs } from '../catalog_decisions/commit_chunk_migration.js';
 import { DDLLockManager } from '../ddl/ddl_lock_manager.js';
 import type { MongodPorts } from './mongod_ports.js';
 import { nodeCore } from './mongod_services.js';
+import { configServerIdentity } from './config_server_set.js';
 import { serveMongod, type RunningNode } from './mongod_server.js';
+import { PrimaryOnlyServiceRegistry } from './primary_only_services.js';
+import { balancerService } from './node_primary_services.js';
 
 // The composition root of a config server: every node's services, the config.* collections, the
 // catalog manager and the balancer, and a config server's command table, built from the ports it
-// is given. The balancer starts once the port is open.
+// is given. The balancer is a primary-only service, registered once the port is open (its own
+// address is known then).
 export function startConfigServer(options: NodeOptions, ports: MongodPorts): Promise<RunningNode<ConfigServerServices>> {
   setProcessOperationClock(ports.wallClock);
-  const core = nodeCore(options, ports);
+  const primaryOnly = new PrimaryOnlyServiceRegistry(ports.control.logger);
+  const core = nodeCore(options, ports, primaryOnly);
   const { local, client, clock, wallClock } = core;
   // Its own address as the shards and the changelog name it, known once the port is bound.
   const selfHost = (): string => `${services.options.bindIp}:${services.options.port}`;
-  const clusterId = ensureConfigCollections(core.storage, local);
-  const catalogManager = new ShardingCatalogManager(local, client, selfHost, clusterId, core.logger, new DDLLockManager(wallClock, core.failPoints), clock, wallClock, chunkHistoryWindowSecs(options.parameters));
+  const catalogManager = new ShardingCatalogManager(local, client, selfHost, configServerIdentity(core, selfHost), core.logger, new DDLLockManager(wallClock, core.failPoints), clock, wallClock, chunkHistoryWindowSecs(options.parameters));
   const p = options.parameters;
   const balancer = new Balancer(catalogManager, local, client, selfHost, {
     idleRoundIntervalMs: p.balancerIdleRoundIntervalMillis,
@@ -34,8 +37,8 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
     dispatch: (conn, cmd) => dispatchCommand(services, conn, cmd),
     beforeListen() {},
     afterListen() {
-      balancer.start();
+      primaryOnly.register(balancerService(balancer));
     },
-    stop: () => balancer.stop(),
+    primaryOnly,
   });
 }

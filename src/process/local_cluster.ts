@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { WireClient } from '../wire/client.js';
 import { spawnChildNode, type ChildExit, type ChildNode } from './child_node.js';
-import { readClusterFile, writeClusterFile } from './cluster_file.js';
+import { readClusterFile, writeClusterFile, type ClusterFile } from './cluster_file.js';
+import { initiateLocalSet, memberAddresses, setConnectionString } from './local_replica_set.js';
 import { ensureClusterKeyFile } from './cluster_key_file.js';
 import { internalAuthentication, readKeyFile } from './key_file_reader.js';
 
@@ -20,6 +21,9 @@ export interface LocalClusterOptions {
   httpPort: number;
   // Authentication on (--auth): a key file in the directory, every process started with it.
   auth?: boolean;
+  // Every shard and the config server a replica set of this many members (`up --replicas N`);
+  // single processes when absent.
+  replicas?: number;
 }
 
 export interface UnexpectedExit extends ChildExit {
@@ -29,11 +33,15 @@ export interface UnexpectedExit extends ChildExit {
 type Role = 'config' | 'shard' | 'router';
 
 const ADD_SHARD_TIMEOUT_MS = 60_000;
+// Elections included: a loaded machine may take a few election timeouts to settle a set.
+const INITIATE_TIMEOUT_MS = 120_000;
+const CONFIG_SET_NAME = 'cfg';
 // Stopping in this order means no router sends work to a stopped shard and no shard loses its
 // config server while it still serves.
 const STOP_ORDER: Role[] = ['router', 'shard', 'config'];
 
-// One config server, N shards and a router as child processes of this one, with their data and
+// One config server, N shards and a router as child processes of this one (or, with `replicas`, a
+// replica set for the config server and for each shard), with their data and
 // logs under one directory. start() and stop() may overlap: a Ctrl-C during start-up stops the
 // children started so far.
 export class LocalCluster {
@@ -59,16 +67,58 @@ export class LocalCluster {
       // Their chunks live there: leaving them out would hide data, so they all start.
       this.options.logger.warn({ c: 'CONTROL', shards: shardCount }, 'Starting every shard this cluster already has');
     }
+    if (previous !== undefined && previous.replicas !== this.options.replicas) {
+      throw new Error(`${this.dir} holds a cluster ${previous.replicas === undefined ? 'of single processes' : `of ${previous.replicas}-member sets`}: start it with ${previous.replicas === undefined ? 'no --replicas' : `--replicas ${previous.replicas}`}`);
+    }
+    const names = Array.from({ length: shardCount }, (_, i) => previous?.shards[i]?.name ?? `shard${i}`);
+    const { configHost, shardHosts } = this.options.replicas === undefined
+      ? await this.startProcesses(previous, names)
+      : await this.startSets(previous, names, this.options.replicas);
+    const router = await this.spawn('router', 'router', ['--port', String(this.options.port), '--configdb', configHost], this.options.httpPort);
+    await this.addShards(router.port, names.map((name, i) => ({ name, host: shardHosts[i]! })));
+    return { uri: `mongodb://127.0.0.1:${router.port}`, port: router.port, consoleUrl: `http://127.0.0.1:${router.httpPort}/`, ...(this.keyFile === undefined ? {} : { keyFile: this.keyFile }) };
+  }
+
+  private async startProcesses(previous: ClusterFile | undefined, names: string[]): Promise<{ configHost: string; shardHosts: string[] }> {
     const config = (await this.spawn('config', 'config', ['--port', String(previous?.configPort ?? 0), '--dbpath', path.join(this.dir, 'config')])).port;
-    const shards = await Promise.all(Array.from({ length: shardCount }, async (_, i) => {
-      const name = previous?.shards[i]?.name ?? `shard${i}`;
+    const shards = await Promise.all(names.map(async (name, i) => {
       const { port } = await this.spawn('shard', name, ['--port', String(previous?.shards[i]?.port ?? 0), '--dbpath', path.join(this.dir, name)]);
       return { name, port };
     }));
     writeClusterFile(this.dir, { configPort: config, shards });
-    const router = await this.spawn('router', 'router', ['--port', String(this.options.port), '--configdb', `127.0.0.1:${config}`], this.options.httpPort);
-    await this.addShards(router.port, shards);
-    return { uri: `mongodb://127.0.0.1:${router.port}`, port: router.port, consoleUrl: `http://127.0.0.1:${router.httpPort}/`, ...(this.keyFile === undefined ? {} : { keyFile: this.keyFile }) };
+    return { configHost: `127.0.0.1:${config}`, shardHosts: shards.map((s) => `127.0.0.1:${s.port}`) };
+  }
+
+  // Each set's members (named NAME-0, NAME-1, ...) on their own loopback addresses, initiated and
+  // with a primary before the router starts; the sets are named as the shards (and `cfg`), so that
+  // addShard names each shard after its set, as it does today after its name.
+  private async startSets(previous: ClusterFile | undefined, names: string[], replicas: number): Promise<{ configHost: string; shardHosts: string[] }> {
+    const addresses = await memberAddresses(replicas);
+    const startSet = (role: Role, name: string, dbName: string, ports: number[] | undefined): Promise<number[]> => Promise.all(addresses.map(async (address, i) => {
+      const flags = ['--port', String(ports?.[i] ?? 0), '--bind_ip', address, '--replSet', name, '--dbpath', path.join(this.dir, `${dbName}-${i}`)];
+      return (await this.spawn(role, `${dbName}-${i}`, flags)).port;
+    }));
+    const [configMembers, ...shardMembers] = await Promise.all([
+      startSet('config', CONFIG_SET_NAME, 'config', previous?.configMembers),
+      ...names.map((name, i) => startSet('shard', name, name, previous?.shards[i]?.members)),
+    ]);
+    writeClusterFile(this.dir, {
+      configPort: configMembers![0]!, configMembers: configMembers!, replicas,
+      shards: names.map((name, i) => ({ name, port: shardMembers[i]![0]!, members: shardMembers[i]! })),
+    });
+    const hosts = (ports: number[]): string[] => ports.map((port, i) => `${addresses[i]!}:${port}`);
+    const client = this.internalClient();
+    try {
+      await Promise.all([CONFIG_SET_NAME, ...names].map((name, i) => initiateLocalSet(client, name, hosts(i === 0 ? configMembers! : shardMembers[i - 1]!), INITIATE_TIMEOUT_MS)));
+    } finally {
+      await client.close();
+    }
+    return { configHost: setConnectionString(CONFIG_SET_NAME, hosts(configMembers!)), shardHosts: shardMembers.map((ports, i) => setConnectionString(names[i]!, hosts(ports))) };
+  }
+
+  // With a key, `up` is one of the cluster's processes: it logs in as __system.
+  private internalClient(): WireClient {
+    return new WireClient({ authenticate: internalAuthentication(this.keyFile === undefined ? undefined : readKeyFile(this.keyFile).key) });
   }
 
   async stop(): Promise<void> {
@@ -98,12 +148,11 @@ export class LocalCluster {
   }
 
   // addShard of a shard already added with the same host succeeds, so a restart repeats it.
-  private async addShards(routerPort: number, shards: Array<{ name: string; port: number }>): Promise<void> {
-    // With a key, `up` is one of the cluster's processes: it logs in as __system.
-    const client = new WireClient({ authenticate: internalAuthentication(this.keyFile === undefined ? undefined : readKeyFile(this.keyFile).key) });
+  private async addShards(routerPort: number, shards: Array<{ name: string; host: string }>): Promise<void> {
+    const client = this.internalClient();
     try {
-      for (const { name, port } of shards) {
-        const reply = await client.command(`127.0.0.1:${routerPort}`, 'admin', { addShard: `127.0.0.1:${port}`, name }, { timeoutMs: ADD_SHARD_TIMEOUT_MS });
+      for (const { name, host } of shards) {
+        const reply = await client.command(`127.0.0.1:${routerPort}`, 'admin', { addShard: host, name }, { timeoutMs: ADD_SHARD_TIMEOUT_MS });
         if (Number(reply.ok) !== 1) { // ok may be an int or a double
           throw new Error(`addShard ${name} failed: ${String(reply.errmsg)} (${String(reply.codeName ?? reply.code)})`);
         }

@@ -8,6 +8,8 @@ import { LOAD_SAMPLE_INTERVAL_MS } from '../migration/user_load_meter.js';
 import { instrumentNode } from './observability.js';
 import { startNodeSessionJobs } from './logical_sessions.js';
 import type { MongodPorts } from './mongod_ports.js';
+import type { PrimaryOnlyServiceRegistry } from './primary_only_services.js';
+import { transactionCoordinatorService } from './node_primary_services.js';
 
 const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 const CURSOR_REAP_INTERVAL_MS = 60 * 1000;
@@ -19,14 +21,14 @@ export interface RunningNode<S extends ShardServices | ConfigServerServices = Sh
   stop(): Promise<void>;
 }
 
-// What a role does around the opening of its port, and first at shutdown; and how it runs a
-// command with its services.
+// What a role does around the opening of its port; how it runs a command with its services; and
+// its primary-only services (registered by the role, which the node starts and stops).
 export interface RoleLifecycle {
   dispatch(conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc>;
-  // After the node's prepared transactions and the two-phase commits it coordinates are back.
+  // After the node's prepared transactions are back, and its primary-only services registered.
   beforeListen(): void;
   afterListen(): void;
-  stop(): Promise<void>;
+  primaryOnly: PrimaryOnlyServiceRegistry;
 }
 
 // The part of start-up and shutdown both node roles share: the listening socket, the recovery of
@@ -50,12 +52,15 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
     },
     onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
   }, options.maxConns, options.tls?.server);
-  // Before the port opens: prepared transactions hold their collections again, and the two-phase
-  // commits this node coordinated go on, so that a router's retry joins them.
+  // Before the port opens: prepared transactions hold their collections again, and, outside a
+  // replica set, the primary-only services start (the two-phase commits this node coordinated go
+  // on, so that a router's retry joins them); a member starts them when it becomes primary.
   const prepared = services.transactions.recoverPrepared();
-  const coordinating = services.transactionCoordinators.recover();
-  if (prepared + coordinating > 0) logger.info({ c: 'TXN', prepared, coordinating }, 'Recovered prepared transactions and transaction coordinators');
+  if (prepared > 0) logger.info({ c: 'TXN', prepared }, 'Recovered prepared transactions');
+  const { primaryOnly } = role;
+  primaryOnly.register(transactionCoordinatorService(services));
   role.beforeListen();
+  if (services.replication === undefined) primaryOnly.startStandalone();
   const port = await server.listen(options.port, options.bindIp);
   services.options = { ...options, port };
   role.afterListen();
@@ -79,9 +84,7 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
       transactionReaper.cancel();
       loadSampler.cancel();
       await sessionJobs.stop();
-      await role.stop();
-      services.transactionCoordinators.stop();
-      services.migrations.rangeDeleter.stop();
+      await primaryOnly.shutdown();
       await services.ttl.stop();
       await server.close();
       await ports.network.close();

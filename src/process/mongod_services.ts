@@ -26,13 +26,15 @@ import { ReplicationCoordinator } from '../replication/replication_coordinator.j
 import { localReplStore } from '../replication/repl_store.js';
 import { ReplicationWaiters } from '../replication/replication_waiters.js';
 import { isSelfHost } from './self_host.js';
+import type { PrimaryOnlyServiceRegistry } from './primary_only_services.js';
 
 // The services every node has, before its role adds its own and its command table.
 export type NodeCore = Omit<MongodServices, 'role' | 'commands'>;
 
 // Built from the node's ports, the same for a shard and a config server; the role's root adds its
-// parts to this object, which the components built here keep a reference to.
-export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
+// parts to this object, which the components built here keep a reference to. A member's state
+// changes start and stop the primary-only services of `primaryOnly`.
+export function nodeCore(options: NodeOptions, ports: MongodPorts, primaryOnly: PrimaryOnlyServiceRegistry): NodeCore {
   const { storage, network: client, clock, wallClock, control: { logger, recentLog } } = ports;
   const local = new LocalCollections(storage);
   const shardingState = new ShardingState(local);
@@ -106,6 +108,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts): NodeCore {
       ...(options.oplogSizeMB === undefined ? {} : { oplogSizeMB: options.oplogSizeMB }),
       // The applier wrote the session records a retry on this new primary must find.
       onWritablePrimary: () => sessionCatalog.forgetAll(),
+      onStateChanged: (writablePrimary, term) => primaryOnly.memberStateChanged(writablePrimary, term),
       onDataRolledBack: () => sessionCatalog.forgetAll(),
       dbpath: options.dbpath,
       local,

@@ -13,10 +13,10 @@ import { performNoopRetryableWriteOnAllShardsAndConfigsvr, type DDLCoordinatorEn
 import { CollectionCriticalSections } from '../shard/collection_critical_section.js';
 import { databaseCriticalSections } from '../shard/database_critical_section.js';
 
-// A shard's DDL parts, and their recovery, which the shard runs before its port opens: the
-// collection and database critical sections it held come back, then the coordinators it was
-// running start again from their state documents.
-export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; recover(): void } {
+// A shard's DDL parts, and the restoring of the collection and database critical sections it held,
+// which the shard runs before its port opens; the coordinators it was running start again from
+// their state documents as a primary-only service.
+export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; restoreCriticalSections(): void } {
   const criticalSections = new CollectionCriticalSections(node.sharding.criticalSection, node.local);
   const databaseSections = databaseCriticalSections(node);
   const env: DDLCoordinatorEnv = {
@@ -52,12 +52,11 @@ export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; recover()
   }, () => performNoopRetryableWriteOnAllShardsAndConfigsvr(env));
   return {
     ddl: { coordinators, criticalSections },
-    recover() {
+    restoreCriticalSections() {
       const restored = criticalSections.restore();
       if (restored.length > 0) node.logger.info({ c: 'SHARDING', namespaces: restored }, 'Restored DDL critical sections');
       const restoredDatabases = databaseSections.restore();
       if (restoredDatabases.length > 0) node.logger.info({ c: 'SHARDING', databases: restoredDatabases }, 'Restored database critical sections');
-      coordinators.recover();
     },
   };
 }

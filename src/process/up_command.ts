@@ -9,7 +9,7 @@ import { acquireLockFile, LockFileHeldError } from './lock_file.js';
 // start two sets of children on the same data and ports.
 const LOCK_FILE_NAME = 'up.lock';
 
-export const UP_USAGE = '  docshard up [--shards N (2)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands] [--auth]';
+export const UP_USAGE = '  docshard up [--shards N (2)] [--replicas N (none: single processes; 1-7 members a set)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands] [--auth]';
 
 // `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
 // dies on its own (exit 1, after stopping the others); refuses a directory another live `up`
@@ -27,6 +27,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
       enableTestCommands: { type: 'boolean', default: false },
       auth: { type: 'boolean', default: false },
       httpPort: { type: 'string' },
+      replicas: { type: 'string' },
     },
     strict: true,
   });
@@ -34,8 +35,11 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
   const port = Number(values.port);
   // The console's port follows the router's, as mongod's HTTP interface once did (27017 -> 28017).
   const httpPort = values.httpPort === undefined ? (port === 0 ? 0 : port + 1000) : Number(values.httpPort);
-  if (!Number.isInteger(shards) || shards < 1 || ![port, httpPort].every((p) => Number.isInteger(p) && p >= 0 && p <= 65535)) {
-    process.stderr.write(`invalid --shards, --port or --httpPort\nusage:\n${UP_USAGE}\n`);
+  // A set has at most 7 voting members, and replSetInitiate makes each member one.
+  const replicas = values.replicas === undefined ? undefined : Number(values.replicas);
+  const badReplicas = replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 1 && replicas <= 7);
+  if (!Number.isInteger(shards) || shards < 1 || badReplicas || ![port, httpPort].every((p) => Number.isInteger(p) && p >= 0 && p <= 65535)) {
+    process.stderr.write(`invalid --shards, --replicas, --port or --httpPort\nusage:\n${UP_USAGE}\n`);
     process.exit(2);
   }
   const { logger } = createLogger('docshard-up');
@@ -46,7 +50,7 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   });
-  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands!, httpPort, auth: values.auth! });
+  const cluster = new LocalCluster({ shards, port, dir: values.dir!, logger, bin, enableTestCommands: values.enableTestCommands!, httpPort, auth: values.auth!, ...(replicas === undefined ? {} : { replicas }) });
   let finishing = false;
   const finish = (exitCode: number): void => {
     if (finishing) return;

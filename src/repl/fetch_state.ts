@@ -9,7 +9,7 @@ import { lastAppliedOpTime, type TopologyState } from './topology_state.js';
 const DENYLIST_MS = 10_000;
 
 export function leaveSource(s: TopologyState): TopologyState {
-  return { ...s, fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs } };
+  return { ...s, fetch: { ...s.fetch, syncSourceIndex: null, inFlight: null, nextFetchAtMs: s.nowMs, requestedSourceIndex: null } };
 }
 
 export function denylistSource(s: TopologyState, source: number): TopologyState {

@@ -45,6 +45,7 @@ export function onHeartbeatResponse(s: TopologyState, fx: Effects, from: number,
       lastHeartbeatOkMs: next.nowMs,
       lastUpdateMs: next.nowMs,
       pingMs: Math.max(0, next.nowMs - r.sentAtMs),
+      configVersion: r.configVersion,
     }),
   };
   if (next.role === 'leader') return advanceCommitPoint(noteCatchUpResponse(next, fx, from), fx);

@@ -15,6 +15,8 @@ export interface MemberData {
   // a primary counts to decide whether it still sees a majority.
   readonly lastUpdateMs: number | null;
   readonly pingMs: number | null;
+  // The config version its last heartbeat answer reported (-1 before any): how far a config spread.
+  readonly configVersion: number;
 }
 
 export const UNKNOWN_MEMBER: MemberData = {
@@ -26,6 +28,7 @@ export const UNKNOWN_MEMBER: MemberData = {
   lastHeartbeatOkMs: null,
   lastUpdateMs: null,
   pingMs: null,
+  configVersion: -1,
 };
 
 // Up: answered a heartbeat within the election timeout (MongoDB marks a member DOWN after

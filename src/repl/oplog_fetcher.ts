@@ -10,6 +10,9 @@ import { checkCatchUp, finishCatchUp } from './primary.js';
 import { reportPositionUpstream } from './positions.js';
 import { chooseNewSyncSource, shouldChangeSyncSource, type SyncSourceView } from './sync_source.js';
 import { lastAppliedOpTime, selfConfig, type TopologyState } from './topology_state.js';
+import { isUp } from './member_data.js';
+import { isReadable } from './member_state.js';
+import { replSetSettings } from './repl_set_config.js';
 
 // Entries per reply, what a getMore's batch holds.
 const OPLOG_FETCH_BATCH_LIMIT = 50;
@@ -20,13 +23,13 @@ const OPLOG_FETCH_TIMEOUT_MS = 5000;
 
 // Who pulls: data-bearing followers, and a new primary while it catches up.
 export function fetchingAllowed(s: TopologyState): boolean {
-  if (selfConfig(s).arbiterOnly) return false;
+  if (selfConfig(s).arbiterOnly || s.memberState === 'REMOVED') return false;
   if (s.role === 'leader') return s.leader?.catchUp !== null && s.leader?.catchUp !== undefined;
   return s.role === 'follower';
 }
 
 function view(s: TopologyState): SyncSourceView {
-  return { config: s.config, selfIndex: s.selfIndex, members: s.members, lastAppliedOpTime: lastAppliedOpTime(s), nowMs: s.nowMs, denylist: s.fetch.denylist };
+  return { config: s.config, selfIndex: s.selfIndex, members: s.members, lastAppliedOpTime: lastAppliedOpTime(s), nowMs: s.nowMs, denylist: s.fetch.denylist, requested: s.fetch.requestedSourceIndex };
 }
 
 // Called after every event: keeps a sync source (leaving one that is behind, gone or too stale),
@@ -41,6 +44,12 @@ export function runFetcher(s: TopologyState, fx: Effects): TopologyState {
   }
   let source = s.fetch.syncSourceIndex;
   if (source !== null && shouldChangeSyncSource(view(s), source, s.members[source]!.appliedOpTime) !== null) source = null;
+  if (source === null && s.fetch.requestedSourceIndex !== null) {
+    const requested = s.fetch.requestedSourceIndex;
+    const m = s.members[requested]!;
+    if (m.state !== null && isReadable(m.state) && isUp(m, s.nowMs, replSetSettings(s.config).electionTimeoutMillis)) source = requested;
+    else s = { ...s, fetch: { ...s.fetch, requestedSourceIndex: null } };
+  }
   source ??= chooseNewSyncSource(view(s));
   if (source === null) return s.fetch.syncSourceIndex === null ? s : leaveSource(s);
   if (source !== s.fetch.syncSourceIndex) s = { ...s, fetch: { ...s.fetch, syncSourceIndex: source, nextFetchAtMs: s.nowMs } };
@@ -48,6 +57,15 @@ export function runFetcher(s: TopologyState, fx: Effects): TopologyState {
   const request: OplogFetch = { kind: 'oplogFetch', lastFetched: lastAppliedOpTime(s), term: s.term };
   fx.send(source, request);
   return { ...s, fetch: { ...s.fetch, inFlight: { kind: 'oplogFetch', sentAtMs: s.nowMs } } };
+}
+
+// TopologyCoordinator::setForceSyncSourceIndex: the current source is left, and `memberIndex` is
+// the next chosen if it is then up and readable (MongoDB's replSetSyncFrom); like any source, it
+// is left once its own answers show it behind us.
+// A rollback under way finishes with its source first.
+export function requestSyncSource(s: TopologyState, memberIndex: number): TopologyState {
+  const left = s.fetch.syncSourceIndex === memberIndex || s.fetch.inFlight?.kind === 'rollbackFetch' ? s : leaveSource(s);
+  return { ...left, fetch: { ...left.fetch, requestedSourceIndex: memberIndex } };
 }
 
 export function fetcherWakeMs(s: TopologyState): number {

@@ -10,6 +10,8 @@ export interface SyncSourceView {
   readonly lastAppliedOpTime: OpTime;
   readonly nowMs: number;
   readonly denylist: Readonly<Record<number, number>>;
+  // The member replSetSyncFrom asked for, kept even while it syncs from us.
+  readonly requested?: number | null;
 }
 
 function freshestOpTime(v: SyncSourceView): OpTime {
@@ -23,6 +25,9 @@ function isCandidate(v: SyncSourceView, i: number): boolean {
   const c = v.config.members[i]!;
   const m = v.members[i]!;
   if (i === v.selfIndex || c.arbiterOnly || c.hidden) return false;
+  // Beyond MongoDB: never a member that syncs from us; two secondaries taking each other would
+  // both wait for entries that only the primary can give them.
+  if (m.syncSourceIndex === v.selfIndex) return false;
   if ((v.denylist[i] ?? Number.NEGATIVE_INFINITY) > v.nowMs) return false;
   if (m.state === null || !isReadable(m.state)) return false;
   if (!isUp(m, v.nowMs, replSetSettings(v.config).electionTimeoutMillis)) return false;
@@ -48,6 +53,7 @@ export function shouldChangeSyncSource(v: SyncSourceView, source: number, source
   if (m.state === null || !isReadable(m.state)) return `sync source is ${m.state ?? 'UNKNOWN'}`;
   if (!isUp(m, v.nowMs, replSetSettings(v.config).electionTimeoutMillis)) return 'sync source is down';
   if (compareOpTime(sourceOpTime, v.lastAppliedOpTime) < 0) return 'sync source is behind us';
+  if (m.syncSourceIndex === v.selfIndex && m.state !== 'PRIMARY' && v.requested !== source) return 'sync source syncs from us';
   const freshest = freshestOpTime(v);
   if (m.state !== 'PRIMARY' && sourceOpTime.ts < freshest.ts - MAX_SYNC_SOURCE_LAG_TS) {
     return 'sync source lags the freshest member by more than maxSyncSourceLagSecs';

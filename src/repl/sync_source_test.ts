@@ -54,3 +54,11 @@ test('a source that falls behind us, goes down or stops being readable is left',
   const down = view([{ ...up({ ts: 90_000_000, t: 2 }, 1), lastHeartbeatOkMs: NOW - 20_000 }, UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000_000, t: 2 });
   assert.equal(shouldChangeSyncSource(down, 1, { ts: 90_000_000, t: 2 }), 'sync source is down');
 });
+
+test('a member that syncs from us is not chosen, and a source that does is left unless replSetSyncFrom asked for it', () => {
+  const cyclic = { ...up({ ts: 90_000_000, t: 2 }, 1), syncSourceIndex: 0 };
+  const v = view([cyclic, UNKNOWN_MEMBER, UNKNOWN_MEMBER], { ts: 80_000_000, t: 2 });
+  assert.equal(chooseNewSyncSource(v), null);
+  assert.equal(shouldChangeSyncSource(v, 1, cyclic.appliedOpTime), 'sync source syncs from us');
+  assert.equal(shouldChangeSyncSource({ ...v, requested: 1 }, 1, cyclic.appliedOpTime), null);
+});

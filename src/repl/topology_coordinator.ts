@@ -6,7 +6,7 @@ import { sendHeartbeats } from './heartbeat_sender.js';
 import { NO_VOTE, type LastVote } from './last_vote.js';
 import { UNKNOWN_MEMBER } from './member_data.js';
 import type { ReplMessage } from './messages.js';
-import { answerOplogFetch, fetcherWakeMs, onOplogFetchResponse, runFetcher } from './oplog_fetcher.js';
+import { answerOplogFetch, fetcherWakeMs, onOplogFetchResponse, requestSyncSource, runFetcher } from './oplog_fetcher.js';
 import { answerRollbackFetch, onRollbackFetchResponse } from './rollback.js';
 import type { OplogEntry } from './oplog_entry.js';
 import { NULL_OP_TIME, OPTIME_TS_PER_SECOND } from './op_time.js';
@@ -15,6 +15,7 @@ import { applyPositions, reportPositionUpstream } from './positions.js';
 import { checkCatchUp, checkMajorityLiveness, clientWrite } from './primary.js';
 import type { ReplSetConfig } from './repl_set_config.js';
 import type { ReplTestingKnobs } from './repl_testing_knobs.js';
+import { installConfig } from './reconfig.js';
 import { stepDownToFollower, updateTerm } from './step_down.js';
 import { initialSyncDone, localWritesCommitted, trimOplog } from './local_oplog.js';
 import { catchupTakeoverConditionHolds, priorityTakeoverConditionHolds } from './takeover.js';
@@ -43,6 +44,12 @@ export type ReplEvent = { readonly nowMs: number; readonly nextTs?: number } & (
   // replSetStepDown (the driver checked a secondary is caught up) and replSetFreeze.
   | { readonly type: 'stepDown'; readonly frozenUntilMs: number }
   | { readonly type: 'freeze'; readonly frozenUntilMs: number }
+  // A newer config the driver stored (replSetReconfig, or one a heartbeat brought); selfIndex null
+  // when this member is not in it.
+  | { readonly type: 'installConfig'; readonly config: ReplSetConfig; readonly selfIndex: number | null }
+  // replSetSyncFrom (the driver checked the member may be synced from): the current source is left
+  // and the member is the next one chosen.
+  | { readonly type: 'syncFrom'; readonly memberIndex: number }
 );
 
 export interface ReplStep {
@@ -95,7 +102,7 @@ export function startUp(args: StartUpArgs): ReplStep {
     election: null,
     frozenUntilMs: 0,
     leader: null,
-    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: args.nowMs, denylist: {} },
+    fetch: { syncSourceIndex: null, inFlight: null, nextFetchAtMs: args.nowMs, denylist: {}, requestedSourceIndex: null },
     rngState: args.seed >>> 0,
   };
   fx.add({ type: 'memberStateChanged', state: memberState, term: state.term, writable: false });
@@ -114,6 +121,8 @@ export function topologyStep(s: TopologyState, event: ReplEvent): ReplStep {
     case 'initialSyncDone': next = initialSyncDone(next, fx, event.lastEntry); break;
     case 'stepDown': next = { ...stepDownToFollower(next, fx), frozenUntilMs: event.frozenUntilMs }; break;
     case 'freeze': next = next.role === 'follower' ? { ...next, frozenUntilMs: event.frozenUntilMs } : next; break;
+    case 'installConfig': next = installConfig(next, fx, event.config, event.selfIndex); break;
+    case 'syncFrom': next = requestSyncSource(next, event.memberIndex); break;
   }
   next = runFetcher(next, fx);
   return { state: next, effects: fx.list() };

@@ -46,6 +46,8 @@ export interface FetchState {
   // Sources not to choose again before the time given (by member index): one that sent a malformed
   // batch, or with which a rollback found no common point.
   readonly denylist: Readonly<Record<number, number>>;
+  // replSetSyncFrom's member: the next source chosen, once, if it is up and readable.
+  readonly requestedSourceIndex: number | null;
 }
 
 // Everything one member's protocol knows. `oplog` stands for the member's local.oplog.rs, so the

@@ -10,7 +10,7 @@ export function memberHelloFields(repl: ReplicationCoordinator, legacy: boolean)
   const writable = legacy ? 'ismaster' : 'isWritablePrimary';
   const core = repl.state();
   const config = repl.config();
-  if (core === null || config === undefined) {
+  if (core === null || config === undefined || core.memberState === 'REMOVED') {
     return { [writable]: false, secondary: false, info: 'Does not have a valid replica set config', isreplicaset: true, topologyVersion: repl.topologyVersion() };
   }
   const members = core.config.members;

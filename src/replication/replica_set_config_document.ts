@@ -69,16 +69,61 @@ function memberDocument(m: unknown, i: number): Doc {
 
 // replSetInitiate's checks, MongoDB's messages and codes; the document as it will be stored.
 export function checkInitiateConfig(raw: Doc, setName: string, isSelf: (host: string) => boolean): { document: Doc; selfIndex: number } {
+  const version = checkedVersion(raw);
+  if (typeof raw._id === 'string' && raw._id !== setName) throw invalid(`Attempting to initiate a replica set with name ${raw._id}, but command line reports ${setName}; rejecting`);
+  if (version !== 1) throw invalid(`Attempting to initiate a replica set with version ${version}, but only version 1 may initiate one`);
+  const document = checkConfigDocument(raw, setName, { version, term: 0, replicaSetId: undefined });
+  const selfIndexes = selfIndexesOf(document, isSelf);
+  if (selfIndexes.length !== 1) throw selfNotFound(document, selfIndexes, ErrorCodes.InvalidReplicaSetConfig);
+  return { document, selfIndex: selfIndexes[0]! };
+}
+
+// replSetReconfig's checks of the document itself (the transition from the current config is the
+// core's, src/repl/reconfig.ts): as replSetInitiate's, with the version given (the one stored, a
+// force reconfig's raised), the primary's term (-1 after a force reconfig) and the set's
+// replicaSetId, which a new config may not change. This node must be in it (NodeNotFound).
+export function checkReconfigConfig(raw: Doc, current: Doc, stored: { version: number; term: number }, isSelf: (host: string) => boolean): { document: Doc; selfIndex: number } {
+  checkedVersion(raw);
+  const setName = String(current._id);
+  if (typeof raw._id === 'string' && raw._id !== setName) throw new MongoError(ErrorCodes.NewReplicaSetConfigurationIncompatible, `New and old configurations differ in replica set name; old was ${setName}, and new is ${raw._id}`);
+  const replicaSetId = (current.settings as Doc | undefined)?.replicaSetId;
+  const given = isPlainObject(raw.settings) ? raw.settings.replicaSetId : undefined;
+  if (given !== undefined && replicaSetId instanceof ObjectId && !(given instanceof ObjectId && given.equals(replicaSetId))) {
+    throw new MongoError(ErrorCodes.NewReplicaSetConfigurationIncompatible, `New and old configurations differ in replica set ID; old was ${replicaSetId.toHexString()}, and new is ${String(given)}`);
+  }
+  const document = checkConfigDocument(raw, setName, { ...stored, replicaSetId: replicaSetId instanceof ObjectId ? replicaSetId : undefined });
+  const selfIndexes = selfIndexesOf(document, isSelf);
+  if (selfIndexes.length !== 1) throw selfNotFound(document, selfIndexes, ErrorCodes.NodeNotFound);
+  return { document, selfIndex: selfIndexes[0]! };
+}
+
+function checkedVersion(raw: Doc): number {
   refuseUnknown(raw, CONFIG_FIELDS, 'ReplSetConfig');
   if (typeof raw._id !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'ReplSetConfig._id' is the wrong type, expected type 'string'");
-  if (raw._id !== setName) throw invalid(`Attempting to initiate a replica set with name ${raw._id}, but command line reports ${setName}; rejecting`);
   if (!Array.isArray(raw.members)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'ReplSetConfig.members' is missing or the wrong type, expected type 'array'");
   const version = num(raw, 'version', 'ReplSetConfig', 1);
-  if (version !== 1) throw invalid(`Attempting to initiate a replica set with version ${version}, but only version 1 may initiate one`);
+  if (!Number.isInteger(version) || version < 1) throw invalid(`version field value of ${version} is out of range`);
+  return version;
+}
+
+function selfIndexesOf(document: Doc, isSelf: (host: string) => boolean): number[] {
+  return (document.members as Doc[]).flatMap((m, i) => (isSelf(String(m.host)) ? [i] : []));
+}
+
+function selfNotFound(document: Doc, selfIndexes: readonly number[], noneCode: number): MongoError {
+  const members = document.members as Doc[];
+  const where = `new configuration with {version: ${String(document.version)}, term: ${String(document.term)}} for replica set ${String(document._id)}`;
+  return selfIndexes.length === 0
+    ? new MongoError(noneCode, `No host described in ${where} maps to this node`)
+    : invalid(`The hosts ${selfIndexes.map((i) => String(members[i]!.host)).join(' and ')} all map to this node in ${where}`);
+}
+
+// The checks every config document passes, and the document as stored, defaults filled in.
+function checkConfigDocument(raw: Doc, setName: string, stored: { version: number; term: number; replicaSetId: ObjectId | undefined }): Doc {
   const settingsIn = raw.settings ?? {};
   if (!isPlainObject(settingsIn)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'ReplSetConfig.settings' is the wrong type, expected type 'object'");
   refuseUnknown(settingsIn, SETTINGS_FIELDS, 'ReplSetConfigSettings');
-  const members = raw.members.map(memberDocument);
+  const members = (raw.members as unknown[]).map(memberDocument);
   if (members.length === 0) throw invalid('Replica set configuration must contain at least one member');
   if (members.length > MAX_MEMBERS) throw invalid(`Replica set configuration contains ${members.length} members, but must have at most ${MAX_MEMBERS}`);
   for (let i = 0; i < members.length; i++) {
@@ -91,12 +136,6 @@ export function checkInitiateConfig(raw: Doc, setName: string, isSelf: (host: st
   if (voters.length === 0) throw invalid('Replica set configuration must contain at least one voting member');
   if (voters.length > MAX_VOTING_MEMBERS) throw invalid(`Replica set configuration contains ${voters.length} voting members, but must be at least 1 and no more than ${MAX_VOTING_MEMBERS}`);
   if (!members.some((m) => m.votes === 1 && Number(m.priority) > 0 && m.arbiterOnly !== true)) throw invalid('Replica set configuration must contain at least one non-arbiter member with priority > 0');
-  const selfIndexes = members.flatMap((m, i) => (isSelf(String(m.host)) ? [i] : []));
-  if (selfIndexes.length !== 1) {
-    throw invalid(selfIndexes.length === 0
-      ? `No host described in new configuration with {version: ${version}, term: 0} for replica set ${setName} maps to this node`
-      : `The hosts ${selfIndexes.map((i) => String(members[i]!.host)).join(' and ')} all map to this node in new configuration with {version: ${version}, term: 0} for replica set ${setName}`);
-  }
   const settings = {
     chainingAllowed: bool(settingsIn, 'chainingAllowed', 'ReplSetConfigSettings', true),
     heartbeatIntervalMillis: num(settingsIn, 'heartbeatIntervalMillis', 'ReplSetConfigSettings', 2000),
@@ -106,21 +145,20 @@ export function checkInitiateConfig(raw: Doc, setName: string, isSelf: (host: st
     catchUpTakeoverDelayMillis: num(settingsIn, 'catchUpTakeoverDelayMillis', 'ReplSetConfigSettings', 30_000),
     getLastErrorModes: isPlainObject(settingsIn.getLastErrorModes) ? settingsIn.getLastErrorModes : {},
     getLastErrorDefaults: { w: 1, wtimeout: 0 },
-    replicaSetId: settingsIn.replicaSetId instanceof ObjectId ? settingsIn.replicaSetId : new ObjectId(),
+    replicaSetId: stored.replicaSetId ?? (settingsIn.replicaSetId instanceof ObjectId ? settingsIn.replicaSetId : new ObjectId()),
   };
   if (settings.electionTimeoutMillis <= 0) throw invalid(`electionTimeoutMillis field value must be positive, but found ${settings.electionTimeoutMillis}`);
   if (settings.heartbeatIntervalMillis <= 0) throw invalid(`heartbeatIntervalMillis field value must be positive, but found ${settings.heartbeatIntervalMillis}`);
-  const document: Doc = {
+  return {
     _id: setName,
-    version,
-    term: 0,
+    version: stored.version,
+    term: stored.term,
     protocolVersion: Long.fromNumber(1),
     writeConcernMajorityJournalDefault: bool(raw, 'writeConcernMajorityJournalDefault', 'ReplSetConfig', true),
     ...(raw.configsvr === true ? { configsvr: true } : {}),
     members,
     settings,
   };
-  return { document, selfIndex: selfIndexes[0]! };
 }
 
 // The core's view of a stored (already checked) config document. MongoDB's unbounded catch-up

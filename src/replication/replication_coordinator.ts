@@ -4,14 +4,14 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Clock, Timer } from '../base/clock.js';
 import { steadyClock } from './steady_clock.js';
-import type { Doc } from '../bson/values.js';
+import { isPlainObject, type Doc } from '../bson/values.js';
 import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
 import { isReadable } from '../repl/member_state.js';
 import type { OplogFetch, ReplMessage, RollbackFetch } from '../repl/messages.js';
-import { compareOpTime, formatOpTime, NULL_OP_TIME, type OpTime } from '../repl/op_time.js';
+import { compareOpTime, formatOpTime, NULL_OP_TIME, OPTIME_TS_PER_SECOND, type OpTime } from '../repl/op_time.js';
 import type { OplogEntry } from '../repl/oplog_entry.js';
-import { isElectable, replSetSettings } from '../repl/repl_set_config.js';
+import { isElectable, isVoter, replSetSettings } from '../repl/repl_set_config.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
 import { lastAppliedOpTime, primaryIndex, type TopologyState } from '../repl/topology_state.js';
 import type { Network } from '../wire/network.js';
@@ -27,7 +27,9 @@ import {
   requestVotesCommand, requestVotesReply, updatePositionCommand,
 } from './member_messages.js';
 import { bsonTimestamp, coreTs } from './op_time_bson.js';
-import { checkInitiateConfig, coreConfig } from './replica_set_config_document.js';
+import { checkInitiateConfig, checkReconfigConfig, coreConfig } from './replica_set_config_document.js';
+import { checkReconfigQuorum } from './reconfig_quorum.js';
+import { configCommitted, configPropagated, reconfigRefusal } from '../repl/reconfig.js';
 import { bumpRollbackId, type ReplStore } from './repl_store.js';
 import { replSetStatus } from './repl_set_status.js';
 import { rollBackTo } from './rollback_data.js';
@@ -56,6 +58,8 @@ export interface ReplicationCoordinatorDeps {
   // This member became a writable primary: what caches replicated data in memory (the session
   // catalog's records, which the applier wrote beneath it) reads it again.
   onWritablePrimary?: () => void;
+  // Every member state change, after onWritablePrimary: the primary-only services start or stop.
+  onStateChanged?: (writablePrimary: boolean, term: number) => void;
   // A rollback took the store back: the same caches read it again.
   onDataRolledBack?: () => void;
   // Where rollback files go (<dbpath>/rollback/...), and the local database the rollback id is in.
@@ -70,6 +74,10 @@ const MEMBER_REQUEST_TIMEOUT_MS = 10_000;
 const ROLLBACK_FETCH_BATCH = 10_000;
 // An entry no batch may hold (the null optime): what a malformed batch is to the core.
 const NOT_FOLLOWING: OplogEntry = { ts: NULL_OP_TIME.ts, t: NULL_OP_TIME.t, op: 'n', o: {} };
+// replSetSyncFrom warns of a member this far behind us (10 s of optime distance).
+const SYNC_FROM_LAG_WARNING_TS = 10 * OPTIME_TS_PER_SECOND;
+// How often a reconfig looks again at what it waits for (its config committed, then spread).
+const RECONFIG_POLL_MS = 50;
 // How many of its newest oplog entries a member gives the core at start (its last one at least).
 const OPLOG_TAIL_AT_START = 100;
 
@@ -112,6 +120,8 @@ export class ReplicationCoordinator {
   private haltedBecause: string | undefined;
   // Raised by a resync: what was fetched before it is not applied after it.
   private generation = 0;
+  // A replSetReconfig between its checks and its install: another is refused meanwhile.
+  private reconfiguring = false;
 
   private readonly deps: ReplicationCoordinatorDeps;
 
@@ -188,6 +198,14 @@ export class ReplicationCoordinator {
     const onDisk = this.oplog?.reads.lastOpTime();
     const lastApplied = onDisk === undefined ? lastAppliedOpTime(this.core) : { ts: coreTs(onDisk.ts), t: onDisk.t };
     return oplogQueryMetadata(this.core, lastApplied, this.deps.store.rollbackId(), cmd);
+  }
+
+  // A no-op entry in this primary's term (a linearizable read's confirmation), and its optime;
+  // undefined when this member is not a writable primary.
+  writeNoop(o: Doc): OpTime | undefined {
+    if (!this.isWritablePrimary()) return undefined;
+    this.step({ type: 'clientWrite', o });
+    return this.core === null ? undefined : lastAppliedOpTime(this.core);
   }
 
   electionId(): ObjectId | undefined {
@@ -359,6 +377,7 @@ export class ReplicationCoordinator {
             this.sourceCursor.close();
             this.deps.onWritablePrimary?.();
           }
+          this.deps.onStateChanged?.(e.state === 'PRIMARY' && e.writable, e.term);
           this.deps.logger.info({ c: 'REPL', newState: e.state, term: e.term, writable: e.writable }, 'Member state changed');
           this.bumpTopologyVersion();
           break;
@@ -532,6 +551,7 @@ export class ReplicationCoordinator {
       if (this.core === null || this.core.config !== config) return;
       const response = parse(reply);
       if (response !== null) this.step({ type: 'receive', from: to, message: response });
+      if (message.kind === 'replSetHeartbeat' && isPlainObject(reply.config)) this.takeNewerConfig(reply.config);
       if (message.kind === 'replSetHeartbeat') {
         if (response === null) this.upSinceMs.delete(to);
         else if (!this.upSinceMs.has(to)) this.upSinceMs.set(to, this.deps.clock.now());
@@ -632,6 +652,8 @@ export class ReplicationCoordinator {
       throw new MongoError(ErrorCodes.NotYetInitialized, 'Received heartbeat while not yet initialized');
     }
     if (cmd.checkEmpty === true) throw new MongoError(ErrorCodes.InvalidReplicaSetConfig, `${this.core.config.members[this.core.selfIndex]!.host} is already a member of replica set ${this.deps.setName}`);
+    // A sender with a newer config: this member asks it for that config (MongoDB's heartbeat back).
+    if (Number(cmd.configVersion) > this.configVersion() && typeof cmd.from === 'string' && cmd.from !== '') this.fetchConfigFrom(cmd.from);
     const config = this.core.config;
     const from = heartbeatSender(config, cmd);
     if (from < 0 || from === this.core.selfIndex) {
@@ -644,22 +666,48 @@ export class ReplicationCoordinator {
   }
 
   private configIfNewer(cmd: Doc): Doc {
-    return Number(cmd.configVersion) < Number(this.core?.config.version) && this.configDocument !== undefined ? { config: this.configDocument } : {};
+    return Number(cmd.configVersion) < this.configVersion() && this.configDocument !== undefined ? { config: this.configDocument } : {};
+  }
+
+  private configVersion(): number {
+    return this.configDocument === undefined ? -2 : Number(this.configDocument.version);
   }
 
   private fetchConfigFrom(host: string): void {
     if (this.fetchingConfig) return;
     this.fetchingConfig = true;
     this.deps.network.command(host, 'admin', { replSetHeartbeat: this.deps.setName, configVersion: -2, hbv: 1, from: '', term: Long.fromNumber(-1) }, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then((reply) => {
-      const doc = reply.config;
-      if (this.core !== null || typeof doc !== 'object' || doc === null || (doc as Doc)._id !== this.deps.setName) return;
-      this.deps.store.writeConfig(doc as Doc);
-      this.install(doc as Doc, []);
+      if (isPlainObject(reply.config)) this.takeNewerConfig(reply.config);
     }, (err: unknown) => {
       this.deps.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Could not fetch the replica set config');
     }).finally(() => {
       this.fetchingConfig = false;
     });
+  }
+
+  // A config a heartbeat brought (MongoDB's heartbeat reconfig): taken when it is of this set and
+  // newer than ours, stored, then installed. A member without a config takes only one naming it;
+  // a member that finds itself left out is REMOVED.
+  private takeNewerConfig(doc: Doc): void {
+    if (doc._id !== this.deps.setName || Number(doc.version) <= this.configVersion() || this.stopped) return;
+    let config;
+    try {
+      config = coreConfig(doc);
+    } catch (err) {
+      this.deps.logger.warn({ c: 'REPL', err: (err as Error).message }, 'A heartbeat brought a config that does not parse; ignored');
+      return;
+    }
+    const selfIndex = config.members.findIndex((m) => this.deps.isSelf(m.host));
+    if (this.core === null) {
+      if (selfIndex < 0) return;
+      this.deps.store.writeConfig(doc);
+      this.install(doc, []);
+      return;
+    }
+    this.deps.store.writeConfig(doc);
+    this.configDocument = doc;
+    this.deps.logger.info({ c: 'REPL', version: config.version, removed: selfIndex < 0 }, 'Installed a newer replica set config from a heartbeat');
+    this.step({ type: 'installConfig', config, selfIndex: selfIndex < 0 ? null : selfIndex });
   }
 
   handleRequestVotes(cmd: Doc): Doc {
@@ -718,6 +766,98 @@ export class ReplicationCoordinator {
       && isUp(m, core.nowMs, timeoutMs) && compareOpTime(m.appliedOpTime, mine) >= 0);
   }
 
+  // replSetReconfig (MongoDB 4.4's safe reconfig). Without force: only on a writable primary, one at
+  // a time, once the current config is committed (waited for until `deadline`, then
+  // CurrentConfigNotCommittedYet), the new one checked against the current (src/repl/reconfig.ts),
+  // this member electable in it, and a majority of its voters answering a heartbeat; then stored,
+  // installed, and waited for until a majority of its voters hold it. With force: from any member
+  // with a config, the version raised by a large random amount (so no other config has it) and the
+  // term left unset; nothing waited for. A refused config changes nothing.
+  async reconfig(raw: Doc, force: boolean, deadline: number | undefined): Promise<void> {
+    this.requireConfig();
+    if (!force) this.requireWritablePrimary();
+    if (this.reconfiguring) throw new MongoError(ErrorCodes.ConfigurationInProgress, 'Cannot run replSetReconfig because the node is currently updating its configuration');
+    if (!force) {
+      const waited = await this.waitUntil(deadline, (core) => configCommitted(core));
+      this.requireWritablePrimary();
+      if (!waited) throw new MongoError(ErrorCodes.CurrentConfigNotCommittedYet, 'New config is rejected :: caused by :: operation exceeded time limit');
+      if (this.reconfiguring) throw new MongoError(ErrorCodes.ConfigurationInProgress, 'Cannot run replSetReconfig because the node is currently updating its configuration');
+    }
+    this.reconfiguring = true;
+    try {
+      const core = this.requireConfig();
+      const current = this.configDocument!;
+      const givenVersion = typeof raw.version === 'number' || raw.version instanceof Long ? Number(raw.version) : 0;
+      const version = force ? Math.max(givenVersion, Number(current.version)) + 10_000 + Math.floor(Math.random() * 100_000) : givenVersion;
+      const { document, selfIndex } = checkReconfigConfig(raw, current, { version, term: force ? -1 : core.term }, (h) => this.deps.isSelf(h));
+      const config = coreConfig(document);
+      const refusal = reconfigRefusal(core.config, config, force);
+      if (refusal !== null) throw new MongoError(refusal.code, refusal.message);
+      if (!force) {
+        const me = config.members[selfIndex]!;
+        if (!isElectable(me)) throw new MongoError(ErrorCodes.NodeNotElectable, `This node, ${me.host}, with _id ${me._id} is not electable under the new configuration with {version: ${version}, term: ${core.term}} for replica set ${config._id}`);
+        await checkReconfigQuorum(this.deps.network, config, selfIndex, core.term);
+        this.requireWritablePrimary();
+        if (this.core?.config !== core.config) throw new MongoError(ErrorCodes.ConfigurationInProgress, 'Cannot run replSetReconfig because the node is currently updating its configuration');
+      }
+      this.deps.store.writeConfig(document);
+      this.configDocument = document;
+      this.deps.logger.info({ c: 'REPL', config: document, force }, 'replSetReconfig config object parses ok; new config installed');
+      this.step({ type: 'installConfig', config, selfIndex });
+    } finally {
+      this.reconfiguring = false;
+    }
+    if (force) return;
+    if (!(await this.waitUntil(deadline, (core) => configPropagated(core)))) {
+      throw new MongoError(ErrorCodes.MaxTimeMSExpired, 'Reconfig finished but failed to propagate to a majority :: caused by :: operation exceeded time limit');
+    }
+  }
+
+  private requireWritablePrimary(): void {
+    if (!this.isWritablePrimary()) {
+      throw new MongoError(ErrorCodes.NotWritablePrimary, `Safe reconfig is only allowed on a writable PRIMARY. Current state is ${this.core?.memberState ?? 'STARTUP'}`);
+    }
+  }
+
+  // Whether `met` held of the core before `deadline` (performance.now()'s clock, maxTimeMS's);
+  // without one, waits as long as it takes, as MongoDB does.
+  private async waitUntil(deadline: number | undefined, met: (core: TopologyState) => boolean): Promise<boolean> {
+    for (;;) {
+      const core = this.core;
+      if (core !== null && met(core)) return true;
+      if (this.stopped) throw new MongoError(ErrorCodes.InterruptedAtShutdown, 'interrupted at shutdown');
+      const left = deadline === undefined ? RECONFIG_POLL_MS : deadline - performance.now();
+      if (left <= 0) return false;
+      await this.deps.clock.sleep(Math.min(RECONFIG_POLL_MS, left));
+    }
+  }
+
+  // replSetSyncFrom: MongoDB's checks of the member asked for (prepareSyncFromResponse), then the
+  // core leaves its source and takes that member next. The reply names the request and the
+  // previous source; a member more than 10 s behind us is taken with a warning.
+  syncFrom(host: string): Doc {
+    const core = this.requireConfig();
+    const me = core.config.members[core.selfIndex]!;
+    if (me.arbiterOnly) throw new MongoError(ErrorCodes.NotSecondary, 'arbiters don\'t sync');
+    if (core.role === 'leader') throw new MongoError(ErrorCodes.NotSecondary, 'primaries don\'t sync');
+    const target = core.config.members.findIndex((m) => m.host === host);
+    if (target < 0) throw new MongoError(ErrorCodes.NodeNotFound, `Could not find member "${host}" in replica set`);
+    if (target === core.selfIndex) throw new MongoError(ErrorCodes.InvalidOptions, 'I cannot sync from myself');
+    const wanted = core.config.members[target]!;
+    if (wanted.arbiterOnly) throw new MongoError(ErrorCodes.InvalidOptions, `Cannot sync from "${host}" because it is an arbiter`);
+    if (isVoter(me) && !isVoter(wanted)) throw new MongoError(ErrorCodes.InvalidOptions, `Cannot sync from "${host}" because it is not a voter`);
+    const data = core.members[target]!;
+    if (!isUp(data, core.nowMs, replSetSettings(core.config).electionTimeoutMillis)) throw new MongoError(ErrorCodes.HostUnreachable, `I cannot reach the requested member: ${host}`);
+    const previous = core.fetch.syncSourceIndex;
+    const lagging = data.appliedOpTime.ts + SYNC_FROM_LAG_WARNING_TS < lastAppliedOpTime(core).ts;
+    this.step({ type: 'syncFrom', memberIndex: target });
+    return {
+      syncFromRequested: host,
+      ...(lagging ? { warning: `requested member "${host}" is more than 10 seconds behind us` } : {}),
+      ...(previous === null ? {} : { prevSyncTarget: core.config.members[previous]!.host }),
+    };
+  }
+
   freeze(secs: number): Doc {
     const core = this.requireConfig();
     if (core.role !== 'follower') throw new MongoError(ErrorCodes.NotSecondary, 'cannot freeze node when primary or running for election. state: Primary');
@@ -727,6 +867,7 @@ export class ReplicationCoordinator {
 
   status(): Doc {
     const core = this.requireConfig();
+    if (core.memberState === 'REMOVED') throw new MongoError(ErrorCodes.InvalidReplicaSetConfig, 'Our replica set config is invalid or we are not a member of it');
     return replSetStatus(core, { nowMs: this.deps.clock.now(), startedAtMs: this.startedAtMs, upSinceMs: this.upSinceMs, electionTime: this.lastElectionTime() });
   }
 

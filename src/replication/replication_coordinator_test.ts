@@ -235,4 +235,24 @@ describe('ReplicationCoordinator', () => {
       await assert.rejects(coordinator.initiate(raw), (e: MongoError) => e.code === 23);
     }, { initiated: false });
   });
+
+  it('replSetReconfig: refused off a writable primary; on one whose config is not yet committed, CurrentConfigNotCommittedYet at its deadline with nothing stored; force stores a far higher version', async () => {
+    await withMember(async ({ coordinator, clock, local }) => {
+      const next = { ...CONFIG, version: 2, settings: { ...(CONFIG.settings as Doc), heartbeatIntervalMillis: 400 } };
+      const refusal = (code: number) => (err: unknown): boolean => err instanceof MongoError && err.code === code;
+      await assert.rejects(coordinator.reconfig(next, false, undefined), refusal(ErrorCodes.NotWritablePrimary));
+      await run(clock, 3000);
+      assert.equal(coordinator.isWritablePrimary(), true);
+      // The members' answers never report the primary's no-op durable: the commit point stays in
+      // the term before, so the config is not committed.
+      await assert.rejects(coordinator.reconfig(next, false, performance.now() - 1), refusal(ErrorCodes.CurrentConfigNotCommittedYet));
+      assert.equal((local.findOne(CONFIG_NS) as Doc).version, 1);
+      await coordinator.reconfig(next, true, undefined);
+      const stored = local.findOne(CONFIG_NS) as Doc;
+      assert.ok(Number(stored.version) >= 10_002, String(stored.version));
+      assert.equal(stored.term, -1);
+      assert.equal(coordinator.state()!.config.version, stored.version);
+    });
+  });
 });
+

@@ -6,7 +6,7 @@ import { isPlainObject, type Doc } from '../bson/values.js';
 import { WRITE_CONCERN_COMMANDS, type ReplicationWaits } from '../command_layer/replication_waits.js';
 import { withWriteConcernError } from '../command_layer/unreplicated_write_concern.js';
 import { extractWriteConcern, needsOtherMembers, writeConcernToBson, type WriteConcernOptions } from '../command_layer/write_concern_options.js';
-import type { OpTime } from '../repl/op_time.js';
+import { compareOpTime, type OpTime } from '../repl/op_time.js';
 import { isVoter } from '../repl/repl_set_config.js';
 import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
 import { writeConcernProblem, writeConcernSatisfied, type MemberOpTimes, type WriteConcernDemand } from '../repl/write_concern.js';
@@ -25,6 +25,8 @@ export interface ReplicationProgress {
   state(): TopologyState | null;
   isWritablePrimary(): boolean;
   onProgress(listener: () => void): void;
+  // A no-op entry written in this primary's term, and its optime; undefined on any other member.
+  writeNoop(o: Doc): OpTime | undefined;
 }
 
 interface Waiter {
@@ -39,6 +41,8 @@ const STEPPED_DOWN = 'Primary stepped down while waiting for replication';
 export class ReplicationWaiters implements ReplicationWaits {
   private readonly waiting = new Set<Waiter>();
   private stopped = false;
+  // A linearizable read's deadline (maxTimeMS from when its wait began), by its command.
+  private readonly linearizableDeadlines = new WeakMap<Doc, number | undefined>();
 
   constructor(private readonly coordinator: ReplicationProgress, private readonly clock: Clock) {
     coordinator.onProgress(() => this.checkAll());
@@ -67,8 +71,9 @@ export class ReplicationWaiters implements ReplicationWaits {
   }
 
   afterCommand(commandName: string, cmd: Doc, reply: Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
+    if (this.linearizableDeadlines.has(cmd)) return reply.ok === 1 ? this.confirmLinearizable(reply, this.linearizableDeadlines.get(cmd)) : reply;
     if (!waitsForWriteConcern(commandName, cmd) || reply.ok !== 1) return reply;
-    const wc = extractWriteConcern(cmd, this.defaultWriteConcern());
+    const wc = isConfigServerCommand(commandName) ? CATALOG_WRITE_CONCERN : extractWriteConcern(cmd, this.defaultWriteConcern());
     if (!needsOtherMembers(wc)) return reply;
     const core = this.coordinator.state();
     if (core === null) return reply;
@@ -76,6 +81,17 @@ export class ReplicationWaiters implements ReplicationWaits {
     const problem = writeConcernProblem(core.config, demand);
     const labelled = (error: Doc): Doc => withLabels(commandName, cmd, withWriteConcernError(cmd, reply, error), error.code as number);
     if (problem !== null) return labelled(concernError(problem.code, problem.errmsg, wc));
+    const wait = (): Doc | Promise<Doc> => this.awaitReplication(wc, demand, reply, labelled, lastOp);
+    // A catalog command writes after its awaits, where no lastOp records the write: it waits for
+    // what the member has written once the coordinator has taken in its own writes (it does on the
+    // next turn of the event loop, localWritesCommitted).
+    if (lastOp.ts === undefined && isConfigServerCommand(commandName)) return new Promise<void>((resolve) => setImmediate(resolve)).then(wait);
+    return wait();
+  }
+
+  private awaitReplication(wc: WriteConcernOptions, demand: WriteConcernDemand, reply: Doc, labelled: (error: Doc) => Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
+    const core = this.coordinator.state();
+    if (core === null) return reply;
     // A command that wrote nothing waits for what the member had written before it (the client's
     // earlier writes are at or before it), as MongoDB waits for the system's last optime.
     const opTime: OpTime = lastOp.ts === undefined ? lastAppliedOpTime(core) : { ts: coreTs(lastOp.ts), t: lastOp.term ?? core.term };
@@ -111,6 +127,12 @@ export class ReplicationWaiters implements ReplicationWaits {
     const rc = cmd.readConcern;
     const level = isPlainObject(rc) && typeof rc.level === 'string' ? rc.level : 'local';
     const after = afterClusterTimeOf(rc);
+    if (level === 'linearizable') {
+      if (!this.coordinator.isWritablePrimary()) throw new MongoError(ErrorCodes.NotWritablePrimary, 'cannot satisfy linearizable read concern on non-primary node');
+      const maxTimeMS = typeof cmd.maxTimeMS === 'number' && cmd.maxTimeMS > 0 ? cmd.maxTimeMS : undefined;
+      this.linearizableDeadlines.set(cmd, maxTimeMS === undefined ? undefined : performance.now() + maxTimeMS);
+      return undefined;
+    }
     if (level === 'majority') {
       const wait = after === undefined ? undefined : this.until((core) => core.lastCommittedOpTime.ts >= coreTs(after));
       return { wait, readAt: () => this.committedSnapshot() };
@@ -118,6 +140,38 @@ export class ReplicationWaiters implements ReplicationWaits {
     if (after === undefined || this.coordinator.isWritablePrimary()) return undefined;
     // A secondary serves a causally consistent read once it has applied up to the time.
     return { wait: this.until((core) => lastAppliedOpTime(core).ts >= coreTs(after)), readAt: undefined };
+  }
+
+  // MongoDB's waitForLinearizableReadConcern: after the read, a no-op in this primary's term,
+  // answered only once a majority holds it. A primary deposed without knowing it cannot commit
+  // one, so what it read is never answered as current: the reply waits until the read's maxTimeMS
+  // (MaxTimeMSExpired) or until it learns of its step-down (PrimarySteppedDown).
+  private confirmLinearizable(reply: Doc, deadline: number | undefined): Doc | Promise<Doc> {
+    const opTime = this.coordinator.writeNoop({ msg: 'linearizable read' });
+    const term = this.coordinator.state()?.term;
+    if (opTime === undefined) return errorDoc(ErrorCodes.NotWritablePrimary, 'No longer primary when waiting for linearizable read concern');
+    return new Promise<Doc>((resolve) => {
+      let timer: Timer | undefined;
+      const waiter: Waiter = {
+        check: () => {
+          const now = this.coordinator.state();
+          if (now === null || now.role !== 'leader' || now.term !== term) return errorDoc(ErrorCodes.PrimarySteppedDown, STEPPED_DOWN);
+          return compareOpTime(now.lastCommittedOpTime, opTime) >= 0 ? 'met' : undefined;
+        },
+        settle: (outcome) => {
+          this.waiting.delete(waiter);
+          timer?.cancel();
+          resolve(outcome === 'met' ? reply : outcome);
+        },
+      };
+      const first = this.stopped ? errorDoc(ErrorCodes.ShutdownInProgress, 'Replication is being shut down') : waiter.check();
+      if (first !== undefined) {
+        waiter.settle(first);
+        return;
+      }
+      this.waiting.add(waiter);
+      if (deadline !== undefined) timer = this.clock.setTimer(Math.max(0, deadline - performance.now()), () => waiter.settle(errorDoc(ErrorCodes.MaxTimeMSExpired, 'operation exceeded time limit')), { unref: true });
+    });
   }
 
   // The time a majority read reads at: the member's commit point, once it has one.
@@ -153,7 +207,17 @@ export class ReplicationWaiters implements ReplicationWaits {
   }
 }
 
+// A config server's catalog commands answer once their writes are majority-committed, whatever
+// the caller asked (MongoDB's _configsvr* commands run only with w: 'majority'): a catalog change
+// a router or shard was told of survives the config server's failover.
+const CATALOG_WRITE_CONCERN: WriteConcernOptions = { w: 'majority', sync: 'unset', wtimeout: 0, provenance: 'internalWriteDefault' };
+
+function isConfigServerCommand(commandName: string): boolean {
+  return commandName.startsWith('_configsvr');
+}
+
 function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
+  if (isConfigServerCommand(commandName)) return true;
   if (!WRITE_CONCERN_COMMANDS.has(commandName)) return false;
   // A transaction's statements wait for nothing: its commit or abort does.
   return cmd.autocommit !== false || TRANSACTION_ENDS.has(commandName);
@@ -163,6 +227,10 @@ function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
 function memberOpTimes(core: TopologyState): MemberOpTimes[] {
   const mine = lastAppliedOpTime(core);
   return core.members.map((m, i) => (i === core.selfIndex ? { appliedOpTime: mine, durableOpTime: mine } : { appliedOpTime: m.appliedOpTime, durableOpTime: m.durableOpTime }));
+}
+
+function errorDoc(code: number, errmsg: string): Doc {
+  return { ok: 0, errmsg, code, codeName: codeNameOf(code) };
 }
 
 function concernError(code: number, errmsg: string, wc: WriteConcernOptions | undefined): Doc {

@@ -5,8 +5,9 @@ import { MongoError } from '../base/errors.js';
 import { ManualClock } from '../base/manual_clock_test_util.js';
 import type { Doc } from '../bson/values.js';
 import type { OpTime } from '../repl/op_time.js';
-import { electedPrimary, started, THREE } from '../repl/topology_test_util.js';
+import { electedPrimary, entry, started, THREE } from '../repl/topology_test_util.js';
 import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
+import { topologyStep } from '../repl/topology_coordinator.js';
 import { bsonTimestamp } from './op_time_bson.js';
 import { ReplicationWaiters, type ReplicationProgress } from './replication_waiters.js';
 
@@ -23,6 +24,11 @@ class CoreStates implements ReplicationProgress {
   }
   onProgress(listener: () => void): void {
     this.listeners.push(listener);
+  }
+  writeNoop(o: Doc): OpTime | undefined {
+    if (!this.isWritablePrimary()) return undefined;
+    this.current = topologyStep(this.current, { type: 'clientWrite', nowMs: this.current.nowMs, o }).state;
+    return { ts: this.current.oplog.at(-1)!.ts, t: this.current.oplog.at(-1)!.t };
   }
   move(next: TopologyState): void {
     this.current = next;
@@ -71,6 +77,37 @@ describe('write concern waits', () => {
     states.move({ ...states.current, lastCommittedOpTime: written });
     await settle();
     assert.deepEqual(answered, { ok: 1, n: 1 });
+  });
+
+  it('answers a config server catalog command once its writes are majority-committed, whatever write concern it carries', async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    const cmd = { _configsvrCreateDatabase: 'db', writeConcern: { w: 1 } };
+    void Promise.resolve(waiters.afterCommand('_configsvrCreateDatabase', cmd, { ok: 1 }, lastOp)).then((r) => { answered = r; });
+    states.move(withSecondaryAt(primary, 1, written));
+    await settle();
+    assert.equal(answered, undefined);
+    states.move({ ...states.current, lastCommittedOpTime: written });
+    await settle();
+    assert.deepEqual(answered, { ok: 1 });
+  });
+
+  it('waits for a catalog write the coordinator takes in after the command answered, when no lastOp recorded it', async () => {
+    const committed = { ...primary, lastCommittedOpTime: written };
+    const states = new CoreStates(committed);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    void Promise.resolve(waiters.afterCommand('_configsvrCreateDatabase', { _configsvrCreateDatabase: 'db' }, { ok: 1 }, { ts: undefined, term: undefined })).then((r) => { answered = r; });
+    // The write made after the command's awaits, taken in on the coordinator's next turn.
+    const later = entry(written.ts + 1, written.t);
+    states.move({ ...committed, oplog: [...committed.oplog, later] });
+    await settle();
+    await settle();
+    assert.equal(answered, undefined, 'the write is not majority-committed yet');
+    states.move({ ...states.current, lastCommittedOpTime: { ts: later.ts, t: later.t } });
+    await settle();
+    assert.deepEqual(answered, { ok: 1 });
   });
 
   it('gives up after wtimeout with WriteConcernFailed and the write concern in errInfo', async () => {
@@ -128,5 +165,43 @@ describe('read concern waits', () => {
     states.move({ ...secondary, oplog: [...secondary.oplog, { ts: target.ts, t: 0, op: 'i', o: {} }] });
     await settle();
     assert.equal(done, true);
+  });
+
+  it('a linearizable read: refused off a primary; on one, answered only once a majority holds a no-op written after it', async () => {
+    const linearizable = (maxTimeMS?: number): Doc => ({ find: 'c', readConcern: { level: 'linearizable' }, ...(maxTimeMS === undefined ? {} : { maxTimeMS }) });
+    const off = new ReplicationWaiters(new CoreStates(started(THREE, 1)), new ManualClock());
+    assert.throws(() => off.beforeRead('find', linearizable()), (e: MongoError) => e.code === 10107 && e.message === 'cannot satisfy linearizable read concern on non-primary node');
+
+    const primary = electedPrimary();
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    const cmd = linearizable();
+    assert.equal(waiters.beforeRead('find', cmd), undefined, 'the read itself waits for nothing');
+    const pending = waiters.afterCommand('find', cmd, { ok: 1, cursor: {} }, { ts: undefined, term: undefined }) as Promise<Doc>;
+    const noop = states.current.oplog.at(-1)!;
+    assert.deepEqual(noop.o, { msg: 'linearizable read' });
+    let answered: Doc | undefined;
+    void pending.then((r) => { answered = r; });
+    await settle();
+    assert.equal(answered, undefined, 'not before a majority holds the no-op');
+    states.move({ ...states.current, lastCommittedOpTime: { ts: noop.ts, t: noop.t } });
+    await settle();
+    assert.deepEqual(answered, { ok: 1, cursor: {} });
+  });
+
+  it('a linearizable read on a primary that cannot reach a majority fails at its maxTimeMS, or when it learns it was deposed', async () => {
+    const clock = new ManualClock();
+    const states = new CoreStates(electedPrimary());
+    const waiters = new ReplicationWaiters(states, clock);
+    const timed = { find: 'c', readConcern: { level: 'linearizable' }, maxTimeMS: 500 };
+    waiters.beforeRead('find', timed);
+    const pending = waiters.afterCommand('find', timed, { ok: 1 }, { ts: undefined, term: undefined }) as Promise<Doc>;
+    clock.advance(600);
+    assert.equal((await pending).code, 50);
+    const untimed = { find: 'c', readConcern: { level: 'linearizable' } };
+    waiters.beforeRead('find', untimed);
+    const deposed = waiters.afterCommand('find', untimed, { ok: 1 }, { ts: undefined, term: undefined }) as Promise<Doc>;
+    states.move({ ...states.current, role: 'follower', memberState: 'SECONDARY', leader: null, term: states.current.term + 1 });
+    assert.equal((await deposed).code, 189);
   });
 });

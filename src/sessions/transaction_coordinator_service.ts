@@ -20,26 +20,43 @@ export class TransactionCoordinatorService {
   private readonly running = new Map<string, Promise<CoordinatorDecision>>();
   private hosts = new Map<string, string>();
   private stopped = false;
-  private readonly driverEnv: CoordinatorDriverEnv;
+  // Raised by every stop: a driver of an older generation counts as stopped after a later start.
+  private generation = 0;
   // Hooks a simulator sets (CockroachDB's testing knobs); a process sets none.
   readonly testingKnobs: { step?: CoordinatorStepFunction } = {};
 
-  constructor(private readonly env: TransactionCoordinatorEnv) {
+  constructor(private readonly env: TransactionCoordinatorEnv) {}
+
+  // A driver started in this generation: stopped by the next stop, whatever starts after it.
+  private driverEnv(generation: number): CoordinatorDriverEnv {
+    const { env } = this;
     const { storage, local, client, logger, clock } = env;
-    this.driverEnv = {
+    return {
       storage, local, client, logger, clock,
       get failPoints() { return env.failPoints; },
       hostOf: (shardId: string) => this.hostOf(shardId),
-      stopped: () => this.stopped,
+      stopped: () => this.stopped || generation !== this.generation,
       step: (state: CoordinatorState, event: CoordinatorEvent) => (this.testingKnobs.step ?? coordinatorStep)(state, event),
     };
   }
 
-  // At startup, before the node serves: every coordinator a crash interrupted goes on, so that a
-  // router's retry joins it rather than starting another.
+  // At startup, before the node serves, or at a replica set member's step-up: every coordinator a
+  // crash or a step-down interrupted goes on, so that a router's retry joins it rather than
+  // starting another; after a step-down, once the drivers it stopped have ended.
   recover(): number {
+    this.stopped = false;
     const docs = this.env.local.find(TRANSACTION_COORDINATORS_NS).map(coordinatorDocumentFromBSON);
-    for (const doc of docs) void this.start(doc, { type: 'crashRecovered', doc }).catch(() => undefined);
+    const previous = [...this.running.values()].map((run) => run.then(() => undefined, () => undefined));
+    const generation = this.generation;
+    const resume = (): void => {
+      if (generation !== this.generation) return;
+      for (const raw of this.env.local.find(TRANSACTION_COORDINATORS_NS)) {
+        const doc = coordinatorDocumentFromBSON(raw);
+        void this.start(doc, { type: 'crashRecovered', doc }).catch(() => undefined);
+      }
+    };
+    if (previous.length === 0) resume();
+    else void Promise.all(previous).then(resume);
     return docs.length;
   }
 
@@ -54,13 +71,17 @@ export class TransactionCoordinatorService {
     return this.running.get(keyOf(lsid, txnNumber));
   }
 
+  // Shutdown or step-down: the drivers end at their next step and keep their documents.
   stop(): void {
     this.stopped = true;
+    this.generation += 1;
   }
 
   private start(doc: CoordinatorDocument, first: CoordinatorEvent): Promise<CoordinatorDecision> {
     const key = keyOf(doc.lsid, doc.txnNumber);
-    const run = new CoordinatorDriver(this.driverEnv, doc).run(first).finally(() => this.running.delete(key));
+    const run: Promise<CoordinatorDecision> = new CoordinatorDriver(this.driverEnv(this.generation), doc).run(first).finally(() => {
+      if (this.running.get(key) === run) this.running.delete(key);
+    });
     this.running.set(key, run);
     return run;
   }

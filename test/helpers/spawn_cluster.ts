@@ -22,8 +22,10 @@ export interface SpawnedCluster {
 
 // `port`: 0 for an ephemeral one; a restarted router takes its old one, which its clients know.
 // `bin`: another checkout's bin/docshard.js, for a benchmark's before-and-after in one cluster.
-export async function spawnRouter(configPort: number, extraArgs: readonly string[] = [], port = 0, bin?: string): Promise<SpawnedRouter> {
-  const child = spawn(process.execPath, [...nodeFlags(), bin ?? await docshardTestBin(), 'router', '--port', String(port), '--configdb', `127.0.0.1:${configPort}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+// `config`: the config server's port, or a --configdb as given (a set's `cfg/h1:p1,...`).
+export async function spawnRouter(config: number | string, extraArgs: readonly string[] = [], port = 0, bin?: string): Promise<SpawnedRouter> {
+  const configdb = typeof config === 'number' ? `127.0.0.1:${config}` : config;
+  const child = spawn(process.execPath, [...nodeFlags(), bin ?? await docshardTestBin(), 'router', '--port', String(port), '--configdb', configdb, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -4,6 +4,7 @@ import type { ObjectId } from 'bson';
 import pino from 'pino';
 import { errorReply, MongoError } from '../../src/base/errors.js';
 import { ErrorCodes } from '../../src/base/error_codes.js';
+import type { OpObserver } from '../../src/storage/op_observer.js';
 import { FailPoints } from '../../src/base/fail_points.js';
 import type { Clock } from '../../src/base/clock.js';
 import { deserializeDocument, type Doc } from '../../src/bson/values.js';
@@ -65,6 +66,10 @@ export interface Crash {
 
 export interface WorldOptions {
   readonly crashes?: readonly Crash[];
+  // `shard` steps down just before the `at`-th effect and is primary again at once (a new term),
+  // as its primary-only services see it: its migrations interrupted and its range deleter stopped,
+  // then, once no migration is registered, the range deleter started and its donations recovered.
+  readonly stepDowns?: readonly Crash[];
   readonly configFault?: ConfigFault;
   // Without one, every ready step runs in the order posted.
   readonly seed?: number;
@@ -170,7 +175,9 @@ class MigrationWorld {
   private readonly shards: Record<ShardName, SimShard>;
   private readonly router = new Incarnation('router');
   private readonly model = new Map<number, Doc>(initialDocuments().map((d) => [d._id as number, project(d)]));
+  // Each incarnation's current donor life; a step-up begins another in the same incarnation.
   private readonly donorLives = new Map<Incarnation, DonorLife>();
+  private readonly pastDonorLives: DonorLife[] = [];
   private readonly tasksAtRestarts: TaskAtRestart[] = [];
   private readonly problems: string[] = [];
   private effectsRun = 0;
@@ -210,7 +217,7 @@ class MigrationWorld {
     const failPoints = new FailPoints();
     const clock = this.scheduler.clockOf(owner, SIM_EPOCH_MS);
     const ddlLocks = new DDLLockManager(clock, failPoints);
-    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, clusterId, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS), clock);
+    const catalogManager = new ShardingCatalogManager(local, new WireClient(), () => HOSTS.config, { clusterId: () => clusterId, connectionString: () => HOSTS.config }, pino({ level: 'silent' }), ddlLocks, new LogicalClock(Date.now, DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS), clock);
     const node: ConfigNode = { catalogManager, failPoints, wallClock: clock };
     this.network.listen(HOSTS.config, owner, (db, body) => this.reply(() => this.configCommand(local, node, db, deserializeDocument(body))));
     return { owner, storage, local, node };
@@ -290,6 +297,7 @@ class MigrationWorld {
   private beforeEffect(owner: Incarnation, next: MigrationDriverEffect): Promise<void> | undefined {
     const at = this.effectsRun++;
     for (const crash of this.options.crashes ?? []) if (crash.at === at) this.crash(this.shards[crash.shard]);
+    for (const stepDown of this.options.stepDowns ?? []) if (stepDown.at === at) this.stepDownAndUp(this.shards[stepDown.shard]);
     if (!owner.alive) return NEVER;
     this.scheduler.trace.push(`  ${owner.name} ${next.effect.type}`);
     if (next.driver === 'donor') {
@@ -312,6 +320,38 @@ class MigrationWorld {
       shard.life = this.start(shard.name, shard.dir, ++shard.lives);
       this.noteTasks(shard);
     });
+  }
+
+  // What src/process's migration and range deleter services do at a step-down and the step-up after
+  // it. Until the step-up (a scheduler step later at least) the shard's storage refuses every
+  // document write, as a member's does when it is not primary.
+  private stepDownAndUp(shard: SimShard): void {
+    const { owner, node, storage } = shard.life;
+    if (!owner.alive) return;
+    this.scheduler.trace.push(`  ${owner.name} steps down`);
+    const refuse = (): never => {
+      throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary');
+    };
+    const fence: OpObserver = { onInsert: refuse, onUpdate: refuse, onDelete: refuse };
+    storage.observers.push(fence);
+    node.migrations.destination?.interrupt();
+    const donor = node.migrations.source?.interrupt();
+    node.migrations.rangeDeleter.stop();
+    void (async () => {
+      await new Promise<void>((resolve) => this.scheduler.post(owner, `${owner.name} stepped down`, resolve));
+      await donor;
+      await node.migrations.registry.idle();
+      if (!owner.alive) return;
+      storage.observers.splice(storage.observers.indexOf(fence), 1);
+      this.scheduler.trace.push(`  ${owner.name} steps up`);
+      const life = this.donorLives.get(owner);
+      if (life !== undefined) this.pastDonorLives.push(life);
+      this.donorLives.delete(owner);
+      const persisted = shard.life.local.find(MIGRATION_COORDINATORS_NS).map(migrationCoordinatorDocumentFromBSON);
+      if (persisted.length > 0) this.donorLives.set(owner, { recovered: { decision: persisted[0]!.decision }, effects: [] });
+      node.migrations.rangeDeleter.start();
+      for (const recovery of recoverDonations(node)) recovery.catch((err: unknown) => this.problems.push(`${owner.name} recovery after step-up failed: ${String(err)}`));
+    })();
   }
 
   private noteTasks(shard: SimShard): void {
@@ -376,7 +416,7 @@ class MigrationWorld {
       expected: { inRange: expected.filter(inRange), outside: expected.filter((d) => !inRange(d)) },
       workloadDone: this.workloadDone,
       moveReply: this.moveReply,
-      donorLives: [...this.donorLives.values()],
+      donorLives: [...this.pastDonorLives, ...this.donorLives.values()],
       tasksAtRestarts: this.tasksAtRestarts,
       effectsRun: this.effectsRun,
       problems: this.problems,

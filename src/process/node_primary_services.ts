@@ -1,0 +1,75 @@
+import type { MongodServices, ShardServices } from '../mongod_commands/command.js';
+import type { Balancer } from '../configsvr/balancer.js';
+import { recoverDonations } from '../migration/migration_source_manager.js';
+import type { PrimaryOnlyService } from './primary_only_services.js';
+
+// The node's primary-only services as the registry starts and stops them, each from its persisted
+// state documents: config.transaction_coordinators, config.rangeDeletions,
+// config.system.sharding_ddl_coordinators, config.migrationCoordinators.
+
+export function transactionCoordinatorService(node: MongodServices): PrimaryOnlyService {
+  return {
+    name: 'TransactionCoordinatorService',
+    onStepUp(term) {
+      const coordinating = node.transactionCoordinators.recover();
+      if (coordinating > 0) node.logger.info({ c: 'TXN', coordinating, term: term.term }, 'Recovered transaction coordinators');
+    },
+    onStepDown() {
+      node.transactionCoordinators.stop();
+    },
+  };
+}
+
+export function rangeDeleterService(node: MongodServices): PrimaryOnlyService {
+  return {
+    name: 'RangeDeleterService',
+    onStepUp(term) {
+      node.migrations.rangeDeleter.start(() => term.isCurrent());
+    },
+    onStepDown() {
+      node.migrations.rangeDeleter.stop();
+    },
+  };
+}
+
+export function ddlCoordinatorService(node: ShardServices): PrimaryOnlyService {
+  return {
+    name: 'ShardingDDLCoordinatorService',
+    onStepUp() {
+      node.ddl.coordinators.recover();
+    },
+    onStepDown(atShutdown) {
+      node.ddl.coordinators.stop(atShutdown ? 'shutdown' : 'stepDown');
+    },
+  };
+}
+
+// The migrations this shard donates or receives: the donations its coordinator documents name are
+// taken up at step-up (finished or aborted, as recovery decides); those in flight at step-down are
+// interrupted, and the next step-up waits for them to have ended.
+export function migrationService(node: ShardServices): PrimaryOnlyService {
+  return {
+    name: 'MigrationService',
+    onStepUp() {
+      for (const recovery of recoverDonations(node)) recovery.catch((err: unknown) => node.logger.error({ c: 'MIGRATION', err }, 'Migration recovery failed'));
+    },
+    async onStepDown(atShutdown) {
+      // At shutdown the process ends with them; its next start recovers them.
+      if (atShutdown) return;
+      node.migrations.destination?.interrupt();
+      await node.migrations.source?.interrupt();
+      await node.migrations.registry.idle();
+    },
+  };
+}
+
+export function balancerService(balancer: Balancer): PrimaryOnlyService {
+  return {
+    name: 'Balancer',
+    onStepUp() {
+      balancer.start();
+    },
+    // Resolves once the round running has ended: no migration starts after it.
+    onStepDown: () => balancer.stop(),
+  };
+}
