@@ -44,7 +44,7 @@ export class SetAwareNetwork implements Network {
 
   private async commandOnSet(host: string, db: string, cmd: Doc, options: CommandOptions | undefined): Promise<Doc> {
     const targeter = this.monitors.targeterFor(host);
-    const rp = optionReadPreference(options);
+    const rp = optionReadPreference(options, cmd.$readPreference);
     const member = await targeter.findHost(rp, options?.timeoutMs);
     const sent = rp.mode === 'primary' || '$readPreference' in cmd ? cmd : { ...cmd, $readPreference: readPreferenceDocument(rp) };
     let reply: Doc;
@@ -60,9 +60,10 @@ export class SetAwareNetwork implements Network {
 
   private async commandRawOnSet(host: string, db: string, body: Buffer, options: CommandOptions | undefined): Promise<Buffer> {
     const targeter = this.monitors.targeterFor(host);
-    const rp = optionReadPreference(options);
+    const carried = readPreferenceIn(body, 0);
+    const rp = optionReadPreference(options, carried);
     const member = await targeter.findHost(rp, options?.timeoutMs);
-    const sent = rp.mode === 'primary' || readPreferenceIn(body, 0) !== undefined ? body : withElement(body, readPreferenceElement(rp));
+    const sent = rp.mode === 'primary' || carried !== undefined ? body : withElement(body, readPreferenceElement(rp));
     return this.sendChecked(member, targeter, () => this.direct.commandRaw(member, db, sent, options));
   }
 
@@ -88,8 +89,11 @@ export class SetAwareNetwork implements Network {
   }
 }
 
-function optionReadPreference(options: CommandOptions | undefined): ReadPreference {
-  return options?.readPreference === undefined ? PRIMARY_ONLY : parseReadPreference(options.readPreference);
+// The caller's read preference, else the one the command carries (a router passes its client's
+// on), else primary.
+function optionReadPreference(options: CommandOptions | undefined, carried: unknown): ReadPreference {
+  if (options?.readPreference !== undefined) return parseReadPreference(options.readPreference);
+  return carried === undefined ? PRIMARY_ONLY : parseReadPreference(carried);
 }
 
 // {$readPreference: ...} as the element bytes a body gets appended.

@@ -66,8 +66,9 @@ function isZero(id: unknown): boolean {
 }
 
 // Generic arguments that belong to the client's conversation with the router, not to the
-// router's conversation with a shard.
-const ROUTER_ONLY_FIELDS = ['$db', 'lsid', 'txnNumber', '$clusterTime', '$readPreference', 'autocommit', 'startTransaction', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion'];
+// router's conversation with a shard. The read preference goes on with a read, as mongos's does:
+// the network picks the member of a shard's set by it (src/client), and a secondary serves it.
+const ROUTER_ONLY_FIELDS = ['$db', 'lsid', 'txnNumber', '$clusterTime', 'autocommit', 'startTransaction', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion'];
 
 export function batchSizeOf(cmd: Doc): number | undefined {
   const cursor = cmd.cursor as Doc | undefined;
@@ -89,6 +90,7 @@ export function forwardable(cmd: Doc, except?: string): Doc {
 // any other.
 export function forwardableWrite(cmd: Doc, except?: string): Doc {
   const out = forwardable(cmd, except);
+  delete out.$readPreference;
   if (forwardsSession(true, cmd)) {
     out.lsid = cmd.lsid;
     out.txnNumber = cmd.txnNumber;

@@ -50,10 +50,10 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
     const owner = router.options.auth ? conn.auth?.user : undefined;
     // As mongos: the command's own fields (the same table as a node's), its session fields and
     // maxTimeMS (in the entry the fast paths share), then its write concern, which the shards are
-    // sent as one they can satisfy.
+    // sent as one they can satisfy: as it is when they are replica sets, else as one-member sets'.
     checkCommandFields(name, cmd);
     const deadline = enterCommand(router, name, cmd);
-    const writeConcernError = takeUnsatisfiableWriteConcern(cmd);
+    const writeConcernError = router.shardRegistry.allReplicaSets() ? undefined : takeUnsatisfiableWriteConcern(cmd);
     countCommand(router.opcounters, name);
     const failed = { db, name, names: def.names, cmd, router: true };
     const ran = withinMaxTime(router, deadline, withFailCommand(router.failPoints, router.wallClock, conn, failed, () => runInRouterSession(router, name, cmd, () => withOperationClock(router.wallClock, () => run(router, { router, conn, db }, name, def, cmd)))));

@@ -24,6 +24,12 @@ export class ShardRegistry {
     return [...this.shards.values()];
   }
 
+  // Whether every shard known is a replica set (its host in `setName/...` form), as MongoDB's shards
+  // are; false before config.shards is loaded.
+  allReplicaSets(): boolean {
+    return this.loaded && this.shards.size > 0 && [...this.shards.values()].every((s) => s.host.includes('/'));
+  }
+
   // host() of a shard already known, without waiting; undefined when host() would reload.
   cachedHost(shardId: string): string | undefined {
     return this.shards.get(shardId)?.host;
