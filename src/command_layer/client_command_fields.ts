@@ -114,6 +114,7 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
   revokePrivilegesFromRole: ['privileges'],
   rolesInfo: ['showPrivileges', 'showAuthenticationRestrictions', 'showBuiltinRoles'],
   connectionStatus: ['showPrivileges'],
+  connPoolStats: [],
 
   // Diagnostics MongoDB parses by hand and that take nothing but their own value.
   ping: [],

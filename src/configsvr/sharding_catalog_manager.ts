@@ -23,6 +23,10 @@ import { changeLogEntry, CONFIG_SHARD, type ChangeLogContext } from '../catalog_
 import { MoveRangeCatalog } from './move_range_catalog.js';
 import type { Clock } from '../base/clock.js';
 
+// How long addShard waits for a set's members to name a primary, and how often it asks.
+const PRIMARY_WAIT_MS = 15_000;
+const PRIMARY_POLL_MS = 250;
+
 // Who the config server is to its shards: the cluster id of config.version (read when needed: a
 // member that becomes primary answers with the id its set replicated), and the connection string
 // shards reach it by (a replica set's `setName/members`).
@@ -108,7 +112,18 @@ export class ShardingCatalogManager {
   // among the seeds that say they are of the named set or where they say it is. A seed of another
   // set is left out, as a replica set monitor leaves it (the primary's member list then refuses
   // it); when no seed is of the named set, the first that answered says what it is.
+  // A set whose members do not know their primary yet (an election under way, or a secondary
+  // that has not heard the primary's heartbeat) is asked again for a while, as MongoDB's replica
+  // set monitor waits for a primary, before addShard says it has none.
   private async helloShard(cs: ConnectionString): Promise<{ target: string; hello: Doc }> {
+    for (let waitedMs = 0; ; waitedMs += PRIMARY_POLL_MS) {
+      const found = await this.helloShardOnce(cs);
+      if (cs.setName === undefined || found.hello.isWritablePrimary === true || found.hello.setName !== cs.setName || waitedMs >= PRIMARY_WAIT_MS) return found;
+      await this.wallClock.sleep(PRIMARY_POLL_MS);
+    }
+  }
+
+  private async helloShardOnce(cs: ConnectionString): Promise<{ target: string; hello: Doc }> {
     const text = formatConnectionString(cs);
     const ask = (h: string): Promise<Doc> => this.client.command(h, 'admin', { hello: 1 });
     const answers = await Promise.all(cs.hosts.map((h) => ask(h).then((hello) => ({ target: h, hello }), () => undefined)));
