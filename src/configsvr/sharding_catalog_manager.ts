@@ -126,9 +126,11 @@ export class ShardingCatalogManager {
   private async helloShardOnce(cs: ConnectionString): Promise<{ target: string; hello: Doc }> {
     const text = formatConnectionString(cs);
     const ask = (h: string): Promise<Doc> => this.client.command(h, 'admin', { hello: 1 });
-    const answers = await Promise.all(cs.hosts.map((h) => ask(h).then((hello) => ({ target: h, hello }), () => undefined)));
+    const failures: string[] = [];
+    const answers = await Promise.all(cs.hosts.map((h) => ask(h).then((hello) => ({ target: h, hello }), (err: unknown) => { failures.push((err as Error).message); })));
     const answered = answers.filter((a): a is { target: string; hello: Doc } => a !== undefined && a.hello.ok === 1);
-    if (answered.length === 0) throw new MongoError(ErrorCodes.OperationFailed, `failed to reach ${text}: no host answered hello`);
+    // Why no host answered (it refused internal authentication, it is down) is what the client is told.
+    if (answered.length === 0) throw new MongoError(ErrorCodes.OperationFailed, `failed to reach ${text}: ${failures.join('; ') || 'no host answered hello'}`);
     if (cs.setName === undefined) return answered[0]!;
     const ofSet = answered.filter((a) => a.hello.setName === cs.setName);
     if (ofSet.length === 0) return answered[0]!;
