@@ -161,20 +161,25 @@ export class MigrationSourceManager {
     return this.finished;
   }
 
-  // Step-down (MongoDB interrupts the donor's operation): the effect running ends as the storage
-  // refuses its writes, none after it runs, and the driver ends without deciding anything.
-  // Resolves once it has ended.
+  // Step-down (MongoDB interrupts the donor's operation): the driver ends at once without deciding
+  // anything, and none of its effects runs after the one in flight, whose writes the storage
+  // refuses and whose replies are ignored. It does not wait for that effect: one may wait on what
+  // only a primary brings about (a prepared transaction's decision, which the new term's
+  // transaction coordinator sends once the primary-only services of the new term start, and they
+  // start only once this one has ended).
   async interrupt(): Promise<void> {
     this.interrupted = true;
     this.queue.length = 0;
-    if (!this.draining) this.endInterrupted();
+    this.endInterrupted();
     await this.finished;
   }
 
+  // Idempotent: the drain loop ends the driver again once the effect in flight returns.
   private endInterrupted(): void {
     this.timer?.cancel();
     this.cloner?.stop();
     if (this.holdsCriticalSection) this.node.sharding.criticalSection.exit(this.doc.nss);
+    this.holdsCriticalSection = false;
     if (this.node.migrations.source === this) this.node.migrations.source = undefined;
     this.finish({ ok: false, error: new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'migration interrupted by a step-down; the next primary finishes or aborts it') });
   }
