@@ -1,5 +1,5 @@
 import { Long } from 'bson';
-import type { Doc } from '../bson/values.js';
+import { isPlainObject, type Doc } from '../bson/values.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import { forwardsSession } from './command_entry.js';
 import type { PartialResults } from './partial_results.js';
@@ -81,7 +81,15 @@ export function batchSizeOf(cmd: Doc): number | undefined {
 export function forwardable(cmd: Doc, except?: string): Doc {
   const out: Doc = {};
   for (const k of Object.keys(cmd)) if (k !== except && !ROUTER_ONLY_FIELDS.includes(k)) out[k] = cmd[k];
+  if (!forwardsReadPreference(cmd)) delete out.$readPreference;
   return out;
+}
+
+// Only a read outside a transaction that asks for other than the primary: a transaction reads
+// from the primaries its statements go to, and primary is where a shard's reads go anyway.
+function forwardsReadPreference(cmd: Doc): boolean {
+  const rp = cmd.$readPreference;
+  return cmd.autocommit === undefined && isPlainObject(rp) && rp.mode !== undefined && rp.mode !== 'primary';
 }
 
 // A write's arguments for its shards: as `forwardable`, plus the session and transaction number of
