@@ -1,8 +1,8 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError } from 'mongodb';
-import { removeDir } from '../helpers/spawn_node.js';
-import { spawnReplicaSet, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+import { MongoServerError, type MongoClient } from 'mongodb';
+import { withProcesses } from '../helpers/fixtures.js';
+import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 // readConcern linearizable on a real three-member set: answered by the primary once a majority
 // confirmed it is still primary; refused on a secondary (NotWritablePrimary); a primary whose two
@@ -10,22 +10,11 @@ import { spawnReplicaSet, type SpawnedReplicaSet } from '../helpers/spawn_replse
 // read's maxTimeMS, within the election timeout, while it still answers a local read.
 describe('readConcern linearizable', () => {
   let set: SpawnedReplicaSet;
-  const clients: MongoClient[] = [];
-  const connect = (uri: string): MongoClient => {
-    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 30_000 });
-    clients.push(c);
-    return c;
-  };
-
-  before(async () => {
-    set = await spawnReplicaSet();
-  });
-
-  after(async () => {
-    for (const n of set.nodes) n.child.kill('SIGCONT');
-    for (const c of clients) await c.close().catch(() => undefined);
-    await set.stop();
-    for (const n of set.nodes) removeDir(n.dbpath);
+  let connect: (uri: string) => MongoClient;
+  withProcesses(async (p) => {
+    set = await p.replicaSet();
+    connect = (uri) => p.connect(uri, { serverSelectionTimeoutMS: 30_000 });
+    p.beforeStop(() => { for (const n of set.nodes) n.child.kill('SIGCONT'); });
   });
 
   it('is served by a primary a majority still follows, refused on a secondary, and never answered by a primary cut off from its majority', { timeout: 120_000 }, async () => {

@@ -1,29 +1,18 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError } from 'mongodb';
-import { removeDir } from '../helpers/spawn_node.js';
-import { spawnReplicaSet, until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+import { MongoServerError, type MongoClient } from 'mongodb';
+import { withProcesses } from '../helpers/fixtures.js';
+import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 // replSetSyncFrom (rs.syncFrom) on a real three-member set: a secondary asked to sync from the
 // other secondary leaves the primary for it, and a w: 3 write still reaches it (through the
 // chain); the primary, the member itself and an unknown host are refused with MongoDB's codes.
 describe('replSetSyncFrom', () => {
   let set: SpawnedReplicaSet;
-  const clients: MongoClient[] = [];
-  const connect = (uri: string): MongoClient => {
-    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 30_000 });
-    clients.push(c);
-    return c;
-  };
-
-  before(async () => {
-    set = await spawnReplicaSet();
-  });
-
-  after(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await set.stop();
-    for (const n of set.nodes) removeDir(n.dbpath);
+  let connect: (uri: string) => MongoClient;
+  withProcesses(async (p) => {
+    set = await p.replicaSet();
+    connect = (uri) => p.connect(uri, { serverSelectionTimeoutMS: 30_000 });
   });
 
   it('moves a secondary to the sync source asked for, and refuses what MongoDB refuses', { timeout: 120_000 }, async () => {
