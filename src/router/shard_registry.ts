@@ -10,6 +10,7 @@ import { configReadConcern } from '../catalog/config_read_concern.js';
 export class ShardRegistry {
   private shards = new Map<string, ShardType>();
   private loaded = false;
+  private allSets = false;
 
   constructor(private readonly client: Network, private readonly configHost: string) {}
 
@@ -17,6 +18,8 @@ export class ShardRegistry {
     const docs = await fetchAll(this.client, this.configHost, 'config', { find: 'shards', sort: { _id: 1 }, ...configReadConcern(this.configHost) });
     this.shards = new Map(docs.map((d) => [String(d._id), d as unknown as ShardType]));
     this.loaded = true;
+    // Asked by every command the router dispatches: worked out once per load.
+    this.allSets = this.shards.size > 0 && [...this.shards.values()].every((s) => s.host.includes('/'));
   }
 
   async all(): Promise<ShardType[]> {
@@ -27,7 +30,7 @@ export class ShardRegistry {
   // Whether every shard known is a replica set (its host in `setName/...` form), as MongoDB's shards
   // are; false before config.shards is loaded.
   allReplicaSets(): boolean {
-    return this.loaded && this.shards.size > 0 && [...this.shards.values()].every((s) => s.host.includes('/'));
+    return this.allSets;
   }
 
   // host() of a shard already known, without waiting; undefined when host() would reload.
