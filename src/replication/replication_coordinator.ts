@@ -339,8 +339,12 @@ export class ReplicationCoordinator {
   private runEvent(event: DriverEvent, replyTo?: number): ReplMessage | undefined {
     if (this.core === null || this.stopped) return undefined;
     const full = { ...event, nowMs: this.deps.clock.now(), nextTs: this.nextTs() } as ReplEvent;
+    const before = this.core;
     const { state, effects } = topologyStep(this.core, full);
     this.core = state;
+    if (state.election !== null && (before.election === null || before.election.term !== state.election.term)) {
+      this.deps.logger.info({ c: 'ELECTION', reason: state.election.reason, term: state.election.term }, 'Starting an election');
+    }
     const reply = this.execute(effects, replyTo);
     this.schedule();
     this.progressed();

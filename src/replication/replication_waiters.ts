@@ -134,7 +134,7 @@ export class ReplicationWaiters implements ReplicationWaits {
       return undefined;
     }
     if (level === 'majority') {
-      const wait = after === undefined ? undefined : this.until((core) => core.lastCommittedOpTime.ts >= coreTs(after));
+      const wait = this.until((core) => committedInOwnTerm(core) && (after === undefined || core.lastCommittedOpTime.ts >= coreTs(after)));
       return { wait, readAt: () => this.committedSnapshot() };
     }
     if (after === undefined || this.coordinator.isWritablePrimary()) return undefined;
@@ -221,6 +221,17 @@ function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
   if (!WRITE_CONCERN_COMMANDS.has(commandName)) return false;
   // A transaction's statements wait for nothing: its commit or abort does.
   return cmd.autocommit !== false || TRANSACTION_ENDS.has(commandName);
+}
+
+// Beyond MongoDB: a new primary serves majority reads only once an entry of its own term is
+// committed (Raft's rule for a leader's reads). Until then its commit point may lag what its
+// predecessor committed and acknowledged, so a client (a router refreshing its catalog from a
+// config server that just failed over) would read a catalog older than one it was told of.
+// MongoDB closes that gap with afterOpTime on every catalog read; this closes it for every reader.
+function committedInOwnTerm(core: TopologyState): boolean {
+  if (core.role !== 'leader' || core.leader === null) return true;
+  const first = core.leader.firstOpTimeOfMyTerm;
+  return first !== null && compareOpTime(core.lastCommittedOpTime, first) >= 0;
 }
 
 // Where each member is, by member index: this member's own position from its oplog.
