@@ -2,9 +2,9 @@ import type { Effects } from './effects.js';
 import { denylistSource, noteSource, setMemberState, sourceMetadata } from './fetch_state.js';
 import type { RollbackFetch, RollbackFetchResponse, SourceMetadata } from './messages.js';
 import { entryOpTime } from './oplog_entry.js';
-import { compareOpTime } from './op_time.js';
+import { compareOpTime, formatOpTime } from './op_time.js';
 import { reachesBack, sourceTooStale } from './too_stale.js';
-import type { TopologyState } from './topology_state.js';
+import { lastAppliedOpTime, type TopologyState } from './topology_state.js';
 
 // docshard's rule, beyond MongoDB's: roll back only to a source whose last entry is of our own term.
 // Such a source's oplog is a prefix of that term's primary's, which holds every committed entry, so
@@ -47,8 +47,12 @@ export function onRollbackFetchResponse(s: TopologyState, fx: Effects, from: num
   while (common >= 0 && !theirs.has(`${next.oplog[common]!.t}:${next.oplog[common]!.ts}`)) common--;
   const commonOpTime = common >= 0 ? entryOpTime(next.oplog[common]!) : null;
   if (commonOpTime === null || compareOpTime(commonOpTime, next.lastCommittedOpTime) < 0) {
+    // Said in full: the member stops on it, and whoever reads the log must find why.
     if (!reachesBack(r.oldestOpTime, next)) return setMemberState(sourceTooStale(next, fx, from, r.oldestOpTime), fx, 'SECONDARY');
-    fx.add({ type: 'rollbackRefused', reason: 'the common point with the sync source is older than the commit point' });
+    const held = r.entries.length === 0 ? 'no entries' : `${r.entries.length} entries from ${formatOpTime(entryOpTime(r.entries[0]!))} to ${formatOpTime(entryOpTime(r.entries.at(-1)!))}`;
+    const reason = `the common point with the sync source (member ${from}) is older than the commit point ${formatOpTime(next.lastCommittedOpTime)}: `
+      + `it sent ${held}; ours run to ${formatOpTime(lastAppliedOpTime(next))}`;
+    fx.add({ type: 'rollbackRefused', reason });
     return setMemberState(denylistSource(next, from), fx, 'SECONDARY');
   }
   const after = r.entries.filter((e) => compareOpTime(entryOpTime(e), commonOpTime) > 0);
