@@ -89,6 +89,15 @@ export class ReplicationWaiters implements ReplicationWaits {
     return wait();
   }
 
+  async awaitMajority(): Promise<void> {
+    // The coordinator takes in the member's own writes on the next turn of the event loop.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const failed = (error: Doc): Doc => ({ ok: 1, writeConcernError: error });
+    const reply = await this.awaitReplication(CATALOG_WRITE_CONCERN, { w: 'majority', j: true }, { ok: 1 }, failed, { ts: undefined, term: undefined });
+    const error = reply.writeConcernError as Doc | undefined;
+    if (error !== undefined) throw new MongoError(error.code as number, String(error.errmsg));
+  }
+
   private awaitReplication(wc: WriteConcernOptions, demand: WriteConcernDemand, reply: Doc, labelled: (error: Doc) => Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
     const core = this.coordinator.state();
     if (core === null) return reply;
