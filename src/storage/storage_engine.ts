@@ -11,7 +11,7 @@ import { KvStore, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
 import { cappedLimits, type CappedLimits } from './capped.js';
 import { upgradeLayout } from './layout_upgrade.js';
-import { decodedDocument, type OperationSessionInfo, type OpObserver, type StoredDocument, type UnitContext, type UnitObserver } from './op_observer.js';
+import { decodedDocument, type OperationSessionInfo, type UpdateHow, type OpObserver, type StoredDocument, type UnitContext, type UnitObserver } from './op_observer.js';
 import { asBuffer, LazyDocument } from '../bson/raw_document.js';
 import { CommitTimestamps, currentLastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
 import { VersionHistory, type HistoryLimits } from './version_history.js';
@@ -728,7 +728,7 @@ export class WriteUnit implements UnitContext {
     }
   }
 
-  update(coll: Collection, recordId: number, before: Doc, beforeSize: number, after: Doc, bytes: Buffer = serializeDocument(after)): void {
+  update(coll: Collection, recordId: number, before: Doc, beforeSize: number, after: Doc, bytes: Buffer = serializeDocument(after), how?: UpdateHow): void {
     const changes = coll.indexes.map((index) => {
       const old = index.keysFor(before);
       const neu = index.keysFor(after);
@@ -749,7 +749,7 @@ export class WriteUnit implements UnitContext {
       if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
     }
     this.delta(coll, 0, bytes.length - beforeSize);
-    if (!this.transactional) for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
+    if (!this.transactional) for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes, how);
   }
 
   // Removes the document with this _id, if any, decoding only the fields its indexes read; true
@@ -769,7 +769,7 @@ export class WriteUnit implements UnitContext {
     const after = indexedFields(coll, buffer);
     const found = coll.findById(this.kv, after._id);
     if (found === undefined) this.insertStored(coll, new LazyDocument(buffer));
-    else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer);
+    else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer, { beforeBytes: found.bytes });
   }
 
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.
