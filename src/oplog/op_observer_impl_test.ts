@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { withClockedEngine } from '../storage/test_support.js';
 import { OPLOG_NS } from './oplog_entry.js';
 import { withOplog } from './oplog_test_util.js';
@@ -92,4 +92,31 @@ test('catalog changes take a commit time and log MongoDB\'s command entries', wi
     { op: 'c', ns: 'app.$cmd', o: { dropDatabase: 1 } },
   ]);
   for (let i = 1; i < entries.length; i++) assert.ok((entries[i]!.ts as Timestamp).greaterThan(entries[i - 1]!.ts as Timestamp));
+}));
+
+test('an update is logged with its post-image and what it changed; a replacement without the description', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => unit.insert(coll, { _id: 1, a: 1, b: { c: 1, d: 2 }, arr: [1, 2, 3] }));
+  const at = (): { recordId: number; doc: Doc; size: number } => {
+    const found = coll.findById(storage.kv, 1)!;
+    return { recordId: found.recordId, doc: deserializeDocument(found.bytes), size: found.bytes.length };
+  };
+  let t = at();
+  storage.write((unit) => unit.update(coll, t.recordId, t.doc, t.size, { _id: 1, a: 2, b: { c: 1 }, arr: [1, 5], e: 'new' }));
+  t = at();
+  storage.write((unit) => unit.update(coll, t.recordId, t.doc, t.size, { _id: 1, z: 1 }, undefined, { replacement: true }));
+  const [update, replacement] = oplog.reads.entriesFrom(ZERO).slice(-2);
+  assert.deepEqual(update!.o, { _id: 1, a: 2, b: { c: 1 }, arr: [1, 5], e: 'new' });
+  assert.deepEqual(update!.o2, { _id: 1 });
+  assert.deepEqual(update!.updateDescription, { updatedFields: { a: 2, 'arr.1': 5, e: 'new' }, removedFields: ['b.d'], truncatedArrays: [{ field: 'arr', newSize: 2 }] });
+  assert.deepEqual(replacement!.o, { _id: 1, z: 1 });
+  assert.equal(replacement!.updateDescription, undefined);
+}));
+
+test('a replacement from bytes (a transaction\'s commit) is described from the whole document before', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => unit.insert(coll, { _id: 1, a: 1, keep: 'x' }));
+  storage.write((unit) => unit.upsertBytes(coll, serializeDocument({ _id: 1, a: 2, keep: 'x' })));
+  const [entry] = oplog.reads.entriesFrom(ZERO).slice(-1);
+  assert.deepEqual(entry!.updateDescription, { updatedFields: { a: 2 }, removedFields: [], truncatedArrays: [] });
 }));
