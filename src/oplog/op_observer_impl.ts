@@ -100,7 +100,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     if (this.suppressed > 0 || db === 'local') return;
     const frame = this.frames.at(-1);
     if (frame === undefined) throw new Error(`a change of ${op.ns} outside a write unit cannot be logged`);
-    frame.ops.push(op);
+    frame.ops.push(frame.unit.fromMigrate && op.op !== 'c' ? { ...op, fromMigrate: true } : op);
   }
 
   private uuidOf(ns: string): Binary | undefined {

@@ -120,3 +120,21 @@ test('a replacement from bytes (a transaction\'s commit) is described from the w
   const [entry] = oplog.reads.entriesFrom(ZERO).slice(-1);
   assert.deepEqual(entry!.updateDescription, { updatedFields: { a: 2 }, removedFields: [], truncatedArrays: [] });
 }));
+
+test('a chunk migration\'s writes are logged fromMigrate, each operation of an applyOps too', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => {
+    unit.fromMigrate = true;
+    unit.insert(coll, { _id: 1 });
+  });
+  storage.write((unit) => {
+    unit.fromMigrate = true;
+    unit.insert(coll, { _id: 2 });
+    unit.insert(coll, { _id: 3 });
+  });
+  storage.write((unit) => unit.insert(coll, { _id: 4 }));
+  const [single, batch, plain] = oplog.reads.entriesFrom(ZERO).slice(-3);
+  assert.equal(single!.fromMigrate, true);
+  assert.deepEqual(((batch!.o as Doc).applyOps as Doc[]).map((op) => op.fromMigrate), [true, true]);
+  assert.equal(plain!.fromMigrate, undefined);
+}));

@@ -21,6 +21,8 @@ export interface InnerOp {
   o2?: Doc;
   // An update that did not replace the document: what it changed (update_description.ts).
   updateDescription?: UpdateDescription;
+  // A chunk migration's write (MongoDB's field): no change stream event.
+  fromMigrate?: boolean;
 }
 
 // An optime nobody wrote: the prevOpTime of a session's first entry, as MongoDB writes it.

@@ -64,6 +64,7 @@ export interface UnitContext {
   // Its commit time, taken now if it has none.
   commitTimestamp(): Timestamp | undefined;
   sessionInfo: OperationSessionInfo | undefined;
+  readonly fromMigrate: boolean;
 }
 
 // Brackets every write unit and catalog change outside transactions: `begin` when it starts,

@@ -605,6 +605,9 @@ export class WriteUnit implements UnitContext {
   // Set by the session layer for a retryable write or a transaction's commit: the oplog entry
   // carries it.
   sessionInfo: OperationSessionInfo | undefined;
+  // Set by a chunk migration's writes (the recipient's clone and catch-up, the range deleter):
+  // their oplog entries say `fromMigrate`, and change streams show no event for them.
+  fromMigrate = false;
 
   // `transactional`: a statement of a multi-document transaction, writing into its write set; the
   // op observers, statistics and commit time wait for the commit, which writes it all again.

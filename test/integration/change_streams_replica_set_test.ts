@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoServerError, type ChangeStream, type ChangeStreamDocument, type Document, type MongoClient, type ResumeToken } from 'mongodb';
-import { withProcesses } from '../helpers/fixtures.js';
+import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
 import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 // Change streams on a real three-member set through the official driver: collection, database
@@ -28,7 +28,9 @@ describe('change streams on a replica set', () => {
   let set: SpawnedReplicaSet;
   let client: MongoClient;
   let standalone: MongoClient;
-  withProcesses(async (p) => {
+  let p: SuiteProcesses;
+  withProcesses(async (processes) => {
+    p = processes;
     set = await p.replicaSet();
     client = p.connect(set.uri, { serverSelectionTimeoutMS: 30_000 });
     const node = await p.node();
@@ -60,6 +62,56 @@ describe('change streams on a replica set', () => {
     assert.equal(del!.fullDocument, undefined);
     assert.deepEqual(drop!.ns, { db: 'app', coll: 'crud' });
     assert.equal(stream.closed || (await stream.tryNext().catch(() => null)) === null, true);
+    await stream.close();
+  });
+
+  it('showExpandedEvents shows DDL; rename invalidates a collection stream, dropDatabase a database stream', { timeout: 120_000 }, async () => {
+    const db = client.db('ddl');
+    await db.collection<Loose>('seed').insertOne({ _id: 1 });
+    const dbStream = db.watch([], { showExpandedEvents: true });
+    const plain = db.watch();
+    await dbStream.tryNext();
+    await plain.tryNext();
+    await db.createCollection('made');
+    const made = db.collection<Loose>('made');
+    await made.createIndex({ a: 1 });
+    const collStream = made.watch([], { showExpandedEvents: true });
+    await collStream.tryNext();
+    await db.command({ collMod: 'made', validationLevel: 'off' });
+    await made.dropIndex('a_1');
+    await made.updateOne({ _id: 1 }, { $set: { 'x.0': 1 } }, { upsert: true });
+    await made.rename('renamed');
+    await db.dropDatabase();
+    const expanded = (await nextEvents(dbStream, 10)) as Document[];
+    const types = expanded.map((e) => e.operationType);
+    assert.deepEqual(types.slice(0, 6), ['create', 'createIndexes', 'modify', 'dropIndexes', 'insert', 'rename']);
+    assert.deepEqual(types.slice(6), ['drop', 'drop', 'dropDatabase', 'invalidate']);
+    assert.deepEqual(expanded[1]!.operationDescription.indexes[0].key, { a: 1 });
+    assert.deepEqual(expanded[2]!.operationDescription, { validationLevel: 'off' });
+    assert.ok(expanded.slice(0, 6).every((e) => e.collectionUUID !== undefined));
+    assert.deepEqual(expanded[5]!.to, { db: 'ddl', coll: 'renamed' });
+    const inCollection = (await nextEvents(collStream, 5)) as Document[];
+    assert.deepEqual(inCollection.map((e) => e.operationType), ['modify', 'dropIndexes', 'insert', 'rename', 'invalidate']);
+    const classic = (await nextEvents(plain, 3)) as Document[];
+    assert.deepEqual(classic.map((e) => e.operationType), ['insert', 'rename', 'drop']);
+    // startAfter an invalidate starts the stream after it.
+    const invalidate = inCollection[4]!;
+    const after = made.watch([], { startAfter: invalidate._id });
+    await client.db('ddl').collection<Loose>('made').insertOne({ _id: 'again' });
+    assert.equal(summary(await after.next()), 'insert:"again"');
+    await after.close();
+    await assert.rejects(made.watch([], { resumeAfter: invalidate._id }).next(), (err: unknown) => err instanceof MongoServerError && err.code === 260);
+    for (const st of [dbStream, plain, collStream]) await st.close();
+  });
+
+  it('a stream on a secondary sees the primary\'s writes once they are majority-committed', { timeout: 120_000 }, async () => {
+    const hello = await client.db('admin').command({ hello: 1 });
+    const secondary = (hello.hosts as string[]).find((h) => h !== hello.primary)!;
+    const direct = p.connect(`mongodb://${secondary}/?directConnection=true&readPreference=secondaryPreferred`);
+    const stream = direct.db('app').collection<Loose>('onsecondary').watch();
+    await stream.tryNext();
+    await client.db('app').collection<Loose>('onsecondary').insertMany([{ _id: 1 }, { _id: 2 }], { writeConcern: { w: 'majority' } });
+    assert.deepEqual((await nextEvents(stream, 2)).map(summary), ['insert:1', 'insert:2']);
     await stream.close();
   });
 
