@@ -164,6 +164,11 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
     }
   }
 
+  // Whether the cursor is a change stream's (its errors may carry ResumableChangeStreamError).
+  isChangeStream(id: Long): boolean {
+    return this.cursor(id)?.tail?.postBatchResumeToken !== undefined;
+  }
+
   kill(id: Long): boolean {
     const cursor = this.cursor(id);
     if (!cursor) return false;

@@ -26,10 +26,11 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
   const pipeline = cmd.pipeline as Doc[];
   const spec = parseChangeStreamSpec(pipeline[0]!.$changeStream, ctx.db, coll);
   const following = pipeline.slice(1);
-  checkFollowingStages(following);
   // Events are far below 16 MB here: splitting one never happens, so the stage has nothing to do.
-  const stages = following.filter((s) => !('$changeStreamSplitLargeEvent' in s));
-  validatePipeline(stages);
+  const stages = following.filter((s) => !isPlainObject(s) || !('$changeStreamSplitLargeEvent' in s));
+  // As MongoDB: a stage that does not exist (40324) before one that may not follow (20).
+  if (!mentionsChangeStream(stages)) validatePipeline(stages);
+  checkFollowingStages(following);
   const cursorOption = optionalDoc(cmd, 'cursor');
   if (cursorOption === undefined) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
   const batchSize = optionalNonNegative(cursorOption, 'batchSize');
