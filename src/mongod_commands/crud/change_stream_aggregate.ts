@@ -23,6 +23,7 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
   if (coll === undefined && Number(target) !== 1) {
     throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
   }
+  if (cmd.autocommit === false) throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, 'Operation not permitted in transaction :: caused by :: $changeStream may not be opened in a transaction');
   const pipeline = cmd.pipeline as Doc[];
   const spec = parseChangeStreamSpec(pipeline[0]!.$changeStream, ctx.db, coll);
   const following = pipeline.slice(1);
