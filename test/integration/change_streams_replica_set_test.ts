@@ -280,6 +280,11 @@ describe('change streams on a replica set', () => {
     await db.collection<Loose>('bad').insertOne({ _id: 3 }, { writeConcern: { w: 'majority' } });
     await assert.rejects(changed.next(), (err: unknown) => err instanceof MongoServerError && err.code === 280);
     await changed.close().catch(() => undefined);
+    const session = client.startSession();
+    session.startTransaction();
+    await assert.rejects(db.command({ aggregate: 'bad', pipeline: [{ $changeStream: {} }], cursor: {} }, { session }), (err: unknown) => err instanceof MongoServerError && err.code === 263);
+    await session.abortTransaction().catch(() => undefined);
+    await session.endSession();
     await assert.rejects(standalone.db('app').collection<Loose>('c').watch().next(), (err: unknown) => err instanceof MongoServerError && err.code === 40573);
     assert.equal(await db.collection<Loose>('bad').countDocuments(), 3);
     assert.equal((await standalone.db('admin').command({ ping: 1 })).ok, 1);
