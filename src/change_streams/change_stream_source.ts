@@ -6,7 +6,8 @@ import { OPLOG_NS } from '../oplog/oplog_entry.js';
 import { seekRecordId, tsOfRecord } from '../oplog/oplog_reads.js';
 import type { Collection, StorageEngine } from '../storage/storage_engine.js';
 import type { ChangeStreamSpec } from './change_stream_spec.js';
-import { eventsOfEntry, type StreamEvent } from './oplog_events.js';
+import { eventsOfEntry, mayConcern, type StreamEvent } from './oplog_events.js';
+import { LazyDocument } from '../bson/raw_document.js';
 import { addImages } from './event_images.js';
 import { compareTokens, highWaterMarkToken, type ResumeToken } from './resume_token.js';
 
@@ -147,6 +148,8 @@ export class ChangeStreamSource implements IterableIterator<{ doc: Doc }> {
       if (this.mustFind !== undefined && ts.greaterThan(this.mustFindTs())) throw tokenNotFound(this.mustFind);
       this.nextRecord = r.recordId + 1;
       if (ts.greaterThan(this.frontier)) this.frontier = ts;
+      const head = new LazyDocument(r.bytes).fields(['op', 'ns']);
+      if (!mayConcern(head.op, head.ns, spec)) continue;
       const events = this.afterResumePoint(eventsOfEntry(deserializeDocument(r.bytes), spec));
       if (events.length > 0) {
         this.buffer.push(...events);

@@ -45,6 +45,14 @@ function watches(opts: EventOptions, ns: string): boolean {
   }
 }
 
+// Whether an entry, by its `op` and `ns` alone, may give the stream an event: a CRUD entry of a
+// collection it does not watch, or a no-op, gives none, so the reader need not decode the rest.
+export function mayConcern(op: unknown, ns: unknown, opts: EventOptions): boolean {
+  if (op === 'c') return true;
+  if (op !== 'i' && op !== 'u' && op !== 'd') return false;
+  return typeof ns === 'string' && watches(opts, ns);
+}
+
 export function eventsOfEntry(entry: Doc, opts: EventOptions): StreamEvent[] {
   const ts = entry.ts as Timestamp;
   const common: Doc = { clusterTime: ts, ...(entry.wall instanceof Date ? { wallTime: entry.wall } : {}) };

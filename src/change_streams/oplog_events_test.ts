@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, Long, Timestamp } from 'bson';
 import type { Doc } from '../bson/values.js';
-import { eventsOfEntry, type EventOptions } from './oplog_events.js';
+import { eventsOfEntry, mayConcern, type EventOptions } from './oplog_events.js';
 import { compareTokens, decodeResumeToken } from './resume_token.js';
 
 const UUID = new Binary(Buffer.alloc(16, 1), Binary.SUBTYPE_UUID);
@@ -91,4 +91,13 @@ test('a transaction\'s operations are events at its time, in order, with its ses
   assert.ok(compareTokens(events[0]!.token, events[1]!.token) < 0);
   const retryable = eventsOfEntry({ ...txn, stmtId: [0, 1, 2] }, coll);
   assert.ok(retryable.every((e) => e.event.lsid === undefined));
+});
+
+test('an entry is decoded only if its op and namespace may concern the stream', () => {
+  assert.equal(mayConcern('i', 'app.c', coll), true);
+  assert.equal(mayConcern('u', 'app.d', coll), false);
+  assert.equal(mayConcern('n', '', coll), false);
+  assert.equal(mayConcern('c', 'admin.$cmd', coll), true);
+  assert.equal(mayConcern('d', 'other.x', opts({ kind: 'cluster' })), true);
+  assert.equal(mayConcern('d', 'config.x', opts({ kind: 'cluster' })), false);
 });
