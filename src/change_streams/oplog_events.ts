@@ -73,7 +73,9 @@ function eventsOfOp(op: Doc, txnOpIndex: number, common: Doc, session: Doc, opts
   if (op.op === 'i' || op.op === 'u' || op.op === 'd') {
     if (!watches(opts, ns)) return [];
     const o = op.o as Doc;
-    const documentKey = { _id: op.op === 'u' ? (op.o2 as Doc)._id : o._id };
+    // The entry names the key: an insert's o2 (absent when the collection is not sharded), an
+    // update's o2, a delete's o.
+    const documentKey = op.op === 'i' ? (isPlainObject(op.o2) ? op.o2 : { _id: o._id }) : op.op === 'u' ? (op.o2 as Doc) : o;
     const desc = op.updateDescription as UpdateDescription | undefined;
     const operationType = op.op === 'i' ? 'insert' : op.op === 'd' ? 'delete' : desc === undefined ? 'replace' : 'update';
     const token = eventToken(ts, txnOpIndex, uuid, eventIdentifier(operationType, documentKey));

@@ -101,3 +101,12 @@ test('an entry is decoded only if its op and namespace may concern the stream', 
   assert.equal(mayConcern('d', 'other.x', opts({ kind: 'cluster' })), true);
   assert.equal(mayConcern('d', 'config.x', opts({ kind: 'cluster' })), false);
 });
+
+test('on a sharded collection the document key is the entry\'s: shard key fields and _id', () => {
+  const key = { region: 'eu', _id: 7 };
+  const [insert] = eventsOfEntry({ ...base, op: 'i', ns: 'app.c', o: { _id: 7, region: 'eu', x: 1 }, o2: key }, coll);
+  const [update] = eventsOfEntry({ ...base, op: 'u', ns: 'app.c', o: { _id: 7, region: 'eu', x: 2 }, o2: key, updateDescription: { updatedFields: { x: 2 }, removedFields: [], truncatedArrays: [] } }, coll);
+  const [del] = eventsOfEntry({ ...base, op: 'd', ns: 'app.c', o: key }, coll);
+  assert.deepEqual([insert!.event.documentKey, update!.event.documentKey, del!.event.documentKey], [key, key, key]);
+  assert.deepEqual(decodeResumeToken(del!.token).eventIdentifier, { operationType: 'delete', documentKey: key });
+});

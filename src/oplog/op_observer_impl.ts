@@ -15,6 +15,9 @@ export interface OplogWriterOptions {
   // the node may not write, which aborts the unit, whatever the command checked before it awaited.
   checkCanWrite: () => void;
   wallMs: () => number;
+  // A document's key when its collection is sharded (shard key fields and _id), as MongoDB's
+  // entries carry it: an insert's o2, an update's o2, a delete's o. Undefined: `{_id}`.
+  documentKey?: (ns: string, doc: Doc) => Doc | undefined;
 }
 
 interface Frame {
@@ -114,7 +117,9 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
 
   onInsert(_w: KvWriter, ns: string, doc: StoredDocument): void {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
-    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'i', o: deserializeDocument(doc.bytes) }));
+    const o = deserializeDocument(doc.bytes);
+    const key = this.options.documentKey?.(ns, o);
+    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'i', o, ...(key !== undefined ? { o2: key } : {}) }));
   }
 
   // Logged as the document the update produced (applying it twice gives the same document) and,
@@ -125,7 +130,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
     if (ns === TRANSACTIONS_NS && this.frames.length > 0) this.frames.at(-1)!.sessionRecordBefore ??= before;
     const post = deserializeDocument(bytes);
-    const op = this.crud(ns, { op: 'u', o: post, o2: { _id: after._id } });
+    const op = this.crud(ns, { op: 'u', o: post, o2: this.options.documentKey?.(ns, post) ?? { _id: after._id } });
     if (how?.replacement !== true && !ns.startsWith('config.')) {
       op.updateDescription = describeUpdate(how?.beforeBytes === undefined ? before : deserializeDocument(how.beforeBytes), post);
     }
@@ -134,7 +139,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
 
   onDelete(_w: KvWriter, ns: string, before: Doc): void {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
-    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'd', o: { _id: before._id } }));
+    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'd', o: this.options.documentKey?.(ns, before) ?? { _id: before._id } }));
   }
 
   private command(ns: string, ui: Binary | undefined, o: Doc, o2?: Doc): void {

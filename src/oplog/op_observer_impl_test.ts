@@ -138,3 +138,18 @@ test('a chunk migration\'s writes are logged fromMigrate, each operation of an a
   assert.deepEqual(((batch!.o as Doc).applyOps as Doc[]).map((op) => op.fromMigrate), [true, true]);
   assert.equal(plain!.fromMigrate, undefined);
 }));
+
+test('with a document key for sharded collections, inserts, updates and deletes name it', withOplog({ documentKey: (ns, doc) => (ns === 'app.sharded' ? { region: doc.region ?? null, _id: doc._id } : undefined) }, (storage, oplog) => {
+  const sharded = storage.createCollection('app.sharded');
+  // A shard key has its index: a delete decodes only the indexed fields.
+  storage.createIndexes(sharded, [{ v: 2, key: { region: 1 }, name: 'region_1' }]);
+  const plain = storage.createCollection('app.plain');
+  storage.write((unit) => unit.insert(sharded, { _id: 1, region: 'eu', v: 1 }));
+  const found = sharded.findById(storage.kv, 1)!;
+  storage.write((unit) => unit.update(sharded, found.recordId, deserializeDocument(found.bytes), found.bytes.length, { _id: 1, region: 'eu', v: 2 }));
+  storage.write((unit) => unit.removeById(sharded, 1));
+  storage.write((unit) => unit.insert(plain, { _id: 2 }));
+  const [insert, update, remove, other] = oplog.reads.entriesFrom(ZERO).slice(-4);
+  assert.deepEqual([insert!.o2, update!.o2, remove!.o], [{ region: 'eu', _id: 1 }, { region: 'eu', _id: 1 }, { region: 'eu', _id: 1 }]);
+  assert.equal(other!.o2, undefined);
+}));
