@@ -1,5 +1,5 @@
 import { Long } from 'bson';
-import { serializeDocument, type Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { RawDocument } from '../wire/raw_bson.js';
@@ -25,6 +25,11 @@ export interface TailOptions {
   restore(): void;
   // Resolves when the source may have more, after `timeoutMs`, or when `signal` aborts.
   waitForData(timeoutMs: number, signal: AbortSignal): Promise<void>;
+  // The source has nothing more ever (a change stream after its invalidate): the cursor closes.
+  ended?(): boolean;
+  // A change stream's postBatchResumeToken for a batch: `last`, the batch's last document;
+  // `pending`, whether a document was read past the batch.
+  postBatchResumeToken?(last: Doc | undefined, pending: boolean): Doc;
 }
 
 export interface CursorOptions {
@@ -52,6 +57,7 @@ interface OpenCursor extends RegisteredCursor {
 export interface Batch {
   docs: RawDocument[];
   cursorId: Long;
+  postBatchResumeToken?: Doc;
 }
 
 
@@ -74,10 +80,10 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
     const docs = this.fill(cursor, batchSize ?? DEFAULT_FIRST_BATCH);
     const deadline = currentDeadline();
     if (deadline !== undefined && cursor.tail === undefined) cursor.timeLeftMs = Math.max(0, deadline - performance.now());
-    const open = cursor.tail === undefined ? !singleBatch && this.hasMore(cursor) : cursor.tail.keepOpen;
-    if (!open) return { docs, cursorId: Long.ZERO };
+    const open = cursor.tail === undefined ? !singleBatch && this.hasMore(cursor) : cursor.tail.keepOpen && cursor.tail.ended?.() !== true;
+    if (!open) return withResumeToken(cursor, { docs, cursorId: Long.ZERO });
     cursor.release = cursor.view?.adopt();
-    return { docs, cursorId: this.register(cursor) };
+    return withResumeToken(cursor, { docs, cursorId: this.register(cursor) });
   }
 
   // `maxTimeMS` is how long an awaitData cursor waits for data; other cursors refuse one, as mongod does.
@@ -117,8 +123,16 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
 
   private tailBatch(cursor: OpenCursor, tail: TailOptions, batchSize: number, awaitMs: number): Batch | Promise<Batch> {
     const docs = this.fillTail(cursor, tail, batchSize);
-    if (docs.length > 0 || !tail.awaitData) return { docs, cursorId: cursor.id };
-    return this.awaitData(cursor, tail, batchSize, this.clock.now() + awaitMs);
+    if (docs.length > 0 || !tail.awaitData || tail.ended?.() === true) return this.tailReply(cursor, docs);
+    return this.awaitData(cursor, tail, batchSize, this.clock.now() + awaitMs).then((b) => this.tailReply(cursor, b.docs));
+  }
+
+  // A source that has ended closes its cursor with the batch that ended it.
+  private tailReply(cursor: OpenCursor, docs: RawDocument[]): Batch {
+    const batch = withResumeToken(cursor, { docs, cursorId: cursor.id });
+    if (cursor.tail?.ended?.() !== true) return batch;
+    this.close(cursor);
+    return { ...batch, cursorId: Long.ZERO };
   }
 
   // Only an empty batch waits: documents already found are answered at once.
@@ -148,6 +162,11 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
       this.close(cursor);
       throw err;
     }
+  }
+
+  // Whether the cursor is a change stream's (its errors may carry ResumableChangeStreamError).
+  isChangeStream(id: Long): boolean {
+    return this.cursor(id)?.tail?.postBatchResumeToken !== undefined;
   }
 
   kill(id: Long): boolean {
@@ -219,6 +238,15 @@ export class CursorManager extends CursorRegistry<OpenCursor> {
   }
 }
 
+function withResumeToken(cursor: OpenCursor, batch: Batch): Batch {
+  const token = cursor.tail?.postBatchResumeToken;
+  if (token === undefined) return batch;
+  const last = batch.docs.at(-1);
+  return { ...batch, postBatchResumeToken: token.call(cursor.tail, last === undefined ? undefined : deserializeDocument(last.bytes), cursor.peeked !== undefined) };
+}
+
 export function cursorReply(ns: string, batch: Batch, field: 'firstBatch' | 'nextBatch'): Doc {
-  return { cursor: { [field]: batch.docs, id: batch.cursorId, ns }, ok: 1 };
+  const cursor: Doc = { [field]: batch.docs, id: batch.cursorId, ns };
+  if (batch.postBatchResumeToken !== undefined) cursor.postBatchResumeToken = batch.postBatchResumeToken;
+  return { cursor, ok: 1 };
 }

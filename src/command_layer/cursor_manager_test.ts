@@ -93,6 +93,47 @@ describe('tailable cursors', () => {
   });
 });
 
+describe('change stream cursors', () => {
+  it('carry the tail\'s postBatchResumeToken on every batch, given the last document and whether one was read past it', async () => {
+    const cursors = new CursorManager(systemClock);
+    const source = new Growing();
+    const asked: [unknown, boolean][] = [];
+    const tail: TailOptions = { ...tailOptions(true), postBatchResumeToken: (last, pending) => {
+      asked.push([last?._id, pending]);
+      return { _data: String(asked.length) };
+    } };
+    const first = cursors.firstBatch(NS, source, undefined, false, { tail });
+    assert.deepEqual(first.postBatchResumeToken, { _data: '1' });
+    assert.ok(cursors.isChangeStream(first.cursorId));
+    source.push({ _id: 'a' }, { _id: 'b' });
+    const next = await cursors.getMore(first.cursorId, NS, 1);
+    assert.deepEqual([ids(next), next.postBatchResumeToken], [['a'], { _data: '2' }]);
+    const waited = await cursors.getMore(first.cursorId, NS, undefined, 50);
+    assert.deepEqual([ids(waited), waited.postBatchResumeToken], [['b'], { _data: '3' }]);
+    const empty = await cursors.getMore(first.cursorId, NS, undefined, 50);
+    assert.deepEqual([ids(empty), empty.postBatchResumeToken], [[], { _data: '4' }]);
+    assert.deepEqual(asked, [[undefined, false], ['a', false], ['b', false], [undefined, false]]);
+    const plain = cursors.firstBatch(NS, new Growing(), undefined, false, { tail: tailOptions(true) });
+    assert.equal(plain.postBatchResumeToken, undefined);
+    assert.equal(cursors.isChangeStream(plain.cursorId), false);
+  });
+
+  it('close with the batch in which their source ended', async () => {
+    const cursors = new CursorManager(systemClock);
+    const source = new Growing();
+    let ended = false;
+    const tail: TailOptions = { ...tailOptions(true), ended: () => ended };
+    const id = cursors.firstBatch(NS, source, undefined, false, { tail }).cursorId;
+    source.push({ _id: 'invalidate' });
+    ended = true;
+    const last = await cursors.getMore(id, NS, undefined, 50);
+    assert.deepEqual(ids(last), ['invalidate']);
+    assert.ok(last.cursorId.isZero());
+    assert.equal(cursors.openCount, 0);
+    assert.ok(cursors.firstBatch(NS, new Growing(), undefined, false, { tail }).cursorId.isZero(), 'one that has ended already is not kept');
+  });
+});
+
 describe('getMore options', () => {
   it('maxTimeMS is refused on a cursor that does not await data', () => {
     const cursors = new CursorManager(systemClock);

@@ -239,6 +239,7 @@ export class MigrationDestinationManager {
     const { storage } = this.node;
     let started = 0;
     const applied = storage.writeAsync((unit) => {
+      unit.fromMigrate = true;
       // Looked up when the batch runs, which is later than it was queued.
       const coll = storage.getCollection(nss);
       if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
@@ -272,6 +273,7 @@ export class MigrationDestinationManager {
   private applyMods(nss: string, deleted: readonly Uint8Array[], reload: readonly Uint8Array[]): void {
     const { storage } = this.node;
     this.inFlight(storage.writeAsync((unit) => {
+      unit.fromMigrate = true;
       const coll = storage.getCollection(nss);
       if (coll === undefined) throw new MongoError(ErrorCodes.NamespaceNotFound, `${nss} was dropped during the migration`);
       for (const bytes of deleted) unit.removeById(coll, idOfBytes(bytes));

@@ -209,6 +209,7 @@ export class RangeDeleterService implements OpObserver {
     // key), so the rest of each document stays undecoded.
     const paths = coll?.pathsIndexed() ?? null;
     this.storage.write((unit) => {
+      unit.fromMigrate = true;
       let bytesRemoved = 0;
       for (const r of batch) {
         // Without a projection every result is the stored document, bytes included.

@@ -2,7 +2,8 @@ import type { Binary, Timestamp } from 'bson';
 import { compareValues } from '../bson/compare.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace } from '../storage/catalog_entry.js';
-import type { KvWriter, OpObserver, StoredDocument, UnitContext, UnitObserver } from '../storage/op_observer.js';
+import type { KvWriter, OpObserver, StoredDocument, UnitContext, UnitObserver, UpdateHow } from '../storage/op_observer.js';
+import { describeUpdate } from './update_description.js';
 import { WriteUnit, type StorageEngine } from '../storage/storage_engine.js';
 import { currentLastOp } from '../storage/commit_timestamps.js';
 import { NULL_OP_TIME, OPLOG_NS, commandNs, unitEntry, type InnerOp } from './oplog_entry.js';
@@ -15,6 +16,9 @@ export interface OplogWriterOptions {
   // the node may not write, which aborts the unit, whatever the command checked before it awaited.
   checkCanWrite: () => void;
   wallMs: () => number;
+  // A document's key when its collection is sharded (shard key fields and _id), as MongoDB's
+  // entries carry it: an insert's o2, an update's o2, a delete's o. Undefined: `{_id}`.
+  documentKey?: (ns: string, doc: Doc) => Doc | undefined;
 }
 
 interface Frame {
@@ -118,7 +122,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     if (this.suppressed > 0 || db === 'local') return;
     const frame = this.frames.at(-1);
     if (frame === undefined) throw new Error(`a change of ${op.ns} outside a write unit cannot be logged`);
-    frame.ops.push(op);
+    frame.ops.push(frame.unit.fromMigrate && op.op !== 'c' ? { ...op, fromMigrate: true } : op);
   }
 
   private uuidOf(ns: string): Binary | undefined {
@@ -132,19 +136,29 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
 
   onInsert(_w: KvWriter, ns: string, doc: StoredDocument): void {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
-    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'i', o: deserializeDocument(doc.bytes) }));
+    const o = deserializeDocument(doc.bytes);
+    const key = this.options.documentKey?.(ns, o);
+    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'i', o, ...(key !== undefined ? { o2: key } : {}) }));
   }
 
-  // Logged as the document the update produced: applying it twice gives the same document.
-  onUpdate(_w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer): void {
+  // Logged as the document the update produced (applying it twice gives the same document) and,
+  // unless it replaced the document, with what it changed (updateDescription), which change
+  // streams report: computed here, where the document before is at hand, so that it does not
+  // depend on the version history still holding that document when the stream reads the entry.
+  onUpdate(_w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer, how?: UpdateHow): void {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
     if (ns === TRANSACTIONS_NS && this.frames.length > 0) this.frames.at(-1)!.sessionRecordBefore ??= before;
-    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'u', o: deserializeDocument(bytes), o2: { _id: after._id } }));
+    const post = deserializeDocument(bytes);
+    const op = this.crud(ns, { op: 'u', o: post, o2: this.options.documentKey?.(ns, post) ?? { _id: after._id } });
+    if (how?.replacement !== true && !ns.startsWith('config.')) {
+      op.updateDescription = describeUpdate(how?.beforeBytes === undefined ? before : deserializeDocument(how.beforeBytes), post);
+    }
+    this.log(splitNamespace(ns).db, op);
   }
 
   onDelete(_w: KvWriter, ns: string, before: Doc): void {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
-    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'd', o: { _id: before._id } }));
+    this.log(splitNamespace(ns).db, this.crud(ns, { op: 'd', o: this.options.documentKey?.(ns, before) ?? { _id: before._id } }));
   }
 
   private command(ns: string, ui: Binary | undefined, o: Doc, o2?: Doc): void {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
 import { withClockedEngine } from '../storage/test_support.js';
 import { OPLOG_NS } from './oplog_entry.js';
 import { withOplog } from './oplog_test_util.js';
@@ -106,4 +106,64 @@ test('catalog changes take a commit time and log MongoDB\'s command entries', wi
     { op: 'c', ns: 'app.$cmd', o: { dropDatabase: 1 } },
   ]);
   for (let i = 1; i < entries.length; i++) assert.ok((entries[i]!.ts as Timestamp).greaterThan(entries[i - 1]!.ts as Timestamp));
+}));
+
+test('an update is logged with its post-image and what it changed; a replacement without the description', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => unit.insert(coll, { _id: 1, a: 1, b: { c: 1, d: 2 }, arr: [1, 2, 3] }));
+  const at = (): { recordId: number; doc: Doc; size: number } => {
+    const found = coll.findById(storage.kv, 1)!;
+    return { recordId: found.recordId, doc: deserializeDocument(found.bytes), size: found.bytes.length };
+  };
+  let t = at();
+  storage.write((unit) => unit.update(coll, t.recordId, t.doc, t.size, { _id: 1, a: 2, b: { c: 1 }, arr: [1, 5], e: 'new' }));
+  t = at();
+  storage.write((unit) => unit.update(coll, t.recordId, t.doc, t.size, { _id: 1, z: 1 }, undefined, { replacement: true }));
+  const [update, replacement] = oplog.reads.entriesFrom(ZERO).slice(-2);
+  assert.deepEqual(update!.o, { _id: 1, a: 2, b: { c: 1 }, arr: [1, 5], e: 'new' });
+  assert.deepEqual(update!.o2, { _id: 1 });
+  assert.deepEqual(update!.updateDescription, { updatedFields: { a: 2, 'arr.1': 5, e: 'new' }, removedFields: ['b.d'], truncatedArrays: [{ field: 'arr', newSize: 2 }] });
+  assert.deepEqual(replacement!.o, { _id: 1, z: 1 });
+  assert.equal(replacement!.updateDescription, undefined);
+}));
+
+test('a replacement from bytes (a transaction\'s commit) is described from the whole document before', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => unit.insert(coll, { _id: 1, a: 1, keep: 'x' }));
+  storage.write((unit) => unit.upsertBytes(coll, serializeDocument({ _id: 1, a: 2, keep: 'x' })));
+  const [entry] = oplog.reads.entriesFrom(ZERO).slice(-1);
+  assert.deepEqual(entry!.updateDescription, { updatedFields: { a: 2 }, removedFields: [], truncatedArrays: [] });
+}));
+
+test('a chunk migration\'s writes are logged fromMigrate, each operation of an applyOps too', withOplog({}, (storage, oplog) => {
+  const coll = storage.createCollection('app.c');
+  storage.write((unit) => {
+    unit.fromMigrate = true;
+    unit.insert(coll, { _id: 1 });
+  });
+  storage.write((unit) => {
+    unit.fromMigrate = true;
+    unit.insert(coll, { _id: 2 });
+    unit.insert(coll, { _id: 3 });
+  });
+  storage.write((unit) => unit.insert(coll, { _id: 4 }));
+  const [single, batch, plain] = oplog.reads.entriesFrom(ZERO).slice(-3);
+  assert.equal(single!.fromMigrate, true);
+  assert.deepEqual(((batch!.o as Doc).applyOps as Doc[]).map((op) => op.fromMigrate), [true, true]);
+  assert.equal(plain!.fromMigrate, undefined);
+}));
+
+test('with a document key for sharded collections, inserts, updates and deletes name it', withOplog({ documentKey: (ns, doc) => (ns === 'app.sharded' ? { region: doc.region ?? null, _id: doc._id } : undefined) }, (storage, oplog) => {
+  const sharded = storage.createCollection('app.sharded');
+  // A shard key has its index: a delete decodes only the indexed fields.
+  storage.createIndexes(sharded, [{ v: 2, key: { region: 1 }, name: 'region_1' }]);
+  const plain = storage.createCollection('app.plain');
+  storage.write((unit) => unit.insert(sharded, { _id: 1, region: 'eu', v: 1 }));
+  const found = sharded.findById(storage.kv, 1)!;
+  storage.write((unit) => unit.update(sharded, found.recordId, deserializeDocument(found.bytes), found.bytes.length, { _id: 1, region: 'eu', v: 2 }));
+  storage.write((unit) => unit.removeById(sharded, 1));
+  storage.write((unit) => unit.insert(plain, { _id: 2 }));
+  const [insert, update, remove, other] = oplog.reads.entriesFrom(ZERO).slice(-4);
+  assert.deepEqual([insert!.o2, update!.o2, remove!.o], [{ region: 'eu', _id: 1 }, { region: 'eu', _id: 1 }, { region: 'eu', _id: 1 }]);
+  assert.equal(other!.o2, undefined);
 }));

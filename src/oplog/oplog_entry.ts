@@ -3,6 +3,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { isNumber, isPlainObject, type Doc } from '../bson/values.js';
 import type { OperationSessionInfo } from '../storage/op_observer.js';
+import type { UpdateDescription } from './update_description.js';
 
 // MongoDB's oplog entry format (version 2). An operation inside a write unit is an `InnerOp`
 // (what an applyOps array holds: no ts, t or wall); the unit's entry wraps one op, or several in
@@ -18,6 +19,10 @@ export interface InnerOp {
   ui?: Binary;
   o: Doc;
   o2?: Doc;
+  // An update that did not replace the document: what it changed (update_description.ts).
+  updateDescription?: UpdateDescription;
+  // A chunk migration's write (MongoDB's field): no change stream event.
+  fromMigrate?: boolean;
 }
 
 // An optime nobody wrote: the prevOpTime of a session's first entry, as MongoDB writes it.

@@ -18,6 +18,9 @@ export interface OplogOptions {
   clock: { advance(ts: Timestamp): void; wallMs(): number };
   // `--oplogSize`, in MB (DEFAULT_OPLOG_SIZE_MB, 1024, when not given).
   oplogSizeMB?: number;
+  // A document's key on a sharded collection: its shard key fields and _id, as its entries name it
+  // (undefined: the collection is not sharded here, `{_id}` is its key).
+  documentKey?: (ns: string, doc: Doc) => Doc | undefined;
 }
 
 // A replica-set member's oplog, what the replication driver holds: the writer is on from
@@ -30,7 +33,7 @@ export class ReplicatedOplog {
   private readonly applier: OplogApplier;
 
   constructor(private readonly storage: StorageEngine, private readonly options: OplogOptions) {
-    this.writer = new OpObserverImpl(storage, { term: options.term, checkCanWrite: options.checkCanWrite, wallMs: () => options.clock.wallMs() });
+    this.writer = new OpObserverImpl(storage, { term: options.term, checkCanWrite: options.checkCanWrite, wallMs: () => options.clock.wallMs(), documentKey: options.documentKey });
     this.applier = new OplogApplier(storage, this.writer, options.clock);
     this.reads = new OplogReads(storage);
   }

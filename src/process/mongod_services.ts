@@ -8,6 +8,7 @@ import { SessionCatalog } from '../sessions/session_catalog.js';
 import { LocalCollections } from '../query/exec/local_collection.js';
 import { ShardingState } from '../shard/sharding_state.js';
 import { ShardMetadata } from '../shard/shard_metadata.js';
+import { documentKeyOf } from '../catalog/document_key.js';
 import { ShardingOpObserver } from '../shard/sharding_op_observer.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
 import { OngoingQueries } from '../shard/ongoing_queries.js';
@@ -106,6 +107,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts, primaryOnly: 
       logger,
       storage,
       ...(options.oplogSizeMB === undefined ? {} : { oplogSizeMB: options.oplogSizeMB }),
+      documentKey: (ns, doc) => documentKeyOf(metadata.ownership(ns)?.pattern, doc),
       // The applier wrote the session records a retry on this new primary must find.
       onWritablePrimary: () => sessionCatalog.forgetAll(),
       onStateChanged: (writablePrimary, term) => primaryOnly.memberStateChanged(writablePrimary, term),

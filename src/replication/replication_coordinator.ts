@@ -55,6 +55,8 @@ export interface ReplicationCoordinatorDeps {
   storage: StorageEngine;
   // --oplogSize, in MB.
   oplogSizeMB?: number;
+  // A document's shard key fields and _id on a collection sharded here (the oplog's entries).
+  documentKey?: (ns: string, doc: Doc) => Doc | undefined;
   // This member became a writable primary: what caches replicated data in memory (the session
   // catalog's records, which the applier wrote beneath it) reads it again.
   onWritablePrimary?: () => void;
@@ -148,6 +150,7 @@ export class ReplicationCoordinator {
       },
       clock: { advance: (ts) => this.deps.clusterTime.advance(ts), wallMs: () => this.deps.clock.now() },
       ...(this.deps.oplogSizeMB === undefined ? {} : { oplogSizeMB: this.deps.oplogSizeMB }),
+      ...(this.deps.documentKey === undefined ? {} : { documentKey: this.deps.documentKey }),
     });
     storage.observers.push({
       onInsert: (_w, ns) => {

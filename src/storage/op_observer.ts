@@ -23,7 +23,7 @@ export interface OpObserver {
   onInsert?(w: KvWriter, ns: string, doc: StoredDocument): void;
   // `before` and `after` hold at least the fields the collection's indexes read (a document
   // replaced from its bytes, WriteUnit.upsertBytes, is decoded no further); `bytes` is `after`'s.
-  onUpdate?(w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer): void;
+  onUpdate?(w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer, how?: UpdateHow): void;
   // `before` holds at least the fields the collection's indexes read (so `_id` and the shard key),
   // as MongoDB's observer gets the document key; a bulk deleter need not decode the rest.
   onDelete?(w: KvWriter, ns: string, before: Doc): void;
@@ -37,6 +37,13 @@ export interface OpObserver {
   // collMod: the collection's options or one index's spec replaced (`index`: its name).
   onCollMod?(w: KvWriter, ns: string, uuid: Binary, change: { options: { before: Doc; after: Doc } } | { index: { before: Doc; after: Doc } }): void;
   onDropDatabase?(w: KvWriter, db: string): void;
+}
+
+// What an update was, for the oplog's record of it: a replacement (a change stream's replace
+// event) or not, and the whole document before when `before` holds only its indexed fields.
+export interface UpdateHow {
+  replacement?: boolean;
+  beforeBytes?: Buffer;
 }
 
 // Who a unit writes for, as the session layer tells it (retryable writes and transaction
@@ -57,6 +64,7 @@ export interface UnitContext {
   // Its commit time, taken now if it has none.
   commitTimestamp(): Timestamp | undefined;
   sessionInfo: OperationSessionInfo | undefined;
+  readonly fromMigrate: boolean;
 }
 
 // Brackets every write unit and catalog change outside transactions: `begin` when it starts,

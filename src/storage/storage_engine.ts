@@ -11,7 +11,7 @@ import { KvStore, type KvReader, type KvWriter } from './lmdb/kv_store.js';
 import { CollectionStats } from './collection_stats.js';
 import { cappedLimits, type CappedLimits } from './capped.js';
 import { upgradeLayout } from './layout_upgrade.js';
-import { decodedDocument, type OperationSessionInfo, type OpObserver, type StoredDocument, type UnitContext, type UnitObserver } from './op_observer.js';
+import { decodedDocument, type OperationSessionInfo, type UpdateHow, type OpObserver, type StoredDocument, type UnitContext, type UnitObserver } from './op_observer.js';
 import { asBuffer, LazyDocument } from '../bson/raw_document.js';
 import { CommitTimestamps, currentLastOp, withLastOp, type CommitClock } from './commit_timestamps.js';
 import { VersionHistory, type HistoryLimits } from './version_history.js';
@@ -605,6 +605,9 @@ export class WriteUnit implements UnitContext {
   // Set by the session layer for a retryable write or a transaction's commit: the oplog entry
   // carries it.
   sessionInfo: OperationSessionInfo | undefined;
+  // Set by a chunk migration's writes (the recipient's clone and catch-up, the range deleter):
+  // their oplog entries say `fromMigrate`, and change streams show no event for them.
+  fromMigrate = false;
 
   // `transactional`: a statement of a multi-document transaction, writing into its write set; the
   // op observers, statistics and commit time wait for the commit, which writes it all again.
@@ -728,7 +731,7 @@ export class WriteUnit implements UnitContext {
     }
   }
 
-  update(coll: Collection, recordId: number, before: Doc, beforeSize: number, after: Doc, bytes: Buffer = serializeDocument(after)): void {
+  update(coll: Collection, recordId: number, before: Doc, beforeSize: number, after: Doc, bytes: Buffer = serializeDocument(after), how?: UpdateHow): void {
     const changes = coll.indexes.map((index) => {
       const old = index.keysFor(before);
       const neu = index.keysFor(after);
@@ -749,7 +752,7 @@ export class WriteUnit implements UnitContext {
       if (multikey && !index.entry.multikey) this.engine.markMultikey(this.kv, coll, index);
     }
     this.delta(coll, 0, bytes.length - beforeSize);
-    if (!this.transactional) for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes);
+    if (!this.transactional) for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, before, after, bytes, how);
   }
 
   // Removes the document with this _id, if any, decoding only the fields its indexes read; true
@@ -769,7 +772,7 @@ export class WriteUnit implements UnitContext {
     const after = indexedFields(coll, buffer);
     const found = coll.findById(this.kv, after._id);
     if (found === undefined) this.insertStored(coll, new LazyDocument(buffer));
-    else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer);
+    else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer, { beforeBytes: found.bytes });
   }
 
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.

@@ -1,4 +1,4 @@
-import type { AbstractCursor, BulkWriteResult, ClientSession, Collection, Db, Document, MongoClient, UpdateResult } from 'mongodb';
+import type { AbstractCursor, BulkWriteResult, ChangeStream, ClientSession, Collection, Db, Document, MongoClient, UpdateResult } from 'mongodb';
 import { optionsOf } from './arguments.js';
 import type { Entity, EntityKind } from './entities.js';
 import type { Doc, Operation as TestOperation } from './test_file.js';
@@ -57,11 +57,20 @@ async function createdCursor(cursor: AbstractCursor): Promise<OperationResult> {
   return cursorEntity(cursor);
 }
 
+// The driver opens a change stream on its first iteration; the spec's createChangeStream runs the
+// aggregate at once (its errors are the operation's), without taking an event.
+async function createdChangeStream(watchable: { watch(pipeline: Document[], options: Doc): ChangeStream }, a: Doc): Promise<OperationResult> {
+  const stream = watchable.watch((a.pipeline as Document[] | undefined) ?? [], optionsOf(a, ['pipeline']));
+  await (stream as unknown as { cursor: { cursorInit(): Promise<void> } }).cursor.cursorInit();
+  return cursorEntity(stream as unknown as AbstractCursor);
+}
+
 const collectionOperations: Record<string, Operation<Collection>> = {
   aggregate: async (c, a) => documents(await c.aggregate(arg(a, 'pipeline'), optionsOf(a, ['pipeline'])).toArray()),
   bulkWrite: async (c, a) => value(bulkWriteResultDocument(await c.bulkWrite(arg(a, 'requests'), optionsOf(a, ['requests'])), true)),
   count: async (c, a) => value(await c.count(a.filter as Doc | undefined, optionsOf(a, ['filter']))),
   countDocuments: async (c, a) => value(await c.countDocuments(arg(a, 'filter'), optionsOf(a, ['filter']))),
+  createChangeStream: async (c, a) => createdChangeStream(c, a),
   createFindCursor: async (c, a) => createdCursor(c.find(arg(a, 'filter'), optionsOf(a, ['filter']))),
   createIndex: async (c, a) => value(await c.createIndex(arg(a, 'keys'), optionsOf(a, ['keys']))),
   deleteMany: async (c, a) => value(await c.deleteMany(arg(a, 'filter'), optionsOf(a, ['filter']))),
@@ -94,6 +103,7 @@ const databaseOperations: Record<string, Operation<Db>> = {
     await d.createCollection(arg(a, 'collection'), optionsOf(a, ['collection']));
     return value(undefined);
   },
+  createChangeStream: async (d, a) => createdChangeStream(d, a),
   createCommandCursor: async (d, a) => createdCursor(d.runCursorCommand(arg(a, 'command'), optionsOf(a, ['command', 'commandName']))),
   dropCollection: async (d, a) => value(await d.dropCollection(arg(a, 'collection'), optionsOf(a, ['collection']))),
   listCollectionNames: async (d, a) => {
@@ -110,6 +120,7 @@ const databaseOperations: Record<string, Operation<Db>> = {
 };
 
 const clientOperations: Record<string, Operation<MongoClient>> = {
+  createChangeStream: async (c, a) => createdChangeStream(c, a),
   close: async (c) => {
     await c.close();
     return value(undefined);

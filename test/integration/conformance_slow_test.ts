@@ -17,6 +17,7 @@ const CRUD_DIR = 'crud/tests/unified';
 const SESSION_DIRS = ['sessions/tests', 'retryable-writes/tests/unified', 'causal-consistency/tests'];
 const TRANSACTION_DIRS = ['transactions/tests/unified', 'transactions-convenient-api/tests/unified'];
 const REPLICA_SET_DIRS = [...SESSION_DIRS, 'retryable-reads/tests/unified', ...TRANSACTION_DIRS, 'server-discovery-and-monitoring/tests/unified'];
+const CHANGE_STREAM_DIR = 'change-streams/tests/unified';
 const CRUD_TESTS = path.join(DRIVER_SPECS, CRUD_DIR);
 const SESSION_SUITES = SESSION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
 const TRANSACTION_SUITES = TRANSACTION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
@@ -251,6 +252,14 @@ describe('driver specification conformance', () => {
       // 580 of the 589 that apply, 15 of them SDAM tests that need the runner's CMAP and SDAM
       // events, waitForEvent, assertEventCount and threads.
       assert.ok(totals.passed >= 575, `only ${totals.passed} tests passed:\n${totals.output}`);
+    });
+
+    it('passes every applicable unified change-stream test', { timeout: 600_000, skip: skipWithoutDriverSpecs(CHANGE_STREAM_DIR) }, async (t) => {
+      const totals = await conformance(['--uri', set.uri, path.join(DRIVER_SPECS, CHANGE_STREAM_DIR)]);
+      t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+      // 55 apply to a 7.0 replica set; the 22 others need servers up to 4.2, 4.3 or 6.0, 8.1 or later, or a standalone.
+      assert.equal(totals.failed, 0, totals.output);
+      assert.ok(totals.passed >= 55, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
   });
 });

@@ -20,6 +20,8 @@ import { migrationOperations } from '../diagnostic/current_op.js';
 import { checkCurrentOpStage } from '../../command_layer/current_op_stage.js';
 import { commandCollation } from './collection_collation.js';
 import { checkForInterrupt } from '../../base/operation_deadline.js';
+import { mentionsChangeStream, runChangeStream } from './change_stream_aggregate.js';
+import { isChangeStreamPipeline } from '../../change_streams/change_stream_spec.js';
 
 export interface ParsedAggregate {
   ns: string;
@@ -148,7 +150,13 @@ function* mapDocs(results: Iterable<{ doc: Doc }>): Iterable<Doc> {
 
 export const aggregateCommand: CommandDefinition = {
   names: ['aggregate'],
-  run: (ctx, cmd) => runAggregate(ctx, cmd),
+  run: (ctx, cmd) => {
+    // A standalone node keeps no oplog: its pipeline check answers 40573, as a standalone mongod.
+    const replication = ctx.node.replication;
+    if (replication === undefined || !mentionsChangeStream(cmd.pipeline)) return runAggregate(ctx, cmd);
+    if (!isChangeStreamPipeline(cmd.pipeline)) throw new MongoError(40602, '$changeStream is only valid as the first stage in a pipeline');
+    return runChangeStream(ctx, cmd, replication);
+  },
 };
 
 // `asView`: the aggregate stands for a read of a view, whose namespace its cursor carries (and a

@@ -3,6 +3,8 @@ import { Long } from 'bson';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
 import { prepareFind } from '../../query/exec/find_query.js';
+import { OPLOG_NS } from '../../oplog/oplog_entry.js';
+import { withResumableLabel } from '../../change_streams/resumable_errors.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
 import { routedRead } from './orphan_filter.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
@@ -112,6 +114,9 @@ function idLookup(storage: StorageEngine, coll: Collection, plan: QueryPlan & { 
   return [new RawDocument(bytes)];
 }
 
+// The test fail point that fails a getMore once it has its cursor, with data.errorCode.
+const FAIL_GET_MORE_AFTER_CHECKOUT = 'failGetMoreAfterCursorCheckout';
+
 export const getMoreCommand: CommandDefinition = {
   names: ['getMore'],
   run(ctx, cmd) {
@@ -123,8 +128,24 @@ export const getMoreCommand: CommandDefinition = {
     const ns = `${ctx.db}.${coll}`;
     // 0 means none, as mongod reads it.
     const maxTimeMS = optionalNonNegative(cmd, 'maxTimeMS') || undefined;
-    const batch = ctx.node.cursors.getMore(id, ns, batchSize, maxTimeMS);
-    return batch instanceof Promise ? batch.then((b) => cursorReply(ns, b, 'nextBatch')) : cursorReply(ns, batch, 'nextBatch');
+    const { cursors, failPoints } = ctx.node;
+    const changeStream = cursors.isChangeStream(id);
+    const labelled = (err: unknown): never => {
+      throw changeStream ? withResumableLabel(err) : err;
+    };
+    try {
+      // Not the secondaries' oplog fetchers' getMores: the fail point is for a test's own cursors.
+      const failure = cursors.ownerOf(id) !== undefined && ns !== OPLOG_NS ? failPoints.shouldFire(FAIL_GET_MORE_AFTER_CHECKOUT) : undefined;
+      if (failure !== undefined) {
+        // As a getMore that fails in mongod: its cursor is gone.
+        cursors.kill(id);
+        throw new MongoError(Number(failure.errorCode ?? ErrorCodes.InternalError), `Failing command via '${FAIL_GET_MORE_AFTER_CHECKOUT}' failpoint`);
+      }
+      const batch = cursors.getMore(id, ns, batchSize, maxTimeMS);
+      return batch instanceof Promise ? batch.then((b) => cursorReply(ns, b, 'nextBatch'), labelled) : cursorReply(ns, batch, 'nextBatch');
+    } catch (err) {
+      return labelled(err);
+    }
   },
 };
 

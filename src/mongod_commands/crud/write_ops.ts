@@ -64,7 +64,7 @@ export function applyUpdate(unit: WriteUnit, coll: Collection, target: Target, u
   const bytes = serializeDocument(after);
   checkSize(bytes);
   checkUpdatedDepth(bytes);
-  unit.update(coll, target.recordId, target.doc, target.size, after, bytes);
+  unit.update(coll, target.recordId, target.doc, target.size, after, bytes, { replacement: update.kind === 'replacement' });
   return { after, modified: true };
 }
 

@@ -1,6 +1,7 @@
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { CommandDefinition } from '../command.js';
+import { isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg } from '../../command_layer/args.js';
 import { parseValidationOptions } from '../crud/document_validator.js';
 import { applyIndexModification, parseIndexModification } from './coll_mod_index.js';
@@ -8,7 +9,15 @@ import { applyIndexModification, parseIndexModification } from './coll_mod_index
 // Arguments every command may carry, which collMod does not change anything with.
 const GENERIC = new Set(['collMod', 'writeConcern', 'comment', 'lsid', 'txnNumber', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion']);
 
-// collMod for a collection's validation options (validator, validationLevel, validationAction)
+// What change streams offer pre- and post-images by (src/change_streams/event_images.ts).
+function checkPreAndPostImages(v: unknown): Doc {
+  if (!isPlainObject(v)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'collMod.changeStreamPreAndPostImages' is the wrong type, expected type 'object'");
+  if (typeof v.enabled !== 'boolean') throw new MongoError(40414, "BSON field 'changeStreamPreAndPostImages.enabled' is missing but a required field");
+  return { enabled: v.enabled };
+}
+
+// collMod for a collection's validation options (validator, validationLevel, validationAction),
+// changeStreamPreAndPostImages,
 // and an index's expireAfterSeconds and hidden (`index`, coll_mod_index.ts); MongoDB's other
 // modifications (views' pipelines, ...) are not implemented and answered InvalidOptions rather
 // than ignored. Everything is checked before anything changes.
@@ -17,7 +26,7 @@ export const collModCommand: CommandDefinition = {
   run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     for (const field of Object.keys(cmd)) {
-      if (GENERIC.has(field) || field.startsWith('$') || field === 'validator' || field === 'validationLevel' || field === 'validationAction' || field === 'index') continue;
+      if (GENERIC.has(field) || field.startsWith('$') || field === 'validator' || field === 'validationLevel' || field === 'validationAction' || field === 'index' || field === 'changeStreamPreAndPostImages') continue;
       throw new MongoError(ErrorCodes.InvalidOptions, `collMod option '${field}' is not supported by docshard`);
     }
     const { storage } = ctx.node;
@@ -27,6 +36,8 @@ export const collModCommand: CommandDefinition = {
       throw new MongoError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns}`);
     }
     const changes = parseValidationOptions(cmd, coll.entry.options);
+    const images = cmd.changeStreamPreAndPostImages;
+    if (images !== undefined) changes.changeStreamPreAndPostImages = checkPreAndPostImages(images);
     const indexChange = cmd.index === undefined ? undefined : parseIndexModification(coll, cmd.index);
     if (Object.keys(changes).length > 0) storage.setCollectionOptions(coll, { ...coll.entry.options, ...changes });
     const reply = indexChange === undefined ? {} : applyIndexModification(storage, coll, indexChange);
