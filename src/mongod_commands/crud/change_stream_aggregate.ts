@@ -1,4 +1,5 @@
 import type { Timestamp } from 'bson';
+import type { Clock } from '../../base/clock.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
@@ -54,7 +55,7 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
       keepOpen: true,
       awaitData: true,
       restore: () => source.restore(),
-      waitForData: (ms, signal) => firstOf(ms, signal, (s) => cappedInserts.waitForInsert(OPLOG_NS, ms, s), (s) => progress.wait(s)),
+      waitForData: (ms, signal) => firstOf(ctx.node.wallClock, ms, signal, (s) => cappedInserts.waitForInsert(OPLOG_NS, ms, s), (s) => progress.wait(s)),
       ended: () => source.isEnded,
       postBatchResumeToken: (last, pending) => ({ ...source.postBatchResumeToken(last, pending) }),
     },
@@ -107,13 +108,13 @@ function progressOf(replication: ReplicationCoordinator): ProgressWaiters {
 }
 
 // Resolves when the first of `waits` does (or `signal` aborts), and ends the others.
-function firstOf(ms: number, signal: AbortSignal, ...waits: ((s: AbortSignal) => Promise<void>)[]): Promise<void> {
+function firstOf(clock: Clock, ms: number, signal: AbortSignal, ...waits: ((s: AbortSignal) => Promise<void>)[]): Promise<void> {
   const local = new AbortController();
   const abort = (): void => local.abort();
   signal.addEventListener('abort', abort, { once: true });
-  const timer = setTimeout(abort, ms);
+  const timer = clock.setTimer(ms, abort);
   return Promise.race(waits.map((w) => w(local.signal))).finally(() => {
-    clearTimeout(timer);
+    timer.cancel();
     signal.removeEventListener('abort', abort);
     local.abort();
   });
