@@ -22,9 +22,10 @@ export interface ReplicationWaits {
   stop(): void;
 }
 
-// The commands that take a writeConcern and wait for it (MongoDB's supportsWriteConcern).
+// The commands that take a writeConcern and wait for it (MongoDB's supportsWriteConcern):
+// coordinateCommitTransaction with a router's client's, for a commit over several shards.
 export const WRITE_CONCERN_COMMANDS: ReadonlySet<string> = new Set([
   'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'drop', 'dropDatabase', 'createIndexes', 'dropIndexes',
-  'deleteIndexes', 'collMod', 'renameCollection', 'commitTransaction', 'abortTransaction', 'applyOps',
+  'deleteIndexes', 'collMod', 'renameCollection', 'commitTransaction', 'abortTransaction', 'coordinateCommitTransaction', 'applyOps',
   'createUser', 'updateUser', 'dropUser', 'dropAllUsersFromDatabase', 'createRole', 'updateRole', 'dropRole', 'grantRolesToUser', 'revokeRolesFromUser',
 ]);

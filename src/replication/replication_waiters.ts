@@ -35,7 +35,7 @@ interface Waiter {
   settle(outcome: 'met' | Doc): void;
 }
 
-const TRANSACTION_ENDS = new Set(['commitTransaction', 'abortTransaction']);
+const TRANSACTION_ENDS = new Set(['commitTransaction', 'abortTransaction', 'coordinateCommitTransaction']);
 const STEPPED_DOWN = 'Primary stepped down while waiting for replication';
 
 export class ReplicationWaiters implements ReplicationWaits {

@@ -64,7 +64,7 @@ async function unmet(req: RunOnRequirement, server: ServerInfo): Promise<string 
   return null;
 }
 
-/** Our sharded clusters have no replica-set shards yet, so "sharded-replicaset" does not hold. */
+/** The runner does not ask whether a cluster's shards are sets, so "sharded-replicaset" never holds (no suite run through routers asks for it). */
 function topologySatisfies(wanted: string, have: Topology): boolean {
   return wanted === have;
 }

@@ -27,16 +27,18 @@ export class SuiteProcesses {
     return node;
   }
 
-  async router(configPort: number, extraArgs: readonly string[] = []): Promise<SpawnedRouter> {
-    const router = await spawnRouter(configPort, extraArgs);
+  // `config`: the config server's port, or a --configdb as given (a set's `cfg/h1:p1,...`).
+  async router(config: number | string, extraArgs: readonly string[] = []): Promise<SpawnedRouter> {
+    const router = await spawnRouter(config, extraArgs);
     this.routers.push(router);
     return router;
   }
 
-  // A replica set (spawn_replset.ts), its members stopped and their directories removed with the suite's.
+  // A replica set (spawn_replset.ts), its members stopped and their directories removed with the
+  // suite's; a config server's last, as a single config server's.
   async replicaSet(options: SpawnReplicaSetOptions = {}): Promise<SpawnedReplicaSet> {
     const set = await spawnReplicaSet({ ...options, node: (i) => ({ ...options.node?.(i), dbpath: this.dir('docshard-rs-') }) });
-    this.nodes.push(...set.nodes);
+    (options.node?.(0).role === 'config' ? this.configNodes : this.nodes).push(...set.nodes);
     return set;
   }
 

@@ -1,86 +1,23 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
 import { DRIVER_SPECS, skipWithoutDriverSpecs } from '../helpers/driver_specs.js';
+import {
+  assertPassRate, conformance, CRUD_DIR, DDL_IN_TRANSACTION, NULL_IDS, outcomes, SESSION_DIRS, TRANSACTION_DIRS, TRANSACTION_SUITES_KNOWN_FAILURES,
+  unexpectedFailures, type KnownFailures,
+} from '../helpers/conformance_run.js';
 import { withCluster, withProcesses } from '../helpers/fixtures.js';
 import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 import { ROUTER_FAST_PATHS, spawnRouter, type SpawnedCluster } from '../helpers/spawn_cluster.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CRUD_DIR = 'crud/tests/unified';
-const SESSION_DIRS = ['sessions/tests', 'retryable-writes/tests/unified', 'causal-consistency/tests'];
-const TRANSACTION_DIRS = ['transactions/tests/unified', 'transactions-convenient-api/tests/unified'];
 const REPLICA_SET_DIRS = [...SESSION_DIRS, 'retryable-reads/tests/unified', ...TRANSACTION_DIRS, 'server-discovery-and-monitoring/tests/unified'];
 const CHANGE_STREAM_DIR = 'change-streams/tests/unified';
 const CRUD_TESTS = path.join(DRIVER_SPECS, CRUD_DIR);
 const SESSION_SUITES = SESSION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
 const TRANSACTION_SUITES = TRANSACTION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
-const run = promisify(execFile);
-
-interface Totals {
-  passed: number;
-  failed: number;
-  skipped: number;
-  output: string;
-}
-
-async function conformance(args: string[]): Promise<Totals> {
-  const result = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/conformance/run_conformance.ts'), ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
-    .catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
-  const last = result.stdout.trim().split('\n').pop() ?? '';
-  const m = /^(\d+) passed, (\d+) failed, (\d+) skipped$/.exec(last);
-  assert.ok(m, `runner summary line missing: ${last}\n${result.stderr}`);
-  return { passed: Number(m[1]), failed: Number(m[2]), skipped: Number(m[3]), output: result.stdout };
-}
-
-// Each file's line and the name of each test that failed in it (reasons can name values a run
-// made up, such as ObjectIds): the runner prints a failing test as `    <description>: <reason>`.
-function outcomes(totals: Totals): string[] {
-  return totals.output.split('\n').flatMap((line) => {
-    if (/^(PASS|FAIL) /.test(line)) return [line];
-    const failing = /^ {4}(.*?): /.exec(line);
-    return failing ? [`    ${failing[1]}`] : [];
-  });
-}
-
-// The tests of the transactions and transactions-convenient-api suites known to fail through a
-// router, by file and description, each with why (docs/conformance.md). Any other failure is a
-// regression.
-interface KnownFailures {
-  file: string;
-  tests: readonly string[];
-  why: string;
-}
-
-const SHARD_ORDER = 'expects insertion order from a find or aggregate without sort; the router merges the shards in the order they answer, as MongoDB does on a sharded collection';
-
-const TRANSACTION_SUITES_KNOWN_FAILURES: readonly KnownFailures[] = [
-  { file: 'transactions/tests/unified/read-pref.json', tests: ['default readPreference', 'primary readPreference'], why: SHARD_ORDER },
-  {
-    file: 'transactions/tests/unified/create-collection.json',
-    tests: ['explicitly create collection using create command', 'implicitly create collection using insert'],
-    why: 'a collection created in a transaction through the router is listed by listCollections before the commit',
-  },
-  {
-    file: 'transactions/tests/unified/create-index.json',
-    tests: ['create index on a non-existing collection', 'create index on a collection created within the same transaction'],
-    why: 'an index created in a transaction through the router is listed by listIndexes before the commit',
-  },
-  { file: 'transactions/tests/unified/reads.json', tests: ['collection readConcern without transaction', 'find', 'aggregate'], why: SHARD_ORDER },
-  {
-    file: 'transactions/tests/unified/read-concern.json',
-    tests: ['only first find includes readConcern', 'only first aggregate includes readConcern', 'find ignores collection readConcern', 'aggregate ignores collection readConcern'],
-    why: SHARD_ORDER,
-  },
-];
-
-const DDL_IN_TRANSACTION = 'DDL in a transaction is visible before its commit: a collection or index created in one is listed by listCollections or listIndexes from another client before commitTransaction';
 
 // The tests known to fail against a three-member replica set, by file and description, each with
 // why (docs/conformance.md). Any other failure is a regression.
@@ -90,11 +27,7 @@ const REPLICA_SET_KNOWN_FAILURES: readonly KnownFailures[] = [
     tests: ['Aggregate with $out includes read preference for 5.0+ server', 'Aggregate with $merge includes read preference for 5.0+ server'],
     why: '$out and $merge with a secondary read preference: MongoDB 5.0+ secondaries run them and write through the primary; a docshard secondary answers NotWritablePrimary (10107)',
   },
-  {
-    file: 'crud/tests/unified/create-null-ids.json',
-    tests: ['inserting _id with type null via insertOne', 'inserting _id with type null via insertMany', 'inserting _id with type null via bulkWrite'],
-    why: 'the driver (7.9) replaces a null _id with an ObjectId before sending it: the server never sees _id: null (fails on one node too)',
-  },
+  NULL_IDS,
   { file: 'transactions/tests/unified/create-collection.json', tests: ['explicitly create collection using create command', 'implicitly create collection using insert'], why: DDL_IN_TRANSACTION },
   { file: 'transactions/tests/unified/create-index.json', tests: ['create index on a non-existing collection', 'create index on a collection created within the same transaction'], why: DDL_IN_TRANSACTION },
   {
@@ -107,28 +40,6 @@ const REPLICA_SET_KNOWN_FAILURES: readonly KnownFailures[] = [
     why: 'timing: a $where that sleeps holds a connection while the monitor times out and the pool is cleared; the interrupted find or insert is retried, and on this loaded machine the retry itself sometimes times out (each passes on some runs)',
   },
 ];
-
-// The failing tests of a run that are not known failures: `    description` under each FAIL line.
-function unexpectedFailures(totals: Totals, known: readonly KnownFailures[]): string[] {
-  const unexpected: string[] = [];
-  let file = '';
-  for (const line of outcomes(totals)) {
-    const header = /^(?:PASS|FAIL) (\S+)/.exec(line);
-    if (header) {
-      file = path.relative(DRIVER_SPECS, header[1]!);
-      continue;
-    }
-    const description = line.trim();
-    if (!known.some((k) => k.file === file && k.tests.includes(description))) unexpected.push(`${file}: ${description}`);
-  }
-  return unexpected;
-}
-
-function assertPassRate(totals: Totals, minimumRate: number): void {
-  const { passed, failed } = totals;
-  assert.ok(passed > 200, `only ${passed} tests passed`);
-  assert.ok(passed / (passed + failed) >= minimumRate, `pass rate ${passed}/${passed + failed} is below ${minimumRate * 100}%:\n${totals.output}`);
-}
 
 // One unified test that creates collections in each way the passthrough has to catch: initialData,
 // an explicit createCollection, a first insert and an upsert into collections that do not exist,

@@ -56,24 +56,35 @@ export const clusterCommitTransactionCommand: RouterCommand = {
     const txn = router.transactions.find(cmd);
     if (txn === undefined) return recoverCommit(router, cmd);
     if (txn.phase === 'aborted') throw labelled('commitTransaction', cmd, new MongoError(ErrorCodes.NoSuchTransaction, `Transaction with { txnNumber: ${txn.txnNum} } has been aborted.`));
+    let writeConcernError: Doc | undefined;
     try {
-      await commit(router, txn);
+      writeConcernError = await commit(router, txn, isPlainObject(cmd.writeConcern) ? cmd.writeConcern : undefined);
     } catch (err) {
       throw labelled('commitTransaction', cmd, err);
     }
-    return withRecoveryToken({ ok: 1 }, txn);
+    return withRecoveryToken(writeConcernError === undefined ? { ok: 1 } : { ok: 1, writeConcernError }, txn);
   },
 };
 
-async function commit(router: RouterServices, txn: RouterTransaction): Promise<void> {
+// The client's write concern goes with each shard's commitTransaction, or with the coordinator's
+// coordinateCommitTransaction, as mongos sends it, and the first writeConcernError a shard answers
+// is the commit's: the commit is done, but not as replicated as asked.
+async function commit(router: RouterServices, txn: RouterTransaction, writeConcern?: Doc): Promise<Doc | undefined> {
   const plan = commitPlan(txn);
+  const errors: Doc[] = [];
+  const commitOn = async (shard: string): Promise<void> => {
+    const writeConcernError = await endOn(router, txn, shard, 'commitTransaction', writeConcern);
+    if (writeConcernError !== undefined) errors.push(writeConcernError);
+  };
   if (plan.type === 'direct') {
-    await Promise.all(plan.readOnly.map((shard) => endOn(router, txn, shard, 'commitTransaction')));
-    if (plan.writer !== undefined) await endOn(router, txn, plan.writer, 'commitTransaction');
+    await Promise.all(plan.readOnly.map(commitOn));
+    if (plan.writer !== undefined) await commitOn(plan.writer);
   } else if (plan.type === 'twoPhase') {
-    await coordinateCommit(router, txn, plan.coordinator, plan.participants);
+    const writeConcernError = await coordinateCommit(router, txn, plan.coordinator, plan.participants, writeConcern);
+    if (writeConcernError !== undefined) errors.push(writeConcernError);
   }
   txn.phase = 'committed';
+  return errors[0];
 }
 
 // Runs `body` as a transaction under a retryable write's lsid and txnNumber, and commits it (a
@@ -94,10 +105,12 @@ export async function runAsTransaction(ctx: RouterContext, cmd: Doc, body: () =>
 
 // A coordinator's abort decision ends the transaction here too: a later commitTransaction answers
 // NoSuchTransaction at once, and abortTransaction has nothing left to tell the shards.
-async function coordinateCommit(router: RouterServices, txn: RouterTransaction, coordinator: string, participants: string[]): Promise<void> {
+// The coordinator's writeConcernError, if it answered one.
+async function coordinateCommit(router: RouterServices, txn: RouterTransaction, coordinator: string, participants: string[], writeConcern?: Doc): Promise<Doc | undefined> {
   txn.coordinating = true;
-  const reply = await sendToShard(router, coordinator, 'admin', txn.sessionFields({ coordinateCommitTransaction: 1, participants: participants.map((shardId) => ({ shardId })) }));
-  if (reply.ok === 1) return;
+  const command = { coordinateCommitTransaction: 1, participants: participants.map((shardId) => ({ shardId })), ...(writeConcern === undefined ? {} : { writeConcern }) };
+  const reply = await sendToShard(router, coordinator, 'admin', txn.sessionFields(command));
+  if (reply.ok === 1) return isPlainObject(reply.writeConcernError) ? reply.writeConcernError : undefined;
   if (reply.code === ErrorCodes.NoSuchTransaction) txn.phase = 'aborted';
   throw new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg), {}, Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : []);
 }
@@ -124,9 +137,10 @@ async function recoverCommit(router: RouterServices, cmd: Doc): Promise<Doc> {
   throw labelled('commitTransaction', cmd, new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg)));
 }
 
-async function endOn(router: RouterServices, txn: RouterTransaction, shard: string, command: 'commitTransaction' | 'abortTransaction'): Promise<void> {
-  const reply = await sendToShard(router, shard, 'admin', txn.sessionFields({ [command]: 1 }));
-  if (reply.ok === 1) return;
+// The shard's writeConcernError, if it answered one.
+async function endOn(router: RouterServices, txn: RouterTransaction, shard: string, command: 'commitTransaction' | 'abortTransaction', writeConcern?: Doc): Promise<Doc | undefined> {
+  const reply = await sendToShard(router, shard, 'admin', txn.sessionFields({ [command]: 1, ...(writeConcern === undefined ? {} : { writeConcern }) }));
+  if (reply.ok === 1) return isPlainObject(reply.writeConcernError) ? reply.writeConcernError : undefined;
   throw new MongoError(typeof reply.code === 'number' ? reply.code : ErrorCodes.InternalError, String(reply.errmsg), {}, Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : []);
 }
 
