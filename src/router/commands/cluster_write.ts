@@ -2,7 +2,7 @@ import { proxyToConfig } from './cluster_find.js';
 import { ObjectId } from 'bson';
 import type { LazyDocument } from '../../bson/raw_document.js';
 import { errorReply, MongoError } from '../../base/errors.js';
-import { ErrorCodes } from '../../base/error_codes.js';
+import { codeNameOf, ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalBool, requireArray } from '../../command_layer/args.js';
 import { checkBatchSize } from '../../command_layer/write_errors.js';
@@ -63,8 +63,15 @@ class WriteResult {
   // Statement ids the shards did not run again (they carry the client's numbering).
   private readonly retried = new Set<number>();
   private readonly failedIndexes = new Set<number>();
+  // The shards' write concern errors, and the labels they put on them: a write a shard stored but
+  // could not get its write concern for (a step-down in the wait) is not acknowledged to the client,
+  // which retries it (RetryableWriteError) where it may.
+  private readonly writeConcernErrors: Doc[] = [];
+  private readonly labels = new Set<string>();
 
   absorb(reply: Doc, statements: Statement[]): void {
+    if (isPlainObject(reply.writeConcernError)) this.writeConcernErrors.push(reply.writeConcernError);
+    for (const label of Array.isArray(reply.errorLabels) ? reply.errorLabels : []) if (typeof label === 'string') this.labels.add(label);
     if (isNumber(reply.n)) this.n += toDouble(reply.n);
     if (isNumber(reply.nModified)) this.nModified += toDouble(reply.nModified);
     for (const u of (reply.upserted as Doc[] | undefined) ?? []) this.upserted.push({ ...u, index: statements[Number(u.index)]!.index });
@@ -106,6 +113,8 @@ class WriteResult {
     }
     if (this.retried.size > 0) out.retriedStmtIds = [...this.retried].sort((a, b) => a - b);
     if (this.errors.length > 0) out.writeErrors = this.errors.sort((a, b) => Number(a.index) - Number(b.index));
+    if (this.writeConcernErrors.length > 0) out.writeConcernError = mergedWriteConcernError(this.writeConcernErrors);
+    if (this.labels.size > 0) out.errorLabels = [...this.labels];
     out.ok = 1;
     return out;
   }
@@ -285,6 +294,14 @@ export function oneShardWriteReply(kind: 'insert' | 'update', count: number, ord
     failStatements(result, statements, ordered, err);
   }
   return result.reply(kind);
+}
+
+// One shard's write concern error as it is; several as one, as mongos reports them: the code
+// they share, else WriteConcernFailed, and every message.
+function mergedWriteConcernError(errors: readonly Doc[]): Doc {
+  if (errors.length === 1) return errors[0]!;
+  const code = errors.every((e) => e.code === errors[0]!.code) ? Number(errors[0]!.code) : ErrorCodes.WriteConcernFailed;
+  return { code, codeName: codeNameOf(code), errmsg: `multiple errors reported : ${errors.map((e) => String(e.errmsg)).join('; ')}` };
 }
 
 async function sendBatch(ctx: RouterContext, routing: Routing, kind: WriteKind, base: Doc, shard: string, statements: Statement[], result: WriteResult): Promise<void> {
