@@ -130,7 +130,9 @@ export class MigrationDestinationManager {
           try {
             await this.execute(e);
           } catch (err) {
-            if (e.type === 'persistRangeDeletionTask' && !this.interrupted) {
+            // A step-down refuses the write before it interrupts the migration: that is no lost
+            // write to stop the process for, the new primary's recovery takes it from here.
+            if (e.type === 'persistRangeDeletionTask' && !this.interrupted && !refusedByStepDown(err)) {
               this.node.logger.fatal({ c: 'MIGRATION', err }, 'Persisting the recipient range deletion task failed');
               process.exit(1);
             }
@@ -328,4 +330,8 @@ async function deleteOverlappingOrphans(node: MigrationNode, request: RecvChunkS
 
 function asMongoError(err: unknown): MongoError {
   return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
+}
+
+function refusedByStepDown(err: unknown): boolean {
+  return err instanceof MongoError && (err.code === ErrorCodes.NotWritablePrimary || err.code === ErrorCodes.InterruptedDueToReplStateChange || err.code === ErrorCodes.PrimarySteppedDown);
 }
