@@ -16,6 +16,16 @@ const NOT_PRIMARY_CODES: ReadonlySet<number> = new Set([
 
 const NETWORK_CODES: ReadonlySet<number> = new Set([ErrorCodes.HostUnreachable, ErrorCodes.NetworkTimeout, ErrorCodes.SocketException]);
 
+// What another member may answer instead: a reply saying this one is not the primary, or a
+// request that got no reply (MongoDB's kIdempotent retry policy retries exactly these).
+export function isNotPrimaryReply(code: number | undefined): boolean {
+  return code !== undefined && NOT_PRIMARY_CODES.has(code);
+}
+
+export function isNetworkFailure(err: unknown): boolean {
+  return err instanceof MongoError && NETWORK_CODES.has(err.code);
+}
+
 // MongoDB's RemoteCommandTargeterRS: a set's hosts for a request, by read preference, and what a
 // request's outcome tells the set's monitor.
 export class RemoteCommandTargeter {
@@ -27,11 +37,11 @@ export class RemoteCommandTargeter {
 
   // A reply from `host` with error `code` (undefined: none).
   onReply(host: string, code: number | undefined, topologyVersion: unknown): void {
-    if (code !== undefined && NOT_PRIMARY_CODES.has(code)) this.monitor.markHostNotPrimary(host, topologyVersion);
+    if (isNotPrimaryReply(code)) this.monitor.markHostNotPrimary(host, topologyVersion);
   }
 
   // A request to `host` that got no reply.
   onError(host: string, err: unknown): void {
-    if (err instanceof MongoError && NETWORK_CODES.has(err.code)) this.monitor.markHostUnreachable(host, err.message);
+    if (isNetworkFailure(err)) this.monitor.markHostUnreachable(host, (err as Error).message);
   }
 }

@@ -31,6 +31,9 @@ export class ReplicaSetMonitor {
   private readonly topology: SetTopology;
   private readonly members = new Map<string, MemberMonitor>();
   private readonly changeListeners = new Set<() => void>();
+  private readonly confirmedSetListeners = new Set<(hosts: readonly string[]) => void>();
+  // The members (hosts and passives, as config.shards.host lists them) its primary last reported.
+  private confirmedHosts: readonly string[] | undefined;
   private stopped = false;
 
   constructor(
@@ -103,10 +106,20 @@ export class ReplicaSetMonitor {
     this.changed();
   }
 
+  // MongoDB's ReplicaSetChangeNotifier's onConfirmedSet: `listener` hears the set's members each
+  // time a primary reports a list other than the last one (and the current list at once, when one
+  // is known). Returns what unsubscribes it.
+  onConfirmedSet(listener: (hosts: readonly string[]) => void): () => void {
+    this.confirmedSetListeners.add(listener);
+    if (this.confirmedHosts !== undefined) listener(this.confirmedHosts);
+    return () => this.confirmedSetListeners.delete(listener);
+  }
+
   onReply(address: string, reply: Doc, rttMs: number | undefined): void {
     if (this.stopped) return;
     this.topology.onHello(address, reply, this.clock.now(), rttMs);
     this.syncMembers();
+    this.confirmFromPrimary(address);
     this.changed();
   }
 
@@ -118,6 +131,15 @@ export class ReplicaSetMonitor {
     if (this.stopped) return;
     this.topology.onCheckFailed(address, this.clock.now(), err instanceof Error ? err.message : String(err));
     this.changed();
+  }
+
+  private confirmFromPrimary(address: string): void {
+    const primary = this.topology.primary();
+    if (primary?.address !== address) return;
+    const hosts = [...primary.hosts, ...primary.passives];
+    if (this.confirmedHosts !== undefined && hosts.length === this.confirmedHosts.length && hosts.every((h, i) => h === this.confirmedHosts![i])) return;
+    this.confirmedHosts = hosts;
+    for (const listener of [...this.confirmedSetListeners]) listener(hosts);
   }
 
   private nextChange(ms: number): Promise<void> {

@@ -38,6 +38,12 @@ export class ReplicaSetMonitors {
     return targeter;
   }
 
+  // The monitor of the set `connectionString` names, made if none is yet.
+  monitorFor(connectionString: string): ReplicaSetMonitor {
+    this.targeterFor(connectionString);
+    return this.monitors.get(parseConnectionString(connectionString).setName!)!;
+  }
+
   // The monitors of every set this process has talked to.
   all(): ReplicaSetMonitor[] {
     return [...this.monitors.values()];

@@ -6,20 +6,24 @@ import type { Network } from '../wire/network.js';
 import { isSetConnectionString } from './connection_string.js';
 import { PRIMARY_ONLY, parseReadPreference, readPreferenceDocument, type ReadPreference } from './read_preference.js';
 import { readPreferenceIn, replyErrorCode, replyTopologyVersion } from './raw_fields.js';
+import { isNetworkFailure, isNotPrimaryReply } from './remote_command_targeter.js';
 import { ReplicaSetMonitors } from './replica_set_monitors.js';
 
 // A process's Network that also takes a set's host string (`name/h1:p1,...`, as config.shards.host
 // and --configdb hold): the request goes to the member its read preference selects (the primary
 // by default; `CommandOptions.readPreference`, or for a forwarded message the `$readPreference`
 // its body carries), waiting for one to appear; a not-primary reply or a network failure tells the
-// set's monitor at once. The caller retries as it would any other failure. A plain `host:port`
-// goes straight to the network underneath.
+// set's monitor at once. A command the process calls idempotent is then sent again, to the member
+// the monitor selects next (MongoDB's Shard::RetryPolicy::kIdempotent, up to 3 retries); any other
+// the caller retries as it would any other failure. A plain `host:port` goes straight to the
+// network underneath.
 export class SetAwareNetwork implements Network {
   constructor(
     private readonly direct: Network,
     readonly monitors: ReplicaSetMonitors,
     // The monitors' own connections, closed with this.
     private readonly monitoring: Network,
+    private readonly idempotent: (cmd: Doc) => boolean = () => false,
   ) {}
 
   command(host: string, db: string, cmd: Doc, options?: CommandOptions): Promise<Doc> {
@@ -47,15 +51,21 @@ export class SetAwareNetwork implements Network {
     const rp = optionReadPreference(options, cmd.$readPreference);
     const member = await targeter.findHost(rp, options?.timeoutMs);
     const sent = rp.mode === 'primary' || '$readPreference' in cmd ? cmd : { ...cmd, $readPreference: readPreferenceDocument(rp) };
-    let reply: Doc;
-    try {
-      reply = await this.direct.command(member, db, sent, options);
-    } catch (err) {
-      targeter.onError(member, err);
-      throw err;
+    const retries = this.idempotent(cmd) ? MAX_IDEMPOTENT_RETRIES : 0;
+    for (let attempt = 0, to = member; ; attempt++, to = await targeter.findHost(rp, options?.timeoutMs)) {
+      let reply: Doc;
+      try {
+        reply = await this.direct.command(to, db, sent, options);
+      } catch (err) {
+        targeter.onError(to, err);
+        if (attempt < retries && isNetworkFailure(err)) continue;
+        throw err;
+      }
+      const code = typeof reply.code === 'number' ? reply.code : undefined;
+      targeter.onReply(to, code, reply.topologyVersion);
+      if (attempt < retries && isNotPrimaryReply(code)) continue;
+      return reply;
     }
-    targeter.onReply(member, typeof reply.code === 'number' ? reply.code : undefined, reply.topologyVersion);
-    return reply;
   }
 
   private async commandRawOnSet(host: string, db: string, body: Buffer, options: CommandOptions | undefined): Promise<Buffer> {
@@ -104,9 +114,10 @@ function readPreferenceElement(rp: ReadPreference): Buffer {
 
 // The process's network from its way of opening a WireClient: one for requests, and one with two
 // connections per host (a streaming hello, a round-trip ping) for the monitors.
-export function openSetAwareNetwork(open: (maxConnectionsPerHost?: number) => Network, clock: Clock): SetAwareNetwork {
+export function openSetAwareNetwork(open: (maxConnectionsPerHost?: number) => Network, clock: Clock, idempotent?: (cmd: Doc) => boolean): SetAwareNetwork {
   const monitoring = open(MONITOR_CONNECTIONS_PER_HOST);
-  return new SetAwareNetwork(open(), new ReplicaSetMonitors(monitoring, clock), monitoring);
+  return new SetAwareNetwork(open(), new ReplicaSetMonitors(monitoring, clock), monitoring, idempotent);
 }
 
 const MONITOR_CONNECTIONS_PER_HOST = 2;
+const MAX_IDEMPOTENT_RETRIES = 3;

@@ -14,6 +14,10 @@ export interface ReplicationWaits {
   // After the command: its reply once its write concern is met, or with the writeConcernError that
   // waiting for it gave. `lastOp` is the commit time and term of the last write it made.
   afterCommand(commandName: string, cmd: Doc, reply: Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc>;
+  // What the member has written so far (its own writes outside commands among them), once a
+  // majority has it: a primary-only service's state document before it acts on it. Rejects with
+  // the write concern error that ended the wait (a step-down, a shutdown).
+  awaitMajority(): Promise<void>;
   // At shutdown: every wait ends (ShutdownInProgress).
   stop(): void;
 }

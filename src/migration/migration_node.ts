@@ -52,4 +52,7 @@ export interface MigrationNode {
   readonly sessionCatalog: SessionCatalog;
   // The transactions prepared on the shard: a donor's critical section waits for their decisions.
   readonly transactions: Pick<TransactionParticipants, 'preparedOn'>;
+  // On a replica set member: resolves once what it has written is majority-committed, rejects if
+  // it stops being primary first (src/command_layer/replication_waits.ts). Absent elsewhere.
+  readonly replicationWaits?: { awaitMajority(): Promise<void> };
 }

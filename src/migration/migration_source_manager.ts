@@ -102,6 +102,8 @@ export class MigrationSourceManager {
   // Set by a step-down: nothing more is run, and the next primary takes the migration up from its
   // coordinator document.
   private interrupted = false;
+  private interruptNow!: () => void;
+  private readonly interruption = new Promise<void>((r) => { this.interruptNow = r; });
   private holdsCriticalSection = false;
 
   constructor(private readonly node: MigrationNode, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
@@ -169,6 +171,7 @@ export class MigrationSourceManager {
   // start only once this one has ended).
   async interrupt(): Promise<void> {
     this.interrupted = true;
+    this.interruptNow();
     this.queue.length = 0;
     this.endInterrupted();
     await this.finished;
@@ -353,9 +356,19 @@ export class MigrationSourceManager {
     });
   }
 
+  // Durable, and on a replica set majority-committed, as MongoDB writes the coordinator's
+  // documents: a new primary must find every state document the recipient or the config server
+  // has heard of. A wait that a step-down ends is followed by this driver's interruption; nothing
+  // after it runs meanwhile.
   private async persist(write: () => unknown): Promise<void> {
     write();
     await this.node.storage.flushed();
+    try {
+      await this.node.replicationWaits?.awaitMajority();
+    } catch (err) {
+      this.node.logger.info({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration state not majority-committed; waiting for the step-down to interrupt the migration');
+      await this.interruption;
+    }
   }
 
   // A request completes once sent; its reply (or failure) comes back as an event, and so does a

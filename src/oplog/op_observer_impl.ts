@@ -7,6 +7,7 @@ import { describeUpdate } from './update_description.js';
 import { WriteUnit, type StorageEngine } from '../storage/storage_engine.js';
 import { currentLastOp } from '../storage/commit_timestamps.js';
 import { NULL_OP_TIME, OPLOG_NS, commandNs, unitEntry, type InnerOp } from './oplog_entry.js';
+import { OplogReads } from './oplog_reads.js';
 
 export interface OplogWriterOptions {
   // The node's current term (the replication coordinator's).
@@ -38,8 +39,14 @@ const TRANSACTIONS_NS = 'config.transactions';
 export class OpObserverImpl implements OpObserver, UnitObserver {
   private readonly frames: Frame[] = [];
   private suppressed = 0;
+  private readonly reads: OplogReads;
+  // The time of the newest entry written, at least (one a rollback truncated or an aborted unit
+  // wrote stays): undefined until the oplog's last entry is first read.
+  private newest: Timestamp | undefined;
 
-  constructor(private readonly storage: StorageEngine, private readonly options: OplogWriterOptions) {}
+  constructor(private readonly storage: StorageEngine, private readonly options: OplogWriterOptions) {
+    this.reads = new OplogReads(storage);
+  }
 
   // Runs `fn` logging nothing: the applier writes the entries it applies itself.
   unlogged<T>(fn: () => T): T {
@@ -69,8 +76,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
       return;
     }
     this.options.checkCanWrite();
-    const ts = unit.commitTimestamp();
-    if (ts === undefined) throw new Error('the oplog needs an engine with a clock');
+    const ts = this.entryTime(unit);
     const before = frame.sessionRecordBefore;
     const session = unit.sessionInfo;
     const prevOpTime = session !== undefined && before !== undefined && Number(before.txnNum) === session.txnNumber && before.lastWriteOpTime !== undefined ? (before.lastWriteOpTime as Doc) : NULL_OP_TIME;
@@ -86,6 +92,18 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     this.append(w, unitEntry(frame.ops, ts, this.options.term(), wall, session, prevOpTime), ts);
   }
 
+  // The unit's own commit time, unless the oplog is already past it: a prepared transaction commits
+  // at the time its coordinator chose, which may be older than entries written since (the
+  // coordinator's decision among them). Its entry then takes a time of its own, after them, as
+  // MongoDB logs such a commit: a secondary fetches the entries after the last one it has, and an
+  // entry written behind them would never reach it.
+  private entryTime(unit: UnitContext): Timestamp {
+    const ts = unit.commitTimestamp();
+    if (ts === undefined) throw new Error('the oplog needs an engine with a clock');
+    this.newest ??= this.reads.lastOpTime()?.ts;
+    return this.newest !== undefined && ts.lessThanOrEqual(this.newest) ? this.storage.timestamps.reserve()! : ts;
+  }
+
   // Writes `entry` into the oplog at `ts`, within the transaction of `w`.
   append(w: KvWriter, entry: Doc, ts: Timestamp): void {
     const oplog = this.storage.getCollection(OPLOG_NS);
@@ -94,6 +112,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     unit.commitAt(ts);
     unit.insert(oplog, entry);
     unit.finish();
+    if (this.newest === undefined || this.newest.lessThan(ts)) this.newest = ts;
     // The command that wrote it waits for its write concern on this optime.
     const lastOp = currentLastOp();
     if (lastOp !== undefined) lastOp.term = Number(entry.t);

@@ -42,6 +42,20 @@ test('a collection created inside a unit that has its time already goes into tha
   assert.deepEqual(((entry!.o as Doc).applyOps as Doc[]).map((op) => op.op === 'c' ? 'create' : op.op), ['i', 'create', 'i']);
 }));
 
+// A prepared transaction's commit at the time its coordinator chose, after entries with later times.
+test('a unit committed at a time the oplog is already past logs its entry after the newest one', withOplog({}, (storage, oplog, clock) => {
+  const coll = storage.createCollection('app.c');
+  const chosen = clock.tick();
+  storage.write((unit) => unit.insert(coll, { _id: 1 }));
+  storage.write((unit) => {
+    unit.commitAt(chosen);
+    unit.insert(coll, { _id: 2 });
+  });
+  const entries = oplog.reads.entriesFrom(ZERO);
+  assert.deepEqual(entries.slice(-2).map((e) => e.o), [{ _id: 1 }, { _id: 2 }]);
+  entries.slice(1).forEach((e, i) => assert.ok((e.ts as Timestamp).greaterThan(entries[i]!.ts as Timestamp), `entry ${i + 1} is after the one before it`));
+}));
+
 test('nothing in the local database is logged', withOplog({}, (storage, oplog) => {
   const coll = storage.createCollection('local.mine');
   storage.write((unit) => unit.insert(coll, { _id: 1 }));

@@ -11,12 +11,13 @@ import { nodeCore } from './mongod_services.js';
 import { configServerIdentity } from './config_server_set.js';
 import { serveMongod, type RunningNode } from './mongod_server.js';
 import { PrimaryOnlyServiceRegistry } from './primary_only_services.js';
-import { balancerService } from './node_primary_services.js';
+import { balancerService, shardHostsService } from './node_primary_services.js';
+import { ShardHostsUpdater } from '../configsvr/shard_hosts_updater.js';
 
 // The composition root of a config server: every node's services, the config.* collections, the
 // catalog manager and the balancer, and a config server's command table, built from the ports it
-// is given. The balancer is a primary-only service, registered once the port is open (its own
-// address is known then).
+// is given. The balancer and the keeper of the shard sets' hosts in config.shards are primary-only
+// services, registered once the port is open (its own address is known then).
 export function startConfigServer(options: NodeOptions, ports: MongodPorts): Promise<RunningNode<ConfigServerServices>> {
   setProcessOperationClock(ports.wallClock);
   const primaryOnly = new PrimaryOnlyServiceRegistry(ports.control.logger);
@@ -32,12 +33,15 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
     autoMergerIntervalMs: p.autoMergerIntervalSecs * 1000,
     minChunkAgeForMergeMs: p.minSnapshotHistoryWindowInSeconds * 1000,
   }, core.logger, wallClock);
+  const { monitors } = ports;
+  const shardHosts = monitors && new ShardHostsUpdater(local, (host, onConfirmed) => monitors.monitorFor(host).onConfirmedSet(onConfirmed), wallClock, core.logger);
   const services: ConfigServerServices = Object.assign(core, { role: 'config' as const, catalogManager, balancer, commands: buildCommandTable(configServerCommandSet) });
   return serveMongod(services, ports, {
     dispatch: (conn, cmd) => dispatchCommand(services, conn, cmd),
     beforeListen() {},
     afterListen() {
       primaryOnly.register(balancerService(balancer));
+      if (shardHosts !== undefined) primaryOnly.register(shardHostsService(shardHosts));
     },
     primaryOnly,
   });

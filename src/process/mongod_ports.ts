@@ -9,6 +9,7 @@ import { networkGossip } from '../sessions/logical_time_metadata.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { WireClient } from '../wire/client.js';
 import { openSetAwareNetwork } from '../client/set_aware_network.js';
+import type { ReplicaSetMonitors } from '../client/replica_set_monitors.js';
 import type { Network, OpenListener } from '../wire/network.js';
 import { TcpServer } from '../wire/tcp_server.js';
 import { internalAuthentication } from './key_file_reader.js';
@@ -25,6 +26,9 @@ export interface MongodPorts {
   storage: StorageEngine;
   // Connections to the other members of the cluster.
   network: Network;
+  // The network's monitors of the replica sets it reaches (a shard set's membership, as its primary
+  // reports it); absent where the network reaches no set (the simulator's).
+  monitors?: ReplicaSetMonitors;
   // Where clients and the other members reach this process.
   listener: OpenListener;
   // The process's cluster time: the storage engine stamps commits with it, the network gossips it.
@@ -59,7 +63,7 @@ export async function openMongodPorts(options: NodeOptions, logger: Logger, rece
     history: { windowMs: options.parameters.minSnapshotHistoryWindowInSeconds * 1000, maxBytes: SNAPSHOT_HISTORY_MAX_BYTES },
   });
   const network = openSetAwareNetwork((maxConnectionsPerHost) => new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, maxConnectionsPerHost, ...ownLoopbackAddress(options.bindIp) }), wallClock);
-  return { storage, network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog, lock } };
+  return { storage, network, monitors: network.monitors, listener: openTcpListener, clock, wallClock, control: { logger, recentLog, lock } };
 }
 
 // The real listening side: a TCP server.

@@ -1,5 +1,6 @@
 import type { MongodServices, ShardServices } from '../mongod_commands/command.js';
 import type { Balancer } from '../configsvr/balancer.js';
+import type { ShardHostsUpdater } from '../configsvr/shard_hosts_updater.js';
 import { recoverDonations } from '../migration/migration_source_manager.js';
 import type { PrimaryOnlyService } from './primary_only_services.js';
 
@@ -71,5 +72,18 @@ export function balancerService(balancer: Balancer): PrimaryOnlyService {
     },
     // Resolves once the round running has ended: no migration starts after it.
     onStepDown: () => balancer.stop(),
+  };
+}
+
+// config.shards.host of each replica set shard follows its membership from the primary's monitors.
+export function shardHostsService(updater: ShardHostsUpdater): PrimaryOnlyService {
+  return {
+    name: 'ShardHostsUpdater',
+    onStepUp(term) {
+      updater.start(() => term.isCurrent());
+    },
+    onStepDown() {
+      updater.stop();
+    },
   };
 }

@@ -28,6 +28,18 @@ import type { Network, OpenListener } from '../wire/network.js';
 import { openTcpListener } from './mongod_ports.js';
 import { instrumentRouter } from './observability.js';
 import { newUserCacheGeneration } from '../router/commands/cluster_auth.js';
+
+// The router's requests to a set that MongoDB's router sends with the idempotent retry policy: its
+// internal sharding commands, each of which joins the coordinator or migration already under way
+// for its namespace (so a step-down answered in the middle is sent again to the new primary), and
+// reads outside a transaction, its catalog reads among them.
+const IDEMPOTENT_READS: ReadonlySet<string> = new Set(['find', 'count', 'distinct', 'listCollections', 'listIndexes', 'listDatabases']);
+
+function isIdempotentOnRouter(cmd: Doc): boolean {
+  const name = Object.keys(cmd)[0] ?? '';
+  if (name.startsWith('_shardsvr') || name.startsWith('_configsvr')) return true;
+  return IDEMPOTENT_READS.has(name) && cmd.autocommit === undefined;
+}
 import { AuthenticationAttempts } from '../auth/authentication_attempts.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { Limits } from '../wire/op_codes.js';
@@ -62,7 +74,7 @@ export interface RouterPorts {
 // A router: its ports opened at the edge, then its composition root builds its services from them.
 export async function startRouter(options: RouterOptions, logger: Logger, recentLog: string[], wallClock: Clock = systemClock): Promise<RunningRouter> {
   const clock = new LogicalClock(() => wallClock.now(), options.parameters.maxAcceptableLogicalClockDriftSecs);
-  const network = openSetAwareNetwork((maxConnectionsPerHost) => new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, maxConnectionsPerHost }), wallClock);
+  const network = openSetAwareNetwork((maxConnectionsPerHost) => new WireClient({ gossip: networkGossip(clock), authenticate: internalAuthentication(options.keyFile?.key), tls: options.tls?.client, maxConnectionsPerHost }), wallClock, isIdempotentOnRouter);
   return routerRoot(options, { network, listener: openTcpListener, clock, wallClock, control: { logger, recentLog }, replicaSets: () => replicaSetsStats(network.monitors) });
 }
 

@@ -21,8 +21,10 @@ export type ReplEffect =
   | { readonly type: 'writeAccepted'; readonly opTime: OpTime }
   | { readonly type: 'writeRejected'; readonly code: 10107; readonly codeName: 'NotWritablePrimary' }
   // The common point of a rollback lies below the commit point: MongoDB stops the process there
-  // rather than undo a majority-committed write.
+  // rather than undo a majority-committed write, and so does the driver.
   | { readonly type: 'rollbackRefused'; readonly reason: string }
+  // No sync source's oplog reaches back to this member's: it drops its data and runs initial sync.
+  | { readonly type: 'resyncNeeded'; readonly reason: string }
   | { readonly type: 'send'; readonly to: number; readonly message: ReplMessage };
 
 export type ReplEffectClass = 'persist' | 'local' | 'send';
@@ -36,6 +38,7 @@ const CLASSES: Record<ReplEffect['type'], ReplEffectClass> = {
   writeAccepted: 'local',
   writeRejected: 'local',
   rollbackRefused: 'local',
+  resyncNeeded: 'local',
   send: 'send',
 };
 

@@ -80,10 +80,14 @@ export interface SourceMetadata {
 
 export interface OplogFetchResponse {
   readonly kind: 'oplogFetchResponse';
-  // 'OplogStartMissing': the source has no entry at `lastFetched`; the fetcher must roll back.
+  // 'OplogStartMissing': the source has no entry at `lastFetched`: our histories diverged, or its
+  // oplog no longer reaches back to it (`oldestOpTime` says which).
   readonly status: 'ok' | 'OplogStartMissing';
   readonly entries: readonly OplogEntry[];
   readonly metadata: SourceMetadata;
+  // The source's oldest entry (null: its oplog is empty), given with OplogStartMissing: a capped
+  // or freshly initial-synced oplog begins after entries the fetcher may still need.
+  readonly oldestOpTime?: OpTime | null;
 }
 
 // Rollback reads the source's oplog back to the fetcher's commit point to find the common point.
@@ -96,6 +100,8 @@ export interface RollbackFetchResponse {
   readonly kind: 'rollbackFetchResponse';
   readonly entries: readonly OplogEntry[];
   readonly metadata: SourceMetadata;
+  // As OplogFetchResponse's, given when the entries do not begin at the requested optime.
+  readonly oldestOpTime?: OpTime | null;
 }
 
 export type ReplMessage =

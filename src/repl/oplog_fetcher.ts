@@ -8,7 +8,8 @@ import { denylistSource, leaveSource, noteSource, setMemberState, sourceMetadata
 import { startRollback } from './rollback.js';
 import { checkCatchUp, finishCatchUp } from './primary.js';
 import { reportPositionUpstream } from './positions.js';
-import { chooseNewSyncSource, shouldChangeSyncSource, type SyncSourceView } from './sync_source.js';
+import { chooseNewSyncSource, shouldChangeSyncSource } from './sync_source.js';
+import { reachesBack, sourceTooStale, syncSourceView } from './too_stale.js';
 import { lastAppliedOpTime, selfConfig, type TopologyState } from './topology_state.js';
 import { isUp } from './member_data.js';
 import { isReadable } from './member_state.js';
@@ -28,10 +29,6 @@ export function fetchingAllowed(s: TopologyState): boolean {
   return s.role === 'follower';
 }
 
-function view(s: TopologyState): SyncSourceView {
-  return { config: s.config, selfIndex: s.selfIndex, members: s.members, lastAppliedOpTime: lastAppliedOpTime(s), nowMs: s.nowMs, denylist: s.fetch.denylist, requested: s.fetch.requestedSourceIndex };
-}
-
 // Called after every event: keeps a sync source (leaving one that is behind, gone or too stale),
 // and asks it for what follows our last entry when the previous answer is in and the wait is over.
 export function runFetcher(s: TopologyState, fx: Effects): TopologyState {
@@ -43,14 +40,14 @@ export function runFetcher(s: TopologyState, fx: Effects): TopologyState {
     return inFlight.kind === 'rollbackFetch' ? setMemberState(left, fx, 'SECONDARY') : left;
   }
   let source = s.fetch.syncSourceIndex;
-  if (source !== null && shouldChangeSyncSource(view(s), source, s.members[source]!.appliedOpTime) !== null) source = null;
+  if (source !== null && shouldChangeSyncSource(syncSourceView(s), source, s.members[source]!.appliedOpTime) !== null) source = null;
   if (source === null && s.fetch.requestedSourceIndex !== null) {
     const requested = s.fetch.requestedSourceIndex;
     const m = s.members[requested]!;
     if (m.state !== null && isReadable(m.state) && isUp(m, s.nowMs, replSetSettings(s.config).electionTimeoutMillis)) source = requested;
     else s = { ...s, fetch: { ...s.fetch, requestedSourceIndex: null } };
   }
-  source ??= chooseNewSyncSource(view(s));
+  source ??= chooseNewSyncSource(syncSourceView(s));
   if (source === null) return s.fetch.syncSourceIndex === null ? s : leaveSource(s);
   if (source !== s.fetch.syncSourceIndex) s = { ...s, fetch: { ...s.fetch, syncSourceIndex: source, nextFetchAtMs: s.nowMs } };
   if (s.nowMs < s.fetch.nextFetchAtMs) return s;
@@ -75,12 +72,13 @@ export function fetcherWakeMs(s: TopologyState): number {
 }
 
 // The source's side: the entries after `lastFetched` if it holds that entry (an empty oplog is
-// read from its start), OplogStartMissing if it does not.
+// read from its start), OplogStartMissing with where its oplog begins if it does not.
 export function answerOplogFetch(s: TopologyState, fx: Effects, from: number, req: OplogFetch): void {
   const fromStart = opTimeEquals(req.lastFetched, NULL_OP_TIME);
   const at = fromStart ? -1 : s.oplog.findIndex((e) => opTimeEquals(entryOpTime(e), req.lastFetched));
+  const oldest = s.oplog[0];
   const response: OplogFetchResponse = !fromStart && at < 0
-    ? { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: sourceMetadata(s) }
+    ? { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: sourceMetadata(s), oldestOpTime: oldest === undefined ? null : entryOpTime(oldest) }
     : { kind: 'oplogFetchResponse', status: 'ok', entries: s.oplog.slice(at + 1, at + 1 + OPLOG_FETCH_BATCH_LIMIT), metadata: sourceMetadata(s) };
   fx.send(from, response);
 }
@@ -102,6 +100,10 @@ export function onOplogFetchResponse(s: TopologyState, fx: Effects, from: number
   if (r.status === 'OplogStartMissing') {
     // A new primary does not roll back: it stops catching up and writes its no-op.
     if (next.role === 'leader') return finishCatchUp(leaveSource(next), fx);
+    // MongoDB's InvalidSyncSource: a source not ahead of us lacks our last entry because it is
+    // behind, not because we diverged; rolling back to it would undo entries it has yet to get.
+    if (compareOpTime(r.metadata.lastOpApplied, lastAppliedOpTime(next)) <= 0) return denylistSource(next, from);
+    if (!reachesBack(r.oldestOpTime, next)) return sourceTooStale(next, fx, from, r.oldestOpTime);
     return startRollback(next, fx, from, r.metadata);
   }
   if (!wellFormedBatch(next, r.entries)) return denylistSource(next, from);

@@ -26,6 +26,7 @@ test('under loss, duplication, delay, reordering, partitions, clock jumps and cr
   const sum = (f: (r: ExplorerResult) => number): number => results.reduce((a, r) => a + f(r), 0);
   assert.ok(sum((r) => r.primaries) > results.length * 2, 'few elections were won');
   assert.ok(sum((r) => r.rollbacks) > 0, 'no member ever rolled back');
+  assert.ok(sum((r) => r.resyncs) > 0, 'no member ever found its sources too stale and resynced');
   assert.ok(sum((r) => r.elections.priorityTakeover) > 0, 'no priority takeover was tried');
   assert.ok(sum((r) => r.writesAccepted) > sum((r) => r.committedAtEnd) / 2, 'few writes were accepted');
 });

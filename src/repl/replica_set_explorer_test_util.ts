@@ -13,7 +13,9 @@ import type { StartElectionReason, TopologyState } from './topology_state.js';
 // A seeded explorer of the protocol core: members are topologyStep and nothing else, joined by an
 // in-memory message bus that delays, drops, duplicates, reorders and partitions; members' clocks
 // are skewed and jump forward; members crash (keeping only what their persist effects wrote) and
-// restart; clients write to whoever answers. The invariants are checked after every step.
+// restart; a member's capped oplog drops its entries before the commit point, so that a member
+// left behind finds no source reaching back to it and resyncs (its oplog emptied, then fetched
+// from a source's start, as initial sync leaves it); clients write to whoever answers. The invariants are checked after every step.
 // Everything random comes from the seed, so a failing seed replays.
 export interface ExplorerOptions {
   readonly seed: number;
@@ -33,6 +35,7 @@ export interface ExplorerResult {
   readonly steps: number;
   readonly primaries: number;
   readonly rollbacks: number;
+  readonly resyncs: number;
   readonly elections: Readonly<Record<StartElectionReason, number>>;
   readonly committedWhenHealed: number;
   readonly committedAtEnd: number;
@@ -124,6 +127,8 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
   let steps = 0;
   let primaries = 0;
   let rollbacks = 0;
+  let resyncs = 0;
+  const resyncing = new Set<number>();
   const elections: Record<StartElectionReason, number> = { electionTimeout: 0, priorityTakeover: 0, catchupTakeover: 0 };
   let writes = 0;
   let writesAccepted = 0;
@@ -157,6 +162,10 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
       if (e.state === 'PRIMARY' && !e.writable) primaries++;
     } else if (e.type === 'commitPointAdvanced') log(`t=${nowMs} m${from} commit point ${e.opTime.ts}:${e.opTime.t}`);
     else if (e.type === 'writeAccepted') writesAccepted++;
+    else if (e.type === 'resyncNeeded') {
+      log(`t=${nowMs} m${from} resyncs: ${e.reason}`);
+      resyncing.add(from);
+    }
     else if (e.type === 'send') send(from, e.to, e.message);
   };
   const send = (from: number, to: number, message: ReplMessage): void => {
@@ -172,6 +181,20 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     const step = topologyStep(before, event);
     if (before.role !== 'candidate' && step.state.election !== null) elections[step.state.election.reason]++;
     apply(i, before, step, what);
+    if (resyncing.delete(i)) {
+      resyncs++;
+      const node = nodes[i]!;
+      node.state = null;
+      node.disk.oplog = [];
+      node.restartAtMs = nowMs + 1;
+    }
+  };
+  const capOplog = (i: number): void => {
+    const before = nodes[i]!.state!;
+    const step = topologyStep(before, { type: 'trimOplog', nowMs: clock(i) });
+    nodes[i]!.disk.oplog = [...step.state.oplog];
+    log(`t=${nowMs} m${i}'s oplog is capped to ${step.state.oplog.length} entries`);
+    apply(i, before, step, `m${i} oplog capped`);
   };
   const restart = (i: number): void => {
     const node = nodes[i]!;
@@ -195,6 +218,8 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     } else if (roll < 0.75) {
       group = config.members.map(() => rng.int(0, 1));
       log(`t=${nowMs} partition ${group.join('')}`);
+    } else if (roll < 0.85 && live.length > 0) {
+      capOplog(live[rng.int(0, live.length - 1)]!);
     } else {
       group = config.members.map(() => 0);
       log(`t=${nowMs} heal`);
@@ -256,6 +281,7 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
     steps,
     primaries,
     rollbacks,
+    resyncs,
     elections,
     committedWhenHealed,
     committedAtEnd: invariants.committedCount(),

@@ -2,8 +2,9 @@ import type { Effects } from './effects.js';
 import { denylistSource, noteSource, setMemberState, sourceMetadata } from './fetch_state.js';
 import type { RollbackFetch, RollbackFetchResponse, SourceMetadata } from './messages.js';
 import { entryOpTime } from './oplog_entry.js';
-import { compareOpTime } from './op_time.js';
-import type { TopologyState } from './topology_state.js';
+import { compareOpTime, formatOpTime } from './op_time.js';
+import { reachesBack, sourceTooStale } from './too_stale.js';
+import { lastAppliedOpTime, type TopologyState } from './topology_state.js';
 
 // docshard's rule, beyond MongoDB's: roll back only to a source whose last entry is of our own term.
 // Such a source's oplog is a prefix of that term's primary's, which holds every committed entry, so
@@ -26,13 +27,16 @@ export function startRollback(s: TopologyState, fx: Effects, from: number, metad
 // The source's side: its entries from the fetcher's commit point on.
 export function answerRollbackFetch(s: TopologyState, fx: Effects, from: number, req: RollbackFetch): void {
   const entries = s.oplog.filter((e) => compareOpTime(entryOpTime(e), req.from) >= 0);
-  const response: RollbackFetchResponse = { kind: 'rollbackFetchResponse', entries, metadata: sourceMetadata(s) };
+  const oldest = s.oplog[0];
+  const response: RollbackFetchResponse = { kind: 'rollbackFetchResponse', entries, metadata: sourceMetadata(s), oldestOpTime: oldest === undefined ? null : entryOpTime(oldest) };
   fx.send(from, response);
 }
 
 // Rollback: the common point is our newest entry the source also holds; everything after it goes,
-// and the source's entries after it take its place. A common point below our commit point would
-// undo a majority-committed write: refused, as MongoDB refuses it, and the source denylisted.
+// and the source's entries after it take its place. A source whose oplog no longer reaches our
+// commit point cannot show where we part (too stale). One that does, yet shares nothing with us
+// from it on, lacks a majority-committed entry: the rollback is refused, as MongoDB refuses it, and
+// the driver stops this member rather than undo the write.
 export function onRollbackFetchResponse(s: TopologyState, fx: Effects, from: number, r: RollbackFetchResponse): TopologyState {
   if (s.fetch.syncSourceIndex !== from || s.fetch.inFlight?.kind !== 'rollbackFetch') return s;
   let next = noteSource({ ...s, fetch: { ...s.fetch, inFlight: null } }, fx, from, r.metadata);
@@ -43,7 +47,12 @@ export function onRollbackFetchResponse(s: TopologyState, fx: Effects, from: num
   while (common >= 0 && !theirs.has(`${next.oplog[common]!.t}:${next.oplog[common]!.ts}`)) common--;
   const commonOpTime = common >= 0 ? entryOpTime(next.oplog[common]!) : null;
   if (commonOpTime === null || compareOpTime(commonOpTime, next.lastCommittedOpTime) < 0) {
-    fx.add({ type: 'rollbackRefused', reason: 'the common point with the sync source is older than the commit point' });
+    // Said in full: the member stops on it, and whoever reads the log must find why.
+    if (!reachesBack(r.oldestOpTime, next)) return setMemberState(sourceTooStale(next, fx, from, r.oldestOpTime), fx, 'SECONDARY');
+    const held = r.entries.length === 0 ? 'no entries' : `${r.entries.length} entries from ${formatOpTime(entryOpTime(r.entries[0]!))} to ${formatOpTime(entryOpTime(r.entries.at(-1)!))}`;
+    const reason = `the common point with the sync source (member ${from}) is older than the commit point ${formatOpTime(next.lastCommittedOpTime)}: `
+      + `it sent ${held}; ours run to ${formatOpTime(lastAppliedOpTime(next))}`;
+    fx.add({ type: 'rollbackRefused', reason });
     return setMemberState(denylistSource(next, from), fx, 'SECONDARY');
   }
   const after = r.entries.filter((e) => compareOpTime(entryOpTime(e), commonOpTime) > 0);

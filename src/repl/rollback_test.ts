@@ -51,3 +51,40 @@ test('no rollback to a source whose last entry is of an older term than ours: it
   assert.equal(step.state.fetch.syncSourceIndex, null);
   assert.ok(step.state.fetch.denylist[0]! > 1010);
 });
+
+test('OplogStartMissing from a source that is not ahead of us is no divergence: the source is left, nothing rolled back', () => {
+  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 2)]);
+  const step = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta({ lastOpApplied: { ts: 120, t: 2 } }), oldestOpTime: { ts: 1, t: 0 } }, 1010);
+  assert.equal(step.state.memberState, 'SECONDARY');
+  assert.equal(sent(step.effects, 'rollbackFetch').length, 0);
+  assert.ok(step.state.fetch.denylist[0]! > 1010);
+  assert.ok(!step.effects.some((e) => e.type === 'resyncNeeded'));
+});
+
+test('a source whose oplog begins after our commit point is too stale to roll back to: another source is tried first', () => {
+  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)], { ts: 100, t: 1 });
+  const withOther = deliver(s, 2, heartbeatResponse(s, { state: 'SECONDARY', term: 2, applied: { ts: 250, t: 2 } }), 1005).state;
+  const step = deliver(withOther, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta(), oldestOpTime: { ts: 200, t: 2 } }, 1010);
+  assert.equal(sent(step.effects, 'rollbackFetch').length, 0);
+  assert.ok(!step.effects.some((e) => e.type === 'resyncNeeded' || e.type === 'rollbackRefused'));
+  assert.ok(step.state.fetch.denylist[0]! > 1010);
+  assert.equal(step.state.fetch.syncSourceIndex, 2);
+});
+
+test('when no source\'s oplog reaches back to ours, the member resyncs instead of rolling back or refusing', () => {
+  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)], { ts: 100, t: 1 });
+  const step = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta(), oldestOpTime: { ts: 200, t: 2 } }, 1010);
+  assert.equal(sent(step.effects, 'rollbackFetch').length, 0);
+  assert.ok(!step.effects.some((e) => e.type === 'rollbackRefused'));
+  assert.equal(step.effects.filter((e) => e.type === 'resyncNeeded').length, 1);
+});
+
+test('a rollback read that does not reach back to the commit point is a source too stale, not a refusal', () => {
+  const s = fetchingFrom0([entry(1, 0, 'n'), entry(100, 1), entry(150, 1)], { ts: 100, t: 1 });
+  const missing = deliver(s, 0, { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata: meta() }, 1010).state;
+  assert.equal(missing.memberState, 'ROLLBACK');
+  const back = deliver(missing, 0, { kind: 'rollbackFetchResponse', entries: [entry(200, 2), entry(300, 2)], metadata: meta(), oldestOpTime: { ts: 200, t: 2 } }, 1020);
+  assert.ok(!back.effects.some((e) => e.type === 'rollbackRefused' || e.type === 'truncateOplogAfter'));
+  assert.equal(back.effects.filter((e) => e.type === 'resyncNeeded').length, 1);
+  assert.equal(back.state.memberState, 'SECONDARY');
+});

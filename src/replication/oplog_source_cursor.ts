@@ -6,7 +6,7 @@ import { opTimeEquals, type OpTime } from '../repl/op_time.js';
 import type { Network } from '../wire/network.js';
 import type { FetchedEntries, Translated } from './fetched_entries.js';
 import { sourceMetadataOf } from './fetched_entries.js';
-import { bsonTimestamp, opTimeDocument } from './op_time_bson.js';
+import { bsonTimestamp, opTimeDocument, parseOpTime } from './op_time_bson.js';
 
 // How long one awaitData getMore waits on the source for new entries.
 const AWAIT_DATA_MS = 1000;
@@ -19,6 +19,16 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 function cursorId(cursor: Doc): Long {
   return typeof cursor.id === 'number' ? Long.fromNumber(cursor.id) : (cursor.id as Long);
+}
+
+// The source's oldest oplog entry, null if its oplog is empty: asked only when the source lacks
+// the entry a fetch or rollback asked from, to tell a divergent history from an oplog that no
+// longer reaches back (capped, or begun by initial sync).
+export async function oldestOplogEntry(network: Network, host: string): Promise<OpTime | null> {
+  const reply = await network.command(host, 'local', { find: 'oplog.rs', filter: {}, limit: 1, singleBatch: true }, { timeoutMs: REQUEST_TIMEOUT_MS });
+  if (reply.ok !== 1) throw new Error(`${String(reply.codeName ?? reply.code)}: ${String(reply.errmsg)}`);
+  const first = ((reply.cursor as Doc).firstBatch as Doc[])[0];
+  return first === undefined ? null : parseOpTime(first);
 }
 
 export interface FetchContext {
@@ -59,6 +69,7 @@ export class OplogSourceCursor {
     const docs = cursor.firstBatch as unknown[];
     const out = this.fetched.translate(docs, req.lastFetched, true, sourceMetadataOf(reply));
     this.keep(host, cursorId(cursor), out, req.lastFetched);
+    if (out.ok && out.response.status === 'OplogStartMissing') return { ok: true, response: { ...out.response, oldestOpTime: await oldestOplogEntry(this.network, host) } };
     return out;
   }
 

@@ -9,7 +9,7 @@ import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
 import { isReadable } from '../repl/member_state.js';
 import type { OplogFetch, ReplMessage, RollbackFetch } from '../repl/messages.js';
-import { compareOpTime, formatOpTime, NULL_OP_TIME, OPTIME_TS_PER_SECOND, type OpTime } from '../repl/op_time.js';
+import { compareOpTime, formatOpTime, NULL_OP_TIME, opTimeEquals, OPTIME_TS_PER_SECOND, type OpTime } from '../repl/op_time.js';
 import type { OplogEntry } from '../repl/oplog_entry.js';
 import { isElectable, isVoter, replSetSettings } from '../repl/repl_set_config.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
@@ -20,7 +20,7 @@ import { enableOplog, type ReplicatedOplog } from '../oplog/replicated_oplog.js'
 import { OPLOG_NS } from '../oplog/oplog_entry.js';
 import { coreEntry, FetchedEntries, sourceMetadataOf } from './fetched_entries.js';
 import { initialSync } from './initial_syncer.js';
-import { OplogSourceCursor } from './oplog_source_cursor.js';
+import { oldestOplogEntry, OplogSourceCursor } from './oplog_source_cursor.js';
 import { oplogQueryMetadata } from './oplog_query_metadata.js';
 import {
   heartbeatCommand, heartbeatReply, heartbeatSender, parseHeartbeatReply, parseRequestVotes, parseRequestVotesReply, parseUpdatePosition,
@@ -342,8 +342,12 @@ export class ReplicationCoordinator {
   private runEvent(event: DriverEvent, replyTo?: number): ReplMessage | undefined {
     if (this.core === null || this.stopped) return undefined;
     const full = { ...event, nowMs: this.deps.clock.now(), nextTs: this.nextTs() } as ReplEvent;
+    const before = this.core;
     const { state, effects } = topologyStep(this.core, full);
     this.core = state;
+    if (state.election !== null && (before.election === null || before.election.term !== state.election.term)) {
+      this.deps.logger.info({ c: 'ELECTION', reason: state.election.reason, term: state.election.term }, 'Starting an election');
+    }
     const reply = this.execute(effects, replyTo);
     this.schedule();
     this.progressed();
@@ -385,8 +389,16 @@ export class ReplicationCoordinator {
           this.bumpTopologyVersion();
           break;
         case 'rollbackRefused':
-          this.deps.logger.error({ c: 'REPL', reason: e.reason }, 'Rollback refused');
+          this.halt(`rollback refused: ${e.reason}`);
           break;
+        case 'resyncNeeded': {
+          const { reason } = e;
+          const generation = this.generation;
+          void (this.persisting ?? Promise.resolve()).then(() => {
+            if (generation === this.generation && !this.stopped) this.resync(reason);
+          });
+          break;
+        }
         case 'commitPointAdvanced':
           this.oplog?.setTruncateBound(bsonTimestamp(e.opTime.ts));
           this.trimSoon();
@@ -602,14 +614,16 @@ export class ReplicationCoordinator {
   private rollbackFetchFrom(to: number, host: string, req: RollbackFetch): void {
     const config = this.core!.config;
     const cmd = { find: 'oplog.rs', filter: { ts: { $gte: bsonTimestamp(req.from.ts) } }, batchSize: ROLLBACK_FETCH_BATCH, singleBatch: true, $replData: 1, $oplogQueryData: 1 };
-    this.deps.network.command(host, 'local', cmd, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then((reply) => {
+    this.deps.network.command(host, 'local', cmd, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then(async (reply) => {
       if (this.core === null || this.core.config !== config || this.stopped || reply.ok !== 1) return;
       const kept = this.fetched.keepAll((reply.cursor as Doc).firstBatch as Doc[]);
       if (!kept.ok) {
         this.deps.logger.error({ c: 'ROLLBACK', host, err: kept.error.message }, 'The sync source\'s oplog holds a malformed entry; no rollback from it');
         return;
       }
-      this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries: kept.entries, metadata: sourceMetadataOf(reply) } });
+      const first = kept.entries[0];
+      const oldest = first !== undefined && opTimeEquals({ ts: first.ts, t: first.t }, req.from) ? {} : { oldestOpTime: await oldestOplogEntry(this.deps.network, host) };
+      this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries: kept.entries, metadata: sourceMetadataOf(reply), ...oldest } });
     }).catch((err: unknown) => {
       this.deps.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Rollback could not read the sync source\'s oplog');
     });

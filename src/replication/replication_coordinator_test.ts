@@ -118,8 +118,9 @@ function malformedSourceNetwork(diverged = false): Network {
         ? { op: 'n', ns: '', o: { msg: 'new primary' }, ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() }
         : { op: 'i', ns: 'app.c', ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() };
       const meta = { $replData: { term: Long.fromNumber(1), lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } }, $oplogQueryData: { lastOpApplied: ahead } };
-      const from = ((cmd.filter as Doc).ts as Doc).$gte as Timestamp;
-      const batch = [first, next].filter((e) => e.ts.greaterThanOrEqual(from));
+      // From a ts, or the oldest entry (asked when the source lacks the entry the fetch began at).
+      const from = ((cmd.filter as Doc).ts as Doc | undefined)?.$gte as Timestamp | undefined;
+      const batch = [first, next].filter((e) => from === undefined || e.ts.greaterThanOrEqual(from)).slice(0, Number(cmd.limit ?? 2));
       return { ok: 1, cursor: { id: Long.fromNumber(cmd.singleBatch === true ? 0 : 42), ns: 'local.oplog.rs', firstBatch: batch }, ...meta };
     }
     return { ok: 1 };

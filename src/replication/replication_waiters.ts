@@ -89,6 +89,15 @@ export class ReplicationWaiters implements ReplicationWaits {
     return wait();
   }
 
+  async awaitMajority(): Promise<void> {
+    // The coordinator takes in the member's own writes on the next turn of the event loop.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const failed = (error: Doc): Doc => ({ ok: 1, writeConcernError: error });
+    const reply = await this.awaitReplication(CATALOG_WRITE_CONCERN, { w: 'majority', j: true }, { ok: 1 }, failed, { ts: undefined, term: undefined });
+    const error = reply.writeConcernError as Doc | undefined;
+    if (error !== undefined) throw new MongoError(error.code as number, String(error.errmsg));
+  }
+
   private awaitReplication(wc: WriteConcernOptions, demand: WriteConcernDemand, reply: Doc, labelled: (error: Doc) => Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc> {
     const core = this.coordinator.state();
     if (core === null) return reply;
@@ -134,7 +143,7 @@ export class ReplicationWaiters implements ReplicationWaits {
       return undefined;
     }
     if (level === 'majority') {
-      const wait = after === undefined ? undefined : this.until((core) => core.lastCommittedOpTime.ts >= coreTs(after));
+      const wait = this.until((core) => committedInOwnTerm(core) && (after === undefined || core.lastCommittedOpTime.ts >= coreTs(after)));
       return { wait, readAt: () => this.committedSnapshot() };
     }
     if (after === undefined || this.coordinator.isWritablePrimary()) return undefined;
@@ -221,6 +230,17 @@ function waitsForWriteConcern(commandName: string, cmd: Doc): boolean {
   if (!WRITE_CONCERN_COMMANDS.has(commandName)) return false;
   // A transaction's statements wait for nothing: its commit or abort does.
   return cmd.autocommit !== false || TRANSACTION_ENDS.has(commandName);
+}
+
+// Beyond MongoDB: a new primary serves majority reads only once an entry of its own term is
+// committed (Raft's rule for a leader's reads). Until then its commit point may lag what its
+// predecessor committed and acknowledged, so a client (a router refreshing its catalog from a
+// config server that just failed over) would read a catalog older than one it was told of.
+// MongoDB closes that gap with afterOpTime on every catalog read; this closes it for every reader.
+function committedInOwnTerm(core: TopologyState): boolean {
+  if (core.role !== 'leader' || core.leader === null) return true;
+  const first = core.leader.firstOpTimeOfMyTerm;
+  return first !== null && compareOpTime(core.lastCommittedOpTime, first) >= 0;
 }
 
 // Where each member is, by member index: this member's own position from its oplog.

@@ -152,6 +152,23 @@ describe('read concern waits', () => {
     assert.equal(committed.beforeRead('find', { find: 'c' }), undefined, 'a local read without afterClusterTime waits for nothing');
   });
 
+  it('a new primary serves a majority read only once an entry of its own term is committed', async () => {
+    const primary = electedPrimary();
+    const first = primary.leader!.firstOpTimeOfMyTerm!;
+    assert.ok(primary.lastCommittedOpTime.t < first.t, 'its no-op is not committed yet');
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    const read = waiters.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } });
+    let done = false;
+    void read!.wait!.then(() => { done = true; });
+    await settle();
+    assert.equal(done, false);
+    states.move({ ...primary, lastCommittedOpTime: first });
+    await settle();
+    assert.equal(done, true);
+    assert.deepEqual(read!.readAt!(), bsonTimestamp(first.ts));
+  });
+
   it('a secondary serves an afterClusterTime read once it has applied that far', async () => {
     const secondary = started(THREE, 1);
     const states = new CoreStates(secondary);
