@@ -114,6 +114,12 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
     }
   }
 
+  // Whether the cursor is a change stream's (its errors may carry ResumableChangeStreamError).
+  isChangeStream(id: Long): boolean {
+    const entry = this.cursor(id);
+    return entry !== undefined && 'forwarded' in entry && entry.forwarded.postBatchResumeToken !== undefined;
+  }
+
   async kill(id: Long): Promise<boolean> {
     const entry = this.cursor(id);
     if (!entry) return false;
