@@ -1,4 +1,5 @@
-import { Long } from 'bson';
+import { Long, Timestamp } from 'bson';
+import { highWaterMarkToken } from '../change_streams/resume_token.js';
 import type { Doc } from '../bson/values.js';
 import { withResumableLabel } from '../change_streams/resumable_errors.js';
 import { checkOk } from '../wire/remote_cursor.js';
@@ -99,6 +100,7 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
   private askShards(left: number): void {
     const head = this.merge.head();
     const holding = new Set(head === undefined ? [] : this.merge.holdingBack(head.token));
+    if (head === undefined) this.keepPromisesMoving();
     for (const shard of this.merge.idle()) {
       if (this.inFlight.has(shard)) continue;
       if (holding.has(shard)) {
@@ -108,6 +110,23 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
       } else {
         this.track(shard, this.shardGetMore(shard, Math.max(1, Math.min(left, SHARD_WAIT_MS))));
       }
+    }
+  }
+
+  // While nothing is buffered, a shard with no writes would keep the router's postBatchResumeToken
+  // where it is: one whose promise is more than a second behind the router's time gets a heartbeat
+  // write (at most one a second to each shard from this router, whatever its streams).
+  private keepPromisesMoving(): void {
+    const now = this.router.clock.now();
+    const behind = highWaterMarkToken(new Timestamp({ t: Math.max(0, now.high - 1), i: 0 }))._data;
+    const nowMs = this.router.wallClock.now();
+    let last = lastIdleBeat.get(this.router);
+    if (last === undefined) lastIdleBeat.set(this.router, (last = new Map()));
+    for (const shard of this.merge.holdingBack(behind)) {
+      const { host } = this.streams.get(shard)!;
+      if (nowMs - (last.get(host) ?? -Infinity) < IDLE_BEAT_MS) continue;
+      last.set(host, nowMs);
+      void this.heartbeat(shard).finally(() => this.heartbeats.delete(shard));
     }
   }
 
@@ -156,6 +175,9 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
     }));
   }
 }
+
+const IDLE_BEAT_MS = 1000;
+const lastIdleBeat = new WeakMap<RouterServices, Map<string, number>>();
 
 // Written on a shard to move its commit point: an internal database's writes are no events.
 const HEARTBEAT_COLLECTION = 'changeStreamHeartbeats';

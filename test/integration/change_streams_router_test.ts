@@ -80,8 +80,11 @@ describe('change streams through a router', () => {
     const items = router.db('app').collection<AnyDoc>('items');
     const stream = items.watch([], { maxAwaitTimeMS: 1000 });
     await stream.tryNext();
-    // Nothing written for a while: both shards are idle.
-    await new Promise((r) => setTimeout(r, 1500));
+    const before = (stream.resumeToken as { _data: string })._data;
+    // Nothing written for a while: both shards are idle, and the postBatchResumeToken still moves.
+    for (const until = Date.now() + 2500; Date.now() < until;) assert.equal(await stream.tryNext(), null);
+    const after = (stream.resumeToken as { _data: string })._data;
+    assert.ok(after > before, `the postBatchResumeToken moved while the shards were idle: ${before} -> ${after}`);
     const started = Date.now();
     await items.insertOne({ _id: 20, region: 'y' });
     const event = await Promise.race([stream.next() as Promise<Event>, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no event in 10 s')), 10_000))]);
