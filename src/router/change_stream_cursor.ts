@@ -33,6 +33,8 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
   private readonly heartbeats = new Map<string, Promise<boolean>>();
   private failure: unknown;
   private ended = false;
+  private joining: Promise<void> | undefined;
+  private lastJoinMs: number;
 
   constructor(
     private readonly router: RouterServices,
@@ -42,7 +44,11 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
     // The user's stages and the router's own lookups, applied to each released event: undefined
     // when the event is filtered out.
     private readonly finish: (event: Doc) => Promise<Doc | undefined>,
-  ) {}
+    // Opens the stream on the shards added to the cluster since.
+    private readonly joinNewShards: () => Promise<void>,
+  ) {
+    this.lastJoinMs = router.wallClock.now();
+  }
 
   postBatchResumeToken(): Doc {
     return { _data: this.merge.postBatchResumeToken() };
@@ -98,6 +104,7 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
   // watch moves its commit point to a time after the event (its clock has the router's time,
   // which has the event's), so an idle shard holds no stream back for long.
   private askShards(left: number): void {
+    this.lookForNewShards();
     const head = this.merge.head();
     const holding = new Set(head === undefined ? [] : this.merge.holdingBack(head.token));
     if (head === undefined) this.keepPromisesMoving();
@@ -111,6 +118,18 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
         this.track(shard, this.shardGetMore(shard, Math.max(1, Math.min(left, SHARD_WAIT_MS))));
       }
     }
+  }
+
+  // At most once a second, and one look at a time; the shards it opens are asked from then on.
+  private lookForNewShards(): void {
+    const nowMs = this.router.wallClock.now();
+    if (this.joining !== undefined || nowMs - this.lastJoinMs < NEW_SHARD_LOOK_MS) return;
+    this.lastJoinMs = nowMs;
+    this.joining = this.joinNewShards().catch((err: unknown) => {
+      this.failure ??= err;
+    }).finally(() => {
+      this.joining = undefined;
+    });
   }
 
   // While nothing is buffered, a shard with no writes would keep the router's postBatchResumeToken
@@ -177,6 +196,7 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
 }
 
 const IDLE_BEAT_MS = 1000;
+const NEW_SHARD_LOOK_MS = 1000;
 const lastIdleBeat = new WeakMap<RouterServices, Map<string, number>>();
 
 // Written on a shard to move its commit point: an internal database's writes are no events.

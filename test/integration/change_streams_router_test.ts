@@ -12,8 +12,10 @@ type Event = ChangeStreamDocument & Document;
 describe('change streams through a router', () => {
   let router: MongoClient;
   let second: MongoClient;
+  let spawn: Parameters<Parameters<typeof withProcesses>[0]>[0];
 
   withProcesses(async (p) => {
+    spawn = p;
     const config = await p.node({ role: 'config' });
     const sets = [];
     for (const name of ['rs0', 'rs1']) sets.push(await p.replicaSet({ name, members: 1, node: () => ({ extraArgs: ['--setParameter', 'orphanCleanupDelaySecs=0'] }) }));
@@ -121,6 +123,22 @@ describe('change streams through a router', () => {
     await fails([{ $changeStream: {} }, { $group: { _id: null } }], 20);
     await fails([{ $changeStream: { bogus: 1 } }], 40415);
     assert.equal((await db.collection<AnyDoc>('items').countDocuments({ _id: { $gte: 0 } })) > 0, true);
+  });
+
+  it('a shard added to the cluster joins an open stream', { timeout: 180_000 }, async () => {
+    const items = router.db('app').collection<AnyDoc>('items');
+    const stream = items.watch();
+    await stream.tryNext();
+    const set = await spawn.replicaSet({ name: 'rs2', members: 1 });
+    await router.db('admin').command({ addShard: `${set.name}/${set.hosts.join(',')}` });
+    // The router looks for new shards once a second while the stream is read.
+    for (const until = Date.now() + 2500; Date.now() < until;) assert.equal(await stream.tryNext(), null);
+    await router.db('admin').command({ split: 'app.items', middle: { region: 'r' } });
+    await router.db('admin').command({ moveChunk: 'app.items', find: { region: 's' }, to: 'rs2', _waitForDelete: true });
+    await items.insertOne({ _id: 50, region: 's' });
+    const event = await Promise.race([stream.next() as Promise<Event>, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no event from the new shard in 20 s')), 20_000))]);
+    assert.deepEqual([event!.operationType, event!.documentKey], ['insert', { region: 's', _id: 50 }]);
+    await stream.close();
   });
 
   it('a drop of the sharded collection is one drop and one invalidate, and one drop on a database stream', { timeout: 120_000 }, async () => {

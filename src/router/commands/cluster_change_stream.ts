@@ -3,7 +3,8 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { checkFollowingStages, parseChangeStreamSpec, type ChangeStreamSpec } from '../../change_streams/change_stream_spec.js';
-import { highWaterMarkToken } from '../../change_streams/resume_token.js';
+import { decodeResumeToken, highWaterMarkToken } from '../../change_streams/resume_token.js';
+import type { ShardType } from '../../catalog/type_chunk.js';
 import { optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
 import { letVariables } from '../../command_layer/let_variables.js';
 import { runPipeline, validatePipeline } from '../../query/agg/pipeline.js';
@@ -54,7 +55,7 @@ export async function runClusterChangeStream(ctx: RouterContext, cmd: Doc): Prom
   const merge = new ChangeStreamMerge(firstPromise);
   const filter = new RouterEventFilter(resume?.token._data, resume !== undefined && resume.data.tokenType !== 0);
   const streams = await openOnShards(ctx, shardCmd, merge);
-  const cursor = new ChangeStreamClusterCursor(ctx.router, streams, merge, filter, finisher(ctx, spec, stages, cmd));
+  const cursor = new ChangeStreamClusterCursor(ctx.router, streams, merge, filter, finisher(ctx, spec, stages, cmd), newShardJoiner(ctx, shardCmd, streams, merge));
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
   let firstBatch: Doc[];
   try {
@@ -82,28 +83,51 @@ function startTimeOf(ctx: RouterContext, spec: ChangeStreamSpec): Timestamp {
 async function openOnShards(ctx: RouterContext, shardCmd: Doc, merge: ChangeStreamMerge): Promise<Map<string, ShardStream>> {
   const shards = await ctx.router.shardRegistry.all();
   const streams = new Map<string, ShardStream>();
-  const opened = await Promise.allSettled(shards.map(async (shard) => {
-    const reply = checkOk(await ctx.router.client.command(shard.host, ctx.db, shardCmd));
-    return { shard, cursor: reply.cursor as Doc };
-  }));
+  const opened = await Promise.allSettled(shards.map((shard) => openOnShard(ctx, shard, shardCmd)));
   let failure: unknown;
   for (const r of opened) {
-    if (r.status === 'rejected') {
-      failure ??= r.reason;
-      continue;
-    }
-    const { shard, cursor } = r.value;
-    const ns = String(cursor.ns);
-    const id = cursor.id as Long;
-    streams.set(shard._id, { shard: shard._id, host: shard.host, db: ctx.db, collection: ns.slice(ctx.db.length + 1), id });
-    merge.addShard(shard._id, String((cursor.postBatchResumeToken as Doc)._data));
-    merge.add(shard._id, cursor.firstBatch as Doc[], String((cursor.postBatchResumeToken as Doc)._data), id.isZero());
+    if (r.status === 'rejected') failure ??= r.reason;
+    else join(r.value, streams, merge);
   }
   if (failure !== undefined) {
     await Promise.all([...streams.values()].filter((s) => !s.id.isZero()).map((s) => ctx.router.client.command(s.host, s.db, { killCursors: s.collection, cursors: [s.id] }).catch(() => undefined)));
     throw failure;
   }
   return streams;
+}
+
+async function openOnShard(ctx: RouterContext, shard: ShardType, shardCmd: Doc): Promise<{ stream: ShardStream; cursor: Doc }> {
+  const reply = checkOk(await ctx.router.client.command(shard.host, ctx.db, shardCmd));
+  const cursor = reply.cursor as Doc;
+  const stream = { shard: shard._id, host: shard.host, db: ctx.db, collection: String(cursor.ns).slice(ctx.db.length + 1), id: cursor.id as Long };
+  return { stream, cursor };
+}
+
+function join(opened: { stream: ShardStream; cursor: Doc }, streams: Map<string, ShardStream>, merge: ChangeStreamMerge): void {
+  const { stream, cursor } = opened;
+  const promised = String((cursor.postBatchResumeToken as Doc)._data);
+  streams.set(stream.shard, stream);
+  merge.addShard(stream.shard, promised);
+  merge.add(stream.shard, cursor.firstBatch as Doc[], promised, stream.id.isZero());
+}
+
+// A shard added to the cluster joins an open stream from the stream's postBatchResumeToken: it
+// could have had no chunk of anything watched before it was added (or from the router's time, if
+// its oplog begins after that token).
+function newShardJoiner(ctx: RouterContext, shardCmd: Doc, streams: Map<string, ShardStream>, merge: ChangeStreamMerge): () => Promise<void> {
+  return async () => {
+    await ctx.router.shardRegistry.reload();
+    for (const shard of await ctx.router.shardRegistry.all()) {
+      if (streams.has(shard._id)) continue;
+      const from = decodeResumeToken({ _data: merge.postBatchResumeToken() }).clusterTime;
+      const at = (time: Timestamp): Doc => ({ ...shardCmd, pipeline: [{ $changeStream: { ...(shardCmd.pipeline as Doc[])[0]!.$changeStream as Doc, startAtOperationTime: time } }] });
+      const opened = await openOnShard(ctx, shard, at(from)).catch((err: unknown) => {
+        if (err instanceof MongoError && err.code === ErrorCodes.ChangeStreamHistoryLost) return openOnShard(ctx, shard, at(ctx.router.clock.now()));
+        throw err;
+      });
+      if (!streams.has(shard._id)) join(opened, streams, merge);
+    }
+  };
 }
 
 // What happens to a released event on the router: the document of an update looked up (for
