@@ -46,6 +46,8 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
     private readonly finish: (event: Doc) => Promise<Doc | undefined>,
     // Opens the stream on the shards added to the cluster since.
     private readonly joinNewShards: () => Promise<void>,
+    // Opens a shard's stream again after an invalidate of its own: the new cursor's reply.
+    private readonly reopenShard: (stream: ShardStream, startAfter: Doc) => Promise<Doc>,
   ) {
     this.lastJoinMs = router.wallClock.now();
   }
@@ -87,9 +89,15 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
   private async release(limit: number): Promise<Doc[]> {
     const docs: Doc[] = [];
     while (docs.length < limit && !this.ended) {
-      const event = this.merge.next();
-      if (event === undefined) break;
-      if (!this.filter.admit(event, tokenOf(event))) continue;
+      const next = this.merge.next();
+      if (next === undefined) break;
+      const { event, shard } = next;
+      if (!this.filter.admit(event, tokenOf(event))) {
+        // Another shard's invalidate was shown before (or the stream started after one): this
+        // shard's stream goes on after its own, as the router's does.
+        if (event.operationType === 'invalidate') this.restartAfter(shard, event._id as Doc);
+        continue;
+      }
       if (event.operationType === 'invalidate') this.ended = true;
       const shown = await this.finish(event);
       if (shown !== undefined) docs.push(shown);
@@ -118,6 +126,15 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
         this.track(shard, this.shardGetMore(shard, Math.max(1, Math.min(left, SHARD_WAIT_MS))));
       }
     }
+  }
+
+  private restartAfter(shard: string, token: Doc): void {
+    this.merge.reopen(shard, tokenOf({ _id: token }));
+    const stream = this.streams.get(shard)!;
+    this.track(shard, this.reopenShard(stream, token).then((cursor) => {
+      stream.id = cursor.id as Long;
+      this.merge.add(shard, cursor.firstBatch as Doc[], String((cursor.postBatchResumeToken as Doc)._data), stream.id.isZero());
+    }));
   }
 
   // At most once a second, and one look at a time; the shards it opens are asked from then on.

@@ -15,9 +15,13 @@ export class RouterEventFilter {
   private readonly shownDDL = new Set<string>();
 
   // `resumeToken`: the `_data` events must come after; `mustFind`, whether it is an event's token.
+  // A startAfter an invalidate also passes over the other shards' drops of that collection.
   constructor(private readonly resumeToken: string | undefined, mustFind: boolean) {
     this.resumeFound = !mustFind;
+    if (resumeToken !== undefined && decodeResumeToken({ _data: resumeToken }).fromInvalidate) this.invalidated = collectionOf(resumeToken);
   }
+
+  private readonly invalidated: string | undefined;
 
   // Whether `event` (token `token`) is shown.
   admit(event: Doc, token: string): boolean {
@@ -33,7 +37,9 @@ export class RouterEventFilter {
       this.forget(where);
       return true;
     }
-    const key = `${op}|${where}|${collectionOf(token)}`;
+    const uuid = collectionOf(token);
+    if (uuid === this.invalidated && op !== 'dropDatabase') return false;
+    const key = `${op}|${where}|${uuid}`;
     if (this.shownDDL.has(key)) return false;
     this.shownDDL.add(key);
     return true;

@@ -32,13 +32,20 @@ export class ChangeStreamMerge {
     state.ended ||= ended;
   }
 
-  // The next event every shard lets through, taken out; undefined when none may go yet.
-  next(): Doc | undefined {
+  // The next event every shard lets through, taken out, with its shard; undefined when none may go yet.
+  next(): { event: Doc; shard: string } | undefined {
     const head = this.head();
     if (head === undefined || this.holdingBack(head.token).length > 0) return undefined;
     const event = this.shards.get(head.shard)!.buffered.shift()!;
     if (head.token > this.released) this.released = head.token;
-    return event;
+    return { event, shard: head.shard };
+  }
+
+  // A shard whose cursor ended is opened again after `token`: until it answers it promises that much.
+  reopen(shard: string, token: string): void {
+    const state = this.shards.get(shard)!;
+    state.ended = false;
+    if (token > state.promised) state.promised = token;
   }
 
   // The lowest buffered event, with its shard and token.

@@ -14,14 +14,14 @@ describe('ChangeStreamMerge', () => {
     assert.deepEqual(merge.holdingBack('20'), ['b']);
     assert.equal(merge.postBatchResumeToken(), '10');
     merge.add('b', [], '30', false);
-    assert.deepEqual(merge.next(), event('20'));
+    assert.deepEqual(merge.next()?.event, event('20'));
     assert.equal(merge.next(), undefined, '40 waits for b past 30');
     assert.equal(merge.postBatchResumeToken(), '20', 'the last released while 40 waits');
     merge.add('b', [event('35')], '35', false);
-    assert.deepEqual(merge.next(), event('35'));
+    assert.deepEqual(merge.next()?.event, event('35'));
     assert.equal(merge.next(), undefined);
     merge.add('b', [], '50', false);
-    assert.deepEqual(merge.next(), event('40'));
+    assert.deepEqual(merge.next()?.event, event('40'));
     assert.equal(merge.postBatchResumeToken(), '40', 'the lowest promise');
   });
 
@@ -34,7 +34,7 @@ describe('ChangeStreamMerge', () => {
     assert.equal(merge.postBatchResumeToken(), '20');
     merge.add('a', [event('60')], '60', false);
     merge.add('b', [], '25', true);
-    assert.deepEqual(merge.next(), event('60'));
+    assert.deepEqual(merge.next(), { event: event('60'), shard: 'a' });
     assert.equal(merge.postBatchResumeToken(), '60');
     assert.deepEqual(merge.idle(), ['a']);
   });

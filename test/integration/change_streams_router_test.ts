@@ -159,5 +159,15 @@ describe('change streams through a router', () => {
     const onDb = await take(dbStream, 2);
     assert.deepEqual(onDb.map((e) => [e.operationType, (e as { ns: { coll: string } }).ns.coll]), [['drop', 'gone'], ['insert', 'items']], 'each shard dropped its part; the drop shows once');
     await dbStream.close();
+
+    // startAfter the invalidate: the collection of the name made again, sharded over both shards.
+    await router.db('admin').command({ shardCollection: 'app.gone', key: { k: 1 } });
+    await router.db('admin').command({ split: 'app.gone', middle: { k: 0 } });
+    await router.db('admin').command({ moveChunk: 'app.gone', find: { k: 5 }, to: 'rs1', _waitForDelete: true });
+    await gone.insertMany([{ _id: 3, k: -1 }, { _id: 4, k: 1 }]);
+    const after = gone.watch([], { startAfter: events[1]!._id as ResumeToken });
+    const again = await take(after, 2);
+    assert.deepEqual(summary(again), [['insert', 3], ['insert', 4]], "the other shard's drop is passed over, and both shards go on");
+    await after.close();
   });
 });

@@ -55,7 +55,7 @@ export async function runClusterChangeStream(ctx: RouterContext, cmd: Doc): Prom
   const merge = new ChangeStreamMerge(firstPromise);
   const filter = new RouterEventFilter(resume?.token._data, resume !== undefined && resume.data.tokenType !== 0);
   const streams = await openOnShards(ctx, shardCmd, merge);
-  const cursor = new ChangeStreamClusterCursor(ctx.router, streams, merge, filter, finisher(ctx, spec, stages, cmd), newShardJoiner(ctx, shardCmd, streams, merge));
+  const cursor = new ChangeStreamClusterCursor(ctx.router, streams, merge, filter, finisher(ctx, spec, stages, cmd), newShardJoiner(ctx, shardCmd, streams, merge), reopener(ctx, shardSpec, shardCmd));
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
   let firstBatch: Doc[];
   try {
@@ -127,6 +127,15 @@ function newShardJoiner(ctx: RouterContext, shardCmd: Doc, streams: Map<string, 
       });
       if (!streams.has(shard._id)) join(opened, streams, merge);
     }
+  };
+}
+
+function reopener(ctx: RouterContext, shardSpec: Doc, shardCmd: Doc): (stream: ShardStream, startAfter: Doc) => Promise<Doc> {
+  return async (stream, startAfter) => {
+    const spec: Doc = { ...shardSpec, startAfter };
+    delete spec.startAtOperationTime;
+    const reply = checkOk(await ctx.router.client.command(stream.host, stream.db, { ...shardCmd, pipeline: [{ $changeStream: spec }] }));
+    return reply.cursor as Doc;
   };
 }
 
