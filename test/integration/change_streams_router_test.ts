@@ -122,6 +122,17 @@ describe('change streams through a router', () => {
     await fails([{ $changeStream: { resumeAfter: { _data: '00' }, startAfter: { _data: '00' } } }], 50865);
     await fails([{ $changeStream: {} }, { $group: { _id: null } }], 20);
     await fails([{ $changeStream: { bogus: 1 } }], 40415);
+    // A token of another collection's event is not found in this one's stream: 280, not resumable.
+    const items = db.collection<AnyDoc>('items');
+    const source = items.watch();
+    await source.tryNext();
+    await items.insertOne({ _id: 60, region: 'f' });
+    const [other] = await take(source, 1);
+    await source.close();
+    const wrong = db.collection<AnyDoc>('elsewhere').watch([], { resumeAfter: other!._id as ResumeToken });
+    await db.collection<AnyDoc>('elsewhere').insertOne({ _id: 1 });
+    await assert.rejects(wrong.next(), (err: unknown) => err instanceof MongoServerError && err.code === 280 && err.hasErrorLabel('NonResumableChangeStreamError'));
+    await wrong.close();
     assert.equal((await db.collection<AnyDoc>('items').countDocuments({ _id: { $gte: 0 } })) > 0, true);
   });
 
