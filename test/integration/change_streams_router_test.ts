@@ -64,6 +64,27 @@ describe('change streams through a router', () => {
     }
   });
 
+  it('under concurrent writers on both shards, every write is one event, in token order', { timeout: 180_000 }, async () => {
+    const items = router.db('app').collection<AnyDoc>('items');
+    const stream = items.watch();
+    await stream.tryNext();
+    const writer = async (base: number, region: string, via: MongoClient): Promise<void> => {
+      for (let i = 0; i < 40; i++) await via.db('app').collection<AnyDoc>('items').insertOne({ _id: base + i, region });
+    };
+    await Promise.all([writer(1000, 'g', router), writer(2000, 'w', second), writer(3000, 'h', second), writer(4000, 'v', router)]);
+    const events = await take(stream, 160);
+    const ids = events.map((e) => e.documentKey?._id as number);
+    assert.equal(new Set(ids).size, 160, 'each write once');
+    const tokens = events.map((e) => (e._id as { _data: string })._data);
+    assert.ok(tokens.every((t, i) => i === 0 || t > tokens[i - 1]!), 'in token order');
+    for (const base of [1000, 2000, 3000, 4000]) {
+      const mine = ids.filter((id) => id >= base && id < base + 1000);
+      assert.deepEqual(mine, [...mine].sort((a, b) => a - b), `writer ${base}'s inserts in its order`);
+    }
+    assert.equal(await stream.tryNext(), null);
+    await stream.close();
+  });
+
   it('shows no event for a moveChunk, and updateLookup reads the document through the router', { timeout: 180_000 }, async () => {
     const items = router.db('app').collection<AnyDoc>('items');
     await items.insertOne({ _id: 10, region: 'c' });
