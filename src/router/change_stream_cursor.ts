@@ -177,7 +177,7 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
     let beat = this.heartbeats.get(shard);
     if (beat === undefined) {
       const { host } = this.streams.get(shard)!;
-      const write = { update: HEARTBEAT_COLLECTION, updates: [{ q: { _id: 'router' }, u: { $inc: { n: 1 } }, upsert: true }], writeConcern: { w: 'majority' } };
+      const write = { update: HEARTBEAT_COLLECTION, updates: [{ q: { _id: 'router' }, u: { $inc: { n: 1 } }, upsert: true }], writeConcern: { w: 'majority', wtimeout: HEARTBEAT_WTIMEOUT_MS } };
       beat = this.router.client.command(host, 'config', write).then((r) => r.ok === 1, () => false);
       this.heartbeats.set(shard, beat);
     }
@@ -213,6 +213,8 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
 }
 
 const IDLE_BEAT_MS = 1000;
+// A shard without a majority still answers its getMore after this: the stream waits, but is not stuck on the write.
+const HEARTBEAT_WTIMEOUT_MS = 1000;
 const NEW_SHARD_LOOK_MS = 1000;
 const lastIdleBeat = new WeakMap<RouterServices, Map<string, number>>();
 
