@@ -85,6 +85,23 @@ describe('change streams through a router', () => {
     await stream.close();
   });
 
+  it('shows a transaction over both shards once per document, with its session', { timeout: 120_000 }, async () => {
+    const items = router.db('app').collection<AnyDoc>('items');
+    const stream = items.watch();
+    await stream.tryNext();
+    const session = router.startSession();
+    await session.withTransaction(async () => {
+      await items.insertOne({ _id: 70, region: 'a' }, { session });
+      await items.insertOne({ _id: 71, region: 'z' }, { session });
+    });
+    await session.endSession();
+    const events = await take(stream, 2);
+    assert.deepEqual(events.map((e) => e.documentKey?._id).sort(), [70, 71]);
+    for (const e of events) assert.ok(e.lsid !== undefined && e.txnNumber !== undefined, 'a transaction event carries its session');
+    assert.equal(await stream.tryNext(), null);
+    await stream.close();
+  });
+
   it('shows no event for a moveChunk, and updateLookup reads the document through the router', { timeout: 180_000 }, async () => {
     const items = router.db('app').collection<AnyDoc>('items');
     await items.insertOne({ _id: 10, region: 'c' });
