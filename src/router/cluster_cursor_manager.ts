@@ -24,6 +24,8 @@ export interface ForwardedCursor {
   readonly awaitData: boolean;
   getMore(batchSize: number | undefined, maxTimeMS: number | undefined): Promise<{ docs: Doc[]; exhausted: boolean }>;
   close(): Promise<void>;
+  // A change stream's: the token every batch carries, the first included.
+  postBatchResumeToken?(): Doc;
 }
 
 interface OpenMerged extends RegisteredCursor {
@@ -71,7 +73,7 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
   // Registers a forwarded cursor whose node answered `firstBatch`: the client's reply.
   openForwarded(ns: string, forwarded: ForwardedCursor, firstBatch: Doc[], options: ClusterCursorOptions = {}): Doc {
     const id = this.register({ id: Long.ZERO, ns, forwarded, lastUsedMs: this.clock.now(), noTimeout: options.noCursorTimeout === true, busy: false });
-    return { cursor: { firstBatch, id, ns }, ok: 1 };
+    return { cursor: withResumeToken({ firstBatch, id, ns }, forwarded), ok: 1 };
   }
 
   // `maxTimeMS` is how long a tailable awaitData cursor waits for data; other cursors refuse one,
@@ -100,9 +102,9 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
     try {
       const { docs, exhausted } = await entry.forwarded.getMore(batchSize, maxTimeMS);
       entry.lastUsedMs = this.clock.now();
-      if (!exhausted) return { cursor: { nextBatch: docs, id, ns: entry.ns }, ok: 1 };
+      if (!exhausted) return { cursor: withResumeToken({ nextBatch: docs, id, ns: entry.ns }, entry.forwarded), ok: 1 };
       this.unregister(id);
-      return { cursor: { nextBatch: docs, id: Long.ZERO, ns: entry.ns }, ok: 1 };
+      return { cursor: withResumeToken({ nextBatch: docs, id: Long.ZERO, ns: entry.ns }, entry.forwarded), ok: 1 };
     } catch (err) {
       this.unregister(id);
       await entry.forwarded.close();
@@ -110,6 +112,12 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
     } finally {
       entry.busy = false;
     }
+  }
+
+  // Whether the cursor is a change stream's (its errors may carry ResumableChangeStreamError).
+  isChangeStream(id: Long): boolean {
+    const entry = this.cursor(id);
+    return entry !== undefined && 'forwarded' in entry && entry.forwarded.postBatchResumeToken !== undefined;
   }
 
   async kill(id: Long): Promise<boolean> {
@@ -160,6 +168,11 @@ export class ClusterCursorManager extends CursorRegistry<Open> {
 
 function closeEntry(entry: Open): Promise<void> {
   return 'cursor' in entry ? entry.cursor.close() : entry.forwarded.close();
+}
+
+function withResumeToken(cursor: Doc, from: ForwardedCursor): Doc {
+  if (from.postBatchResumeToken !== undefined) cursor.postBatchResumeToken = from.postBatchResumeToken();
+  return cursor;
 }
 
 export function withPartial(cursor: Doc, from: { partial?: PartialResults }): Doc {

@@ -140,6 +140,30 @@ describe('driver specification conformance', () => {
     });
   });
 
+  describe('through a router over two replica-set shards', () => {
+    let uri: string;
+    // Fail points on the router, which the change-stream tests' failGetMoreAfterCursorCheckout needs.
+    withProcesses(async (p) => {
+      const config = await p.node({ role: 'config' });
+      const router = await p.router(config.port, ['--enableTestCommands']);
+      const admin = p.connect(router.uri).db('admin');
+      for (const name of ['rs0', 'rs1']) {
+        const set = await p.replicaSet({ name, members: 1, node: () => ({ extraArgs: ['--enableTestCommands'] }) });
+        await admin.command({ addShard: `${set.name}/${set.hosts.join(',')}` });
+      }
+      uri = router.uri;
+    });
+
+    it('passes every applicable unified change-stream test', { timeout: 600_000, skip: skipWithoutDriverSpecs(CHANGE_STREAM_DIR) }, async (t) => {
+      const totals = await conformance(['--uri', uri, path.join(DRIVER_SPECS, CHANGE_STREAM_DIR)]);
+      t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+      // 32 apply to a 7.0 sharded cluster; the others need a replica set, servers up to 4.2 or
+      // 6.0, 8.1 or later, or a standalone.
+      assert.equal(totals.failed, 0, totals.output);
+      assert.ok(totals.passed >= 32, `only ${totals.passed} tests passed:\n${totals.output}`);
+    });
+  });
+
   describe('against a three-member replica set', () => {
     let set: SpawnedReplicaSet;
     // Fail points on every member; MongoDB's default election timeout (10 s), so that a member

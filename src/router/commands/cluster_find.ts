@@ -5,6 +5,7 @@ import { parseCollation, type StringComparator } from '../../bson/collation.js';
 import { deserializeDocument, isPlainObject, type Doc } from '../../bson/values.js';
 import { collectionArg, optionalBool, optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
 import { RawDocument } from '../../wire/raw_bson.js';
+import { withResumableLabel } from '../../change_streams/resumable_errors.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { mergeFindResults, planFindMerge, type FindMergePlan } from '../merge/find_merge.js';
 import { batchSizeOf, forwardable, RemoteCursorStream } from '../remote_cursor_stream.js';
@@ -217,15 +218,30 @@ export async function proxyToConfig(ctx: RouterContext, cmd: Doc): Promise<Doc> 
   return ctx.router.cursors.firstBatch(ns, clusterCursor(stream, [stream]), batchSize ?? (typeof cmd.batchSize === 'number' ? cmd.batchSize : undefined));
 }
 
+// The test fail point that fails a getMore once it has its cursor, with data.errorCode.
+const FAIL_GET_MORE_AFTER_CHECKOUT = 'failGetMoreAfterCursorCheckout';
+
 export const clusterGetMoreCommand: RouterCommand = {
   names: ['getMore'],
-  run(ctx, cmd) {
+  async run(ctx, cmd) {
     const id = cmd.getMore;
     if (!(id instanceof Long)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.getMore' is the wrong type, expected type 'long'");
     if (typeof cmd.collection !== 'string') throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'getMore.collection' is the wrong type, expected type 'string'");
     // 0 means none, as mongos reads it.
     const maxTimeMS = optionalNonNegative(cmd, 'maxTimeMS') || undefined;
-    return ctx.router.cursors.getMore(id, `${ctx.db}.${cmd.collection}`, optionalNonNegative(cmd, 'batchSize'), maxTimeMS);
+    const { cursors, failPoints } = ctx.router;
+    const changeStream = cursors.isChangeStream(id);
+    try {
+      const failure = cursors.ownerOf(id) !== undefined ? failPoints.shouldFire(FAIL_GET_MORE_AFTER_CHECKOUT) : undefined;
+      if (failure !== undefined) {
+        // As a getMore that fails on mongos: its cursor is gone.
+        await cursors.kill(id);
+        throw new MongoError(Number(failure.errorCode ?? ErrorCodes.InternalError), `Failing command via '${FAIL_GET_MORE_AFTER_CHECKOUT}' failpoint`);
+      }
+      return await cursors.getMore(id, `${ctx.db}.${cmd.collection}`, optionalNonNegative(cmd, 'batchSize'), maxTimeMS);
+    } catch (err) {
+      throw changeStream ? withResumableLabel(err) : err;
+    }
   },
 };
 

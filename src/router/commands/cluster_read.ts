@@ -20,6 +20,8 @@ import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { emptyWithoutDatabase, sendToShard, throwIfStale, versionFields, withStaleRetry } from '../versioned_request.js';
 import { clusterCursor, openShardCursors, proxyToConfig, targetShards } from './cluster_find.js';
+import { runClusterChangeStream } from './cluster_change_stream.js';
+import { isChangeStreamPipeline } from '../../change_streams/change_stream_spec.js';
 import { checkPipelineScripts, mergeOnShard, scriptedMerge } from './cluster_scripts.js';
 
 export const clusterCountCommand: RouterCommand = {
@@ -68,6 +70,7 @@ export const clusterAggregateCommand: RouterCommand = {
     const cursorSpec = optionalDoc(cmd, 'cursor');
     if (!cursorSpec) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
     const batchSize = typeof cursorSpec.batchSize === 'number' ? cursorSpec.batchSize : undefined;
+    if (isChangeStreamPipeline(raw)) return runClusterChangeStream(ctx, cmd);
     if (isPlainObject(raw[0]) && '$listLocalSessions' in raw[0]) return localSessions(ctx, cmd, raw.slice(1), batchSize);
     if (ctx.db === 'config' || ctx.db === 'admin' || typeof cmd.aggregate !== 'string') return proxyToConfig(ctx, cmd);
     const coll = cmd.aggregate;
