@@ -82,7 +82,7 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
       const left = deadline - this.router.wallClock.now();
       if (docs.length > 0 || this.ended || left <= 0) return docs;
       this.askShards(left);
-      await Promise.race([...this.inFlight.values(), sleep(Math.min(left, SHARD_WAIT_MS))]);
+      await Promise.race([...this.inFlight.values(), this.router.wallClock.sleep(Math.min(left, SHARD_WAIT_MS))]);
     }
   }
 
@@ -221,6 +221,3 @@ const lastIdleBeat = new WeakMap<RouterServices, Map<string, number>>();
 // Written on a shard to move its commit point: an internal database's writes are no events.
 const HEARTBEAT_COLLECTION = 'changeStreamHeartbeats';
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
