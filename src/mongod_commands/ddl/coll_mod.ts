@@ -9,10 +9,12 @@ import { applyIndexModification, parseIndexModification } from './coll_mod_index
 // Arguments every command may carry, which collMod does not change anything with.
 const GENERIC = new Set(['collMod', 'writeConcern', 'comment', 'lsid', 'txnNumber', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors', 'shardVersion', 'databaseVersion']);
 
-// What change streams offer pre- and post-images by (src/change_streams/event_images.ts).
-function checkPreAndPostImages(v: unknown): Doc {
+// What change streams offer pre- and post-images by (src/change_streams/event_images.ts). A node
+// without --replSet has no change streams, and refuses to turn them on as a standalone mongod does.
+function checkPreAndPostImages(v: unknown, replicated: boolean): Doc {
   if (!isPlainObject(v)) throw new MongoError(ErrorCodes.TypeMismatch, "BSON field 'collMod.changeStreamPreAndPostImages' is the wrong type, expected type 'object'");
   if (typeof v.enabled !== 'boolean') throw new MongoError(40414, "BSON field 'changeStreamPreAndPostImages.enabled' is missing but a required field");
+  if (v.enabled && !replicated) throw new MongoError(ErrorCodes.InvalidOptions, 'changeStreamPreAndPostImages collection option is not supported on standalone');
   return { enabled: v.enabled };
 }
 
@@ -37,7 +39,7 @@ export const collModCommand: CommandDefinition = {
     }
     const changes = parseValidationOptions(cmd, coll.entry.options);
     const images = cmd.changeStreamPreAndPostImages;
-    if (images !== undefined) changes.changeStreamPreAndPostImages = checkPreAndPostImages(images);
+    if (images !== undefined) changes.changeStreamPreAndPostImages = checkPreAndPostImages(images, ctx.node.replication !== undefined);
     const indexChange = cmd.index === undefined ? undefined : parseIndexModification(coll, cmd.index);
     if (Object.keys(changes).length > 0) storage.setCollectionOptions(coll, { ...coll.entry.options, ...changes });
     const reply = indexChange === undefined ? {} : applyIndexModification(storage, coll, indexChange);
