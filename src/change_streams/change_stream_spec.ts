@@ -123,3 +123,34 @@ export function checkFollowingStages(stages: readonly unknown[]): void {
     }
   });
 }
+
+// Whether a pipeline holds $changeStream anywhere: where it stands must be first.
+export function mentionsChangeStream(pipeline: unknown): boolean {
+  return Array.isArray(pipeline) && pipeline.some((s) => isPlainObject(s) && '$changeStream' in s);
+}
+
+export interface ChangeStreamCommand {
+  // undefined for `aggregate: 1` (a database or cluster stream).
+  readonly coll: string | undefined;
+  readonly spec: ChangeStreamSpec;
+  // The stages after $changeStream, and those of them that run (the split stage has nothing to do).
+  readonly following: unknown[];
+  readonly stages: Doc[];
+}
+
+// What a node and a router check alike of `aggregate` with $changeStream first: the target, no
+// transaction, the stage's options and what may follow it. The following stages' own syntax is the
+// caller's to check (query's validatePipeline, where `stages` do not name $changeStream again).
+export function parseChangeStreamCommand(cmd: Doc, db: string): ChangeStreamCommand {
+  const target = cmd.aggregate;
+  const coll = typeof target === 'string' ? target : undefined;
+  if (coll === undefined && Number(target) !== 1) {
+    throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
+  }
+  if (cmd.autocommit === false) throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, 'Operation not permitted in transaction :: caused by :: $changeStream may not be opened in a transaction');
+  const pipeline = cmd.pipeline as Doc[];
+  const spec = parseChangeStreamSpec(pipeline[0]!.$changeStream, db, coll);
+  const following = pipeline.slice(1);
+  const stages = following.filter((s) => !isPlainObject(s) || !('$changeStreamSplitLargeEvent' in s));
+  return { coll, spec, following, stages };
+}

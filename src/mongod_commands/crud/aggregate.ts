@@ -20,7 +20,8 @@ import { migrationOperations } from '../diagnostic/current_op.js';
 import { checkCurrentOpStage } from '../../command_layer/current_op_stage.js';
 import { commandCollation } from './collection_collation.js';
 import { checkForInterrupt } from '../../base/operation_deadline.js';
-import { mentionsChangeStream, runChangeStream } from './change_stream_aggregate.js';
+import { mentionsChangeStream } from '../../change_streams/change_stream_spec.js';
+import { runChangeStream } from './change_stream_aggregate.js';
 import { isChangeStreamPipeline } from '../../change_streams/change_stream_spec.js';
 
 export interface ParsedAggregate {

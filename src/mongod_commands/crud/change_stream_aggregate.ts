@@ -2,9 +2,9 @@ import type { Timestamp } from 'bson';
 import type { Clock } from '../../base/clock.js';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
-import { isPlainObject, type Doc } from '../../bson/values.js';
+import type { Doc } from '../../bson/values.js';
 import { ChangeStreamSource } from '../../change_streams/change_stream_source.js';
-import { checkFollowingStages, parseChangeStreamSpec } from '../../change_streams/change_stream_spec.js';
+import { checkFollowingStages, mentionsChangeStream, parseChangeStreamCommand } from '../../change_streams/change_stream_spec.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
 import { optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
 import { letVariables } from '../../command_layer/let_variables.js';
@@ -19,17 +19,8 @@ import type { CommandContext } from '../command.js';
 // awaitData cursor over the member's oplog (src/change_streams). A getMore that finds nothing
 // waits for the next oplog entry or a move of the commit point, up to its maxTimeMS.
 export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: ReplicationCoordinator): Doc {
-  const target = cmd.aggregate;
-  const coll = typeof target === 'string' ? target : undefined;
-  if (coll === undefined && Number(target) !== 1) {
-    throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
-  }
-  if (cmd.autocommit === false) throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, 'Operation not permitted in transaction :: caused by :: $changeStream may not be opened in a transaction');
-  const pipeline = cmd.pipeline as Doc[];
-  const spec = parseChangeStreamSpec(pipeline[0]!.$changeStream, ctx.db, coll);
-  const following = pipeline.slice(1);
-  // Events are far below 16 MB here: splitting one never happens, so the stage has nothing to do.
-  const stages = following.filter((s) => !isPlainObject(s) || !('$changeStreamSplitLargeEvent' in s));
+  // Events are far below 16 MB here: splitting one never happens, so that stage has nothing to do.
+  const { coll, spec, following, stages } = parseChangeStreamCommand(cmd, ctx.db);
   // As MongoDB: a stage that does not exist (40324) before one that may not follow (20).
   if (!mentionsChangeStream(stages)) validatePipeline(stages);
   checkFollowingStages(following);
@@ -61,11 +52,6 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
     },
   })));
   return cursorReply(ns, batch, 'firstBatch');
-}
-
-// Whether a pipeline holds $changeStream anywhere: on a member it must be first.
-export function mentionsChangeStream(pipeline: unknown): boolean {
-  return Array.isArray(pipeline) && pipeline.some((s) => isPlainObject(s) && '$changeStream' in s);
 }
 
 function commitPoint(replication: ReplicationCoordinator): Timestamp | undefined {

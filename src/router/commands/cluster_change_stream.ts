@@ -2,7 +2,7 @@ import { Long, Timestamp } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { checkFollowingStages, parseChangeStreamSpec, type ChangeStreamSpec } from '../../change_streams/change_stream_spec.js';
+import { checkFollowingStages, mentionsChangeStream, parseChangeStreamCommand, type ChangeStreamSpec } from '../../change_streams/change_stream_spec.js';
 import { decodeResumeToken, highWaterMarkToken } from '../../change_streams/resume_token.js';
 import type { ShardType } from '../../catalog/type_chunk.js';
 import { optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
@@ -24,18 +24,9 @@ const NON_RESUMABLE = ['NonResumableChangeStreamError'];
 // router's cluster time. The router merges them by resume token (ChangeStreamClusterCursor),
 // looks up `updateLookup`'s documents itself and runs the stages that follow.
 export async function runClusterChangeStream(ctx: RouterContext, cmd: Doc): Promise<Doc> {
-  const target = cmd.aggregate;
-  const coll = typeof target === 'string' ? target : undefined;
-  if (coll === undefined && Number(target) !== 1) {
-    throw new MongoError(ErrorCodes.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1");
-  }
-  if (cmd.autocommit === false) throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, 'Operation not permitted in transaction :: caused by :: $changeStream may not be opened in a transaction');
-  const pipeline = cmd.pipeline as Doc[];
-  const raw = pipeline[0]!.$changeStream;
-  const spec = parseChangeStreamSpec(raw, ctx.db, coll);
-  const following = pipeline.slice(1);
-  const stages = following.filter((s) => !isPlainObject(s) || !('$changeStreamSplitLargeEvent' in s));
-  if (!stages.some((s) => isPlainObject(s) && '$changeStream' in s)) validatePipeline(stages);
+  const { coll, spec, following, stages } = parseChangeStreamCommand(cmd, ctx.db);
+  const raw = (cmd.pipeline as Doc[])[0]!.$changeStream;
+  if (!mentionsChangeStream(stages)) validatePipeline(stages);
   checkFollowingStages(following);
   const cursorOption = optionalDoc(cmd, 'cursor');
   if (cursorOption === undefined) throw new MongoError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
@@ -48,7 +39,7 @@ export async function runClusterChangeStream(ctx: RouterContext, cmd: Doc): Prom
   shardSpec.startAtOperationTime = startTime;
   // The router answers updateLookup by its own read, of the document where it is now.
   if (spec.fullDocument === 'updateLookup') delete shardSpec.fullDocument;
-  const shardCmd: Doc = { aggregate: target, pipeline: [{ $changeStream: shardSpec }], cursor: {} };
+  const shardCmd: Doc = { aggregate: cmd.aggregate, pipeline: [{ $changeStream: shardSpec }], cursor: {} };
 
   const resume = spec.start.kind === 'resumeAfter' || spec.start.kind === 'startAfter' ? spec.start : undefined;
   const firstPromise = resume?.token._data ?? highWaterMarkToken(startTime)._data;
