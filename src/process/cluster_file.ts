@@ -4,7 +4,8 @@ import path from 'node:path';
 // What a local cluster must remember between runs: the config server stores each shard as
 // "127.0.0.1:PORT", so a restarted shard has to come back on the port it had.
 // A cluster of replica sets (`up --replicas N`) keeps every member's port: `configPort` and each
-// shard's `port` are then its first member's.
+// shard's `port` are then its first member's. A cluster of single processes has no `replicas`, as
+// the files of docshards before sets have none.
 export interface ClusterFile {
   configPort: number;
   shards: Array<{ name: string; port: number; members?: number[] }>;

@@ -21,8 +21,8 @@ export interface LocalClusterOptions {
   httpPort: number;
   // Authentication on (--auth): a key file in the directory, every process started with it.
   auth?: boolean;
-  // Every shard and the config server a replica set of this many members (`up --replicas N`);
-  // single processes when absent.
+  // Every shard and the config server a replica set of this many members (`up --replicas N`), or
+  // single processes with 0; absent, as the directory's cluster was made, a new one with 1.
   replicas?: number;
 }
 
@@ -35,13 +35,16 @@ type Role = 'config' | 'shard' | 'router';
 const ADD_SHARD_TIMEOUT_MS = 60_000;
 // Elections included: a loaded machine may take a few election timeouts to settle a set.
 const INITIATE_TIMEOUT_MS = 120_000;
+// One-member sets, as MongoDB's quick-start: majority writes and change streams need a set, and a
+// set of one costs no more processes than single processes do.
+const DEFAULT_REPLICAS = 1;
 const CONFIG_SET_NAME = 'cfg';
 // Stopping in this order means no router sends work to a stopped shard and no shard loses its
 // config server while it still serves.
 const STOP_ORDER: Role[] = ['router', 'shard', 'config'];
 
-// One config server, N shards and a router as child processes of this one (or, with `replicas`, a
-// replica set for the config server and for each shard), with their data and
+// A config server, N shards and a router as child processes of this one (the config server and
+// each shard a replica set, or with `replicas: 0` a single process), with their data and
 // logs under one directory. start() and stop() may overlap: a Ctrl-C during start-up stops the
 // children started so far.
 export class LocalCluster {
@@ -67,13 +70,11 @@ export class LocalCluster {
       // Their chunks live there: leaving them out would hide data, so they all start.
       this.options.logger.warn({ c: 'CONTROL', shards: shardCount }, 'Starting every shard this cluster already has');
     }
-    if (previous !== undefined && previous.replicas !== this.options.replicas) {
-      throw new Error(`${this.dir} holds a cluster ${previous.replicas === undefined ? 'of single processes' : `of ${previous.replicas}-member sets`}: start it with ${previous.replicas === undefined ? 'no --replicas' : `--replicas ${previous.replicas}`}`);
-    }
+    const replicas = replicasToStart(this.dir, this.options.replicas, previous);
     const names = Array.from({ length: shardCount }, (_, i) => previous?.shards[i]?.name ?? `shard${i}`);
-    const { configHost, shardHosts } = this.options.replicas === undefined
+    const { configHost, shardHosts } = replicas === 0
       ? await this.startProcesses(previous, names)
-      : await this.startSets(previous, names, this.options.replicas);
+      : await this.startSets(previous, names, replicas);
     const router = await this.spawn('router', 'router', ['--port', String(this.options.port), '--configdb', configHost], this.options.httpPort);
     await this.addShards(router.port, names.map((name, i) => ({ name, host: shardHosts[i]! })));
     return { uri: `mongodb://127.0.0.1:${router.port}`, port: router.port, consoleUrl: `http://127.0.0.1:${router.httpPort}/`, ...(this.keyFile === undefined ? {} : { keyFile: this.keyFile }) };
@@ -161,4 +162,15 @@ export class LocalCluster {
       await client.close();
     }
   }
+}
+
+// A directory's cluster starts as it was made (one an older docshard made by default is of single
+// processes): its data and its config.shards hosts are in that form.
+function replicasToStart(dir: string, asked: number | undefined, previous: ClusterFile | undefined): number {
+  const held = previous === undefined ? undefined : previous.replicas ?? 0;
+  if (asked === undefined) return held ?? DEFAULT_REPLICAS;
+  if (held !== undefined && held !== asked) {
+    throw new Error(`${dir} holds a cluster of ${held === 0 ? 'single processes' : `${held}-member sets`}: start it with --replicas ${held} or without --replicas`);
+  }
+  return asked;
 }

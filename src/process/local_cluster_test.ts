@@ -28,8 +28,10 @@ describe('LocalCluster (with stand-in roles)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function cluster(shards = 2): LocalCluster {
-    const c = new LocalCluster({ shards, port: 0, httpPort: 0, dir: path.join(dir, 'data'), logger: pino({ level: 'silent' }), bin: FAKE_BIN });
+  // Single processes unless told otherwise: most tests here are about starting and stopping, which
+  // is the same for the members of sets. 'unsaid': no count given, as `up` without --replicas.
+  function cluster(shards = 2, replicas: number | 'unsaid' = 0): LocalCluster {
+    const c = new LocalCluster({ shards, port: 0, httpPort: 0, dir: path.join(dir, 'data'), logger: pino({ level: 'silent' }), bin: FAKE_BIN, ...(replicas === 'unsaid' ? {} : { replicas }) });
     clusters.push(c);
     return c;
   }
@@ -109,5 +111,38 @@ describe('LocalCluster (with stand-in roles)', () => {
       for (let waited = 0; waited < 5000 && !read().includes('"msg":"Waiting for connections"'); waited += 20) await new Promise((r) => setTimeout(r, 20));
       assert.match(read(), /"msg":"Waiting for connections"/, name);
     }
+  });
+
+  it('starts a new directory as one-member sets when no count is given: each set initiated, each shard added in set form', async () => {
+    await cluster(2, 'unsaid').start();
+    const hostOf = (name: string): string => `127.0.0.1:${portOf(name)}`;
+    const initiated = journal().filter(([event]) => event === 'replSetInitiate').map(([, set, hosts]) => `${set} ${hosts}`);
+    assert.deepEqual(new Set(initiated), new Set([`cfg ${hostOf('config-0')}`, `shard0 ${hostOf('shard0-0')}`, `shard1 ${hostOf('shard1-0')}`]));
+    const addShards = journal().filter(([event]) => event === 'addShard').map(([, host, name]) => `${name}@${host}`);
+    assert.deepEqual(addShards, [`shard0@shard0/${hostOf('shard0-0')}`, `shard1@shard1/${hostOf('shard1-0')}`]);
+    assert.equal(readClusterFile(path.join(dir, 'data'))!.replicas, 1);
+  });
+
+  it('starts a directory as it was made when no count is given, and refuses a count that contradicts it', async () => {
+    const singles = cluster(2, 0);
+    await singles.start();
+    await singles.stop();
+    await assert.rejects(cluster(2, 1).start(), new RegExp(`^Error: ${path.join(dir, 'data')} holds a cluster of single processes: start it with --replicas 0 or without --replicas$`));
+    const again = cluster(2, 'unsaid');
+    await again.start();
+    await again.stop();
+    const started = journal().filter(([event]) => event === 'start').map(([, name]) => name);
+    assert.deepEqual(new Set(started), new Set(['config', 'shard0', 'shard1', 'router']), 'single processes both times');
+    assert.equal(journal().filter(([event]) => event === 'replSetInitiate').length, 0);
+
+    rmSync(path.join(dir, 'data'), { recursive: true });
+    const sets = cluster(1, 3);
+    await sets.start();
+    await sets.stop();
+    await assert.rejects(cluster(1, 0).start(), /holds a cluster of 3-member sets: start it with --replicas 3 or without --replicas$/);
+    const setsAgain = cluster(1, 'unsaid');
+    await setsAgain.start();
+    const restarted = journal().filter(([event]) => event === 'replSetInitiate').slice(2).map(([, set, hosts]) => `${set} ${hosts!.split(',').length}`);
+    assert.deepEqual(new Set(restarted), new Set(['cfg 3', 'shard0 3']), 'the 3-member sets again');
   });
 });

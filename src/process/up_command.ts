@@ -9,7 +9,7 @@ import { acquireLockFile, LockFileHeldError } from './lock_file.js';
 // start two sets of children on the same data and ports.
 const LOCK_FILE_NAME = 'up.lock';
 
-export const UP_USAGE = '  docshard up [--shards N (2)] [--replicas N (none: single processes; 1-7 members a set)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands] [--auth]';
+export const UP_USAGE = '  docshard up [--shards N (2)] [--replicas N (1 for a new directory, else as it was made; 1-7 members a set, 0 single processes)] [--port P (27017)] [--httpPort H (P + 1000; 0 with --port 0)] [--dir D (./docshard-data)] [--enableTestCommands] [--auth]';
 
 // `docshard up`: runs a local cluster until Ctrl-C/SIGTERM (exit 0) or until one of its processes
 // dies on its own (exit 1, after stopping the others); refuses a directory another live `up`
@@ -18,29 +18,16 @@ export const UP_USAGE = '  docshard up [--shards N (2)] [--replicas N (none: sin
 // line is for people and scripts; the "Cluster ready" JSON line is for tools that already read
 // the JSON log. `bin` is the program each child runs (tests pass a stand-in).
 export async function runUp(argv: string[], bin?: string): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      shards: { type: 'string', default: '2' },
-      port: { type: 'string', default: '27017' },
-      dir: { type: 'string', default: './docshard-data' },
-      enableTestCommands: { type: 'boolean', default: false },
-      auth: { type: 'boolean', default: false },
-      httpPort: { type: 'string' },
-      replicas: { type: 'string' },
-    },
-    strict: true,
-  });
+  const { values } = parseUpArgs(argv);
   const shards = Number(values.shards);
   const port = Number(values.port);
   // The console's port follows the router's, as mongod's HTTP interface once did (27017 -> 28017).
   const httpPort = values.httpPort === undefined ? (port === 0 ? 0 : port + 1000) : Number(values.httpPort);
-  // A set has at most 7 voting members, and replSetInitiate makes each member one.
+  // A set has at most 7 voting members, and replSetInitiate makes each member one; 0 is no set.
   const replicas = values.replicas === undefined ? undefined : Number(values.replicas);
-  const badReplicas = replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 1 && replicas <= 7);
+  const badReplicas = replicas !== undefined && !(values.replicas!.trim() !== '' && Number.isInteger(replicas) && replicas >= 0 && replicas <= 7);
   if (!Number.isInteger(shards) || shards < 1 || badReplicas || ![port, httpPort].every((p) => Number.isInteger(p) && p >= 0 && p <= 65535)) {
-    process.stderr.write(`invalid --shards, --replicas, --port or --httpPort\nusage:\n${UP_USAGE}\n`);
-    process.exit(2);
+    refuseArguments('invalid --shards, --replicas, --port or --httpPort');
   }
   const { logger } = createLogger('docshard-up');
   mkdirSync(values.dir!, { recursive: true });
@@ -86,6 +73,33 @@ export async function runUp(argv: string[], bin?: string): Promise<void> {
     if (!finishing) logger.error({ c: 'CONTROL', err }, 'Could not start the cluster');
     finish(1);
   }
+}
+
+// An option without its value, or with one that starts with a dash (`--replicas -1`), is a
+// mistake in the command line as a value out of range is, with the same exit code.
+function parseUpArgs(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: {
+        shards: { type: 'string', default: '2' },
+        port: { type: 'string', default: '27017' },
+        dir: { type: 'string', default: './docshard-data' },
+        enableTestCommands: { type: 'boolean', default: false },
+        auth: { type: 'boolean', default: false },
+        httpPort: { type: 'string' },
+        replicas: { type: 'string' },
+      },
+      strict: true,
+    });
+  } catch (err) {
+    return refuseArguments((err as Error).message);
+  }
+}
+
+function refuseArguments(message: string): never {
+  process.stderr.write(`${message}\nusage:\n${UP_USAGE}\n`);
+  process.exit(2);
 }
 
 // With authentication on, nothing runs before a login, and the first user can only be made from

@@ -1,7 +1,7 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,7 +79,7 @@ describe('docshard up (with stand-in roles)', () => {
     assert.ok(up.lines.includes(ready.uri), 'the plain URI line is printed too');
     up.child.kill('SIGTERM');
     assert.equal(await up.exited, 0);
-    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config', 'router', 'shard0', 'shard1']);
+    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config-0', 'router', 'shard0-0', 'shard1-0']);
   });
 
   // A closing terminal takes the reader of up's output away and sends SIGHUP to up alone (the
@@ -91,18 +91,18 @@ describe('docshard up (with stand-in roles)', () => {
     up.child.stdout!.destroy();
     up.child.kill('SIGHUP');
     assert.equal(await up.exited, 0, up.lines.join('\n'));
-    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config', 'router', 'shard0', 'shard1']);
+    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config-0', 'router', 'shard0-0', 'shard1-0']);
   });
 
   it('stops the others and exits 1 when a child dies on its own', async () => {
     const up = startUp(['--shards', '2', '--port', '0', '--dir', path.join(dir, 'data')], journalFile);
     running.push(up);
     await up.waitForLine((l) => l.includes('"Cluster ready"'));
-    const [, , , pid] = journal('start').find(([, name]) => name === 'shard0')!;
+    const [, , , pid] = journal('start').find(([, name]) => name === 'shard0-0')!;
     process.kill(Number(pid), 'SIGKILL');
     assert.equal(await up.exited, 1);
-    assert.ok(up.lines.some((l) => l.includes('"Child exited unexpectedly"') && l.includes('"child":"shard0"')));
-    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config', 'router', 'shard1']);
+    assert.ok(up.lines.some((l) => l.includes('"Child exited unexpectedly"') && l.includes('"child":"shard0-0"')));
+    assert.deepEqual(journal('stop').map(([, name]) => name).sort(), ['config-0', 'router', 'shard1-0']);
   });
 
   // Nothing is left to stop them: each child sees its supervisor pipe close and shuts down.
@@ -116,7 +116,7 @@ describe('docshard up (with stand-in roles)', () => {
       const deadline = Date.now() + 5000;
       while (pids.some(isRunning) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(pids.filter(isRunning), [], 'children outlived up by 5 s');
-      assert.deepEqual(journal('orphaned').map(([, name]) => name).sort(), ['config', 'router', 'shard0', 'shard1']);
+      assert.deepEqual(journal('orphaned').map(([, name]) => name).sort(), ['config-0', 'router', 'shard0-0', 'shard1-0']);
     } finally {
       for (const pid of pids.filter(isRunning)) process.kill(pid, 'SIGKILL');
     }
@@ -127,4 +127,15 @@ describe('docshard up (with stand-in roles)', () => {
     running.push(up);
     assert.equal(await up.exited, 2);
   });
+
+  // A set has at most 7 voting members; 0 is single processes.
+  for (const replicas of [['--replicas', '8'], ['--replicas', '-1'], ['--replicas=-1'], ['--replicas', '']]) {
+    it(`refuses ${replicas.join(' ')} with exit code 2 and the usage, starting nothing`, async () => {
+      const up = startUp([...replicas, '--port', '0', '--dir', path.join(dir, 'data')], journalFile);
+      running.push(up);
+      assert.equal(await up.exited, 2);
+      assert.match(up.lines.join('\n'), /\nusage:\n {2}docshard up .*--replicas N/);
+      assert.equal(existsSync(journalFile), false, 'no child started');
+    });
+  }
 });
