@@ -55,7 +55,9 @@ describe('console and metrics of a docshard up cluster', () => {
 
   before(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    up = await startUp(dir, 2, ['--enableTestCommands']);
+    // Single processes: the checks below reach a shard by its config.shards host and its metrics
+    // by its process's name; the console's view of sets is console_view_test's.
+    up = await startUp(dir, 2, ['--enableTestCommands', '--replicas', '0']);
     client = new MongoClient(up.uri);
     admin = client.db('admin');
     await admin.command({ balancerStop: 1 });

@@ -50,7 +50,8 @@ async function waitUntilGone(processes: ProcessEntry[], timeoutMs: number): Prom
   return processes.filter(stillRunning);
 }
 
-const NODE_DIRS = ['config', 'shard0', 'shard1'];
+// Without --replicas a new directory gets one-member sets, each member named after its set.
+const NODE_DIRS = ['config-0', 'shard0-0', 'shard1-0'];
 
 describe('docshard up', () => {
   const dir = tempDir('docshard-up-it-');
@@ -78,7 +79,27 @@ describe('docshard up', () => {
       const admin = client.db('admin');
       const shards = await admin.command({ listShards: 1 });
       assert.deepEqual(shards.shards.map((s: AnyDoc) => s._id).sort(), ['shard0', 'shard1']);
-      await client.db('app').collection<AnyDoc>('items').insertOne({ _id: 1, name: 'kept' });
+      // Each shard a one-member set, added in set form.
+      for (const { _id, host } of await client.db('config').collection<AnyDoc>('shards').find().toArray()) {
+        assert.match(String(host), new RegExp(`^${String(_id)}/127\\.0\\.0\\.\\d+:\\d+$`));
+      }
+      const items = client.db('app').collection<AnyDoc>('items');
+      await items.insertOne({ _id: 1, name: 'kept' });
+
+      // A change stream needs its shards to be sets (a single process answers 40573). Through a
+      // router it starts at the router's cluster time, inclusive, which the insert just before may
+      // have set: that one may come first.
+      const stream = items.watch();
+      try {
+        await stream.tryNext();
+        await items.insertOne({ _id: 2, name: 'watched' });
+        let event = await stream.next();
+        if (event.operationType === 'insert' && (event.documentKey as AnyDoc)._id === 1) event = await stream.next();
+        assert.equal(event.operationType, 'insert');
+        assert.deepEqual(event.operationType === 'insert' ? event.fullDocument : undefined, { _id: 2, name: 'watched' });
+      } finally {
+        await stream.close();
+      }
 
       // A sharded collection with one chunk on each shard. Without the balancer nothing moves
       // between this snapshot and the restart.
@@ -149,14 +170,14 @@ describe('docshard up', () => {
   it('starts again on its directory after kill -9 of one of its nodes, taking over that node\'s lock', { timeout: 180_000 }, async () => {
     const up = running = await startUp(dir, 2);
     children = childrenOf(up.child.pid!);
-    const shard0Pid = Number(readFileSync(path.join(dir, 'shard0', 'mongod.lock'), 'utf8').split('\n')[0]);
+    const shard0Pid = Number(readFileSync(path.join(dir, 'shard0-0', 'mongod.lock'), 'utf8').split('\n')[0]);
     assert.ok(children.some((p) => p.pid === shard0Pid), `shard0 (${shard0Pid}) is a child of up`);
     process.kill(shard0Pid, 'SIGKILL');
     assert.equal(await up.exited, 1, 'up stops the others when a node dies');
-    assert.equal(Number(readFileSync(path.join(dir, 'shard0', 'mongod.lock'), 'utf8').split('\n')[0]), shard0Pid, 'the killed node left its lock');
+    assert.equal(Number(readFileSync(path.join(dir, 'shard0-0', 'mongod.lock'), 'utf8').split('\n')[0]), shard0Pid, 'the killed node left its lock');
 
     const again = running = await startUp(dir, 2);
-    const shard0Log = readFileSync(path.join(dir, 'logs', 'shard0.log'), 'utf8');
+    const shard0Log = readFileSync(path.join(dir, 'logs', 'shard0-0.log'), 'utf8');
     assert.ok(shard0Log.includes(`"stalePid":${shard0Pid},"msg":"Took over a lock file its dead holder left"`), 'shard0 took over its stale lock');
     const client = new MongoClient(again.uri);
     try {

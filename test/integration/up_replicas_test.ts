@@ -1,6 +1,9 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { MongoClient } from 'mongodb';
+import { readClusterFile } from '../../src/process/cluster_file.js';
 import { removeDir, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
 import { startUp, type Up } from '../helpers/spawn_up.js';
 
@@ -54,6 +57,45 @@ describe('docshard up --replicas 3', () => {
       assert.equal(await client.db('app').collection('items').countDocuments(), 200);
       const shards = await client.db('config').collection('shards').find().sort({ _id: 1 }).toArray();
       assert.deepEqual(shards.map((s) => s._id), ['shard0', 'shard1']);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+// A directory of single processes (`--replicas 0`, or made by a docshard from before sets were the
+// default) starts as single processes again when --replicas is not given, with its data: its
+// config.shards hosts and its nodes' files are in that form.
+describe('docshard up --replicas 0, then without --replicas', () => {
+  const dir = tempDir('docshard-up-single-');
+  let up: Up | undefined;
+
+  after(async () => {
+    if (up !== undefined && up.child.exitCode === null) {
+      up.child.kill('SIGTERM');
+      await up.exited;
+    }
+    removeDir(dir);
+  });
+
+  it('starts single processes both times, with the data of the first', async () => {
+    up = await startUp(dir, 1, ['--replicas', '0']);
+    let client = new MongoClient(up.uri);
+    try {
+      await client.db('app').collection<AnyDoc>('items').insertOne({ _id: 1, v: 'kept' });
+    } finally {
+      await client.close();
+    }
+    up.child.kill('SIGTERM');
+    assert.equal(await up.exited, 0);
+
+    up = await startUp(dir, 1);
+    client = new MongoClient(up.uri);
+    try {
+      assert.deepEqual(await client.db('app').collection('items').findOne({ _id: 1 as never }), { _id: 1, v: 'kept' });
+      const shards = await client.db('config').collection('shards').find().toArray();
+      assert.deepEqual(shards.map((s) => s.host), [`127.0.0.1:${readClusterFile(dir)!.shards[0]!.port}`], 'a single process, not a set');
+      assert.equal(existsSync(path.join(dir, 'shard0', 'mongod.lock')), true, 'shard0 runs on its own dbpath');
     } finally {
       await client.close();
     }
