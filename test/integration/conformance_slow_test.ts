@@ -6,7 +6,7 @@ import { MongoClient } from 'mongodb';
 import { removeDir, spawnNode, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
 import { DRIVER_SPECS, skipWithoutDriverSpecs } from '../helpers/driver_specs.js';
 import {
-  assertPassRate, conformance, CRUD_DIR, DDL_IN_TRANSACTION, NULL_IDS, outcomes, SESSION_DIRS, TRANSACTION_DIRS, TRANSACTION_SUITES_KNOWN_FAILURES,
+  assertPassRate, conformance, CRUD_DIR, DDL_IN_TRANSACTION, NULL_IDS, outcomes, SESSION_DIRS, TRANSACTION_DIRS,
   unexpectedFailures, type KnownFailures,
 } from '../helpers/conformance_run.js';
 import { withCluster, withProcesses } from '../helpers/fixtures.js';
@@ -16,8 +16,6 @@ import { ROUTER_FAST_PATHS, spawnRouter, type SpawnedCluster } from '../helpers/
 const REPLICA_SET_DIRS = [...SESSION_DIRS, 'retryable-reads/tests/unified', ...TRANSACTION_DIRS, 'server-discovery-and-monitoring/tests/unified'];
 const CHANGE_STREAM_DIR = 'change-streams/tests/unified';
 const CRUD_TESTS = path.join(DRIVER_SPECS, CRUD_DIR);
-const SESSION_SUITES = SESSION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
-const TRANSACTION_SUITES = TRANSACTION_DIRS.map((dir) => path.join(DRIVER_SPECS, dir));
 
 // The tests known to fail against a three-member replica set, by file and description, each with
 // why (docs/conformance.md). Any other failure is a regression.
@@ -81,6 +79,9 @@ describe('driver specification conformance', () => {
     }
   });
 
+  // The sessions, retryable-writes, causal-consistency and transactions suites run through routers
+  // over shards that are replica sets, as MongoDB's shards always are
+  // (conformance_shard_sets_slow_test.ts).
   describe('through a router with --shard-collections', () => {
     let cluster: SpawnedCluster;
     // Fail points on every process, as the suites' failPoint operations need.
@@ -119,24 +120,6 @@ describe('driver specification conformance', () => {
       assertPassRate(fast, 0.9);
       const general = await conformance(['--uri', cluster.routers[1]!.uri, '--shard-collections', CRUD_TESTS]);
       assert.deepEqual(outcomes(general), outcomes(fast), 'the same tests pass, fail and are skipped with the fast paths off');
-    });
-
-    it('passes every unified sessions, retryable-writes and causal-consistency test that applies to a sharded cluster', { timeout: 300_000, skip: skipWithoutDriverSpecs(...SESSION_DIRS) }, async (t) => {
-      const totals = await conformance(['--uri', cluster.routers[0]!.uri, '--shard-collections', ...SESSION_SUITES]);
-      t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
-      assert.deepEqual(outcomes(totals).filter((line) => !line.startsWith('PASS')), [], totals.output);
-      // Every test that applies runs (with fail points), the snapshot-session and transaction ones included, and passes.
-      assert.ok(totals.passed >= 113, `only ${totals.passed} tests passed:\n${totals.output}`);
-    });
-
-    it('passes the unified transactions and transactions-convenient-api tests but for the known failures', { timeout: 600_000, skip: skipWithoutDriverSpecs(...TRANSACTION_DIRS) }, async (t) => {
-      // Both routers: the tests with useMultipleMongoses move a session's commit to the other one.
-      const uri = `mongodb://${cluster.routers.map((r) => `127.0.0.1:${r.port}`).join(',')}/`;
-      const totals = await conformance(['--uri', uri, '--shard-collections', ...TRANSACTION_SUITES]);
-      t.diagnostic(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
-      assert.deepEqual(unexpectedFailures(totals, TRANSACTION_SUITES_KNOWN_FAILURES), [], totals.output);
-      // 265 of the 278 that apply: 95.3%.
-      assert.ok(totals.passed >= 265, `only ${totals.passed} tests passed:\n${totals.output}`);
     });
   });
 
