@@ -59,15 +59,18 @@ export async function runClusterChangeStream(ctx: RouterContext, cmd: Doc): Prom
   return ctx.router.cursors.openForwarded(ns, cursor, firstBatch);
 }
 
-// A start without a token or time is the router's time, given to every shard (as mongos does), so
-// that they all start at the same point; a token's streams start at its time, and the router
-// passes over what comes up to it.
+// A start without a token or time is one tick after the router's time, given to every shard (as
+// mongos does), so that they all start at the same point, after every write whose reply the router
+// has seen; a token's streams start at its time, and the router passes over what comes up to it.
 function startTimeOf(ctx: RouterContext, spec: ChangeStreamSpec): Timestamp {
   switch (spec.start.kind) {
     case 'startAtOperationTime': return spec.start.ts;
     case 'resumeAfter':
     case 'startAfter': return spec.start.data.clusterTime;
-    default: return ctx.router.clock.now();
+    default: {
+      const now = ctx.router.clock.now();
+      return new Timestamp({ t: now.t, i: now.i + 1 });
+    }
   }
 }
 
