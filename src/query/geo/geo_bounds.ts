@@ -33,9 +33,9 @@ function sphereCells(region: GeoQueryRegion): CellInterval[] | undefined {
     case 'cap': return regionIntervals(region.cap);
     case 'polygons': case 'intersects': {
       return region.geometry.parts.flatMap((part) => {
-        if (part.kind === 'point') return regionIntervals(s2.Cap.fromPoint(part.sphere!));
-        if (part.kind === 'line') return regionIntervals(new s2.Polyline(part.vertices));
-        return regionIntervals(part.polygon);
+        if (part.kind === 'point') return regionIntervals(s2.Cap.fromPoint(part.sphere!), true);
+        if (part.kind === 'line') return regionIntervals(new s2.Polyline(part.vertices), true);
+        return regionIntervals(part.polygon, true);
       });
     }
     default: return undefined;

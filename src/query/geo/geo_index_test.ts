@@ -115,4 +115,23 @@ describe('geo indexes against collection scans', () => {
       }
     }), { numRuns: 40 });
   }));
+
+  // Found by the property above: a query point 2e-16 radians south of a stored point at (0, 0) is
+  // on it (within ON_EDGE), but in the next leaf cell, across the equator.
+  it('$geoIntersects through the index finds a geometry a hair from the query, across a cell boundary', withEngine((engine) => {
+    const coll = engine.createCollection('t.edge');
+    engine.createIndexes(coll, [SPHERE]);
+    engine.write((unit) => {
+      unit.insert(coll, { _id: 0, loc: { type: 'Point', coordinates: [0, 0] } });
+      unit.insert(coll, { _id: 1, loc: { type: 'LineString', coordinates: [[0, 0], [0.5, 0.5]] } });
+      unit.insert(coll, { _id: 2, loc: { type: 'Point', coordinates: [1, 1] } });
+    });
+    for (const geometry of [{ type: 'Point', coordinates: [0, -1.2722218725854069e-14] }, { type: 'LineString', coordinates: [[-1, -1.2722218725854069e-14], [0, -1.2722218725854069e-14]] }]) {
+      const filter = { loc: { $geoIntersects: { $geometry: geometry } } };
+      const indexed = prepareFind(engine, coll, { filter });
+      assert.equal(indexed.plan?.kind, 'IXSCAN');
+      assert.deepEqual([...indexed.results].map((r) => r.doc._id).sort(), [0, 1], JSON.stringify(geometry));
+      assert.deepEqual([...prepareFind(engine, coll, { filter, hint: { $natural: 1 } }).results].map((r) => r.doc._id).sort(), [0, 1]);
+    }
+  }));
 });

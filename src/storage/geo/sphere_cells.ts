@@ -35,9 +35,13 @@ export interface CellInterval {
   high: Long;
 }
 
-// The key intervals (inclusive) that hold every geometry indexed under a cell meeting `region`.
-export function regionIntervals(region: s2.Region): CellInterval[] {
-  const covering = queryCoverer.covering(region);
+// The key intervals (inclusive) that hold every geometry indexed under a cell meeting `region`;
+// with `nearby`, also under the cells next to each cell of its covering: $geoIntersects and
+// $geoWithin count a geometry a hair's breadth (ON_EDGE) from the region as touching it, and that
+// one may lie across a cell boundary from it.
+export function regionIntervals(region: s2.Region, nearby = false): CellInterval[] {
+  const covered = queryCoverer.covering(region);
+  const covering = nearby ? [...new Set(covered.flatMap((id) => [id, ...s2.cellid.allNeighbors(id, s2.cellid.level(id))]))] : covered;
   const out: CellInterval[] = [];
   const ancestors = new Set<bigint>();
   for (const id of covering) {
