@@ -186,10 +186,13 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
   // when an operation connects the client: tests count the pool's events from their first operation.
   // minHeartbeatFrequencyMS, a client knob the server never sees: a server marked unknown by an
   // error a test provokes is checked again after 50 ms rather than the driver's 500, which is most
-  // of what a test that retries after such an error spends.
+  // of what a test that retries after such an error spends. Not for a client whose monitoring
+  // events a test counts: those tests count the checks the driver's own pace makes.
+  const observe = new Set((spec.observeEvents as string[] | undefined) ?? []);
+  const countsMonitoring = [...observe].some((t) => MONITORING_EVENT_TYPES.has(t));
   const options = {
     serverSelectionTimeoutMS: env.serverSelectionTimeoutMs,
-    minHeartbeatFrequencyMS: 50,
+    ...(countsMonitoring ? {} : { minHeartbeatFrequencyMS: 50 }),
     ...(toNative(spec.uriOptions ?? {}) as Doc),
     monitorCommands: true,
     __skipPingOnConnect: true,
@@ -197,7 +200,6 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
   if (spec.serverApi) options.serverApi = toNative(spec.serverApi) as MongoClientOptions['serverApi'];
   const client = new MongoClient(spec.useMultipleMongoses === true ? env.uri : firstHostUri(env.uri), options);
   const entity: ClientEntity = { kind: 'client', client, events: [], monitoringEvents: [], lsids: [] };
-  const observe = new Set((spec.observeEvents as string[] | undefined) ?? []);
   observeMonitoringEvents(client, new Set([...observe].filter((t) => MONITORING_EVENT_TYPES.has(t))), () => map.isRecording(), entity.monitoringEvents);
   const ignored = new Set(['configureFailPoint', ...((spec.ignoreCommandMonitoringEvents as string[] | undefined) ?? [])]);
   const observeSensitive = spec.observeSensitiveCommands === true;
