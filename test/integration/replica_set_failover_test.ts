@@ -127,31 +127,36 @@ describe('a three-member replica set under write load loses the primary', () => 
   it('a primary stopped (SIGSTOP) for 30 s is replaced, and once continued steps down and undoes what no majority held', { timeout: 240_000 }, async (t) => {
     const client = connect(set.uri);
     const load = writeLoad(client, WRITERS);
-    await until('writes under way', async () => (load.ackedInserts.size >= 200 ? true : undefined));
-    const primaryHost = String((await client.db('admin').command({ hello: 1 })).primary);
-    const primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
-    const stoppedAt = Date.now();
-    primary.child.kill('SIGSTOP');
-    const survivor = connect(`mongodb://${set.hosts.find((h) => h !== primaryHost)}/?directConnection=true`);
+    // Stopped however the test ends: writers left running keep the file from ending.
     try {
-      await until('a new primary', async () => {
-        const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
-        const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
-        return p !== undefined && p.name !== primaryHost ? true : undefined;
-      }, 30_000, 50);
-      const electedAfterMs = Date.now() - stoppedAt;
-      t.diagnostic(`new primary after ${electedAfterMs} ms`);
-      assert.ok(electedAfterMs <= 12_000, `the new primary took ${electedAfterMs} ms`);
-      await sleep(Math.max(0, 30_000 - (Date.now() - stoppedAt)));
+      await until('writes under way', async () => (load.ackedInserts.size >= 200 ? true : undefined));
+      const primaryHost = String((await client.db('admin').command({ hello: 1 })).primary);
+      const primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
+      const stoppedAt = Date.now();
+      primary.child.kill('SIGSTOP');
+      const survivor = connect(`mongodb://${set.hosts.find((h) => h !== primaryHost)}/?directConnection=true`);
+      try {
+        await until('a new primary', async () => {
+          const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
+          const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
+          return p !== undefined && p.name !== primaryHost ? true : undefined;
+        }, 30_000, 50);
+        const electedAfterMs = Date.now() - stoppedAt;
+        t.diagnostic(`new primary after ${electedAfterMs} ms`);
+        assert.ok(electedAfterMs <= 12_000, `the new primary took ${electedAfterMs} ms`);
+        await sleep(Math.max(0, 30_000 - (Date.now() - stoppedAt)));
+      } finally {
+        primary.child.kill('SIGCONT');
+      }
+      await until('the old primary a secondary', async () => {
+        const h = await connect(`mongodb://${primaryHost}/?directConnection=true`).db('admin').command({ hello: 1 });
+        return h.secondary === true ? true : undefined;
+      }, 60_000);
+      await load.stop();
+      await converged(survivor);
+      await holdsEveryAcknowledgedWrite(load);
     } finally {
-      primary.child.kill('SIGCONT');
+      await load.stop();
     }
-    await until('the old primary a secondary', async () => {
-      const h = await connect(`mongodb://${primaryHost}/?directConnection=true`).db('admin').command({ hello: 1 });
-      return h.secondary === true ? true : undefined;
-    }, 60_000);
-    await load.stop();
-    await converged(survivor);
-    await holdsEveryAcknowledgedWrite(load);
   });
 });
