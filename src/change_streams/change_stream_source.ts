@@ -5,7 +5,7 @@ import { deserializeDocument, isPlainObject, type Doc } from '../bson/values.js'
 import { OPLOG_NS } from '../oplog/oplog_entry.js';
 import { seekRecordId, tsOfRecord } from '../oplog/oplog_reads.js';
 import type { Collection, StorageEngine } from '../storage/storage_engine.js';
-import type { ChangeStreamSpec } from './change_stream_spec.js';
+import { tickAfter, type ChangeStreamSpec } from './change_stream_spec.js';
 import { eventsOfEntry, mayConcern, type StreamEvent } from './oplog_events.js';
 import { LazyDocument } from '../bson/raw_document.js';
 import { addImages } from './event_images.js';
@@ -59,7 +59,7 @@ export class ChangeStreamSource implements IterableIterator<{ doc: Doc }> {
     const start = spec.start;
     if (start.kind === 'now') {
       const last = lastTs(storage, oplog);
-      const at = last === undefined ? new Timestamp({ t: 0, i: 0 }) : new Timestamp({ t: last.t, i: last.i + 1 });
+      const at = last === undefined ? new Timestamp({ t: 0, i: 0 }) : tickAfter(last);
       this.nextRecord = oplog.nextRecordId;
       this.frontier = at;
       this.consumed = highWaterMarkToken(at);

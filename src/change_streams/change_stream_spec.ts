@@ -132,6 +132,8 @@ export function mentionsChangeStream(pipeline: unknown): boolean {
 export interface ChangeStreamCommand {
   // undefined for `aggregate: 1` (a database or cluster stream).
   readonly coll: string | undefined;
+  // The $changeStream stage's own document, as sent.
+  readonly raw: unknown;
   readonly spec: ChangeStreamSpec;
   // The stages after $changeStream, and those of them that run (the split stage has nothing to do).
   readonly following: unknown[];
@@ -149,8 +151,16 @@ export function parseChangeStreamCommand(cmd: Doc, db: string): ChangeStreamComm
   }
   if (cmd.autocommit === false) throw new MongoError(ErrorCodes.OperationNotSupportedInTransaction, 'Operation not permitted in transaction :: caused by :: $changeStream may not be opened in a transaction');
   const pipeline = cmd.pipeline as Doc[];
-  const spec = parseChangeStreamSpec(pipeline[0]!.$changeStream, db, coll);
+  const raw = pipeline[0]!.$changeStream;
+  const spec = parseChangeStreamSpec(raw, db, coll);
   const following = pipeline.slice(1);
   const stages = following.filter((s) => !isPlainObject(s) || !('$changeStreamSplitLargeEvent' in s));
-  return { coll, spec, following, stages };
+  return { coll, raw, spec, following, stages };
+}
+
+// Where a stream opened without a token or time starts: one tick after the newest time the process
+// knows (a member's last applied entry, a router's cluster time), so that nothing written before it
+// opened is in it, as MongoDB starts one.
+export function tickAfter(ts: Timestamp): Timestamp {
+  return new Timestamp({ t: ts.t, i: ts.i + 1 });
 }

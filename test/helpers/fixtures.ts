@@ -2,7 +2,7 @@ import { after, before } from 'node:test';
 import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { spawnCluster, spawnRouter, type SpawnClusterOptions, type SpawnedCluster, type SpawnedRouter } from './spawn_cluster.js';
 import { removeDir, spawnNode, tempDir, type SpawnedNode, type SpawnNodeOptions } from './spawn_node.js';
-import { startUp, type Up } from './spawn_up.js';
+import { startUp, stopUp, type Up } from './spawn_up.js';
 import { spawnReplicaSet, type SpawnedReplicaSet, type SpawnReplicaSetOptions } from './spawn_replset.js';
 
 // What a suite starts for its tests, stopped in one place after the last of them: first what the
@@ -83,11 +83,7 @@ export class SuiteProcesses {
     for (const fn of this.beforeStops.splice(0)) await settle([Promise.resolve().then(fn)]);
     await Promise.all(this.clients.splice(0).map((c) => c.close().catch(() => undefined)));
     await settle(this.routers.splice(0).map((r) => r.stop()));
-    await settle(this.ups.splice(0).map(async (up) => {
-      if (up.child.exitCode !== null || up.child.signalCode !== null) return;
-      up.child.kill('SIGTERM');
-      await up.exited;
-    }));
+    await settle(this.ups.splice(0).map(stopUp));
     // Config servers last, as a cluster stops: the shards may still ask them something.
     await settle([...this.nodes.splice(0).map((n) => n.stop()), ...this.clusters.splice(0).map((c) => c.stop())]);
     await settle(this.configNodes.splice(0).map((n) => n.stop()));

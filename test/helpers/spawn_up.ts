@@ -51,3 +51,10 @@ export async function startUp(dir: string, shards: number, flags: string[] = [],
   });
   return { child, uri: ready.uri, consoleUrl: ready.consoleUrl, metricsUrls, output, exited };
 }
+
+// Stops `up` with SIGTERM, as Ctrl-C does, unless it has already exited; for a suite's after().
+export async function stopUp(up: Up | undefined): Promise<void> {
+  if (up === undefined || up.child.exitCode !== null || up.child.signalCode !== null) return;
+  up.child.kill('SIGTERM');
+  await up.exited;
+}

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { readClusterFile } from '../../src/process/cluster_file.js';
 import { removeDir, tempDir, type AnyDoc } from '../helpers/spawn_node.js';
-import { startUp, type Up } from '../helpers/spawn_up.js';
+import { startUp, stopUp, type Up } from '../helpers/spawn_up.js';
 
 // `docshard up --replicas 3`: the config server and each shard a three-member set, each member on
 // its own loopback address; the router's URL is printed as without sets, the cluster takes
@@ -15,10 +15,7 @@ describe('docshard up --replicas 3', () => {
   let up: Up | undefined;
 
   after(async () => {
-    if (up !== undefined && up.child.exitCode === null) {
-      up.child.kill('SIGTERM');
-      await up.exited;
-    }
+    await stopUp(up);
     removeDir(dir);
   });
 
@@ -71,10 +68,7 @@ describe('docshard up --replicas 0, then without --replicas', () => {
   let up: Up | undefined;
 
   after(async () => {
-    if (up !== undefined && up.child.exitCode === null) {
-      up.child.kill('SIGTERM');
-      await up.exited;
-    }
+    await stopUp(up);
     removeDir(dir);
   });
 

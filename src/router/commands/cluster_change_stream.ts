@@ -2,7 +2,7 @@ import { Long, Timestamp } from 'bson';
 import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
-import { checkFollowingStages, mentionsChangeStream, parseChangeStreamCommand, type ChangeStreamSpec } from '../../change_streams/change_stream_spec.js';
+import { checkFollowingStages, mentionsChangeStream, parseChangeStreamCommand, tickAfter, type ChangeStreamSpec } from '../../change_streams/change_stream_spec.js';
 import { decodeResumeToken, highWaterMarkToken } from '../../change_streams/resume_token.js';
 import type { ShardType } from '../../catalog/type_chunk.js';
 import { optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
@@ -24,8 +24,7 @@ const NON_RESUMABLE = ['NonResumableChangeStreamError'];
 // router's cluster time. The router merges them by resume token (ChangeStreamClusterCursor),
 // looks up `updateLookup`'s documents itself and runs the stages that follow.
 export async function runClusterChangeStream(ctx: RouterContext, cmd: Doc): Promise<Doc> {
-  const { coll, spec, following, stages } = parseChangeStreamCommand(cmd, ctx.db);
-  const raw = (cmd.pipeline as Doc[])[0]!.$changeStream;
+  const { coll, raw, spec, following, stages } = parseChangeStreamCommand(cmd, ctx.db);
   if (!mentionsChangeStream(stages)) validatePipeline(stages);
   checkFollowingStages(following);
   const cursorOption = optionalDoc(cmd, 'cursor');
@@ -67,10 +66,7 @@ function startTimeOf(ctx: RouterContext, spec: ChangeStreamSpec): Timestamp {
     case 'startAtOperationTime': return spec.start.ts;
     case 'resumeAfter':
     case 'startAfter': return spec.start.data.clusterTime;
-    default: {
-      const now = ctx.router.clock.now();
-      return new Timestamp({ t: now.t, i: now.i + 1 });
-    }
+    default: return tickAfter(ctx.router.clock.now());
   }
 }
 
