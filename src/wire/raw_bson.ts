@@ -59,7 +59,8 @@ const serializeOptions = { checkKeys: false, ignoreUndefined: true } as const;
 
 // Every reply is written into one growing scratch buffer and copied out once, into a buffer that
 // already has room for the message header: one allocation and one copy per reply. Nothing here
-// calls back into the writer, so a single scratch buffer serves every reply.
+// calls back into the writer, so a single scratch buffer serves every reply. Any `reserve` may
+// put a larger buffer in `buf`'s place: no write may use a `buf` read before one.
 const SCRATCH_KEEP = 1 << 20;
 let buf = Buffer.allocUnsafe(64 * 1024);
 let pos = 0;
@@ -130,7 +131,10 @@ function writeElement(name: string, value: unknown): void {
     reserve(4);
     const at = pos;
     pos += 4;
-    buf.writeInt32LE(writeUtf8(value) + 1, at);
+    // Measured before `buf` is read: writing the string may move the scratch to a larger buffer,
+    // and a prefix written into the one left behind would be lost.
+    const length = writeUtf8(value) + 1;
+    buf.writeInt32LE(length, at);
     buf[pos++] = 0;
   } else if (typeof value === 'number') {
     if (Number.isInteger(value) && value >= -2147483648 && value <= 2147483647 && !Object.is(value, -0)) {

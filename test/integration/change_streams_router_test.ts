@@ -100,6 +100,20 @@ describe('change streams through a router', () => {
     await stream.close();
   });
 
+  // Replies past the 64 KB a reply is first written into: such a batch once reached the driver
+  // with a string's length prefix lost (raw_bson.ts).
+  it('delivers events of 10 to 40 KB whole', { timeout: 120_000 }, async () => {
+    const items = router.db('app').collection<AnyDoc>('items');
+    const stream = items.watch();
+    await stream.tryNext();
+    const docs = Array.from({ length: 24 }, (_, i) => ({ _id: `big-${i}`, region: i % 2 === 0 ? 'b' : 'y', pad: String(i % 10).repeat(10_000 + (i % 4) * 10_000) }));
+    await items.insertMany(docs);
+    const events = await take(stream, docs.length);
+    assert.deepEqual(events.map((e) => e.fullDocument).sort((a, b) => String(a._id).localeCompare(String(b._id))), [...docs].sort((a, b) => a._id.localeCompare(b._id)));
+    await stream.close();
+    await items.deleteMany({ _id: { $in: docs.map((d) => d._id) } });
+  });
+
   it('shows a transaction over both shards once per document, with its session', { timeout: 120_000 }, async () => {
     const items = router.db('app').collection<AnyDoc>('items');
     const stream = items.watch();
