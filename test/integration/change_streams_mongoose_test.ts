@@ -6,12 +6,13 @@ import { withProcesses } from '../helpers/fixtures.js';
 type Event = mongoose.mongo.ChangeStreamDocument & { documentKey?: { _id: unknown }; ns?: { coll?: string }; fullDocument?: Record<string, unknown> };
 type Stream = ReturnType<mongoose.Connection['watch']>;
 type Token = { _data: string };
+type Log = (['token', Token] | ['event', Event])[];
 
 // What a stream reported, in the order it reported it: the tokens of 'resumeTokenChanged' and the
 // events of 'change'. `opened` resolves at the first token, which the driver reports once the
 // router has answered the stream's aggregate: writes after it are the stream's.
-function record(stream: Stream): { log: (['token', Token] | ['event', Event])[]; opened: Promise<void>; events: (n: number) => Promise<Event[]> } {
-  const log: (['token', Token] | ['event', Event])[] = [];
+function record(stream: Stream): { log: Log; opened: Promise<void>; events: (n: number) => Promise<Event[]> } {
+  const log: Log = [];
   let failed: unknown;
   const waiting: (() => void)[] = [];
   const wake = (): void => { for (const w of waiting.splice(0)) w(); };
@@ -41,7 +42,7 @@ const summary = (events: Event[]): unknown[] => events.map((e) => [e.operationTy
 
 // The token the driver reported for each event, which it reports just before the event: the
 // event's own, or the batch's postBatchResumeToken after a batch's last event.
-function tokensOfEvents(log: (['token', Token] | ['event', Event])[]): Token[] {
+function tokensOfEvents(log: Log): Token[] {
   const out: Token[] = [];
   log.forEach(([kind], i) => {
     if (kind === 'event') out.push(log[i - 1]?.[0] === 'token' ? log[i - 1]![1] as Token : { _data: '' });
@@ -51,7 +52,7 @@ function tokensOfEvents(log: (['token', Token] | ['event', Event])[]): Token[] {
 
 // The tokens a stream reported: the first before any event, never going back, and one for each
 // event, at or past that event's own.
-function checkTokens(log: (['token', Token] | ['event', Event])[]): void {
+function checkTokens(log: Log): void {
   assert.equal(log[0]?.[0], 'token', 'a resume token before any event');
   const tokens = log.filter((e) => e[0] === 'token').map((e) => (e[1] as Token)._data);
   assert.deepEqual([...tokens].sort(), tokens, 'the tokens never go back');
@@ -113,7 +114,7 @@ describe('Mongoose change streams against `docshard up`', () => {
   it('Connection.watch() shows every collection of the database, and resumes from any token it reported with exactly the rest', { timeout: 60_000 }, async () => {
     const stream = connection.watch([], { fullDocument: 'updateLookup' });
     let events: Event[];
-    let log: (['token', Token] | ['event', Event])[];
+    let log: Log;
     try {
       const seen = record(stream);
       await seen.opened;
