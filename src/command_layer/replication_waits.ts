@@ -26,6 +26,6 @@ export interface ReplicationWaits {
 // coordinateCommitTransaction with a router's client's, for a commit over several shards.
 export const WRITE_CONCERN_COMMANDS: ReadonlySet<string> = new Set([
   'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'drop', 'dropDatabase', 'createIndexes', 'dropIndexes',
-  'deleteIndexes', 'collMod', 'renameCollection', 'commitTransaction', 'abortTransaction', 'coordinateCommitTransaction', 'applyOps',
+  'deleteIndexes', 'collMod', 'renameCollection', 'commitTransaction', 'abortTransaction', 'coordinateCommitTransaction', 'prepareTransaction', 'applyOps',
   'createUser', 'updateUser', 'dropUser', 'dropAllUsersFromDatabase', 'createRole', 'updateRole', 'dropRole', 'grantRolesToUser', 'revokeRolesFromUser',
 ]);

@@ -77,7 +77,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts, primaryOnly: 
     }),
     sessionCatalog,
     transactions: new TransactionParticipants(storage, sessionCatalog, clock, wallClock, (lsid) => core.cursors.killCursorsWithMatchingSessions(new SessionKillerMatcher([{ lsid }])), options.parameters.transactionLifetimeLimitSeconds * 1000),
-    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, clock: wallClock, get failPoints() { return core.failPoints; }, configHost: () => shardingState.configHost }),
+    transactionCoordinators: new TransactionCoordinatorService({ storage, local, client, logger, clock: wallClock, get failPoints() { return core.failPoints; }, get replicationWaits() { return core.replicationWaits; }, configHost: () => shardingState.configHost }),
     clock,
     wallClock,
     local,

@@ -35,7 +35,9 @@ interface Waiter {
   settle(outcome: 'met' | Doc): void;
 }
 
-const TRANSACTION_ENDS = new Set(['commitTransaction', 'abortTransaction', 'coordinateCommitTransaction']);
+// A participant's vote to commit waits too: a prepare a failover took back would leave the
+// coordinator's commit decision with nothing to commit on that shard.
+const TRANSACTION_ENDS = new Set(['commitTransaction', 'abortTransaction', 'coordinateCommitTransaction', 'prepareTransaction']);
 const STEPPED_DOWN = 'Primary stepped down while waiting for replication';
 
 export class ReplicationWaiters implements ReplicationWaits {

@@ -79,6 +79,19 @@ describe('write concern waits', () => {
     assert.deepEqual(answered, { ok: 1, n: 1 });
   });
 
+  it("waits for majority before a participant's vote to prepare, as for a commit, though no other statement of a transaction waits", async () => {
+    const states = new CoreStates(primary);
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    let answered: Doc | undefined;
+    const prepare = { prepareTransaction: 1, lsid: {}, txnNumber: 1, autocommit: false };
+    void Promise.resolve(waiters.afterCommand('prepareTransaction', prepare, { ok: 1, prepareTimestamp: 1 }, lastOp)).then((r) => { answered = r; });
+    await settle();
+    assert.equal(answered, undefined);
+    states.move({ ...states.current, lastCommittedOpTime: written });
+    await settle();
+    assert.deepEqual(answered, { ok: 1, prepareTimestamp: 1 });
+  });
+
   it('answers a config server catalog command once its writes are majority-committed, whatever write concern it carries', async () => {
     const states = new CoreStates(primary);
     const waiters = new ReplicationWaiters(states, new ManualClock());

@@ -30,6 +30,9 @@ const COORDINATOR_FAIL_POINTS: Record<CoordinatorEffect['type'], string> = {
 const PREPARE_RETRY_MS = 30_000;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
+// What the coordinator asks of its participants' votes and decisions, as MongoDB's does: a prepare
+// or commit a participant's failover took back would split the transaction.
+const MAJORITY = { w: 'majority' } as const;
 
 // What a coordinator's driver uses of its shard.
 export interface CoordinatorDriverEnv {
@@ -39,6 +42,8 @@ export interface CoordinatorDriverEnv {
   readonly failPoints: FailPoints;
   readonly logger: Logger;
   readonly clock: Clock;
+  // A replica-set member's wait for its writes to be majority-committed (none on a standalone).
+  readonly replicationWaits?: { awaitMajority(): Promise<void> };
   // The host of a shard (ShardNotFound for one the cluster does not name), and whether the
   // service was stopped.
   hostOf(shardId: string): Promise<string>;
@@ -130,7 +135,7 @@ export class CoordinatorDriver {
 
   private async prepare(shardId: string, deadline: number): Promise<PrepareVote> {
     const { env, doc } = this;
-    const cmd = { prepareTransaction: 1, lsid: doc.lsid, txnNumber: Long.fromNumber(doc.txnNumber), autocommit: false };
+    const cmd = { prepareTransaction: 1, lsid: doc.lsid, txnNumber: Long.fromNumber(doc.txnNumber), autocommit: false, writeConcern: MAJORITY };
     for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       try {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
@@ -148,7 +153,7 @@ export class CoordinatorDriver {
   // Sent until the participant answers: a participant that prepared waits for it however long.
   private async deliver(shardId: string, decision: CoordinatorDecision): Promise<void> {
     const { env, doc } = this;
-    const session = { lsid: doc.lsid, txnNumber: Long.fromNumber(doc.txnNumber), autocommit: false };
+    const session = { lsid: doc.lsid, txnNumber: Long.fromNumber(doc.txnNumber), autocommit: false, writeConcern: MAJORITY };
     const cmd: Doc = decision.decision === 'commit' ? { commitTransaction: 1, commitTimestamp: decision.commitTimestamp, ...session } : { abortTransaction: 1, ...session };
     for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       if (env.stopped()) throw stoppedError();
@@ -166,9 +171,13 @@ export class CoordinatorDriver {
     }
   }
 
+  // Durable, and on a replica set majority-committed, as MongoDB writes the coordinator's
+  // document: a decision a failover could take back might already have reached a participant. A
+  // wait a step-down ends fails the driver; the new primary recovers from what was replicated.
   private async persist(write: () => unknown): Promise<void> {
     write();
     await this.env.storage.flushed();
+    await this.env.replicationWaits?.awaitMajority();
   }
 
   // A pause that alone does not keep the process running.

@@ -34,6 +34,7 @@ export class TransactionCoordinatorService {
     return {
       storage, local, client, logger, clock,
       get failPoints() { return env.failPoints; },
+      get replicationWaits() { return env.replicationWaits; },
       hostOf: (shardId: string) => this.hostOf(shardId),
       stopped: () => this.stopped || generation !== this.generation,
       step: (state: CoordinatorState, event: CoordinatorEvent) => (this.testingKnobs.step ?? coordinatorStep)(state, event),
