@@ -42,11 +42,17 @@ function afterWrite(node: MongodServices, name: string, cmd: Doc, reply: Doc): D
 // in a range the shard no longer owns, which a migration committed since the transaction wrote
 // them: applied here they would be orphans, lost to the collection. A prepare checks the same, and
 // from then on a migration's critical section waits for the decision (preparedOn) and the commit of
-// a prepared transaction waits for nothing: it may not fail.
+// a prepared transaction waits for nothing: it may not fail. What the shard owns must be known for
+// that check: right after a migration's commit, or on a new primary, it is loaded first.
 function afterCriticalSections<T>(node: MongodServices, cmd: Doc, fn: () => T): T | Promise<T> {
-  const held = node.transactions.writtenNamespaces(cmd).filter((ns) => node.sharding.criticalSection.isHeld(ns));
-  if (held.length === 0) return fn();
-  return Promise.all(held.map((ns) => node.sharding.criticalSection.waitFor(ns, 'write'))).then(fn);
+  const { criticalSection, metadata } = node.sharding;
+  const written = node.transactions.writtenNamespaces(cmd);
+  const waits = [
+    ...written.filter((ns) => criticalSection.isHeld(ns)).map((ns) => criticalSection.waitFor(ns, 'write')),
+    ...written.map((ns) => metadata.whenLoaded(ns)).filter((w) => w !== undefined),
+  ];
+  if (waits.length === 0) return fn();
+  return Promise.all(waits).then(fn);
 }
 
 export const commitTransactionCommand: CommandDefinition = {
@@ -82,8 +88,9 @@ export const prepareTransactionCommand: CommandDefinition = {
 };
 
 function checkOwned(node: MongodServices, ns: string, bytes: Buffer): void {
-  const ownership = node.sharding.metadata.ownership(ns);
-  if (ownership === undefined || ownership.ownsEverything() || ownership.ownsDocument(deserializeDocument(bytes))) return;
+  const may = node.sharding.metadata.mayWrite(ns, () => deserializeDocument(bytes));
+  if (may === true) return;
+  if (may === 'unknown') throw new MongoError(ErrorCodes.StaleConfig, `Transaction wrote to ${ns}, whose ownership this shard could not load: it may have been migrated since`);
   throw new MongoError(ErrorCodes.StaleConfig, `Transaction wrote to ${ns} in a range this shard no longer owns: a migration committed since`);
 }
 

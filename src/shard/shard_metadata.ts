@@ -179,6 +179,28 @@ export class ShardMetadata {
     return { kind: 'unknown' };
   }
 
+  // Loads what this shard owns of `ns` when nothing is loaded (after a forget, a step-up, a
+  // restart); undefined when it is loaded or this node belongs to no cluster.
+  whenLoaded(ns: string): Promise<void> | undefined {
+    const shardId = this.shardName();
+    if (!shardId || !this.config()) return undefined;
+    const kind = this.placement(ns).kind;
+    if (kind !== 'unknown' && kind !== 'recovering') return undefined;
+    return (async () => {
+      await this.recovering.get(ns);
+      if (this.placement(ns).kind === 'unknown') await this.refreshCollection(ns, shardId);
+    })();
+  }
+
+  // Whether a write of a document of `ns` with these bytes may land here, as far as what is loaded
+  // says: 'unknown' when a cluster's shard has nothing loaded for it.
+  mayWrite(ns: string, doc: () => Doc): boolean | 'unknown' {
+    const placement = this.placement(ns);
+    if (placement.kind === 'sharded') return placement.ownership.ownsEverything() || placement.ownership.ownsDocument(doc());
+    if (placement.kind === 'unsharded' || !this.shardName() || !this.config()) return true;
+    return 'unknown';
+  }
+
   // The shard keys this shard owns for a sharded collection whose metadata is loaded.
   ownership(ns: string): OwnershipFilter | undefined {
     return this.collections.get(ns)?.ownership;

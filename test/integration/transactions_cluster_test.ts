@@ -180,4 +180,33 @@ describe('transactions through routers', () => {
     }
     assert.deepEqual(await moved.findOne({ _id: 150 }), { _id: 150, n: 1 });
   });
+
+  it('refuses to commit a write to a range given away while the transaction ran, even on a shard that has not loaded what it owns since', async () => {
+    const admin = other.db('admin');
+    await admin.command({ shardCollection: 'bank.given', key: { _id: 1 } });
+    await admin.command({ split: 'bank.given', middle: { _id: 100 } });
+    await admin.command({ moveChunk: 'bank.given', find: { _id: 100 }, to: 'shard1' });
+    const given = client.db('bank').collection<AnyDoc>('given');
+    await given.insertOne({ _id: 150, n: 0 });
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      await given.updateOne({ _id: 150 }, { $inc: { n: 1 } }, { session });
+      await admin.command({ moveChunk: 'bank.given', find: { _id: 100 }, to: 'shard0' });
+      // shard1 forgets what it owns (as after a refresh that failed, or on a new primary): the
+      // commit may not take that for "owns everything".
+      const shard1 = new MongoClient(cluster.shards[1]!.uri);
+      try {
+        await shard1.db('bank').command({ _shardsvrParticipantBlock: 'given', blockType: 'Unblock', reason: { command: 'forget', ns: 'bank.given' } });
+      } finally {
+        await shard1.close();
+      }
+      const refused = await failure(session.commitTransaction());
+      assert.equal(refused.code, 13388, refused.message);
+    } finally {
+      await session.endSession();
+    }
+    assert.deepEqual(await given.findOne({ _id: 150 }), { _id: 150, n: 0 });
+    assert.equal(await given.countDocuments(), 1);
+  });
 });
