@@ -52,6 +52,17 @@ export interface CoordinatorDriverEnv {
   step: CoordinatorStepFunction;
 }
 
+// What currentOp shows of a coordinator: where it is, and what it is doing or waiting for.
+export interface CoordinatorDescription {
+  lsid: Doc;
+  txnNumber: number;
+  numParticipants: number;
+  phase: string;
+  // The effect being run (a write, or the majority wait after it) or undefined between effects.
+  effect: string | undefined;
+  startedMs: number;
+}
+
 // Runs one coordinator: steps its state machine (transaction_coordinator_state_machine.ts) and
 // runs the effects strictly one after another, each after its fail point; replies come back as
 // events. Resolves with the decision once the document is deleted; rejects when stopped, or when
@@ -65,7 +76,17 @@ export class CoordinatorDriver {
   private reject!: (err: unknown) => void;
   private readonly finished = new Promise<CoordinatorDecision>((resolve, reject) => { this.resolve = resolve; this.reject = reject; });
 
-  constructor(private readonly env: CoordinatorDriverEnv, private readonly doc: CoordinatorDocument) {}
+  private running: string | undefined;
+  private readonly startedMs: number;
+
+  constructor(private readonly env: CoordinatorDriverEnv, private readonly doc: CoordinatorDocument) {
+    this.startedMs = env.clock.now();
+  }
+
+  describe(): CoordinatorDescription {
+    const { lsid, txnNumber, participants } = this.doc;
+    return { lsid, txnNumber, numParticipants: participants.length, phase: this.state.phase, effect: this.running, startedMs: this.startedMs };
+  }
 
   run(first: CoordinatorEvent): Promise<CoordinatorDecision> {
     this.step(first);
@@ -87,7 +108,9 @@ export class CoordinatorDriver {
       for (let e = this.queue.shift(); e !== undefined && !this.settled; e = this.queue.shift()) {
         if (this.env.stopped()) throw stoppedError();
         await hangIfFailPointEnabled(this.env, COORDINATOR_FAIL_POINTS[e.type], this.env.clock);
+        this.running = e.type;
         await this.execute(e);
+        this.running = undefined;
       }
     } catch (err) {
       this.fail(err);

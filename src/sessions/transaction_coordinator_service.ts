@@ -4,7 +4,7 @@ import type { Doc } from '../bson/values.js';
 import { fetchAll } from '../wire/remote_cursor.js';
 import { sessionIdOf, sessionKey } from './session_id.js';
 import { coordinatorDocumentFromBSON, type CoordinatorDecision, type CoordinatorDocument } from './transaction_coordinator.js';
-import { CoordinatorDriver, TRANSACTION_COORDINATORS_NS, type CoordinatorDriverEnv } from './transaction_coordinator_driver.js';
+import { CoordinatorDriver, TRANSACTION_COORDINATORS_NS, type CoordinatorDescription, type CoordinatorDriverEnv } from './transaction_coordinator_driver.js';
 import { coordinatorStep, type CoordinatorEvent, type CoordinatorState, type CoordinatorStepFunction } from './transaction_coordinator_state_machine.js';
 
 // What each coordinator's driver is given, but for the shard-host look-up and the stop flag the
@@ -18,6 +18,7 @@ export interface TransactionCoordinatorEnv extends Omit<CoordinatorDriverEnv, 'h
 // same transaction (the router's retry of its commit) joins the one running.
 export class TransactionCoordinatorService {
   private readonly running = new Map<string, Promise<CoordinatorDecision>>();
+  private readonly drivers = new Map<string, CoordinatorDriver>();
   private hosts = new Map<string, string>();
   private stopped = false;
   // Raised by every stop: a driver of an older generation counts as stopped after a later start.
@@ -67,6 +68,11 @@ export class TransactionCoordinatorService {
     return this.running.get(keyOf(lsid, txnNumber)) ?? this.start(doc, { type: 'start', doc });
   }
 
+  // The coordinators running, for currentOp.
+  currentOps(): CoordinatorDescription[] {
+    return [...this.drivers.values()].map((d) => d.describe());
+  }
+
   // The coordinator running for the transaction, if any.
   joined(lsid: Doc, txnNumber: number): Promise<CoordinatorDecision> | undefined {
     return this.running.get(keyOf(lsid, txnNumber));
@@ -80,10 +86,14 @@ export class TransactionCoordinatorService {
 
   private start(doc: CoordinatorDocument, first: CoordinatorEvent): Promise<CoordinatorDecision> {
     const key = keyOf(doc.lsid, doc.txnNumber);
-    const run: Promise<CoordinatorDecision> = new CoordinatorDriver(this.driverEnv(this.generation), doc).run(first).finally(() => {
-      if (this.running.get(key) === run) this.running.delete(key);
+    const driver = new CoordinatorDriver(this.driverEnv(this.generation), doc);
+    const run: Promise<CoordinatorDecision> = driver.run(first).finally(() => {
+      if (this.running.get(key) !== run) return;
+      this.running.delete(key);
+      this.drivers.delete(key);
     });
     this.running.set(key, run);
+    this.drivers.set(key, driver);
     return run;
   }
 

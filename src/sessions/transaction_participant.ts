@@ -35,6 +35,8 @@ interface Prepared {
   namespaces: Set<string>;
   decided: Promise<void>;
   decide: () => void;
+  // When it was prepared (wall clock).
+  atMs: number;
 }
 
 export const DEFAULT_TRANSACTION_LIFETIME_MS = 60_000;
@@ -221,10 +223,17 @@ export class TransactionParticipants {
 
   private preparedCount = 0;
 
+  // The transactions prepared here and waiting for their decision, for currentOp.
+  preparedTransactions(): { lsid: LogicalSessionId; txnNumber: number; prepareTimestamp: Timestamp; preparedMs: number; namespaces: string[] }[] {
+    return [...this.sessions.values()].flatMap((s) => (s.phase === 'prepared' && s.prepared !== undefined
+      ? [{ lsid: s.lsid, txnNumber: s.txnNumber, prepareTimestamp: s.prepared.ts, preparedMs: s.prepared.atMs, namespaces: [...s.prepared.namespaces] }]
+      : []));
+  }
+
   private markPrepared(state: SessionState, ts: Timestamp, writes: PreparedWrite[]): void {
     let decide!: () => void;
     const decided = new Promise<void>((resolve) => (decide = resolve));
-    state.prepared = { ts, writes, namespaces: new Set(writes.map((w) => w.ns)), decided, decide };
+    state.prepared = { ts, writes, namespaces: new Set(writes.map((w) => w.ns)), decided, decide, atMs: this.wallClock.now() };
     state.phase = 'prepared';
     this.preparedCount += 1;
   }

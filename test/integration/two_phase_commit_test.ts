@@ -92,6 +92,13 @@ describe('two-phase commit through routers', () => {
       const read = accounts().find({ _id: { $in: [2, 102] } }, { sort: { _id: 1 } }).toArray().finally(() => (settled = true));
       await sleep(300);
       assert.equal(settled, false, 'a read of a prepared document waits for the decision');
+      // currentOp shows what the read waits for: the coordinator, and each shard's prepared transaction.
+      const coordinator = ((await onShard(0, 'admin', { currentOp: 1, desc: 'TransactionCoordinator' })).inprog as AnyDoc[]).map((op) => op.twoPhaseCommitCoordinator as AnyDoc);
+      assert.deepEqual(coordinator.map((c) => [c.txnNumber, c.numParticipants, c.state]), [[1, 2, 'kWaitingForDecisionAcks']], JSON.stringify(coordinator));
+      for (const i of [0, 1]) {
+        const prepared = ((await onShard(i, 'admin', { currentOp: 1, type: 'idleSession' })).inprog as AnyDoc[]).map((op) => op.transaction as AnyDoc);
+        assert.deepEqual(prepared.map((t) => [t.parameters.txnNumber, t.namespaces]), [[1, ['bank.accounts']]], `shard${i}: ${JSON.stringify(prepared)}`);
+      }
       await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
       assert.deepEqual(await read, [{ _id: 2, balance: 6 }, { _id: 102, balance: 14 }]);
     } finally {

@@ -8,7 +8,10 @@ import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage
 // currentOp (admin): the operations in flight this node knows of. docshard reports the background
 // work of chunk migration, as mongod does: the donation (the _shardsvrMoveRange command), the
 // reception (migrateThread, started by _recvChunkStart) and the range deletions being run, and the
-// DDL coordinators running on a primary shard (desc, command, currentPhase). A filter is matched by equality on top-level fields of each entry.
+// DDL coordinators running on a primary shard (desc, command, currentPhase); and, as mongod does, the
+// two-phase commits this shard coordinates (desc TransactionCoordinator) and the transactions
+// prepared here that wait for their decision (idle sessions), which hold back other requests on
+// their collections. A filter is matched by equality on top-level fields of each entry.
 export const currentOpCommand: CommandDefinition = {
   names: ['currentOp'],
   adminOnly: true,
@@ -71,5 +74,17 @@ export function migrationOperations(node: MongodServices): Doc[] {
     });
   }
   for (const op of node.ddl.coordinators.currentOps()) ops.push({ ...base, opid: ++opid, ...op });
+  for (const c of node.transactionCoordinators.currentOps()) {
+    ops.push({
+      ...base, desc: 'TransactionCoordinator', opid: ++opid, ...timing(new Date(c.startedMs)), op: 'command',
+      twoPhaseCommitCoordinator: { lsid: c.lsid, txnNumber: c.txnNumber, numParticipants: c.numParticipants, state: c.phase, ...(c.effect === undefined ? {} : { step: c.effect }) },
+    });
+  }
+  for (const p of node.transactions.preparedTransactions()) {
+    ops.push({
+      ...base, type: 'idleSession', active: false, desc: 'inactive transaction', lsid: p.lsid,
+      transaction: { parameters: { txnNumber: p.txnNumber, autocommit: false }, prepareTimestamp: p.prepareTimestamp, timePreparedMicros: (now - p.preparedMs) * 1000, namespaces: p.namespaces },
+    });
+  }
   return ops;
 }
