@@ -116,6 +116,12 @@ test('a step-down and step-up of the donor or the recipient before any effect en
   assert.deepEqual([...outcomes].sort(), ['aborted', 'committed'], 'both outcomes are reached');
 });
 
+test('a step-down whose storage refuses writes before the drivers hear of it ends committed or aborted, with one owner and no process exit', async () => {
+  for (let at = 0; at < total; at++) {
+    for (const shard of [DONOR, RECIPIENT]) await checked({ stepDowns: [{ at, shard, fencedFirst: true }] });
+  }
+});
+
 test('a donor that crashes again while recovering still finishes the migration', async () => {
   for (let at = 0; at < total; at++) {
     for (const again of [1, 2, 3]) await checked({ crashes: [{ at, shard: DONOR }, { at: at + again, shard: DONOR }] });

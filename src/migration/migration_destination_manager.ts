@@ -14,6 +14,7 @@ import { migratedHistoryFromBSON } from '../sessions/session_migration.js';
 import { LocalWriter } from '../query/exec/local_collection.js';
 import type { Collection, WriteUnit } from '../storage/storage_engine.js';
 import { migrationStatistics } from './migration_statistics.js';
+import { refusedByStepDown } from './step_down.js';
 import type { RecipientCommand, RecipientEffect, RecvChunkStartRequest, RecvChunkStatus } from './recipient_effects.js';
 import {
   isRecipientDone, recipientInitialState, recipientStatus, recipientStep, type RecipientEvent, type RecipientPhase, type RecipientState,
@@ -332,6 +333,3 @@ function asMongoError(err: unknown): MongoError {
   return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
 }
 
-function refusedByStepDown(err: unknown): boolean {
-  return err instanceof MongoError && (err.code === ErrorCodes.NotWritablePrimary || err.code === ErrorCodes.InterruptedDueToReplStateChange || err.code === ErrorCodes.PrimarySteppedDown);
-}

@@ -25,6 +25,7 @@ import { countRange } from './range_orphans.js';
 import { migrationStatistics } from './migration_statistics.js';
 import { DONOR_STEPS, moveChunkErrorEntry, moveChunkFromEntry, moveChunkStartEntry } from '../catalog_decisions/migration_changelog.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
+import { refusedByStepDown } from './step_down.js';
 
 // Per-phase limits; the state machine ignores a timer armed in a phase it has left. From the
 // commit on only the config server decides, so those phases have none.
@@ -227,6 +228,12 @@ export class MigrationSourceManager {
           await this.execute(e);
         } catch (err) {
           if (this.interrupted) break;
+          // Refused because this node stepped down: its interruption of this driver is on its way.
+          if (refusedByStepDown(err)) {
+            this.node.logger.info({ c: 'MIGRATION', err, effect: e.type }, 'Migration effect refused by a step-down; waiting for the interruption');
+            await this.interruption;
+            break;
+          }
           // Persist and command effects are the machine's memory: going on without one would
           // break the recovery contract, so the process stops and recovery starts from disk.
           this.node.logger.fatal({ c: 'MIGRATION', err, effect: e.type, class: donorEffectClass(e) }, 'Migration effect failed');

@@ -62,6 +62,9 @@ export type ConfigFault = 'none' | 'commitRequestLost' | 'commitReplyLost' | 'co
 export interface Crash {
   readonly at: number;
   readonly shard: ShardName;
+  // A step-down whose storage refuses writes a scheduler step before the drivers are interrupted,
+  // as a member's does: its replication fences writes first, then tells the services.
+  readonly fencedFirst?: boolean;
 }
 
 export interface WorldOptions {
@@ -297,7 +300,7 @@ class MigrationWorld {
   private beforeEffect(owner: Incarnation, next: MigrationDriverEffect): Promise<void> | undefined {
     const at = this.effectsRun++;
     for (const crash of this.options.crashes ?? []) if (crash.at === at) this.crash(this.shards[crash.shard]);
-    for (const stepDown of this.options.stepDowns ?? []) if (stepDown.at === at) this.stepDownAndUp(this.shards[stepDown.shard]);
+    for (const stepDown of this.options.stepDowns ?? []) if (stepDown.at === at) this.stepDownAndUp(this.shards[stepDown.shard], stepDown.fencedFirst === true);
     if (!owner.alive) return NEVER;
     this.scheduler.trace.push(`  ${owner.name} ${next.effect.type}`);
     if (next.driver === 'donor') {
@@ -325,7 +328,7 @@ class MigrationWorld {
   // What src/process's migration and range deleter services do at a step-down and the step-up after
   // it. Until the step-up (a scheduler step later at least) the shard's storage refuses every
   // document write, as a member's does when it is not primary.
-  private stepDownAndUp(shard: SimShard): void {
+  private stepDownAndUp(shard: SimShard, fencedFirst: boolean): void {
     const { owner, node, storage } = shard.life;
     if (!owner.alive) return;
     this.scheduler.trace.push(`  ${owner.name} steps down`);
@@ -334,10 +337,15 @@ class MigrationWorld {
     };
     const fence: OpObserver = { onInsert: refuse, onUpdate: refuse, onDelete: refuse };
     storage.observers.push(fence);
-    node.migrations.destination?.interrupt();
-    const donor = node.migrations.source?.interrupt();
-    node.migrations.rangeDeleter.stop();
+    const interrupt = (): Promise<void> | undefined => {
+      node.migrations.destination?.interrupt();
+      const interrupted = node.migrations.source?.interrupt();
+      node.migrations.rangeDeleter.stop();
+      return interrupted;
+    };
+    const now = fencedFirst ? undefined : interrupt();
     void (async () => {
+      const donor = now ?? await new Promise<Promise<void> | undefined>((resolve) => this.scheduler.post(owner, `${owner.name} interrupts its services`, () => resolve(interrupt())));
       await new Promise<void>((resolve) => this.scheduler.post(owner, `${owner.name} stepped down`, resolve));
       await donor;
       await node.migrations.registry.idle();
