@@ -52,11 +52,9 @@ export async function serveMongod<S extends ShardServices | ConfigServerServices
     },
     onRefuse: (remote, open) => logger.info({ c: 'NETWORK', id: 22942, remote, connectionCount: open + 1 }, 'connection refused because too many open connections'),
   }, options.maxConns, options.tls?.server);
-  // Before the port opens: prepared transactions hold their collections again, and, outside a
-  // replica set, the primary-only services start (the two-phase commits this node coordinated go
-  // on, so that a router's retry joins them); a member starts them when it becomes primary.
-  const prepared = services.transactions.recoverPrepared();
-  if (prepared > 0) logger.info({ c: 'TXN', prepared }, 'Recovered prepared transactions');
+  // Before the port opens, outside a replica set, the primary-only services start (prepared
+  // transactions hold their collections again, the two-phase commits this node coordinated go on,
+  // so that a router's retry joins them); a member starts them when it becomes primary.
   const { primaryOnly } = role;
   primaryOnly.register(transactionCoordinatorService(services));
   role.beforeListen();

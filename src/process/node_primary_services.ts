@@ -5,18 +5,22 @@ import { recoverDonations } from '../migration/migration_source_manager.js';
 import type { PrimaryOnlyService } from './primary_only_services.js';
 
 // The node's primary-only services as the registry starts and stops them, each from its persisted
-// state documents: config.transaction_coordinators, config.rangeDeletions,
+// state documents: config.transactions (the transactions prepared here), config.transaction_coordinators, config.rangeDeletions,
 // config.system.sharding_ddl_coordinators, config.migrationCoordinators.
 
 export function transactionCoordinatorService(node: MongodServices): PrimaryOnlyService {
   return {
     name: 'TransactionCoordinatorService',
     onStepUp(term) {
+      // Participants first: a recovered coordinator's decision finds its prepared transaction.
+      const prepared = node.transactions.recoverPrepared();
+      if (prepared > 0) node.logger.info({ c: 'TXN', prepared, term: term.term }, 'Recovered prepared transactions');
       const coordinating = node.transactionCoordinators.recover();
       if (coordinating > 0) node.logger.info({ c: 'TXN', coordinating, term: term.term }, 'Recovered transaction coordinators');
     },
-    onStepDown() {
+    onStepDown(atShutdown) {
       node.transactionCoordinators.stop();
+      if (!atShutdown) node.transactions.stepDown();
     },
   };
 }

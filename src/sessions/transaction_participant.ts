@@ -136,11 +136,13 @@ export class TransactionParticipants {
     return ts;
   }
 
-  // At startup, before the node serves: the transactions a crash left prepared are prepared again,
-  // holding their collections until their decision comes.
+  // When the node becomes primary (at startup outside a replica set, before it serves): the
+  // transactions its records hold prepared (left by a crash, or replicated from the primary that
+  // prepared them) are prepared again, holding their collections until their decision comes.
   recoverPrepared(): number {
     const found = this.catalog.preparedTransactions();
     for (const p of found) {
+      if (this.sessions.get(sessionKey(p.lsid))?.phase === 'prepared') continue;
       const state: SessionState = { lsid: p.lsid, txnNumber: p.txnNumber, phase: 'inProgress', txn: undefined, startedMs: this.wallClock.now() };
       this.sessions.set(sessionKey(p.lsid), state);
       this.markPrepared(state, p.prepareTimestamp, p.writes);
@@ -196,6 +198,19 @@ export class TransactionParticipants {
     if (decision === 'committed') throw new MongoError(ErrorCodes.TransactionCommitted, `Transaction with { txnNumber: ${txnNumber} } has been committed.`);
     if (current!.phase === 'prepared') this.storage.write((unit) => this.catalog.recordTransactionAbort(unit, lsid, txnNumber));
     this.end(current!, 'aborted');
+  }
+
+  // A step-down, as MongoDB's: the transactions in progress are aborted, and those prepared are let
+  // go: their decisions now come through replication, as the new primary's commit or abort of
+  // each, which a held prepare would stand in the way of. A step-up takes up again those the
+  // records still hold prepared (recoverPrepared).
+  stepDown(): void {
+    for (const state of this.sessions.values()) {
+      if (state.phase === 'inProgress') this.end(state, 'aborted');
+      if (state.phase !== 'prepared') continue;
+      this.end(state, 'aborted');
+      this.sessions.delete(sessionKey(state.lsid));
+    }
   }
 
   // killSessions and its kin abort the sessions' transactions in progress.

@@ -196,4 +196,41 @@ describe('a migration whose donor primary fails over in each phase', () => {
     await checkEnd(min, 'rs0');
     await everyMemberUp(donor);
   });
+
+  // A two-phase commit whose participant's primary steps down while the transaction is prepared
+  // there: the new primary holds it from its replicated record and commits it at the coordinator's
+  // decision; the deposed primary lets go of it. rs1 coordinates (written first) and rs0 steps down.
+  it("a transaction prepared on rs0 commits on rs0's new primary after a step-down", { timeout: 180_000 }, async (t) => {
+    const admin = router.db('admin');
+    await admin.command({ shardCollection: 'app.pay', key: { _id: 1 } });
+    await admin.command({ split: 'app.pay', middle: { _id: 100 } });
+    await admin.command({ moveChunk: 'app.pay', find: { _id: 100 }, to: 'rs1' });
+    const pay = router.db('app').collection<AnyDoc>('pay');
+    await pay.insertMany([{ _id: 1, n: 0 }, { _id: 101, n: 0 }], { writeConcern: { w: 'majority' } });
+    const coordinator = member(await primaryOf(sets.rs1)).db('admin');
+    const participant = await primaryOf(sets.rs0);
+    const FAIL_POINT = 'hangBeforeWritingDecision';
+    const { count } = await coordinator.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn' });
+    const session = router.startSession();
+    try {
+      session.startTransaction();
+      await pay.updateOne({ _id: 101 }, { $inc: { n: 1 } }, { session });
+      await pay.updateOne({ _id: 1 }, { $inc: { n: 1 } }, { session });
+      const committed = session.commitTransaction().then(() => 'ok', (err: Error) => err.message);
+      try {
+        await coordinator.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 60_000 });
+        await member(participant).db('admin').command({ replSetStepDown: 10, secondaryCatchUpPeriodSecs: 5 }).catch(() => undefined);
+        t.diagnostic(`rs0's new primary ${await primaryOf(sets.rs0, participant)} (was ${participant})`);
+      } finally {
+        await coordinator.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      }
+      assert.equal(await committed, 'ok');
+    } finally {
+      await session.endSession();
+    }
+    assert.deepEqual(await pay.find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 1, n: 1 }, { _id: 101, n: 1 }]);
+    const prepared = await member(await primaryOf(sets.rs0)).db('config').collection('transactions').countDocuments({ state: 'prepared' });
+    assert.equal(prepared, 0, "rs0's new primary holds nothing prepared");
+    await everyMemberUp(sets.rs0);
+  });
 });
