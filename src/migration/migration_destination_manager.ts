@@ -155,9 +155,23 @@ export class MigrationDestinationManager {
     if (!PIPELINED.has(e.type)) await this.writesCommitted();
     switch (e.type) {
       case 'persistRangeDeletionTask':
+        // Majority-committed before the donor hears the reception started: a new primary here must
+        // find the task that deletes what this reception copies in if it aborts.
         this.node.local.write((w) => w.insert(RANGE_DELETIONS_NS, rangeDeletionTaskToBSON(e.task)));
-        return this.node.storage.flushed();
+        await this.node.storage.flushed();
+        return this.node.replicationWaits?.awaitMajority();
       case 'reply':
+        // The range is committed to this shard only once what it received is majority-committed
+        // here (MongoDB's recipient waits so before it answers the commit): a primary deposed by a
+        // partition would otherwise answer for documents its successor never had, and the donor
+        // would delete its copy.
+        if (e.command === '_recvChunkCommit' && !(e.result instanceof MongoError)) {
+          try {
+            await this.node.replicationWaits?.awaitMajority();
+          } catch (err) {
+            return this.reply(e.command, asMongoError(err));
+          }
+        }
         return this.reply(e.command, e.result);
       case 'createCollectionAndIndexes':
         return this.createCollectionAndIndexes(e.nss);

@@ -197,6 +197,37 @@ describe('a migration whose donor primary fails over in each phase', () => {
     await everyMemberUp(donor);
   });
 
+  // The recipient answers the commit only once what it received is majority-committed there: with
+  // its secondaries stopped, the range stays the donor's; once they run again, the move commits.
+  it("a recipient whose secondaries cannot replicate what it received does not let the move commit", { timeout: 180_000 }, async () => {
+    const admin = router.db('admin');
+    await admin.command({ shardCollection: 'app.held', key: { _id: 1 } });
+    await admin.command({ split: 'app.held', middle: { _id: 100 } });
+    const held = router.db('app').collection<AnyDoc>('held');
+    await held.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: 100 + i })), { writeConcern: { w: 'majority' } });
+    const recipient = sets.rs1;
+    const recipientPrimary = await primaryOf(recipient);
+    const secondaries = recipient.nodes.filter((_, i) => recipient.hosts[i] !== recipientPrimary);
+    const resume = (): void => { for (const n of secondaries) n.child.kill('SIGCONT'); };
+    p.beforeStop(resume);
+    let move: Promise<string>;
+    const owner = async (): Promise<unknown> => (await router.db('config').collection<AnyDoc>('chunks').findOne({ 'min._id': 100 }))?.shard;
+    for (const n of secondaries) n.child.kill('SIGSTOP');
+    try {
+      move = admin.command({ moveChunk: 'app.held', find: { _id: 100 }, to: 'rs1' }).then(() => 'ok', (err: Error) => err.message);
+      const early = await Promise.race([move, new Promise((r) => setTimeout(r, 4000)).then(() => 'waiting')]);
+      assert.equal(early, 'waiting', 'the move does not end while the recipient cannot replicate');
+      assert.equal(await owner(), 'rs0');
+    } finally {
+      resume();
+    }
+    assert.equal(await move, 'ok');
+    assert.equal(await owner(), 'rs1');
+    assert.equal(await held.countDocuments({}), 20);
+    assert.equal(await member(await primaryOf(recipient)).db('app').collection('held').countDocuments({}), 20);
+    await everyMemberUp(recipient);
+  });
+
   // A two-phase commit whose participant's primary steps down while the transaction is prepared
   // there: the new primary holds it from its replicated record and commits it at the coordinator's
   // decision; the deposed primary lets go of it. rs1 coordinates (written first) and rs0 steps down.
