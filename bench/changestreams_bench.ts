@@ -24,6 +24,7 @@ const WRITE_SECONDS = 5;
 // Where the chunks split: below it shard rs0, from it rs1.
 const SPLIT = 1_000_000_000;
 
+const progress = (what: string): boolean => process.stderr.write(`${new Date().toISOString()} ${what}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function percentile(xs: readonly number[], p: number): number {
@@ -172,7 +173,8 @@ async function catchUp(c: Cluster): Promise<{ rate: number; seconds: number }> {
   const started = performance.now();
   const resumed = c.coll.watch([], { resumeAfter: from, maxAwaitTimeMS: 500, batchSize: 1000 });
   let seen = 0;
-  while (seen < BEHIND) if ((await resumed.tryNext()) !== null) seen += 1;
+  for (const until = Date.now() + 600_000; seen < BEHIND && Date.now() < until;) if ((await resumed.tryNext()) !== null) seen += 1;
+  if (seen < BEHIND) throw new Error(`the resumed stream had ${seen} of ${BEHIND} events after 10 minutes`);
   const seconds = (performance.now() - started) / 1000;
   await resumed.close();
   return { rate: BEHIND / seconds, seconds };
@@ -185,10 +187,12 @@ export async function runChangeStreamsBench(): Promise<void> {
     await latency(c, false).then(() => throughput(c, 1));
     const rows: string[][] = [];
     for (const busy of [false, true]) {
+      progress(`latency, other shard ${busy ? 'busy' : 'idle'}`);
       const samples = await latency(c, busy);
       rows.push([`commit → client, other shard ${busy ? `busy (${(BUSY_BATCH * 1000) / BUSY_GAP_MS} inserts/s offered)` : 'idle'}`, `p50 ${percentile(samples, 0.5)} ms, p99 ${percentile(samples, 0.99)} ms, max ${Math.max(...samples)} ms`, `${samples.length}/${LATENCY_SAMPLES} probes`]);
     }
     for (const streams of STREAM_COUNTS) {
+      progress(`throughput, ${streams} streams against none`);
       const none = await throughput(c, 0);
       const some = await throughput(c, streams);
       rows.push([
@@ -197,6 +201,7 @@ export async function runChangeStreamsBench(): Promise<void> {
         `${some.perStream.toFixed(0)} events/s per stream in the window${some.complete ? '' : ', NOT all delivered within 30 s after'}`,
       ]);
     }
+    progress(`catch-up from ${BEHIND} events behind`);
     const caught = await catchUp(c);
     rows.push([`a stream resuming ${BEHIND} events behind`, `${Math.round(caught.rate)} events/s`, `${caught.seconds.toFixed(1)} s to catch up`]);
     printTable(['change streams through a router (2 single-member shards)', 'result', 'notes'], rows);
