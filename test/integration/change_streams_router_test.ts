@@ -20,9 +20,11 @@ describe('change streams through a router', () => {
     spawn = p;
     const config = await p.node({ role: 'config' });
     const sets = [];
-    for (const name of ['rs0', 'rs1']) sets.push(await p.replicaSet({ name, members: 1, node: () => ({ extraArgs: ['--setParameter', 'orphanCleanupDelaySecs=0'] }) }));
-    router = p.connect((await p.router(config.port)).uri);
-    second = p.connect((await p.router(config.port)).uri);
+    // No periodic session refresh writes to a shard while the idle-shard case watches its oplog.
+    const quiet = ['--setParameter', 'logicalSessionRefreshMillis=3600000'];
+    for (const name of ['rs0', 'rs1']) sets.push(await p.replicaSet({ name, members: 1, node: () => ({ extraArgs: ['--setParameter', 'orphanCleanupDelaySecs=0', ...quiet] }) }));
+    router = p.connect((await p.router(config.port, quiet)).uri);
+    second = p.connect((await p.router(config.port, quiet)).uri);
     idleShard = p.connect(`mongodb://${sets[0]!.hosts[0]!}/?directConnection=true`);
     for (const set of sets) await router.db('admin').command({ addShard: `${set.name}/${set.hosts.join(',')}` });
     await router.db('admin').command({ enableSharding: 'app', primaryShard: 'rs0' });
