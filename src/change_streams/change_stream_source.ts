@@ -15,6 +15,10 @@ import { compareTokens, highWaterMarkToken, type ResumeToken } from './resume_to
 export interface MemberView {
   // The majority commit point: no entry after it is returned (events never roll back).
   committed(): Timestamp | undefined;
+  // Once every entry at or before `committed` is read, with `uncommitted` the oplog's first entry
+  // after it, if any: the time before which no event is still to come (commit_horizon.ts), at or
+  // after `committed`; without it, `committed`.
+  promised?(committed: Timestamp, uncommitted: Timestamp | undefined): Timestamp;
 }
 
 export interface SourceOptions {
@@ -39,8 +43,8 @@ function tokenNotFound(token: ResumeToken): MongoError {
 // point up to the majority commit point, turns each entry into the events the stream watches,
 // skips those at or before its resume point, and runs each through the stages that follow.
 // `postBatchResumeToken` is where a new stream resuming from it would pick up: the last event
-// handed out, or, once everything committed has been read, the high-water mark of the commit
-// point; it never goes backwards.
+// handed out, or, once everything committed has been read, the high-water mark of what the member
+// promises (the commit point, or past it on an idle primary); it never goes backwards.
 export class ChangeStreamSource implements IterableIterator<{ doc: Doc }> {
   private nextRecord: number;
   private readonly buffer: StreamEvent[] = [];
@@ -142,9 +146,14 @@ export class ChangeStreamSource implements IterableIterator<{ doc: Doc }> {
     const committed = member.committed();
     if (committed === undefined) return undefined;
     const oplog = this.oplog();
+    // The first entry not majority-committed yet, if any: nothing may be promised past the commit point.
+    let uncommitted: Timestamp | undefined;
     for (const r of storage.scanRecordsFrom(oplog, this.nextRecord)) {
       const ts = tsOfRecord(r.bytes);
-      if (ts.greaterThan(committed)) break;
+      if (ts.greaterThan(committed)) {
+        uncommitted = ts;
+        break;
+      }
       if (this.mustFind !== undefined && ts.greaterThan(this.mustFindTs())) throw tokenNotFound(this.mustFind);
       this.nextRecord = r.recordId + 1;
       if (ts.greaterThan(this.frontier)) this.frontier = ts;
@@ -157,7 +166,8 @@ export class ChangeStreamSource implements IterableIterator<{ doc: Doc }> {
       }
     }
     if (this.mustFind !== undefined && committed.greaterThanOrEqual(this.mustFindTs())) throw tokenNotFound(this.mustFind);
-    if (committed.greaterThan(this.frontier)) this.frontier = committed;
+    const promised = member.promised?.(committed, uncommitted) ?? committed;
+    if (promised.greaterThan(this.frontier)) this.frontier = promised;
     return undefined;
   }
 

@@ -71,3 +71,31 @@ test('a stage that changes _id fails the stream with 280; one that drops an even
   const filtered = new ChangeStreamSource({ storage, spec, transform: (e) => ((e.documentKey as Doc)._id === 1 ? undefined : e), member });
   assert.deepEqual(drain(filtered).map((e) => (e.documentKey as Doc)._id), [2]);
 }));
+
+test('once every committed entry is read the postBatchResumeToken is the member\'s promise, which is told of an entry still waiting for a majority', withOplog({}, (storage) => {
+  const coll = storage.createCollection('app.c');
+  const times = [1, 2].map((i) => storage.write((unit) => {
+    unit.insert(coll, { _id: i });
+    return unit.timestamp!;
+  }));
+  let committed = times[0]!;
+  const asked: (Timestamp | undefined)[] = [];
+  const later = new Timestamp({ t: times[1]!.t + 100, i: 1 });
+  const member = {
+    committed: () => committed,
+    promised: (c: Timestamp, uncommitted: Timestamp | undefined) => {
+      asked.push(uncommitted);
+      return uncommitted === undefined ? later : c;
+    },
+  };
+  const source = new ChangeStreamSource({ storage, spec: parseChangeStreamSpec({ startAtOperationTime: times[0] }, 'app', 'c'), transform: (e) => e, member });
+  assert.equal(drain(source).length, 1);
+  assert.ok(asked.at(-1)?.equals(times[1]!), 'the entry after the commit point');
+  assert.ok(decodeResumeToken(source.postBatchResumeToken(undefined, false)).clusterTime.equals(times[0]!));
+  committed = times[1]!;
+  assert.equal(drain(source).length, 1);
+  assert.equal(asked.at(-1), undefined);
+  const idle = decodeResumeToken(source.postBatchResumeToken(undefined, false));
+  assert.equal(idle.tokenType, 0);
+  assert.ok(idle.clusterTime.equals(later), 'the promise, past every entry written');
+}));

@@ -108,9 +108,11 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
   }
 
   // A getMore on each shard that has nothing buffered and none in flight. A shard whose promise
-  // holds back another shard's event is first made to promise past it: a write it does not
-  // watch moves its commit point to a time after the event (its clock has the router's time,
-  // which has the event's), so an idle shard holds no stream back for long.
+  // holds back another shard's event is asked at once, without waiting: the getMore carries the
+  // router's time, which has the event's, and an idle shard that answers for its set promises
+  // past its clock (commit_horizon.ts), so it lets the event through with no write. A shard that
+  // still holds it back (one whose set has other voters promises only its commit point) is made to
+  // promise past it by a write it does not watch, which moves its commit point past the event.
   private askShards(left: number): void {
     this.lookForNewShards();
     const head = this.merge.head();
@@ -119,13 +121,20 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
     for (const shard of this.merge.idle()) {
       if (this.inFlight.has(shard)) continue;
       if (holding.has(shard)) {
-        const beat = this.heartbeat(shard);
-        const ask = beat.then(() => this.shardGetMore(shard, 1)).finally(() => this.heartbeats.delete(shard));
+        const ask = this.shardGetMore(shard, 1).then(() => {
+          if (!this.stillHolds(shard)) return undefined;
+          return this.heartbeat(shard).then(() => this.shardGetMore(shard, 1)).finally(() => this.heartbeats.delete(shard));
+        });
         this.track(shard, ask);
       } else {
         this.track(shard, this.shardGetMore(shard, Math.max(1, Math.min(left, SHARD_WAIT_MS))));
       }
     }
+  }
+
+  private stillHolds(shard: string): boolean {
+    const head = this.merge.head();
+    return head !== undefined && this.merge.holdingBack(head.token).includes(shard);
   }
 
   private restartAfter(shard: string, token: Doc): void {
@@ -149,9 +158,10 @@ export class ChangeStreamClusterCursor implements ForwardedCursor {
     });
   }
 
-  // While nothing is buffered, a shard with no writes would keep the router's postBatchResumeToken
-  // where it is: one whose promise is more than a second behind the router's time gets a heartbeat
-  // write (at most one a second to each shard from this router, whatever its streams).
+  // While nothing is buffered, a shard whose promise follows only its commit point would keep the
+  // router's postBatchResumeToken where it is while it has no writes: one whose promise is more than
+  // a second behind the router's time gets a heartbeat write (at most one a second to each shard
+  // from this router, whatever its streams). A shard that promises past its clock never falls so far.
   private keepPromisesMoving(): void {
     const now = this.router.clock.now();
     const behind = highWaterMarkToken(new Timestamp({ t: Math.max(0, now.high - 1), i: 0 }))._data;

@@ -245,6 +245,18 @@ export class TransactionParticipants {
       : []));
   }
 
+  // The earliest prepareTimestamp of the transactions prepared and not yet decided: the
+  // commitTimestamp of each is at or after its own, and may be before the clock.
+  oldestPrepared(): Timestamp | undefined {
+    if (this.preparedCount === 0) return undefined;
+    let oldest: Timestamp | undefined;
+    for (const state of this.sessions.values()) {
+      const ts = state.phase === 'prepared' ? state.prepared?.ts : undefined;
+      if (ts !== undefined && (oldest === undefined || ts.lessThan(oldest))) oldest = ts;
+    }
+    return oldest;
+  }
+
   private markPrepared(state: SessionState, ts: Timestamp, writes: PreparedWrite[]): void {
     let decide!: () => void;
     const decided = new Promise<void>((resolve) => (decide = resolve));

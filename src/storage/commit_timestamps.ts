@@ -70,6 +70,13 @@ export class CommitTimestamps {
     };
   }
 
+  // The earliest time of a unit whose commit has not landed yet: a commit may still come at it.
+  oldestPending(): Timestamp | undefined {
+    let oldest: Timestamp | undefined;
+    for (const p of this.pending) if (oldest === undefined || p.ts.lessThan(oldest)) oldest = p.ts;
+    return oldest;
+  }
+
   // Settles once every unit stamped at or before `ts` has committed (or failed); undefined when
   // all of them have.
   committedThrough(ts: Timestamp): Promise<void> | undefined {

@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChangeStreamDocument, Document, MongoClient } from 'mongodb';
+import { Timestamp as OwnTimestamp } from 'bson';
+import { Timestamp, type ChangeStreamDocument, type Document, type MongoClient } from 'mongodb';
+import { highWaterMarkToken } from '../../src/change_streams/resume_token.js';
 import { withProcesses } from '../helpers/fixtures.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
@@ -48,5 +50,40 @@ describe('change streams on the members of replica-set shards', () => {
     assert.deepEqual([onDonor.operationType, onDonor.documentKey], ['insert', { region: 'b', _id: 4 }], 'the range deletion of _id 2 is no event');
     await donor.close();
     await recipient.close();
+  });
+
+  // A shard's promise follows its clock with no write, but not past a transaction prepared there
+  // and not decided: its commitTimestamp, chosen by its coordinator at or after its prepare, may
+  // fall before the clock. Committed at the tick after its prepare, once the clock is well past,
+  // its event still comes after every postBatchResumeToken the stream reported.
+  it('promises nothing past a prepared transaction in doubt, whose event comes after every token reported', { timeout: 120_000 }, async () => {
+    const shard = primaryOf.get('rs1')!;
+    const coll = shard.db('prep').collection<AnyDoc>('c');
+    await coll.insertOne({ _id: 'first' });
+    const stream = coll.watch([], { maxAwaitTimeMS: 200 });
+    await stream.tryNext();
+    const session = shard.startSession();
+    try {
+      session.startTransaction();
+      await coll.insertOne({ _id: 'prepared' }, { session });
+      const { prepareTimestamp } = await shard.db('admin').command({ prepareTransaction: 1 }, { session }) as { prepareTimestamp: Timestamp };
+      // The driver's bson is not the one docshard's sources use.
+      const mark = highWaterMarkToken(new OwnTimestamp({ t: prepareTimestamp.t, i: prepareTimestamp.i }))._data;
+      const reported: string[] = [];
+      for (const until = Date.now() + 2500; Date.now() < until;) {
+        assert.equal(await stream.tryNext(), null);
+        reported.push((stream.resumeToken as { _data: string })._data);
+      }
+      assert.ok(reported.every((t) => t <= mark), `no promise past the prepare time: ${reported.at(-1)} > ${mark}`);
+      const commitTimestamp = new Timestamp({ t: prepareTimestamp.t, i: prepareTimestamp.i + 1 });
+      await shard.db('admin').command({ commitTransaction: 1, commitTimestamp }, { session });
+      const event = await stream.next() as ChangeStreamDocument & Document;
+      assert.equal(event.documentKey?._id, 'prepared');
+      const token = (event._id as { _data: string })._data;
+      assert.ok(reported.every((t) => t < token), 'the event comes after every token reported');
+    } finally {
+      await session.endSession().catch(() => undefined);
+      await stream.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import type { Doc } from '../../bson/values.js';
 import { ChangeStreamSource } from '../../change_streams/change_stream_source.js';
+import { promiseTime } from '../../change_streams/commit_horizon.js';
 import { checkFollowingStages, mentionsChangeStream, parseChangeStreamCommand } from '../../change_streams/change_stream_spec.js';
 import { cursorReply } from '../../command_layer/cursor_manager.js';
 import { optionalDoc, optionalNonNegative } from '../../command_layer/args.js';
@@ -36,7 +37,18 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
     for (const out of runPipeline(stages, [event], pctx)) return out;
     return undefined;
   };
-  const source = new ChangeStreamSource({ storage, spec, transform, member: { committed: () => commitPoint(replication) } });
+  const member = {
+    committed: () => commitPoint(replication),
+    promised: (committed: Timestamp, uncommitted: Timestamp | undefined) => promiseTime({
+      committed,
+      uncommitted,
+      speaksForSet: replication.isWritablePrimary() && soleVoter(replication),
+      clock: ctx.node.clock.now(),
+      oldestUncommitted: storage.timestamps.oldestPending(),
+      oldestPrepared: ctx.node.transactions.oldestPrepared(),
+    }),
+  };
+  const source = new ChangeStreamSource({ storage, spec, transform, member });
   const ns = coll === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${coll}`;
   const progress = progressOf(replication);
   // Not through the view of a majority read: the stream reads the oplog as it grows, and keeps
@@ -57,6 +69,13 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
 function commitPoint(replication: ReplicationCoordinator): Timestamp | undefined {
   const state = replication.state();
   return state === null ? undefined : bsonTimestamp(state.lastCommittedOpTime.ts);
+}
+
+// A set with no other voter elects no other primary, which could commit before this one's clock.
+// With other voters the promise stays at the commit point, which their elections cannot undo.
+function soleVoter(replication: ReplicationCoordinator): boolean {
+  const state = replication.state();
+  return state !== null && state.config.members.filter((m) => m.votes > 0).length === 1;
 }
 
 // Wakes the waiting getMores at every event the coordinator takes (the commit point may have moved).
