@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient } from 'mongodb';
-import { withProcesses } from '../helpers/fixtures.js';
+import type { MongoClient } from 'mongodb';
+import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
 import { checkListAppend, type Key, type MicroOp, type Transaction } from '../helpers/list_append_checker.js';
 import { runListAppendTransaction } from '../helpers/list_append_transaction.js';
 import { listAppendWorkload } from '../helpers/list_append_workload.js';
@@ -36,13 +36,15 @@ function listAppendLoad(client: MongoClient): { history: Transaction[]; stop: ()
 // in their history.
 describe('a three-member replica set under write load loses the primary', () => {
   let set: SpawnedReplicaSet;
+  let processes: SuiteProcesses;
   const restarted: SpawnedNode[] = [];
-  const clients: MongoClient[] = [];
+  // The tests' clients are the suite's, closed while the members are up: one closed after they
+  // stopped waits out its server selection (30 s) to end its sessions.
   withProcesses(async (p) => {
+    processes = p;
     set = await p.replicaSet({ members: 3 });
   });
   after(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
     for (const n of restarted) await n.stop();
   });
   // What earlier tests of the suite acknowledged (and could not know) stays on every member.
@@ -80,11 +82,7 @@ describe('a three-member replica set under write load loses the primary', () => 
     assert.deepEqual(lost, [], 'appends of committed transactions missing from the lists');
   };
 
-  const connect = (uri: string): MongoClient => {
-    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 30_000, heartbeatFrequencyMS: 500 });
-    clients.push(c);
-    return c;
-  };
+  const connect = (uri: string): MongoClient => processes.connect(uri, { serverSelectionTimeoutMS: 30_000, heartbeatFrequencyMS: 500 });
 
   it('elects a new primary within 12 s, and every member ends holding each acknowledged write once', { timeout: 240_000 }, async (t) => {
     const client = connect(set.uri);
