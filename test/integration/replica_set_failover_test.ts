@@ -90,24 +90,33 @@ describe('a three-member replica set under write load loses the primary', () => 
     const txns = listAppendLoad(client);
     const { ackedInserts } = load;
     const committed = (): number => txns.history.filter((h) => h.outcome === 'ok').length;
-    await until('writes and transactions under way', async () => (ackedInserts.size >= 200 && committed() >= 20 ? true : undefined));
-    const hello = await client.db('admin').command({ hello: 1 });
-    const primaryHost = String(hello.primary);
-    const primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
-    const killedAt = Date.now();
-    await primary.kill9();
-    const survivor = connect(`mongodb://${set.hosts.find((h) => h !== primaryHost)}/?directConnection=true`);
-    const newPrimary = await until('a new primary', async () => {
-      const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
-      const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
-      return p !== undefined && p.name !== primaryHost ? String(p.name) : undefined;
-    }, 30_000, 50);
-    const electedAfterMs = Date.now() - killedAt;
-    const acknowledgedBefore = ackedInserts.size;
-    const committedBefore = committed();
-    await until('writes and transactions acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 && committed() >= committedBefore + 20 ? true : undefined), 60_000);
-    await load.stop();
-    await txns.stop();
+    // Stopped however the test ends, as in the next test.
+    let primaryHost: string;
+    let primary: SpawnedNode;
+    let survivor: MongoClient;
+    let newPrimary: string;
+    let electedAfterMs: number;
+    try {
+      await until('writes and transactions under way', async () => (ackedInserts.size >= 200 && committed() >= 20 ? true : undefined));
+      const hello = await client.db('admin').command({ hello: 1 });
+      primaryHost = String(hello.primary);
+      primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
+      const killedAt = Date.now();
+      await primary.kill9();
+      survivor = connect(`mongodb://${set.hosts.find((h) => h !== primaryHost)}/?directConnection=true`);
+      newPrimary = await until('a new primary', async () => {
+        const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
+        const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
+        return p !== undefined && p.name !== primaryHost ? String(p.name) : undefined;
+      }, 30_000, 50);
+      electedAfterMs = Date.now() - killedAt;
+      const acknowledgedBefore = ackedInserts.size;
+      const committedBefore = committed();
+      await until('writes and transactions acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 && committed() >= committedBefore + 20 ? true : undefined), 60_000);
+    } finally {
+      await load.stop();
+      await txns.stop();
+    }
     t.diagnostic(`new primary after ${electedAfterMs} ms; ${ackedInserts.size} inserts acknowledged`);
     assert.ok(electedAfterMs <= 12_000, `the new primary ${newPrimary} took ${electedAfterMs} ms`);
 
