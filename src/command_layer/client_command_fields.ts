@@ -124,6 +124,7 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
   replSetGetStatus: ['initialSync'],
   replSetStepDown: ['secondaryCatchUpPeriodSecs', 'force'],
   replSetFreeze: [],
+  replSetStepUp: [],
   replSetGetRBID: [],
   replSetReconfig: ['force'],
   replSetSyncFrom: [],

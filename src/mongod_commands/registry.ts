@@ -63,6 +63,7 @@ import { replSetRequestVotesCommand } from './repl_set_request_votes.js';
 import { replSetUpdatePositionCommand } from './repl_set_update_position.js';
 import { replSetStepDownCommand } from './repl_set_step_down.js';
 import { replSetFreezeCommand } from './repl_set_freeze.js';
+import { replSetStepUpCommand } from './repl_set_step_up.js';
 import { replSetGetRBIDCommand } from './repl_set_get_rbid.js';
 import { replSetReconfigCommand } from './repl_set_reconfig.js';
 import { replSetSyncFromCommand } from './repl_set_sync_from.js';
@@ -84,7 +85,7 @@ const nodeCommands: readonly CommandDefinition[] = [
   ...movePrimaryShardCommands, commitTransactionCommand, abortTransactionCommand, coordinateCommitTransactionCommand, prepareTransactionCommand, ...checkMetadataConsistencyNodeCommands,
   createCollectionParticipantCommand,
   replSetInitiateCommand, replSetGetConfigCommand, replSetGetStatusCommand, replSetHeartbeatCommand, replSetRequestVotesCommand,
-  replSetUpdatePositionCommand, replSetStepDownCommand, replSetFreezeCommand, replSetGetRBIDCommand, replSetReconfigCommand, replSetSyncFromCommand,
+  replSetUpdatePositionCommand, replSetStepDownCommand, replSetStepUpCommand, replSetFreezeCommand, replSetGetRBIDCommand, replSetReconfigCommand, replSetSyncFromCommand,
 ];
 
 // A shard's: every node's, and its DDL coordinators' and participants' (and movePrimary's, which

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { replEffectClass, type ReplEffect } from './effects.js';
 import type { ReplSetRequestVotes } from './messages.js';
-import { configOf, deliver, electedPrimary, entry, memberConfig, readyToStand, sent, started, THREE, tick } from './topology_test_util.js';
+import { topologyStep } from './topology_coordinator.js';
+import { configOf, deliver, electedPrimary, entry, hearFromAll, memberConfig, readyToStand, sent, started, THREE, tick } from './topology_test_util.js';
 
 function request(over: Partial<ReplSetRequestVotes> = {}): ReplSetRequestVotes {
   return { kind: 'replSetRequestVotes', setName: 'rs0', dryRun: false, term: 1, candidateIndex: 2, configVersion: 1, lastAppliedOpTime: { ts: 1, t: 0 }, ...over };
@@ -81,6 +82,28 @@ test('priority 0, non-voting members and arbiters never stand; nor does a member
   const step = tick(alone, alone.electionTimeoutAtMs!);
   assert.equal(step.state.role, 'follower');
   assert.equal(sent(step.effects, 'replSetRequestVotes').length, 0);
+});
+
+test('replSetStepUp: a member that may stand runs its dry run at once, long before its timer; one that may not stays as it is', () => {
+  // Just started, and heard from the others: its timer fires 10 s or more from now.
+  const s = hearFromAll(started(THREE, 0), { ts: 1, t: 0 });
+  assert.ok(s.electionTimeoutAtMs! >= s.nowMs + 10_000);
+  const step = topologyStep(s, { type: 'stepUp', nowMs: s.nowMs });
+  assert.equal(step.state.role, 'candidate');
+  assert.equal(step.state.election!.reason, 'stepUpRequest');
+  assert.deepEqual(sent(step.effects, 'replSetRequestVotes').map((e) => [e.to, (e.message as ReplSetRequestVotes).dryRun]), [[1, true], [2, true]]);
+  const won = deliver(deliver(step.state, 1, { kind: 'replSetRequestVotesResponse', term: 0, voteGranted: true, reason: '', dryRun: true, requestTerm: 0 }).state,
+    1, { kind: 'replSetRequestVotesResponse', term: 1, voteGranted: true, reason: '', dryRun: false, requestTerm: 1 });
+  assert.equal(won.state.role, 'leader');
+
+  const frozen = topologyStep(s, { type: 'freeze', frozenUntilMs: s.nowMs + 60_000, nowMs: s.nowMs }).state;
+  const alone = started(THREE, 0);
+  const priorityZero = readyToStand(configOf([memberConfig(0, { priority: 0 }), memberConfig(1), memberConfig(2)]), 0);
+  for (const [why, cannot] of [['frozen', frozen], ['sees no majority', alone], ['priority 0', priorityZero], ['primary', electedPrimary()]] as const) {
+    const after = topologyStep(cannot, { type: 'stepUp', nowMs: cannot.nowMs });
+    assert.equal(after.state.role, cannot.role, why);
+    assert.equal(sent(after.effects, 'replSetRequestVotes').length, 0, why);
+  }
 });
 
 test('a primary or candidate that sees a newer term in a real vote request stands down before answering', () => {

@@ -129,7 +129,7 @@ export function exploreReplicaSet(options: ExplorerOptions): ExplorerResult {
   let rollbacks = 0;
   let resyncs = 0;
   const resyncing = new Set<number>();
-  const elections: Record<StartElectionReason, number> = { electionTimeout: 0, priorityTakeover: 0, catchupTakeover: 0 };
+  const elections: Record<StartElectionReason, number> = { electionTimeout: 0, priorityTakeover: 0, catchupTakeover: 0, stepUpRequest: 0 };
   let writes = 0;
   let writesAccepted = 0;
   let committedWhenHealed = -1;

@@ -44,6 +44,8 @@ export type ReplEvent = { readonly nowMs: number; readonly nextTs?: number } & (
   // replSetStepDown (the driver checked a secondary is caught up) and replSetFreeze.
   | { readonly type: 'stepDown'; readonly frozenUntilMs: number }
   | { readonly type: 'freeze'; readonly frozenUntilMs: number }
+  // replSetStepUp: stand for election now, if this member may, rather than when the timer fires.
+  | { readonly type: 'stepUp' }
   // A newer config the driver stored (replSetReconfig, or one a heartbeat brought); selfIndex null
   // when this member is not in it.
   | { readonly type: 'installConfig'; readonly config: ReplSetConfig; readonly selfIndex: number | null }
@@ -121,6 +123,7 @@ export function topologyStep(s: TopologyState, event: ReplEvent): ReplStep {
     case 'initialSyncDone': next = initialSyncDone(next, fx, event.lastEntry); break;
     case 'stepDown': next = { ...stepDownToFollower(next, fx), frozenUntilMs: event.frozenUntilMs }; break;
     case 'freeze': next = next.role === 'follower' ? { ...next, frozenUntilMs: event.frozenUntilMs } : next; break;
+    case 'stepUp': next = getMyUnelectableReason(next) === null ? startElection(next, fx, 'stepUpRequest') : next; break;
     case 'installConfig': next = installConfig(next, fx, event.config, event.selfIndex); break;
     case 'syncFrom': next = requestSyncSource(next, event.memberIndex); break;
   }

@@ -10,7 +10,7 @@ import type { ReplTestingKnobs } from './repl_testing_knobs.js';
 // election, everyone else follows.
 export type Role = 'follower' | 'candidate' | 'leader';
 
-export type StartElectionReason = 'electionTimeout' | 'priorityTakeover' | 'catchupTakeover';
+export type StartElectionReason = 'electionTimeout' | 'priorityTakeover' | 'catchupTakeover' | 'stepUpRequest';
 
 // One round of replSetRequestVotes (the dry run, then the real one).
 export interface ElectionRound {

@@ -875,6 +875,16 @@ export class ReplicationCoordinator {
     };
   }
 
+  // replSetStepUp (MongoDB's stepUpIfEligible): a secondary stands for election now rather than when
+  // its election timeout fires, and answers once the election is over: ok as primary (at once on a
+  // primary), CommandFailed otherwise, a member that may not stand included.
+  async stepUp(): Promise<void> {
+    if (this.requireConfig().role === 'leader') return;
+    this.step({ type: 'stepUp' });
+    await this.waitUntil(undefined, (core) => core.election === null);
+    if (this.core?.role !== 'leader') throw new MongoError(ErrorCodes.CommandFailed, 'Election failed.');
+  }
+
   freeze(secs: number): Doc {
     const core = this.requireConfig();
     if (core.role !== 'follower') throw new MongoError(ErrorCodes.NotSecondary, 'cannot freeze node when primary or running for election. state: Primary');

@@ -59,6 +59,13 @@ export async function spawnReplicaSet(options: SpawnReplicaSetOptions = {}): Pro
     try {
       const settings = options.electionTimeoutMillis === undefined ? {} : { settings: { electionTimeoutMillis: options.electionTimeoutMillis } };
       await first.db('admin').command({ replSetInitiate: { _id: name, members: hosts.map((host, i) => ({ _id: i, host })), ...settings } });
+      // As MongoDB's ReplSetTest: the first member is stepped up once it may stand, rather than
+      // left to wait out its election timeout (10 s by default). It answers once the election is
+      // over; one refused (it cannot see a majority yet) is asked again.
+      await until('the first member stepped up', async () => {
+        await first.db('admin').command({ replSetStepUp: 1 });
+        return true;
+      });
       await until('a primary and every other member SECONDARY', async () => {
         const status = await first.db('admin').command({ replSetGetStatus: 1 });
         const states = (status.members as AnyDoc[]).map((m) => m.stateStr as string);

@@ -1,6 +1,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { until } from '../helpers/spawn_replset.js';
+import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
 import { MongoClient, MongoServerError } from 'mongodb';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { freePort } from '../helpers/free_port.js';
@@ -158,3 +159,39 @@ describe('a three-member replica set elects a primary over TCP', () => {
   });
 });
 
+
+// replSetStepUp, as MongoDB answers it: ok at once on the primary; a secondary stands now, and
+// answers once it is primary; one that may not stand (frozen) answers CommandFailed and nothing
+// changes. The test helpers start every set with it (spawn_replset.ts), so this suite's set
+// already had its first primary elected through it.
+describe('replSetStepUp', () => {
+  let set: SpawnedReplicaSet;
+  let p: SuiteProcesses;
+  withProcesses(async (processes) => {
+    p = processes;
+    set = await p.replicaSet({ members: 3 });
+  });
+  const direct = (host: string): MongoClient => p.connect(`mongodb://${host}/?directConnection=true`);
+  const states = async (): Promise<Map<string, string>> => {
+    const status = await direct(set.hosts[0]!).db('admin').command({ replSetGetStatus: 1 });
+    return new Map((status.members as AnyDoc[]).map((m) => [String(m.name), String(m.stateStr)]));
+  };
+
+  it('is ok on the primary, makes a secondary the primary of a newer term, and refuses a frozen secondary', { timeout: 60_000 }, async () => {
+    const primary = [...(await states())].find(([, s]) => s === 'PRIMARY')![0];
+    const { term } = await direct(primary).db('admin').command({ replSetGetStatus: 1 });
+    await direct(primary).db('admin').command({ replSetStepUp: 1 });
+    assert.equal((await states()).get(primary), 'PRIMARY');
+
+    const [next, frozen] = set.hosts.filter((h) => h !== primary);
+    await until('a secondary that can stand', async () => ((await direct(next!).db('admin').command({ replSetStepUp: 1 })).ok === 1 ? true : undefined));
+    const hello = await direct(next!).db('admin').command({ hello: 1 });
+    assert.equal(hello.isWritablePrimary, true);
+    assert.ok(Number((await direct(next!).db('admin').command({ replSetGetStatus: 1 })).term) > Number(term));
+
+    await until('the others SECONDARY', async () => ([...(await states())].filter(([, s]) => s === 'SECONDARY').length === 2 ? true : undefined));
+    await direct(frozen!).db('admin').command({ replSetFreeze: 60 });
+    await assert.rejects(direct(frozen!).db('admin').command({ replSetStepUp: 1 }), (e: MongoServerError) => e.code === 125 && e.codeName === 'CommandFailed');
+    assert.equal((await states()).get(next!), 'PRIMARY');
+  });
+});

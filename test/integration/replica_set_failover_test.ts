@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient } from 'mongodb';
-import { withProcesses } from '../helpers/fixtures.js';
+import type { MongoClient } from 'mongodb';
+import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
 import { checkListAppend, type Key, type MicroOp, type Transaction } from '../helpers/list_append_checker.js';
 import { runListAppendTransaction } from '../helpers/list_append_transaction.js';
 import { listAppendWorkload } from '../helpers/list_append_workload.js';
@@ -36,13 +36,15 @@ function listAppendLoad(client: MongoClient): { history: Transaction[]; stop: ()
 // in their history.
 describe('a three-member replica set under write load loses the primary', () => {
   let set: SpawnedReplicaSet;
+  let processes: SuiteProcesses;
   const restarted: SpawnedNode[] = [];
-  const clients: MongoClient[] = [];
+  // The tests' clients are the suite's, closed while the members are up: one closed after they
+  // stopped waits out its server selection (30 s) to end its sessions.
   withProcesses(async (p) => {
+    processes = p;
     set = await p.replicaSet({ members: 3 });
   });
   after(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
     for (const n of restarted) await n.stop();
   });
   // What earlier tests of the suite acknowledged (and could not know) stays on every member.
@@ -80,11 +82,7 @@ describe('a three-member replica set under write load loses the primary', () => 
     assert.deepEqual(lost, [], 'appends of committed transactions missing from the lists');
   };
 
-  const connect = (uri: string): MongoClient => {
-    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 30_000, heartbeatFrequencyMS: 500 });
-    clients.push(c);
-    return c;
-  };
+  const connect = (uri: string): MongoClient => processes.connect(uri, { serverSelectionTimeoutMS: 30_000, heartbeatFrequencyMS: 500 });
 
   it('elects a new primary within 12 s, and every member ends holding each acknowledged write once', { timeout: 240_000 }, async (t) => {
     const client = connect(set.uri);
@@ -92,24 +90,33 @@ describe('a three-member replica set under write load loses the primary', () => 
     const txns = listAppendLoad(client);
     const { ackedInserts } = load;
     const committed = (): number => txns.history.filter((h) => h.outcome === 'ok').length;
-    await until('writes and transactions under way', async () => (ackedInserts.size >= 200 && committed() >= 20 ? true : undefined));
-    const hello = await client.db('admin').command({ hello: 1 });
-    const primaryHost = String(hello.primary);
-    const primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
-    const killedAt = Date.now();
-    await primary.kill9();
-    const survivor = connect(`mongodb://${set.hosts.find((h) => h !== primaryHost)}/?directConnection=true`);
-    const newPrimary = await until('a new primary', async () => {
-      const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
-      const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
-      return p !== undefined && p.name !== primaryHost ? String(p.name) : undefined;
-    }, 30_000, 50);
-    const electedAfterMs = Date.now() - killedAt;
-    const acknowledgedBefore = ackedInserts.size;
-    const committedBefore = committed();
-    await until('writes and transactions acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 && committed() >= committedBefore + 20 ? true : undefined), 60_000);
-    await load.stop();
-    await txns.stop();
+    // Stopped however the test ends, as in the next test.
+    let primaryHost: string;
+    let primary: SpawnedNode;
+    let survivor: MongoClient;
+    let newPrimary: string;
+    let electedAfterMs: number;
+    try {
+      await until('writes and transactions under way', async () => (ackedInserts.size >= 200 && committed() >= 20 ? true : undefined));
+      const hello = await client.db('admin').command({ hello: 1 });
+      primaryHost = String(hello.primary);
+      primary = set.nodes[set.hosts.indexOf(primaryHost)]!;
+      const killedAt = Date.now();
+      await primary.kill9();
+      survivor = connect(`mongodb://${set.hosts.find((h) => h !== primaryHost)}/?directConnection=true`);
+      newPrimary = await until('a new primary', async () => {
+        const status = await survivor.db('admin').command({ replSetGetStatus: 1 });
+        const p = (status.members as AnyDoc[]).find((m) => m.stateStr === 'PRIMARY' && m.health === 1);
+        return p !== undefined && p.name !== primaryHost ? String(p.name) : undefined;
+      }, 30_000, 50);
+      electedAfterMs = Date.now() - killedAt;
+      const acknowledgedBefore = ackedInserts.size;
+      const committedBefore = committed();
+      await until('writes and transactions acknowledged by the new primary', async () => (ackedInserts.size >= acknowledgedBefore + 200 && committed() >= committedBefore + 20 ? true : undefined), 60_000);
+    } finally {
+      await load.stop();
+      await txns.stop();
+    }
     t.diagnostic(`new primary after ${electedAfterMs} ms; ${ackedInserts.size} inserts acknowledged`);
     assert.ok(electedAfterMs <= 12_000, `the new primary ${newPrimary} took ${electedAfterMs} ms`);
 

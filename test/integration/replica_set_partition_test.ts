@@ -1,11 +1,11 @@
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BSON } from 'bson';
-import { MongoClient } from 'mongodb';
-import { withProcesses } from '../helpers/fixtures.js';
+import type { MongoClient } from 'mongodb';
+import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
@@ -62,24 +62,20 @@ function rollbackFileDocuments(dbpath: string, uuid: string): AnyDoc[] {
 // keeps them in its rollback files; no member holds them afterwards.
 describe('a replica set whose primary is partitioned away', () => {
   let set: SpawnedReplicaSet;
-  const clients: MongoClient[] = [];
+  let processes: SuiteProcesses;
+  // Healed before the suite's clients close, while the members are up: a client closed after the
+  // members stopped (or across the partition) waits out its server selection to end its sessions.
   withProcesses(async (p) => {
+    processes = p;
     heal();
+    p.beforeStop(heal);
     set = await p.replicaSet({ members: 3, address: (i) => `127.0.0.${i + 2}` });
   });
-  after(async () => {
-    heal();
-    for (const c of clients) await c.close().catch(() => undefined);
-  });
-  const direct = (host: string): MongoClient => {
-    const c = new MongoClient(`mongodb://${host}/?directConnection=true&readPreference=secondaryPreferred`, { serverSelectionTimeoutMS: 20_000 });
-    clients.push(c);
-    return c;
-  };
+  const direct = (host: string): MongoClient =>
+    processes.connect(`mongodb://${host}/?directConnection=true&readPreference=secondaryPreferred`, { serverSelectionTimeoutMS: 20_000 });
 
   it('rolls back the isolated primary\'s unreplicated w: 1 writes into its rollback files', { timeout: 180_000 }, async () => {
-    const client = new MongoClient(set.uri, { serverSelectionTimeoutMS: 30_000 });
-    clients.push(client);
+    const client = processes.connect(set.uri, { serverSelectionTimeoutMS: 30_000 });
     await client.db('app').collection<AnyDoc>('c').insertMany([{ _id: 'base-1' }, { _id: 'base-2' }], { writeConcern: { w: 'majority' } });
     const primaryHost = String((await client.db('admin').command({ hello: 1 })).primary);
     const others = set.hosts.filter((h) => h !== primaryHost);
