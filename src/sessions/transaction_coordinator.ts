@@ -69,7 +69,10 @@ export function coordinatorDocumentFromBSON(raw: Doc): CoordinatorDocument {
 // Whether a participant's answer to commitTransaction or abortTransaction means it has the
 // decision. As MongoDB's coordinator reads it, NoSuchTransaction and TransactionTooOld say so too:
 // the participant applied the decision and moved on to a newer transaction (the earlier answer
-// was lost), or never had the transaction to abort. Retrying those would never end.
+// was lost), or never had the transaction to abort. Retrying those would never end. An ok with a
+// writeConcernError does not: a primary deposed before its commit replicated answers so, and the
+// decision must go again, to its successor.
 export function decisionAcknowledged(reply: Doc): boolean {
-  return reply.ok === 1 || reply.code === ErrorCodes.NoSuchTransaction || reply.code === ErrorCodes.TransactionTooOld;
+  if (reply.ok === 1) return reply.writeConcernError === undefined;
+  return reply.code === ErrorCodes.NoSuchTransaction || reply.code === ErrorCodes.TransactionTooOld;
 }

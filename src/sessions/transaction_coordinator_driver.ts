@@ -162,6 +162,8 @@ export class CoordinatorDriver {
     for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       try {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
+        // A vote whose prepare a majority does not hold yet (a deposed primary's) is asked again.
+        if (reply.ok === 1 && reply.writeConcernError !== undefined) throw new MongoError(Number((reply.writeConcernError as Doc).code), String((reply.writeConcernError as Doc).errmsg));
         if (reply.ok === 1) return { shardId, prepareTimestamp: reply.prepareTimestamp as never };
         return { shardId, code: Number(reply.code), errmsg: String(reply.errmsg) };
       } catch (err) {
@@ -182,8 +184,12 @@ export class CoordinatorDriver {
       if (env.stopped()) throw stoppedError();
       try {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
-        // An abort of a transaction the participant no longer has, or never began, is done.
-        if (!decisionAcknowledged(reply) && decision.decision === 'commit') throw new MongoError(Number(reply.code), String(reply.errmsg));
+        // Done once acknowledged (decisionAcknowledged); anything else goes again, to the shard's
+        // primary of the moment.
+        if (!decisionAcknowledged(reply)) {
+          const error = (reply.writeConcernError as Doc | undefined) ?? reply;
+          throw new MongoError(Number(error.code), String(error.errmsg));
+        }
         return;
       } catch (err) {
         // A shard that is not in the cluster holds nothing to abort.

@@ -13,13 +13,18 @@ import { coordinatorStep } from './transaction_coordinator_state_machine.js';
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-// Participants that answer every command at once, recording what they were sent.
-function participants(sent: Doc[]): Network {
+// Participants that answer every command at once, recording what they were sent; the first
+// answer to each command named in `deposed` comes from a primary deposed before its write
+// replicated (ok with a writeConcernError).
+function participants(sent: Doc[], deposed: string[] = []): Network {
   const unused = (): never => { throw new Error('not used by the coordinator'); };
   return {
     command: async (_host, _db, cmd) => {
       sent.push(cmd);
-      return cmd.prepareTransaction === 1 ? { ok: 1, prepareTimestamp: new Timestamp({ t: 100, i: 1 }) } : { ok: 1 };
+      const name = Object.keys(cmd)[0]!;
+      const wce = deposed.includes(name) ? { writeConcernError: { code: 189, codeName: 'PrimarySteppedDown', errmsg: 'Primary stepped down while waiting for replication' } } : {};
+      if (deposed.includes(name)) deposed.splice(deposed.indexOf(name), 1);
+      return cmd.prepareTransaction === 1 ? { ok: 1, prepareTimestamp: new Timestamp({ t: 100, i: 1 }), ...wce } : { ok: 1, ...wce };
     },
     commandRaw: unused,
     forwardMessage: unused,
@@ -58,5 +63,23 @@ describe("a two-phase commit coordinator on a replica set's primary", () => {
     await settle();
     majority.shift()!();
     assert.equal((await decided).decision, 'commit');
+  }));
+
+  it("sends a vote request and a decision again when a participant's answer carries a writeConcernError, as from a primary deposed before its write replicated", withEngine(async (storage) => {
+    const sent: Doc[] = [];
+    const doc = { lsid: { id: new UUID() }, txnNumber: 8, participants: ['rs0', 'rs1'] };
+    const driver = new CoordinatorDriver({
+      storage, local: new LocalCollections(storage), client: participants(sent, ['prepareTransaction', 'commitTransaction']), failPoints: new FailPoints(),
+      logger: pino({ level: 'silent' }), clock: systemClock, hostOf: async (shardId) => `${shardId}/h:1`, stopped: () => false, step: coordinatorStep,
+    }, doc);
+    // The driver's retry pauses do not keep a process alive; this test's run does.
+    const alive = setInterval(() => undefined, 50);
+    try {
+      assert.equal((await driver.run({ type: 'start', doc })).decision, 'commit');
+    } finally {
+      clearInterval(alive);
+    }
+    assert.equal(sent.filter((c) => c.prepareTransaction === 1).length, 3, 'one prepare asked twice');
+    assert.equal(sent.filter((c) => c.commitTransaction === 1).length, 3, 'one commit sent twice');
   }));
 });
