@@ -68,9 +68,20 @@ export interface PreparedFind {
 }
 
 // filter -> plan -> (sort) -> skip -> limit -> projection, lazily where the plan allows.
-export function prepareFind(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {
+export function prepareFind(storage: StorageEngine, coll: Collection | undefined, given: FindSpec): PreparedFind {
+  const spec = withNaturalSort(given);
   const prepared = withCollation(spec.collation, () => prepareFindCollated(storage, coll, spec));
   return { ...prepared, results: collated(spec.collation, prepared.results) };
+}
+
+// A sort on $natural alone is the order the collection is stored in, forwards or backwards
+// (`sort({$natural: -1}).limit(1)` reads an oplog's newest entry), as MongoDB plans it: a
+// collection scan in that direction, which no sort stage follows.
+function withNaturalSort(spec: FindSpec): FindSpec {
+  const keys = spec.sort === undefined ? [] : Object.keys(spec.sort);
+  if (keys.length !== 1 || keys[0] !== '$natural') return spec;
+  const direction = Number(spec.sort!.$natural) < 0 ? -1 : 1;
+  return { ...spec, sort: undefined, hint: spec.hint ?? { $natural: direction } };
 }
 
 function prepareFindCollated(storage: StorageEngine, coll: Collection | undefined, spec: FindSpec): PreparedFind {

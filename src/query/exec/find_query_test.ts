@@ -65,6 +65,9 @@ describe('finds that show what the plan knows', () => {
     assert.deepEqual(find({ filter: { h: 5 } }), [{ h: hashValue(5) }], 'a hashed index holds the hash');
     assert.deepEqual(find({ filter: { _id: 2 } }), [{ _id: 2 }], 'IDHACK reads the _id index');
     assert.deepEqual(find({ hint: { $natural: 1 } }), [{}, {}]);
+    const natural = (sort: Doc) => [...prepareFind(engine, coll, { filter: {}, sort }).results].map((r) => r.doc._id);
+    assert.deepEqual(natural({ $natural: -1 }), [2, 1], 'a sort on $natural alone reads the collection backwards');
+    assert.deepEqual(natural({ $natural: 1 }), [1, 2]);
     assert.deepEqual(find({ hint: 'a_1_b.c_-1', sort: { _id: 1 }, projection: { a: 1, s: { $meta: 'sortKey' } } }), [{ a: 2, 'b.c': 'x', s: [1] }, { a: 1, 'b.c': 'z', s: [2] }]);
   }));
 
