@@ -163,7 +163,7 @@ export class CoordinatorDriver {
       try {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
         // A vote whose prepare a majority does not hold yet (a deposed primary's) is asked again.
-        if (reply.ok === 1 && reply.writeConcernError !== undefined) throw new MongoError(Number((reply.writeConcernError as Doc).code), String((reply.writeConcernError as Doc).errmsg));
+        if (reply.ok === 1 && reply.writeConcernError !== undefined) throw replyError(reply);
         if (reply.ok === 1) return { shardId, prepareTimestamp: reply.prepareTimestamp as never };
         return { shardId, code: Number(reply.code), errmsg: String(reply.errmsg) };
       } catch (err) {
@@ -186,10 +186,7 @@ export class CoordinatorDriver {
         const reply = await env.client.command(await env.hostOf(shardId), 'admin', cmd);
         // Done once acknowledged (decisionAcknowledged); anything else goes again, to the shard's
         // primary of the moment.
-        if (!decisionAcknowledged(reply)) {
-          const error = (reply.writeConcernError as Doc | undefined) ?? reply;
-          throw new MongoError(Number(error.code), String(error.errmsg));
-        }
+        if (!decisionAcknowledged(reply)) throw replyError(reply);
         return;
       } catch (err) {
         // A shard that is not in the cluster holds nothing to abort.
@@ -217,4 +214,11 @@ export class CoordinatorDriver {
 
 function stoppedError(): MongoError {
   return new MongoError(ErrorCodes.InterruptedAtShutdown, 'The transaction coordinator was stopped');
+}
+
+// What a participant's reply says went wrong: its writeConcernError when it has one (an ok from a
+// primary deposed before its write replicated), else its own error.
+function replyError(reply: Doc): MongoError {
+  const error = (reply.writeConcernError as Doc | undefined) ?? reply;
+  return new MongoError(Number(error.code), String(error.errmsg));
 }

@@ -17,8 +17,8 @@ export interface TransactionCoordinatorEnv extends Omit<CoordinatorDriverEnv, 'h
 // coordinates (transaction_coordinator.ts), one per {lsid, txnNumber}; a second request for the
 // same transaction (the router's retry of its commit) joins the one running.
 export class TransactionCoordinatorService {
-  private readonly running = new Map<string, Promise<CoordinatorDecision>>();
-  private readonly drivers = new Map<string, CoordinatorDriver>();
+  // Each transaction's driver, and its run's outcome.
+  private readonly running = new Map<string, { driver: CoordinatorDriver; run: Promise<CoordinatorDecision> }>();
   private hosts = new Map<string, string>();
   private stopped = false;
   // Raised by every stop: a driver of an older generation counts as stopped after a later start.
@@ -48,7 +48,7 @@ export class TransactionCoordinatorService {
   recover(): number {
     this.stopped = false;
     const docs = this.env.local.find(TRANSACTION_COORDINATORS_NS).map(coordinatorDocumentFromBSON);
-    const previous = [...this.running.values()].map((run) => run.then(() => undefined, () => undefined));
+    const previous = [...this.running.values()].map(({ run }) => run.then(() => undefined, () => undefined));
     const generation = this.generation;
     const resume = (): void => {
       if (generation !== this.generation) return;
@@ -65,17 +65,17 @@ export class TransactionCoordinatorService {
   // The decision for the transaction, coordinated now or by the coordinator already running.
   coordinateCommit(lsid: Doc, txnNumber: number, participants: string[]): Promise<CoordinatorDecision> {
     const doc = { lsid, txnNumber, participants };
-    return this.running.get(keyOf(lsid, txnNumber)) ?? this.start(doc, { type: 'start', doc });
+    return this.running.get(keyOf(lsid, txnNumber))?.run ?? this.start(doc, { type: 'start', doc });
   }
 
   // The coordinators running, for currentOp.
   currentOps(): CoordinatorDescription[] {
-    return [...this.drivers.values()].map((d) => d.describe());
+    return [...this.running.values()].map(({ driver }) => driver.describe());
   }
 
   // The coordinator running for the transaction, if any.
   joined(lsid: Doc, txnNumber: number): Promise<CoordinatorDecision> | undefined {
-    return this.running.get(keyOf(lsid, txnNumber));
+    return this.running.get(keyOf(lsid, txnNumber))?.run;
   }
 
   // Shutdown or step-down: the drivers end at their next step and keep their documents.
@@ -88,12 +88,9 @@ export class TransactionCoordinatorService {
     const key = keyOf(doc.lsid, doc.txnNumber);
     const driver = new CoordinatorDriver(this.driverEnv(this.generation), doc);
     const run: Promise<CoordinatorDecision> = driver.run(first).finally(() => {
-      if (this.running.get(key) !== run) return;
-      this.running.delete(key);
-      this.drivers.delete(key);
+      if (this.running.get(key)?.run === run) this.running.delete(key);
     });
-    this.running.set(key, run);
-    this.drivers.set(key, driver);
+    this.running.set(key, { driver, run });
     return run;
   }
 
