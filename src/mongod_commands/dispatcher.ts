@@ -29,6 +29,7 @@ import { authorizedReply } from '../auth/authorized_reply.js';
 import { withOperationClock } from '../base/operation_clock.js';
 import { refuseUnlessPrimary } from './not_primary.js';
 import { withOplogQueryMetadata } from './oplog_query_metadata_reply.js';
+import { currentReadView, withReadView } from '../command_layer/read_view.js';
 
 // Every external and internal command enters here: look-up, role/flag checks, argument checks,
 // error shaping, and cluster time (operation_time.ts: the command's $clusterTime taken in, its
@@ -72,9 +73,14 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
         const admitted = admission(node, def, name, db, cmd);
         return admitted === undefined
           ? withOperationClock(node.wallClock, () => withDeadline(deadline, () => run(node, def, ctx, name, cmd)))
-          : beforeDeadline(interruptible(admitted), deadline, node.wallClock).then(attempt);
+          : beforeDeadline(interruptible(admitted), deadline, node.wallClock).then(again);
       };
-      return afterTransactionsEnd(attempt, (ended) => beforeDeadline(interruptible(ended), deadline, node.wallClock));
+      // A snapshot or majority read's view (snapshot_read.ts) is ambient only while the command
+      // runs synchronously: one that waited runs again inside it, or it would read the latest
+      // state (a transaction committed since at a later time among it) and name its snapshot's.
+      const view = currentReadView();
+      const again = view === undefined ? attempt : (): Doc | Promise<Doc> => withReadView(view, attempt);
+      return afterTransactionsEnd(attempt, again, (ended) => beforeDeadline(interruptible(ended), deadline, node.wallClock));
     }));
     const answered = reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
     if (owner === undefined) return answered;
@@ -87,18 +93,18 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
 // A write outside transactions that met a key an open transaction wrote gave way
 // (WriteWaitsForTransaction, its write unit rolled back whole): it runs again once that
 // transaction ended, within its deadline, as MongoDB's write waits out the conflict.
-function afterTransactionsEnd(attempt: () => Doc | Promise<Doc>, wait: (ended: Promise<void>) => Promise<void>): Doc | Promise<Doc> {
-  const again = (err: unknown): Promise<Doc> => {
+function afterTransactionsEnd(first: () => Doc | Promise<Doc>, again: () => Doc | Promise<Doc>, wait: (ended: Promise<void>) => Promise<void>): Doc | Promise<Doc> {
+  const retry = (err: unknown): Promise<Doc> => {
     if (!(err instanceof WriteWaitsForTransaction)) throw err;
-    return wait(err.ended).then(() => afterTransactionsEnd(attempt, wait));
+    return wait(err.ended).then(() => afterTransactionsEnd(again, again, wait));
   };
   let out: Doc | Promise<Doc>;
   try {
-    out = attempt();
+    out = first();
   } catch (err) {
-    return again(err);
+    return retry(err);
   }
-  return out instanceof Promise ? out.catch(again) : out;
+  return out instanceof Promise ? out.catch(retry) : out;
 }
 
 // maxTimeMS as mongod reads it: a deadline for every command but getMore, whose maxTimeMS is how

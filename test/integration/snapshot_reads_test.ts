@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError, type Timestamp } from 'mongodb';
+import { MongoClient, MongoServerError, Timestamp } from 'mongodb';
 import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import { restartNode, type AnyDoc } from '../helpers/spawn_node.js';
 import { withCluster } from '../helpers/fixtures.js';
@@ -100,6 +100,28 @@ describe('snapshot reads at a cluster time', () => {
     assert.deepEqual(then.cursor.firstBatch, [{ _id: 1 }, { _id: 101 }]);
     const now = await client.db('snap').command({ find: 'm', sort: { _id: 1 }, readConcern: { level: 'snapshot' } });
     assert.deepEqual(now.cursor.firstBatch, [{ _id: 1 }, { _id: 101 }, { _id: 102 }]);
+  });
+
+  it('a read that waits for a prepared transaction reads at its time once the decision comes, not the latest state', async () => {
+    const shard = new MongoClient(cluster.shards[0]!.uri);
+    const session = shard.startSession();
+    try {
+      const c = shard.db('snap').collection<AnyDoc>('prepared');
+      await c.insertOne({ _id: 1, v: 0 });
+      session.startTransaction();
+      await c.updateOne({ _id: 1 }, { $set: { v: 1 } }, { session });
+      const { prepareTimestamp } = await shard.db('admin').command({ prepareTransaction: 1 }, { session }) as { prepareTimestamp: Timestamp };
+      // At the prepare's time the read waits for the decision; the commit comes after that time.
+      const read = shard.db('snap').command({ find: 'prepared', readConcern: { level: 'snapshot', atClusterTime: prepareTimestamp } });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const commitTimestamp = new Timestamp({ t: prepareTimestamp.t, i: prepareTimestamp.i + 1 });
+      await shard.db('admin').command({ commitTransaction: 1, commitTimestamp }, { session });
+      assert.deepEqual((await read).cursor.firstBatch, [{ _id: 1, v: 0 }], 'the commit is after the time read at');
+      assert.deepEqual(await c.findOne({ _id: 1 }), { _id: 1, v: 1 });
+    } finally {
+      await session.endSession().catch(() => undefined);
+      await shard.close();
+    }
   });
 
   it('a time from before a shard restarted answers SnapshotTooOld: history is kept in memory', async () => {
