@@ -10,6 +10,16 @@ const WRITES = new Set([
   'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'drop', 'dropDatabase', 'createIndexes', 'dropIndexes',
   'deleteIndexes', 'collMod', 'renameCollection',
 ]);
+// What else a primary alone decides (kNever too): a transaction's end and its votes, a migration's
+// and a DDL operation's steps. A secondary that ran them would answer from what it holds in memory
+// (no transaction, no migration): a coordinator took its NoSuchTransaction to a commit for an
+// acknowledgment while the set's primary still held the transaction prepared.
+const PRIMARY_DECISIONS = new Set([
+  'commitTransaction', 'abortTransaction', 'prepareTransaction', 'coordinateCommitTransaction',
+  '_recvChunkStart', '_recvChunkStatus', '_recvChunkCommit', '_recvChunkAbort', '_migrateClone', '_transferMods', '_getNextSessionMods',
+]);
+// The shard-server commands a secondary may answer: they only read.
+const SHARDSVR_READS = new Set(['_shardsvrGetStatsForBalancing', '_shardsvrCheckMetadataConsistency', '_shardsvrCheckMetadataConsistencyParticipant']);
 const READS = new Set(['find', 'count', 'distinct', 'aggregate', 'listCollections', 'listIndexes', 'collStats', 'dbStats', 'dbstats', 'explain']);
 
 function secondaryOk(cmd: Doc): boolean {
@@ -17,7 +27,8 @@ function secondaryOk(cmd: Doc): boolean {
   return typeof rp === 'object' && rp !== null && typeof (rp as Doc).mode === 'string' && (rp as Doc).mode !== 'primary';
 }
 
-// On a --replSet member that is not a writable primary: a write answers NotWritablePrimary, a read
+// On a --replSet member that is not a writable primary: a write, a transaction's statement or end,
+// or a migration's or DDL operation's step answers NotWritablePrimary, a read
 // without secondaryOk NotPrimaryNoSecondaryOk, and one with it NotPrimaryOrSecondary while the
 // member holds nothing readable (STARTUP2, ROLLBACK, no config). The local database is the
 // member's own and is never refused.
@@ -27,7 +38,7 @@ export function refuseUnlessPrimary(node: MongodServices, name: string, db: stri
   const topologyVersion = repl.topologyVersion();
   // A config server's catalog commands run on its primary only: addShard on a secondary would tell
   // the shard its identity and then fail to write config.shards.
-  if (WRITES.has(name) || name.startsWith('_configsvr')) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary', { topologyVersion });
+  if (WRITES.has(name) || PRIMARY_DECISIONS.has(name) || cmd.autocommit === false || name.startsWith('_configsvr') || (name.startsWith('_shardsvr') && !SHARDSVR_READS.has(name))) throw new MongoError(ErrorCodes.NotWritablePrimary, 'not primary', { topologyVersion });
   if (!READS.has(name)) return;
   if (!secondaryOk(cmd)) throw new MongoError(ErrorCodes.NotPrimaryNoSecondaryOk, 'not primary and secondaryOk=false', { topologyVersion });
   if (!repl.canServeReads()) throw new MongoError(ErrorCodes.NotPrimaryOrSecondary, 'node is not in primary or recovering state', { topologyVersion });

@@ -44,6 +44,11 @@ describe('the not-primary refusals', () => {
     assert.equal(refusal(node, 'insert', 'app', { insert: 'c' }), 10107);
     assert.equal(refusal(node, 'createIndexes', 'app', { createIndexes: 'c' }), 10107);
     assert.equal(refusal(node, '_configsvrAddShard', 'admin', { _configsvrAddShard: 'rs0/h:1' }), 10107, 'a config server\'s catalog commands');
+    for (const name of ['commitTransaction', 'abortTransaction', 'prepareTransaction', 'coordinateCommitTransaction', '_recvChunkStart', '_migrateClone', '_shardsvrCreateCollection']) {
+      assert.equal(refusal(node, name, 'admin', { [name]: 1 }), 10107, `${name}: a secondary would answer from what it holds in memory`);
+    }
+    assert.equal(refusal(node, 'find', 'app', { find: 'c', autocommit: false, $readPreference: { mode: 'secondary' } }), 10107, 'a transaction\'s statement');
+    assert.equal(refusal(node, '_shardsvrGetStatsForBalancing', 'admin', { _shardsvrGetStatsForBalancing: 1 }), undefined, 'it only reads');
     assert.equal(refusal(node, 'find', 'app', { find: 'c' }), 13435);
     assert.equal(refusal(node, 'find', 'app', { find: 'c', $readPreference: { mode: 'primary' } }), 13435);
     assert.equal(refusal(node, 'find', 'app', { find: 'c', $readPreference: { mode: 'secondaryPreferred' } }), 13436, 'nothing readable yet');
