@@ -4,6 +4,8 @@ import { donorRangeDeletionTask, type DonorEffect, type DonorTaskDetails } from 
 import type { MigrationCoordinatorDocument } from './migration_coordinator_document.js';
 import { decisionEffects, decisionFromConfigOwner, resolveDecisionEffects, resolveMigration } from './migration_decision.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
+import type { Doc } from '../bson/values.js';
+import { checkOk, checkWriteConcern } from '../wire/remote_cursor.js';
 
 // The donor side of a chunk migration (MongoDB's MigrationSourceManager) as a pure state
 // machine: `donorStep(state, event)` returns the next state and the effects to run (see
@@ -53,6 +55,28 @@ export type CommitReply =
   // The config server answered with an error, or the answer was lost (network error, timeout).
   // Neither proves the commit did not happen, so both are resolved by reading the owner.
   | { readonly outcome: 'error' | 'unknown'; readonly error: MongoError };
+
+// The config server's answer to _configsvrCommitChunkMigration as the donor takes it. An ok with a
+// writeConcernError (a config primary deposed before the commit replicated) is no answer either:
+// the commit may yet be rolled back, and a donor that took it for done deleted a range the config
+// server then gave back to it.
+export function commitReplyOf(reply: Doc): CommitReply {
+  try {
+    checkOk(reply);
+  } catch (err) {
+    return { outcome: 'error', error: asMongoError(err) };
+  }
+  try {
+    checkWriteConcern(reply);
+    return { outcome: 'ok' };
+  } catch (err) {
+    return { outcome: 'unknown', error: asMongoError(err) };
+  }
+}
+
+function asMongoError(err: unknown): MongoError {
+  return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
+}
 
 export type DonorEvent =
   | { readonly type: 'start'; readonly doc: MigrationCoordinatorDocument; readonly waitForDelete: boolean; readonly task?: DonorTaskDetails }

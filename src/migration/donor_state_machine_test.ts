@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { donorEffectClass, type DonorEffect } from './donor_effects.js';
-import { donorInitialState, donorStep, isDonorDone, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
+import { commitReplyOf, donorInitialState, donorStep, isDonorDone, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
 import type { RecvChunkStatus } from './recipient_effects.js';
 import { checkDonorOrdering, coordinatorDoc } from './migration_test_util.js';
 
@@ -150,6 +150,15 @@ test('a commit error or a lost reply is resolved by fencing the config server, t
     const { state } = run([...toCommitting, [reply, 'kRecovering', ['sendEnsureChunkVersionIsGreaterThan', 'readConfigChunkOwner']]]);
     assert.deepEqual(donorStep(state, ev.abort), { state, effects: [] }, 'still past the point of no return');
   }
+});
+
+test('a commit the config server answered with a writeConcernError is resolved like a lost reply, not taken for done', () => {
+  const deposed = commitReplyOf({ ok: 1, writeConcernError: { code: ErrorCodes.PrimarySteppedDown, codeName: 'PrimarySteppedDown', errmsg: 'Primary stepped down while waiting for replication' } });
+  assert.equal(deposed.outcome, 'unknown');
+  run([...toCommitting, [{ type: 'configCommitReplied', reply: deposed }, 'kRecovering', ['sendEnsureChunkVersionIsGreaterThan', 'readConfigChunkOwner']]]);
+  assert.deepEqual(commitReplyOf({ ok: 1 }), { outcome: 'ok' });
+  const refused = commitReplyOf({ ok: 0, code: ErrorCodes.ConflictingOperationInProgress, errmsg: 'chunk version changed' });
+  assert.equal(refused.outcome === 'error' && refused.error.code, ErrorCodes.ConflictingOperationInProgress);
 });
 
 test('the owner the config server reports decides: the recipient means committed', () => {

@@ -10,10 +10,11 @@ import type { ChunkRange } from '../catalog/chunk_range.js';
 import type { MigrationNode } from './migration_node.js';
 import { hangIfFailPointEnabled } from '../base/fail_points.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { configReadConcern } from '../catalog/config_read_concern.js';
+import { checkOk, checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
 import { donorEffectClass, type DonorEffect, type DonorTaskDetails } from './donor_effects.js';
-import { donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
+import { commitReplyOf, donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
 import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
 import { withDonorFailPoints, type FailPointHang } from './migration_fail_points.js';
@@ -312,7 +313,8 @@ export class MigrationSourceManager {
         return;
       case 'sendEnsureChunkVersionIsGreaterThan':
         return this.retry(async () => {
-          checkOk(await this.node.client.command(requireConfigHost(this.node), 'admin', {
+          // Majority-committed or not done: the owner read after it must see every commit that stays.
+          checkWriteConcern(await this.node.client.command(requireConfigHost(this.node), 'admin', {
             _configsvrEnsureChunkVersionIsGreaterThan: 1, nss: this.doc.nss, minKey: this.doc.range.min, maxKey: this.doc.range.max,
             version: shardVersionToBSON(this.doc.preMigrationChunkVersion),
           }, { timeoutMs: REQUEST_TIMEOUT_MS }));
@@ -408,17 +410,15 @@ export class MigrationSourceManager {
       } catch (err) {
         return this.step({ type: 'configCommitReplied', reply: { outcome: 'unknown', error: asMongoError(err) } });
       }
-      try {
-        checkOk(reply);
-        this.step({ type: 'configCommitReplied', reply: { outcome: 'ok' } });
-      } catch (err) {
-        this.step({ type: 'configCommitReplied', reply: { outcome: 'error', error: asMongoError(err) } });
-      }
+      this.step({ type: 'configCommitReplied', reply: commitReplyOf(reply) });
     })();
   }
 
   private async readOwner(): Promise<string | null> {
-    const chunks = await fetchAll(this.node.client, requireConfigHost(this.node), 'config', { find: 'chunks', filter: { uuid: this.doc.collectionUuid } });
+    // Majority, as MongoDB reads it: a deposed config primary's commit that will be rolled back
+    // must not decide the migration.
+    const config = requireConfigHost(this.node);
+    const chunks = await fetchAll(this.node.client, config, 'config', { find: 'chunks', filter: { uuid: this.doc.collectionUuid }, ...configReadConcern(config) });
     return chunkContaining(chunks as unknown as ChunkType[], this.doc.range.min)?.shard ?? null;
   }
 

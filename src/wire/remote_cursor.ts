@@ -34,3 +34,12 @@ export function checkOk(reply: Doc): Doc {
   throw new MongoError(typeof reply.code === 'number' ? reply.code : 1, String(reply.errmsg ?? 'remote command failed'), extra,
     Array.isArray(reply.errorLabels) ? reply.errorLabels.map(String) : []);
 }
+
+// checkOk, and an ok whose writeConcernError says the write may yet be undone (its primary deposed
+// before a majority held it, or the wait timed out) is a failure too: for a write that must stay.
+export function checkWriteConcern(reply: Doc): Doc {
+  const wce = checkOk(reply).writeConcernError;
+  if (typeof wce !== 'object' || wce === null) return reply;
+  const { code, errmsg } = wce as Doc;
+  throw new MongoError(typeof code === 'number' ? code : 64, String(errmsg ?? 'write concern failed'));
+}
