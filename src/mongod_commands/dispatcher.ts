@@ -27,7 +27,7 @@ import { authenticatedUser } from './auth/user_cache.js';
 import { checkCursorOwner } from '../auth/cursor_owner.js';
 import { authorizedReply } from '../auth/authorized_reply.js';
 import { withOperationClock } from '../base/operation_clock.js';
-import { refuseUnlessPrimary } from './not_primary.js';
+import { refuseUnlessPrimary, withStateChangeTopologyVersion } from './not_primary.js';
 import { withOplogQueryMetadata } from './oplog_query_metadata_reply.js';
 import { currentReadView, withReadView } from '../command_layer/read_view.js';
 
@@ -82,7 +82,9 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
       const again = view === undefined ? attempt : (): Doc | Promise<Doc> => withReadView(view, attempt);
       return afterTransactionsEnd(attempt, again, (ended) => beforeDeadline(interruptible(ended), deadline, node.wallClock));
     }));
-    const answered = reply instanceof Promise ? reply.catch((err: unknown) => failure(node, err, cmd)) : reply;
+    const answered = reply instanceof Promise
+      ? reply.then((r) => withStateChangeTopologyVersion(node, r), (err: unknown) => failure(node, err, cmd))
+      : withStateChangeTopologyVersion(node, reply);
     if (owner === undefined) return answered;
     return answered instanceof Promise ? answered.then((r) => authorizedReply(node.cursors, owner, name, cmd, r)) : authorizedReply(node.cursors, owner, name, cmd, answered);
   } catch (err) {
@@ -132,7 +134,7 @@ function failure(node: MongodServices, err: unknown, cmd: Doc): Doc {
   if (cmd.autocommit === false && cmd.lsid !== undefined) node.transactions.statementFailed(cmd);
   const labels = errorLabelsFor(commandName(cmd), cmd, err instanceof MongoError ? err.code : undefined, undefined, false);
   if (labels.length > 0) reply.errorLabels = [...new Set([...((reply.errorLabels as string[] | undefined) ?? []), ...labels])];
-  return reply;
+  return withStateChangeTopologyVersion(node, reply);
 }
 
 // A migration's critical section holds writes to its collection back, and reads from the commit

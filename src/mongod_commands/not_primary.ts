@@ -1,6 +1,6 @@
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import type { MongodServices } from './command.js';
 
 // MongoDB's allowedOnSecondary, for the commands it matters to: writes run only on a writable
@@ -42,4 +42,28 @@ export function refuseUnlessPrimary(node: MongodServices, name: string, db: stri
   if (!READS.has(name)) return;
   if (!secondaryOk(cmd)) throw new MongoError(ErrorCodes.NotPrimaryNoSecondaryOk, 'not primary and secondaryOk=false', { topologyVersion });
   if (!repl.canServeReads()) throw new MongoError(ErrorCodes.NotPrimaryOrSecondary, 'node is not in primary or recovering state', { topologyVersion });
+}
+
+// MongoDB's NotPrimaryError category (error_codes.yml).
+const NOT_PRIMARY_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCodes.NotWritablePrimary, ErrorCodes.NotPrimaryNoSecondaryOk, ErrorCodes.NotPrimaryOrSecondary,
+  ErrorCodes.PrimarySteppedDown, ErrorCodes.InterruptedDueToReplStateChange,
+]);
+
+const isNotPrimaryError = (code: unknown): boolean => isNumber(code) && NOT_PRIMARY_ERRORS.has(toDouble(code));
+
+// A --replSet member's reply that failed, or whose write concern failed, with a NotPrimaryError
+// carries the member's topologyVersion wherever the error came from (a failCommand fail point
+// too), as mongod's appendErrorLabelsAndTopologyVersion adds it. A driver compares it with the one
+// its monitor last saw: when it is no newer, the error is stale and the driver keeps the member's
+// description and retries at once; without one it marks the member Unknown and waits for its
+// monitor's next check, which a monitor streaming hello makes only when the member's topology
+// changes or heartbeatFrequencyMS ends (10 s). A ShutdownError carries one only in MongoDB's
+// shutdown quiesce mode, which docshard does not have.
+export function withStateChangeTopologyVersion(node: MongodServices, reply: Doc): Doc {
+  const repl = node.replication;
+  if (repl === undefined || (reply.ok === 1 && reply.writeConcernError === undefined) || reply.topologyVersion !== undefined) return reply;
+  const writeConcernError = reply.writeConcernError;
+  if (!isNotPrimaryError(reply.code) && !(isPlainObject(writeConcernError) && isNotPrimaryError(writeConcernError.code))) return reply;
+  return { ...reply, topologyVersion: repl.topologyVersion() };
 }

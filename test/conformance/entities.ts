@@ -118,7 +118,6 @@ async function withTimeout(p: Promise<unknown>): Promise<void> {
 export interface EntityEnvironment {
   uri: string;
   serverSelectionTimeoutMs: number;
-  throughRouter: boolean;
 }
 
 /**
@@ -185,16 +184,23 @@ function createClient(spec: Doc, map: EntityMap, env: EntityEnvironment): Client
   }
   // The driver's connect() checks a connection out and in unless told not to, as it does itself
   // when an operation connects the client: tests count the pool's events from their first operation.
-  // minHeartbeatFrequencyMS, a client knob the server never sees: a router marked unknown by an
-  // error a test provokes is checked again after 50 ms rather than the driver's 500, which is most
-  // of what a test that retries after such an error spends. Not against a replica set, where two
-  // retry tests failed now and then with it (not yet understood), nor for a client whose
-  // monitoring events a test counts: those tests count the checks the driver's own pace makes.
+  // A server that an error a test provokes marked Unknown is checked again after 50 ms
+  // (minHeartbeatFrequencyMS) rather than the driver's 500, which is most of what a test that
+  // retries after such an error spends. The client polls (serverMonitoringMode): a monitor that
+  // streams hello, as the driver's does against a replica set, ignores that request and waits for
+  // the member's next streamed reply, which comes when its topology changes or after
+  // heartbeatFrequencyMS (10 s, the runner's server selection timeout). A ShutdownError (11600,
+  // 91) carries no topologyVersion, from MongoDB as from docshard, so the member is marked Unknown
+  // with it; at the driver's 500 ms the stream had mostly not begun when a test's error came, at
+  // 50 ms it mostly had, and a retry then waited 10 s or failed server selection. Routers and
+  // standalone nodes, which have no topologyVersion, are polled anyway. Neither for a client whose
+  // monitoring events a test counts: those tests count the checks the driver's own pace and
+  // protocol make.
   const observe = new Set((spec.observeEvents as string[] | undefined) ?? []);
   const countsMonitoring = [...observe].some((t) => MONITORING_EVENT_TYPES.has(t));
   const options = {
     serverSelectionTimeoutMS: env.serverSelectionTimeoutMs,
-    ...(env.throughRouter && !countsMonitoring ? { minHeartbeatFrequencyMS: 50 } : {}),
+    ...(countsMonitoring ? {} : { minHeartbeatFrequencyMS: 50, serverMonitoringMode: 'poll' }),
     ...(toNative(spec.uriOptions ?? {}) as Doc),
     monitorCommands: true,
     __skipPingOnConnect: true,

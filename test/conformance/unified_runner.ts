@@ -102,7 +102,7 @@ export class UnifiedRunner {
 
   private async runSteps(file: TestFile, test: TestCase, entities: EntityMap, failPoints: TestFailPoints): Promise<void> {
     await step('initialData', () => setUpCollections(this.internal, file.initialData ?? [], this.options.shardCollections));
-    const env = { uri: this.options.uri, serverSelectionTimeoutMs: SERVER_SELECTION_TIMEOUT_MS, throughRouter: this.server.topology === 'sharded' };
+    const env = { uri: this.options.uri, serverSelectionTimeoutMs: SERVER_SELECTION_TIMEOUT_MS };
     const ctx: RunnerContext = {
       entities,
       internal: this.internal,
