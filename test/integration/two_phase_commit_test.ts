@@ -1,5 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Long, MongoClient, MongoServerError, UUID } from 'mongodb';
 import { WireClient } from '../../src/wire/client.js';
@@ -99,6 +100,9 @@ describe('two-phase commit through routers', () => {
         const prepared = ((await onShard(i, 'admin', { currentOp: 1, type: 'idleSession' })).inprog as AnyDoc[]).map((op) => op.transaction as AnyDoc);
         assert.deepEqual(prepared.map((t) => [t.parameters.txnNumber, t.namespaces]), [[1, ['bank.accounts']]], `shard${i}: ${JSON.stringify(prepared)}`);
       }
+      // Through the router, each names its shard and the host (hostname:port) that reported it.
+      const viaRouter = await client.db('admin').aggregate([{ $currentOp: { allUsers: true, idleSessions: true } }, { $match: { type: 'idleSession' } }]).toArray();
+      assert.deepEqual(viaRouter.map((op) => [op.shard, op.host]).sort(), [0, 1].map((i) => [`shard${i}`, `${hostname()}:${cluster.shards[i]!.port}`]));
       await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
       assert.deepEqual(await read, [{ _id: 2, balance: 6 }, { _id: 102, balance: 14 }]);
     } finally {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { compareValues } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
@@ -11,7 +12,9 @@ import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage
 // DDL coordinators running on a primary shard (desc, command, currentPhase); and, as mongod does, the
 // two-phase commits this shard coordinates (desc TransactionCoordinator) and the transactions
 // prepared here that wait for their decision (idle sessions), which hold back other requests on
-// their collections. A filter is matched by equality on top-level fields of each entry.
+// their collections. Each names the host that reports it (hostname:port, as serverStatus does),
+// which a router's $currentOp passes on beside the shard. A filter is matched by equality on
+// top-level fields of each entry.
 export const currentOpCommand: CommandDefinition = {
   names: ['currentOp'],
   adminOnly: true,
@@ -31,7 +34,7 @@ export function migrationOperations(node: MongodServices): Doc[] {
     const micros = startedAt === undefined ? 0 : (now - startedAt.getTime()) * 1000;
     return { secs_running: Math.floor(micros / 1_000_000), microsecs_running: micros };
   };
-  const base = { type: 'op', host: `${node.sharding.state.shardName ?? ''}:${node.options.port}`, active: true, currentOpTime: new Date(now).toISOString() };
+  const base = { type: 'op', host: `${hostname()}:${node.options.port}`, active: true, currentOpTime: new Date(now).toISOString() };
   let opid = 0;
 
   const source = node.migrations.source;
