@@ -15,7 +15,8 @@ import { readTimestamp } from '../sessions/transaction_participant.js';
 // Cluster time around every command a node runs, as a replica-set member answers (MongoDB's
 // service entry point): the command's $clusterTime moves the node's clock (refused past
 // maxAcceptableLogicalClockDriftSecs); a readConcern afterClusterTime is checked against the clock
-// and waits for the commits up to it; the reply, error or not, carries the node's $clusterTime and
+// and waits for the commits up to it; a snapshot read on a replica-set member waits for the commit
+// point to reach its time (ReplicationWaits.beforeSnapshotRead); the reply, error or not, carries the node's $clusterTime and
 // the operationTime: the commit time of the last write unit the command stamped, or for a command
 // that wrote nothing the node's cluster time, up to which every commit is applied (a standalone
 // mongod sends neither and refuses afterClusterTime; docshard's nodes are shards first).
@@ -37,7 +38,7 @@ export function withClusterTime(node: ClusterTimeNode, cmd: Doc, dispatch: () =>
     // the time, which is waited for as a snapshot read's.
     const inTransaction = cmd.autocommit === false;
     const snapshot = inTransaction ? undefined : snapshotReadOf(name, cmd.readConcern, node.clock.now());
-    const member = snapshot === undefined ? node.replicationWaits?.beforeRead(name, cmd) : undefined;
+    const member = snapshot === undefined ? node.replicationWaits?.beforeRead(name, cmd) : { wait: node.replicationWaits?.beforeSnapshotRead(snapshot.atClusterTime), readAt: undefined };
     const majorityAt = member?.readAt;
     const run = snapshot !== undefined ? (): Doc | Promise<Doc> => snapshotRead(node.storage, snapshot.atClusterTime, dispatch)
       : majorityAt !== undefined ? (): Doc | Promise<Doc> => snapshotRead(node.storage, majorityAt(), dispatch, false)

@@ -11,6 +11,10 @@ export interface ReplicationWaits {
   // point reaching it) and, asked once that is over, the time a majority read reads at; undefined
   // when it reads as any read.
   beforeRead(commandName: string, cmd: Doc): { wait: Promise<void> | undefined; readAt: (() => Timestamp) | undefined } | undefined;
+  // Before a snapshot read at `at` outside a transaction: until the commit point reaches it, as
+  // MongoDB's snapshot reads read majority-committed data only. A primary whose oplog ends before
+  // `at` writes a no-op first, or an idle set's commit point would never get there.
+  beforeSnapshotRead(at: Timestamp): Promise<void> | undefined;
   // After the command: its reply once its write concern is met, or with the writeConcernError that
   // waiting for it gave. `lastOp` is the commit time and term of the last write it made.
   afterCommand(commandName: string, cmd: Doc, reply: Doc, lastOp: { ts: Timestamp | undefined; term: number | undefined }): Doc | Promise<Doc>;

@@ -153,6 +153,15 @@ export class ReplicationWaiters implements ReplicationWaits {
     return { wait: this.until((core) => lastAppliedOpTime(core).ts >= coreTs(after)), readAt: undefined };
   }
 
+  // A primary cut off from the others (or one deposed and not told yet) never gets there: what it
+  // wrote at or before `at` may be rolled back, and what its successor committed is not on it.
+  beforeSnapshotRead(at: Timestamp): Promise<void> | undefined {
+    const target = coreTs(at);
+    const core = this.coordinator.state();
+    if (core !== null && lastAppliedOpTime(core).ts < target) this.coordinator.writeNoop({ msg: 'snapshot read' });
+    return this.until((now) => committedInOwnTerm(now) && now.lastCommittedOpTime.ts >= target);
+  }
+
   // MongoDB's waitForLinearizableReadConcern: after the read, a no-op in this primary's term,
   // answered only once a majority holds it. A primary deposed without knowing it cannot commit
   // one, so what it read is never answered as current: the reply waits until the read's maxTimeMS

@@ -182,6 +182,26 @@ describe('read concern waits', () => {
     assert.deepEqual(read!.readAt!(), bsonTimestamp(first.ts));
   });
 
+  it('a snapshot read waits for the commit point to reach its time; a primary whose oplog ends before it writes a no-op', async () => {
+    const primary = electedPrimary();
+    const states = new CoreStates({ ...primary, lastCommittedOpTime: primary.leader!.firstOpTimeOfMyTerm! });
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    const last = lastAppliedOpTime(states.current);
+    assert.equal(waiters.beforeSnapshotRead(bsonTimestamp(last.ts)), undefined, 'its time is committed already');
+
+    const ahead = bsonTimestamp(last.ts + 1);
+    const wait = waiters.beforeSnapshotRead(ahead);
+    const noop = states.current.oplog.at(-1)!;
+    assert.deepEqual(noop.o, { msg: 'snapshot read' });
+    let done = false;
+    void wait!.then(() => { done = true; });
+    await settle();
+    assert.equal(done, false, 'not before a majority holds what the primary wrote up to the time read at');
+    states.move({ ...states.current, lastCommittedOpTime: { ts: noop.ts, t: noop.t } });
+    await settle();
+    assert.equal(done, true);
+  });
+
   it('a secondary serves an afterClusterTime read once it has applied that far', async () => {
     const secondary = started(THREE, 1);
     const states = new CoreStates(secondary);
