@@ -3,7 +3,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import { changeLogEntry } from '../catalog_decisions/changelog.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import { START, type DDLPhaseEffect, type PhaseAt, type PhaseStepFn, type Request, type Target } from './ddl_phase_effects.js';
 import { commandUnderSession, configHostOf, type DDLCoordinatorEnv } from './sharding_ddl_util.js';
@@ -64,9 +64,12 @@ async function perform(env: DDLCoordinatorEnv, effect: DDLPhaseEffect, self: () 
   }
 }
 
+// An ok whose writeConcernError says the write may yet be undone (a config server or participant
+// primary deposed before a majority held it) fails the effect, as MongoDB's coordinators read a
+// reply's effective status: the phase runs again rather than going on from a write that is lost.
 function accepted(reply: Doc, accept: readonly number[] | undefined): Doc {
   if (accept !== undefined && typeof reply.code === 'number' && accept.includes(reply.code)) return reply;
-  return checkOk(reply);
+  return checkWriteConcern(reply);
 }
 
 function hostOf(env: DDLCoordinatorEnv, to: Target): string {

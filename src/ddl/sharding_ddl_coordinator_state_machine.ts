@@ -67,7 +67,7 @@ const RETRY_DELAY_MS_MAX = 5_000;
 // meets one retries instead of answering it.
 const RETRIABLE_CODES: ReadonlySet<number> = new Set([
   ErrorCodes.HostUnreachable, ErrorCodes.HostNotFound, ErrorCodes.NetworkTimeout, ErrorCodes.ShutdownInProgress,
-  ErrorCodes.InterruptedAtShutdown, ErrorCodes.PrimarySteppedDown, ErrorCodes.NotWritablePrimary, ErrorCodes.LockBusy,
+  ErrorCodes.InterruptedAtShutdown, ErrorCodes.PrimarySteppedDown, ErrorCodes.InterruptedDueToReplStateChange, ErrorCodes.NotWritablePrimary, ErrorCodes.LockBusy,
   ErrorCodes.ExceededTimeLimit, ErrorCodes.StaleConfig, ErrorCodes.StaleDbVersion, ErrorCodes.StaleEpoch, ErrorCodes.WriteConflict,
 ]);
 

@@ -3,7 +3,7 @@ import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Doc } from '../bson/values.js';
 import type { Network } from '../wire/network.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import type { CoordinatorDocument } from './sharding_ddl_coordinator_document.js';
 import type { Clock } from '../base/clock.js';
 
@@ -67,9 +67,9 @@ export function commandUnderSession(env: DDLCoordinatorEnv, host: string, db: st
   return env.client.command(host, db, underSession(cmd));
 }
 
-// A participant command that must answer ok.
+// A participant command that must answer ok, its write concern met.
 export async function onParticipant(env: DDLCoordinatorEnv, host: string, db: string, cmd: Doc): Promise<Doc> {
-  return checkOk(await commandUnderSession(env, host, db, cmd));
+  return checkWriteConcern(await commandUnderSession(env, host, db, cmd));
 }
 
 // After a recovery, before its phase runs again: a no-op retryable write of the coordinator's new
