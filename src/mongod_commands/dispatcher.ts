@@ -143,7 +143,8 @@ const CRITICAL_SECTION_WRITES = new Set(['insert', 'update', 'delete', 'findAndM
 const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
 
 // The first thing the request has to wait for before it runs, in this order: the decisions of
-// transactions prepared on its collection (a read at a time before their prepare excepted:
+// transactions prepared on its collection (a read at a time before their prepare, or one at
+// readConcern 'available', excepted:
 // TransactionParticipants.preparedOn), a collection's or database's critical section that holds
 // its kind of operation, the version check of a routed request. Undefined when there is nothing to
 // wait for; once what it answered is over, the request asks again (`attempt` in dispatchCommand).
@@ -152,13 +153,21 @@ function admission(node: MongodServices, def: CommandDefinition<never>, name: st
   const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
   const cs = node.sharding.criticalSection;
   if (kind !== undefined && ns !== undefined) {
-    const prepared = node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined);
+    const prepared = kind === 'read' && readsAvailable(cmd) ? undefined : node.transactions.preparedOn(ns, kind === 'read' && cmd.autocommit !== false ? readTimestamp(cmd.readConcern) : undefined);
     if (prepared !== undefined) return prepared;
     if (cs.blocks(ns, kind)) return cs.waitFor(ns, kind);
   }
   if (!isVersionedRequest(cmd)) return undefined;
   // A routed request whose versions match what the shard has loaded runs at once, as a direct one.
   return databaseCriticalSectionWait(cs, name, db, cmd) ?? node.sharding.metadata.admit(db, targetNamespace(def, db, cmd, name), cmd);
+}
+
+// A read with readConcern 'available' ignores prepare conflicts, as MongoDB's does: what it reads
+// carries no guarantee anyway, and a member's initial sync clones so while transactions keep
+// preparing on its sync source (the oplog it applies after brings their outcome).
+function readsAvailable(cmd: Doc): boolean {
+  const rc = cmd.readConcern;
+  return typeof rc === 'object' && rc !== null && (rc as Doc).level === 'available';
 }
 
 // With --auth, a connection that has not authenticated runs only what MongoDB lets it run

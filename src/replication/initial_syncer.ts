@@ -7,6 +7,8 @@ import type { Network } from '../wire/network.js';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 const BATCH_SIZE = 1000;
+const SECONDARY_OK: Doc = { $readPreference: { mode: 'secondaryPreferred' } };
+const AVAILABLE: Doc = { readConcern: { level: 'available' } };
 
 export interface InitialSyncDeps {
   network: Network;
@@ -23,8 +25,10 @@ export interface InitialSyncDeps {
 // Returns the last entry applied: the member's first oplog entry as the core sees it.
 export async function initialSync(host: string, deps: InitialSyncDeps): Promise<Doc> {
   const { storage, oplog, logger } = deps;
+  // The source may be a secondary (secondaryOk), and its transactions prepared meanwhile hold the
+  // clone back no longer than any read at 'available' (what they commit comes with the oplog).
   const run = async (db: string, cmd: Doc): Promise<Doc> => {
-    const reply = await deps.network.command(host, db, cmd, { timeoutMs: REQUEST_TIMEOUT_MS });
+    const reply = await deps.network.command(host, db, { ...cmd, ...SECONDARY_OK, ...(cmd.find === undefined || db === 'local' ? {} : AVAILABLE) }, { timeoutMs: REQUEST_TIMEOUT_MS });
     if (reply.ok !== 1) throw new Error(`${Object.keys(cmd)[0]} on ${host} failed: ${String(reply.errmsg)}`);
     return reply;
   };

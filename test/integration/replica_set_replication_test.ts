@@ -18,7 +18,8 @@ const tsAtLeast = (a: Timestamp, b: Timestamp): boolean => a.greaterThanOrEqual(
 // retryable write as the first attempt; the TTL monitor deletes on the primary only; the killed
 // member restarts from its files and catches up;
 // a member whose files are wiped comes back by initial sync with the same documents and indexes;
-// a member that cached a session as primary answers a retry right after it is primary again.
+// a member that cached a session as primary answers a retry right after it is primary again; a
+// wiped member resyncs while a transaction is held prepared on the primary.
 describe('a three-member replica set replicates', () => {
   const nodes: SpawnedNode[] = [];
   const clients: MongoClient[] = [];
@@ -162,5 +163,36 @@ describe('a three-member replica set replicates', () => {
     assert.equal(again.n, 1);
     assert.equal(again.writeErrors, undefined, JSON.stringify(again.writeErrors));
     assert.equal(await direct(newPrimary).db('app').collection<AnyDoc>('r').countDocuments({ _id: 's9' }), 1);
+  });
+  it('resyncs a wiped member while a transaction is held prepared on the primary, from a secondary or the primary', { timeout: 120_000 }, async () => {
+    const hosts = [...new Set(nodes.map((n) => `127.0.0.1:${n.port}`))];
+    const live = (host: string): SpawnedNode => nodes.filter((n) => `127.0.0.1:${n.port}` === host).at(-1)!;
+    const set = connect(`mongodb://${hosts.join(',')}/?replicaSet=rs0`);
+    const primary = await until('a primary', async () => {
+      const h = await set.db('admin').command({ hello: 1 });
+      return h.isWritablePrimary === true ? (h.me as string) : undefined;
+    });
+    const onPrimary = connect(`mongodb://${primary}/?directConnection=true`);
+    const session = onPrimary.startSession();
+    try {
+      session.startTransaction();
+      await onPrimary.db('app').collection<AnyDoc>('c').updateOne({ _id: 4 }, { $set: { held: true } }, { session });
+      await onPrimary.db('admin').command({ prepareTransaction: 1 }, { session });
+      // The clone reads each collection as a read at 'available' does, past the prepared
+      // transaction, from a secondary as well as from the primary.
+      const wipedHost = hosts.find((h) => h !== primary)!;
+      const wiped = live(wipedHost);
+      await wiped.kill9();
+      rmSync(wiped.dbpath, { recursive: true, force: true });
+      nodes.push(await restartNode(wiped, { extraArgs: ARGS }));
+      await until('the wiped member a secondary again', async () => {
+        const status = await direct(wipedHost).db('admin').command({ replSetGetStatus: 1 });
+        return status.myState === 2 ? true : undefined;
+      }, 45_000);
+      assert.equal(await direct(wipedHost).db('app').collection('c').countDocuments({ _id: 4 } as AnyDoc), 1);
+    } finally {
+      await onPrimary.db('admin').command({ abortTransaction: 1 }, { session }).catch(() => undefined);
+      await session.endSession().catch(() => undefined);
+    }
   });
 });
