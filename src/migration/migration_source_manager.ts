@@ -328,11 +328,15 @@ export class MigrationSourceManager {
       case 'enterCriticalSection': {
         // Writes are held back from here on; a transaction prepared on the collection may still
         // commit writes in the range, so the catch-up that follows waits for its decision.
+        // Then, as MongoDB's donor persists its critical section with majority write concern,
+        // everything the donor wrote before it (the writes the recipient cloned and caught up on,
+        // the commits of those transactions) is majority-committed before the commit goes on: a
+        // primary cut off from its set, not yet deposed, would otherwise give the recipient writes
+        // it is about to roll back.
         this.node.sharding.criticalSection.enter(e.nss);
         this.holdsCriticalSection = true;
-        const prepared = this.node.transactions.preparedOn(e.nss);
-        if (prepared === undefined) return this.step({ type: 'criticalSectionEntered' });
-        return prepared.then(() => this.step({ type: 'criticalSectionEntered' }));
+        const prepared = this.node.transactions.preparedOn(e.nss) ?? Promise.resolve();
+        return prepared.then(() => this.majorityCommitted()).then(() => this.step({ type: 'criticalSectionEntered' }));
       }
       case 'enterCriticalSectionForReads':
         this.node.sharding.criticalSection.enterForReads(e.nss);
@@ -372,10 +376,16 @@ export class MigrationSourceManager {
   private async persist(write: () => unknown): Promise<void> {
     write();
     await this.node.storage.flushed();
+    await this.majorityCommitted();
+  }
+
+  // What this member has written so far, majority-committed; when a step-down ends the wait
+  // first, this driver's interruption.
+  private async majorityCommitted(): Promise<void> {
     try {
       await this.node.replicationWaits?.awaitMajority();
     } catch (err) {
-      this.node.logger.info({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration state not majority-committed; waiting for the step-down to interrupt the migration');
+      this.node.logger.info({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration writes not majority-committed; waiting for the step-down to interrupt the migration');
       await this.interruption;
     }
   }

@@ -228,6 +228,43 @@ describe('a migration whose donor primary fails over in each phase', () => {
     await everyMemberUp(recipient);
   });
 
+  // The donor's side of the same: a write the donor primary took w: 1 while its secondaries cannot
+  // replicate is cloned by the recipient, and the move waits at the critical section until the
+  // donor's set holds it.
+  it("a donor whose secondaries cannot replicate its writes does not let the move commit", { timeout: 180_000 }, async () => {
+    const admin = router.db('admin');
+    await admin.command({ shardCollection: 'app.donated', key: { _id: 1 } });
+    await admin.command({ split: 'app.donated', middle: { _id: 100 } });
+    const donated = router.db('app').collection<AnyDoc>('donated');
+    await donated.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: 100 + i })), { writeConcern: { w: 'majority' } });
+    const donor = sets.rs0;
+    const donorPrimary = await primaryOf(donor);
+    const paused = member(donorPrimary).db('admin');
+    const FAIL_POINT = 'hangBeforeEnteringCriticalSection';
+    const secondaries = donor.nodes.filter((_, i) => donor.hosts[i] !== donorPrimary);
+    const resume = (): void => { for (const n of secondaries) n.child.kill('SIGCONT'); };
+    p.beforeStop(resume);
+    const owner = async (): Promise<unknown> => (await router.db('config').collection<AnyDoc>('chunks').findOne({ 'min._id': 100, uuid: (await router.db('config').collection<AnyDoc>('collections').findOne({ _id: 'app.donated' as never }))?.uuid }))?.shard;
+    const { count } = await paused.command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn' });
+    const move = admin.command({ moveChunk: 'app.donated', find: { _id: 100 }, to: 'rs1' }).then(() => 'ok', (err: Error) => err.message);
+    try {
+      await paused.command({ waitForFailPoint: FAIL_POINT, timesEntered: count + 1, maxTimeMS: 60_000 });
+      for (const n of secondaries) n.child.kill('SIGSTOP');
+      await donated.insertOne({ _id: 150 }, { writeConcern: { w: 1 } });
+      await paused.command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      const early = await Promise.race([move, new Promise((r) => setTimeout(r, 4000)).then(() => 'waiting')]);
+      assert.equal(early, 'waiting', 'the move does not end while the donor cannot replicate');
+      assert.equal(await owner(), 'rs0');
+    } finally {
+      await paused.command({ configureFailPoint: FAIL_POINT, mode: 'off' }).catch(() => undefined);
+      resume();
+    }
+    assert.equal(await move, 'ok');
+    assert.equal(await owner(), 'rs1');
+    assert.equal(await donated.countDocuments({}), 21);
+    await everyMemberUp(donor);
+  });
+
   // A two-phase commit whose participant's primary steps down while the transaction is prepared
   // there: the new primary holds it from its replicated record and commits it at the coordinator's
   // decision; the deposed primary lets go of it. rs1 coordinates (written first) and rs0 steps down.
