@@ -74,7 +74,8 @@ export function commitReplyOf(reply: Doc): CommitReply {
   }
 }
 
-function asMongoError(err: unknown): MongoError {
+// An error a driver caught as the MongoError its events carry.
+export function asMongoError(err: unknown): MongoError {
   return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
 }
 

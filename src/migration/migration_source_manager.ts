@@ -14,7 +14,7 @@ import { configReadConcern } from '../catalog/config_read_concern.js';
 import { checkOk, checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
 import { donorEffectClass, type DonorEffect, type DonorTaskDetails } from './donor_effects.js';
-import { commitReplyOf, donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
+import { asMongoError, commitReplyOf, donorInitialState, donorStep, isDonorDone, type CloneProgress, type DonorEvent, type DonorPhase, type DonorState } from './donor_state_machine.js';
 import { ClonePacer, DEFAULT_LOADED_OPS_PER_SECOND } from './clone_pacer.js';
 import { MigrationChunkClonerSource } from './migration_chunk_cloner_source.js';
 import { withDonorFailPoints, type FailPointHang } from './migration_fail_points.js';
@@ -514,10 +514,6 @@ export function chunkContaining(chunks: readonly ChunkType[], key: Doc): ChunkTy
 
 function toUUID(b: Binary): UUID {
   return b instanceof UUID ? b : b.toUUID();
-}
-
-function asMongoError(err: unknown): MongoError {
-  return err instanceof MongoError ? err : new MongoError(ErrorCodes.InternalError, String(err));
 }
 
 function throwIfFailed(outcome: DonationOutcome): void {

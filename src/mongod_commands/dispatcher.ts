@@ -1,6 +1,6 @@
 import { errorReply, MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
-import type { Doc } from '../bson/values.js';
+import { isPlainObject, type Doc } from '../bson/values.js';
 import type { CommandContext, CommandDefinition, CommandTable, MongodServices } from './command.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import { commandName } from '../command_layer/args.js';
@@ -167,7 +167,7 @@ function admission(node: MongodServices, def: CommandDefinition<never>, name: st
 // preparing on its sync source (the oplog it applies after brings their outcome).
 function readsAvailable(cmd: Doc): boolean {
   const rc = cmd.readConcern;
-  return typeof rc === 'object' && rc !== null && (rc as Doc).level === 'available';
+  return isPlainObject(rc) && rc.level === 'available';
 }
 
 // With --auth, a connection that has not authenticated runs only what MongoDB lets it run
