@@ -28,7 +28,11 @@ interface ClusterTimeNode {
   readonly replicationWaits?: ReplicationWaits;
 }
 
-export function withClusterTime(node: ClusterTimeNode, cmd: Doc, dispatch: () => Doc | Promise<Doc>): Doc | Promise<Doc> {
+// `bounded`: the command's read concern wait within its maxTimeMS (the dispatcher's deadline), as
+// MongoDB's waitForReadConcern honours the operation's deadline: a majority, snapshot or
+// afterClusterTime read on a member that cannot get there (its secondaries gone, a primary cut off
+// and not yet told) answers MaxTimeMSExpired rather than waiting for as long as that lasts.
+export function withClusterTime(node: ClusterTimeNode, cmd: Doc, dispatch: () => Doc | Promise<Doc>, bounded: (wait: Promise<void>) => Promise<void> = (w) => w): Doc | Promise<Doc> {
   const lastOp = new LastOp();
   const name = commandName(cmd);
   let reply: Doc | Promise<Doc>;
@@ -45,7 +49,7 @@ export function withClusterTime(node: ClusterTimeNode, cmd: Doc, dispatch: () =>
         : dispatch;
     const readAt = snapshot?.atClusterTime ?? (inTransaction && cmd.startTransaction === true ? readTimestamp(cmd.readConcern) : undefined);
     const waited = chain(member?.wait, () => readConcernWait(node, cmd, readAt));
-    reply = waited === undefined ? withLastOp(lastOp, run) : waited.then(() => withLastOp(lastOp, run));
+    reply = waited === undefined ? withLastOp(lastOp, run) : bounded(waited).then(() => withLastOp(lastOp, run), (err: unknown) => errorReply(err));
   } catch (err) {
     reply = errorReply(err);
   }

@@ -10,7 +10,7 @@ import type { ChunkRange } from '../catalog/chunk_range.js';
 import type { MigrationNode } from './migration_node.js';
 import { hangIfFailPointEnabled } from '../base/fail_points.js';
 import { RemoteConfigReader } from '../shard/remote_config_reader.js';
-import { configReadConcern } from '../catalog/config_read_concern.js';
+import { CATALOG_READ_TIMEOUT, configReadConcern } from '../catalog/config_read_concern.js';
 import { checkOk, checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import type { DonationOutcome } from './active_migrations_registry.js';
 import { donorEffectClass, type DonorEffect, type DonorTaskDetails } from './donor_effects.js';
@@ -428,7 +428,7 @@ export class MigrationSourceManager {
     // Majority, as MongoDB reads it: a deposed config primary's commit that will be rolled back
     // must not decide the migration.
     const config = requireConfigHost(this.node);
-    const chunks = await fetchAll(this.node.client, config, 'config', { find: 'chunks', filter: { uuid: this.doc.collectionUuid }, ...configReadConcern(config) });
+    const chunks = await fetchAll(this.node.client, config, 'config', { find: 'chunks', filter: { uuid: this.doc.collectionUuid }, ...configReadConcern(config) }, CATALOG_READ_TIMEOUT);
     return chunkContaining(chunks as unknown as ChunkType[], this.doc.range.min)?.shard ?? null;
   }
 

@@ -40,7 +40,21 @@ import { currentReadView, withReadView } from '../command_layer/read_view.js';
 type NodeWithTable<S extends MongodServices> = S & { commands: CommandTable<S> };
 
 export function dispatchCommand<S extends MongodServices>(node: NodeWithTable<S>, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {
-  return withOplogQueryMetadata(node, cmd, withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd)));
+  const deadline = readConcernDeadline(cmd);
+  const bounded = (wait: Promise<void>): Promise<void> => beforeDeadline(wait, deadline, node.wallClock);
+  return withOplogQueryMetadata(node, cmd, withClusterTime(node, cmd, () => checkAndRun(node, conn, cmd), bounded));
+}
+
+// The deadline a read concern's wait runs under, from the command's maxTimeMS; a maxTimeMS that
+// is no valid one is checkAndRun's to refuse, after the wait.
+function readConcernDeadline(cmd: Doc): number | undefined {
+  if (cmd.maxTimeMS === undefined || commandName(cmd) === 'getMore') return undefined;
+  try {
+    const maxTimeMS = parseMaxTimeMS(cmd.maxTimeMS);
+    return maxTimeMS === 0 ? undefined : performance.now() + maxTimeMS;
+  } catch {
+    return undefined;
+  }
 }
 
 function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: ConnectionInfo, cmd: Doc): Doc | Promise<Doc> {

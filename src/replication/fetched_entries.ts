@@ -13,7 +13,9 @@ export function coreEntry(doc: Doc): OplogEntry {
   return { ts: coreTs(doc.ts as Timestamp), t: Number(doc.t), op: doc.op as OplogEntry['op'], o: {} };
 }
 
-export type Translated = { ok: true; response: OplogFetchResponse } | { ok: false; error: MongoError; metadata: SourceMetadata };
+// A batch as the core sees it, with the full entries of the core's entries in the same order
+// (`full[i]` is `response.entries[i]`'s), or why it was refused.
+export type Translated = { ok: true; response: OplogFetchResponse; full: readonly Doc[] } | { ok: false; error: MongoError; metadata: SourceMetadata };
 
 const key = (o: OpTime): string => `${o.t}:${o.ts}`;
 
@@ -29,63 +31,70 @@ export function sourceMetadataOf(reply: Doc): SourceMetadata {
   };
 }
 
-// The oplog fetcher's batches, between the source's reply and the core's appendOplog effect: each
-// batch becomes the core's oplogFetchResponse, and its full entries wait here, by optime, until
-// the core says which to persist (exactly those it took).
+// Every entry checked: a malformed one refuses them all.
+function checkedEntries(docs: readonly unknown[]): { ok: true; docs: Doc[] } | { ok: false; error: MongoError } {
+  const checked: Doc[] = [];
+  for (const doc of docs) {
+    try {
+      checkOplogEntry(doc);
+      coreTs(doc.ts);
+    } catch (err) {
+      return { ok: false, error: err as MongoError };
+    }
+    checked.push(doc);
+  }
+  return { ok: true, docs: checked };
+}
+
+// The oplog fetcher's batch as the core's oplogFetchResponse. `first`: the batch of a new find
+// from `lastFetched`, whose first entry must be that one (the source still holds our last entry)
+// and is not ours to apply again; otherwise OplogStartMissing.
+export function translateBatch(docs: readonly unknown[], lastFetched: OpTime, first: boolean, metadata: SourceMetadata): Translated {
+  const checked = checkedEntries(docs);
+  if (!checked.ok) return { ok: false, error: checked.error, metadata };
+  let entries = checked.docs;
+  if (first) {
+    const head = entries[0];
+    if (head === undefined || !opTimeEquals(parseOpTime(head), lastFetched)) {
+      return { ok: true, response: { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata }, full: [] };
+    }
+    entries = entries.slice(1);
+  }
+  return { ok: true, response: { kind: 'oplogFetchResponse', status: 'ok', entries: entries.map(coreEntry), metadata }, full: entries };
+}
+
+// Rollback's read of the source's oplog from the commit point, every entry checked: the core
+// appends those after the common point.
+export function rollbackEntries(docs: readonly unknown[]): { ok: true; entries: OplogEntry[]; full: readonly Doc[] } | { ok: false; error: MongoError } {
+  const checked = checkedEntries(docs);
+  return checked.ok ? { ok: true, entries: checked.docs.map(coreEntry), full: checked.docs } : checked;
+}
+
+// The full entries of the one answer the core is taking in, by optime, for the appendOplog it
+// makes in that same step. They are handed over only for that step (`during`): an answer read
+// from the network waits for its step in a promise, and another answer that arrived meanwhile (a
+// fetch the core gave up on and asked again) must not stand in for it, or an entry would be
+// appended without its document.
 export class FetchedEntries {
   private readonly byOpTime = new Map<string, Doc>();
+  // Whether the core is taking in an answer: what it appends then came from the answer, but for
+  // a no-op of its own.
+  private handing = false;
 
-  // `first`: the batch of a new find from `lastFetched`, whose first entry must be that one (the
-  // source still holds our last entry) and is not ours to apply again; otherwise OplogStartMissing.
-  // A malformed entry anywhere makes the whole batch refused, nothing of it kept.
-  translate(docs: readonly unknown[], lastFetched: OpTime, first: boolean, metadata: SourceMetadata): Translated {
-    const checked: Doc[] = [];
-    for (const doc of docs) {
-      try {
-        checkOplogEntry(doc);
-        coreTs(doc.ts);
-      } catch (err) {
-        return { ok: false, error: err as MongoError, metadata };
-      }
-      checked.push(doc);
-    }
-    let entries = checked;
-    if (first) {
-      const head = checked[0];
-      if (head === undefined || !opTimeEquals(parseOpTime(head), lastFetched)) {
-        return { ok: true, response: { kind: 'oplogFetchResponse', status: 'OplogStartMissing', entries: [], metadata } };
-      }
-      entries = checked.slice(1);
-    }
-    this.byOpTime.clear();
-    const core = entries.map((doc) => {
-      const e = coreEntry(doc);
-      this.byOpTime.set(key(e), doc);
-      return e;
-    });
-    return { ok: true, response: { kind: 'oplogFetchResponse', status: 'ok', entries: core, metadata } };
+  get handingOver(): boolean {
+    return this.handing;
   }
 
-  // Rollback's read of the source's oplog from the commit point: every entry checked (a malformed
-  // one refuses them all), kept by optime, since the core appends those after the common point.
-  keepAll(docs: readonly unknown[]): { ok: true; entries: OplogEntry[] } | { ok: false; error: MongoError } {
-    for (const doc of docs) {
-      try {
-        checkOplogEntry(doc);
-        coreTs(doc.ts);
-      } catch (err) {
-        return { ok: false, error: err as MongoError };
-      }
-    }
+  during<T>(full: readonly Doc[], fn: () => T): T {
     this.byOpTime.clear();
-    return {
-      ok: true,
-      entries: (docs as Doc[]).map((doc) => {
-        const e = coreEntry(doc);
-        this.byOpTime.set(key(e), doc);
-        return e;
-      }),
-    };
+    for (const doc of full) this.byOpTime.set(key(parseOpTime(doc)), doc);
+    this.handing = true;
+    try {
+      return fn();
+    } finally {
+      this.handing = false;
+      this.byOpTime.clear();
+    }
   }
 
   // The full entries of what the core appends; an entry not fetched (the core's own no-op) is

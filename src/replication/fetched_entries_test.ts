@@ -13,7 +13,7 @@ import { enableOplog, type ReplicatedOplog } from '../oplog/replicated_oplog.js'
 import type { SourceMetadata } from '../repl/messages.js';
 import { StorageEngine } from '../storage/storage_engine.js';
 import { equalities } from '../storage/test_support.js';
-import { coreEntry, FetchedEntries } from './fetched_entries.js';
+import { FetchedEntries, translateBatch } from './fetched_entries.js';
 import { parseOpTime } from './op_time_bson.js';
 
 const ZERO = new Timestamp({ t: 0, i: 0 });
@@ -66,18 +66,18 @@ describe('the oplog fetcher\'s batches', () => {
       oplog.appendNoop({ msg: 'initiating set' }, entries[0]!.ts as Timestamp, -1);
       const fetched = new FetchedEntries();
       const lastFetched = parseOpTime(entries[0]);
-      const first = fetched.translate(entries.slice(0, 3), lastFetched, true, METADATA);
+      const first = translateBatch(entries.slice(0, 3), lastFetched, true, METADATA);
       assert.ok(first.ok);
       assert.equal(first.response.status, 'ok');
       assert.deepEqual(first.response.entries.map((e) => [e.ts, e.t]), entries.slice(1, 3).map((e) => { const o = parseOpTime(e); return [o.ts, o.t]; }));
-      const docs = fetched.take(first.response.entries);
+      const docs = fetched.during(first.full, () => fetched.take(first.response.entries));
       assert.ok(docs.every((d) => d !== undefined), 'the core\'s entries are the fetched ones');
       await oplog.applyOplogEntriesGrouped(docs);
 
-      const more = fetched.translate(entries.slice(3), parseOpTime(entries[2]), false, METADATA);
+      const more = translateBatch(entries.slice(3), parseOpTime(entries[2]), false, METADATA);
       assert.ok(more.ok);
       assert.equal(more.response.entries.length, entries.length - 3);
-      await oplog.applyOplogEntriesGrouped(fetched.take(more.response.entries));
+      await oplog.applyOplogEntriesGrouped(fetched.during(more.full, () => fetched.take(more.response.entries)));
 
       assert.deepEqual(userData(storage), userData(source));
       assert.deepEqual(userData(storage)[0]!.docs, [{ _id: 1, n: 5 }, { _id: 2, n: 10 }]);
@@ -85,15 +85,32 @@ describe('the oplog fetcher\'s batches', () => {
     });
   }));
 
-  it('a first batch that does not start at our last entry is OplogStartMissing, with nothing to apply', withOplog({}, async (source, sourceOplog, clock) => {
+  // Two answers read from the network each wait for their step in a promise: the first to be
+  // taken in must find its own entries, not the other's (which had replaced them, and the first
+  // answer's writes were then appended as no-ops).
+  it('an answer\'s full entries are at hand only in the step that takes it in, whichever answer arrived last', withOplog({}, (source, sourceOplog, clock) => {
     const entries = writeOnSource(source, sourceOplog, clock);
     const fetched = new FetchedEntries();
+    const a = translateBatch(entries.slice(0, 3), parseOpTime(entries[0]), true, METADATA);
+    const b = translateBatch(entries.slice(3), parseOpTime(entries[2]), false, METADATA);
+    assert.ok(a.ok && b.ok);
+    const takenA = fetched.during(a.full, () => fetched.take(a.response.entries));
+    assert.deepEqual(takenA, entries.slice(1, 3));
+    assert.ok(!fetched.handingOver);
+    assert.deepEqual(fetched.take(b.response.entries), b.response.entries.map(() => undefined), 'nothing outside a step');
+    const takenB = fetched.during(b.full, () => fetched.take(b.response.entries));
+    assert.deepEqual(takenB, entries.slice(3));
+  }));
+
+  it('a first batch that does not start at our last entry is OplogStartMissing, with nothing to apply', withOplog({}, async (source, sourceOplog, clock) => {
+    const entries = writeOnSource(source, sourceOplog, clock);
     const ours = { ts: parseOpTime(entries[1]).ts + 1, t: 0 };
-    const out = fetched.translate(entries.slice(2), ours, true, METADATA);
+    const out = translateBatch(entries.slice(2), ours, true, METADATA);
     assert.ok(out.ok);
     assert.equal(out.response.status, 'OplogStartMissing');
     assert.deepEqual(out.response.entries, []);
-    const empty = fetched.translate([], ours, true, METADATA);
+    assert.deepEqual(out.full, []);
+    const empty = translateBatch([], ours, true, METADATA);
     assert.ok(empty.ok && empty.response.status === 'OplogStartMissing', 'nor does an empty oplog hold it');
   }));
 
@@ -101,14 +118,11 @@ describe('the oplog fetcher\'s batches', () => {
     const entries = writeOnSource(source, sourceOplog, clock);
     await withSecondary(async (storage, oplog) => {
       oplog.appendNoop({ msg: 'initiating set' }, entries[0]!.ts as Timestamp, -1);
-      const fetched = new FetchedEntries();
       const { o: _dropped, ...noDocument } = entries[4]!;
       const bad = [...entries.slice(0, 4), noDocument, ...entries.slice(5)];
-      const out = fetched.translate(bad, parseOpTime(entries[0]), true, METADATA);
+      const out = translateBatch(bad, parseOpTime(entries[0]), true, METADATA);
       assert.equal(out.ok, false);
       assert.ok(!out.ok && /malformed oplog entry.*'o' must be a document/.test(out.error.message), out.ok ? '' : out.error.message);
-      const docs = fetched.take(entries.slice(1).map(coreEntry));
-      assert.ok(docs.every((d) => d === undefined), 'nothing of the batch waits to be applied');
       assert.deepEqual(userData(storage), []);
       assert.equal(oplog.reads.entriesFrom(ZERO).length, 1);
     });

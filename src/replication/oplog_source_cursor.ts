@@ -4,8 +4,7 @@ import type { Doc } from '../bson/values.js';
 import type { OplogFetch } from '../repl/messages.js';
 import { opTimeEquals, type OpTime } from '../repl/op_time.js';
 import type { Network } from '../wire/network.js';
-import type { FetchedEntries, Translated } from './fetched_entries.js';
-import { sourceMetadataOf } from './fetched_entries.js';
+import { sourceMetadataOf, translateBatch, type Translated } from './fetched_entries.js';
 import { bsonTimestamp, opTimeDocument, parseOpTime } from './op_time_bson.js';
 
 // How long one awaitData getMore waits on the source for new entries.
@@ -37,43 +36,63 @@ export interface FetchContext {
   nowMs(): number;
 }
 
+type SourceCursor = { host: string; id: Long; at: OpTime };
+
 // MongoDB's OplogFetcher's query on the sync source: a tailable, awaitData find on local.oplog.rs
 // from the last entry we hold, then getMores on the same cursor while the core asks from where the
 // last batch ended; another source, or a position the cursor is not at, opens a new one.
+// One fetch at a time is the core's: a fetch it gave up on (its answer came too late) may still be
+// waiting on the source when it asks again. The new fetch opens a cursor of its own, and the old
+// one's answer, whenever it comes, is dropped rather than taken for the new one's.
 export class OplogSourceCursor {
-  private cursor: { host: string; id: Long; at: OpTime } | undefined;
+  private cursor: SourceCursor | undefined;
+  // Raised by each fetch and by close(): an answer of an earlier turn is not delivered.
+  private turn = 0;
 
-  constructor(private readonly network: Network, private readonly fetched: FetchedEntries, private readonly logger: Logger) {}
+  constructor(private readonly network: Network, private readonly logger: Logger) {}
 
   // The core's answer to `req`, or a malformed batch; undefined when the source could not be read
-  // (the core times the fetch out and chooses again).
+  // (the core times the fetch out and chooses again) or when a later fetch or close() overtook it.
   async fetch(host: string, req: OplogFetch, ctx: FetchContext): Promise<Translated | undefined> {
+    const turn = ++this.turn;
+    const c = this.cursor;
+    // The fetch holds its cursor until it answers: a fetch asked meanwhile opens its own.
+    this.cursor = undefined;
     try {
-      const c = this.cursor;
-      if (c !== undefined && c.host === host && opTimeEquals(c.at, req.lastFetched)) return await this.more(c, req, ctx);
-      this.close();
-      return await this.open(host, req);
+      let got: { id: Long; out: Translated };
+      if (c !== undefined && c.host === host && opTimeEquals(c.at, req.lastFetched)) {
+        got = await this.more(c, req, ctx);
+      } else {
+        if (c !== undefined) this.kill(c.host, c.id);
+        got = await this.open(host, req);
+      }
+      const next = usableCursor(host, got.id, got.out, req.lastFetched);
+      if (next === undefined && !got.id.isZero()) this.kill(host, got.id);
+      if (turn !== this.turn) {
+        if (next !== undefined) this.kill(host, next.id);
+        return undefined;
+      }
+      this.cursor = next;
+      return got.out;
     } catch (err) {
       this.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Oplog fetcher query failed');
-      this.cursor = undefined;
       return undefined;
     }
   }
 
-  private async open(host: string, req: OplogFetch): Promise<Translated> {
+  private async open(host: string, req: OplogFetch): Promise<{ id: Long; out: Translated }> {
     const reply = await this.command(host, {
       find: 'oplog.rs', filter: { ts: { $gte: bsonTimestamp(req.lastFetched.ts) } }, tailable: true, awaitData: true, maxTimeMS: FIND_MAX_TIME_MS,
       term: Long.fromNumber(req.term), $replData: 1, $oplogQueryData: 1,
     });
     const cursor = reply.cursor as Doc;
-    const docs = cursor.firstBatch as unknown[];
-    const out = this.fetched.translate(docs, req.lastFetched, true, sourceMetadataOf(reply));
-    this.keep(host, cursorId(cursor), out, req.lastFetched);
-    if (out.ok && out.response.status === 'OplogStartMissing') return { ok: true, response: { ...out.response, oldestOpTime: await oldestOplogEntry(this.network, host) } };
-    return out;
+    const out = translateBatch(cursor.firstBatch as unknown[], req.lastFetched, true, sourceMetadataOf(reply));
+    const id = cursorId(cursor);
+    if (out.ok && out.response.status === 'OplogStartMissing') return { id, out: { ...out, response: { ...out.response, oldestOpTime: await oldestOplogEntry(this.network, host) } } };
+    return { id, out };
   }
 
-  private async more(c: { host: string; id: Long; at: OpTime }, req: OplogFetch, ctx: FetchContext): Promise<Translated> {
+  private async more(c: SourceCursor, req: OplogFetch, ctx: FetchContext): Promise<{ id: Long; out: Translated }> {
     const until = ctx.nowMs() + EMPTY_ANSWER_AFTER_MS;
     for (;;) {
       const reply = await this.command(c.host, {
@@ -83,17 +102,8 @@ export class OplogSourceCursor {
       const cursor = reply.cursor as Doc;
       const docs = cursor.nextBatch as unknown[];
       if (docs.length === 0 && Number(cursor.id) !== 0 && ctx.nowMs() < until) continue;
-      const out = this.fetched.translate(docs, req.lastFetched, false, sourceMetadataOf(reply));
-      this.keep(c.host, cursorId(cursor), out, req.lastFetched);
-      return out;
+      return { id: cursorId(cursor), out: translateBatch(docs, req.lastFetched, false, sourceMetadataOf(reply)) };
     }
-  }
-
-  private keep(host: string, id: Long, out: Translated, from: OpTime): void {
-    const last = out.ok && out.response.status === 'ok' ? out.response.entries.at(-1) : undefined;
-    const usable = out.ok && out.response.status === 'ok' && !id.isZero();
-    this.cursor = usable ? { host, id, at: last === undefined ? from : { ts: last.ts, t: last.t } } : undefined;
-    if (!usable && !id.isZero()) this.kill(host, id);
   }
 
   private async command(host: string, cmd: Doc): Promise<Doc> {
@@ -102,8 +112,10 @@ export class OplogSourceCursor {
     return reply;
   }
 
-  // Leaves the cursor (another source, a stop): the source's is killed, not waited for.
+  // Leaves the cursor (another source, a stop, a resync): the source's is killed, not waited for,
+  // and a fetch still under way answers nothing.
   close(): void {
+    this.turn += 1;
     const c = this.cursor;
     this.cursor = undefined;
     if (c !== undefined) this.kill(c.host, c.id);
@@ -114,3 +126,10 @@ export class OplogSourceCursor {
   }
 }
 
+// The cursor the next fetch goes on with: one still open after a batch the core can take, at the
+// batch's last entry.
+function usableCursor(host: string, id: Long, out: Translated, from: OpTime): SourceCursor | undefined {
+  if (!out.ok || out.response.status !== 'ok' || id.isZero()) return undefined;
+  const last = out.response.entries.at(-1);
+  return { host, id, at: last === undefined ? from : { ts: last.ts, t: last.t } };
+}

@@ -18,7 +18,7 @@ import type { Network } from '../wire/network.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
 import { enableOplog, type ReplicatedOplog } from '../oplog/replicated_oplog.js';
 import { OPLOG_NS } from '../oplog/oplog_entry.js';
-import { coreEntry, FetchedEntries, sourceMetadataOf } from './fetched_entries.js';
+import { coreEntry, FetchedEntries, rollbackEntries, sourceMetadataOf } from './fetched_entries.js';
 import { initialSync } from './initial_syncer.js';
 import { oldestOplogEntry, OplogSourceCursor } from './oplog_source_cursor.js';
 import { oplogQueryMetadata } from './oplog_query_metadata.js';
@@ -131,7 +131,7 @@ export class ReplicationCoordinator {
   constructor(deps: ReplicationCoordinatorDeps) {
     this.deps = { ...deps, clock: steadyClock(deps.clock) };
     this.startedAtMs = this.deps.clock.now();
-    this.sourceCursor = new OplogSourceCursor(deps.network, this.fetched, deps.logger);
+    this.sourceCursor = new OplogSourceCursor(deps.network, deps.logger);
   }
 
   get setName(): string {
@@ -424,11 +424,18 @@ export class ReplicationCoordinator {
 
   // The core's entries: those fetched are applied from their full entries, as one LMDB commit in
   // the background (what is sent after it waits for it); those it made itself (the new primary's
-  // no-op) are written as no-ops.
+  // no-op, a primary's writeNoop) are written as no-ops. An entry appended from an answer that is
+  // not a no-op and lacks its full entry went missing on the way: written as a no-op it would drop
+  // a write at an optime the set agrees on, so the member halts instead.
   private appendOplog(entries: readonly OplogEntry[]): void {
     const oplog = this.oplog;
     if (oplog === undefined || this.haltedBecause !== undefined) return;
     const docs = this.fetched.take(entries);
+    const missing = this.fetched.handingOver ? entries.find((entry, i) => docs[i] === undefined && entry.op !== 'n') : undefined;
+    if (missing !== undefined) {
+      this.halt(`the fetched oplog entry at ${formatOpTime(missing)} (op '${missing.op}') is not at hand to apply`);
+      return;
+    }
     const fetched: Doc[] = [];
     entries.forEach((entry, i) => {
       const doc = docs[i];
@@ -601,7 +608,7 @@ export class ReplicationCoordinator {
     void this.sourceCursor.fetch(host, req, { term: core.term, lastKnownCommittedOpTime: core.lastCommittedOpTime, nowMs: () => this.deps.clock.now() }).then((out) => {
       if (out === undefined || this.core === null || this.core.config !== config || this.stopped) return;
       if (out.ok) {
-        this.step({ type: 'receive', from: to, message: out.response });
+        this.fetched.during(out.full, () => this.step({ type: 'receive', from: to, message: out.response }));
         return;
       }
       this.deps.logger.error({ c: 'REPL', host, err: out.error.message }, 'The sync source sent a malformed oplog entry: nothing of its batch is applied, and the source is left');
@@ -616,14 +623,14 @@ export class ReplicationCoordinator {
     const cmd = { find: 'oplog.rs', filter: { ts: { $gte: bsonTimestamp(req.from.ts) } }, batchSize: ROLLBACK_FETCH_BATCH, singleBatch: true, $replData: 1, $oplogQueryData: 1 };
     this.deps.network.command(host, 'local', cmd, { timeoutMs: MEMBER_REQUEST_TIMEOUT_MS }).then(async (reply) => {
       if (this.core === null || this.core.config !== config || this.stopped || reply.ok !== 1) return;
-      const kept = this.fetched.keepAll((reply.cursor as Doc).firstBatch as Doc[]);
+      const kept = rollbackEntries((reply.cursor as Doc).firstBatch as Doc[]);
       if (!kept.ok) {
         this.deps.logger.error({ c: 'ROLLBACK', host, err: kept.error.message }, 'The sync source\'s oplog holds a malformed entry; no rollback from it');
         return;
       }
       const first = kept.entries[0];
       const oldest = first !== undefined && opTimeEquals({ ts: first.ts, t: first.t }, req.from) ? {} : { oldestOpTime: await oldestOplogEntry(this.deps.network, host) };
-      this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries: kept.entries, metadata: sourceMetadataOf(reply), ...oldest } });
+      this.fetched.during(kept.full, () => this.step({ type: 'receive', from: to, message: { kind: 'rollbackFetchResponse', entries: kept.entries, metadata: sourceMetadataOf(reply), ...oldest } }));
     }).catch((err: unknown) => {
       this.deps.logger.info({ c: 'REPL', host, err: (err as Error).message }, 'Rollback could not read the sync source\'s oplog');
     });

@@ -8,7 +8,7 @@ import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { ChunkManager } from './chunk_manager.js';
 import { ReadThroughEntry } from './read_through.js';
 import { inStatementAtReadTime, statementReadTime } from './transaction_router.js';
-import { configReadConcern } from '../catalog/config_read_concern.js';
+import { CATALOG_READ_TIMEOUT, configReadConcern } from '../catalog/config_read_concern.js';
 
 // A database config.databases does not name, where a command needs its primary shard. Reads answer
 // nothing for it instead (emptyWithoutDatabase).
@@ -54,7 +54,7 @@ export class CatalogCache {
     let entry = this.databases.get(db);
     if (entry === undefined) {
       const lookUp = async (): Promise<DatabaseType | undefined> => {
-        const [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db }, ...configReadConcern(this.configHost) }) as unknown as DatabaseType[];
+        const [found] = await fetchAll(this.client, this.configHost, 'config', { find: 'databases', filter: { _id: db }, ...configReadConcern(this.configHost) }, CATALOG_READ_TIMEOUT) as unknown as DatabaseType[];
         return found;
       };
       entry = new ReadThroughEntry(lookUp, (found) => found !== undefined);
@@ -96,7 +96,7 @@ export class CatalogCache {
   }
 
   private async load(ns: string, previous: ChunkManager | undefined): Promise<ChunkManager | undefined> {
-    const [collection] = await fetchAll(this.client, this.configHost, 'config', { find: 'collections', filter: { _id: ns }, ...configReadConcern(this.configHost) }) as unknown as CollectionType[];
+    const [collection] = await fetchAll(this.client, this.configHost, 'config', { find: 'collections', filter: { _id: ns }, ...configReadConcern(this.configHost) }, CATALOG_READ_TIMEOUT) as unknown as CollectionType[];
     if (!collection) return undefined;
     const sameGeneration = previous && previous.epoch.equals(collection.lastmodEpoch) && previous.timestamp.equals(collection.timestamp);
     if (sameGeneration) {
@@ -118,7 +118,7 @@ export class CatalogCache {
   }
 
   private async readChunks(filter: Doc): Promise<ChunkType[]> {
-    return await fetchAll(this.client, this.configHost, 'config', { find: 'chunks', filter, sort: { min: 1 }, ...configReadConcern(this.configHost) }) as unknown as ChunkType[];
+    return await fetchAll(this.client, this.configHost, 'config', { find: 'chunks', filter, sort: { min: 1 }, ...configReadConcern(this.configHost) }, CATALOG_READ_TIMEOUT) as unknown as ChunkType[];
   }
 
   invalidateCollection(ns: string): void {

@@ -3,7 +3,7 @@ import { ErrorCodes } from '../base/error_codes.js';
 import type { ShardType } from '../catalog/type_chunk.js';
 import type { Network } from '../wire/network.js';
 import { fetchAll } from '../wire/remote_cursor.js';
-import { configReadConcern } from '../catalog/config_read_concern.js';
+import { CATALOG_READ_TIMEOUT, configReadConcern } from '../catalog/config_read_concern.js';
 
 // The router's cache of config.shards (MongoDB's ShardRegistry): reloaded when a shard id is not
 // known, or when told to.
@@ -15,7 +15,7 @@ export class ShardRegistry {
   constructor(private readonly client: Network, private readonly configHost: string) {}
 
   async reload(): Promise<void> {
-    const docs = await fetchAll(this.client, this.configHost, 'config', { find: 'shards', sort: { _id: 1 }, ...configReadConcern(this.configHost) });
+    const docs = await fetchAll(this.client, this.configHost, 'config', { find: 'shards', sort: { _id: 1 }, ...configReadConcern(this.configHost) }, CATALOG_READ_TIMEOUT);
     this.shards = new Map(docs.map((d) => [String(d._id), d as unknown as ShardType]));
     this.loaded = true;
     // Asked by every command the router dispatches: worked out once per load.

@@ -1,21 +1,23 @@
 import { MongoError } from '../base/errors.js';
 import type { Doc } from '../bson/values.js';
+import type { CommandOptions } from './client.js';
 import type { Network } from './network.js';
 
 // Runs a cursor-returning command (find, aggregate, listIndexes, ...) on another node and drains
-// it with getMore; an ok: 0 reply becomes the MongoError it describes.
-export async function fetchAll(client: Network, host: string, db: string, cmd: Doc): Promise<Doc[]> {
-  return drainCursor(client, host, db, checkOk(await client.command(host, db, cmd)));
+// it with getMore; an ok: 0 reply becomes the MongoError it describes. `options` go with each
+// request (a timeout, say).
+export async function fetchAll(client: Network, host: string, db: string, cmd: Doc, options?: CommandOptions): Promise<Doc[]> {
+  return drainCursor(client, host, db, checkOk(await client.command(host, db, cmd, options)), options);
 }
 
 // Every document of a cursor whose first reply is in hand, fetching the rest with getMore.
-export async function drainCursor(client: Network, host: string, db: string, first: Doc): Promise<Doc[]> {
+export async function drainCursor(client: Network, host: string, db: string, first: Doc, options?: CommandOptions): Promise<Doc[]> {
   const cursor = first.cursor as Doc;
   const out = [...(cursor.firstBatch as Doc[])];
   let id = cursor.id;
   const coll = String(cursor.ns).slice(db.length + 1);
   while (id !== undefined && !isZero(id)) {
-    const more = checkOk(await client.command(host, db, { getMore: id, collection: coll }));
+    const more = checkOk(await client.command(host, db, { getMore: id, collection: coll }, options));
     const c = more.cursor as Doc;
     out.push(...(c.nextBatch as Doc[]));
     id = c.id;

@@ -7,7 +7,9 @@ import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 // readConcern linearizable on a real three-member set: answered by the primary once a majority
 // confirmed it is still primary; refused on a secondary (NotWritablePrimary); a primary whose two
 // secondaries are stopped (SIGSTOP) answers a linearizable read with MaxTimeMSExpired at the
-// read's maxTimeMS, within the election timeout, while it still answers a local read.
+// read's maxTimeMS, within the election timeout, while it still answers a local read. A majority
+// or snapshot read that waits for a write only the primary holds ends at its maxTimeMS too
+// (MaxTimeMSExpired, as MongoDB's read concern wait honours the operation's deadline).
 describe('readConcern linearizable', () => {
   let set: SpawnedReplicaSet;
   let connect: (uri: string) => MongoClient;
@@ -35,5 +37,13 @@ describe('readConcern linearizable', () => {
     assert.ok(Date.now() - started >= 1900, 'not before its maxTimeMS');
     const local = await onPrimary.command({ find: 'c', filter: { _id: 1 } });
     assert.deepEqual(local.cursor.firstBatch, [{ _id: 1, v: 'x' }], 'a local read is still answered');
+
+    const written = await onPrimary.command({ insert: 'c', documents: [{ _id: 2, v: 'y' }], writeConcern: { w: 1 } });
+    const at = written.operationTime;
+    for (const readConcern of [{ level: 'majority', afterClusterTime: at }, { level: 'snapshot', atClusterTime: at }]) {
+      const waitStarted = Date.now();
+      await assert.rejects(onPrimary.command({ find: 'c', filter: { _id: 2 }, readConcern, maxTimeMS: 1000 }), (err: unknown) => err instanceof MongoServerError && err.code === 50, readConcern.level);
+      assert.ok(Date.now() - waitStarted >= 900, `${readConcern.level}: not before its maxTimeMS`);
+    }
   });
 });
