@@ -99,9 +99,10 @@ export function closedConnectionReply(): Doc {
 }
 
 // Only the commands that wait for a write concern get data.writeConcernError (their invocation's
-// supportsWriteConcern in MongoDB).
+// supportsWriteConcern in MongoDB): the config server's catalog commands among them, which always
+// wait for majority.
 export function addsWriteConcernError(data: FailPointData, target: FailCommandTarget): boolean {
-  return isPlainObject(data.writeConcernError) && target.names.some((name) => WRITE_CONCERN_COMMANDS.has(name)) && failCommandApplies(data, target);
+  return isPlainObject(data.writeConcernError) && target.names.some((name) => WRITE_CONCERN_COMMANDS.has(name) || name.startsWith('_configsvr')) && failCommandApplies(data, target);
 }
 
 // A command that ran and succeeded, answered as if waiting for its write concern had failed with

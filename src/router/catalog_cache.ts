@@ -4,7 +4,7 @@ import type { Doc } from '../bson/values.js';
 import { placementTimestamp } from '../catalog/chunk_version.js';
 import type { ChunkType, CollectionType, DatabaseType } from '../catalog/type_chunk.js';
 import type { Network } from '../wire/network.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import { ChunkManager } from './chunk_manager.js';
 import { ReadThroughEntry } from './read_through.js';
 import { inStatementAtReadTime, statementReadTime } from './transaction_router.js';
@@ -40,7 +40,7 @@ export class CatalogCache {
     const entry = this.databaseEntry(db);
     let found = await entry.get();
     if (!found && options.create) {
-      checkOk(await this.client.command(this.configHost, 'admin', { _configsvrCreateDatabase: db }));
+      checkWriteConcern(await this.client.command(this.configHost, 'admin', { _configsvrCreateDatabase: db }));
       // A look-up already running may have read before the database existed.
       entry.invalidate();
       found = await entry.get();

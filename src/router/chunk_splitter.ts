@@ -6,7 +6,7 @@ import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
 import { valueAtPath } from '../catalog/shard_key_pattern.js';
 import type { ChunkType } from '../catalog/type_chunk.js';
 import type { Network } from '../wire/network.js';
-import { checkOk, fetchAll } from '../wire/remote_cursor.js';
+import { checkOk, checkWriteConcern, fetchAll } from '../wire/remote_cursor.js';
 import type { CatalogCache } from './catalog_cache.js';
 import type { ChunkManager } from './chunk_manager.js';
 import type { ShardRegistry } from './shard_registry.js';
@@ -313,7 +313,7 @@ export function createChunkSplitter(client: Network, configHost: string, shardRe
       return checkOk(await client.command(await shardRegistry.host(shard), db, cmd));
     },
     async commitSplit(cmd) {
-      checkOk(await client.command(configHost, 'admin', cmd));
+      checkWriteConcern(await client.command(configHost, 'admin', cmd));
     },
     invalidateRouting: (ns) => catalogCache.invalidateCollection(ns),
     logger,

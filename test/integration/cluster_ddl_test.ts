@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, type Db } from 'mongodb';
+import { MaxKey, MinKey, MongoClient, type Db } from 'mongodb';
 import type { SpawnedCluster } from '../helpers/spawn_cluster.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { withCluster } from '../helpers/fixtures.js';
@@ -21,7 +21,7 @@ describe('cluster DDL, splits and merges through the router', () => {
   let client: MongoClient;
   let db: Db;
 
-  withCluster({ shards: 2 }, async (f) => {
+  withCluster({ shards: 2, enableTestCommands: true }, async (f) => {
     ({ cluster, client } = f);
     db = client.db('ddl');
     await client.db('admin').command({ enableSharding: 'ddl', primaryShard: 'shard0' });
@@ -45,6 +45,32 @@ describe('cluster DDL, splits and merges through the router', () => {
     const whats = (await client.db('config').collection<AnyDoc>('changelog').find({ ns: 'ddl.s' }).toArray()).map((e) => e.what);
     assert.ok(whats.includes('split') && whats.includes('merge'), whats.join(','));
     assert.equal(await db.collection('s').countDocuments(), 100);
+  });
+
+  // mongos takes a writeConcernError from the config server for the command's failure
+  // (getEffectiveStatus): the commit may yet be rolled back by a config server failover.
+  it('a split or merge whose commit the config server answers with a writeConcernError fails with it; the routing is read again', async () => {
+    const admin = client.db('admin');
+    await admin.command({ shardCollection: 'ddl.wce', key: { k: 1 } });
+    const config = new MongoClient(cluster.config.uri);
+    const { uuid } = (await client.db('config').collection<AnyDoc>('collections').findOne({ _id: 'ddl.wce' }))!;
+    const chunks = () => client.db('config').collection<AnyDoc>('chunks').find({ uuid }).sort({ min: 1 }).toArray();
+    try {
+      for (const [name, command] of [['_configsvrCommitChunkSplit', { split: 'ddl.wce', middle: { k: 50 } }], ['_configsvrCommitChunksMerge', { mergeChunks: 'ddl.wce', bounds: [{ k: new MinKey() }, { k: new MaxKey() }] }]] as const) {
+        await config.db('admin').command({
+          configureFailPoint: 'failCommand', mode: { times: 1 },
+          data: { failCommands: [name], writeConcernError: { code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out' }, failInternalCommands: true },
+        });
+        const refused = await admin.command(command).then(() => undefined, (err: unknown) => err as AnyDoc);
+        assert.equal(refused?.code, 64, `${name}: ${JSON.stringify(refused)}`);
+      }
+    } finally {
+      await config.db('admin').command({ configureFailPoint: 'failCommand', mode: 'off' });
+      await config.close();
+    }
+    assert.equal((await chunks()).length, 1, 'the split and the merge were both written');
+    await db.collection<AnyDoc>('wce').insertMany([{ _id: 1, k: 1 }, { _id: 2, k: 99 }]);
+    assert.equal(await db.collection('wce').countDocuments(), 2);
   });
 
   it('refuses to shard a non-empty collection without a shard key index, and creates it on an empty one', async () => {

@@ -7,7 +7,7 @@ import { optionalBool, optionalNumber, optionalString, requireDoc, requireString
 import type { ChunkType } from '../../catalog/type_chunk.js';
 import { ShardKeyPattern } from '../../catalog/shard_key_pattern.js';
 import { indivisibleChunk, parseSplitForm, splitTargetFor } from '../../catalog_decisions/split_point_finder.js';
-import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
+import { checkOk, checkWriteConcern, fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { onPrimaryShard } from './cluster_ddl.js';
 
@@ -20,7 +20,7 @@ export const addShardCommand: RouterCommand = {
   adminOnly: true,
   async run(ctx, cmd) {
     const host = requireString(cmd, Object.keys(cmd)[0]!);
-    const reply = checkOk(await toConfig(ctx, { _configsvrAddShard: host, name: optionalString(cmd, 'name'), maxSize: optionalNumber(cmd, 'maxSize') }));
+    const reply = checkWriteConcern(await toConfig(ctx, { _configsvrAddShard: host, name: optionalString(cmd, 'name'), maxSize: optionalNumber(cmd, 'maxSize') }));
     await ctx.router.shardRegistry.reload();
     return { shardAdded: reply.shardAdded, ok: 1 };
   },
@@ -41,8 +41,11 @@ export const enableShardingCommand: RouterCommand = {
   async run(ctx, cmd) {
     const db = requireString(cmd, Object.keys(cmd)[0]!);
     if (db === '' || db.includes('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `invalid db name specified: ${db}`);
-    checkOk(await toConfig(ctx, { _configsvrCreateDatabase: db, primaryShard: optionalString(cmd, 'primaryShard') }));
-    ctx.router.catalogCache.invalidateDatabase(db);
+    try {
+      checkWriteConcern(await toConfig(ctx, { _configsvrCreateDatabase: db, primaryShard: optionalString(cmd, 'primaryShard') }));
+    } finally {
+      ctx.router.catalogCache.invalidateDatabase(db);
+    }
     return { ok: 1 };
   },
 };
@@ -103,8 +106,13 @@ export const splitCommand: RouterCommand = {
     const cm = await shardedRouting(ctx, ns);
     const { chunk, splitPoint } = splitTargetFor(form, cm.shardKeyPattern, (key) => cm.findIntersectingChunk(key));
     const at = splitPoint ?? await medianKey(ctx, ns, cm.keyPattern, chunk);
-    checkOk(await toConfig(ctx, { _configsvrCommitChunkSplit: ns, chunkRange: { min: chunk.min, max: chunk.max }, splitPoints: [at] }));
-    ctx.router.catalogCache.invalidateCollection(ns);
+    // A commit answered with a writeConcernError fails the command (as mongos's getEffectiveStatus
+    // makes it), and may still have happened: the routing is read again either way.
+    try {
+      checkWriteConcern(await toConfig(ctx, { _configsvrCommitChunkSplit: ns, chunkRange: { min: chunk.min, max: chunk.max }, splitPoints: [at] }));
+    } finally {
+      ctx.router.catalogCache.invalidateCollection(ns);
+    }
     return { ok: 1 };
   },
 };
@@ -125,8 +133,11 @@ export const mergeChunksCommand: RouterCommand = {
     const bounds = cmd.bounds;
     if (!Array.isArray(bounds) || bounds.length !== 2 || !bounds.every(isPlainObject)) throw new MongoError(ErrorCodes.BadValue, 'mergeChunks requires bounds: [min, max]');
     await shardedRouting(ctx, ns);
-    checkOk(await toConfig(ctx, { _configsvrCommitChunksMerge: ns, chunkRange: { min: bounds[0], max: bounds[1] } }));
-    ctx.router.catalogCache.invalidateCollection(ns);
+    try {
+      checkWriteConcern(await toConfig(ctx, { _configsvrCommitChunksMerge: ns, chunkRange: { min: bounds[0], max: bounds[1] } }));
+    } finally {
+      ctx.router.catalogCache.invalidateCollection(ns);
+    }
     return { ok: 1 };
   },
 };

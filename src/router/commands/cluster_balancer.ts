@@ -3,7 +3,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { ShardKeyPattern } from '../../catalog/shard_key_pattern.js';
 import { optionalBool, optionalNumber, requireBool, requireString } from '../../command_layer/args.js';
-import { checkOk } from '../../wire/remote_cursor.js';
+import { checkWriteConcern } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 
 function toConfig(ctx: RouterContext, cmd: Doc): Promise<Doc> {
@@ -15,7 +15,7 @@ function forwarded(name: string, configName: string): RouterCommand {
   return {
     names: [name],
     adminOnly: true,
-    run: async (ctx) => checkOk(await toConfig(ctx, { [configName]: 1 })),
+    run: async (ctx) => checkWriteConcern(await toConfig(ctx, { [configName]: 1 })),
   };
 }
 
@@ -26,7 +26,7 @@ export const balancerStatusRouterCommand = forwarded('balancerStatus', '_configs
 export const balancerCollectionStatusRouterCommand: RouterCommand = {
   names: ['balancerCollectionStatus'],
   adminOnly: true,
-  run: async (ctx, cmd) => checkOk(await toConfig(ctx, { _configsvrBalancerCollectionStatus: requireString(cmd, 'balancerCollectionStatus') })),
+  run: async (ctx, cmd) => checkWriteConcern(await toConfig(ctx, { _configsvrBalancerCollectionStatus: requireString(cmd, 'balancerCollectionStatus') })),
 };
 
 export const setAllowMigrationsRouterCommand: RouterCommand = {
@@ -34,7 +34,7 @@ export const setAllowMigrationsRouterCommand: RouterCommand = {
   adminOnly: true,
   async run(ctx, cmd) {
     const ns = requireString(cmd, 'setAllowMigrations');
-    checkOk(await toConfig(ctx, { _configsvrSetAllowMigrations: ns, allowMigrations: requireBool(cmd, 'allowMigrations') }));
+    checkWriteConcern(await toConfig(ctx, { _configsvrSetAllowMigrations: ns, allowMigrations: requireBool(cmd, 'allowMigrations') }));
     return { ok: 1 };
   },
 };
@@ -53,7 +53,7 @@ export const clearJumboFlagRouterCommand: RouterCommand = {
     else if (Array.isArray(cmd.bounds) && cmd.bounds.length === 2 && isPlainObject(cmd.bounds[0])) key = cmd.bounds[0] as Doc;
     else throw new MongoError(ErrorCodes.BadValue, 'clearJumboFlag needs find or bounds');
     const chunk = cm.findIntersectingChunk(key);
-    checkOk(await toConfig(ctx, { _configsvrClearJumboFlag: ns, minKey: chunk.min, maxKey: chunk.max }));
+    checkWriteConcern(await toConfig(ctx, { _configsvrClearJumboFlag: ns, minKey: chunk.min, maxKey: chunk.max }));
     return { ok: 1 };
   },
 };
@@ -63,7 +63,7 @@ export const configureCollectionBalancingRouterCommand: RouterCommand = {
   adminOnly: true,
   async run(ctx, cmd) {
     const ns = requireString(cmd, 'configureCollectionBalancing');
-    checkOk(await toConfig(ctx, {
+    checkWriteConcern(await toConfig(ctx, {
       _configsvrConfigureCollectionBalancing: ns, chunkSize: optionalNumber(cmd, 'chunkSize'), enableAutoMerger: optionalBool(cmd, 'enableAutoMerger'),
     }));
     return { ok: 1 };

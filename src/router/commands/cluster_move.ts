@@ -2,14 +2,14 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { optionalBool, optionalDoc, requireString } from '../../command_layer/args.js';
-import { checkOk } from '../../wire/remote_cursor.js';
+import { checkWriteConcern } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 
 // moveChunk and moveRange go to the config server, which starts the migration on the donor (or
 // joins an identical one in flight) and answers when it has committed or aborted.
 async function move(ctx: RouterContext, ns: string, body: Doc): Promise<Doc> {
   const started = ctx.router.wallClock.now();
-  checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrMoveRange: ns, ...body }));
+  checkWriteConcern(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrMoveRange: ns, ...body }));
   ctx.router.catalogCache.invalidateCollection(ns);
   return { millis: ctx.router.wallClock.now() - started, ok: 1 };
 }

@@ -4,7 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { checkMovePrimaryRequest } from '../../catalog_decisions/move_primary.js';
 import { onPrimaryShard } from './cluster_ddl.js';
 import { requireString } from '../../command_layer/args.js';
-import { checkOk } from '../../wire/remote_cursor.js';
+import { checkWriteConcern } from '../../wire/remote_cursor.js';
 import type { RouterCommand } from '../router_services.js';
 
 // {removeShard: shardNameOrHost}: one step of the removal on the config server; its reply (the
@@ -16,7 +16,7 @@ export const removeShardCommand: RouterCommand = {
   async run(ctx, cmd) {
     const shard = requireString(cmd, Object.keys(cmd)[0]!);
     try {
-      const reply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrRemoveShard: shard }));
+      const reply = checkWriteConcern(await ctx.router.client.command(ctx.router.options.configHost, 'admin', { _configsvrRemoveShard: shard }));
       return passthrough(reply);
     } finally {
       await ctx.router.shardRegistry.reload().catch(() => undefined);

@@ -3,14 +3,14 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { requireDoc, requireString } from '../../command_layer/args.js';
-import { checkOk } from '../../wire/remote_cursor.js';
+import { checkWriteConcern } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 
 // Zone commands (mongosh's sh.addShardToZone, sh.removeShardFromZone, sh.updateZoneKeyRange and
 // sh.removeRangeFromZone): the router checks the arguments' types and the config server does the
 // rest (_configsvr*, MongoDB's names). Zones change no chunks, so no routing cache is refreshed.
 async function toConfig(ctx: RouterContext, cmd: Doc): Promise<Doc> {
-  checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', cmd));
+  checkWriteConcern(await ctx.router.client.command(ctx.router.options.configHost, 'admin', cmd));
   return { ok: 1 };
 }
 
