@@ -92,8 +92,20 @@ function checkAndRun<S extends MongodServices>(node: NodeWithTable<S>, conn: Con
       // A snapshot or majority read's view (snapshot_read.ts) is ambient only while the command
       // runs synchronously: one that waited runs again inside it, or it would read the latest
       // state (a transaction committed since at a later time among it) and name its snapshot's.
+      // A request that waited on a primary may find the member primary no more: a step-down lets
+      // go of the prepared transactions it waited for, whose commits then come through
+      // replication, at a later time than the one the other shards committed them at, so what it
+      // would read here is not the snapshot it asked for. It ends as MongoDB's operations
+      // interrupted by a step-down do (InterruptedDueToReplStateChange, which reads retry).
+      const startedOnPrimary = node.replication?.isWritablePrimary() === true;
+      const rerun = (): Doc | Promise<Doc> => {
+        if (startedOnPrimary && node.replication?.isWritablePrimary() !== true) {
+          throw new MongoError(ErrorCodes.InterruptedDueToReplStateChange, 'operation was interrupted because of a replication state change');
+        }
+        return attempt();
+      };
       const view = currentReadView();
-      const again = view === undefined ? attempt : (): Doc | Promise<Doc> => withReadView(view, attempt);
+      const again = view === undefined ? rerun : (): Doc | Promise<Doc> => withReadView(view, rerun);
       return afterTransactionsEnd(attempt, again, (ended) => beforeDeadline(interruptible(ended), deadline, node.wallClock));
     }));
     const answered = reply instanceof Promise
