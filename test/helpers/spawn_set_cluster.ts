@@ -20,13 +20,17 @@ export interface SetClusterOptions {
   routers: number;
   // To every process (e.g. --enableTestCommands).
   args?: string[];
+  // Each member's own loopback address, by set (0 the config server's, then the shards' in order)
+  // and member; 127.0.0.1 when absent.
+  address?: (set: number, member: number) => string;
+  electionTimeoutMillis?: number;
 }
 
 export async function spawnSetCluster(p: SuiteProcesses, options: SetClusterOptions): Promise<SetCluster> {
   const args = options.args ?? [];
   const [config, ...shards] = await Promise.all([
-    p.replicaSet({ name: 'cfg', members: options.configMembers, node: () => ({ role: 'config', extraArgs: args }) }),
-    ...Array.from({ length: options.shards }, (_, i) => p.replicaSet({ name: `rs${i}`, members: options.members, node: () => ({ extraArgs: args }) })),
+    p.replicaSet({ name: 'cfg', members: options.configMembers, node: () => ({ role: 'config', extraArgs: args }), ...setOptions(options, 0) }),
+    ...Array.from({ length: options.shards }, (_, i) => p.replicaSet({ name: `rs${i}`, members: options.members, node: () => ({ extraArgs: args }), ...setOptions(options, i + 1) })),
   ]);
   const routers: SpawnedRouter[] = [];
   for (let i = 0; i < options.routers; i++) routers.push(await p.router(`cfg/${config!.hosts.join(',')}`, args));
@@ -37,4 +41,9 @@ export async function spawnSetCluster(p: SuiteProcesses, options: SetClusterOpti
     await client.close();
   }
   return { config: config!, shards, routers };
+}
+
+function setOptions(options: SetClusterOptions, set: number): { address?: (member: number) => string; electionTimeoutMillis?: number } {
+  const { address, electionTimeoutMillis } = options;
+  return { ...(address === undefined ? {} : { address: (member: number) => address(set, member) }), ...(electionTimeoutMillis === undefined ? {} : { electionTimeoutMillis }) };
 }

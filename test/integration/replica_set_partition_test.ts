@@ -1,42 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BSON } from 'bson';
 import type { MongoClient } from 'mongodb';
 import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
+import { ipOf, NftPartition } from '../helpers/nft_partition.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 
-// The partition is made with nftables (Debian's package; .ci/run installs it): a table of its own
-// dropping what passes between the primary's address and the others', both ways. The test
-// process talks to every member from 127.0.0.1, which no rule touches.
-const TABLE = 'docshard_partition_test';
-
-function nft(script: string): void {
-  execFileSync('nft', ['-f', '-'], { input: script });
-}
-
-function cut(isolated: string, others: readonly string[]): void {
-  const set = `{ ${others.join(', ')} }`;
-  nft(`table inet ${TABLE} {
-    chain input {
-      type filter hook input priority 0; policy accept;
-      ip saddr ${isolated} ip daddr ${set} drop
-      ip saddr ${set} ip daddr ${isolated} drop
-    }
-  }`);
-}
-
-function heal(): void {
-  try {
-    execFileSync('nft', ['delete', 'table', 'inet', TABLE], { stdio: 'ignore' });
-  } catch {
-    // no table: nothing to heal
-  }
-}
+const partition = new NftPartition('partition_test');
 
 // The documents of a collection's rollback files in a member's dbpath (<dbpath>/rollback/<uuid>/).
 function rollbackFileDocuments(dbpath: string, uuid: string): AnyDoc[] {
@@ -67,8 +41,8 @@ describe('a replica set whose primary is partitioned away', () => {
   // members stopped (or across the partition) waits out its server selection to end its sessions.
   withProcesses(async (p) => {
     processes = p;
-    heal();
-    p.beforeStop(heal);
+    partition.heal();
+    p.beforeStop(() => partition.heal());
     set = await p.replicaSet({ members: 3, address: (i) => `127.0.0.${i + 2}` });
   });
   const direct = (host: string): MongoClient =>
@@ -79,10 +53,9 @@ describe('a replica set whose primary is partitioned away', () => {
     await client.db('app').collection<AnyDoc>('c').insertMany([{ _id: 'base-1' }, { _id: 'base-2' }], { writeConcern: { w: 'majority' } });
     const primaryHost = String((await client.db('admin').command({ hello: 1 })).primary);
     const others = set.hosts.filter((h) => h !== primaryHost);
-    const ip = (host: string): string => host.slice(0, host.lastIndexOf(':'));
     const oldPrimary = direct(primaryHost);
     try {
-      cut(ip(primaryHost), others.map(ip));
+      partition.cut(ipOf(primaryHost), others.map(ipOf));
       const lost = Array.from({ length: 5 }, (_, i) => ({ _id: `lost-${i}`, n: i }));
       await oldPrimary.db('app').collection<AnyDoc>('c').insertMany(lost, { writeConcern: { w: 1 } });
       const survivor = direct(others[0]!);
@@ -93,7 +66,7 @@ describe('a replica set whose primary is partitioned away', () => {
       }, 40_000);
       await direct(newPrimary).db('app').collection<AnyDoc>('c').insertOne({ _id: 'after' }, { writeConcern: { w: 'majority' } });
     } finally {
-      heal();
+      partition.heal();
     }
     await until('every member at the same optime', async () => {
       const status = await direct(others[0]!).db('admin').command({ replSetGetStatus: 1 });
