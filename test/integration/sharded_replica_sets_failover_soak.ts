@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MongoClient } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, MongoClient, ResumeToken } from 'mongodb';
 import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
 import { spawnSetCluster, type SetCluster } from '../helpers/spawn_set_cluster.js';
 import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
@@ -16,7 +16,14 @@ import type { AnyDoc, SpawnedNode } from '../helpers/spawn_node.js';
 // partitioned away (nftables, then healed). Afterwards every acknowledged write is there exactly
 // once, the counters are exact, every snapshot of the bank summed to its total and its final
 // balances are what its ledger's transfers make them, checkMetadataConsistency finds nothing, and
-// no migration is left unfinished.
+// no migration is left unfinished. A change stream on the whole cluster, opened through a router
+// before the load (issue 33), with a DDL storm beside it (collections created, written and dropped
+// without end), shows every committed change exactly once, a transaction's events together, and a
+// stream resumed from any of its events' tokens yields exactly what followed it.
+//
+// Not in npm test (hence not *_test.ts): it still finds faults in some of its runs (a cross-shard
+// transfer committed on one shard only, a change event missing after a failover; test/README.md).
+// `npm run test:failover` runs it; it takes one to three minutes.
 
 const ELECTION_TIMEOUT_MS = 3000;
 const ACCOUNTS = 20;
@@ -38,6 +45,40 @@ interface Load {
   moves: number;
   done: Promise<unknown>;
 }
+
+// Every event of a stream, read until `stop` and then until `until` says the last one read is the
+// end; a stream that fails (the driver resumes from what it may) keeps its error.
+class Watched {
+  readonly events: ChangeStreamDocument[] = [];
+  error: unknown;
+  private readonly pump: Promise<void>;
+
+  constructor(private readonly stream: ChangeStream, until: (e: ChangeStreamDocument) => boolean) {
+    this.pump = (async () => {
+      try {
+        for (;;) {
+          const e = await stream.tryNext();
+          if (e === null) continue;
+          this.events.push(e);
+          if (until(e)) return;
+        }
+      } catch (err) {
+        this.error = err;
+      }
+    })();
+  }
+
+  async done(): Promise<ChangeStreamDocument[]> {
+    await this.pump;
+    await this.stream.close();
+    if (this.error !== undefined) throw this.error as Error;
+    return this.events;
+  }
+}
+
+const SENTINEL = 'end of the load';
+const isSentinel = (e: ChangeStreamDocument): boolean => e.operationType === 'insert' && e.ns.coll === 'sentinel' && (e.documentKey as { _id: unknown })._id === SENTINEL;
+const tokenOf = (e: ChangeStreamDocument): string => String((e._id as { _data: string })._data);
 
 describe('a sharded cluster of replica sets under load loses primaries', () => {
   let p: SuiteProcesses;
@@ -139,7 +180,7 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
     });
     const incrementer = loop(async (i) => {
       try {
-        await router(i).db('app').collection<AnyDoc>('counters').updateOne({ _id: 'c' }, { $inc: { n: 1 } }, { writeConcern: { w: 'majority' } });
+        await router(i).db('app').collection<AnyDoc>('counters').updateOne({ _id: 'c' }, { $inc: { n: 1 }, $set: { last: i } }, { writeConcern: { w: 'majority' } });
         load.increments.acked += 1;
       } catch {
         load.increments.unknown += 1;
@@ -183,7 +224,17 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
         // refused or interrupted by the failover
       }
     });
-    load.done = Promise.all([...Array.from({ length: WRITERS }, (_, w) => writer(w)), incrementer, transfers(0), transfers(1), reader, mover]);
+    const ddl = loop(async (i) => {
+      const db = router(i).db('ddl');
+      try {
+        await db.createCollection(`c${i % 4}`);
+        await db.collection<AnyDoc>(`c${i % 4}`).insertOne({ _id: i });
+        await db.collection(`c${i % 4}`).drop();
+      } catch {
+        // interrupted by the failover, or the collection left from an interrupted round
+      }
+    });
+    load.done = Promise.all([...Array.from({ length: WRITERS }, (_, w) => writer(w)), incrementer, transfers(0), transfers(1), reader, mover, ddl]);
     return load;
   }
 
@@ -205,6 +256,7 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
     await admin.command({ moveRange: 'app.log', min: { seq: 200 }, max: { seq: 250 }, toShard: 'rs1' });
     await admin.command({ balancerStart: 1 });
 
+    const watched = new Watched(routers[1]!.watch(), isSentinel);
     const stop = { now: false };
     const running = startLoad(routers, stop);
     load = running;
@@ -245,6 +297,43 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
     assert.deepEqual(report.badReads.map((r) => ({ index: r.index, total: r.total, missing: r.missing })), [], 'every snapshot sums to the total');
     assert.deepEqual(report.badFinal, [], 'the final balances are the ledger\'s');
     log(`${transfers.length} transfers committed`);
+
+    await routers[0]!.db('app').collection<AnyDoc>('sentinel').insertOne({ _id: SENTINEL }, { writeConcern: { w: 'majority' } });
+    const events = await watched.done();
+    const inserted = events.filter((e) => e.operationType === 'insert' && e.ns.db === 'app' && e.ns.coll === 'log').map((e) => String((e as { documentKey: { _id: unknown } }).documentKey._id));
+    assert.deepEqual([...inserted].sort(), [...ids].sort(), 'each document of app.log inserted once in the stream');
+    const increments = events.filter((e) => e.operationType === 'update' && e.ns.coll === 'counters');
+    if (increments.length !== counter!.n) {
+      const seen = increments.map((e) => Number((e as { updateDescription: { updatedFields: { last?: unknown } } }).updateDescription.updatedFields.last));
+      const missing = Array.from({ length: seen.length + 2 }, (_, i) => i).filter((i) => !seen.includes(i));
+      log(`increments in the stream: ${JSON.stringify(seen)}; clusterTimes ${JSON.stringify(increments.map((e) => String((e as { clusterTime?: unknown }).clusterTime)))}; missing ${JSON.stringify(missing)}`);
+    }
+    assert.equal(increments.length, counter!.n, 'each increment once in the stream');
+    const ledgerInserts = events.filter((e) => e.operationType === 'insert' && e.ns.coll === 'ledger').length;
+    assert.equal(ledgerInserts, transfers.length, 'each committed transfer once in the stream');
+    const transactions = new Map<string, number[]>();
+    events.forEach((e, i) => {
+      const { lsid, txnNumber } = e as { lsid?: { id: { toString(encoding: string): string } }; txnNumber?: unknown };
+      if (lsid === undefined || txnNumber === undefined) return;
+      const key = `${lsid.id.toString('hex')}:${String(txnNumber)}`;
+      transactions.set(key, [...(transactions.get(key) ?? []), i]);
+    });
+    const scattered = [...transactions].filter(([, at]) => at[at.length - 1]! - at[0]! !== at.length - 1);
+    if (scattered.length > 0) {
+      const [, at] = scattered[0]!;
+      const show = (e: ChangeStreamDocument): string => {
+        const { lsid, txnNumber, clusterTime, ns, documentKey } = e as { lsid?: { id: { toString(encoding: string): string } }; txnNumber?: unknown; clusterTime?: unknown; ns?: { db: string; coll: string }; documentKey?: unknown };
+        return `${e.operationType} ${ns?.db}.${ns?.coll} ${JSON.stringify(documentKey)} ${String(clusterTime)} ${lsid === undefined ? '' : `${lsid.id.toString('hex')}:${String(txnNumber)}`}`;
+      };
+      log(`scattered transaction: ${events.slice(at[0]!, at[at.length - 1]! + 1).map(show).join(' | ')}`);
+    }
+    assert.deepEqual(scattered, [], 'a transaction\'s events together');
+    assert.ok(transactions.size >= transfers.length, `${transactions.size} transactions' events for ${transfers.length} transfers`);
+    for (const from of [Math.floor(events.length / 4), Math.floor(events.length / 2), events.length - 2]) {
+      const resumed = await new Watched(routers[from % 2]!.watch([], { resumeAfter: events[from]!._id as ResumeToken }), isSentinel).done();
+      assert.deepEqual(resumed.map(tokenOf), events.slice(from + 1).map(tokenOf), `resumed after event ${from} of ${events.length}`);
+    }
+    log(`${events.length} events in the stream; ${transactions.size} transactions`);
 
     const inconsistencies = await admin.command({ checkMetadataConsistency: 1 });
     assert.deepEqual(inconsistencies.cursor.firstBatch, []);
