@@ -12,7 +12,7 @@ import { writeJsTree } from './js_tree.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 // Every folder whose TypeScript the tests import (test/helpers/test_bin.ts imports build/).
-const TRANSPILED = ['src', 'test', 'bench', 'build'];
+const TRANSPILED = ['src', 'test', 'build'];
 
 // Under node_modules, where the transpiled files' package imports resolve; one tree per run.
 const TREES = path.join(ROOT, 'node_modules', '.cache', 'docshard-tests');
