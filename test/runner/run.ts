@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
@@ -32,14 +32,24 @@ function counterpart(tree: string, file: string): string {
 mkdirSync(TREES, { recursive: true });
 const tree = mkdtempSync(path.join(TREES, 'run-'));
 const removeTree = (): void => rmSync(tree, { recursive: true, force: true });
+let runner: ChildProcess | undefined;
+// A terminal's ^C reaches the test runner too; a signal sent to this process alone is passed on.
+// Either way the tree goes once the runner has ended, or at once while there is none yet.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (runner !== undefined) {
+      runner.kill(signal);
+      return;
+    }
+    removeTree();
+    process.exit(128 + constants.signals[signal]);
+  });
+}
 try {
   for (const error of await writeJsTree(ROOT, TRANSPILED, tree)) process.stderr.write(`${error}\n`);
   const files = testFiles.map((file) => counterpart(tree, file));
   const seed = path.join(tree, 'test', 'helpers', 'property_seed.js');
-  const runner = spawn(process.execPath, ['--enable-source-maps', '--import', seed, ...nodeOptions, '--test', ...files], { cwd: ROOT, stdio: 'inherit' });
-  // A terminal's ^C reaches the test runner too; a signal sent to this process alone is passed on.
-  // Either way the tree goes once the runner has ended.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => runner.kill(signal));
+  runner = spawn(process.execPath, ['--enable-source-maps', '--import', seed, ...nodeOptions, '--test', ...files], { cwd: ROOT, stdio: 'inherit' });
   runner.once('error', (err) => {
     removeTree();
     throw err;
