@@ -1,0 +1,82 @@
+import type { Doc } from '../../bson/values.js';
+
+// MongoDB's QueryAnalysisSampler, on a router: the collections whose analyzer is on (as read
+// from config.queryAnalyzers) and a token bucket each, refilled at samplesPerSecond up to
+// queryAnalysisSamplerBurstMultiplier seconds' worth, so that sampling is by rate, not by chance.
+// Unlike mongos, a router does not share the rate with the other routers: each samples at the
+// configured rate. Sampled queries wait here until the router writes them (`drain`).
+
+// queryAnalysisSamplerBurstMultiplier's default.
+const BURST_MULTIPLIER = 2;
+
+export interface ActiveAnalyzer {
+  ns: string;
+  collUuid: unknown;
+  samplesPerSecond: number;
+}
+
+interface Bucket {
+  analyzer: ActiveAnalyzer;
+  tokens: number;
+  refilledAt: number;
+}
+
+export class QueryAnalysisSampler {
+  private readonly buckets = new Map<string, Bucket>();
+  private pending: Doc[] = [];
+
+  // What every routed request asks first.
+  get anyActive(): boolean {
+    return this.buckets.size !== 0;
+  }
+
+  isSampled(ns: string): boolean {
+    return this.buckets.size !== 0 && this.buckets.has(ns);
+  }
+
+  // The analyzers on now, all of them: a collection not among them is no longer sampled. A
+  // bucket whose analyzer is unchanged keeps its tokens; a new or changed one starts full.
+  setActive(analyzers: readonly ActiveAnalyzer[], now: number): void {
+    const next = new Map<string, Bucket>();
+    for (const analyzer of analyzers) {
+      const kept = this.buckets.get(analyzer.ns);
+      const same = kept !== undefined && kept.analyzer.samplesPerSecond === analyzer.samplesPerSecond && String(kept.analyzer.collUuid) === String(analyzer.collUuid);
+      next.set(analyzer.ns, same ? { ...kept, analyzer } : { analyzer, tokens: capacity(analyzer), refilledAt: now });
+    }
+    this.buckets.clear();
+    for (const [ns, bucket] of next) this.buckets.set(ns, bucket);
+  }
+
+  // One analyzer turned on (`analyzer`) or off (undefined) by this router's configureQueryAnalyzer,
+  // at once rather than at the next refresh.
+  setOne(ns: string, analyzer: ActiveAnalyzer | undefined, now: number): void {
+    const others = [...this.buckets.values()].map((b) => b.analyzer).filter((a) => a.ns !== ns);
+    this.setActive(analyzer === undefined ? others : [...others, analyzer], now);
+  }
+
+  // The analyzer of `ns` when a query of it is to be sampled now (a token taken), else undefined.
+  take(ns: string, now: number): ActiveAnalyzer | undefined {
+    const bucket = this.buckets.get(ns);
+    if (bucket === undefined) return undefined;
+    const elapsed = Math.max(0, now - bucket.refilledAt) / 1000;
+    bucket.tokens = Math.min(capacity(bucket.analyzer), bucket.tokens + elapsed * bucket.analyzer.samplesPerSecond);
+    bucket.refilledAt = now;
+    if (bucket.tokens < 1) return undefined;
+    bucket.tokens -= 1;
+    return bucket.analyzer;
+  }
+
+  record(sample: Doc): void {
+    this.pending.push(sample);
+  }
+
+  drain(): Doc[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+}
+
+function capacity(analyzer: ActiveAnalyzer): number {
+  return Math.max(1, analyzer.samplesPerSecond * BURST_MULTIPLIER);
+}
