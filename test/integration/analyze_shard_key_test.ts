@@ -131,6 +131,8 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
     assert.equal(((update!.cmd as AnyDoc).updates as AnyDoc[]).length, 1);
     assert.ok((update!.expireAt as Date).getTime() > Date.now() + 6 * 24 * 3600 * 1000);
 
+    assert.deepEqual((await admin.command({ serverStatus: 1 })).queryAnalyzers, { activeCollections: 1, totalCollections: 1, totalSampledReadsCount: 24, totalSampledWritesCount: 51 });
+
     // Off: the old configuration answered, nothing sampled any more.
     const off = await admin.command({ configureQueryAnalyzer: ns, mode: 'off' });
     assert.deepEqual(off.newConfiguration, { mode: 'off' });
@@ -154,8 +156,11 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
   });
 
   it('refuses bad input with MongoDB\'s errors and changes nothing', async () => {
+    await client.db('ask').createCollection('eventsView', { viewOn: 'events', pipeline: [] });
     const analyzers = await config.collection('queryAnalyzers').countDocuments();
     const cases: [AnyDoc, number, string][] = [
+      [{ analyzeShardKey: 'ask.eventsView', key: { seq: 1 } }, 166, 'CommandNotSupportedOnView'],
+      [{ configureQueryAnalyzer: 'ask.eventsView', mode: 'full', samplesPerSecond: 1 }, 166, 'CommandNotSupportedOnView'],
       [{ analyzeShardKey: ns, key: { nokey: 1 }, readWriteDistribution: false }, 20, 'IllegalOperation'],
       [{ analyzeShardKey: ns, key: { seq: 1 }, bogus: 1 }, 40415, 'Location40415'],
       [{ analyzeShardKey: ns, key: { seq: 1 }, keyCharacteristics: 'yes' }, 14, 'TypeMismatch'],
@@ -177,7 +182,7 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
       const err = await refusal(() => admin.command(cmd));
       assert.deepEqual([err.code, err.codeName], [code, codeName], `${JSON.stringify(cmd)}: ${err.message}`);
     }
-    const noIndex = await refusal(() => admin.command(cases[0]![0]));
+    const noIndex = await refusal(() => admin.command(cases[2]![0]));
     assert.equal(noIndex.message, 'Cannot analyze the characteristics of a shard key that does not have a supporting index');
     // Without a supporting index, the read and write distribution alone.
     const distributionOnly = await analyze({ nokey: 1 });

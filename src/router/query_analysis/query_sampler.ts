@@ -24,6 +24,10 @@ interface Bucket {
 export class QueryAnalysisSampler {
   private readonly buckets = new Map<string, Bucket>();
   private pending: Doc[] = [];
+  // serverStatus's queryAnalyzers: the collections ever sampled here, and the queries sampled.
+  private readonly sampledNamespaces = new Set<string>();
+  private sampledReads = 0;
+  private sampledWrites = 0;
 
   // What every routed request asks first.
   get anyActive(): boolean {
@@ -66,8 +70,19 @@ export class QueryAnalysisSampler {
     return bucket.analyzer;
   }
 
-  record(sample: Doc): void {
+  record(ns: string, sample: Doc, read: boolean): void {
     this.pending.push(sample);
+    this.sampledNamespaces.add(ns);
+    if (read) this.sampledReads++;
+    else this.sampledWrites++;
+  }
+
+  // mongos's serverStatus section (the bytes are a mongod's).
+  serverStatus(): Doc {
+    return {
+      activeCollections: this.buckets.size, totalCollections: new Set([...this.sampledNamespaces, ...this.buckets.keys()]).size,
+      totalSampledReadsCount: this.sampledReads, totalSampledWritesCount: this.sampledWrites,
+    };
   }
 
   drain(): Doc[] {

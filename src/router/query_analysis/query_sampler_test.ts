@@ -38,12 +38,15 @@ test('a refresh keeps an unchanged bucket, restarts a changed one, drops an anal
   assert.ok(sampler.take('db.b', 0) !== undefined);
 });
 
-test('samples are kept until drained', () => {
+test('samples are kept until drained, and counted for serverStatus', () => {
   const sampler = new QueryAnalysisSampler();
-  sampler.record({ n: 1 });
-  sampler.record({ n: 2 });
-  assert.deepEqual(sampler.drain(), [{ n: 1 }, { n: 2 }]);
+  sampler.setActive([analyzer('db.b', 1)], 0);
+  sampler.record('db.a', { n: 1 }, true);
+  sampler.record('db.a', { n: 2 }, false);
+  sampler.record('db.a', { n: 3 }, false);
+  assert.deepEqual(sampler.drain(), [{ n: 1 }, { n: 2 }, { n: 3 }]);
   assert.deepEqual(sampler.drain(), []);
+  assert.deepEqual(sampler.serverStatus(), { activeCollections: 1, totalCollections: 2, totalSampledReadsCount: 1, totalSampledWritesCount: 2 });
 });
 
 test('what a sample keeps of each command: a read\'s filter, collation and let; a write statement by statement', () => {

@@ -1,7 +1,7 @@
 import { UUID } from 'bson';
 import type { Doc } from '../../bson/values.js';
 import type { RouterServices } from '../router_services.js';
-import { isSampledCommand, sampledCommands, sampledQueryDocument } from './sampled_query.js';
+import { isSampledCommand, READ_COMMANDS, sampledCommands, sampledQueryDocument } from './sampled_query.js';
 
 // Called by the dispatcher for every command it routes: with no analyzer on anywhere, one check.
 // A read or write of a collection whose analyzer is on is recorded, as long as its bucket has a
@@ -17,6 +17,6 @@ export function sampleRoutedQuery(router: RouterServices, name: string, db: stri
     const now = router.wallClock.now();
     const analyzer = sampler.take(ns, now);
     if (analyzer === undefined) return;
-    sampler.record(sampledQueryDocument(new UUID(), ns, analyzer.collUuid, name, sampled, now));
+    sampler.record(ns, sampledQueryDocument(new UUID(), ns, analyzer.collUuid, name, sampled, now), READ_COMMANDS.has(name));
   }
 }
