@@ -131,6 +131,9 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
     assert.equal(((update!.cmd as AnyDoc).updates as AnyDoc[]).length, 1);
     assert.ok((update!.expireAt as Date).getTime() > Date.now() + 6 * 24 * 3600 * 1000);
 
+    const listed = await admin.aggregate([{ $listSampledQueries: { namespace: ns } }, { $group: { _id: '$cmdName', n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray();
+    assert.deepEqual(listed, [['aggregate', 3], ['delete', 3], ['distinct', 3], ['find', 18], ['findAndModify', 3], ['update', 45]].map(([_id, n]) => ({ _id, n })));
+    assert.equal((await refusal(() => client.db('ask').aggregate([{ $listSampledQueries: {} }]).toArray())).code, 73);
     assert.deepEqual((await admin.command({ serverStatus: 1 })).queryAnalyzers, { activeCollections: 1, totalCollections: 1, totalSampledReadsCount: 24, totalSampledWritesCount: 51 });
 
     // Off: the old configuration answered, nothing sampled any more.

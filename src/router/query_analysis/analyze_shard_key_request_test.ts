@@ -4,6 +4,7 @@ import { MongoError } from '../../base/errors.js';
 import type { Doc } from '../../bson/values.js';
 import { parseAnalyzeShardKey } from './analyze_shard_key_request.js';
 import { configureQueryAnalyzerReply, parseConfigureQueryAnalyzer, queryAnalyzerWrite } from './analyzer_configuration.js';
+import { listSampledQueriesFilter } from './list_sampled_queries.js';
 
 function codeOf(run: () => unknown): number | undefined {
   try {
@@ -77,4 +78,14 @@ test('configureQueryAnalyzer writes one document per namespace and answers the o
   assert.deepEqual(configureQueryAnalyzerReply(request, null, 'u1', same), { newConfiguration: { mode: 'full', samplesPerSecond: 2 }, ok: 1 });
   assert.deepEqual(configureQueryAnalyzerReply(request, { collUuid: 'u1', mode: 'off', samplesPerSecond: 1 }, 'u1', same).oldConfiguration, { mode: 'off', samplesPerSecond: 1 });
   assert.equal(configureQueryAnalyzerReply(request, { collUuid: 'u0', mode: 'full', samplesPerSecond: 1 }, 'u1', same).oldConfiguration, undefined);
+});
+
+test('$listSampledQueries: on admin with {aggregate: 1}, an optional namespace', () => {
+  assert.deepEqual(listSampledQueriesFilter('admin', { aggregate: 1 }, {}), {});
+  assert.deepEqual(listSampledQueriesFilter('admin', { aggregate: 1 }, { namespace: 'db.c' }), { ns: 'db.c' });
+  assert.equal(codeOf(() => listSampledQueriesFilter('db', { aggregate: 1 }, {})), 73);
+  assert.equal(codeOf(() => listSampledQueriesFilter('admin', { aggregate: 'c' }, {})), 73);
+  assert.equal(codeOf(() => listSampledQueriesFilter('admin', { aggregate: 1 }, { namespace: 3 })), 14);
+  assert.equal(codeOf(() => listSampledQueriesFilter('admin', { aggregate: 1 }, { namespace: 'nodot' })), 73);
+  assert.equal(codeOf(() => listSampledQueriesFilter('admin', { aggregate: 1 }, { ns: 'db.c' })), 40415);
 });
