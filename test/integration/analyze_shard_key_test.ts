@@ -134,6 +134,11 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
     const listed = await admin.aggregate([{ $listSampledQueries: { namespace: ns } }, { $group: { _id: '$cmdName', n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray();
     assert.deepEqual(listed, [['aggregate', 3], ['delete', 3], ['distinct', 3], ['find', 18], ['findAndModify', 3], ['update', 45]].map(([_id, n]) => ({ _id, n })));
     assert.equal((await refusal(() => client.db('ask').aggregate([{ $listSampledQueries: {} }]).toArray())).code, 73);
+    const [sampling] = await admin.aggregate([{ $currentOp: { localOps: true } }, { $match: { desc: 'query analyzer' } }]).toArray();
+    assert.deepEqual({ ...sampling, collUuid: undefined, startTime: undefined }, {
+      desc: 'query analyzer', ns, collUuid: undefined, samplesPerSecond: 2000, startTime: undefined, sampledReadsCount: 24, sampledWritesCount: 51,
+    });
+    assert.deepEqual(sampling!.startTime, stored!.startTime);
     assert.deepEqual((await admin.command({ serverStatus: 1 })).queryAnalyzers, { activeCollections: 1, totalCollections: 1, totalSampledReadsCount: 24, totalSampledWritesCount: 51 });
 
     // Off: the old configuration answered, nothing sampled any more.

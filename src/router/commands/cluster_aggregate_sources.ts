@@ -43,13 +43,14 @@ async function collStatsAggregate(ctx: RouterContext, cmd: Doc): Promise<Doc> {
 // Every shard's operations, as mongos lists them: each names its shard, and its opid is prefixed
 // with the shard's name ("shard0:3"), which is what killOp through mongos would take. With
 // `localOps: true`, the router's own operations instead (router_operations.ts), whose opids its
-// killOp takes.
+// killOp takes, and its query analyzers (mongos's `desc: 'query analyzer'` entries).
 async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): Promise<Doc> {
   checkCurrentOpStage(ctx.db, cmd, spec);
   const [, ...rest] = cmd.pipeline as Doc[];
   validatePipeline(rest);
   const cursorSpec = requireCursor(cmd);
-  const ops = (spec as Doc).localOps === true ? routerOperationsOf(ctx.router).list(ctx.router.wallClock.now()) : await shardOperations(ctx);
+  const local = (spec as Doc).localOps === true;
+  const ops = local ? [...routerOperationsOf(ctx.router).list(ctx.router.wallClock.now()), ...ctx.router.queryAnalysis.currentOp()] : await shardOperations(ctx);
   return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', ops, rest);
 }
 

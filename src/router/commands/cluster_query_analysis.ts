@@ -60,7 +60,10 @@ export const configureQueryAnalyzerCommand: RouterCommand = {
     const { uuid } = await analyzedCollection(ctx, db, coll);
     const now = ctx.router.wallClock.now();
     const reply = checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'config', queryAnalyzerWrite(request, uuid, new Date(now))));
-    const analyzer = request.samplesPerSecond === undefined ? undefined : { ns: request.ns, collUuid: uuid, samplesPerSecond: request.samplesPerSecond };
+    // The analyzer's startTime stays when it was on already for this collection, as the write keeps it.
+    const before = isPlainObject(reply.value) ? reply.value : undefined;
+    const startTime = before?.mode === 'full' && sameUuid(before.collUuid, uuid) && before.startTime instanceof Date ? before.startTime : new Date(now);
+    const analyzer = request.samplesPerSecond === undefined ? undefined : { ns: request.ns, collUuid: uuid, samplesPerSecond: request.samplesPerSecond, startTime };
     ctx.router.queryAnalysis.setOne(request.ns, analyzer, now);
     return configureQueryAnalyzerReply(request, reply.value, uuid, sameUuid);
   },

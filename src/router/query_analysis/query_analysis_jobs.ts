@@ -16,7 +16,7 @@ const WRITE_INTERVAL_MS = 1_000;
 export async function refreshQueryAnalyzers(router: RouterServices): Promise<void> {
   const docs = await fetchAll(router.client, router.options.configHost, 'config', { find: 'queryAnalyzers', filter: { mode: 'full' } });
   const active: ActiveAnalyzer[] = docs.filter((d) => typeof d._id === 'string' && isNumber(d.samplesPerSecond))
-    .map((d) => ({ ns: d._id as string, collUuid: d.collUuid, samplesPerSecond: Number(d.samplesPerSecond) }));
+    .map((d) => ({ ns: d._id as string, collUuid: d.collUuid, samplesPerSecond: Number(d.samplesPerSecond), ...(d.startTime instanceof Date ? { startTime: d.startTime } : {}) }));
   router.queryAnalysis.setActive(active, router.wallClock.now());
 }
 

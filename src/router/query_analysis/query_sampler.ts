@@ -13,12 +13,16 @@ export interface ActiveAnalyzer {
   ns: string;
   collUuid: unknown;
   samplesPerSecond: number;
+  startTime?: Date;
 }
 
 interface Bucket {
   analyzer: ActiveAnalyzer;
   tokens: number;
   refilledAt: number;
+  // What this router sampled of the collection since its analyzer was last turned on.
+  reads: number;
+  writes: number;
 }
 
 export class QueryAnalysisSampler {
@@ -45,7 +49,7 @@ export class QueryAnalysisSampler {
     for (const analyzer of analyzers) {
       const kept = this.buckets.get(analyzer.ns);
       const same = kept !== undefined && kept.analyzer.samplesPerSecond === analyzer.samplesPerSecond && String(kept.analyzer.collUuid) === String(analyzer.collUuid);
-      next.set(analyzer.ns, same ? { ...kept, analyzer } : { analyzer, tokens: capacity(analyzer), refilledAt: now });
+      next.set(analyzer.ns, same ? { ...kept, analyzer } : { analyzer, tokens: capacity(analyzer), refilledAt: now, reads: 0, writes: 0 });
     }
     this.buckets.clear();
     for (const [ns, bucket] of next) this.buckets.set(ns, bucket);
@@ -73,8 +77,22 @@ export class QueryAnalysisSampler {
   record(ns: string, sample: Doc, read: boolean): void {
     this.pending.push(sample);
     this.sampledNamespaces.add(ns);
-    if (read) this.sampledReads++;
-    else this.sampledWrites++;
+    const bucket = this.buckets.get(ns);
+    if (read) {
+      this.sampledReads++;
+      if (bucket !== undefined) bucket.reads++;
+    } else {
+      this.sampledWrites++;
+      if (bucket !== undefined) bucket.writes++;
+    }
+  }
+
+  // mongos's `$currentOp` entries with localOps: one per collection being sampled.
+  currentOp(): Doc[] {
+    return [...this.buckets.values()].map(({ analyzer, reads, writes }) => ({
+      desc: 'query analyzer', ns: analyzer.ns, collUuid: analyzer.collUuid, samplesPerSecond: analyzer.samplesPerSecond,
+      ...(analyzer.startTime === undefined ? {} : { startTime: analyzer.startTime }), sampledReadsCount: reads, sampledWritesCount: writes,
+    }));
   }
 
   // mongos's serverStatus section (the bytes are a mongod's).

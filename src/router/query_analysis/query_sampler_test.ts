@@ -69,3 +69,15 @@ test('a sample document expires a week after it was taken', () => {
   const doc = sampledQueryDocument('id', 'db.c', 'uuid', 'find', { filter: {} }, 1000);
   assert.deepEqual(doc, { _id: 'id', ns: 'db.c', collectionUuid: 'uuid', cmdName: 'find', cmd: { filter: {} }, expireAt: new Date(1000 + 7 * 24 * 3600 * 1000) });
 });
+
+test('$currentOp: one entry per collection sampled, counted since its analyzer was turned on', () => {
+  const sampler = new QueryAnalysisSampler();
+  const startTime = new Date(7);
+  sampler.setActive([{ ...analyzer('db.a', 1), startTime }], 0);
+  sampler.record('db.a', {}, true);
+  sampler.record('db.a', {}, false);
+  sampler.setActive([{ ...analyzer('db.a', 1), startTime }], 10);
+  assert.deepEqual(sampler.currentOp(), [{ desc: 'query analyzer', ns: 'db.a', collUuid: 'u1', samplesPerSecond: 1, startTime, sampledReadsCount: 1, sampledWritesCount: 1 }]);
+  sampler.setActive([analyzer('db.a', 3)], 20);
+  assert.deepEqual(sampler.currentOp(), [{ desc: 'query analyzer', ns: 'db.a', collUuid: 'u1', samplesPerSecond: 3, sampledReadsCount: 0, sampledWritesCount: 0 }]);
+});
