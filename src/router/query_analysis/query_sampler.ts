@@ -3,8 +3,8 @@ import type { Doc } from '../../bson/values.js';
 // MongoDB's QueryAnalysisSampler, on a router: the collections whose analyzer is on (as read
 // from config.queryAnalyzers) and a token bucket each, refilled at samplesPerSecond up to
 // queryAnalysisSamplerBurstMultiplier seconds' worth, so that sampling is by rate, not by chance.
-// Unlike mongos, a router does not share the rate with the other routers: each samples at the
-// configured rate. Sampled queries wait here until the router writes them (`drain`).
+// The rate is shared by the routers that are up, evenly (mongos's share follows each one's query
+// rate). Sampled queries wait here until the router writes them (`drain`).
 
 // queryAnalysisSamplerBurstMultiplier's default.
 const BURST_MULTIPLIER = 2;
@@ -32,6 +32,7 @@ export class QueryAnalysisSampler {
   private readonly sampledNamespaces = new Set<string>();
   private sampledReads = 0;
   private sampledWrites = 0;
+  private routers = 1;
 
   // What every routed request asks first.
   get anyActive(): boolean {
@@ -49,10 +50,15 @@ export class QueryAnalysisSampler {
     for (const analyzer of analyzers) {
       const kept = this.buckets.get(analyzer.ns);
       const same = kept !== undefined && kept.analyzer.samplesPerSecond === analyzer.samplesPerSecond && String(kept.analyzer.collUuid) === String(analyzer.collUuid);
-      next.set(analyzer.ns, same ? { ...kept, analyzer } : { analyzer, tokens: capacity(analyzer), refilledAt: now, reads: 0, writes: 0 });
+      next.set(analyzer.ns, same ? { ...kept, analyzer } : { analyzer, tokens: this.capacity(analyzer), refilledAt: now, reads: 0, writes: 0 });
     }
     this.buckets.clear();
     for (const [ns, bucket] of next) this.buckets.set(ns, bucket);
+  }
+
+  // How many routers share each analyzer's rate (at least this one).
+  setRouterCount(routers: number): void {
+    this.routers = Math.max(1, routers);
   }
 
   // One analyzer turned on (`analyzer`) or off (undefined) by this router's configureQueryAnalyzer,
@@ -67,7 +73,7 @@ export class QueryAnalysisSampler {
     const bucket = this.buckets.get(ns);
     if (bucket === undefined) return undefined;
     const elapsed = Math.max(0, now - bucket.refilledAt) / 1000;
-    bucket.tokens = Math.min(capacity(bucket.analyzer), bucket.tokens + elapsed * bucket.analyzer.samplesPerSecond);
+    bucket.tokens = Math.min(this.capacity(bucket.analyzer), bucket.tokens + elapsed * this.rate(bucket.analyzer));
     bucket.refilledAt = now;
     if (bucket.tokens < 1) return undefined;
     bucket.tokens -= 1;
@@ -90,7 +96,7 @@ export class QueryAnalysisSampler {
   // mongos's `$currentOp` entries with localOps: one per collection being sampled.
   currentOp(): Doc[] {
     return [...this.buckets.values()].map(({ analyzer, reads, writes }) => ({
-      desc: 'query analyzer', ns: analyzer.ns, collUuid: analyzer.collUuid, samplesPerSecond: analyzer.samplesPerSecond,
+      desc: 'query analyzer', ns: analyzer.ns, collUuid: analyzer.collUuid, samplesPerSecond: this.rate(analyzer),
       ...(analyzer.startTime === undefined ? {} : { startTime: analyzer.startTime }), sampledReadsCount: reads, sampledWritesCount: writes,
     }));
   }
@@ -108,8 +114,13 @@ export class QueryAnalysisSampler {
     this.pending = [];
     return out;
   }
-}
 
-function capacity(analyzer: ActiveAnalyzer): number {
-  return Math.max(1, analyzer.samplesPerSecond * BURST_MULTIPLIER);
+  // This router's share of the analyzer's rate, and the burst its bucket holds.
+  private rate(analyzer: ActiveAnalyzer): number {
+    return analyzer.samplesPerSecond / this.routers;
+  }
+
+  private capacity(analyzer: ActiveAnalyzer): number {
+    return Math.max(1, this.rate(analyzer) * BURST_MULTIPLIER);
+  }
 }

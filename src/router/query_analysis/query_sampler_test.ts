@@ -81,3 +81,15 @@ test('$currentOp: one entry per collection sampled, counted since its analyzer w
   sampler.setActive([analyzer('db.a', 3)], 20);
   assert.deepEqual(sampler.currentOp(), [{ desc: 'query analyzer', ns: 'db.a', collUuid: 'u1', samplesPerSecond: 3, sampledReadsCount: 0, sampledWritesCount: 0 }]);
 });
+
+test('the routers that are up share each rate evenly', () => {
+  const sampler = new QueryAnalysisSampler();
+  sampler.setRouterCount(4);
+  sampler.setActive([analyzer('db.c', 8)], 0);
+  const taken = (now: number, n: number) => Array.from({ length: n }, () => sampler.take('db.c', now)).filter((a) => a !== undefined).length;
+  assert.equal(taken(0, 10), 4);
+  assert.equal(taken(1000, 10), 2);
+  assert.equal(sampler.currentOp()[0]!.samplesPerSecond, 2);
+  sampler.setRouterCount(0);
+  assert.equal(sampler.currentOp()[0]!.samplesPerSecond, 8);
+});
