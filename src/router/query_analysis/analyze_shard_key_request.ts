@@ -21,6 +21,7 @@ export interface AnalyzeShardKeyRequest {
 
 export function parseAnalyzeShardKey(cmd: Doc): AnalyzeShardKeyRequest {
   const ns = requireString(cmd, 'analyzeShardKey');
+  if (cmd.writeConcern !== undefined) throw new MongoError(ErrorCodes.InvalidOptions, 'Command does not support writeConcern');
   const key = requireDoc(cmd, 'key');
   const keyCharacteristics = optionalBool(cmd, 'keyCharacteristics') ?? true;
   const readWriteDistribution = optionalBool(cmd, 'readWriteDistribution') ?? true;
