@@ -1,5 +1,3 @@
-import { QueryAnalysisSampler } from '../router/query_analysis/query_sampler.js';
-import { startQueryAnalysisJobs } from '../router/query_analysis/query_analysis_jobs.js';
 import os from 'node:os';
 import { ObjectId } from 'bson';
 import type { Logger } from 'pino';
@@ -16,6 +14,8 @@ import { FailPoints } from '../base/fail_points.js';
 import { systemClock, type Clock, type Timer } from '../base/clock.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
 import { ShardRegistry } from '../router/shard_registry.js';
+import { QueryAnalysisSampler } from '../router/query_analysis/query_sampler.js';
+import { startQueryAnalysisJobs } from '../router/query_analysis/query_analysis_jobs.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { SessionKiller } from '../sessions/session_killer.js';
 import { killSessionsRemote } from '../router/kill_sessions_remote.js';
