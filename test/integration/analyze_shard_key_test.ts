@@ -22,6 +22,8 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
   let client: MongoClient;
   let admin: Db;
   let config: Db;
+  // The primary shard, where the unsharded collections' writes and their sampled diffs land.
+  let f0: MongoClient;
   const ns = 'ask.events';
   const docs = Array.from({ length: 1000 }, (_, i) => ({
     _id: i, seq: i, h: (i * 7919) % 1000, tenant: i < 400 ? 'a' : i < 700 ? 'b' : i < 900 ? 'c' : i < 990 ? 'd' : `e${i - 990}`,
@@ -31,6 +33,7 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
     ({ cluster, client } = f);
     admin = client.db('admin');
     config = f.connect(cluster.config.uri).db('config');
+    f0 = f.connect(cluster.shards[0]!.uri);
     await admin.command({ balancerStop: 1 });
     await admin.command({ enableSharding: 'ask', primaryShard: 'shard0' });
     const events = client.db('ask').collection<AnyDoc>('events');
@@ -148,6 +151,25 @@ describe('analyzeShardKey and configureQueryAnalyzer through a router', () => {
     await events.updateOne({ seq: 1 }, { $inc: { n: 1 } });
     const after = await analyze({ seq: 1 }, { keyCharacteristics: false });
     assert.equal(((after.writeDistribution as AnyDoc).sampleSize as AnyDoc).total, 51);
+  });
+
+  it('counts shard key updates from the diffs the shards record of sampled writes', async () => {
+    const moves = client.db('ask').collection<AnyDoc>('moves');
+    await moves.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i, k: i, g: 0 })));
+    await admin.command({ configureQueryAnalyzer: 'ask.moves', mode: 'full', samplesPerSecond: 1000 });
+    for (let i = 0; i < 3; i++) await moves.updateOne({ _id: i }, { $set: { k: 100 + i } });
+    for (let i = 3; i < 5; i++) await moves.updateOne({ _id: i }, { $set: { g: 1 } });
+    await moves.findOneAndUpdate({ _id: 9 }, { $inc: { k: 1 } });
+    await admin.command({ configureQueryAnalyzer: 'ask.moves', mode: 'off' });
+    const byK = (await admin.command({ analyzeShardKey: 'ask.moves', key: { k: 1 }, keyCharacteristics: false })).writeDistribution as AnyDoc;
+    assert.deepEqual([byK.sampleSize, byK.percentageOfShardKeyUpdates, byK.percentageOfSingleWritesWithoutShardKey], [
+      { total: 6, update: 5, delete: 0, findAndModify: 1 }, 66.6666666667, 100,
+    ]);
+    const byId = (await admin.command({ analyzeShardKey: 'ask.moves', key: { _id: 1 }, keyCharacteristics: false })).writeDistribution as AnyDoc;
+    assert.deepEqual([byId.percentageOfShardKeyUpdates, byId.percentageOfSingleShardWrites], [0, 100]);
+    const diffs = await f0.db('config').collection<AnyDoc>('sampledQueriesDiff').find({ ns: 'ask.moves' }).toArray();
+    assert.equal(diffs.length, 6);
+    assert.ok(diffs.some((d) => JSON.stringify(d.diff) === JSON.stringify({ u: { k: 100 } })));
   });
 
   it('a sharded collection reports its orphans and its monotonic key', async () => {

@@ -172,13 +172,26 @@ async function readWriteDistribution(ctx: RouterContext, request: AnalyzeShardKe
   const table = rangesTable(request.ns, request.key, splitPointsFor(inKeyOrder(request.pattern, values)));
   await writeSampledQueries(ctx.router);
   const samples = await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', { find: 'sampledQueries', filter: { ns: request.ns, collectionUuid: target.uuid } });
+  const diffs = await sampledDiffs(ctx, request, target);
   const reads = new ReadDistribution(table);
   const writes = new WriteDistribution(table);
   for (const sample of samples) {
     const cmdName = String(sample.cmdName);
     const sampled = isPlainObject(sample.cmd) ? sample.cmd : {};
     if (READ_COMMANDS.has(cmdName)) reads.add(cmdName, sampled);
-    else writes.add(cmdName, sampled);
+    else writes.add(cmdName, sampled, sample._id instanceof Binary ? diffs.get(sample._id.toString('hex')) : undefined);
   }
   return { readDistribution: reads.metrics(), writeDistribution: writes.metrics() };
+}
+
+// The diffs the shards recorded for the sampled writes of the collection, by sample id: every
+// shard's, since a write may have reached any of them.
+async function sampledDiffs(ctx: RouterContext, request: AnalyzeShardKeyRequest, target: AnalyzedCollection): Promise<Map<string, Doc>> {
+  const shards = await ctx.router.shardRegistry.all();
+  const perShard = await Promise.all(shards.map((shard) => fetchAll(ctx.router.client, shard.host, 'config', {
+    find: 'sampledQueriesDiff', filter: { ns: request.ns, collectionUuid: target.uuid },
+  })));
+  const diffs = new Map<string, Doc>();
+  for (const doc of perShard.flat()) if (doc._id instanceof Binary && isPlainObject(doc.diff)) diffs.set(doc._id.toString('hex'), doc.diff);
+  return diffs;
 }

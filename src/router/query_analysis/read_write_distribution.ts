@@ -2,6 +2,7 @@ import { Binary, ObjectId, Timestamp } from 'bson';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { ShardKeyPattern, valueAtPath } from '../../catalog/shard_key_pattern.js';
 import type { ChunkType } from '../../catalog/type_chunk.js';
+import { diffChangesPath } from '../../query/update/index.js';
 import { ChunkManager } from '../chunk_manager.js';
 import { rangesForQuery } from '../targeter.js';
 import { roundMetric } from './key_characteristics.js';
@@ -126,19 +127,19 @@ export class WriteDistribution {
     this.counts = new RangeCounts(table);
   }
 
-  add(cmdName: string, cmd: Doc): void {
+  // `diff`: what the sampled update changed in the document it wrote, as its shard recorded it.
+  add(cmdName: string, cmd: Doc, diff?: Doc): void {
     if (cmdName === 'update') {
       for (const op of statements(cmd.updates)) {
         const replacement = isPlainObject(op.u) && !Object.keys(op.u).some((k) => k.startsWith('$')) && op.upsert !== true ? op.u : undefined;
         this.one('update', docOr(op.q), docOr(op.collation), op.multi === true, replacement);
-        if (this.changesKey(op.u)) this.shardKeyUpdates++;
       }
     } else if (cmdName === 'delete') {
       for (const op of statements(cmd.deletes)) this.one('delete', docOr(op.q), docOr(op.collation), op.limit === 0);
     } else if (cmdName === 'findAndModify') {
       this.one('findAndModify', docOr(cmd.query), docOr(cmd.collation), false);
-      if (cmd.remove !== true && this.changesKey(cmd.update)) this.shardKeyUpdates++;
     }
+    if (diff !== undefined && this.counts.table.shardKeyPattern.fields.some((f) => diffChangesPath(diff, f))) this.shardKeyUpdates++;
   }
 
   private one(cmdName: 'update' | 'delete' | 'findAndModify', filter: Doc, collation: Doc, multi: boolean, replacement?: Doc): void {
@@ -147,15 +148,6 @@ export class WriteDistribution {
     if (this.counts.add(filter, collation, replacement).pinsKey) return;
     if (multi) this.multiWithoutShardKey++;
     else this.singleWithoutShardKey++;
-  }
-
-  // An update by operators that sets or unsets a path of the key (or a path above or below one).
-  // MongoDB counts the updates whose recorded diff changed the key; docshard records no diffs.
-  private changesKey(update: unknown): boolean {
-    if (!isPlainObject(update)) return false;
-    const fields = this.counts.table.shardKeyPattern.fields;
-    return Object.entries(update).some(([op, spec]) => op.startsWith('$') && isPlainObject(spec)
-      && Object.keys(spec).some((path) => fields.some((f) => f === path || f.startsWith(`${path}.`) || path.startsWith(`${f}.`))));
   }
 
   metrics(): Doc {

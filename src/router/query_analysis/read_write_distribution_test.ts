@@ -35,12 +35,12 @@ test('no samples: the sample sizes alone', () => {
   assert.deepEqual(new WriteDistribution(table()).metrics(), { sampleSize: { total: 0, update: 0, delete: 0, findAndModify: 0 } });
 });
 
-test('writes: by statement, a replacement pinning the key, writes without the key, shard key updates', () => {
+test('writes: by statement, a replacement pinning the key, writes without the key, shard key updates by their recorded diffs', () => {
   const writes = new WriteDistribution(table());
   writes.add('update', { update: 'c', updates: [{ q: { k: 1 }, u: { $set: { x: 1 } } }, { q: { _id: 3 }, u: { k: 15, x: 2 } }] });
-  writes.add('update', { update: 'c', updates: [{ q: { x: 1 }, u: { $set: { k: 30 } }, multi: true }] });
+  writes.add('update', { update: 'c', updates: [{ q: { x: 1 }, u: { $set: { k: 30 } }, multi: true }] }, { u: { k: 30 } });
   writes.add('delete', { delete: 'c', deletes: [{ q: { x: 2 }, limit: 1 }] });
-  writes.add('findAndModify', { findAndModify: 'c', query: { k: { $gt: 21 } }, update: { $inc: { n: 1 } } });
+  writes.add('findAndModify', { findAndModify: 'c', query: { k: { $gt: 21 } }, update: { $inc: { n: 1 } } }, { u: { n: 2 } });
   assert.deepEqual(writes.metrics(), {
     sampleSize: { total: 5, update: 3, delete: 1, findAndModify: 1 },
     percentageOfSingleShardWrites: 40, percentageOfMultiShardWrites: 20, percentageOfScatterGatherWrites: 40,

@@ -33,7 +33,7 @@ export function sampledCommands(name: string, cmd: Doc): Doc[] {
     case 'delete': {
       const field = name === 'update' ? 'updates' : 'deletes';
       const statements = Array.isArray(cmd[field]) ? (cmd[field] as unknown[]).filter(isPlainObject) : [];
-      return statements.map((statement) => ({ [name]: cmd[name], [field]: [statement], ...common }));
+      return statements.map((statement) => ({ [name]: cmd[name], [field]: [{ ...statement }], ...common }));
     }
     case 'findAndModify': {
       const out: Doc = { findAndModify: cmd.findAndModify };
@@ -45,6 +45,15 @@ export function sampledCommands(name: string, cmd: Doc): Doc[] {
     default:
       return [];
   }
+}
+
+// The sample's id on the statement the shard runs (an update statement's, a findAndModify's), so
+// that the shard records the diff of what it changed (mongod_commands/crud/sampled_diff.ts).
+export function attachSampleId(name: string, cmd: Doc, statement: number, sampleId: unknown): void {
+  if (name === 'findAndModify') cmd.sampleId = sampleId;
+  const updates = name === 'update' && Array.isArray(cmd.updates) ? (cmd.updates as unknown[]).filter(isPlainObject) : [];
+  const target = updates[statement];
+  if (target !== undefined) target.sampleId = sampleId;
 }
 
 export function sampledQueryDocument(sampleId: unknown, ns: string, collectionUuid: unknown, cmdName: string, cmd: Doc, now: number): Doc {
