@@ -40,7 +40,7 @@ interface Grant {
 const READ = ['changeStream', 'collStats', 'dbHash', 'dbStats', 'find', 'killCursors', 'listCollections', 'listIndexes', 'listSearchIndexes', 'planCacheRead'];
 const READ_WRITE = [...READ, 'convertToCapped', 'createCollection', 'createIndex', 'dropCollection', 'dropIndex', 'insert', 'remove', 'renameCollectionSameDB', 'update'];
 const DB_ADMIN = [
-  'analyze', 'bypassDocumentValidation', 'collMod', 'collStats', 'compact', 'convertToCapped', 'createCollection', 'dbStats', 'dropCollection',
+  'analyze', 'bypassDocumentValidation', 'collMod', 'collStats', 'compact', 'configureQueryAnalyzer', 'convertToCapped', 'createCollection', 'dbStats', 'dropCollection',
   'dropDatabase', 'dropIndex', 'createIndex', 'enableProfiler', 'listCollections', 'listIndexes', 'listSearchIndexes', 'planCacheIndexFilter',
   'planCacheRead', 'planCacheWrite', 'reIndex', 'renameCollectionSameDB', 'storageDetails', 'validate',
 ];
@@ -76,7 +76,7 @@ const ADMIN_ROLE_GRANTS: Record<string, Grant> = {
   userAdminAnyDatabase: { anyNormal: USER_ADMIN, named: { config: USER_ADMIN, local: USER_ADMIN }, cluster: ['listDatabases', 'viewUser'] },
   clusterMonitor: { anyNormal: STATISTICS, named: MONITORED, cluster: CLUSTER_MONITOR },
   clusterAdmin: {
-    anyNormal: [...STATISTICS, 'dropDatabase', 'killCursors', 'splitVector', 'splitChunk', 'moveChunk', 'enableSharding', 'clearJumboFlag'],
+    anyNormal: [...STATISTICS, 'dropDatabase', 'killCursors', 'splitVector', 'splitChunk', 'moveChunk', 'enableSharding', 'clearJumboFlag', 'analyzeShardKey', 'configureQueryAnalyzer'],
     named: { config: [...MONITORED.config, 'insert', 'update', 'remove'], local: [...MONITORED.local, 'insert', 'update', 'remove'] },
     cluster: CLUSTER_ADMIN,
   },
@@ -304,6 +304,8 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   enableSharding: onNamedDatabase('enableSharding'),
   movePrimary: onNamedDatabase('moveChunk'),
   shardCollection: onNamespace('enableSharding'),
+  analyzeShardKey: onNamespace('analyzeShardKey'),
+  configureQueryAnalyzer: onNamespace('configureQueryAnalyzer'),
   split: onNamespace('splitChunk'),
   mergeChunks: onNamespace('splitChunk'),
   moveChunk: onNamespace('moveChunk'),

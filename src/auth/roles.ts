@@ -18,9 +18,9 @@ export interface Privilege { resource: ResourcePattern; actions: string[] }
 // MongoDB's action types (action_type.idl) that a privilege may name; anything else is refused
 // as MongoDB refuses it, so that a typo cannot pass for a grant.
 const ACTION_TYPES = new Set([
-  'addShard', 'advanceClusterTime', 'analyze', 'anyAction', 'appendOplogNote', 'applicationMessage', 'applyOps', 'auditConfigure', 'authSchemaUpgrade',
+  'addShard', 'advanceClusterTime', 'analyze', 'analyzeShardKey', 'anyAction', 'appendOplogNote', 'applicationMessage', 'applyOps', 'auditConfigure', 'authSchemaUpgrade',
   'bypassDocumentValidation', 'bypassWriteBlockingMode', 'changeCustomData', 'changeOwnCustomData', 'changeOwnPassword', 'changePassword', 'changeStream',
-  'checkMetadataConsistency', 'cleanupOrphaned', 'clearJumboFlag', 'collMod', 'collStats', 'compact', 'connPoolStats', 'connPoolSync', 'convertToCapped',
+  'checkMetadataConsistency', 'cleanupOrphaned', 'clearJumboFlag', 'collMod', 'collStats', 'compact', 'configureQueryAnalyzer', 'connPoolStats', 'connPoolSync', 'convertToCapped',
   'cpuProfiler', 'createCollection', 'createIndex', 'createRole', 'createUser', 'dbCheck', 'dbHash', 'dbStats', 'dropCollection', 'dropConnections',
   'dropDatabase', 'dropIndex', 'dropRole', 'dropUser', 'enableProfiler', 'enableSharding', 'exportCollection', 'find', 'flushRouterConfig', 'forceUUID',
   'fsync', 'getClusterParameter', 'getDatabaseVersion', 'getDefaultRWConcern', 'getCmdLineOpts', 'getLog', 'getParameter', 'getShardMap', 'getShardVersion',

@@ -145,6 +145,8 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
 
   // s/request_types/sharded_ddl_commands.idl and the router's commands (s/commands/*.idl).
   checkMetadataConsistency: ['cursor', 'checkIndexes'],
+  configureQueryAnalyzer: ['mode', 'samplesPerSecond'],
+  analyzeShardKey: ['key', 'keyCharacteristics', 'readWriteDistribution', 'sampleRate', 'sampleSize'],
   addShard: ['name', 'maxSize'],
   listShards: [],
   enableSharding: ['primaryShard'],

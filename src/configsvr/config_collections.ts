@@ -25,6 +25,10 @@ const INDEXES: Record<string, Doc[]> = {
   'config.actionlog': [],
   'config.locks': [],
   'config.version': [],
+  // configureQueryAnalyzer's configurations, and the queries routers sampled (kept a week, by
+  // their expireAt, as MongoDB's TTL index keeps them).
+  'config.queryAnalyzers': [],
+  'config.sampledQueries': [{ v: 2, key: { expireAt: 1 }, name: 'SampledQueriesTTLIndex', expireAfterSeconds: 0 }],
 };
 
 // The logs are capped as MongoDB caps them (ShardingLogging: 200 MB and 20 MB), so a long-lived

@@ -259,6 +259,8 @@ export class ShardingCatalogManager {
           w.insert('config.changelog', this.entry('dropCollection', ns, {}));
         }
         w.delete('config.tags', { ns });
+        // Query sampling stops with the collection, as MongoDB's drop turns its analyzer off.
+        w.delete('config.queryAnalyzers', { _id: ns });
       });
     });
   }
@@ -276,6 +278,9 @@ export class ShardingCatalogManager {
       const target = this.collection(to);
       const now = this.now();
       this.local.write((w) => {
+        // Query sampling stops for both names, as MongoDB's rename turns their analyzers off.
+        w.delete('config.queryAnalyzers', { _id: from });
+        w.delete('config.queryAnalyzers', { _id: to });
         if (target !== undefined && targetUUID !== undefined && compareValues(target.uuid, targetUUID) === 0) {
           w.delete('config.chunks', { uuid: target.uuid });
           w.delete('config.collections', { _id: to });
@@ -317,8 +322,10 @@ export class ShardingCatalogManager {
   // entry, and anything of it still in the catalog, in one write unit.
   commitDropDatabase(db: string): Promise<void> {
     return this.ddlLocks.withLocks({ db: databaseLockName(db) }, 'dropDatabase', async () => {
-      const collections = this.local.find('config.collections', { _id: { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } }) as unknown as CollectionType[];
+      const inDatabase = { $regex: `^${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` };
+      const collections = this.local.find('config.collections', { _id: inDatabase }) as unknown as CollectionType[];
       this.local.write((w) => {
+        w.delete('config.queryAnalyzers', { _id: inDatabase });
         for (const c of collections) {
           w.delete('config.chunks', { uuid: c.uuid });
           w.delete('config.collections', { _id: c._id });

@@ -14,6 +14,8 @@ import { FailPoints } from '../base/fail_points.js';
 import { systemClock, type Clock, type Timer } from '../base/clock.js';
 import type { RouterOptions, RouterServices } from '../router/router_services.js';
 import { ShardRegistry } from '../router/shard_registry.js';
+import { QueryAnalysisSampler } from '../router/query_analysis/query_sampler.js';
+import { startQueryAnalysisJobs } from '../router/query_analysis/query_analysis_jobs.js';
 import { LogicalSessionCache } from '../sessions/logical_session_cache.js';
 import { SessionKiller } from '../sessions/session_killer.js';
 import { killSessionsRemote } from '../router/kill_sessions_remote.js';
@@ -108,6 +110,7 @@ export async function routerRoot(options: RouterOptions, ports: RouterPorts): Pr
     knownViews: new Set(),
     failPoints: new FailPoints(),
     transactions: new TransactionRouter(),
+    queryAnalysis: new QueryAnalysisSampler(),
     userCache: { generation: newUserCacheGeneration() },
     authentication: new AuthenticationAttempts(() => wallClock.now()),
     ...(ports.replicaSets === undefined ? {} : { replicaSets: ports.replicaSets }),
@@ -139,6 +142,7 @@ export async function routerRoot(options: RouterOptions, ports: RouterPorts): Pr
   await ping();
   const timer = wallClock.setRepeatingTimer(PING_INTERVAL_MS, () => void ping(), { unref: true });
   const sessionJobs = startRouterSessionJobs(router);
+  const queryAnalysisJobs = startQueryAnalysisJobs(router);
   const userCachePoll = options.auth ? pollUserCacheGeneration(router) : undefined;
   logger.info({ c: 'NETWORK', port, bindIp: options.bindIp, role: 'router', configdb: options.configHost }, 'Waiting for connections');
   return {
@@ -147,6 +151,7 @@ export async function routerRoot(options: RouterOptions, ports: RouterPorts): Pr
     async stop() {
       timer.cancel();
       userCachePoll?.cancel();
+      queryAnalysisJobs.stop();
       await sessionJobs.stop();
       await server.close();
       await client.close();

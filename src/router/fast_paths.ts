@@ -21,7 +21,8 @@ import { checkAuthorization } from '../auth/authorization_policy.js';
 // between the client's bytes and the shard's.
 export function withFastPaths(router: RouterServices, general: MessageHandler): MessageHandler {
   const caches: CachedRouting = {
-    routing: (ns) => router.catalogCache.peekRouting(ns),
+    // A collection whose queries are being sampled takes the general path, which samples them.
+    routing: (ns) => (router.queryAnalysis.isSampled(ns) ? undefined : router.catalogCache.peekRouting(ns)),
     isView: (ns) => router.knownViews.has(ns),
   };
   return (conn, message) => {

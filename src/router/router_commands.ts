@@ -26,6 +26,7 @@ import { zoneRouterCommands } from './commands/cluster_zones.js';
 import { clusterKillOpCommand } from './commands/cluster_kill_op.js';
 import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import { checkMetadataConsistencyCommand } from './commands/cluster_check_metadata_consistency.js';
+import { analyzeShardKeyCommand, configureQueryAnalyzerCommand } from './commands/cluster_query_analysis.js';
 import {
   clusterCollStatsCommand, clusterCreateCommand, clusterCreateIndexesCommand, clusterDbStatsCommand, clusterDropCommand,
   clusterDropDatabaseCommand, clusterDropIndexesCommand, clusterCollModCommand, clusterListCollectionsCommand, clusterListDatabasesCommand,
@@ -43,6 +44,6 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
-  clusterKillOpCommand, checkMetadataConsistencyCommand,
+  clusterKillOpCommand, checkMetadataConsistencyCommand, configureQueryAnalyzerCommand, analyzeShardKeyCommand,
   clusterSaslStartCommand, clusterSaslContinueCommand, clusterCreateUserCommand, ...clusterUserCommands,
 ];

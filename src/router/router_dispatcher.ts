@@ -22,6 +22,7 @@ import { withSnapshotTime } from '../command_layer/snapshot_read.js';
 import { runRouterTransactionStatement } from './commands/cluster_transactions.js';
 import { withSnapshotReadTime } from './transaction_router.js';
 import { withOperationClock } from '../base/operation_clock.js';
+import { sampleRoutedQuery } from './query_analysis/sample_query.js';
 
 // The router's command entry: look-up, admin-only and argument checks, and errors shaped as mongos
 // shapes them. Stale routing errors never reach here: the commands retry them
@@ -55,6 +56,7 @@ function routeCommand(router: RouterServices, conn: ConnectionInfo, cmd: Doc): D
     const deadline = enterCommand(router, name, cmd);
     const writeConcernError = router.shardRegistry.allReplicaSets() ? undefined : takeUnsatisfiableWriteConcern(cmd);
     countCommand(router.opcounters, name);
+    sampleRoutedQuery(router, name, db, cmd);
     const failed = { db, name, names: def.names, cmd, router: true };
     const ran = withinMaxTime(router, deadline, withFailCommand(router.failPoints, router.wallClock, conn, failed, () => runInRouterSession(router, name, cmd, () => withOperationClock(router.wallClock, () => run(router, { router, conn, db }, name, def, cmd)))));
     const reply = owner === undefined ? ran : ran instanceof Promise ? ran.then((r) => authorizedReply(router.cursors, owner, name, cmd, r)) : authorizedReply(router.cursors, owner, name, cmd, ran);

@@ -15,6 +15,7 @@ import type { ShardRegistry } from './shard_registry.js';
 import type { AuthenticationAttempts } from '../auth/authentication_attempts.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 import type { TransactionRouter } from './transaction_router.js';
+import type { QueryAnalysisSampler } from './query_analysis/query_sampler.js';
 
 export interface RouterOptions {
   port: number;
@@ -69,6 +70,9 @@ export interface RouterServices {
   failPoints: FailPoints;
   // The sessions' transactions this router runs (transaction_router.ts).
   transactions: TransactionRouter;
+  // The collections whose query analyzer is on, and the queries sampled from them not yet written
+  // (query_analysis/).
+  queryAnalysis: QueryAnalysisSampler;
   // The user cache generation the roles of logged-in connections must have been read under: a new
   // one when a user command goes through this router or the config server's changes (polled).
   userCache: { generation: string };

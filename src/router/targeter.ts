@@ -63,6 +63,15 @@ export function chunksForQuery(cm: ChunkManager, filter: Doc, limit: number): Ch
   return chunks;
 }
 
+// The chunks a filter that pins no whole shard key reaches, and whether it reaches the whole key
+// space (its first field unbounded: MongoDB's targetMinkeyToMaxKey), as analyzeShardKey tells a
+// scatter-gather from a query of some ranges.
+export function rangesForQuery(cm: ChunkManager, filter: Doc): { chunks: ChunkType[]; wholeKeySpace: boolean } {
+  const bounds = boundsForConjunction(cm, [filter]);
+  const wholeKeySpace = bounds === undefined || bounds.some((fields) => fields[0]!.some((i) => bsonTag(i.low) === 'MinKey' && bsonTag(i.high) === 'MaxKey'));
+  return { chunks: chunksForQuery(cm, filter, Infinity), wholeKeySpace };
+}
+
 export function shardForInsert(cm: ChunkManager, doc: Doc): string {
   return chunkForInsert(cm, doc).shard;
 }

@@ -8,6 +8,7 @@ import { compileUpdate } from '../../query/update/index.js';
 import type { CommandDefinition } from '../command.js';
 import { collectionArg, optionalBool, optionalDoc } from '../../command_layer/args.js';
 import { applyUpdate, applyUpsert, findTargets, shardKeyGuard } from './write_ops.js';
+import { recordSampledDiff } from './sampled_diff.js';
 import { validatorFor } from './document_validator.js';
 import { replyAfterWriteConcern } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
@@ -73,6 +74,7 @@ export const findAndModifyCommand: CommandDefinition = {
         return { lastErrorObject: { n: 1 }, value: target.doc, written: target.doc };
       }
       const { after } = applyUpdate(unit, coll!, target, update, now, shardKeyGuard(ctx, cmd, ns), validator);
+      recordSampledDiff(storage, unit, coll!, cmd.sampleId, target.doc, after, now);
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: returnNew ? after : target.doc, written: after };
     }
   },

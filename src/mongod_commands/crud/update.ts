@@ -13,6 +13,7 @@ import { groupedWriteReply } from './write_concern.js';
 import { ownedDocuments } from './orphan_filter.js';
 import { commandCollation } from './collection_collation.js';
 import { refuseUnretryable, retryableStatements, withRetriedStatements } from './retryable_write_run.js';
+import { recordSampledDiff } from './sampled_diff.js';
 
 interface UpdateStatement {
   q: Doc;
@@ -93,6 +94,8 @@ export const updateCommand: CommandDefinition = {
               return;
             }
             let written: Doc | undefined;
+            const sampleId = statements[i]!.sampleId;
+            let diffRecorded = sampleId === undefined;
             for (const t of targets) {
               n += 1;
               let applied: { after: Doc; modified: boolean };
@@ -103,6 +106,7 @@ export const updateCommand: CommandDefinition = {
               }
               if (applied!.modified) nModified += 1;
               written = applied!.after;
+              if (!diffRecorded && applied!.modified) diffRecorded = recordSampledDiff(storage, unit, coll!, sampleId, t.doc, written, now);
             }
             retry?.run.record(retry.stmtIds[i]!, { op: 'update', n: n - before.n, nModified: nModified - before.nModified }, { key: written && retry.keyOf(written) });
           });

@@ -9,10 +9,12 @@ import { compileFilter } from '../../query/match/matcher.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { collStatsPerShard } from './cluster_coll_stats.js';
 import { routerOperationsOf } from '../router_operations.js';
+import { listSampledQueriesFilter } from '../query_analysis/list_sampled_queries.js';
+import { writeSampledQueries } from '../query_analysis/query_analysis_jobs.js';
 
 // Aggregations whose first stage describes the cluster rather than reading documents are answered
 // by the router itself: `$collStats` on a user collection (one document per shard), and
-// `{aggregate: 1}` on admin starting with `$shardedDataDistribution` or `$currentOp`. The stages
+// `{aggregate: 1}` on admin starting with `$shardedDataDistribution`, `$listSampledQueries` or `$currentOp`. The stages
 // after it run on the router. Every other aggregate goes to `inner`.
 export function withClusterSourceStages(inner: RouterCommand): RouterCommand {
   return {
@@ -23,6 +25,7 @@ export function withClusterSourceStages(inner: RouterCommand): RouterCommand {
       if (first && '$collStats' in first && typeof cmd.aggregate === 'string' && userDb) return collStatsAggregate(ctx, cmd);
       if (first && '$shardedDataDistribution' in first && ctx.db === 'admin' && cmd.aggregate === 1) return shardedDataDistribution(ctx, cmd);
       if (first && '$currentOp' in first) return currentOpAggregate(ctx, cmd, first.$currentOp);
+      if (first && '$listSampledQueries' in first) return listSampledQueries(ctx, cmd, first.$listSampledQueries);
       return inner.run(ctx, cmd);
     },
   };
@@ -40,13 +43,14 @@ async function collStatsAggregate(ctx: RouterContext, cmd: Doc): Promise<Doc> {
 // Every shard's operations, as mongos lists them: each names its shard, and its opid is prefixed
 // with the shard's name ("shard0:3"), which is what killOp through mongos would take. With
 // `localOps: true`, the router's own operations instead (router_operations.ts), whose opids its
-// killOp takes.
+// killOp takes, and its query analyzers (mongos's `desc: 'query analyzer'` entries).
 async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): Promise<Doc> {
   checkCurrentOpStage(ctx.db, cmd, spec);
   const [, ...rest] = cmd.pipeline as Doc[];
   validatePipeline(rest);
   const cursorSpec = requireCursor(cmd);
-  const ops = (spec as Doc).localOps === true ? routerOperationsOf(ctx.router).list(ctx.router.wallClock.now()) : await shardOperations(ctx);
+  const local = (spec as Doc).localOps === true;
+  const ops = local ? [...routerOperationsOf(ctx.router).list(ctx.router.wallClock.now()), ...ctx.router.queryAnalysis.currentOp()] : await shardOperations(ctx);
   return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', ops, rest);
 }
 
@@ -57,6 +61,18 @@ async function shardOperations(ctx: RouterContext): Promise<Doc[]> {
     return (reply.inprog as Doc[]).map((op) => ({ ...op, shard: shard._id, opid: `${shard._id}:${String(op.opid)}` }));
   }));
   return perShard.flat();
+}
+
+// The queries routers sampled (config.sampledQueries on the config server), this router's own
+// written first, so that a query it just sampled is listed.
+async function listSampledQueries(ctx: RouterContext, cmd: Doc, spec: unknown): Promise<Doc> {
+  const filter = listSampledQueriesFilter(ctx.db, cmd, spec);
+  const [, ...rest] = cmd.pipeline as Doc[];
+  validatePipeline(rest);
+  const cursorSpec = requireCursor(cmd);
+  await writeSampledQueries(ctx.router);
+  const docs = await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', { find: 'sampledQueries', filter });
+  return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', docs, rest);
 }
 
 // The currentOp command, which mongos runs as $currentOp: what is not an option of the command is

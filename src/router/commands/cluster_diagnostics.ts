@@ -82,6 +82,7 @@ export const clusterServerStatusCommand: RouterCommand = {
       security: { authentication: ctx.router.authentication.serverStatus() },
       opcounters: { ...ctx.router.opcounters },
       metrics: { cursor: { open: { total: ctx.router.cursors.openCount } } },
+      queryAnalyzers: ctx.router.queryAnalysis.serverStatus(),
       docshard: { fastPaths: { ...ctx.router.fastPaths } },
       ok: 1,
     };
