@@ -36,6 +36,18 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   _transferMods: ['sessionId'],
   _getNextSessionMods: ['sessionId', 'after'],
 
+  // Resharding (src/resharding): the router to the config server, its coordinator to the recipients.
+  _configsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
+  _configsvrAbortReshardCollection: [],
+  _configsvrCommitReshardCollection: [],
+  _shardsvrReshardingRecipientStart: [
+    'reshardingUUID', 'sourceUUID', 'tempNs', 'sourceKey', 'reshardingKey', 'cloneTimestamp', 'donors', 'sourceChunks', 'recipientChunks',
+  ],
+  _shardsvrReshardingRecipientStatus: ['reshardingUUID'],
+  _shardsvrReshardingRecipientFinish: ['reshardingUUID'],
+  _shardsvrReshardingRecipientCommit: ['reshardingUUID', 'tempNs'],
+  _shardsvrReshardingRecipientAbort: ['reshardingUUID', 'tempNs'],
+
   // Two-phase commit: the router to the coordinator, the coordinator to the participants.
   coordinateCommitTransaction: ['participants'],
   prepareTransaction: [],
