@@ -7,6 +7,7 @@ import type { Doc } from '../bson/values.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { Network } from '../wire/network.js';
 import type { Clock } from '../base/clock.js';
+import type { FailPoints } from '../base/fail_points.js';
 import { runCoordinatorPhase, type CoordinatorDocument, type ReshardingCatalog } from './resharding_coordinator_phases.js';
 import {
   coordinatorStep, type AbortReason, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorProgress, type ReshardingState,
@@ -27,6 +28,7 @@ export interface CoordinatorNode {
   readonly logger: Logger;
   readonly catalog: ReshardingCatalog;
   readonly clock: Clock;
+  readonly failPoints: FailPoints;
   readonly criticalSectionTimeoutMs?: number;
 }
 
@@ -97,7 +99,7 @@ class ReshardingCoordinator {
     const signal = this.phase.signal;
     const ctx = {
       doc: this.doc as unknown as CoordinatorDocument, catalog: this.node.catalog, client: this.node.client, signal,
-      commitRequested: this.commitRequested, clock: this.node.clock, criticalSectionTimeoutMs: this.node.criticalSectionTimeoutMs ?? DEFAULT_CRITICAL_SECTION_TIMEOUT_MS,
+      commitRequested: this.commitRequested, clock: this.node.clock, failPoints: this.node.failPoints, criticalSectionTimeoutMs: this.node.criticalSectionTimeoutMs ?? DEFAULT_CRITICAL_SECTION_TIMEOUT_MS,
     };
     runCoordinatorPhase(state, ctx).then(
       (noted) => {

@@ -6,6 +6,7 @@ import type { Doc } from '../bson/values.js';
 import type { ChunkType, CollectionType, ShardType } from '../catalog/type_chunk.js';
 import type { Network } from '../wire/network.js';
 import type { Clock, Timer } from '../base/clock.js';
+import { hangIfFailPointEnabled, type FailPoints } from '../base/fail_points.js';
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ReshardingState } from './resharding_coordinator_state_machine.js';
 import type { RangeOwner } from './resharding_recipient.js';
@@ -54,6 +55,7 @@ export interface PhaseContext {
   // Resolves when commitReshardCollection asks for the commit as soon as possible.
   readonly commitRequested: Promise<void>;
   readonly clock: Clock;
+  readonly failPoints: FailPoints;
   readonly criticalSectionTimeoutMs: number;
 }
 
@@ -109,6 +111,9 @@ async function awaitCloseEnough(ctx: PhaseContext): Promise<Doc> {
   let asked = false;
   void ctx.commitRequested.then(() => { asked = true; });
   await pollRecipients(ctx, (s) => s.caughtUp === true, () => asked);
+  // MongoDB's fail point of the same name (--enableTestCommands): the recipients apply, the
+  // critical section waits, an abort may come.
+  await hangIfFailPointEnabled(ctx, 'reshardingPauseCoordinatorBeforeBlockingWrites', ctx.clock);
   return {};
 }
 

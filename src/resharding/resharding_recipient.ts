@@ -52,6 +52,9 @@ export interface RecipientNode {
 
 const CLONE_BATCH = 2000;
 const STREAM_WAIT_MS = 100;
+// A donor's stream is close enough for the critical section when a read hands out no more than
+// this: what is left for the critical section is about one read's worth (clients writing on).
+const CLOSE_ENOUGH_EVENTS = 100;
 
 // One donor's change stream as this recipient reads it: where it is, and how far the donor has
 // promised nothing more is to come (the high-water mark of its postBatchResumeToken).
@@ -218,7 +221,7 @@ export class ReshardingRecipient {
       this.apply(stream, events);
       const promised = promisedTime(cursor.postBatchResumeToken);
       if (promised !== undefined && promised.greaterThan(stream.promisedThrough)) stream.promisedThrough = promised;
-      stream.caughtUp = events.length === 0;
+      stream.caughtUp = events.length <= CLOSE_ENOUGH_EVENTS;
       if (this.stopped) break;
       reply = checkOk(await client.command(host, db, { getMore: cursor.id, collection: coll, maxTimeMS: STREAM_WAIT_MS }));
     }

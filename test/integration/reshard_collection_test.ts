@@ -1,0 +1,198 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { withProcesses } from '../helpers/fixtures.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+import { spawnSetCluster, type SetCluster } from '../helpers/spawn_set_cluster.js';
+
+// Issue 34's reshardCollection through a router over two shards that are (one-member) sets, the
+// donors' oplog and snapshot reads being what resharding copies from. DOCSHARD_RESHARD_DOCS sets the
+// collection's size (the issue's 1 million by hand).
+const DOCS = Number(process.env.DOCSHARD_RESHARD_DOCS ?? 3000);
+const WRITERS = 3;
+
+describe('reshardCollection', () => {
+  let cluster: SetCluster;
+  let client: MongoClient;
+  withProcesses(async (p) => {
+    cluster = await spawnSetCluster(p, { shards: 2, members: 1, configMembers: 1, routers: 1, args: ['--enableTestCommands'] });
+    client = p.connect(cluster.routers[0]!.uri);
+  });
+
+  const admin = () => client.db('admin');
+  const shardClient = (i: number): MongoClient => new MongoClient(`mongodb://${cluster.shards[i]!.hosts[0]}/?directConnection=true`);
+
+  // A collection sharded on the monotonic {x: 1}, its upper half moved to the second shard.
+  async function shardedOnX(ns: string, n: number): Promise<void> {
+    const [db, coll] = ns.split('.') as [string, string];
+    await admin().command({ shardCollection: ns, key: { x: 1 } });
+    const docs = client.db(db).collection<AnyDoc>(coll);
+    for (let i = 0; i < n; i += 1000) {
+      await docs.insertMany(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ _id: i + j, x: i + j, k: i + j, v: 0 })));
+    }
+    const shards = (await admin().command({ listShards: 1 })).shards as AnyDoc[];
+    await admin().command({ split: ns, middle: { x: Math.floor(n / 2) } });
+    await admin().command({ moveChunk: ns, find: { x: n }, to: shards[1]!._id });
+  }
+
+  async function temporaryCollections(): Promise<string[]> {
+    const names: string[] = [];
+    for (let i = 0; i < cluster.shards.length; i++) {
+      const c = shardClient(i);
+      try {
+        for (const name of await c.db('reshard').listCollections({}, { nameOnly: true }).toArray()) if (name.name.startsWith('system.resharding.')) names.push(name.name);
+      } finally {
+        await c.close();
+      }
+    }
+    return names;
+  }
+
+  it('reshards a collection from a monotonic key to a hashed one while clients write through the router', { timeout: 120_000 }, async (t) => {
+    const ns = 'reshard.docs';
+    await shardedOnX(ns, DOCS);
+    const docs = client.db('reshard').collection<AnyDoc>('docs');
+    // What each writer had acknowledged: inserts, increments of v, and the last k it set.
+    const expected = new Map<number, { v: number; k: number }>(Array.from({ length: DOCS }, (_, i) => [i, { v: 0, k: i }]));
+    let stop = false;
+    let acknowledged = 0;
+    const writer = async (w: number): Promise<void> => {
+      let next = DOCS + w;
+      for (let n = 0; !stop; n++) {
+        if (n % 3 === 0) {
+          // Inserts past the end of the monotonic key: all on one donor before the resharding.
+          await docs.insertOne({ _id: next, x: next, k: next, v: 0 });
+          expected.set(next, { v: 0, k: next });
+          next += WRITERS;
+        } else {
+          const id = (n * 7919 + w) % DOCS;
+          const mine = id % WRITERS === w;
+          const target = mine ? id : id - (id % WRITERS) + w;
+          if (target >= DOCS) continue;
+          const e = expected.get(target)!;
+          if (n % 3 === 1) {
+            await docs.updateOne({ _id: target, x: target }, { $inc: { v: 1 } });
+            e.v += 1;
+          } else {
+            // Changes the new key: the document moves between recipients.
+            const k = e.k + DOCS * 10;
+            await docs.updateOne({ _id: target, x: target }, { $set: { k } });
+            e.k = k;
+          }
+        }
+        acknowledged++;
+      }
+    };
+    const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+    const started = performance.now();
+    await admin().command({ reshardCollection: ns, key: { k: 'hashed' } });
+    const tookMs = performance.now() - started;
+    const atCommit = acknowledged;
+    // Writes go on under the new key for a moment.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop = true;
+    await Promise.all(writers);
+    t.diagnostic(`${DOCS} documents resharded in ${Math.round(tookMs)} ms; ${atCommit} writes acknowledged during it, ${acknowledged} in all`);
+    assert.ok(atCommit > 0, 'clients wrote during the resharding');
+
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    assert.deepEqual(entry?.key, { k: 'hashed' });
+    const chunks = await client.db('config').collection<AnyDoc>('chunks').find({ uuid: entry!.uuid }).toArray();
+    assert.deepEqual([...new Set(chunks.map((c) => c.shard))].sort(), cluster.shards.map((s) => s.name).sort(), 'the new chunks are spread over both shards');
+
+    assert.equal(await docs.countDocuments(), expected.size, 'counts are exact');
+    const found = await docs.find({}).toArray();
+    assert.equal(found.length, expected.size);
+    const seen = new Set<number>();
+    for (const d of found) {
+      assert.ok(!seen.has(d._id as number), `_id ${String(d._id)} is present once`);
+      seen.add(d._id as number);
+      assert.deepEqual({ v: d.v, k: d.k }, expected.get(d._id as number), `_id ${String(d._id)}`);
+    }
+    // Each shard holds its share, and only under the new key.
+    let held = 0;
+    for (let i = 0; i < cluster.shards.length; i++) {
+      const c = shardClient(i);
+      try {
+        const n = await c.db('reshard').collection('docs').countDocuments();
+        assert.ok(n > expected.size / 4, `shard ${i} holds ${n} of ${expected.size}`);
+        held += n;
+      } finally {
+        await c.close();
+      }
+    }
+    assert.equal(held, expected.size, 'no copy left behind on a donor');
+    const consistency = await admin().command({ checkMetadataConsistency: 1 });
+    assert.deepEqual((consistency.cursor as AnyDoc).firstBatch, []);
+    assert.deepEqual(await temporaryCollections(), []);
+    assert.equal(await client.db('config').collection('reshardingOperations').countDocuments(), 0);
+  });
+
+  it('aborts on abortReshardCollection before the commit: nothing changed, no temporary collection left', { timeout: 60_000 }, async () => {
+    const ns = 'reshard.aborted';
+    await shardedOnX(ns, 500);
+    const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    await admin().command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'alwaysOn' });
+    const config = new MongoClient(`mongodb://${cluster.config.hosts[0]}/?directConnection=true`);
+    try {
+      await config.db('admin').command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'alwaysOn' });
+      const resharding = admin().command({ reshardCollection: ns, key: { k: 'hashed' } }).then(() => undefined, (err: unknown) => err);
+      await config.db('admin').command({ waitForFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', timesEntered: 1, maxTimeMS: 30_000 });
+      await admin().command({ abortReshardCollection: ns });
+      await config.db('admin').command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'off' });
+      const err = await resharding;
+      assert.ok(err instanceof MongoServerError && err.codeName === 'ReshardCollectionAborted', String(err));
+    } finally {
+      await config.close();
+    }
+    const after = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    assert.deepEqual(after?.key, { x: 1 });
+    assert.deepEqual(after?.uuid, before?.uuid);
+    assert.equal(after?.permitMigrations, undefined, 'migrations are allowed again');
+    assert.equal(await client.db('reshard').collection('aborted').countDocuments(), 500);
+    assert.deepEqual(await temporaryCollections(), []);
+    assert.equal(await client.db('config').collection('reshardingOperations').countDocuments(), 0);
+    await assert.rejects(admin().command({ abortReshardCollection: ns }), (err: unknown) => err instanceof MongoServerError && err.codeName === 'NoSuchReshardCollection');
+  });
+
+  it('refuses bad input with MongoDB\'s errors, and the same key without forceRedistribution does nothing', { timeout: 60_000 }, async () => {
+    const ns = 'reshard.input';
+    await shardedOnX(ns, 10);
+    await client.db('reshard').createCollection('plain');
+    const refusal = async (cmd: AnyDoc, codeName: string): Promise<void> => {
+      await assert.rejects(admin().command(cmd), (err: unknown) => {
+        assert.ok(err instanceof MongoServerError, String(err));
+        assert.equal(err.codeName, codeName, `${JSON.stringify(cmd)}: ${err.message}`);
+        return true;
+      });
+    };
+    await refusal({ reshardCollection: 'reshard.plain', key: { k: 1 } }, 'NamespaceNotSharded');
+    await refusal({ reshardCollection: 'reshard.missing', key: { k: 1 } }, 'NamespaceNotFound');
+    await refusal({ reshardCollection: ns, key: { k: 1 }, bogus: 1 }, 'Location40415');
+    await refusal({ reshardCollection: ns, key: 'k' }, 'TypeMismatch');
+    await refusal({ reshardCollection: ns, key: { k: 'sideways' } }, 'BadValue');
+    await refusal({ reshardCollection: ns, key: { k: 1 }, unique: true }, 'BadValue');
+    await refusal({ reshardCollection: ns, key: { k: 1 }, collation: { locale: 'fr' } }, 'BadValue');
+    await refusal({ commitReshardCollection: ns }, 'NoSuchReshardCollection');
+    const before = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    await admin().command({ reshardCollection: ns, key: { x: 1 } });
+    const after = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    assert.deepEqual(after?.lastmodEpoch, before?.lastmodEpoch, 'the same key changes nothing');
+
+    const config = new MongoClient(`mongodb://${cluster.config.hosts[0]}/?directConnection=true`);
+    try {
+      await config.db('admin').command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'alwaysOn' });
+      const first = admin().command({ reshardCollection: ns, key: { k: 'hashed' } }).then(() => undefined, (err: unknown) => err);
+      await config.db('admin').command({ waitForFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', timesEntered: 2, maxTimeMS: 30_000 });
+      await refusal({ reshardCollection: ns, key: { v: 1 } }, 'ReshardCollectionInProgress');
+      await config.db('admin').command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'off' });
+      await admin().command({ commitReshardCollection: ns });
+      assert.equal(await first, undefined, 'the resharding committed');
+    } finally {
+      await config.close();
+    }
+    const resharded = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    assert.deepEqual(resharded?.key, { k: 'hashed' });
+    assert.equal(await client.db('reshard').collection('input').countDocuments(), 10);
+  });
+});
