@@ -44,6 +44,7 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
     'reshardingUUID', 'sourceUUID', 'tempNs', 'sourceKey', 'reshardingKey', 'cloneTimestamp', 'donors', 'sourceChunks', 'recipientChunks',
   ],
   _shardsvrReshardingRecipientStatus: ['reshardingUUID'],
+  _shardsvrReshardingDonorSessionHistory: ['after'],
   _shardsvrReshardingRecipientFinish: ['reshardingUUID'],
   _shardsvrReshardingRecipientCommit: ['reshardingUUID', 'tempNs'],
   _shardsvrReshardingRecipientAbort: ['reshardingUUID', 'tempNs'],

@@ -11,6 +11,8 @@ import { decodeResumeToken } from '../change_streams/resume_token.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import { OwnershipFilter } from '../shard/ownership_filter.js';
 import type { StorageEngine } from '../storage/storage_engine.js';
+import type { SessionCatalog } from '../sessions/session_catalog.js';
+import { migratedHistoryFromBSON } from '../sessions/session_migration.js';
 import type { Network } from '../wire/network.js';
 import type { Clock } from '../base/clock.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
@@ -44,6 +46,7 @@ export interface RecipientParams {
 
 export interface RecipientNode {
   readonly storage: StorageEngine;
+  readonly sessionCatalog: SessionCatalog;
   readonly local: LocalCollections;
   readonly client: Network;
   readonly logger: Logger;
@@ -118,6 +121,7 @@ export class ReshardingRecipient {
       if (this.state !== 'cloning' && behind.length === 0) break;
       await this.node.wallClock.sleep(10);
     }
+    await Promise.all(this.streams.map((s) => this.copySessionHistory(s)));
     this.state = 'strict-consistency';
     this.saveState();
   }
@@ -157,11 +161,13 @@ export class ReshardingRecipient {
   }
 
   private async run(): Promise<void> {
+    const started = this.node.wallClock.now();
     await this.createTemporaryCollection();
     await Promise.all(this.streams.map((s) => this.clone(s)));
     if (this.stopped) return;
     this.state = 'applying';
     this.saveState();
+    this.node.logger.info({ c: 'RESHARD', ns: this.params.ns, documentsCopied: this.documentsCopied, ms: this.node.wallClock.now() - started }, 'resharding recipient cloned');
     await Promise.all(this.streams.map((s) => this.follow(s)));
   }
 
@@ -226,6 +232,26 @@ export class ReshardingRecipient {
       reply = checkOk(await client.command(host, db, { getMore: cursor.id, collection: coll, maxTimeMS: STREAM_WAIT_MS }));
     }
     await client.command(host, db, { killCursors: coll, cursors: [(reply.cursor as Doc).id] }).catch(() => undefined);
+  }
+
+  // The retryable writes' history of the source collection on the donor, now that it holds
+  // writes, applied to this shard's session catalog under the source's name (MongoDB's recipients
+  // copy config.transactions): a retry that reaches this shard after the commit is answered
+  // from it and never runs again. Every recipient takes all of it: a statement's record says
+  // the old shard key of its document, not where its new key sends it, and a record a shard does
+  // not need answers only retries that would be routed elsewhere.
+  private async copySessionHistory(stream: DonorStream): Promise<void> {
+    const { client, storage, sessionCatalog } = this.node;
+    let after: unknown;
+    for (;;) {
+      const reply = checkOk(await client.command(stream.donor.host, 'admin', {
+        _shardsvrReshardingDonorSessionHistory: this.params.ns, ...(after === undefined ? {} : { after }),
+      }));
+      const entries = (reply.entries as Doc[]).map(migratedHistoryFromBSON);
+      if (entries.length > 0) storage.write((unit) => sessionCatalog.applyMigratedHistory(unit, this.params.ns, this.params.reshardingUUID, entries));
+      if (reply.done === true) return;
+      after = reply.last;
+    }
   }
 
   private apply(stream: DonorStream, events: readonly Doc[]): void {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, MongoServerError } from 'mongodb';
+import { Long, MongoClient, MongoServerError } from 'mongodb';
 import { withProcesses } from '../helpers/fixtures.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { spawnSetCluster, type SetCluster } from '../helpers/spawn_set_cluster.js';
@@ -83,17 +83,40 @@ describe('reshardCollection', () => {
         acknowledged++;
       }
     };
+    // Retryable writes acknowledged before the resharding, sent again after it: answered from the
+    // history the recipients copied, never run twice. The txnNumber is past any the driver's
+    // pooled sessions used; its own client, whose sessions go back to no pool that others use.
+    const retrying = new MongoClient(cluster.routers[0]!.uri);
+    const retried = [
+      { update: 'docs', updates: [{ q: { _id: 5, x: 5 }, u: { $inc: { v: 100 } } }], txnNumber: Long.fromNumber(1000) },
+      { insert: 'docs', documents: [{ _id: -1, x: -1, k: -1, v: 0 }], txnNumber: Long.fromNumber(1000) },
+    ];
+    const sessions = retried.map(() => retrying.startSession());
+    const firstReplies = [];
+    for (const [i, cmd] of retried.entries()) firstReplies.push(await retrying.db('reshard').command(cmd, { session: sessions[i] }));
+    assert.deepEqual(firstReplies.map((r) => [r.n, r.writeErrors]), [[1, undefined], [1, undefined]]);
+    expected.get(5)!.v += 100;
+    expected.set(-1, { v: 0, k: -1 });
     const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const beforeResharding = acknowledged;
     const started = performance.now();
     await admin().command({ reshardCollection: ns, key: { k: 'hashed' } });
     const tookMs = performance.now() - started;
-    const atCommit = acknowledged;
+    const atCommit = acknowledged - beforeResharding;
     // Writes go on under the new key for a moment.
     await new Promise((resolve) => setTimeout(resolve, 300));
     stop = true;
     await Promise.all(writers);
-    t.diagnostic(`${DOCS} documents resharded in ${Math.round(tookMs)} ms; ${atCommit} writes acknowledged during it, ${acknowledged} in all`);
+    t.diagnostic(`${DOCS} documents resharded in ${Math.round(tookMs)} ms; writes acknowledged: ${beforeResharding} in the second before, ${atCommit} during it, ${acknowledged} in all`);
     assert.ok(atCommit > 0, 'clients wrote during the resharding');
+
+    for (const [i, cmd] of retried.entries()) {
+      const again = await retrying.db('reshard').command(cmd, { session: sessions[i] });
+      assert.deepEqual([again.n, again.nModified, again.writeErrors], [firstReplies[i]!.n, firstReplies[i]!.nModified, undefined], `${Object.keys(cmd)[0]} retried after the commit: ${JSON.stringify(again)}`);
+    }
+    for (const session of sessions) await session.endSession();
+    await retrying.close();
 
     const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
     assert.deepEqual(entry?.key, { k: 'hashed' });

@@ -8,13 +8,15 @@ import {
   dropTemporaryCollection, RECIPIENT_DOCS_NS, ReshardingRecipientService, type RangeOwner, type ReshardingRecipient,
 } from '../../resharding/resharding_recipient.js';
 import { checkOk } from '../../wire/remote_cursor.js';
+import { migratedHistoryToBSON } from '../../sessions/session_migration.js';
 import type { CommandContext, CommandDefinition, ShardServices } from '../command.js';
 import { dropCollectionLocally } from '../ddl/collections.js';
 import { shardOnlyMessage } from './shard_only_refusals.js';
 
-// The recipient side of a resharding (src/resharding), driven by the config server's
-// ReshardingCoordinator; MongoDB's recipients learn their part from the coordinator's documents,
-// docshard's coordinator tells them with these commands.
+// The shards' side of a resharding (src/resharding): the recipients, driven by the config
+// server's ReshardingCoordinator (MongoDB's recipients learn their part from the coordinator's
+// documents, docshard's coordinator tells them with these commands), and what a recipient asks a
+// donor beyond its documents and change stream: the sessions' history.
 type ShardCommand = CommandDefinition<ShardServices>;
 
 const services = new WeakMap<ShardServices, ReshardingRecipientService>();
@@ -151,7 +153,22 @@ export const reshardingRecipientAbortCommand: ShardCommand = {
   },
 };
 
+// {_shardsvrReshardingDonorSessionHistory: ns, after?}: a donor's retryable-write history of the
+// collection, every statement of it, in batches from `after` (the migration's _getNextSessionMods
+// without a range); a recipient asks once the donor holds writes.
+export const reshardingDonorSessionHistoryCommand: ShardCommand = {
+  names: ['_shardsvrReshardingDonorSessionHistory'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    recipients(ctx, '_shardsvrReshardingDonorSessionHistory');
+    const batch = ctx.node.sessionCatalog.historyForMigration(requireString(cmd, '_shardsvrReshardingDonorSessionHistory'), () => true, cmd.after, SESSION_HISTORY_BATCH);
+    return { entries: batch.entries.map(migratedHistoryToBSON), ...(batch.last !== undefined ? { last: batch.last } : {}), done: batch.done, ok: 1 };
+  },
+};
+
+const SESSION_HISTORY_BATCH = 1000;
+
 export const reshardingRecipientCommands: readonly ShardCommand[] = [
-  reshardingRecipientStartCommand, reshardingRecipientStatusCommand, reshardingRecipientFinishCommand,
+  reshardingDonorSessionHistoryCommand, reshardingRecipientStartCommand, reshardingRecipientStatusCommand, reshardingRecipientFinishCommand,
   reshardingRecipientCommitCommand, reshardingRecipientAbortCommand,
 ];
