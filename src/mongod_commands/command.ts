@@ -63,6 +63,7 @@ export interface NodeOptions {
     maxAcceptableLogicalClockDriftSecs: number;
     logicalSessionRefreshMillis: number;
     transactionLifetimeLimitSeconds: number;
+    reshardingCriticalSectionTimeoutMillis: number;
   };
 }
 

@@ -38,7 +38,7 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
   const { monitors } = ports;
   const shardHosts = monitors && new ShardHostsUpdater(local, (host, onConfirmed) => monitors.monitorFor(host).onConfirmedSet(onConfirmed), wallClock, core.logger);
   const resharding = new ReshardingCoordinatorService({
-    local, client, logger: core.logger, clock: wallClock, failPoints: core.failPoints,
+    local, client, logger: core.logger, clock: wallClock, failPoints: core.failPoints, criticalSectionTimeoutMs: options.parameters.reshardingCriticalSectionTimeoutMillis,
     catalog: {
       collection: (ns) => catalogManager.collection(ns),
       chunks: (uuid) => catalogManager.chunks(uuid),

@@ -17,8 +17,6 @@ import { decideReshardCollection, temporaryReshardingNamespace, type ReshardColl
 // The coordinators' state documents, on the config server (MongoDB's namespace).
 export const COORDINATOR_DOCS_NS = 'config.reshardingOperations';
 
-// MongoDB's default reshardingCriticalSectionTimeoutMillis.
-const DEFAULT_CRITICAL_SECTION_TIMEOUT_MS = 5000;
 // A state after the decision (committing, aborting) that failed runs again after this pause.
 const RETRY_MS = 500;
 
@@ -29,7 +27,8 @@ export interface CoordinatorNode {
   readonly catalog: ReshardingCatalog;
   readonly clock: Clock;
   readonly failPoints: FailPoints;
-  readonly criticalSectionTimeoutMs?: number;
+  // reshardingCriticalSectionTimeoutMillis.
+  readonly criticalSectionTimeoutMs: number;
 }
 
 // One resharding: the driver of the pure coordinatorStep. It performs each effect in order: a
@@ -99,7 +98,7 @@ class ReshardingCoordinator {
     const signal = this.phase.signal;
     const ctx = {
       doc: this.doc as unknown as CoordinatorDocument, catalog: this.node.catalog, client: this.node.client, signal,
-      commitRequested: this.commitRequested, clock: this.node.clock, failPoints: this.node.failPoints, criticalSectionTimeoutMs: this.node.criticalSectionTimeoutMs ?? DEFAULT_CRITICAL_SECTION_TIMEOUT_MS,
+      commitRequested: this.commitRequested, clock: this.node.clock, failPoints: this.node.failPoints, criticalSectionTimeoutMs: this.node.criticalSectionTimeoutMs,
     };
     runCoordinatorPhase(state, ctx).then(
       (noted) => {

@@ -15,6 +15,7 @@ import type { SessionCatalog } from '../sessions/session_catalog.js';
 import { migratedHistoryFromBSON } from '../sessions/session_migration.js';
 import type { Network } from '../wire/network.js';
 import type { Clock } from '../base/clock.js';
+import type { FailPoints } from '../base/fail_points.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { recipientWriteFor, type ApplyContext } from './recipient_apply.js';
 
@@ -51,6 +52,7 @@ export interface RecipientNode {
   readonly client: Network;
   readonly logger: Logger;
   readonly wallClock: Clock;
+  readonly failPoints: FailPoints;
 }
 
 const CLONE_BATCH = 2000;
@@ -118,7 +120,9 @@ export class ReshardingRecipient {
       if (this.error !== undefined) throw this.error;
       if (this.stopped) throw new MongoError(ErrorCodes.ReshardCollectionAborted, 'the resharding recipient was stopped');
       const behind = this.streams.filter((s) => !s.promisedThrough.greaterThan(finalTimes.get(s.donor.shardId) ?? s.promisedThrough));
-      if (this.state !== 'cloning' && behind.length === 0) break;
+      // MongoDB's fail point of that name (--enableTestCommands): the recipient does not finish.
+      const paused = this.node.failPoints.shouldFire('reshardingPauseRecipientDuringOplogApplication') !== undefined;
+      if (this.state !== 'cloning' && behind.length === 0 && !paused) break;
       await this.node.wallClock.sleep(10);
     }
     await Promise.all(this.streams.map((s) => this.copySessionHistory(s)));

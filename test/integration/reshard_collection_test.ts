@@ -8,7 +8,7 @@ import { spawnSetCluster, type SetCluster } from '../helpers/spawn_set_cluster.j
 // Issue 34's reshardCollection through a router over two shards that are (one-member) sets, the
 // donors' oplog and snapshot reads being what resharding copies from. DOCSHARD_RESHARD_DOCS sets the
 // collection's size (the issue's 1 million by hand).
-const DOCS = Number(process.env.DOCSHARD_RESHARD_DOCS ?? 3000);
+const DOCS = Number(process.env.DOCSHARD_RESHARD_DOCS ?? 2000);
 const WRITERS = 3;
 
 describe('reshardCollection', () => {
@@ -176,6 +176,36 @@ describe('reshardCollection', () => {
     assert.deepEqual(await temporaryCollections(), []);
     assert.equal(await client.db('config').collection('reshardingOperations').countDocuments(), 0);
     await assert.rejects(admin().command({ abortReshardCollection: ns }), (err: unknown) => err instanceof MongoServerError && err.codeName === 'NoSuchReshardCollection');
+  });
+
+  it('aborts when the recipients do not finish within reshardingCriticalSectionTimeoutMillis: writes blocked meanwhile go on', { timeout: 60_000 }, async () => {
+    const ns = 'reshard.timeout';
+    await shardedOnX(ns, 200);
+    const docs = client.db('reshard').collection<AnyDoc>('timeout');
+    const shards = cluster.shards.map((_, i) => shardClient(i));
+    try {
+      for (const s of shards) await s.db('admin').command({ configureFailPoint: 'reshardingPauseRecipientDuringOplogApplication', mode: 'alwaysOn' });
+      const started = performance.now();
+      const resharding = admin().command({ reshardCollection: ns, key: { k: 'hashed' } }).then(() => undefined, (err: unknown) => err);
+      // Until the abort releases the critical section, this write waits; then it goes to the
+      // collection as it was.
+      await shards[0]!.db('admin').command({ waitForFailPoint: 'reshardingPauseRecipientDuringOplogApplication', timesEntered: 1, maxTimeMS: 30_000 });
+      await docs.insertOne({ _id: 'during', x: 7, k: 7 });
+      const err = await resharding;
+      assert.ok(err instanceof MongoServerError && err.codeName === 'ReshardingCriticalSectionTimeout', String(err));
+      assert.ok(performance.now() - started >= 5000, 'the default timeout is 5 s');
+    } finally {
+      for (const s of shards) {
+        await s.db('admin').command({ configureFailPoint: 'reshardingPauseRecipientDuringOplogApplication', mode: 'off' });
+        await s.close();
+      }
+    }
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    assert.deepEqual(entry?.key, { x: 1 });
+    await docs.insertOne({ _id: 'after', x: 8, k: 8 });
+    assert.equal(await docs.countDocuments(), 202);
+    assert.deepEqual(await temporaryCollections(), []);
+    assert.equal(await client.db('config').collection('reshardingOperations').countDocuments(), 0);
   });
 
   it('refuses bad input with MongoDB\'s errors, and the same key without forceRedistribution does nothing', { timeout: 60_000 }, async () => {
