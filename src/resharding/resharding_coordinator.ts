@@ -17,7 +17,7 @@ import { decideReshardCollection, temporaryReshardingNamespace, type ReshardColl
 // The coordinators' state documents, on the config server (MongoDB's namespace).
 export const COORDINATOR_DOCS_NS = 'config.reshardingOperations';
 
-// A state after the decision (committing, aborting) that failed runs again after this pause.
+// A state that failed for the moment, or after the decision, runs again after this pause.
 const RETRY_MS = 500;
 
 export interface CoordinatorNode {
@@ -76,6 +76,13 @@ class ReshardingCoordinator {
       case 'run':
         this.run(effect.state);
         return;
+      case 'retry': {
+        const signal = this.phase.signal;
+        this.node.clock.setTimer(RETRY_MS, () => {
+          if (!signal.aborted) this.run(effect.state);
+        });
+        return;
+      }
       case 'interrupt':
         this.phase.abort();
         this.phase = new AbortController();
@@ -108,9 +115,7 @@ class ReshardingCoordinator {
         if (signal.aborted) return;
         const error = err instanceof MongoError ? { code: err.code, errmsg: err.message } : { code: ErrorCodes.InternalError, errmsg: String(err) };
         this.node.logger.warn({ c: 'RESHARD', ns: this.ns, state, error }, 'resharding coordinator state failed');
-        const event: CoordinatorEvent = { type: 'phaseFailed', state, error };
-        if (state === 'committing' || state === 'aborting') this.node.clock.setTimer(RETRY_MS, () => this.handle(event));
-        else this.handle(event);
+        this.handle({ type: 'phaseFailed', state, error });
       },
     );
   }

@@ -45,6 +45,8 @@ export type CoordinatorEffect =
   // Written to the state document before anything of `state` runs.
   | { readonly type: 'persist'; readonly state: ReshardingState; readonly noted: Doc; readonly abortReason?: AbortReason }
   | { readonly type: 'run'; readonly state: ReshardingState }
+  // The state's work failed for the moment: run it again after a pause.
+  | { readonly type: 'retry'; readonly state: ReshardingState }
   // The work of the state that was running stops where it is: an abort overtook it.
   | { readonly type: 'interrupt' }
   // The applying state's wait for the recipients to be close enough ends at once.
@@ -70,7 +72,8 @@ export const USER_ABORT: AbortReason = { code: ErrorCodes.ReshardCollectionAbort
 
 // The coordinator as a pure step: its progress and an event give the next progress and what the
 // driver does, in order. A state's work is always persisted first, and runs again in full when
-// it fails after the decision (committing, aborting) or when a recovered coordinator resumes it.
+// it fails after the decision (committing, aborting), when it fails for the moment (a transient
+// error), or when a recovered coordinator resumes it; any other failure before the decision aborts.
 export function coordinatorStep(p: CoordinatorProgress, e: CoordinatorEvent): CoordinatorStep {
   switch (e.type) {
     case 'started':
@@ -86,7 +89,7 @@ export function coordinatorStep(p: CoordinatorProgress, e: CoordinatorEvent): Co
     }
     case 'phaseFailed': {
       if (e.state !== p.state) return { progress: p, effects: [] };
-      if (!mayAbort(p.state)) return { progress: p, effects: [{ type: 'run', state: p.state }] };
+      if (!mayAbort(p.state) || isTransient(e.error.code)) return { progress: p, effects: [{ type: 'retry', state: p.state }] };
       return toAborting(p, e.error, false);
     }
     case 'abortRequested':
@@ -102,6 +105,18 @@ export function coordinatorStep(p: CoordinatorProgress, e: CoordinatorEvent): Co
       if (RESHARDING_STATES.indexOf(p.state) >= RESHARDING_STATES.indexOf('blocking-writes')) return { progress: p, effects: [] };
       return { progress: { ...p, commitRequested: true }, effects: [{ type: 'wakeApplying' }] };
   }
+}
+
+// Errors that say nothing of the resharding, only of the moment (a shard unreachable, electing a
+// primary, shutting down): the state runs again rather than abort.
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([
+  ErrorCodes.HostUnreachable, ErrorCodes.HostNotFound, ErrorCodes.NetworkTimeout, ErrorCodes.SocketException, ErrorCodes.ShutdownInProgress,
+  ErrorCodes.InterruptedAtShutdown, ErrorCodes.PrimarySteppedDown, ErrorCodes.InterruptedDueToReplStateChange, ErrorCodes.NotWritablePrimary,
+  ErrorCodes.NotPrimaryNoSecondaryOk, ErrorCodes.NotPrimaryOrSecondary, ErrorCodes.ExceededTimeLimit,
+]);
+
+export function isTransient(code: number): boolean {
+  return TRANSIENT_CODES.has(code);
 }
 
 function toAborting(p: CoordinatorProgress, reason: AbortReason, interrupt: boolean): CoordinatorStep {

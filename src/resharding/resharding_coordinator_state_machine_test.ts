@@ -28,6 +28,7 @@ function drive(events: (ran: ReshardingState[]) => CoordinatorEvent | undefined)
           queue.push(events(ran) ?? { type: 'phaseDone', state: effect.state });
           break;
         case 'removeDocument': disk = undefined; break;
+        case 'retry': assert.fail('no retry without a transient failure');
         default: answers.push(effect);
       }
     }
@@ -96,7 +97,17 @@ test('a failure before the decision aborts with its reason; one after it runs th
   for (const state of ['committing', 'aborting'] as const) {
     const after = coordinatorStep(at(state), { type: 'phaseFailed', state, error });
     assert.equal(after.progress.state, state);
-    assert.deepEqual(after.effects, [{ type: 'run', state }]);
+    assert.deepEqual(after.effects, [{ type: 'retry', state }]);
+  }
+});
+
+test('a transient failure (a shard unreachable, electing) runs the state again, before the decision too', () => {
+  for (const code of [ErrorCodes.HostUnreachable, ErrorCodes.NotWritablePrimary, ErrorCodes.InterruptedDueToReplStateChange]) {
+    for (const state of ['cloning', 'blocking-writes', 'committing'] as const) {
+      const step = coordinatorStep(at(state), { type: 'phaseFailed', state, error: { code, errmsg: 'for the moment' } });
+      assert.equal(step.progress.state, state);
+      assert.deepEqual(step.effects, [{ type: 'retry', state }]);
+    }
   }
 });
 

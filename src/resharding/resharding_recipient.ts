@@ -18,6 +18,7 @@ import type { Clock } from '../base/clock.js';
 import type { FailPoints } from '../base/fail_points.js';
 import { checkOk, fetchAll } from '../wire/remote_cursor.js';
 import { recipientWriteFor, type ApplyContext } from './recipient_apply.js';
+import { isTransient } from './resharding_coordinator_state_machine.js';
 
 // Where each recipient keeps its part of a resharding (MongoDB's namespace of the same name).
 export const RECIPIENT_DOCS_NS = 'config.localReshardingOperations.recipient';
@@ -60,6 +61,7 @@ const STREAM_WAIT_MS = 100;
 // A donor's stream is close enough for the critical section when a read hands out no more than
 // this: what is left for the critical section is about one read's worth (clients writing on).
 const CLOSE_ENOUGH_EVENTS = 100;
+const STREAM_RETRY_MS = 200;
 
 // One donor's change stream as this recipient reads it: where it is, and how far the donor has
 // promised nothing more is to come (the high-water mark of its postBatchResumeToken).
@@ -167,7 +169,7 @@ export class ReshardingRecipient {
   private async run(): Promise<void> {
     const started = this.node.wallClock.now();
     await this.createTemporaryCollection();
-    await Promise.all(this.streams.map((s) => this.clone(s)));
+    await Promise.all(this.streams.map((s) => this.cloneRetrying(s)));
     if (this.stopped) return;
     this.state = 'applying';
     this.saveState();
@@ -194,6 +196,19 @@ export class ReshardingRecipient {
     if (missing.length > 0) storage.createIndexes(temp, missing);
   }
 
+  // A transient failure starts the donor's clone again: its writes are upserts, so documents
+  // copied twice are one.
+  private async cloneRetrying(stream: DonorStream): Promise<void> {
+    for (;;) {
+      try {
+        return await this.clone(stream);
+      } catch (err) {
+        if (!(err instanceof MongoError) || !isTransient(err.code) || this.stopped) throw err;
+        await this.node.wallClock.sleep(STREAM_RETRY_MS);
+      }
+    }
+  }
+
   // Every document the donor held at cloneTimestamp in its chunks whose new key falls here.
   private async clone(stream: DonorStream): Promise<void> {
     const [db, coll] = splitNs(this.params.ns);
@@ -216,26 +231,45 @@ export class ReshardingRecipient {
     }
   }
 
-  // The donor's change events after cloneTimestamp, applied in their order, until stopped.
+  // The donor's change events after cloneTimestamp, applied in their order, until stopped. A
+  // transient failure (the donor unreachable, electing a primary) opens the stream again where
+  // the last batch left it (its postBatchResumeToken).
   private async follow(stream: DonorStream): Promise<void> {
     const [db, coll] = splitNs(this.params.ns);
     const { client } = this.node;
     const host = stream.donor.host;
-    let reply = checkOk(await client.command(host, db, {
-      aggregate: coll, cursor: {},
-      pipeline: [{ $changeStream: { startAtOperationTime: tickAfter(this.params.cloneTimestamp), fullDocument: 'updateLookup' } }],
-    }));
+    let resumeToken: unknown;
+    let cursorId: unknown;
     while (!this.stopped) {
-      const cursor = reply.cursor as Doc;
-      const events = (cursor.firstBatch ?? cursor.nextBatch) as Doc[];
-      this.apply(stream, events);
-      const promised = promisedTime(cursor.postBatchResumeToken);
-      if (promised !== undefined && promised.greaterThan(stream.promisedThrough)) stream.promisedThrough = promised;
-      stream.caughtUp = events.length <= CLOSE_ENOUGH_EVENTS;
-      if (this.stopped) break;
-      reply = checkOk(await client.command(host, db, { getMore: cursor.id, collection: coll, maxTimeMS: STREAM_WAIT_MS }));
+      try {
+        let reply = checkOk(await client.command(host, db, {
+          aggregate: coll, cursor: {},
+          pipeline: [{
+            $changeStream: {
+              ...(resumeToken === undefined ? { startAtOperationTime: tickAfter(this.params.cloneTimestamp) } : { resumeAfter: resumeToken }),
+              fullDocument: 'updateLookup',
+            },
+          }],
+        }));
+        for (;;) {
+          const cursor = reply.cursor as Doc;
+          cursorId = cursor.id;
+          const events = (cursor.firstBatch ?? cursor.nextBatch) as Doc[];
+          this.apply(stream, events);
+          if (cursor.postBatchResumeToken !== undefined) resumeToken = cursor.postBatchResumeToken;
+          const promised = promisedTime(cursor.postBatchResumeToken);
+          if (promised !== undefined && promised.greaterThan(stream.promisedThrough)) stream.promisedThrough = promised;
+          stream.caughtUp = events.length <= CLOSE_ENOUGH_EVENTS;
+          if (this.stopped) break;
+          reply = checkOk(await client.command(host, db, { getMore: cursorId, collection: coll, maxTimeMS: STREAM_WAIT_MS }));
+        }
+      } catch (err) {
+        if (!(err instanceof MongoError) || !isTransient(err.code) || this.stopped) throw err;
+        this.node.logger.info({ c: 'RESHARD', ns: this.params.ns, donor: stream.donor.shardId, err: err.message }, 'resharding recipient opens its donor stream again');
+        await this.node.wallClock.sleep(STREAM_RETRY_MS);
+      }
     }
-    await client.command(host, db, { killCursors: coll, cursors: [(reply.cursor as Doc).id] }).catch(() => undefined);
+    if (cursorId !== undefined) await client.command(host, db, { killCursors: coll, cursors: [cursorId] }).catch(() => undefined);
   }
 
   // The retryable writes' history of the source collection on the donor, now that it holds
