@@ -316,9 +316,12 @@ export class ShardingCatalogManager {
   // The commit of a resharding (src/resharding), while every donor and recipient blocks writes to
   // the collection: in one write unit the entry takes the resharding's UUID (the recipients'
   // temporary collections') and the new key with a new epoch and timestamp, migrations back, and
-  // the old chunks give way to the new key's. Asked again after it ran, it finds the new UUID and
+  // the old chunks give way to the new key's, its zones to those of the new key. Asked again after it ran, it finds the new UUID and
   // changes nothing.
-  commitReshardCollection(commit: { ns: string; sourceUUID: Binary; reshardingUUID: Binary; key: Doc; chunks: readonly { min: Doc; max: Doc; shard: string }[] }): Promise<void> {
+  commitReshardCollection(commit: {
+    ns: string; sourceUUID: Binary; reshardingUUID: Binary; key: Doc; chunks: readonly { min: Doc; max: Doc; shard: string }[];
+    zones: readonly { tag: string; min: Doc; max: Doc }[];
+  }): Promise<void> {
     const { ns } = commit;
     const db = ns.slice(0, ns.indexOf('.'));
     return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'reshardCollection', async () => {
@@ -333,6 +336,8 @@ export class ShardingCatalogManager {
           _id: new ObjectId(), uuid: commit.reshardingUUID, min: c.min, max: c.max, shard: c.shard, lastmod: new Timestamp({ t: 1, i: minor }),
           onCurrentShardSince: now, history: [{ validAfter: now, shard: c.shard }],
         }));
+        w.delete('config.tags', { ns });
+        for (const z of commit.zones) w.insert('config.tags', { ns, tag: z.tag, min: z.min, max: z.max });
         w.delete('config.collections', { _id: ns });
         w.insert('config.collections', { ...entry, uuid: commit.reshardingUUID, key: commit.key, unique: false, lastmodEpoch: epoch, lastmod: new Date(this.wallClock.now()), timestamp: now } as unknown as Doc);
         w.insert('config.changelog', this.entry('resharding.commit', ns, { oldKey: collection.key, newKey: commit.key, reshardingUUID: commit.reshardingUUID }));

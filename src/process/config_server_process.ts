@@ -15,6 +15,7 @@ import { balancerService, reshardingCoordinatorService, shardHostsService } from
 import { ShardHostsUpdater } from '../configsvr/shard_hosts_updater.js';
 import { ReshardingCoordinatorService } from '../resharding/resharding_coordinator.js';
 import type { DatabaseType } from '../catalog/type_chunk.js';
+import type { Doc } from '../bson/values.js';
 
 // The composition root of a config server: every node's services, the config.* collections, the
 // catalog manager and the balancer, and a config server's command table, built from the ports it
@@ -44,6 +45,7 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
       chunks: (uuid) => catalogManager.chunks(uuid),
       shards: () => catalogManager.shards(),
       primaryShard: (db) => (local.findOne('config.databases', { _id: db }) as unknown as DatabaseType | undefined)?.primary,
+      zones: (ns) => local.find('config.tags', { ns }).map((t) => ({ tag: String(t.tag), min: t.min as Doc, max: t.max as Doc })),
       now: () => catalogManager.now(),
       setAllowMigrations: (ns, allow) => catalogManager.migrations.setAllowMigrations(ns, allow),
       commitReshardCollection: (commit) => catalogManager.commitReshardCollection(commit),

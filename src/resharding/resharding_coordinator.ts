@@ -141,6 +141,7 @@ export class ReshardingCoordinatorService {
     const collection = catalog.collection(req.ns);
     const decision = decideReshardCollection(req, {
       collection, chunks: collection === undefined ? [] : catalog.chunks(collection.uuid), shards: catalog.shards(), primaryShard: catalog.primaryShard(db) ?? '',
+      zones: catalog.zones(req.ns),
     });
     if (decision.kind === 'noop') return;
     const sourceUUID = decision.collection.uuid;
@@ -156,7 +157,7 @@ export class ReshardingCoordinatorService {
       donorShards: decision.donorShards.map((id) => ({ id })),
       recipientShards: decision.recipientShards.map((id) => ({ id })),
       presetReshardedChunks: decision.newChunks.map((c) => ({ min: c.min, max: c.max, recipientShardId: c.shard })),
-      ...(req.zones === undefined ? {} : { zones: req.zones.map((z) => ({ zone: z.tag, min: z.min, max: z.max })) }),
+      zones: decision.zones.map((z) => ({ zone: z.tag, min: z.min, max: z.max })),
       ...(req.numInitialChunks === undefined ? {} : { numInitialChunks: req.numInitialChunks }),
       startTime: new Date(this.node.clock.now()),
     };

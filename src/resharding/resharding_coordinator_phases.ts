@@ -10,6 +10,7 @@ import { hangIfFailPointEnabled, type FailPoints } from '../base/fail_points.js'
 import { checkOk } from '../wire/remote_cursor.js';
 import type { ReshardingState } from './resharding_coordinator_state_machine.js';
 import type { RangeOwner } from './resharding_recipient.js';
+import type { ZoneRange } from '../catalog_decisions/zones.js';
 
 // What the coordinator reads and changes of the config server's catalog (ShardingCatalogManager).
 export interface ReshardingCatalog {
@@ -17,6 +18,7 @@ export interface ReshardingCatalog {
   chunks(uuid: unknown): ChunkType[];
   shards(): ShardType[];
   primaryShard(db: string): string | undefined;
+  zones(ns: string): ZoneRange[];
   now(): Timestamp;
   setAllowMigrations(ns: string, allow: boolean): Promise<void>;
   // In one write unit: the collection's entry takes the new UUID and key with a new epoch and
@@ -30,6 +32,8 @@ export interface ReshardingCommit {
   readonly reshardingUUID: Binary;
   readonly key: Doc;
   readonly chunks: readonly RangeOwner[];
+  // The collection's zones under the new key (config.tags replaced).
+  readonly zones: readonly ZoneRange[];
 }
 
 // The persisted state document's fields a phase reads (config.reshardingOperations).
@@ -43,6 +47,7 @@ export interface CoordinatorDocument {
   readonly donorShards: readonly { id: string }[];
   readonly recipientShards: readonly { id: string }[];
   readonly presetReshardedChunks: readonly { min: Doc; max: Doc; recipientShardId: string }[];
+  readonly zones: readonly { zone: string; min: Doc; max: Doc }[];
   readonly cloneTimestamp?: Timestamp;
 }
 
@@ -135,7 +140,9 @@ async function blockWrites(ctx: PhaseContext): Promise<Doc> {
 
 async function commit(ctx: PhaseContext): Promise<Doc> {
   const { doc, catalog } = ctx;
-  await catalog.commitReshardCollection({ ns: doc.ns, sourceUUID: doc.sourceUUID, reshardingUUID: doc._id, key: doc.reshardingKey, chunks: recipientChunks(doc) });
+  await catalog.commitReshardCollection({ ns: doc.ns, sourceUUID: doc.sourceUUID, reshardingUUID: doc._id, key: doc.reshardingKey, chunks: recipientChunks(doc),
+    zones: doc.zones.map((z) => ({ tag: z.zone, min: z.min, max: z.max })),
+  });
   const reason = CRITICAL_SECTION_REASON(doc);
   const coll = collOf(doc.ns);
   // The recipients rename under their critical section, so no write reaches a recipient's name

@@ -23,6 +23,8 @@ export interface ReshardingFacts {
   readonly chunks: readonly ChunkType[];
   readonly shards: readonly ShardType[];
   readonly primaryShard: string;
+  // The collection's zones now (config.tags): the new key's when the request names none.
+  readonly zones: readonly ZoneRange[];
 }
 
 export type ReshardingDecision =
@@ -34,6 +36,7 @@ export type ReshardingDecision =
     readonly donorShards: string[];
     readonly recipientShards: string[];
     readonly newChunks: InitialChunkRange[];
+    readonly zones: readonly ZoneRange[];
   };
 
 // _configsvrReshardCollection's checks and the layout of the new key's first chunks, decided
@@ -47,7 +50,9 @@ export function decideReshardCollection(req: ReshardCollectionRequest, facts: Re
   const collection = facts.collection;
   if (collection === undefined) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Collection ${req.ns} is not sharded`);
   if (compareValues(collection.key, req.key) === 0 && !req.forceRedistribution) return { kind: 'noop' };
-  const zones = req.zones ?? [];
+  // As MongoDB: zones given replace the collection's (none: no zones under the new key); not
+  // given, the collection's own must fit the new key.
+  const zones = req.zones ?? facts.zones;
   checkShardKeyAgainstZones(req.key, zones);
   const shardIds = facts.shards.filter((s) => s.draining !== true).map((s) => s._id);
   const shardZones = Object.fromEntries(facts.shards.map((s) => [s._id, s.tags ?? []]));
@@ -61,6 +66,7 @@ export function decideReshardCollection(req: ReshardCollectionRequest, facts: Re
     donorShards: distinct(facts.chunks.map((c) => c.shard)),
     recipientShards: distinct(newChunks.map((c) => c.shard)),
     newChunks,
+    zones,
   };
 }
 

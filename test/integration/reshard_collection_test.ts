@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Long, MongoClient, MongoServerError } from 'mongodb';
+import { Long, MaxKey, MinKey, MongoClient, MongoServerError } from 'mongodb';
 import { withProcesses } from '../helpers/fixtures.js';
 import type { AnyDoc } from '../helpers/spawn_node.js';
 import { spawnSetCluster, type SetCluster } from '../helpers/spawn_set_cluster.js';
@@ -247,5 +247,43 @@ describe('reshardCollection', () => {
     const resharded = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
     assert.deepEqual(resharded?.key, { k: 'hashed' });
     assert.equal(await client.db('reshard').collection('input').countDocuments(), 10);
+
+    // The same key with forceRedistribution: a resharding all the same, a new UUID and layout.
+    await admin().command({ reshardCollection: ns, key: { k: 'hashed' }, forceRedistribution: true, numInitialChunks: 6 });
+    const redistributed = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    assert.notDeepEqual(redistributed?.uuid, resharded?.uuid);
+    assert.equal(await client.db('config').collection('chunks').countDocuments({ uuid: redistributed!.uuid }), 6);
+    assert.equal(await client.db('reshard').collection('input').countDocuments(), 10);
+  });
+
+  it('lays the new key\'s chunks along the zones it is given, which replace the collection\'s', { timeout: 60_000 }, async () => {
+    const ns = 'reshard.zoned';
+    await shardedOnX(ns, 100);
+    const [rs0, rs1] = cluster.shards.map((s) => s.name) as [string, string];
+    await admin().command({ addShardToZone: rs0, zone: 'low' });
+    await admin().command({ addShardToZone: rs1, zone: 'high' });
+    await admin().command({ updateZoneKeyRange: ns, min: { x: new MinKey() }, max: { x: 0 }, zone: 'low' });
+    // The collection's zones are on {x}: not given, they must fit the new key, and do not.
+    await assert.rejects(admin().command({ reshardCollection: ns, key: { k: 1 } }), (err: unknown) => err instanceof MongoServerError && err.codeName === 'InvalidOptions');
+    await admin().command({
+      reshardCollection: ns, key: { k: 1 },
+      zones: [{ min: { k: new MinKey() }, max: { k: 50 }, zone: 'low' }, { min: { k: 50 }, max: { k: new MaxKey() }, zone: 'high' }],
+    });
+    const entry = await client.db('config').collection<AnyDoc>('collections').findOne({ _id: ns as never });
+    const chunks = await client.db('config').collection<AnyDoc>('chunks').find({ uuid: entry!.uuid }).sort({ min: 1 }).toArray();
+    assert.deepEqual(chunks.map((c) => [c.min, c.max, c.shard]), [[{ k: new MinKey() }, { k: 50 }, rs0], [{ k: 50 }, { k: new MaxKey() }, rs1]]);
+    const tags = await client.db('config').collection<AnyDoc>('tags').find({ ns }).sort({ min: 1 }).toArray();
+    assert.deepEqual(tags.map((t) => [t.tag, t.min, t.max]), [['low', { k: new MinKey() }, { k: 50 }], ['high', { k: 50 }, { k: new MaxKey() }]]);
+    const onShard = async (i: number): Promise<number> => {
+      const c = shardClient(i);
+      try {
+        return await c.db('reshard').collection('zoned').countDocuments();
+      } finally {
+        await c.close();
+      }
+    };
+    assert.deepEqual([await onShard(0), await onShard(1)], [50, 50]);
+    const consistency = await admin().command({ checkMetadataConsistency: 1 });
+    assert.deepEqual((consistency.cursor as AnyDoc).firstBatch, []);
   });
 });
