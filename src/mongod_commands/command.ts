@@ -144,6 +144,10 @@ export function isShardServices(node: MongodServices): node is ShardServices {
   return node.role === 'shard';
 }
 
+export function isConfigServerServices(node: MongodServices): node is ConfigServerServices {
+  return node.role === 'config';
+}
+
 export type CommandTable<S> = ReadonlyMap<string, CommandDefinition<S>>;
 
 // What a command runs with: by default the services every node has; a command of one role only,

@@ -58,6 +58,20 @@ class ReshardingCoordinator {
     return this.progress.state;
   }
 
+  // The coordinator as $currentOp shows it (MongoDB's resharding metrics: coordinatorState, the
+  // originating command, how long it has run).
+  currentOp(nowMs: number): Doc {
+    const d = this.doc;
+    const started = d.startTime instanceof Date ? d.startTime.getTime() : nowMs;
+    return {
+      desc: `ReshardingCoordinatorService ${(d._id as Binary).toString('hex')}`, op: 'command', ns: this.ns, reshardingUUID: d._id,
+      originatingCommand: { reshardCollection: this.ns, key: d.reshardingKey, unique: false },
+      coordinatorState: this.progress.state, donorShards: d.donorShards, recipientShards: d.recipientShards,
+      ...(d.approxDocumentsToCopy === undefined ? {} : { approxDocumentsToCopy: d.approxDocumentsToCopy }),
+      totalOperationTimeElapsedSecs: Math.floor((nowMs - started) / 1000),
+    };
+  }
+
   handle(event: CoordinatorEvent): void {
     const step = coordinatorStep(this.progress, event);
     this.progress = step.progress;
@@ -179,6 +193,11 @@ export class ReshardingCoordinatorService {
     const coordinator = this.running(ns, 'Could not find in-progress resharding operation to commit');
     coordinator.handle({ type: 'commitRequested' });
     answer(await coordinator.completion);
+  }
+
+  currentOps(): Doc[] {
+    const now = this.node.clock.now();
+    return [...this.coordinators.values()].map((c) => c.currentOp(now));
   }
 
   // At a step-up: every persisted coordinator resumes in its persisted state.

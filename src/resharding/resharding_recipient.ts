@@ -86,6 +86,7 @@ export class ReshardingRecipient {
   private oplogEntriesApplied = 0;
   private readonly streams: DonorStream[];
   private readonly mine: OwnershipFilter;
+  private readonly startedMs: number;
 
   constructor(private readonly node: RecipientNode, readonly params: RecipientParams) {
     const oldKey = new ShardKeyPattern(params.sourceKey);
@@ -93,6 +94,7 @@ export class ReshardingRecipient {
       donor, owned: ownership(oldKey, params.sourceChunks, donor.shardId), promisedThrough: params.cloneTimestamp, caughtUp: false,
     }));
     this.mine = ownership(new ShardKeyPattern(params.reshardingKey), params.recipientChunks, params.shardId);
+    this.startedMs = node.wallClock.now();
   }
 
   start(): void {
@@ -103,6 +105,15 @@ export class ReshardingRecipient {
       this.state = 'error';
       this.node.logger.warn({ c: 'RESHARD', ns: this.params.ns, err: this.error.message }, 'resharding recipient failed');
     });
+  }
+
+  // The recipient as $currentOp shows it (MongoDB's recipient metrics).
+  currentOp(): Doc {
+    return {
+      desc: `ReshardingRecipientService ${this.params.reshardingUUID.toString('hex')}`, op: 'command', ns: this.params.ns, reshardingUUID: this.params.reshardingUUID,
+      recipientState: this.state, documentsCopied: this.documentsCopied, oplogEntriesApplied: this.oplogEntriesApplied,
+      totalOperationTimeElapsedSecs: Math.floor((this.node.wallClock.now() - this.startedMs) / 1000),
+    };
   }
 
   status(): Doc {
@@ -375,5 +386,9 @@ export class ReshardingRecipientService {
 
   forget(uuid: Binary): void {
     this.recipients.delete(uuid.toString('hex'));
+  }
+
+  currentOps(): Doc[] {
+    return [...this.recipients.values()].map((r) => r.currentOp());
   }
 }

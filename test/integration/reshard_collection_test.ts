@@ -161,6 +161,24 @@ describe('reshardCollection', () => {
       await config.db('admin').command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'alwaysOn' });
       const resharding = admin().command({ reshardCollection: ns, key: { k: 'hashed' } }).then(() => undefined, (err: unknown) => err);
       await config.db('admin').command({ waitForFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', timesEntered: 1, maxTimeMS: 30_000 });
+      // $currentOp shows the coordinator on the config server and each recipient on its shard.
+      const [coordinator] = (await config.db('admin').command({ currentOp: 1 })).inprog as AnyDoc[];
+      assert.equal(coordinator?.coordinatorState, 'applying');
+      // The donors' counts, the first donor's orphans of the chunk it gave away included.
+      assert.ok((coordinator?.approxDocumentsToCopy as number) >= 500);
+      assert.deepEqual(coordinator?.originatingCommand, { reshardCollection: ns, key: { k: 'hashed' }, unique: false });
+      let copied = 0;
+      for (let i = 0; i < cluster.shards.length; i++) {
+        const c = shardClient(i);
+        try {
+          const ops = ((await c.db('admin').command({ currentOp: 1 })).inprog as AnyDoc[]).filter((op) => String(op.desc).startsWith('ReshardingRecipientService'));
+          assert.deepEqual(ops.map((op) => [op.ns, op.recipientState]), [[ns, 'applying']]);
+          copied += ops[0]!.documentsCopied as number;
+        } finally {
+          await c.close();
+        }
+      }
+      assert.equal(copied, 500, 'the recipients copied every document once between them');
       await admin().command({ abortReshardCollection: ns });
       await config.db('admin').command({ configureFailPoint: 'reshardingPauseCoordinatorBeforeBlockingWrites', mode: 'off' });
       const err = await resharding;

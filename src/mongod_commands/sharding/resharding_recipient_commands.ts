@@ -28,6 +28,11 @@ function recipients(ctx: CommandContext<ShardServices>, name: string): Reshardin
   return service;
 }
 
+// The recipients running on this shard, as $currentOp lists them.
+export function reshardingRecipientOps(node: ShardServices): Doc[] {
+  return services.get(node)?.currentOps() ?? [];
+}
+
 function uuidArg(cmd: Doc, field: string): Binary {
   const v = cmd[field];
   if (!(v instanceof Binary) || v.sub_type !== Binary.SUBTYPE_UUID) throw new MongoError(ErrorCodes.TypeMismatch, `${field} must be a UUID`);
