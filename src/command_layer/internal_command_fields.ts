@@ -36,7 +36,9 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   _transferMods: ['sessionId'],
   _getNextSessionMods: ['sessionId', 'after'],
 
-  // Resharding (src/resharding): the router to the config server, its coordinator to the recipients.
+  // Resharding (src/resharding): the router to the primary shard, its ReshardCollectionCoordinator
+  // (src/ddl) to the config server, the ReshardingCoordinator there to the shards.
+  _shardsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
   _configsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
   _configsvrAbortReshardCollection: [],
   _configsvrCommitReshardCollection: [],

@@ -1,16 +1,21 @@
 import type { CommandDefinition, ConfigServerServices } from '../command.js';
 import { optionalBool, optionalDoc, optionalNumber, requireDoc, requireString } from '../../command_layer/args.js';
 import { parseZones } from '../../resharding/resharding_request.js';
+import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
 
 // The config server's side of reshardCollection, abortReshardCollection and
-// commitReshardCollection (MongoDB's _configsvr* names), sent by a router: the
+// commitReshardCollection (MongoDB's _configsvr* names), sent by a router (reshardCollection by
+// way of the database's primary shard): the
 // ReshardingCoordinatorService (src/resharding) answers each once the resharding has ended.
 type ConfigCommand = CommandDefinition<ConfigServerServices>;
 
+// Sent by the primary shard's ReshardCollectionCoordinator (src/ddl), under its session.
 export const configsvrReshardCollectionCommand: ConfigCommand = {
   names: ['_configsvrReshardCollection'],
+  retryableWrite: true,
   adminOnly: true,
   async run(ctx, cmd) {
+    checkDDLCoordinatorSession(ctx, cmd, '_configsvrReshardCollection');
     await ctx.node.resharding.reshardCollection({
       ns: requireString(cmd, '_configsvrReshardCollection'), key: requireDoc(cmd, 'key'), unique: optionalBool(cmd, 'unique') ?? false,
       numInitialChunks: optionalNumber(cmd, 'numInitialChunks'), zones: parseZones(cmd.zones),

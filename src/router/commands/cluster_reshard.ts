@@ -4,11 +4,14 @@ import type { Doc } from '../../bson/values.js';
 import { optionalArray, optionalBool, optionalDoc, optionalNumber, requireDoc, requireString } from '../../command_layer/args.js';
 import { checkOk, fetchAll } from '../../wire/remote_cursor.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
+import { onPrimaryShard } from './cluster_ddl.js';
 
 // reshardCollection, abortReshardCollection and commitReshardCollection (admin; mongosh's
 // sh.reshardCollection, sh.abortReshardCollection, sh.commitReshardCollection): the router checks
-// the namespace and the arguments' types, the config server's ReshardingCoordinator (src/resharding)
-// does the rest and answers once the resharding has ended. Routers learn the new routing from
+// the namespace and the arguments' types; reshardCollection goes to the database's primary shard,
+// whose ReshardCollectionCoordinator (src/ddl) holds the collection's DDL lock while the config
+// server's ReshardingCoordinator (src/resharding) runs, the other two to the config server; each
+// answers once the resharding has ended. Routers learn the new routing from
 // StaleConfig, as after any DDL; this one's cache is dropped at once.
 function namespaceArg(cmd: Doc, name: string): string {
   const ns = requireString(cmd, name);
@@ -44,11 +47,17 @@ export const reshardCollectionCommand: RouterCommand = {
   async run(ctx, cmd) {
     const ns = namespaceArg(cmd, 'reshardCollection');
     const body = {
-      _configsvrReshardCollection: ns, key: requireDoc(cmd, 'key'), unique: optionalBool(cmd, 'unique'), numInitialChunks: optionalNumber(cmd, 'numInitialChunks'),
+      _shardsvrReshardCollection: ns.slice(ns.indexOf('.') + 1), key: requireDoc(cmd, 'key'), unique: optionalBool(cmd, 'unique'), numInitialChunks: optionalNumber(cmd, 'numInitialChunks'),
       zones: optionalArray(cmd, 'zones'), forceRedistribution: optionalBool(cmd, 'forceRedistribution'), collation: optionalDoc(cmd, 'collation'),
     };
     await requireSharded(ctx, ns);
-    return toConfig(ctx, ns, Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)));
+    const db = ns.slice(0, ns.indexOf('.'));
+    try {
+      await onPrimaryShard(ctx, db, ns, Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)));
+    } finally {
+      ctx.router.catalogCache.invalidateCollection(ns);
+    }
+    return { ok: 1 };
   },
 };
 
