@@ -151,10 +151,12 @@ async function commit(ctx: PhaseContext): Promise<Doc> {
   const recipients = doc.recipientShards.map((r) => r.id);
   await onShards(ctx, recipients, { _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason }, dbOf(doc.ns));
   // Donors that are no recipient: a write held there refreshes and goes to the new owners; then
-  // their copy of the old UUID goes.
+  // every copy of the old UUID on a shard that is no recipient goes (a donor's, and an empty one
+  // shardCollection left on a shard that never owned a chunk).
   const donorsOnly = doc.donorShards.map((d) => d.id).filter((id) => !recipients.includes(id));
   await onShards(ctx, donorsOnly, { _shardsvrParticipantBlock: coll, blockType: 'Unblock', reason }, dbOf(doc.ns));
-  await onShards(ctx, donorsOnly, { _shardsvrDropCollectionParticipant: coll, collectionUUID: doc.sourceUUID }, dbOf(doc.ns));
+  const others = catalog.shards().map((s) => s._id).filter((id) => !recipients.includes(id));
+  await onShards(ctx, others, { _shardsvrDropCollectionParticipant: coll, collectionUUID: doc.sourceUUID }, dbOf(doc.ns));
   return {};
 }
 

@@ -310,5 +310,21 @@ describe('reshardCollection', () => {
     assert.deepEqual([await onShard(0), await onShard(1)], [50, 50]);
     const consistency = await admin().command({ checkMetadataConsistency: 1 });
     assert.deepEqual((consistency.cursor as AnyDoc).firstBatch, []);
+
+    // Empty zones: none under the new key; a ranged key without zones is one chunk on the primary
+    // shard, and the other shard keeps no copy.
+    await admin().command({ reshardCollection: ns, key: { v: 1 }, zones: [] });
+    assert.equal(await client.db('config').collection('tags').countDocuments({ ns }), 0);
+    const primary = ((await client.db('config').collection<AnyDoc>('databases').findOne({ _id: 'reshard' as never }))!.primary) as string;
+    const primaryIndex = cluster.shards.findIndex((s) => s.name === primary);
+    assert.deepEqual([await onShard(primaryIndex), await onShard(1 - primaryIndex)], [100, 0]);
+    const other = shardClient(1 - primaryIndex);
+    try {
+      assert.deepEqual(await other.db('reshard').listCollections({ name: 'zoned' }).toArray(), [], 'the old copy is dropped where no chunk is');
+    } finally {
+      await other.close();
+    }
+    const again = await admin().command({ checkMetadataConsistency: 1 });
+    assert.deepEqual((again.cursor as AnyDoc).firstBatch, []);
   });
 });
