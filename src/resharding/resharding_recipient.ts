@@ -165,11 +165,14 @@ export class ReshardingRecipient {
     this.node.local.write((w) => w.delete(RECIPIENT_DOCS_NS, { _id: this.params.reshardingUUID }));
   }
 
+  // Everything the recipient was started with, so that a later recovery can start it again from
+  // its document alone (not built yet: a restarted shard forgets its recipients).
   private stateDocument(): Doc {
     const p = this.params;
     return {
-      ns: p.ns, tempReshardingNss: p.tempNs, sourceUUID: p.sourceUUID, reshardingKey: p.reshardingKey, cloneTimestamp: p.cloneTimestamp,
-      donorShards: p.donors.map((d) => d.shardId), state: this.state,
+      ns: p.ns, tempReshardingNss: p.tempNs, sourceUUID: p.sourceUUID, sourceKey: p.sourceKey, reshardingKey: p.reshardingKey, cloneTimestamp: p.cloneTimestamp,
+      donorShards: p.donors.map((d) => ({ shardId: d.shardId, host: d.host })), sourceChunks: p.sourceChunks, recipientChunks: p.recipientChunks,
+      state: this.state,
     };
   }
 

@@ -129,12 +129,14 @@ export const reshardingRecipientCommitCommand: ShardCommand = {
   },
 };
 
+// Sent again (after a crash of the coordinator or of this shard): the rename if it has not run, and
+// the state document goes either way.
 function commitWithoutRecipient(node: ShardServices, ns: string, tempNs: string, uuid: Binary, dropSource: (ns: string) => void): void {
   const temp = node.storage.getCollection(tempNs);
-  if (temp === undefined || !valuesEqual(temp.entry.uuid, uuid)) return;
-  const source = node.storage.getCollection(ns);
-  if (source !== undefined) dropSource(ns);
-  node.storage.renameCollection(tempNs, ns);
+  if (temp !== undefined && valuesEqual(temp.entry.uuid, uuid)) {
+    if (node.storage.getCollection(ns) !== undefined) dropSource(ns);
+    node.storage.renameCollection(tempNs, ns);
+  }
   node.local.write((w) => w.delete(RECIPIENT_DOCS_NS, { _id: uuid }));
 }
 
