@@ -80,14 +80,17 @@ export function balancerService(balancer: Balancer): PrimaryOnlyService {
   };
 }
 
-// The reshardings the previous primary persisted resume in their persisted state.
+// The reshardings the previous primary persisted resume in their persisted state; a step-down
+// stops those running here.
 export function reshardingCoordinatorService(service: ReshardingCoordinatorService): PrimaryOnlyService {
   return {
     name: 'ReshardingCoordinatorService',
     onStepUp() {
       service.recover();
     },
-    onStepDown() {},
+    onStepDown() {
+      service.stepDown();
+    },
   };
 }
 

@@ -72,7 +72,19 @@ class ReshardingCoordinator {
     };
   }
 
+  private stopped = false;
+
+  // A step-down: the coordinator writes nothing more and its requests are answered with
+  // InterruptedDueToReplStateChange, which the primary shard's coordinator retries against the
+  // next primary, where the persisted document resumes.
+  stop(): void {
+    this.stopped = true;
+    this.phase.abort();
+    this.settle({ code: ErrorCodes.InterruptedDueToReplStateChange, errmsg: 'the config server stepped down; the resharding resumes on its next primary' });
+  }
+
   handle(event: CoordinatorEvent): void {
+    if (this.stopped) return;
     const step = coordinatorStep(this.progress, event);
     this.progress = step.progress;
     for (const effect of step.effects) this.perform(effect);
@@ -93,7 +105,7 @@ class ReshardingCoordinator {
       case 'retry': {
         const signal = this.phase.signal;
         this.node.clock.setTimer(RETRY_MS, () => {
-          if (!signal.aborted) this.run(effect.state);
+          if (!signal.aborted && !this.stopped) this.run(effect.state);
         });
         return;
       }
@@ -123,15 +135,26 @@ class ReshardingCoordinator {
     };
     runCoordinatorPhase(state, ctx).then(
       (noted) => {
-        if (!signal.aborted) this.handle({ type: 'phaseDone', state, noted });
+        if (!signal.aborted) this.handleLater({ type: 'phaseDone', state, noted });
       },
       (err: unknown) => {
         if (signal.aborted) return;
         const error = err instanceof MongoError ? { code: err.code, errmsg: err.message } : { code: ErrorCodes.InternalError, errmsg: String(err) };
         this.node.logger.warn({ c: 'RESHARD', ns: this.ns, state, error }, 'resharding coordinator state failed');
-        this.handle({ type: 'phaseFailed', state, error });
+        this.handleLater({ type: 'phaseFailed', state, error });
       },
     );
+  }
+
+  // An event from the coordinator's own work: a write of its document that fails (this node is no
+  // longer primary) stops it; the next primary resumes it from the document.
+  private handleLater(event: CoordinatorEvent): void {
+    try {
+      this.handle(event);
+    } catch (err) {
+      this.node.logger.warn({ c: 'RESHARD', ns: this.ns, err: err instanceof Error ? err.message : String(err) }, 'resharding coordinator stopped');
+      this.stop();
+    }
   }
 }
 
@@ -198,6 +221,12 @@ export class ReshardingCoordinatorService {
   currentOps(): Doc[] {
     const now = this.node.clock.now();
     return [...this.coordinators.values()].map((c) => c.currentOp(now));
+  }
+
+  // At a step-down: every coordinator stops where it is.
+  stepDown(): void {
+    for (const c of this.coordinators.values()) c.stop();
+    this.coordinators.clear();
   }
 
   // At a step-up: every persisted coordinator resumes in its persisted state.
