@@ -10,7 +10,7 @@ import { tickAfter } from '../change_streams/change_stream_spec.js';
 import { decodeResumeToken } from '../change_streams/resume_token.js';
 import type { LocalCollections } from '../query/exec/local_collection.js';
 import { OwnershipFilter } from '../shard/ownership_filter.js';
-import type { StorageEngine } from '../storage/storage_engine.js';
+import type { Collection, StorageEngine, WriteUnit } from '../storage/storage_engine.js';
 import type { SessionCatalog } from '../sessions/session_catalog.js';
 import { migratedHistoryFromBSON } from '../sessions/session_migration.js';
 import type { Network } from '../wire/network.js';
@@ -326,7 +326,7 @@ export class ReshardingRecipient {
     this.oplogEntriesApplied += events.length;
   }
 
-  private write(fn: (unit: Parameters<Parameters<StorageEngine['write']>[0]>[0], temp: NonNullable<ReturnType<StorageEngine['getCollection']>>) => void): void {
+  private write(fn: (unit: WriteUnit, temp: Collection) => void): void {
     const { storage } = this.node;
     storage.write((unit) => {
       unit.fromMigrate = true;
