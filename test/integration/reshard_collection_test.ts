@@ -52,6 +52,7 @@ describe('reshardCollection', () => {
     const ns = 'reshard.docs';
     await shardedOnX(ns, DOCS);
     const docs = client.db('reshard').collection<AnyDoc>('docs');
+    await docs.createIndex({ v: 1 });
     // What each writer had acknowledged: inserts, increments of v, and the last k it set.
     const expected = new Map<number, { v: number; k: number }>(Array.from({ length: DOCS }, (_, i) => [i, { v: 0, k: i }]));
     let stop = false;
@@ -137,6 +138,8 @@ describe('reshardCollection', () => {
     for (let i = 0; i < cluster.shards.length; i++) {
       const c = shardClient(i);
       try {
+        const indexes = (await c.db('reshard').collection('docs').listIndexes().toArray()).map((i) => i.name).sort();
+        assert.deepEqual(indexes, ['_id_', 'k_hashed', 'v_1', 'x_1'], `shard ${i} has the source's indexes and the new key's`);
         const n = await c.db('reshard').collection('docs').countDocuments();
         assert.ok(n > expected.size / 4, `shard ${i} holds ${n} of ${expected.size}`);
         held += n;
@@ -145,7 +148,7 @@ describe('reshardCollection', () => {
       }
     }
     assert.equal(held, expected.size, 'no copy left behind on a donor');
-    const consistency = await admin().command({ checkMetadataConsistency: 1 });
+    const consistency = await admin().command({ checkMetadataConsistency: 1, checkIndexes: true });
     assert.deepEqual((consistency.cursor as AnyDoc).firstBatch, []);
     assert.deepEqual(await temporaryCollections(), []);
     assert.equal(await client.db('config').collection('reshardingOperations').countDocuments(), 0);
