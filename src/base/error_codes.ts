@@ -150,6 +150,12 @@ export const ErrorCodes = {
   JSInterpreterFailure: 139,
   FailedToSatisfyReadPreference: 133,
   MaxStalenessOutOfRange: 215,
+  // Resharding's (src/resharding).
+  ReshardCollectionInProgress: 338,
+  NoSuchReshardCollection: 339,
+  ReshardCollectionCommitted: 340,
+  ReshardCollectionAborted: 341,
+  ReshardingCriticalSectionTimeout: 342,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -36,6 +36,21 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   _transferMods: ['sessionId'],
   _getNextSessionMods: ['sessionId', 'after'],
 
+  // Resharding (src/resharding): the router to the primary shard, its ReshardCollectionCoordinator
+  // (src/ddl) to the config server, the ReshardingCoordinator there to the shards.
+  _shardsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
+  _configsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
+  _configsvrAbortReshardCollection: [],
+  _configsvrCommitReshardCollection: [],
+  _shardsvrReshardingRecipientStart: [
+    'reshardingUUID', 'sourceUUID', 'tempNs', 'sourceKey', 'reshardingKey', 'cloneTimestamp', 'donors', 'sourceChunks', 'recipientChunks',
+  ],
+  _shardsvrReshardingRecipientStatus: ['reshardingUUID'],
+  _shardsvrReshardingDonorSessionHistory: ['after'],
+  _shardsvrReshardingRecipientFinish: ['reshardingUUID'],
+  _shardsvrReshardingRecipientCommit: ['reshardingUUID', 'tempNs'],
+  _shardsvrReshardingRecipientAbort: ['reshardingUUID', 'tempNs'],
+
   // Two-phase commit: the router to the coordinator, the coordinator to the participants.
   coordinateCommitTransaction: ['participants'],
   prepareTransaction: [],

@@ -1,4 +1,4 @@
-import { ObjectId, UUID, type Timestamp } from 'bson';
+import { ObjectId, Timestamp, UUID, type Binary } from 'bson';
 import type { Logger } from 'pino';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
@@ -315,6 +315,39 @@ export class ShardingCatalogManager {
         for (const t of tags) w.update('config.tags', { ns, min: t.min }, { $set: { min: extendBound(t.min as Doc, key), max: extendBound(t.max as Doc, key) } });
         w.insert('config.changelog', this.entry('refineCollectionShardKey.end', ns, { oldKey: collection.key, newKey: key }));
       });
+    });
+  }
+
+  // The commit of a resharding (src/resharding), while every donor and recipient blocks writes to
+  // the collection: in one write unit the entry takes the resharding's UUID (the recipients'
+  // temporary collections') and the new key with a new epoch and timestamp, migrations back, and
+  // the old chunks give way to the new key's, its zones to those of the new key. Asked again after it ran, it finds the new UUID and
+  // changes nothing.
+  commitReshardCollection(commit: {
+    ns: string; sourceUUID: Binary; reshardingUUID: Binary; key: Doc; chunks: readonly { min: Doc; max: Doc; shard: string }[];
+    zones: readonly { tag: string; min: Doc; max: Doc }[];
+  }): Promise<void> {
+    const { ns } = commit;
+    const db = ns.slice(0, ns.indexOf('.'));
+    return this.ddlLocks.withLocks({ db: databaseLockName(db), collections: [ns] }, 'reshardCollection', async () => {
+      const collection = this.collection(ns);
+      if (collection === undefined || compareValues(collection.uuid, commit.sourceUUID) !== 0) return;
+      const now = this.now();
+      const epoch = new ObjectId();
+      const { permitMigrations: _stopped, ...entry } = collection as CollectionType & { permitMigrations?: boolean };
+      this.local.write((w) => {
+        w.delete('config.chunks', { uuid: collection.uuid });
+        commit.chunks.forEach((c, minor) => w.insert('config.chunks', {
+          _id: new ObjectId(), uuid: commit.reshardingUUID, min: c.min, max: c.max, shard: c.shard, lastmod: new Timestamp({ t: 1, i: minor }),
+          onCurrentShardSince: now, history: [{ validAfter: now, shard: c.shard }],
+        }));
+        w.delete('config.tags', { ns });
+        for (const z of commit.zones) w.insert('config.tags', { ns, tag: z.tag, min: z.min, max: z.max });
+        w.delete('config.collections', { _id: ns });
+        w.insert('config.collections', { ...entry, uuid: commit.reshardingUUID, key: commit.key, unique: false, lastmodEpoch: epoch, lastmod: new Date(this.wallClock.now()), timestamp: now } as unknown as Doc);
+        w.insert('config.changelog', this.entry('resharding.commit', ns, { oldKey: collection.key, newKey: commit.key, reshardingUUID: commit.reshardingUUID }));
+      });
+      this.logger.info({ c: 'SHARDING', ns, key: commit.key, chunks: commit.chunks.length }, 'Resharding committed');
     });
   }
 

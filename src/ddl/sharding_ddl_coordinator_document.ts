@@ -6,7 +6,7 @@ import type { Doc } from '../bson/values.js';
 export const DDL_COORDINATORS_NS = 'config.system.sharding_ddl_coordinators';
 
 // The operation types docshard's coordinators run, as MongoDB's DDLCoordinatorType names them.
-export type DDLOperationType = 'collMod' | 'createCollection' | 'dropCollection' | 'dropDatabase' | 'movePrimary' | 'renameCollection' | 'refineCollectionShardKey';
+export type DDLOperationType = 'collMod' | 'createCollection' | 'dropCollection' | 'dropDatabase' | 'movePrimary' | 'renameCollection' | 'refineCollectionShardKey' | 'reshardCollection';
 
 export interface CoordinatorId {
   readonly namespace: string;

@@ -19,6 +19,7 @@ import type { LocalCollections } from '../query/exec/local_collection.js';
 import type { Network } from '../wire/network.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
+import type { ReshardingCoordinatorService } from '../resharding/resharding_coordinator.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
@@ -62,6 +63,7 @@ export interface NodeOptions {
     maxAcceptableLogicalClockDriftSecs: number;
     logicalSessionRefreshMillis: number;
     transactionLifetimeLimitSeconds: number;
+    reshardingCriticalSectionTimeoutMillis: number;
   };
 }
 
@@ -132,12 +134,18 @@ export interface ConfigServerServices extends MongodServices {
   role: 'config';
   catalogManager: ShardingCatalogManager;
   balancer: Balancer;
+  // reshardCollection's coordinators (src/resharding).
+  resharding: ReshardingCoordinatorService;
   commands: CommandTable<ConfigServerServices>;
 }
 
 // For a command of both roles that reads a shard's part when it runs on one.
 export function isShardServices(node: MongodServices): node is ShardServices {
   return node.role === 'shard';
+}
+
+export function isConfigServerServices(node: MongodServices): node is ConfigServerServices {
+  return node.role === 'config';
 }
 
 export type CommandTable<S> = ReadonlyMap<string, CommandDefinition<S>>;

@@ -44,6 +44,8 @@ import { createCollectionParticipantCommand } from './sharding/create_collection
 import { mapReduceCommand, mapReduceFinishCommand } from './crud/map_reduce.js';
 import { ddlCoordinatorCommands } from './sharding/ddl_coordinator_commands.js';
 import { ddlParticipantCommands } from './sharding/ddl_participant_commands.js';
+import { reshardingRecipientCommands } from './sharding/resharding_recipient_commands.js';
+import { reshardingConfigCommands } from './configsvr/resharding_commands.js';
 import { donorCommands } from './migration/donor_commands.js';
 import { movePrimaryShardCommands, shardsvrMovePrimaryCommand } from './sharding/move_primary_commands.js';
 import { refusedOffShard } from './sharding/shard_only_refusals.js';
@@ -91,7 +93,7 @@ const nodeCommands: readonly CommandDefinition[] = [
 // A shard's: every node's, and its DDL coordinators' and participants' (and movePrimary's, which
 // runs a coordinator).
 export const shardCommands: readonly CommandDefinition<ShardServices>[] = [
-  ...nodeCommands, shardsvrMovePrimaryCommand, ...ddlCoordinatorCommands, ...ddlParticipantCommands,
+  ...nodeCommands, shardsvrMovePrimaryCommand, ...ddlCoordinatorCommands, ...ddlParticipantCommands, ...reshardingRecipientCommands,
 ];
 
 // A config server's: every node's, the _configsvr* commands and the balancer's, and a shard's own
@@ -99,6 +101,6 @@ export const shardCommands: readonly CommandDefinition<ShardServices>[] = [
 export const configServerCommandSet: readonly CommandDefinition<ConfigServerServices>[] = [
   ...nodeCommands,
   ...[shardsvrMovePrimaryCommand, ...ddlCoordinatorCommands].map((def) => refusedOffShard(def)),
-  ...ddlParticipantCommands.map((def) => refusedOffShard(def, true)),
-  ...configServerCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands,
+  ...[...ddlParticipantCommands, ...reshardingRecipientCommands].map((def) => refusedOffShard(def, true)),
+  ...configServerCommands, ...reshardingConfigCommands, ...balancerCommands, ...zoneCommands, ...removeShardCommands,
 ];

@@ -11,8 +11,11 @@ import { nodeCore } from './mongod_services.js';
 import { configServerIdentity } from './config_server_set.js';
 import { serveMongod, type RunningNode } from './mongod_server.js';
 import { PrimaryOnlyServiceRegistry } from './primary_only_services.js';
-import { balancerService, shardHostsService } from './node_primary_services.js';
+import { balancerService, reshardingCoordinatorService, shardHostsService } from './node_primary_services.js';
 import { ShardHostsUpdater } from '../configsvr/shard_hosts_updater.js';
+import { ReshardingCoordinatorService } from '../resharding/resharding_coordinator.js';
+import type { DatabaseType } from '../catalog/type_chunk.js';
+import type { Doc } from '../bson/values.js';
 
 // The composition root of a config server: every node's services, the config.* collections, the
 // catalog manager and the balancer, and a config server's command table, built from the ports it
@@ -35,12 +38,26 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
   }, core.logger, wallClock);
   const { monitors } = ports;
   const shardHosts = monitors && new ShardHostsUpdater(local, (host, onConfirmed) => monitors.monitorFor(host).onConfirmedSet(onConfirmed), wallClock, core.logger);
-  const services: ConfigServerServices = Object.assign(core, { role: 'config' as const, catalogManager, balancer, commands: buildCommandTable(configServerCommandSet) });
+  const resharding = new ReshardingCoordinatorService({
+    local, client, logger: core.logger, clock: wallClock, failPoints: core.failPoints, criticalSectionTimeoutMs: options.parameters.reshardingCriticalSectionTimeoutMillis,
+    catalog: {
+      collection: (ns) => catalogManager.collection(ns),
+      chunks: (uuid) => catalogManager.chunks(uuid),
+      shards: () => catalogManager.shards(),
+      primaryShard: (db) => (local.findOne('config.databases', { _id: db }) as unknown as DatabaseType | undefined)?.primary,
+      zones: (ns) => local.find('config.tags', { ns }).map((t) => ({ tag: String(t.tag), min: t.min as Doc, max: t.max as Doc })),
+      now: () => catalogManager.now(),
+      setAllowMigrations: (ns, allow) => catalogManager.migrations.setAllowMigrations(ns, allow),
+      commitReshardCollection: (commit) => catalogManager.commitReshardCollection(commit),
+    },
+  });
+  const services: ConfigServerServices = Object.assign(core, { role: 'config' as const, catalogManager, balancer, resharding, commands: buildCommandTable(configServerCommandSet) });
   return serveMongod(services, ports, {
     dispatch: (conn, cmd) => dispatchCommand(services, conn, cmd),
     beforeListen() {},
     afterListen() {
       primaryOnly.register(balancerService(balancer));
+      primaryOnly.register(reshardingCoordinatorService(resharding));
       if (shardHosts !== undefined) primaryOnly.register(shardHostsService(shardHosts));
     },
     primaryOnly,

@@ -1,3 +1,4 @@
+import type { ReshardingCoordinatorService } from '../resharding/resharding_coordinator.js';
 import type { MongodServices, ShardServices } from '../mongod_commands/command.js';
 import type { Balancer } from '../configsvr/balancer.js';
 import type { ShardHostsUpdater } from '../configsvr/shard_hosts_updater.js';
@@ -76,6 +77,20 @@ export function balancerService(balancer: Balancer): PrimaryOnlyService {
     },
     // Resolves once the round running has ended: no migration starts after it.
     onStepDown: () => balancer.stop(),
+  };
+}
+
+// The reshardings the previous primary persisted resume in their persisted state; a step-down
+// stops those running here.
+export function reshardingCoordinatorService(service: ReshardingCoordinatorService): PrimaryOnlyService {
+  return {
+    name: 'ReshardingCoordinatorService',
+    onStepUp() {
+      service.recover();
+    },
+    onStepDown() {
+      service.stepDown();
+    },
   };
 }
 

@@ -28,6 +28,8 @@ import { LOGICAL_SESSION_REFRESH_MILLIS } from '../sessions/logical_session_cach
 // writes its sessions to config.system.sessions and closes the cursors of sessions gone from it.
 // transactionLifetimeLimitSeconds is MongoDB's: a transaction in progress longer is aborted.
 // minSnapshotHistoryWindowInSeconds also sets how long a node keeps versions for snapshot reads.
+// reshardingCriticalSectionTimeoutMillis is MongoDB's, read by a config server: how long a
+// resharding's donors may block writes for the recipients to finish before it aborts.
 export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   orphanCleanupDelaySecs: 900,
   balancerIdleRoundIntervalMillis: 10_000,
@@ -42,12 +44,13 @@ export const DEFAULT_PARAMETERS: NodeOptions['parameters'] = {
   maxAcceptableLogicalClockDriftSecs: DEFAULT_MAX_ACCEPTABLE_LOGICAL_CLOCK_DRIFT_SECS,
   logicalSessionRefreshMillis: LOGICAL_SESSION_REFRESH_MILLIS,
   transactionLifetimeLimitSeconds: 60,
+  reshardingCriticalSectionTimeoutMillis: 5000,
 };
 
 // Parameters whose smallest value is above 0, as mongod's validators have it (a refresh every 0 ms
 // would never let anything else run).
 const MINIMUMS: Partial<Record<keyof NodeOptions['parameters'] | keyof RouterOptions['parameters'], number>> = {
-  ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1, transactionLifetimeLimitSeconds: 1, maxAcceptableLogicalClockDriftSecs: 1, userCacheInvalidationIntervalSecs: 1,
+  ttlMonitorSleepSecs: 1, logicalSessionRefreshMillis: 1, transactionLifetimeLimitSeconds: 1, reshardingCriticalSectionTimeoutMillis: 1, maxAcceptableLogicalClockDriftSecs: 1, userCacheInvalidationIntervalSecs: 1,
 };
 
 export function parseSetParameters(values: readonly string[]): NodeOptions['parameters'] {

@@ -7,6 +7,7 @@ import { dropCollectionCoordinator } from '../ddl/drop_collection_coordinator.js
 import { dropDatabaseCoordinator } from '../ddl/drop_database_coordinator.js';
 import { movePrimaryCoordinator } from '../ddl/move_primary_coordinator.js';
 import { refineCollectionShardKeyCoordinator } from '../ddl/refine_collection_shard_key_coordinator.js';
+import { reshardCollectionCoordinator } from '../ddl/reshard_collection_coordinator.js';
 import { renameCollectionCoordinator } from '../ddl/rename_collection_coordinator.js';
 import { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
 import { performNoopRetryableWriteOnAllShardsAndConfigsvr, type DDLCoordinatorEnv } from '../ddl/sharding_ddl_util.js';
@@ -43,6 +44,7 @@ export function shardDDL(node: NodeCore): { ddl: ShardServices['ddl']; restoreCr
     movePrimary: movePrimaryCoordinator(env, () => node.sharding.state.shardName),
     renameCollection: renameCollectionCoordinator(env, () => node.sharding.state.shardName),
     refineCollectionShardKey: refineCollectionShardKeyCoordinator(env),
+    reshardCollection: reshardCollectionCoordinator(env),
   }, async (db, version) => {
     const { metadata } = node.sharding;
     // Only the database's entry is read again: forgetting the database would also forget its

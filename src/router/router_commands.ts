@@ -23,6 +23,7 @@ import { moveChunkCommand, moveRangeCommand } from './commands/cluster_move.js';
 import { movePrimaryCommand, removeShardCommand } from './commands/cluster_remove_shard.js';
 import { clusterAbortTransactionCommand, clusterCommitTransactionCommand } from './commands/cluster_transactions.js';
 import { zoneRouterCommands } from './commands/cluster_zones.js';
+import { reshardRouterCommands } from './commands/cluster_reshard.js';
 import { clusterKillOpCommand } from './commands/cluster_kill_op.js';
 import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import { checkMetadataConsistencyCommand } from './commands/cluster_check_metadata_consistency.js';
@@ -44,6 +45,6 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
-  clusterKillOpCommand, checkMetadataConsistencyCommand, configureQueryAnalyzerCommand, analyzeShardKeyCommand,
+  clusterKillOpCommand, checkMetadataConsistencyCommand, configureQueryAnalyzerCommand, analyzeShardKeyCommand, ...reshardRouterCommands,
   clusterSaslStartCommand, clusterSaslContinueCommand, clusterCreateUserCommand, ...clusterUserCommands,
 ];

@@ -2,14 +2,16 @@ import { hostname } from 'node:os';
 import { compareValues } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
-import { isShardServices, type CommandDefinition, type MongodServices } from '../command.js';
+import { isConfigServerServices, isShardServices, type CommandDefinition, type MongodServices } from '../command.js';
+import { reshardingRecipientOps } from '../sharding/resharding_recipient_commands.js';
 import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage.js';
 
 
 // currentOp (admin): the operations in flight this node knows of. docshard reports the background
 // work of chunk migration, as mongod does: the donation (the _shardsvrMoveRange command), the
 // reception (migrateThread, started by _recvChunkStart) and the range deletions being run, and the
-// DDL coordinators running on a primary shard (desc, command, currentPhase); and, as mongod does, the
+// DDL coordinators running on a primary shard (desc, command, currentPhase), a resharding's
+// recipients on a shard and its coordinator on the config server; and, as mongod does, the
 // two-phase commits this shard coordinates (desc TransactionCoordinator) and the transactions
 // prepared here that wait for their decision (idle sessions), which hold back other requests on
 // their collections. Each names the host that reports it (hostname:port, as serverStatus does),
@@ -27,9 +29,12 @@ export const currentOpCommand: CommandDefinition = {
 
 // One entry per migration, range deletion or DDL coordinator in flight on this node (shards only).
 export function migrationOperations(node: MongodServices): Doc[] {
+  const now = node.wallClock.now();
+  if (isConfigServerServices(node)) {
+    return node.resharding.currentOps().map((op, i) => ({ type: 'op', host: `${hostname()}:${node.options.port}`, active: true, currentOpTime: new Date(now).toISOString(), opid: i + 1, ...op }));
+  }
   if (!isShardServices(node)) return [];
   const ops: Doc[] = [];
-  const now = node.wallClock.now();
   const timing = (startedAt: Date | undefined): Doc => {
     const micros = startedAt === undefined ? 0 : (now - startedAt.getTime()) * 1000;
     return { secs_running: Math.floor(micros / 1_000_000), microsecs_running: micros };
@@ -77,6 +82,7 @@ export function migrationOperations(node: MongodServices): Doc[] {
     });
   }
   for (const op of node.ddl.coordinators.currentOps()) ops.push({ ...base, opid: ++opid, ...op });
+  for (const op of reshardingRecipientOps(node)) ops.push({ ...base, opid: ++opid, ...op });
   for (const c of node.transactionCoordinators.currentOps()) {
     ops.push({
       ...base, desc: 'TransactionCoordinator', opid: ++opid, ...timing(new Date(c.startedMs)), op: 'command',

@@ -88,6 +88,22 @@ export const shardsvrRefineCollectionShardKeyCommand: ShardCommand = {
   },
 };
 
+// {_shardsvrReshardCollection: coll, key, unique?, numInitialChunks?, zones?, forceRedistribution?,
+// collation?}: the router's reshardCollection, answered once the resharding has ended.
+export const shardsvrReshardCollectionCommand: ShardCommand = {
+  names: ['_shardsvrReshardCollection'],
+  async run(ctx, cmd) {
+    const service = coordinators(ctx, '_shardsvrReshardCollection');
+    const coll = collectionArg(cmd);
+    const options = Object.fromEntries(RESHARD_OPTIONS.filter((f) => cmd[f] !== undefined).map((f) => [f, cmd[f]]));
+    const request = { _shardsvrReshardCollection: coll, key: requireDoc(cmd, 'key'), ...options };
+    const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'reshardCollection' }, request, databaseVersion: databaseVersionOf(cmd) });
+    return { ...result, ok: 1 };
+  },
+};
+
+const RESHARD_OPTIONS = ['unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'];
+
 // {_shardsvrCollMod: coll, collModRequest}
 export const shardsvrCollModCommand: ShardCommand = {
   names: ['_shardsvrCollMod'],
@@ -103,5 +119,5 @@ export const shardsvrCollModCommand: ShardCommand = {
 export const ddlCoordinatorCommands: readonly ShardCommand[] = [
   shardsvrCollModCommand,
   shardsvrDropCollectionCommand, shardsvrDropDatabaseCommand, shardsvrCreateCollectionCommand, shardsvrRenameCollectionCommand,
-  shardsvrRefineCollectionShardKeyCommand,
+  shardsvrRefineCollectionShardKeyCommand, shardsvrReshardCollectionCommand,
 ];
