@@ -107,11 +107,13 @@ async function withStates(config: MongoClient, run: () => Promise<unknown>): Pro
   return { tookMs: end - t0, end, states };
 }
 
-// The time from the first sample in `from` to the first sample past `to` (or the end).
-function span(states: Map<string, { first: number; last: number }>, from: string, to: string, end: number): number {
-  const a = states.get(from)?.first;
-  const b = states.get(to)?.first ?? end;
-  return a === undefined ? NaN : b - a;
+// The time from the first sample in `state` to the first sample of the next state seen (or `end`):
+// a state shorter than a sample's gap is not seen, and its time counts to the one before it.
+function span(states: Map<string, { first: number; last: number }>, state: string, end: number): number {
+  const seen = [...states.keys()];
+  const i = seen.indexOf(state);
+  if (i < 0) return NaN;
+  return (states.get(seen[i + 1] ?? '')?.first ?? end) - states.get(state)!.first;
 }
 
 export async function runReshardBench(): Promise<void> {
@@ -153,7 +155,7 @@ export async function runReshardBench(): Promise<void> {
 
     // The same documents resharded, idle: {x: 1} → {k: 'hashed'}.
     const idle = await withStates(config, () => admin.command({ reshardCollection: NS, key: { k: 'hashed' } }));
-    const idleCloning = span(idle.states, 'cloning', 'applying', idle.end);
+    const idleCloning = span(idle.states, 'cloning', idle.end);
     progress(`idle resharding: ${ms(idle.tookMs)}, states ${[...idle.states.keys()].join(' → ')}`);
 
     // 2. Under load: the steady rate, then {k: 'hashed'} → {x: 'hashed'} while the writers go on.
@@ -180,6 +182,9 @@ export async function runReshardBench(): Promise<void> {
     const csFrom = loaded.states.get('blocking-writes')?.first ?? NaN;
     const stalled = lat(load.ops.filter((o) => o.start <= r1 && o.end >= csFrom));
     const duringLat = lat(during);
+    // Where the slowest write of the resharding began: which coordinator state it waited out.
+    const slowest = during.reduce<Op | undefined>((a, o) => (a === undefined || o.end - o.start > a.end - a.start ? o : a), undefined);
+    const stateAt = (t: number): string => [...loaded.states.entries()].filter(([, s]) => s.first <= t).map(([name]) => name).pop() ?? 'before the first sample';
     const failed = load.ops.filter((o) => !o.ok).length;
     const yes = (b: boolean): string => (b ? 'yes' : '**no**');
     const ratio = duringRate / steadyRate;
@@ -189,15 +194,16 @@ export async function runReshardBench(): Promise<void> {
       ['migration: moveChunk of the chunk holding them (_waitForDelete)', `${ms(moveMs)}: **${mbps(bytes, moveMs)} MB/s**`, '', ''],
       ['migration: clone phase (donor steps 1 + 2 of 6)', `${ms(moveClone)}: ${mbps(bytes, moveClone)} MB/s`, '', ''],
       ['resharding, idle ({x: 1} → {k: hashed}): reshardCollection', `${ms(idle.tookMs)}: **${mbps(bytes, idle.tookMs)} MB/s**`, '', ''],
-      [`resharding, idle: cloning state (sampled every ${SAMPLE_MS} ms)`, `${ms(idleCloning)}: ${mbps(bytes, idleCloning)} MB/s`, '', ''],
+      [`resharding, idle: cloning state, and applying if not seen (sampled every ${SAMPLE_MS} ms)`, `${ms(idleCloning)}: ${mbps(bytes, idleCloning)} MB/s`, '', ''],
       ['resharding ÷ migration, whole command', (moveMs / idle.tookMs).toFixed(2), '', ''],
       ['resharding under load ({k: hashed} → {x: hashed}): reshardCollection', ms(loaded.tookMs), '', ''],
-      ['coordinator states under load, first seen → next first seen', [...loaded.states.keys()].map((s, i, all) => `${s} ${ms(span(loaded.states, s, all[i + 1] ?? '', r1))}`).join(', '), '', ''],
+      ['coordinator states under load, first seen → next first seen', [...loaded.states.keys()].map((s) => `${s} ${ms(span(loaded.states, s, r1))}`).join(', '), '', ''],
       [`write ops/s, ${STEADY_MS / 1000} s before`, steadyRate.toFixed(0), '', ''],
       ['write ops/s during the resharding', duringRate.toFixed(0), '', ''],
       ['**during ÷ before**', `**${ratio.toFixed(2)}**`, '≥ 0.7', yes(ratio >= 0.7)],
       ['write p50 / p99 / max, before', pcts(lat(steady)), '', ''],
       [`write p50 / p99 / max, during the resharding (${duringLat.length} writes)`, pcts(duringLat), '', ''],
+      ['slowest write during the resharding: began in state', slowest === undefined ? '–' : `${stateAt(slowest.start)} (${ms(slowest.end - slowest.start)}, ${ms(slowest.start - r0)} after the command was sent)`, '', ''],
       [`**critical section stall p50 / p99 / max** (${stalled.length} writes overlapping blocking-writes → answer)`, `**${pcts(stalled)}**`, 'p99 ≤ 500 ms', yes(percentile(stalled, 0.99) <= 500)],
       ['failed writes', String(failed), '0', yes(failed === 0)],
     ]);
