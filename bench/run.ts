@@ -13,9 +13,10 @@ import { runScriptBench } from './script_bench.js';
 import { runReplsetBench } from './replset_bench.js';
 import { runShardsetsBench } from './shardsets_bench.js';
 import { runChangeStreamsBench } from './changestreams_bench.js';
+import { runReshardBench } from './reshard_bench.js';
 import { spawnThroughBin } from '../test/helpers/test_bin.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, 'router-profile': runRouterProfile, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench, script: runScriptBench, replset: runReplsetBench, shardsets: runShardsetsBench, changestreams: runChangeStreamsBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, router: runRouterBench, 'router-profile': runRouterProfile, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench, script: runScriptBench, replset: runReplsetBench, shardsets: runShardsetsBench, changestreams: runChangeStreamsBench, reshard: runReshardBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {
