@@ -87,7 +87,10 @@ export class SuiteProcesses {
     // Config servers last, as a cluster stops: the shards may still ask them something.
     await settle([...this.nodes.splice(0).map((n) => n.stop()), ...this.clusters.splice(0).map((c) => c.stop())]);
     await settle(this.configNodes.splice(0).map((n) => n.stop()));
-    for (const dir of this.dirs.splice(0)) removeDir(dir);
+    // DOCSHARD_KEEP_DIRS=1 keeps them for a look after a failure (a soak's), and names them.
+    const dirs = this.dirs.splice(0);
+    if (process.env.DOCSHARD_KEEP_DIRS === '1') process.stderr.write(`kept: ${dirs.join(' ')}\n`);
+    else for (const dir of dirs) removeDir(dir);
     if (failures.length > 0) throw new AggregateError(failures, 'stopping the suite\'s processes failed');
   }
 }

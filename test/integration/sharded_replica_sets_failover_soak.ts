@@ -1,3 +1,5 @@
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChangeStream, ChangeStreamDocument, MongoClient, ResumeToken } from 'mongodb';
@@ -85,8 +87,9 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
   let p: SuiteProcesses;
   let cluster: SetCluster;
   const partition = new NftPartition('shfail');
-  // The members' processes, a restarted one in place of the one killed.
+  // The members' processes, a restarted one in place of the one killed; and all of them.
   const members = new Map<string, SpawnedNode>();
+  const everyMember: SpawnedNode[] = [];
 
   withProcesses(async (processes) => {
     p = processes;
@@ -94,9 +97,12 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
     p.beforeStop(() => {
       partition.heal();
       for (const n of members.values()) n.child.kill('SIGCONT');
+      // With DOCSHARD_KEEP_DIRS=1 the directories stay (fixtures.ts), each with its members' logs.
+      if (process.env.DOCSHARD_KEEP_DIRS === '1') for (const n of everyMember) appendFileSync(path.join(n.dbpath, 'docshard.log'), n.logs.join('\n'));
     });
     cluster = await spawnSetCluster(p, { shards: 2, members: 3, configMembers: 3, routers: 2, address, electionTimeoutMillis: ELECTION_TIMEOUT_MS });
     for (const set of [cluster.config, ...cluster.shards]) set.nodes.forEach((n, i) => members.set(set.hosts[i]!, n));
+    everyMember.push(...members.values());
   });
 
   const direct = (host: string): MongoClient => p.connect(`mongodb://${host}/?directConnection=true&readPreference=secondaryPreferred`, { serverSelectionTimeoutMS: 30_000 });
@@ -133,6 +139,7 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
       extraArgs: ['--replSet', set.name, '--bind_ip', address(setIndex, member)],
     });
     members.set(host, node);
+    everyMember.push(node);
   }
 
   async function faults(set: SpawnedReplicaSet, log: (msg: string) => void): Promise<void> {
