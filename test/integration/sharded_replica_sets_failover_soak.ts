@@ -71,9 +71,15 @@ class Watched {
     })();
   }
 
-  async done(): Promise<ChangeStreamDocument[]> {
-    await this.pump;
+  // The events once the last one came, within `timeoutMs`: a stream that misses it fails the run
+  // rather than hangs it.
+  async done(timeoutMs = 60_000): Promise<ChangeStreamDocument[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), timeoutMs); });
+    const outcome = await Promise.race([this.pump, late]);
+    clearTimeout(timer);
     await this.stream.close();
+    if (outcome === 'late') throw new Error(`the stream did not show the end of the load within ${timeoutMs} ms (${this.events.length} events)`);
     if (this.error !== undefined) throw this.error as Error;
     return this.events;
   }
@@ -248,7 +254,12 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
 
   it('keeps every acknowledged write once, the bank whole in every snapshot, and no migration unfinished', { timeout: 900_000 }, async (t) => {
     let load: Load | undefined;
-    const log = (msg: string): void => t.diagnostic(`[${new Date().toISOString()}, snapshot ${load?.snapshots.length ?? 0}] ${msg}`);
+    // On stderr at once too: a run that hangs shows how far it got.
+    const log = (msg: string): void => {
+      const line = `[${new Date().toISOString()}, snapshot ${load?.snapshots.length ?? 0}] ${msg}`;
+      t.diagnostic(line);
+      process.stderr.write(`${line}\n`);
+    };
     const routers = cluster.routers.map((r) => p.connect(r.uri, { serverSelectionTimeoutMS: 60_000 }));
     const admin = routers[0]!.db('admin');
     await admin.command({ enableSharding: 'app', primaryShard: 'rs0' });
