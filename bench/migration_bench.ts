@@ -11,6 +11,7 @@ import { cpuSeconds } from './proc_cpu.js';
 import type { AnyDoc } from '../test/helpers/spawn_node.js';
 import { untilDonorReads } from '../test/helpers/donor_load.js';
 import { printTable } from './table.js';
+import { startTimedLoad, wall, type TimedOp } from './timed_load.js';
 
 const MB = 1024 * 1024;
 const NS_DB = 'bench';
@@ -39,20 +40,14 @@ function doc(k: number): AnyDoc {
   return { _id: k, k, n: 0, pad: PAD };
 }
 
-interface Op {
-  start: number; // wall-clock ms (the donor's changelog uses the same clock: one machine)
-  end: number;
-  ok: boolean;
-}
 
-const wall = (): number => performance.timeOrigin + performance.now();
 
 function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
-function latencies(ops: readonly Op[]): Float64Array {
+function latencies(ops: readonly TimedOp[]): Float64Array {
   return Float64Array.from(ops.map((o) => o.end - o.start)).sort();
 }
 
@@ -164,38 +159,17 @@ const commitReachedMs = (m: MoveResult): number => m.steps.reduce((a, b) => a + 
 // A closed-loop write load through the router: WRITERS requesters, each with one write in flight,
 // alternating an insert of a new 1 KB document into [0, HI) and an update by shard key
 // ({k}: $inc) of a random preloaded document, every op timed with its start and end.
-function startLoad(coll: Collection<AnyDoc>): { ops: Op[]; stop(): Promise<void> } {
-  const ops: Op[] = [];
-  let running = true;
+function startLoad(coll: Collection<AnyDoc>): { ops: TimedOp[]; stop(): Promise<void> } {
   let nextKey = DOCS;
   let seed = 12345;
   const rand = (): number => {
     seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
     return seed / 2 ** 32;
   };
-  const workers = Array.from({ length: WRITERS }, async (_, w) => {
-    for (let i = w; running; i++) {
-      const start = wall();
-      let ok = true;
-      try {
-        if (i % 2 === 0) await coll.insertOne(doc(nextKey++));
-        else await coll.updateOne({ k: Math.floor(rand() * DOCS) }, { $inc: { n: 1 } });
-      } catch {
-        ok = false;
-      }
-      ops.push({ start, end: wall(), ok });
-    }
-  });
-  return {
-    ops,
-    async stop() {
-      running = false;
-      await Promise.all(workers);
-    },
-  };
+  return startTimedLoad(WRITERS, (i) => (i % 2 === 0 ? coll.insertOne(doc(nextKey++)) : coll.updateOne({ k: Math.floor(rand() * DOCS) }, { $inc: { n: 1 } })));
 }
 
-function rate(ops: readonly Op[], from: number, to: number): { ops: Op[]; perSec: number } {
+function rate(ops: readonly TimedOp[], from: number, to: number): { ops: TimedOp[]; perSec: number } {
   const inside = ops.filter((o) => o.end >= from && o.end < to);
   return { ops: inside, perSec: (inside.length / (to - from)) * 1000 };
 }

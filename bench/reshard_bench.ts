@@ -14,6 +14,7 @@ import { spawnRouter, type SpawnedRouter } from '../test/helpers/spawn_cluster.j
 import { removeDir, type AnyDoc } from '../test/helpers/spawn_node.js';
 import { spawnReplicaSet, type SpawnedReplicaSet } from '../test/helpers/spawn_replset.js';
 import { printTable } from './table.js';
+import { startTimedLoad, wall, type TimedOp } from './timed_load.js';
 
 const MB = 1024 * 1024;
 const DOCS = Number(process.env.DOCSHARD_BENCH_RESHARD_DOCS ?? 20_000);
@@ -31,7 +32,6 @@ const doc = (i: number): AnyDoc => ({ _id: i, x: i, k: i, v: 0, pad: PAD });
 
 const progress = (what: string): boolean => process.stderr.write(`${new Date().toISOString()} ${what}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const wall = (): number => performance.timeOrigin + performance.now();
 const ms = (x: number): string => (Number.isFinite(x) ? `${Math.round(x)} ms` : '–');
 const mbps = (bytes: number, took: number): string => (bytes / MB / (took / 1000)).toFixed(2);
 
@@ -40,42 +40,17 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
-interface Op {
-  start: number;
-  end: number;
-  ok: boolean;
-}
 
 // WRITERS requesters through the router, one write in flight each: an insert of a new document
 // alternating with an $inc of a loaded one. The filter names _id, x and k (never changed), so it
 // holds the shard key whichever of the two it is.
-function startLoad(coll: Collection<AnyDoc>): { ops: Op[]; stop(): Promise<void> } {
-  const ops: Op[] = [];
-  let running = true;
+function startLoad(coll: Collection<AnyDoc>): { ops: TimedOp[]; stop(): Promise<void> } {
   let next = 10 * DOCS;
-  const workers = Array.from({ length: WRITERS }, async (_, w) => {
-    for (let i = w; running; i++) {
-      const start = wall();
-      let ok = true;
-      try {
-        if (i % 2 === 0) await coll.insertOne(doc(next++));
-        else {
-          const id = (i * 7919) % DOCS;
-          await coll.updateOne({ _id: id, x: id, k: id }, { $inc: { v: 1 } });
-        }
-      } catch {
-        ok = false;
-      }
-      ops.push({ start, end: wall(), ok });
-    }
+  return startTimedLoad(WRITERS, (i) => {
+    if (i % 2 === 0) return coll.insertOne(doc(next++));
+    const id = (i * 7919) % DOCS;
+    return coll.updateOne({ _id: id, x: id, k: id }, { $inc: { v: 1 } });
   });
-  return {
-    ops,
-    async stop() {
-      running = false;
-      await Promise.all(workers);
-    },
-  };
 }
 
 // The coordinator's states as currentOp on the config server shows them, each with the wall-clock
@@ -170,12 +145,12 @@ export async function runReshardBench(): Promise<void> {
     await load.stop();
     progress(`loaded resharding: ${ms(loaded.tookMs)}, states ${[...loaded.states.keys()].join(' → ')}`);
 
-    const ended = (from: number, to: number): Op[] => load.ops.filter((o) => o.end >= from && o.end < to);
+    const ended = (from: number, to: number): TimedOp[] => load.ops.filter((o) => o.end >= from && o.end < to);
     const steady = ended(steadyFrom, r0);
     const during = ended(r0, r1);
     const steadyRate = (steady.length / (r0 - steadyFrom)) * 1000;
     const duringRate = (during.length / (r1 - r0)) * 1000;
-    const lat = (ops: readonly Op[]): number[] => ops.map((o) => o.end - o.start).sort((a, b) => a - b);
+    const lat = (ops: readonly TimedOp[]): number[] => ops.map((o) => o.end - o.start).sort((a, b) => a - b);
     const pcts = (xs: readonly number[]): string => `${ms(percentile(xs, 0.5))} / ${ms(percentile(xs, 0.99))} / ${ms(xs[xs.length - 1] ?? NaN)}`;
     // The critical section: from the first sample in blocking-writes to the command's answer (the
     // donors release their writes at the commit, which the coordinator reaches just before done).
@@ -183,7 +158,7 @@ export async function runReshardBench(): Promise<void> {
     const stalled = lat(load.ops.filter((o) => o.start <= r1 && o.end >= csFrom));
     const duringLat = lat(during);
     // Where the slowest write of the resharding began: which coordinator state it waited out.
-    const slowest = during.reduce<Op | undefined>((a, o) => (a === undefined || o.end - o.start > a.end - a.start ? o : a), undefined);
+    const slowest = during.reduce<TimedOp | undefined>((a, o) => (a === undefined || o.end - o.start > a.end - a.start ? o : a), undefined);
     const stateAt = (t: number): string => [...loaded.states.entries()].filter(([, s]) => s.first <= t).map(([name]) => name).pop() ?? 'before the first sample';
     const failed = load.ops.filter((o) => !o.ok).length;
     const yes = (b: boolean): string => (b ? 'yes' : '**no**');

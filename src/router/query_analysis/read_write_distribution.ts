@@ -78,6 +78,16 @@ class RangeCounts {
     return { targeting, pinsKey: false };
   }
 
+  // MongoDB's targeting shares and per-range counts, named for reads or writes.
+  shares(of: 'Reads' | 'Writes', total: number): Doc {
+    return {
+      [`percentageOfSingleShard${of}`]: percentage(this.single, total),
+      [`percentageOfMultiShard${of}`]: percentage(this.multi, total),
+      [`percentageOfScatterGather${of}`]: percentage(this.scatter, total),
+      [`num${of}ByRange`]: [...this.byRange],
+    };
+  }
+
   private count(chunk: ChunkType): void {
     this.byRange[Number(chunk.shard.slice('range'.length))]! += 1;
   }
@@ -106,13 +116,7 @@ export class ReadDistribution {
     const { total } = this.sampleSize;
     const out: Doc = { sampleSize: { ...this.sampleSize } };
     if (total === 0) return out;
-    return {
-      ...out,
-      percentageOfSingleShardReads: percentage(this.counts.single, total),
-      percentageOfMultiShardReads: percentage(this.counts.multi, total),
-      percentageOfScatterGatherReads: percentage(this.counts.scatter, total),
-      numReadsByRange: [...this.counts.byRange],
-    };
+    return { ...out, ...this.counts.shares('Reads', total) };
   }
 }
 
@@ -156,10 +160,7 @@ export class WriteDistribution {
     if (total === 0) return out;
     return {
       ...out,
-      percentageOfSingleShardWrites: percentage(this.counts.single, total),
-      percentageOfMultiShardWrites: percentage(this.counts.multi, total),
-      percentageOfScatterGatherWrites: percentage(this.counts.scatter, total),
-      numWritesByRange: [...this.counts.byRange],
+      ...this.counts.shares('Writes', total),
       percentageOfShardKeyUpdates: percentage(this.shardKeyUpdates, total),
       percentageOfSingleWritesWithoutShardKey: percentage(this.singleWithoutShardKey, total),
       percentageOfMultiWritesWithoutShardKey: percentage(this.multiWithoutShardKey, total),
