@@ -28,6 +28,8 @@ export interface CollectionType {
   unique: boolean;
   noBalance?: boolean;
   maxChunkSizeBytes?: number;
+  // Tracked but not sharded (MongoDB 8.0): one chunk, key {_id: 1}, never split nor balanced.
+  unsplittable?: boolean;
 }
 
 // config.databases: {_id: name, primary: shardId, version: {uuid, timestamp, lastMod}}

@@ -52,6 +52,8 @@ export interface ShardCollectionRequest extends ShardCollectionArgs {
   readonly now: Timestamp;
   readonly chunkIdFactory: () => ObjectId;
   readonly log: ChangeLogContext; // its time is also config.collections' lastmod (wall clock)
+  // An unsplittable entry (MongoDB 8.0's registration of an unsharded collection).
+  readonly unsplittable?: boolean;
 }
 
 export interface ShardCollectionDecision {
@@ -91,7 +93,9 @@ export function translateShardCollection(req: ShardCollectionTranslationRequest)
 // The config server's commit: the catalog entries, from the layout the coordinator translated with.
 export function decideShardCollection(req: ShardCollectionRequest): ShardCollectionDecision {
   const key = checkShardCollectionArgs(req);
-  if (req.existing !== undefined) {
+  // An unsplittable entry gives way to the sharded one (shardCollection of a tracked unsharded collection).
+  const replaced = req.existing !== undefined && req.existing.unsplittable === true && req.unsplittable !== true;
+  if (req.existing !== undefined && !replaced) {
     const same = compareValues(req.existing.key, req.key) === 0 && (req.existing.unique === true) === req.unique && compareValues(req.existing.uuid, req.uuid) === 0;
     if (!same) throw new MongoError(ErrorCodes.AlreadyInitialized, `sharding already enabled for collection ${req.ns}`);
     return { alreadySharded: true, collection: req.existing, chunks: [], changelog: [] };
@@ -110,6 +114,7 @@ export function decideShardCollection(req: ShardCollectionRequest): ShardCollect
     key: req.key,
     unique: req.unique,
     noBalance: false,
+    ...(req.unsplittable === true ? { unsplittable: true } : {}),
   };
   const last = chunks[chunks.length - 1]!.lastmod;
   const version = chunkVersion(req.newEpoch, req.now, last.high, last.low);

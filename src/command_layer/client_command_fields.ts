@@ -159,6 +159,8 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
   reshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
   abortReshardCollection: [],
   commitReshardCollection: [],
+  moveCollection: ['toShard'],
+  unshardCollection: ['toShard'],
   split: ['find', 'middle', 'bounds'],
   mergeChunks: ['bounds'],
   moveChunk: ['find', 'bounds', 'to', 'forceJumbo', 'secondaryThrottle', '_secondaryThrottle', 'waitForDelete', '_waitForDelete'],

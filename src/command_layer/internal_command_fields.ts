@@ -38,8 +38,8 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
 
   // Resharding (src/resharding): the router to the primary shard, its ReshardCollectionCoordinator
   // (src/ddl) to the config server, the ReshardingCoordinator there to the shards.
-  _shardsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
-  _configsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'],
+  _shardsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation', 'provenance', 'shardDistribution'],
+  _configsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation', 'provenance', 'shardDistribution'],
   _configsvrAbortReshardCollection: [],
   _configsvrCommitReshardCollection: [],
   _shardsvrReshardingRecipientStart: [
@@ -58,7 +58,7 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   // The router to a database's primary shard, which coordinates the DDL (src/ddl).
   _shardsvrDropCollection: [],
   _shardsvrDropDatabase: [],
-  _shardsvrCreateCollection: ['shardKey', 'unique', 'numInitialChunks', 'presplitHashedZones'],
+  _shardsvrCreateCollection: ['shardKey', 'unique', 'numInitialChunks', 'presplitHashedZones', 'unsplittable', 'registerExistingCollectionInGlobalCatalog'],
   _shardsvrRenameCollection: ['to', 'dropTarget'],
   _shardsvrRefineCollectionShardKey: ['newShardKey'],
   _shardsvrCollMod: ['collModRequest'],
@@ -81,7 +81,7 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   _configsvrAddShard: ['name', 'maxSize'],
   _configsvrCreateDatabase: ['primaryShard'],
   // `ns` too: the coordinator sends the request it translated whole.
-  _configsvrShardCollection: ['ns', 'key', 'unique', 'numInitialChunks', 'presplitHashedZones', 'collectionUUID', 'layout'],
+  _configsvrShardCollection: ['ns', 'key', 'unique', 'numInitialChunks', 'presplitHashedZones', 'collectionUUID', 'layout', 'unsplittable'],
   _configsvrCommitChunkSplit: ['chunkRange', 'splitPoints'],
   _configsvrCommitChunksMerge: ['chunkRange'],
   _configsvrCommitDropCollection: ['collectionUUID'],

@@ -72,7 +72,7 @@ export class ClusterStatistics {
     };
   }
 
-  // Collections with noBalance or permitMigrations: false are left alone; balancerCollectionStatus
+  // Collections with noBalance or permitMigrations: false, and unsplittable ones, are left alone; balancerCollectionStatus
   // asks about one collection whatever its flags.
   private balanceableCollections(onlyNs: string | undefined): CollectionType[] {
     if (onlyNs !== undefined) {
@@ -81,6 +81,6 @@ export class ClusterStatistics {
       return [one];
     }
     return (this.local.find('config.collections', {}, { sort: { _id: 1 } }) as unknown as (CollectionType & { permitMigrations?: boolean })[])
-      .filter((c) => c.noBalance !== true && c.permitMigrations !== false);
+      .filter((c) => c.noBalance !== true && c.permitMigrations !== false && c.unsplittable !== true);
   }
 }

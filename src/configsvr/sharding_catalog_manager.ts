@@ -176,6 +176,10 @@ export class ShardingCatalogManager {
     return database;
   }
 
+  shardDataSizes(): Promise<{ id: string; dataSizeBytes: number }[]> {
+    return Promise.all(this.shards().map(async (s) => ({ id: s._id, dataSizeBytes: await this.dataSize(s) })));
+  }
+
   private async dataSize(shard: ShardType): Promise<number> {
     const reply = await this.client.command(shard.host, 'admin', { listDatabases: 1 });
     return typeof reply.totalSize === 'number' ? reply.totalSize : 0;
@@ -202,7 +206,12 @@ export class ShardingCatalogManager {
         newEpoch: new ObjectId(), now: this.now(), chunkIdFactory: () => new ObjectId(), log: this.log(),
       });
       if (decision.alreadySharded) return decision.collection;
+      const replaced = this.collection(req.ns);
       this.local.write((w) => {
+        if (replaced !== undefined) {
+          w.delete('config.chunks', { uuid: replaced.uuid });
+          w.delete('config.collections', { _id: req.ns });
+        }
         w.insert('config.collections', decision.collection as unknown as Doc);
         for (const chunk of decision.chunks) w.insert('config.chunks', chunk as unknown as Doc);
         for (const entry of decision.changelog) w.insert('config.changelog', entry);
@@ -325,7 +334,7 @@ export class ShardingCatalogManager {
   // changes nothing.
   commitReshardCollection(commit: {
     ns: string; sourceUUID: Binary; reshardingUUID: Binary; key: Doc; chunks: readonly { min: Doc; max: Doc; shard: string }[];
-    zones: readonly { tag: string; min: Doc; max: Doc }[];
+    zones: readonly { tag: string; min: Doc; max: Doc }[]; unsplittable: boolean;
   }): Promise<void> {
     const { ns } = commit;
     const db = ns.slice(0, ns.indexOf('.'));
@@ -334,7 +343,7 @@ export class ShardingCatalogManager {
       if (collection === undefined || compareValues(collection.uuid, commit.sourceUUID) !== 0) return;
       const now = this.now();
       const epoch = new ObjectId();
-      const { permitMigrations: _stopped, ...entry } = collection as CollectionType & { permitMigrations?: boolean };
+      const { permitMigrations: _stopped, unsplittable: _was, ...entry } = collection as CollectionType & { permitMigrations?: boolean };
       this.local.write((w) => {
         w.delete('config.chunks', { uuid: collection.uuid });
         commit.chunks.forEach((c, minor) => w.insert('config.chunks', {
@@ -344,7 +353,10 @@ export class ShardingCatalogManager {
         w.delete('config.tags', { ns });
         for (const z of commit.zones) w.insert('config.tags', { ns, tag: z.tag, min: z.min, max: z.max });
         w.delete('config.collections', { _id: ns });
-        w.insert('config.collections', { ...entry, uuid: commit.reshardingUUID, key: commit.key, unique: false, lastmodEpoch: epoch, lastmod: new Date(this.wallClock.now()), timestamp: now } as unknown as Doc);
+        w.insert('config.collections', {
+          ...entry, uuid: commit.reshardingUUID, key: commit.key, unique: false, lastmodEpoch: epoch, lastmod: new Date(this.wallClock.now()), timestamp: now,
+          ...(commit.unsplittable ? { unsplittable: true } : {}),
+        } as unknown as Doc);
         w.insert('config.changelog', this.entry('resharding.commit', ns, { oldKey: collection.key, newKey: commit.key, reshardingUUID: commit.reshardingUUID }));
       });
       this.logger.info({ c: 'SHARDING', ns, key: commit.key, chunks: commit.chunks.length }, 'Resharding committed');
@@ -370,9 +382,11 @@ export class ShardingCatalogManager {
     });
   }
 
+  // The catalog's sharded collections: an unsplittable entry (moveCollection, unshardCollection)
+  // is tracked but not sharded, so no split, merge, chunk migration or balancing takes it.
   requireSharded(ns: string): CollectionType {
     const collection = this.collection(ns);
-    if (!collection) throw new MongoError(ErrorCodes.NamespaceNotSharded, `${ns} is not sharded`);
+    if (!collection || collection.unsplittable === true) throw new MongoError(ErrorCodes.NamespaceNotSharded, `${ns} is not sharded`);
     return collection;
   }
 
@@ -400,7 +414,7 @@ function databaseLockName(db: string): string {
 }
 
 // What the coordinator sends: its request and what it translated it to.
-type ShardCollectionCommit = Pick<ShardCollectionRequest, 'ns' | 'key' | 'unique' | 'numInitialChunks' | 'presplitHashedZones' | 'layout' | 'uuid'>;
+type ShardCollectionCommit = Pick<ShardCollectionRequest, 'ns' | 'key' | 'unique' | 'numInitialChunks' | 'presplitHashedZones' | 'layout' | 'uuid' | 'unsplittable'>;
 
 function sameKey(a: Doc, b: Doc): boolean {
   return compareValues(a, b) === 0;

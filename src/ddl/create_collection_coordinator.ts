@@ -55,12 +55,16 @@ interface CreateRequest {
   readonly unique: boolean;
   readonly numInitialChunks?: number;
   readonly presplitHashedZones: boolean;
+  // MongoDB 8.0's registration of an existing unsharded collection in the sharding catalog (before
+  // a moveCollection): an unsplittable entry, key {_id: 1}, one chunk on the primary.
+  readonly unsplittable?: boolean;
+  readonly registerExistingCollectionInGlobalCatalog?: boolean;
 }
 
 export const createCollectionStep: PhaseStepFn = ({ phase, doc, stage, memo, self }, replies): PhaseStep => {
   const ns = doc._id.namespace;
   const { db, coll } = splitNs(ns);
-  const { shardKey, unique, numInitialChunks, presplitHashedZones } = doc.request as unknown as CreateRequest;
+  const { shardKey, unique, numInitialChunks, presplitHashedZones, unsplittable = false, registerExistingCollectionInGlobalCatalog: register = false } = doc.request as unknown as CreateRequest;
   const args = { ns, key: shardKey, unique, presplitHashedZones, ...(numInitialChunks === undefined ? {} : { numInitialChunks }) };
   const reason = criticalSectionReason('createCollection', ns);
   const translated = doc as unknown as Translated;
@@ -81,8 +85,19 @@ export const createCollectionStep: PhaseStepFn = ({ phase, doc, stage, memo, sel
         checkShardCollectionArgs(args);
         return { effects: [readCollectionEntry(ns)], next: 'existing' };
       }
+      if (stage === 'placement') {
+        // An unsplittable collection is sharded where it lies only when that is this shard.
+        if (replies[0]!.some((c) => c.shard !== shardNamedFrom(replies[1]!, self)._id)) {
+          throw new MongoError(ErrorCodes.IllegalOperation, `Collection ${ns} lies on another shard than its database's primary: move it there (moveCollection) before sharding it`);
+        }
+        return { effects: [] };
+      }
       const [existing] = replies[0]!;
       if (existing === undefined) return { effects: [] };
+      if (unsplittable) return { save: { result: { collectionsharded: ns, collectionUUID: existing.uuid } }, effects: [] };
+      if (existing.unsplittable === true) {
+        return { effects: [readConfig('chunks', { filter: { uuid: existing.uuid } }), readShardNamed(self)], next: 'placement' };
+      }
       if (compareValues(existing.key, shardKey) !== 0 || (existing.unique === true) !== unique) {
         throw new MongoError(ErrorCodes.AlreadyInitialized, `sharding already enabled for collection ${ns}`);
       }
@@ -113,7 +128,7 @@ export const createCollectionStep: PhaseStepFn = ({ phase, doc, stage, memo, sel
         }
       }
     case 'kCommitOnShardingCatalog':
-      if (stage === START) return { effects: [sendToConfig({ _configsvrShardCollection: ns, ...args, collectionUUID: translated.collectionUUID, layout: translated.layout })], next: 'committed' };
+      if (stage === START) return { effects: [sendToConfig({ _configsvrShardCollection: ns, ...args, collectionUUID: translated.collectionUUID, layout: translated.layout, ...(unsplittable ? { unsplittable } : {}) })], next: 'committed' };
       return { save: { result: { collectionsharded: ns, collectionUUID: replies[0]![0]!.collectionUUID } }, effects: [] };
     case 'kExitCriticalSection':
       if (stage === START) return { effects: [readShardNamed(self)], next: 'self' };
@@ -144,6 +159,7 @@ export const createCollectionStep: PhaseStepFn = ({ phase, doc, stage, memo, sel
         const me = memo.primary as ParticipantShard;
         const info = stage === 'listed' ? replies[0]![0] : replies[1]![0];
         if (info?.type === 'view') throw new MongoError(ErrorCodes.CommandNotSupportedOnView, `${ns} is a view`);
+        if (info === undefined && register) throw new MongoError(ErrorCodes.NamespaceNotFound, `Collection ${ns} does not exist`);
         if (info === undefined && stage === 'listed') return { effects: [{ type: 'command', request: { to: host(me), db, cmd: { create: coll } } }, listed(me)], next: 'created' };
         return {
           effects: [

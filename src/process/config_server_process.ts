@@ -46,6 +46,7 @@ export function startConfigServer(options: NodeOptions, ports: MongodPorts): Pro
       shards: () => catalogManager.shards(),
       primaryShard: (db) => (local.findOne('config.databases', { _id: db }) as unknown as DatabaseType | undefined)?.primary,
       zones: (ns) => local.find('config.tags', { ns }).map((t) => ({ tag: String(t.tag), min: t.min as Doc, max: t.max as Doc })),
+      shardDataSizes: () => catalogManager.shardDataSizes(),
       now: () => catalogManager.now(),
       setAllowMigrations: (ns, allow) => catalogManager.migrations.setAllowMigrations(ns, allow),
       commitReshardCollection: (commit) => catalogManager.commitReshardCollection(commit),

@@ -13,6 +13,7 @@ import {
   coordinatorStep, type AbortReason, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorProgress, type ReshardingState,
 } from './resharding_coordinator_state_machine.js';
 import { decideReshardCollection, temporaryReshardingNamespace, type ReshardCollectionRequest } from './resharding_request.js';
+import { decideMoveOrUnshard } from './move_collection_request.js';
 
 // The coordinators' state documents, on the config server (MongoDB's namespace).
 export const COORDINATOR_DOCS_NS = 'config.reshardingOperations';
@@ -65,7 +66,7 @@ class ReshardingCoordinator {
     const started = d.startTime instanceof Date ? d.startTime.getTime() : nowMs;
     return {
       desc: `ReshardingCoordinatorService ${(d._id as Binary).toString('hex')}`, op: 'command', ns: this.ns, reshardingUUID: d._id,
-      originatingCommand: { reshardCollection: this.ns, key: d.reshardingKey, unique: false },
+      originatingCommand: { reshardCollection: this.ns, key: d.reshardingKey, unique: false, ...(d.provenance === undefined ? {} : { provenance: d.provenance }) },
       coordinatorState: this.progress.state, donorShards: d.donorShards, recipientShards: d.recipientShards,
       ...(d.approxDocumentsToCopy === undefined ? {} : { approxDocumentsToCopy: d.approxDocumentsToCopy }),
       totalOperationTimeElapsedSecs: Math.floor((nowMs - started) / 1000),
@@ -176,10 +177,14 @@ export class ReshardingCoordinatorService {
     const { catalog } = this.node;
     const db = req.ns.slice(0, req.ns.indexOf('.'));
     const collection = catalog.collection(req.ns);
-    const decision = decideReshardCollection(req, {
+    const facts = {
       collection, chunks: collection === undefined ? [] : catalog.chunks(collection.uuid), shards: catalog.shards(), primaryShard: catalog.primaryShard(db) ?? '',
       zones: catalog.zones(req.ns),
-    });
+    };
+    const provenance = req.provenance ?? 'reshardCollection';
+    const decision = provenance === 'reshardCollection'
+      ? decideReshardCollection(req, facts)
+      : decideMoveOrUnshard(provenance, req.ns, req.toShard, { ...facts, ...(req.toShard === undefined ? { shardSizes: await catalog.shardDataSizes() } : {}) });
     if (decision.kind === 'noop') return;
     const sourceUUID = decision.collection.uuid;
     const reshardingUUID: Binary = new UUID();
@@ -196,6 +201,7 @@ export class ReshardingCoordinatorService {
       presetReshardedChunks: decision.newChunks.map((c) => ({ min: c.min, max: c.max, recipientShardId: c.shard })),
       zones: decision.zones.map((z) => ({ zone: z.tag, min: z.min, max: z.max })),
       ...(req.numInitialChunks === undefined ? {} : { numInitialChunks: req.numInitialChunks }),
+      ...(provenance === 'reshardCollection' ? {} : { provenance }),
       startTime: new Date(this.node.clock.now()),
     };
     this.node.local.write((w) => w.insert(COORDINATOR_DOCS_NS, doc));

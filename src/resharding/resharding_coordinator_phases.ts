@@ -19,6 +19,8 @@ export interface ReshardingCatalog {
   shards(): ShardType[];
   primaryShard(db: string): string | undefined;
   zones(ns: string): ZoneRange[];
+  // Each shard's data size (listDatabases' totalSize): where an unshardCollection naming no shard goes.
+  shardDataSizes(): Promise<{ id: string; dataSizeBytes: number }[]>;
   now(): Timestamp;
   setAllowMigrations(ns: string, allow: boolean): Promise<void>;
   // In one write unit: the collection's entry takes the new UUID and key with a new epoch and
@@ -34,6 +36,8 @@ export interface ReshardingCommit {
   readonly chunks: readonly RangeOwner[];
   // The collection's zones under the new key (config.tags replaced).
   readonly zones: readonly ZoneRange[];
+  // moveCollection and unshardCollection: the entry stays, or becomes, unsplittable.
+  readonly unsplittable: boolean;
 }
 
 // The persisted state document's fields a phase reads (config.reshardingOperations).
@@ -49,6 +53,7 @@ export interface CoordinatorDocument {
   readonly presetReshardedChunks: readonly { min: Doc; max: Doc; recipientShardId: string }[];
   readonly zones: readonly { zone: string; min: Doc; max: Doc }[];
   readonly cloneTimestamp?: Timestamp;
+  readonly provenance?: 'moveCollection' | 'unshardCollection';
 }
 
 export interface PhaseContext {
@@ -141,7 +146,7 @@ async function blockWrites(ctx: PhaseContext): Promise<Doc> {
 async function commit(ctx: PhaseContext): Promise<Doc> {
   const { doc, catalog } = ctx;
   await catalog.commitReshardCollection({ ns: doc.ns, sourceUUID: doc.sourceUUID, reshardingUUID: doc._id, key: doc.reshardingKey, chunks: recipientChunks(doc),
-    zones: doc.zones.map((z) => ({ tag: z.zone, min: z.min, max: z.max })),
+    zones: doc.zones.map((z) => ({ tag: z.zone, min: z.min, max: z.max })), unsplittable: doc.provenance !== undefined,
   });
   const reason = CRITICAL_SECTION_REASON(doc);
   const coll = collOf(doc.ns);

@@ -205,7 +205,7 @@ export class ReshardingRecipient {
     const temp = storage.getCollection(this.params.tempNs) ?? storage.createCollection(this.params.tempNs, (info?.options as Doc | undefined) ?? {}, this.params.reshardingUUID);
     const wanted = specs.filter((s) => s.name !== '_id_').map(({ ns: _ns, ...spec }) => spec);
     const key = this.params.reshardingKey;
-    if (!wanted.some((s) => JSON.stringify(s.key) === JSON.stringify(key))) wanted.push({ v: 2, key, name: indexName(key) });
+    if (!specs.some((s) => JSON.stringify(s.key) === JSON.stringify(key))) wanted.push({ v: 2, key, name: indexName(key) });
     const missing = wanted.filter((s) => temp.indexes.every((i) => i.name !== s.name));
     if (missing.length > 0) storage.createIndexes(temp, missing);
   }

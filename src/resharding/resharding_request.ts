@@ -6,6 +6,7 @@ import { ShardKeyPattern } from '../catalog/shard_key_pattern.js';
 import type { ChunkType, CollectionType, ShardType } from '../catalog/type_chunk.js';
 import { initialSplit, type InitialChunkRange } from '../catalog_decisions/initial_chunks.js';
 import { checkShardKeyAgainstZones, type ZoneRange } from '../catalog_decisions/zones.js';
+import { isUnsplittable, type ReshardingProvenance } from './move_collection_request.js';
 
 // What reshardCollection asks (mongosh's sh.reshardCollection(ns, key, unique, options) sends it).
 export interface ReshardCollectionRequest {
@@ -16,6 +17,9 @@ export interface ReshardCollectionRequest {
   readonly zones?: readonly ZoneRange[];
   readonly forceRedistribution: boolean;
   readonly collation?: Doc;
+  // moveCollection and unshardCollection (move_collection_request.ts): absent, reshardCollection.
+  readonly provenance?: ReshardingProvenance;
+  readonly toShard?: string;
 }
 
 export interface ReshardingFacts {
@@ -48,7 +52,7 @@ export function decideReshardCollection(req: ReshardCollectionRequest, facts: Re
   }
   const key = new ShardKeyPattern(req.key);
   const collection = facts.collection;
-  if (collection === undefined) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Collection ${req.ns} is not sharded`);
+  if (collection === undefined || isUnsplittable(collection)) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Collection ${req.ns} is not sharded`);
   if (compareValues(collection.key, req.key) === 0 && !req.forceRedistribution) return { kind: 'noop' };
   // As MongoDB: zones given replace the collection's (none: no zones under the new key); not
   // given, the collection's own must fit the new key.

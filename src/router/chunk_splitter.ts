@@ -212,7 +212,9 @@ export class ChunkSplitter {
     }
   }
 
+  // An unsplittable collection (moveCollection, unshardCollection) keeps its one chunk.
   private add(cm: ChunkManager, settings: AutoSplitSettings | undefined, chunk: ChunkType, bytes: number): void {
+    if (cm.collection.unsplittable === true) return;
     let state = this.chunks.get(chunk);
     if (!state) this.chunks.set(chunk, state = { bytes: 0, checking: false });
     state.bytes += bytes;

@@ -24,6 +24,7 @@ import { movePrimaryCommand, removeShardCommand } from './commands/cluster_remov
 import { clusterAbortTransactionCommand, clusterCommitTransactionCommand } from './commands/cluster_transactions.js';
 import { zoneRouterCommands } from './commands/cluster_zones.js';
 import { reshardRouterCommands } from './commands/cluster_reshard.js';
+import { moveCollectionRouterCommands } from './commands/cluster_move_collection.js';
 import { clusterKillOpCommand } from './commands/cluster_kill_op.js';
 import { balancerRouterCommands } from './commands/cluster_balancer.js';
 import { checkMetadataConsistencyCommand } from './commands/cluster_check_metadata_consistency.js';
@@ -45,6 +46,6 @@ export const routerCommands: readonly RouterCommand[] = [
   clusterCreateCommand, clusterDropCommand, clusterDropDatabaseCommand, clusterCreateIndexesCommand, clusterDropIndexesCommand, clusterCollModCommand,
   clusterListIndexesCommand, clusterListCollectionsCommand, clusterListDatabasesCommand, clusterRenameCollectionCommand, clusterValidateCommand, clusterDataSizeCommand, clusterCurrentOpCommand, clusterCollStatsCommand, clusterDbStatsCommand,
   clusterExplainCommand, ...zoneRouterCommands, clusterCommitTransactionCommand, clusterAbortTransactionCommand,
-  clusterKillOpCommand, checkMetadataConsistencyCommand, configureQueryAnalyzerCommand, analyzeShardKeyCommand, ...reshardRouterCommands,
+  clusterKillOpCommand, checkMetadataConsistencyCommand, configureQueryAnalyzerCommand, analyzeShardKeyCommand, ...reshardRouterCommands, ...moveCollectionRouterCommands,
   clusterSaslStartCommand, clusterSaslContinueCommand, clusterCreateUserCommand, ...clusterUserCommands,
 ];

@@ -35,7 +35,7 @@ export const configsvrCreateDatabaseCommand: ConfigCommand = {
 };
 
 // {_configsvrShardCollection: ns, key, unique, numInitialChunks, presplitHashedZones, collectionUUID,
-// layout}: the commit of the primary shard's CreateCollectionCoordinator (src/ddl), with the initial
+// layout, unsplittable?}: the commit of the primary shard's CreateCollectionCoordinator (src/ddl), with the initial
 // chunks' layout it translated the request with.
 export const configsvrShardCollectionCommand: ConfigCommand = {
   names: ['_configsvrShardCollection'],
@@ -48,6 +48,7 @@ export const configsvrShardCollectionCommand: ConfigCommand = {
     const collection = await ctx.node.catalogManager.commitShardCollection({
       ns, key: requireDoc(cmd, 'key'), unique: optionalBool(cmd, 'unique') ?? false, numInitialChunks: optionalNumber(cmd, 'numInitialChunks'),
       presplitHashedZones: optionalBool(cmd, 'presplitHashedZones') ?? false, uuid: cmd.collectionUUID, layout: initialChunksLayout(requireDoc(cmd, 'layout')),
+      unsplittable: optionalBool(cmd, 'unsplittable') ?? false,
     });
     return { collectionsharded: ns, collectionUUID: collection.uuid, ok: 1 };
   },

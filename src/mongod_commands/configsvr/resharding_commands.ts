@@ -1,6 +1,7 @@
 import type { CommandDefinition, ConfigServerServices } from '../command.js';
 import { optionalBool, optionalDoc, optionalNumber, requireDoc, requireString } from '../../command_layer/args.js';
 import { parseZones } from '../../resharding/resharding_request.js';
+import { parseDestination, parseProvenance } from '../../resharding/move_collection_request.js';
 import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.js';
 
 // The config server's side of reshardCollection, abortReshardCollection and
@@ -9,7 +10,9 @@ import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.
 // ReshardingCoordinatorService (src/resharding) answers each once the resharding has ended.
 type ConfigCommand = CommandDefinition<ConfigServerServices>;
 
-// Sent by the primary shard's ReshardCollectionCoordinator (src/ddl), under its session.
+// Sent by the primary shard's ReshardCollectionCoordinator (src/ddl), under its session; with
+// `provenance` moveCollection or unshardCollection and `shardDistribution` [{shard}], MongoDB 8.0's
+// moveCollection and unshardCollection.
 export const configsvrReshardCollectionCommand: ConfigCommand = {
   names: ['_configsvrReshardCollection'],
   retryableWrite: true,
@@ -20,6 +23,7 @@ export const configsvrReshardCollectionCommand: ConfigCommand = {
       ns: requireString(cmd, '_configsvrReshardCollection'), key: requireDoc(cmd, 'key'), unique: optionalBool(cmd, 'unique') ?? false,
       numInitialChunks: optionalNumber(cmd, 'numInitialChunks'), zones: parseZones(cmd.zones),
       forceRedistribution: optionalBool(cmd, 'forceRedistribution') ?? false, collation: optionalDoc(cmd, 'collation'),
+      provenance: parseProvenance(cmd.provenance), toShard: parseDestination(cmd.shardDistribution),
     });
     return { ok: 1 };
   },

@@ -89,12 +89,21 @@ export const shardsvrRefineCollectionShardKeyCommand: ShardCommand = {
 };
 
 // {_shardsvrReshardCollection: coll, key, unique?, numInitialChunks?, zones?, forceRedistribution?,
-// collation?}: the router's reshardCollection, answered once the resharding has ended.
+// collation?, provenance?, shardDistribution?}: the router's reshardCollection, moveCollection or
+// unshardCollection, answered once the resharding has ended. A moveCollection first registers the
+// collection in the sharding catalog as unsplittable (a CreateCollectionCoordinator, as MongoDB
+// 8.0 does), so that the resharding finds it tracked with its one chunk on this shard.
 export const shardsvrReshardCollectionCommand: ShardCommand = {
   names: ['_shardsvrReshardCollection'],
   async run(ctx, cmd) {
     const service = coordinators(ctx, '_shardsvrReshardCollection');
     const coll = collectionArg(cmd);
+    if (ctx.db === 'config') throw new MongoError(ErrorCodes.IllegalOperation, 'A collection of the config database cannot be resharded, moved or unsharded');
+    if (cmd.provenance === 'moveCollection') {
+      if (coll.startsWith('system.resharding.')) throw new MongoError(ErrorCodes.IllegalOperation, 'A temporary resharding collection cannot be moved');
+      const register = { _shardsvrCreateCollection: coll, shardKey: { _id: 1 }, unique: false, presplitHashedZones: false, unsplittable: true, registerExistingCollectionInGlobalCatalog: true };
+      await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'createCollection' }, request: register, databaseVersion: databaseVersionOf(cmd) });
+    }
     const options = Object.fromEntries(RESHARD_OPTIONS.filter((f) => cmd[f] !== undefined).map((f) => [f, cmd[f]]));
     const request = { _shardsvrReshardCollection: coll, key: requireDoc(cmd, 'key'), ...options };
     const result = await service.run({ id: { namespace: `${ctx.db}.${coll}`, operationType: 'reshardCollection' }, request, databaseVersion: databaseVersionOf(cmd) });
@@ -102,7 +111,7 @@ export const shardsvrReshardCollectionCommand: ShardCommand = {
   },
 };
 
-const RESHARD_OPTIONS = ['unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation'];
+const RESHARD_OPTIONS = ['unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation', 'provenance', 'shardDistribution'];
 
 // {_shardsvrCollMod: coll, collModRequest}
 export const shardsvrCollModCommand: ShardCommand = {

@@ -241,7 +241,7 @@ export const clusterCollStatsCommand: RouterCommand = {
       const stored = sum('count');
       const count = stored - sum('numOrphanDocs');
       const size = sum('size');
-      return { sharded: routing.cm !== undefined, ns, count, size, avgObjSize: stored ? Math.floor(size / stored) : 0, storageSize: sum('storageSize'), nindexes: ok[0]!.nindexes, totalIndexSize: sum('totalIndexSize'), nchunks: routing.cm?.numChunks ?? 1, shards: perShard, ok: 1 };
+      return { sharded: routing.cm !== undefined && routing.cm.collection.unsplittable !== true, ns, count, size, avgObjSize: stored ? Math.floor(size / stored) : 0, storageSize: sum('storageSize'), nindexes: ok[0]!.nindexes, totalIndexSize: sum('totalIndexSize'), nchunks: routing.cm?.numChunks ?? 1, shards: perShard, ok: 1 };
     });
   },
 };
