@@ -156,6 +156,8 @@ export const ErrorCodes = {
   ReshardCollectionCommitted: 340,
   ReshardCollectionAborted: 341,
   ReshardingCriticalSectionTimeout: 342,
+  // A required field missing from a command (MongoDB's IDL parsers).
+  IDLFailedToParse: 40414,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCodes;

@@ -98,7 +98,7 @@ export function optionalNonNegative(cmd: Doc, field: string): number | undefined
 }
 
 function missing(cmd: Doc, field: string): MongoError {
-  return new MongoError(40414, `BSON field '${commandName(cmd)}.${field}' is missing but a required field`);
+  return new MongoError(ErrorCodes.IDLFailedToParse, `BSON field '${commandName(cmd)}.${field}' is missing but a required field`);
 }
 
 // The collection a command names in its first field, validated as mongod does.

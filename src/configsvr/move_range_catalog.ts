@@ -111,8 +111,9 @@ export class MoveRangeCatalog {
   // setAllowMigrations (7.0): false sets permitMigrations: false, which stops the balancer and
   // moveChunk on the collection, and answers once the migrations of it already running have ended
   // (a DDL coordinator stops migrations before it blocks the collection); true removes the field.
+  // An unsplittable collection's too: its DDL coordinators (drop, rename) stop them alike.
   async setAllowMigrations(ns: string, allow: boolean): Promise<void> {
-    this.catalog.requireSharded(ns);
+    if (this.catalog.collection(ns) === undefined) this.catalog.requireSharded(ns);
     const update = allow ? { $unset: { permitMigrations: '' } } : { $set: { permitMigrations: false } };
     this.local.write((w) => { w.update('config.collections', { _id: ns }, update); });
     if (!allow) await Promise.allSettled([...this.inFlight.values()].filter((m) => m.ns === ns).map((m) => m.promise));

@@ -113,10 +113,13 @@ function onPrimary(names: string[]): RouterCommand {
       const target = cmd[names[0]!];
       const ns = typeof target === 'string' ? `${ctx.db}.${target}` : `${ctx.db}.$cmd`;
       const listed = withStaleRetry(ctx.router, ns, async (routing): Promise<Doc> => {
-        const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
+        // An unsplittable collection's indexes are where its one chunk is (moveCollection).
+        const cm = routing.cm;
+        const shard = cm !== undefined && cm.collection.unsplittable === true ? [...cm.getAllShardIds()][0]! : routing.db.primary;
+        const [reply] = await onShards(ctx, routing, [shard], cmd);
         if (!isPlainObject(reply!.cursor)) return reply!;
         // Catalog cursors are small: answer them in one batch.
-        const host = await ctx.router.shardRegistry.host(routing.db.primary);
+        const host = await ctx.router.shardRegistry.host(shard);
         const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
         return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
       });

@@ -1,0 +1,162 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { withProcesses } from '../helpers/fixtures.js';
+import type { AnyDoc } from '../helpers/spawn_node.js';
+import { spawnSetCluster, type SetCluster } from '../helpers/spawn_set_cluster.js';
+
+// Issue 34's moveCollection and unshardCollection (MongoDB 8.0) through routers over two shards
+// that are (one-member) sets, as reshard_collection_test sets them up: both are reshardings to
+// {_id: 1} whose collection ends tracked unsplittable, its one chunk on the destination.
+describe('moveCollection and unshardCollection', () => {
+  let cluster: SetCluster;
+  let client: MongoClient;
+  let second: MongoClient;
+  let shardIds: string[];
+  withProcesses(async (p) => {
+    cluster = await spawnSetCluster(p, { shards: 2, members: 1, configMembers: 1, routers: 2, args: ['--enableTestCommands'] });
+    client = p.connect(cluster.routers[0]!.uri);
+    second = p.connect(cluster.routers[1]!.uri);
+    shardIds = ((await client.db('admin').command({ listShards: 1 })).shards as AnyDoc[]).map((s) => String(s._id));
+    await client.db('admin').command({ enableSharding: 'mv', primaryShard: shardIds[0] });
+  });
+
+  const admin = () => client.db('admin');
+  const config = () => client.db('config');
+
+  // A shard's own copy of mv.<coll>, read directly: its documents' _ids, none if it has none.
+  async function idsOnShard(i: number, coll: string): Promise<unknown[]> {
+    const c = new MongoClient(`mongodb://${cluster.shards[i]!.hosts[0]}/?directConnection=true`);
+    try {
+      return (await c.db('mv').collection<AnyDoc>(coll).find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    } finally {
+      await c.close();
+    }
+  }
+
+  // config.collections' entry and its chunks: what a refused command must leave as it was.
+  async function catalogOf(ns: string): Promise<{ entry: AnyDoc | null; chunks: AnyDoc[] }> {
+    const entry = await config().collection<AnyDoc>('collections').findOne({ _id: ns });
+    const chunks = entry === null ? [] : await config().collection<AnyDoc>('chunks').find({ uuid: entry.uuid }, { projection: { lastmod: 0 } }).sort({ min: 1 }).toArray();
+    return { entry, chunks };
+  }
+
+  async function assertConsistent(): Promise<void> {
+    const reply = await admin().command({ checkMetadataConsistency: 1 });
+    assert.deepEqual((reply.cursor as AnyDoc).firstBatch, []);
+  }
+
+  async function refused(cmd: AnyDoc, codeName: string): Promise<void> {
+    await assert.rejects(admin().command(cmd), (e: unknown) => e instanceof MongoServerError && e.codeName === codeName, `${JSON.stringify(cmd)} answers ${codeName}`);
+  }
+
+  it('moves an unsharded collection to another shard while a client writes; a second router finds it there', { timeout: 60_000 }, async (t) => {
+    const docs = client.db('mv').collection<AnyDoc>('moved');
+    await docs.insertMany(Array.from({ length: 300 }, (_, i) => ({ _id: i, v: 0 })));
+    await docs.createIndex({ v: 1 });
+    assert.equal((await catalogOf('mv.moved')).entry, null, 'untracked before the move');
+    const expected = new Map<number, number>(Array.from({ length: 300 }, (_, i) => [i, 0]));
+    let stop = false;
+    let during = 0;
+    let moving = false;
+    const writer = (async () => {
+      for (let n = 300; !stop; n++) {
+        if (n % 2 === 0) {
+          await docs.insertOne({ _id: n, v: 0 });
+          expected.set(n, 0);
+        } else {
+          const id = n % 300;
+          await docs.updateOne({ _id: id }, { $inc: { v: 1 } });
+          expected.set(id, expected.get(id)! + 1);
+        }
+        if (moving) during++;
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    moving = true;
+    const started = performance.now();
+    assert.deepEqual(ownFields(await admin().command({ moveCollection: 'mv.moved', toShard: shardIds[1] })), { ok: 1 });
+    const tookMs = performance.now() - started;
+    moving = false;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stop = true;
+    await writer;
+    t.diagnostic(`moveCollection took ${Math.round(tookMs)} ms; ${during} writes acknowledged during it, ${expected.size} documents`);
+    assert.ok(during > 0, 'the client wrote during the move');
+
+    const { entry, chunks } = await catalogOf('mv.moved');
+    assert.equal(entry?.unsplittable, true);
+    assert.deepEqual(entry?.key, { _id: 1 });
+    assert.deepEqual(chunks.map((c) => c.shard), [shardIds[1]]);
+    const onDestination = await idsOnShard(1, 'moved');
+    assert.equal(onDestination.length, expected.size, 'every acknowledged insert once on the destination');
+    assert.deepEqual(new Set(onDestination), new Set(expected.keys()));
+    assert.deepEqual(await idsOnShard(0, 'moved'), [], 'nothing left on the source');
+    // Through the second router, which routed nothing of it before: the values written, and a write.
+    const viaSecond = second.db('mv').collection<AnyDoc>('moved');
+    const found = new Map((await viaSecond.find({}).toArray()).map((d) => [d._id as number, d.v as number]));
+    assert.deepEqual(found, expected);
+    await viaSecond.insertOne({ _id: -1, v: 0 });
+    assert.ok((await idsOnShard(1, 'moved')).includes(-1), 'a write through the second router lands on the destination');
+    assert.equal(await docs.countDocuments({}), expected.size + 1);
+    assert.deepEqual((await docs.indexes()).map((i) => i.name).sort(), ['_id_', 'v_1']);
+    const stats = await client.db('mv').command({ collStats: 'moved' });
+    assert.equal(stats.sharded, false, 'an unsplittable collection is not sharded');
+    assert.ok((await client.db('mv').listCollections({ name: 'moved' }).toArray()).length <= 1);
+    await assertConsistent();
+  });
+
+  it('unshards a sharded collection onto one shard', { timeout: 60_000 }, async () => {
+    const ns = 'mv.spread';
+    await admin().command({ shardCollection: ns, key: { x: 1 } });
+    const docs = client.db('mv').collection<AnyDoc>('spread');
+    await docs.insertMany(Array.from({ length: 400 }, (_, i) => ({ _id: i, x: i })));
+    await admin().command({ split: ns, middle: { x: 200 } });
+    await admin().command({ moveChunk: ns, find: { x: 300 }, to: shardIds[1] });
+    assert.deepEqual((await catalogOf(ns)).chunks.map((c) => c.shard), [shardIds[0], shardIds[1]]);
+
+    assert.deepEqual(ownFields(await admin().command({ unshardCollection: ns, toShard: shardIds[1] })), { ok: 1 });
+    const { entry, chunks } = await catalogOf(ns);
+    assert.equal(entry?.unsplittable, true);
+    assert.deepEqual(entry?.key, { _id: 1 });
+    assert.deepEqual(chunks.map((c) => c.shard), [shardIds[1]]);
+    assert.equal((await idsOnShard(1, 'spread')).length, 400);
+    assert.deepEqual(await idsOnShard(0, 'spread'), []);
+    assert.equal(await docs.countDocuments({}), 400);
+    assert.equal(await second.db('mv').collection('spread').countDocuments({ x: { $gte: 100 } }), 300);
+    await assertConsistent();
+  });
+
+  it('refuses bad input with MongoDB\'s errors and changes nothing', { timeout: 60_000 }, async () => {
+    await admin().command({ shardCollection: 'mv.sharded', key: { a: 1 } });
+    await client.db('mv').collection<AnyDoc>('sharded').insertOne({ _id: 1, a: 1 });
+    await client.db('mv').collection<AnyDoc>('plain').insertOne({ _id: 1 });
+    const before = await Promise.all(['mv.sharded', 'mv.plain', 'mv.missing', 'mv.moved'].map(catalogOf));
+
+    await refused({ moveCollection: 'mv.sharded', toShard: shardIds[1] }, 'NamespaceNotFound');
+    await refused({ moveCollection: 'mv.missing', toShard: shardIds[1] }, 'NamespaceNotFound');
+    await refused({ moveCollection: 'mv.plain', toShard: 'noSuchShard' }, 'ShardNotFound');
+    await refused({ moveCollection: 'mv.plain' }, 'IDLFailedToParse');
+    await refused({ moveCollection: 'config.system.sessions', toShard: shardIds[1] }, 'IllegalOperation');
+    await refused({ moveCollection: 'admin.system.version', toShard: shardIds[1] }, 'IllegalOperation');
+    await refused({ moveCollection: 'mv.system.views', toShard: shardIds[1] }, 'IllegalOperation');
+    await refused({ unshardCollection: 'mv.plain', toShard: shardIds[1] }, 'NamespaceNotFound');
+    await refused({ unshardCollection: 'mv.moved', toShard: shardIds[0] }, 'NamespaceNotSharded');
+    // An unsplittable collection is not split nor migrated.
+    await refused({ split: 'mv.moved', middle: { _id: 100 } }, 'NamespaceNotSharded');
+    await refused({ moveChunk: 'mv.moved', find: { _id: 1 }, to: shardIds[0] }, 'NamespaceNotSharded');
+
+    assert.deepEqual(await Promise.all(['mv.sharded', 'mv.plain', 'mv.missing', 'mv.moved'].map(catalogOf)), before);
+    assert.deepEqual(await idsOnShard(0, 'plain'), [1]);
+    assert.deepEqual(await idsOnShard(1, 'plain'), []);
+    assert.deepEqual(await idsOnShard(1, 'missing'), []);
+    assert.equal(await client.db('mv').collection('sharded').countDocuments({}), 1);
+    await assertConsistent();
+  });
+});
+
+// A reply without the fields every reply carries ($clusterTime, operationTime): MongoDB's is {ok: 1}.
+function ownFields(reply: AnyDoc): AnyDoc {
+  const { $clusterTime: _time, operationTime: _op, ...own } = reply;
+  return own;
+}
