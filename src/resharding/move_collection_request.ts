@@ -10,8 +10,6 @@ import type { ReshardingDecision, ReshardingFacts } from './resharding_request.j
 // on the destination shard.
 export type ReshardingProvenance = 'reshardCollection' | 'moveCollection' | 'unshardCollection';
 
-export const UNSPLITTABLE_KEY: Doc = { _id: 1 };
-
 // A tracked collection that is not sharded: MongoDB 8.0's `unsplittable` entry.
 export function isUnsplittable(collection: CollectionType | undefined): boolean {
   return collection?.unsplittable === true;
