@@ -102,7 +102,9 @@ describe('moveCollection and unshardCollection', () => {
     assert.deepEqual((await docs.indexes()).map((i) => i.name).sort(), ['_id_', 'v_1']);
     const stats = await client.db('mv').command({ collStats: 'moved' });
     assert.equal(stats.sharded, false, 'an unsplittable collection is not sharded');
-    assert.ok((await client.db('mv').listCollections({ name: 'moved' }).toArray()).length <= 1);
+    for (const router of [client, second]) {
+      assert.deepEqual((await router.db('mv').listCollections({ name: 'moved' }).toArray()).map((c) => c.name), ['moved'], 'listed once, from its shard');
+    }
     await assertConsistent();
   });
 
@@ -151,6 +153,20 @@ describe('moveCollection and unshardCollection', () => {
     assert.deepEqual(await idsOnShard(1, 'plain'), []);
     assert.deepEqual(await idsOnShard(1, 'missing'), []);
     assert.equal(await client.db('mv').collection('sharded').countDocuments({}), 1);
+    await assertConsistent();
+  });
+
+  it('renames and drops an unsplittable collection that lies off the primary', { timeout: 60_000 }, async () => {
+    // mv.spread: unsplittable on the second shard since the unshard above.
+    await client.db('admin').command({ renameCollection: 'mv.spread', to: 'mv.spread2' });
+    assert.equal((await catalogOf('mv.spread')).entry, null);
+    assert.deepEqual((await catalogOf('mv.spread2')).chunks.map((c) => c.shard), [shardIds[1]]);
+    assert.equal(await second.db('mv').collection('spread2').countDocuments({}), 400);
+    await assertConsistent();
+    assert.equal(await client.db('mv').collection('moved').drop(), true);
+    assert.equal((await catalogOf('mv.moved')).entry, null);
+    assert.deepEqual(await idsOnShard(1, 'moved'), []);
+    assert.equal(await second.db('mv').collection('moved').countDocuments({}), 0);
     await assertConsistent();
   });
 });

@@ -3,7 +3,8 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { isNumber, isPlainObject, toDouble, type Doc } from '../../bson/values.js';
 import { collectionArg, requireString } from '../../command_layer/args.js';
-import { checkOk, drainCursor } from '../../wire/remote_cursor.js';
+import { checkOk, drainCursor, fetchAll } from '../../wire/remote_cursor.js';
+import { CATALOG_READ_TIMEOUT, configReadConcern } from '../../catalog/config_read_concern.js';
 import { forwardable } from '../remote_cursor_stream.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { emptyWithoutDatabase, sendToShard, throwIfStale, versionFields, withStaleRetry, type Routing } from '../versioned_request.js';
@@ -121,6 +122,7 @@ function onPrimary(names: string[]): RouterCommand {
         // Catalog cursors are small: answer them in one batch.
         const host = await ctx.router.shardRegistry.host(shard);
         const docs = await drainCursor(ctx.router.client, host, ctx.db, reply!);
+        if (names[0] === 'listCollections') docs.push(...await movedCollections(ctx, routing.db.primary, cmd, docs));
         return { cursor: { firstBatch: docs, id: Long.ZERO, ns: (reply!.cursor as Doc).ns }, ok: 1 };
       });
       // A database that does not exist has no collections; listIndexes answers NamespaceNotFound.
@@ -128,6 +130,30 @@ function onPrimary(names: string[]): RouterCommand {
       return emptyWithoutDatabase(listed, { cursor: { firstBatch: [], id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 });
     },
   };
+}
+
+// The database's unsplittable collections that lie on another shard than its primary
+// (moveCollection): the primary does not list them, the shard holding each does, under the same
+// filter and options.
+async function movedCollections(ctx: RouterContext, primary: string, cmd: Doc, listed: readonly Doc[]): Promise<Doc[]> {
+  const escaped = ctx.db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const tracked = await fetchAll(ctx.router.client, ctx.router.options.configHost, 'config', {
+    find: 'collections', filter: { _id: { $regex: `^${escaped}\\.` }, unsplittable: true }, projection: { _id: 1 }, ...configReadConcern(ctx.router.options.configHost),
+  }, CATALOG_READ_TIMEOUT);
+  const byShard = new Map<string, Set<string>>();
+  for (const entry of tracked) {
+    const ns = String(entry._id);
+    const shard = [...(await ctx.router.catalogCache.getCollection(ns))?.getAllShardIds() ?? []][0];
+    const name = ns.slice(ctx.db.length + 1);
+    if (shard === undefined || shard === primary || listed.some((d) => d.name === name)) continue;
+    byShard.set(shard, (byShard.get(shard) ?? new Set()).add(name));
+  }
+  const found: Doc[] = [];
+  for (const [shard, wanted] of byShard) {
+    const docs = await fetchAll(ctx.router.client, await ctx.router.shardRegistry.host(shard), ctx.db, forwardable(cmd));
+    found.push(...docs.filter((d) => wanted.has(String(d.name))));
+  }
+  return found;
 }
 
 export const clusterListIndexesCommand = onPrimary(['listIndexes']);
