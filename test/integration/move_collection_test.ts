@@ -156,6 +156,25 @@ describe('moveCollection and unshardCollection', () => {
     await assertConsistent();
   });
 
+  it('shards an unsplittable collection on its database\'s primary, refuses one elsewhere', { timeout: 60_000 }, async () => {
+    const docs = client.db('mv').collection<AnyDoc>('back');
+    await docs.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, a: i % 5 })));
+    await docs.createIndex({ a: 1 });
+    await admin().command({ moveCollection: 'mv.back', toShard: shardIds[1] });
+    const off = await catalogOf('mv.back');
+    await refused({ shardCollection: 'mv.back', key: { a: 1 } }, 'IllegalOperation');
+    assert.deepEqual(await catalogOf('mv.back'), off);
+    await admin().command({ moveCollection: 'mv.back', toShard: shardIds[0] });
+    assert.deepEqual((await idsOnShard(0, 'back')).length, 50);
+    await admin().command({ shardCollection: 'mv.back', key: { a: 1 } });
+    const { entry, chunks } = await catalogOf('mv.back');
+    assert.deepEqual([entry?.key, entry?.unsplittable, chunks.map((c) => c.shard)], [{ a: 1 }, undefined, [shardIds[0]]]);
+    assert.equal((await client.db('mv').command({ collStats: 'back' })).sharded, true);
+    await admin().command({ split: 'mv.back', middle: { a: 2 } });
+    assert.equal(await second.db('mv').collection('back').countDocuments({ a: { $gte: 2 } }), 30);
+    await assertConsistent();
+  });
+
   it('renames and drops an unsplittable collection that lies off the primary', { timeout: 60_000 }, async () => {
     // mv.spread: unsplittable on the second shard since the unshard above.
     await client.db('admin').command({ renameCollection: 'mv.spread', to: 'mv.spread2' });
