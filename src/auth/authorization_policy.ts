@@ -310,6 +310,8 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   mergeChunks: onNamespace('splitChunk'),
   moveChunk: onNamespace('moveChunk'),
   moveRange: onNamespace('moveChunk'),
+  moveCollection: onNamespace('moveCollection'),
+  unshardCollection: onNamespace('unshardCollection'),
   clearJumboFlag: onNamespace('clearJumboFlag'),
   getShardVersion: onNamespace('getShardVersion'),
   dataSize: onNamespace('find'),

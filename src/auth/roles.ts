@@ -26,11 +26,11 @@ const ACTION_TYPES = new Set([
   'fsync', 'getClusterParameter', 'getDatabaseVersion', 'getDefaultRWConcern', 'getCmdLineOpts', 'getLog', 'getParameter', 'getShardMap', 'getShardVersion',
   'grantRole', 'hostInfo', 'impersonate', 'importCollection', 'indexStats', 'inprog', 'insert', 'internal', 'invalidateUserCache', 'killAnyCursor',
   'killAnySession', 'killCursors', 'killop', 'listCachedAndActiveUsers', 'listCollections', 'listCursors', 'listDatabases', 'listIndexes',
-  'listSearchIndexes', 'listSessions', 'listShards', 'logRotate', 'moveChunk', 'netstat', 'operationMetrics', 'planCacheIndexFilter', 'planCacheRead',
+  'listSearchIndexes', 'listSessions', 'listShards', 'logRotate', 'moveChunk', 'moveCollection', 'netstat', 'operationMetrics', 'planCacheIndexFilter', 'planCacheRead',
   'planCacheWrite', 'refineCollectionShardKey', 'reIndex', 'remove', 'removeShard', 'renameCollectionSameDB', 'replSetConfigure', 'replSetGetConfig',
   'replSetGetStatus', 'replSetHeartbeat', 'replSetResizeOplog', 'replSetStateChange', 'reshardCollection', 'resync', 'revokeRole', 'rotateCertificates',
   'serverStatus', 'setAuthenticationRestriction', 'setClusterParameter', 'setDefaultRWConcern', 'setFeatureCompatibilityVersion', 'setParameter',
-  'setUserWriteBlockMode', 'shardingState', 'shutdown', 'splitChunk', 'splitVector', 'storageDetails', 'top', 'touch', 'unlock', 'update', 'useUUID',
+  'setUserWriteBlockMode', 'shardingState', 'shutdown', 'splitChunk', 'splitVector', 'storageDetails', 'top', 'touch', 'unlock', 'unshardCollection', 'update', 'useUUID',
   'validate', 'viewRole', 'viewUser',
 ]);
 
