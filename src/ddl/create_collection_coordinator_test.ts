@@ -18,6 +18,7 @@ const hashed = coordinatorDoc('createCollection', 'test.c', { shardKey: { x: 'ha
 
 interface World {
   sharded?: Doc;
+  chunks?: Doc[];
   local?: Doc | 'view';
   indexes?: Doc[];
 }
@@ -37,6 +38,7 @@ function cluster(world: World = {}): Answer {
     if (cmd?.find === 'shards') return filter === undefined ? SHARDS : SHARDS.filter((s) => s._id === filter._id);
     if (cmd?.find === 'collections') return world.sharded === undefined ? [] : [world.sharded];
     if (cmd?.find === 'tags') return [];
+    if (cmd?.find === 'chunks') return world.chunks ?? [];
     if (cmd?.listIndexes !== undefined) return world.indexes ?? [{ v: 2, key: { _id: 1 }, name: '_id_' }, { v: 2, key: { x: 'hashed' }, name: 'x_hashed' }];
     if (local === 'view') return [{ name: 'c', type: 'view' }];
     return local === undefined ? [] : [local];
@@ -88,6 +90,28 @@ test('a collection sharded already with the same key answers its result and chan
   refuses('kCheckPreconditions', coordinatorDoc('createCollection', 'test.c', { shardKey: { x: 'hashed' }, unique: true, presplitHashedZones: false }), {}, ErrorCodes.InvalidOptions);
   refuses('kCreateCollectionOnCoordinator', hashed, { local: 'view' }, ErrorCodes.CommandNotSupportedOnView);
   refuses('kEnterWriteCriticalSectionOnCoordinator', hashed, {}, ErrorCodes.ShardNotFound, 'shard9');
+});
+
+test('MongoDB 8.0\'s registration tracks an existing collection as unsplittable on the primary; shardCollection of an unsplittable one only where it lies on the primary', () => {
+  const register = coordinatorDoc('createCollection', 'test.c', {
+    shardKey: { _id: 1 }, unique: false, presplitHashedZones: false, unsplittable: true, registerExistingCollectionInGlobalCatalog: true,
+  });
+  const local = { name: 'c', type: 'collection', options: {}, info: { uuid: UUID_A } };
+  const idIndex = [{ v: 2, key: { _id: 1 }, name: '_id_' }];
+  const runs = runPhases(createCollectionStep, PHASES, register, cluster({ local, indexes: idIndex }), 'shard0');
+  const create = runs.get('kCreateCollectionOnCoordinator')!;
+  assert.ok(!create.trace.some((t) => t.includes('create')), 'nothing created');
+  assert.deepEqual(create.saves[0]!.dataShards, []);
+  assert.deepEqual(commandsOf(runs.get('kCommitOnShardingCatalog')!.effects[0]).map((c) => [c.key, c.unsplittable]), [[{ _id: 1 }, true]]);
+  assert.throws(() => runPhase(createCollectionStep, 'kCreateCollectionOnCoordinator', register, cluster({ indexes: idIndex }), 'shard0'),
+    (e: unknown) => e instanceof MongoError && e.code === ErrorCodes.NamespaceNotFound);
+  const tracked = { _id: 'test.c', key: { x: 1 }, uuid: UUID_A };
+  assert.deepEqual(runPhase(createCollectionStep, 'kCheckPreconditions', register, cluster({ sharded: tracked }), 'shard0').saves, [{ result: { collectionsharded: 'test.c', collectionUUID: UUID_A } }]);
+  const unsplittable = { _id: 'test.c', key: { _id: 1 }, uuid: UUID_A, unsplittable: true };
+  const onPrimary = runPhase(createCollectionStep, 'kCheckPreconditions', hashed, cluster({ sharded: unsplittable, chunks: [{ shard: 'shard0' }] }), 'shard0');
+  assert.deepEqual(onPrimary.saves, []);
+  assert.throws(() => runPhase(createCollectionStep, 'kCheckPreconditions', hashed, cluster({ sharded: unsplittable, chunks: [{ shard: 'shard1' }] }), 'shard0'),
+    (e: unknown) => e instanceof MongoError && e.code === ErrorCodes.IllegalOperation);
 });
 
 test('a refusal up to the commit drops the data shards\' copies if made, by UUID and only if empty, then releases every critical section', () => {
