@@ -34,6 +34,15 @@ describe('moveCollection and unshardCollection', () => {
     }
   }
 
+  async function collectionsOnShard(i: number): Promise<string[]> {
+    const c = new MongoClient(`mongodb://${cluster.shards[i]!.hosts[0]}/?directConnection=true`);
+    try {
+      return (await c.db('mv').listCollections({}, { nameOnly: true }).toArray()).map((d) => d.name);
+    } finally {
+      await c.close();
+    }
+  }
+
   // config.collections' entry and its chunks: what a refused command must leave as it was.
   async function catalogOf(ns: string): Promise<{ entry: AnyDoc | null; chunks: AnyDoc[] }> {
     const entry = await config().collection<AnyDoc>('collections').findOne({ _id: ns });
@@ -43,7 +52,8 @@ describe('moveCollection and unshardCollection', () => {
 
   async function assertConsistent(): Promise<void> {
     const reply = await admin().command({ checkMetadataConsistency: 1 });
-    assert.deepEqual((reply.cursor as AnyDoc).firstBatch, []);
+    const found = (reply.cursor as AnyDoc).firstBatch as AnyDoc[];
+    assert.deepEqual(found.map((i) => `${i.type}: ${JSON.stringify(i.details)}`), []);
   }
 
   async function refused(cmd: AnyDoc, codeName: string): Promise<void> {
@@ -55,6 +65,9 @@ describe('moveCollection and unshardCollection', () => {
     await docs.insertMany(Array.from({ length: 300 }, (_, i) => ({ _id: i, v: 0 })));
     await docs.createIndex({ v: 1 });
     assert.equal((await catalogOf('mv.moved')).entry, null, 'untracked before the move');
+    // The second router routes it as untracked, to the primary, until the move tells it otherwise.
+    const viaSecond = second.db('mv').collection<AnyDoc>('moved');
+    assert.equal(await viaSecond.countDocuments({}), 300);
     const expected = new Map<number, number>(Array.from({ length: 300 }, (_, i) => [i, 0]));
     let stop = false;
     let during = 0;
@@ -72,13 +85,13 @@ describe('moveCollection and unshardCollection', () => {
         if (moving) during++;
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     moving = true;
     const started = performance.now();
     assert.deepEqual(ownFields(await admin().command({ moveCollection: 'mv.moved', toShard: shardIds[1] })), { ok: 1 });
     const tookMs = performance.now() - started;
     moving = false;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     stop = true;
     await writer;
     t.diagnostic(`moveCollection took ${Math.round(tookMs)} ms; ${during} writes acknowledged during it, ${expected.size} documents`);
@@ -92,8 +105,7 @@ describe('moveCollection and unshardCollection', () => {
     assert.equal(onDestination.length, expected.size, 'every acknowledged insert once on the destination');
     assert.deepEqual(new Set(onDestination), new Set(expected.keys()));
     assert.deepEqual(await idsOnShard(0, 'moved'), [], 'nothing left on the source');
-    // Through the second router, which routed nothing of it before: the values written, and a write.
-    const viaSecond = second.db('mv').collection<AnyDoc>('moved');
+    // Through the second router, which cached it untracked: the values written, and a write.
     const found = new Map((await viaSecond.find({}).toArray()).map((d) => [d._id as number, d.v as number]));
     assert.deepEqual(found, expected);
     await viaSecond.insertOne({ _id: -1, v: 0 });
@@ -102,6 +114,11 @@ describe('moveCollection and unshardCollection', () => {
     assert.deepEqual((await docs.indexes()).map((i) => i.name).sort(), ['_id_', 'v_1']);
     const stats = await client.db('mv').command({ collStats: 'moved' });
     assert.equal(stats.sharded, false, 'an unsplittable collection is not sharded');
+    // Creating it again, or an index of it, happens on its shard alone: no copy on the primary.
+    await assert.rejects(client.db('mv').createCollection('moved', { capped: true, size: 1 << 20 }), (e: unknown) => e instanceof MongoServerError && e.codeName === 'NamespaceExists');
+    await docs.createIndex({ w: 1 });
+    assert.deepEqual((await docs.indexes()).map((i) => i.name).sort(), ['_id_', 'v_1', 'w_1']);
+    assert.ok(!(await collectionsOnShard(0)).includes('moved'), 'no copy on the primary');
     for (const router of [client, second]) {
       assert.deepEqual((await router.db('mv').listCollections({ name: 'moved' }).toArray()).map((c) => c.name), ['moved'], 'listed once, from its shard');
     }
@@ -126,6 +143,19 @@ describe('moveCollection and unshardCollection', () => {
     assert.deepEqual(await idsOnShard(0, 'spread'), []);
     assert.equal(await docs.countDocuments({}), 400);
     assert.equal(await second.db('mv').collection('spread').countDocuments({ x: { $gte: 100 } }), 300);
+    await assertConsistent();
+
+    // Without toShard: the shard holding the least data takes it.
+    await admin().command({ shardCollection: 'mv.few', key: { x: 1 } });
+    await client.db('mv').collection<AnyDoc>('few').insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, x: i })));
+    await admin().command({ split: 'mv.few', middle: { x: 10 } });
+    await admin().command({ moveChunk: 'mv.few', find: { x: 15 }, to: shardIds[1] });
+    await admin().command({ unshardCollection: 'mv.few' });
+    const few = await catalogOf('mv.few');
+    assert.equal(few.entry?.unsplittable, true);
+    assert.equal(few.chunks.length, 1);
+    const holder = shardIds.indexOf(String(few.chunks[0]!.shard));
+    assert.deepEqual([(await idsOnShard(holder, 'few')).length, (await idsOnShard(1 - holder, 'few')).length], [20, 0]);
     await assertConsistent();
   });
 
@@ -160,12 +190,16 @@ describe('moveCollection and unshardCollection', () => {
     const docs = client.db('mv').collection<AnyDoc>('back');
     await docs.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, a: i % 5 })));
     await docs.createIndex({ a: 1 });
-    await admin().command({ moveCollection: 'mv.back', toShard: shardIds[1] });
-    const off = await catalogOf('mv.back');
-    await refused({ shardCollection: 'mv.back', key: { a: 1 } }, 'IllegalOperation');
-    assert.deepEqual(await catalogOf('mv.back'), off);
+    // A move to where it is registers it, unsplittable on the primary, and moves nothing.
     await admin().command({ moveCollection: 'mv.back', toShard: shardIds[0] });
+    const registered = await catalogOf('mv.back');
+    assert.deepEqual([registered.entry?.unsplittable, registered.chunks.map((c) => c.shard)], [true, [shardIds[0]]]);
     assert.deepEqual((await idsOnShard(0, 'back')).length, 50);
+    // mv.moved lies on the second shard since the first case.
+    await client.db('mv').collection<AnyDoc>('moved').createIndex({ a: 1 });
+    const off = await catalogOf('mv.moved');
+    await refused({ shardCollection: 'mv.moved', key: { a: 1 } }, 'IllegalOperation');
+    assert.deepEqual(await catalogOf('mv.moved'), off);
     await admin().command({ shardCollection: 'mv.back', key: { a: 1 } });
     const { entry, chunks } = await catalogOf('mv.back');
     assert.deepEqual([entry?.key, entry?.unsplittable, chunks.map((c) => c.shard)], [{ a: 1 }, undefined, [shardIds[0]]]);

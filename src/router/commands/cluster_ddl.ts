@@ -12,7 +12,10 @@ import { proxyToConfig, targetShards } from './cluster_find.js';
 
 // The shards a collection's DDL reaches (seed 000, "DDL operations"): every shard that owns
 // chunks, and the primary shard, which holds the collection's catalog entry.
+// The primary holds every sharded collection (shardCollection creates it there); an unsplittable
+// one lies only where its chunk is, and a copy made on the primary would be a second UUID.
 function ddlShards(routing: Routing): string[] {
+  if (routing.cm?.collection.unsplittable === true) return [...routing.cm.getAllShardIds()].sort();
   const shards = new Set<string>([routing.db.primary]);
   if (routing.cm) for (const s of routing.cm.getAllShardIds()) shards.add(s);
   return [...shards].sort();
@@ -164,7 +167,9 @@ export const clusterCreateCommand: RouterCommand = {
   async run(ctx, cmd) {
     const ns = `${ctx.db}.${collectionArg(cmd)}`;
     return withStaleRetry(ctx.router, ns, async (routing) => {
-      const [reply] = await onShards(ctx, routing, [routing.db.primary], cmd);
+      // An unsplittable collection that exists already is where its chunk is, not on the primary.
+      const shard = routing.cm?.collection.unsplittable === true ? [...routing.cm.getAllShardIds()][0]! : routing.db.primary;
+      const [reply] = await onShards(ctx, routing, [shard], cmd);
       return reply!;
     }, true);
   },
