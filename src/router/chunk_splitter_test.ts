@@ -20,9 +20,9 @@ function chunk(min: Doc, max: Doc, shard: string, minor: number): ChunkType {
 }
 
 // k: [MinKey, 100) on s0, [100, MaxKey) on s1
-function manager(): ChunkManager {
+function manager(unsplittable = false): ChunkManager {
   return ChunkManager.create(
-    { _id: 'db.c', lastmodEpoch: new ObjectId(), lastmod: new Date(0), timestamp, uuid, key: { k: 1 }, unique: false },
+    { _id: 'db.c', lastmodEpoch: new ObjectId(), lastmod: new Date(0), timestamp, uuid, key: { k: 1 }, unique: false, ...(unsplittable ? { unsplittable } : {}) },
     [chunk({ k: new MinKey() }, { k: 100 }, 's0', 0), chunk({ k: 100 }, { k: new MaxKey() }, 's1', 1)],
   );
 }
@@ -179,6 +179,16 @@ describe('ChunkSplitter', () => {
     // The old table still routes writes to the chunk just split: no further check of it.
     h.splitter.noteWrites(cm, 'insert', docs(1000, 300, 1000), { n: 300, ok: 1 });
     assert.equal(h.calls.autoSplitVector.length, 1);
+  });
+
+  test('an unsplittable collection (moveCollection, unshardCollection) is never checked', async () => {
+    const h = harness();
+    h.splitter.currentSettings();
+    await settle();
+    h.splitter.noteWrites(manager(true), 'insert', docs(200, 300, 1000), { n: 300, ok: 1 });
+    assert.equal(h.calls.autoSplitVector.length, 0);
+    h.splitter.noteWrites(manager(), 'insert', docs(200, 300, 1000), { n: 300, ok: 1 });
+    assert.equal(h.calls.autoSplitVector.length, 1, 'the same writes to a sharded collection are');
   });
 
   test('one check per chunk at a time; the write path never waits for it', async () => {
