@@ -77,7 +77,7 @@ export class ClusterStatistics {
   private balanceableCollections(onlyNs: string | undefined): CollectionType[] {
     if (onlyNs !== undefined) {
       const one = this.catalog.collection(onlyNs);
-      if (!one) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Collection ${onlyNs} is not sharded.`);
+      if (!one || one.unsplittable === true) throw new MongoError(ErrorCodes.NamespaceNotSharded, `Collection ${onlyNs} is not sharded.`);
       return [one];
     }
     return (this.local.find('config.collections', {}, { sort: { _id: 1 } }) as unknown as (CollectionType & { permitMigrations?: boolean })[])

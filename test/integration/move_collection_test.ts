@@ -177,6 +177,8 @@ describe('moveCollection and unshardCollection', () => {
     // An unsplittable collection is not split nor migrated.
     await refused({ split: 'mv.moved', middle: { _id: 100 } }, 'NamespaceNotSharded');
     await refused({ moveChunk: 'mv.moved', find: { _id: 1 }, to: shardIds[0] }, 'NamespaceNotSharded');
+    await refused({ balancerCollectionStatus: 'mv.moved' }, 'NamespaceNotSharded');
+    await refused({ reshardCollection: 'mv.moved', key: { v: 1 } }, 'NamespaceNotSharded');
 
     assert.deepEqual(await Promise.all(['mv.sharded', 'mv.plain', 'mv.missing', 'mv.moved'].map(catalogOf)), before);
     assert.deepEqual(await idsOnShard(0, 'plain'), [1]);
