@@ -211,7 +211,7 @@ describe('moveCollection and unshardCollection', () => {
     await assertConsistent();
   });
 
-  it('renames and drops an unsplittable collection that lies off the primary', { timeout: 60_000 }, async () => {
+  it('renames and drops an unsplittable collection that lies off the primary, and its database', { timeout: 60_000 }, async () => {
     // mv.spread: unsplittable on the second shard since the unshard above.
     await client.db('admin').command({ renameCollection: 'mv.spread', to: 'mv.spread2' });
     assert.equal((await catalogOf('mv.spread')).entry, null);
@@ -222,6 +222,11 @@ describe('moveCollection and unshardCollection', () => {
     assert.equal((await catalogOf('mv.moved')).entry, null);
     assert.deepEqual(await idsOnShard(1, 'moved'), []);
     assert.equal(await second.db('mv').collection('moved').countDocuments({}), 0);
+    await assertConsistent();
+    // mv.spread2 still lies on the second shard: dropDatabase takes it there too.
+    await client.db('mv').dropDatabase();
+    assert.deepEqual([await collectionsOnShard(0), await collectionsOnShard(1)], [[], []]);
+    assert.equal(await config().collection('collections').countDocuments({ _id: /^mv\./ }), 0);
     await assertConsistent();
   });
 });
