@@ -167,6 +167,7 @@ describe('moveCollection and unshardCollection', () => {
 
     await refused({ moveCollection: 'mv.sharded', toShard: shardIds[1] }, 'NamespaceNotFound');
     await refused({ moveCollection: 'mv.missing', toShard: shardIds[1] }, 'NamespaceNotFound');
+    await refused({ moveCollection: 'nodb.c', toShard: shardIds[1] }, 'NamespaceNotFound');
     await refused({ moveCollection: 'mv.plain', toShard: 'noSuchShard' }, 'ShardNotFound');
     await refused({ moveCollection: 'mv.plain' }, 'IDLFailedToParse');
     await refused({ moveCollection: 'config.system.sessions', toShard: shardIds[1] }, 'IllegalOperation');
@@ -184,6 +185,8 @@ describe('moveCollection and unshardCollection', () => {
     assert.deepEqual(await idsOnShard(0, 'plain'), [1]);
     assert.deepEqual(await idsOnShard(1, 'plain'), []);
     assert.deepEqual(await idsOnShard(1, 'missing'), []);
+    assert.ok(!(await collectionsOnShard(0)).includes('missing'), 'no collection created on the primary');
+    assert.equal(await config().collection<AnyDoc>('databases').countDocuments({ _id: 'nodb' }), 0);
     assert.equal(await client.db('mv').collection('sharded').countDocuments({}), 1);
     await assertConsistent();
   });
