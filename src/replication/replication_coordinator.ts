@@ -117,6 +117,12 @@ export class ReplicationCoordinator {
   // While batches are being applied, the last entry the store holds: the core takes a fetched batch
   // (and counts it as applied) before the store has it, and a read goes by what the store holds.
   private stored: OpTime = NULL_OP_TIME;
+  // A new primary's drain (MongoDB's signalDrainComplete): the core made it writable, and it is not
+  // until the batches it fetched as a secondary are in the store, so no write, retry or commit
+  // decision runs ahead of what it had replicated (a prepared transaction not yet in the store is
+  // NoSuchTransaction to a coordinator's commit, which takes that as done), and its own entries
+  // (the new term's no-op first) follow them in the oplog. The term being drained into.
+  private draining: number | undefined;
   private localWritesPending = false;
   private trimPending = false;
   private initialSyncing = false;
@@ -192,7 +198,7 @@ export class ReplicationCoordinator {
   }
 
   isWritablePrimary(): boolean {
-    return this.core?.role === 'leader' && this.core.leader?.writable === true;
+    return this.core?.role === 'leader' && this.core.leader?.writable === true && this.draining === undefined;
   }
 
   // SECONDARY and PRIMARY serve reads (with secondaryOk on a secondary); a halted member none.
@@ -387,13 +393,13 @@ export class ReplicationCoordinator {
           break;
         case 'memberStateChanged':
           if (e.state === 'PRIMARY' && e.writable && this.core?.leader?.firstOpTimeOfMyTerm) this.electionTime = bsonTimestamp(this.core.leader.firstOpTimeOfMyTerm.ts);
-          if (e.state === 'PRIMARY' && e.writable) {
-            this.sourceCursor.close();
-            this.deps.onWritablePrimary?.();
-          }
-          this.deps.onStateChanged?.(e.state === 'PRIMARY' && e.writable, e.term);
           this.deps.logger.info({ c: 'REPL', newState: e.state, term: e.term, writable: e.writable }, 'Member state changed');
-          this.bumpTopologyVersion();
+          if (e.state === 'PRIMARY' && e.writable && this.persisting !== undefined) {
+            this.drainInto(e.term, this.persisting);
+            break;
+          }
+          this.draining = undefined;
+          this.stateChanged(e.state === 'PRIMARY' && e.writable, e.term);
           break;
         case 'rollbackRefused':
           this.halt(`rollback refused: ${e.reason}`);
@@ -444,19 +450,28 @@ export class ReplicationCoordinator {
       return;
     }
     const fetched: Doc[] = [];
+    const noops: OplogEntry[] = [];
     entries.forEach((entry, i) => {
       const doc = docs[i];
       if (doc !== undefined) fetched.push(doc);
-      else oplog.appendNoop({ ...entry.o }, bsonTimestamp(entry.ts), entry.t);
+      else noops.push(entry);
     });
-    if (fetched.length === 0) return;
+    const writeNoops = (): void => {
+      for (const entry of noops) oplog.appendNoop({ ...entry.o }, bsonTimestamp(entry.ts), entry.t);
+    };
+    // The core's own entries go in at once, unless fetched batches before them are still going in.
+    if (fetched.length === 0 && this.persisting === undefined) {
+      writeNoops();
+      return;
+    }
     const generation = this.generation;
     const last = entries[entries.length - 1]!;
     const apply = async (): Promise<void> => {
       const { failPoints } = this.deps;
-      if (failPoints !== undefined) await hangIfFailPointEnabled({ failPoints }, 'rsSyncApplyStop', this.deps.clock);
+      if (failPoints !== undefined && fetched.length > 0) await hangIfFailPointEnabled({ failPoints }, 'rsSyncApplyStop', this.deps.clock);
       if (generation !== this.generation) return;
-      await oplog.applyOplogEntriesGrouped(fetched);
+      writeNoops();
+      if (fetched.length > 0) await oplog.applyOplogEntriesGrouped(fetched);
       if (generation === this.generation) this.stored = { ts: last.ts, t: last.t };
     };
     const applied = (this.persisting ?? Promise.resolve()).then(apply).catch((err: unknown) => {
@@ -466,6 +481,31 @@ export class ReplicationCoordinator {
     void applied.then(() => {
       if (this.persisting === applied) this.persisting = undefined;
       // A read waiting for the store to reach the commit point or a cluster time looks again.
+      this.progressed();
+    });
+  }
+
+  private stateChanged(writablePrimary: boolean, term: number): void {
+    if (writablePrimary) {
+      this.sourceCursor.close();
+      this.deps.onWritablePrimary?.();
+    }
+    this.deps.onStateChanged?.(writablePrimary, term);
+    this.bumpTopologyVersion();
+  }
+
+  // Writable once `applied` (every batch before, and the new term's no-op) is in the store, if the
+  // member is still the primary of that term by then.
+  private drainInto(term: number, applied: Promise<void>): void {
+    this.draining = term;
+    this.bumpTopologyVersion();
+    void applied.then(() => {
+      if (this.draining !== term || this.stopped) return;
+      this.draining = undefined;
+      const core = this.core;
+      if (core === null || core.role !== 'leader' || core.term !== term || core.leader?.writable !== true) return;
+      this.deps.logger.info({ c: 'REPL', term }, 'Drain complete: writable primary');
+      this.stateChanged(true, term);
       this.progressed();
     });
   }
