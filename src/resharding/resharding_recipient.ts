@@ -193,7 +193,7 @@ export class ReshardingRecipient {
       case 'createCollection':
         this.launch(async (signal) => {
           await this.createTemporaryCollection(signal);
-          this.handle({ type: 'collectionCreated' });
+          if (!signal.aborted) this.handle({ type: 'collectionCreated' });
         });
         return;
       case 'clone': {
@@ -201,6 +201,7 @@ export class ReshardingRecipient {
         this.launch(async (signal) => {
           const started = node.wallClock.now();
           await this.cloneRetrying(stream, signal);
+          if (signal.aborted) return;
           node.logger.info({ c: 'RESHARD', ns: params.ns, donor: effect.shardId, documentsCopied: this.documentsCopied, ms: node.wallClock.now() - started }, 'resharding recipient cloned a donor');
           this.handle({ type: 'donorCloned', shardId: effect.shardId });
         });
@@ -300,10 +301,10 @@ export class ReshardingRecipient {
         for (const doc of kept) unit.upsertBytes(temp, serializeDocument(doc));
       });
       this.documentsCopied += kept.length;
-      if (isZeroId(cursor.id)) return;
-      // MongoDB's fail point of that name (--enableTestCommands): the clone holds after a batch.
+      // MongoDB's fail point of that name (--enableTestCommands): the clone holds after a batch
+      // is written, the last one included (the donor's clone is not yet known done).
       await hangIfFailPointEnabled(this.node, 'reshardingPauseRecipientDuringCloning', this.node.wallClock);
-      if (signal.aborted) return;
+      if (isZeroId(cursor.id) || signal.aborted) return;
       reply = checkOk(await client.command(host, db, { getMore: cursor.id, collection: coll, batchSize: CLONE_BATCH }));
     }
   }
