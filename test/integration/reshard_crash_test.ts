@@ -152,6 +152,11 @@ describe('reshardCollection survives a crash of a donor, a recipient or the conf
     const writing = phase === 'cloning' || phase === 'applying';
     if (writing) await writeSome(model, 10_000);
     await kill9AndRestart(victim);
+    if (!writing && victim !== 'config') {
+      // The shard restarted holding the critical section it held when killed: writes stay blocked.
+      const held = await onNode(victim === 'donor' ? DONOR : RECIPIENT, (c) => c.db('config').collection('collection_critical_sections').countDocuments({ _id: ns as never }));
+      assert.equal(held, 1, `the ${victim}'s critical section is taken again at its restart`);
+    }
     if (writing) await writeSome(model, 20_000);
     // A fail point of the node killed went with it.
     const holder = victim === 'config' ? 'config' : victim === 'donor' ? DONOR : RECIPIENT;
