@@ -120,8 +120,9 @@ export const reshardingRecipientCommitCommand: ShardCommand = {
   },
 };
 
-// Sent again (after a crash of the coordinator or of this shard): the rename if it has not run, and
-// the state document goes either way.
+// No recipient and no state document: the commit ran already (the document goes after the rename),
+// and the coordinator, crashed before it heard the answer, sends it again; the temporary
+// collection is looked for all the same.
 function commitWithoutRecipient(node: ShardServices, ns: string, tempNs: string, uuid: Binary, dropSource: (ns: string) => void): void {
   const temp = node.storage.getCollection(tempNs);
   if (temp !== undefined && valuesEqual(temp.entry.uuid, uuid)) {
