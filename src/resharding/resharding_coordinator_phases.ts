@@ -108,7 +108,7 @@ async function clone(ctx: PhaseContext): Promise<Doc> {
     recipientChunks: recipientChunks(doc),
   };
   await onRecipients(ctx, () => start);
-  await pollRecipients(ctx, (s) => s.state !== 'cloning');
+  await pollRecipients(ctx, (s) => s.state === 'applying' || s.state === 'strict-consistency');
   return {};
 }
 
