@@ -62,10 +62,12 @@ describe('reshardCollection survives a crash of a donor, a recipient or the conf
     }
   }
 
-  async function kill9AndRestart(victim: Victim): Promise<void> {
+  // `whileDown` runs between the kill and the restart.
+  async function kill9AndRestart(victim: Victim, whileDown: () => Promise<void> = async () => {}): Promise<void> {
     const set = victim === 'config' ? cluster.config : cluster.shards[victim === 'donor' ? DONOR : RECIPIENT]!;
     const node = set.nodes[0]!;
     await node.kill9();
+    await whileDown();
     const back = await restartNode(node, { ...(victim === 'config' ? { role: 'config' as const } : {}), extraArgs: ['--replSet', set.name, '--enableTestCommands'] });
     restarted.push(back);
     set.nodes[0] = back;
@@ -130,7 +132,9 @@ describe('reshardCollection survives a crash of a donor, a recipient or the conf
   }
 
   let n = 0;
-  async function crashIn(phase: Phase, victim: Victim): Promise<{ outcome: 'committed' | 'aborted'; answer: unknown }> {
+  // `abortWhileDown`: abortReshardCollection is sent once the victim is down, and the coordinator's
+  // decision is persisted before it starts again.
+  async function crashIn(phase: Phase, victim: Victim, abortWhileDown = false): Promise<{ outcome: 'committed' | 'aborted'; answer: unknown }> {
     const ns = `rc.c${n++}`;
     currentNs = ns;
     // The zone places the collection's one chunk on the donor from the start.
@@ -151,7 +155,15 @@ describe('reshardCollection survives a crash of a donor, a recipient or the conf
     // Writes are admitted until the donors block them.
     const writing = phase === 'cloning' || phase === 'applying';
     if (writing) await writeSome(model, 10_000);
-    await kill9AndRestart(victim);
+    let aborting: Promise<unknown> = Promise.resolve();
+    await kill9AndRestart(victim, async () => {
+      if (!abortWhileDown) return;
+      aborting = admin().command({ abortReshardCollection: ns }).then(() => undefined, (err: unknown) => err);
+      await until('the abort decision persisted', async () => {
+        const doc = await router.db('config').collection<AnyDoc>('reshardingOperations').findOne({ ns });
+        return doc?.state === 'aborting' ? true : undefined;
+      }, WAIT_MS, 50);
+    });
     if (!writing && victim !== 'config') {
       // The shard restarted holding the critical section it held when killed: writes stay blocked.
       const held = await onNode(victim === 'donor' ? DONOR : RECIPIENT, (c) => c.db('config').collection('collection_critical_sections').countDocuments({ _id: ns as never }));
@@ -161,6 +173,7 @@ describe('reshardCollection survives a crash of a donor, a recipient or the conf
     // A fail point of the node killed went with it.
     const holder = victim === 'config' ? 'config' : victim === 'donor' ? DONOR : RECIPIENT;
     if (hold.on !== holder) await onNode(hold.on, (c) => c.db('admin').command({ configureFailPoint: hold.failPoint, mode: 'off' }));
+    assert.equal(await aborting, undefined, 'abortReshardCollection answered ok');
     const answered = await answer;
     await until('the resharding ended', async () => ((await router.db('config').collection('reshardingOperations').countDocuments()) === 0 ? true : undefined), WAIT_MS, 100);
     const outcome = await check(ns, model, sourceUUID);
@@ -182,6 +195,12 @@ describe('reshardCollection survives a crash of a donor, a recipient or the conf
       });
     }
   }
+
+  it('kill -9 of the recipient while applying, aborted while it is down: at its restart it drops its temporary collection', { timeout: 90_000 }, async (t) => {
+    const { outcome, answer } = await crashIn('applying', 'recipient', true);
+    t.diagnostic(`${outcome}; reshardCollection answered ${String(answer)}`);
+    assert.equal(outcome, 'aborted');
+  });
 
   it('kill -9 of the config server while applying: the coordinator resumes from its document and commits', { timeout: 90_000 }, async (t) => {
     const { outcome, answer } = await crashIn('applying', 'config');
