@@ -27,16 +27,42 @@ export interface CpuProfile {
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 // A file as a reader looks for it: the repository's own by their path (src/router/x.ts), a
-// package by its name, Node's own modules as they are named, V8's pseudo-frames by theirs.
-function fileOf(url: string, functionName: string): string {
+// package by its name, Node's own modules as they are named, V8's pseudo-frames by theirs. A frame
+// in a build (dist/docshard.mjs, what bin/docshard.js runs while it is current) is named by the
+// source file its line came from.
+function fileOf(url: string, functionName: string, lineNumber: number): string {
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
   const file = url.startsWith('file://') ? fileURLToPath(url) : url;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
   if (pkg) return `package ${pkg[1]!}`;
+  if (file.endsWith(path.join('dist', 'docshard.mjs'))) return bundledSourceOf(file, lineNumber);
   if (file.startsWith(ROOT)) return path.relative(ROOT, file);
   // Another checkout's (a baseline's) by the same names as this one's.
   const own = /\/(src\/.+)$/.exec(file);
   return own ? own[1]! : file;
+}
+
+// esbuild heads each module's code in a bundle with a comment naming its file (`// src/wire/client.ts`):
+// the first line of each, in order, read once per bundle.
+const bundles = new Map<string, { line: number; source: string }[]>();
+
+function bundledSourceOf(bundle: string, lineNumber: number): string {
+  let starts = bundles.get(bundle);
+  if (starts === undefined) {
+    starts = [];
+    const lines = existsSync(bundle) ? readFileSync(bundle, 'utf8').split('\n') : [];
+    lines.forEach((l, i) => {
+      const m = /^\/\/ (src\/\S+\.ts)$/.exec(l);
+      if (m) starts!.push({ line: i, source: m[1]! });
+    });
+    bundles.set(bundle, starts);
+  }
+  let found = 'dist/docshard.mjs';
+  for (const s of starts) {
+    if (s.line > lineNumber) break;
+    found = s.source;
+  }
+  return found;
 }
 
 interface Summary {
@@ -70,6 +96,11 @@ const AREAS: [RegExp, string][] = [
   [/^src\/wire\//, 'wire: framing, connection pool, turn writer'],
 ];
 
+// A function's place: its file and line, or in a build its source file and the build's line.
+function frameName(url: string, file: string, lineNumber: number): string {
+  return url.endsWith('dist/docshard.mjs') ? `${file} (dist:${lineNumber + 1})` : `${file}:${lineNumber + 1}`;
+}
+
 function areaOf(file: string): string {
   return AREAS.find(([re]) => re.test(file))?.[1] ?? `other: ${file.split('/').slice(0, 2).join('/')}`;
 }
@@ -98,8 +129,8 @@ export function summarise(profile: CpuProfile, window?: { from: number; to: numb
       continue;
     }
     busyUs += us;
-    const file = fileOf(url, functionName);
-    const fn = url === '' ? functionName : `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
+    const file = fileOf(url, functionName, lineNumber);
+    const fn = url === '' ? functionName : `${functionName || '(anonymous)'} ${frameName(url, file, lineNumber)}`;
     functions.set(fn, (functions.get(fn) ?? 0) + us);
     files.set(file, (files.get(file) ?? 0) + us);
     // Each function once per sample, however deep it recursed.
@@ -109,10 +140,10 @@ export function summarise(profile: CpuProfile, window?: { from: number; to: numb
       const frame = byId.get(id)!.callFrame;
       if (frame.functionName === 'writeGeneric' || frame.functionName === 'writevGeneric') area ??= SOCKET_WRITES;
       if (!frame.url.startsWith('file://')) continue;
-      const frameFile = fileOf(frame.url, frame.functionName);
+      const frameFile = fileOf(frame.url, frame.functionName, frame.lineNumber);
       if (!frameFile.startsWith('src/')) continue;
       area ??= areaOf(frameFile);
-      onStack.add(`${frame.functionName || '(anonymous)'} ${frameFile}:${frame.lineNumber + 1}`);
+      onStack.add(`${frame.functionName || '(anonymous)'} ${frameName(frame.url, frameFile, frame.lineNumber)}`);
     }
     area ??= NODE_ELSE;
     areas.set(area, (areas.get(area) ?? 0) + us);

@@ -20,6 +20,7 @@ import type { Network } from '../wire/network.js';
 import type { MigrationRuntime } from '../migration/migration_node.js';
 import type { ShardingCatalogManager } from '../configsvr/sharding_catalog_manager.js';
 import type { ReshardingCoordinatorService } from '../resharding/resharding_coordinator.js';
+import type { ReshardingRecipientService } from '../resharding/resharding_recipient.js';
 import type { ConnectionInfo } from '../command_layer/connection_info.js';
 import type { ProcessTls } from '../wire/tls_mode.js';
 import type { ShardingDDLCoordinatorService } from '../ddl/sharding_ddl_coordinator_service.js';
@@ -126,6 +127,8 @@ export interface MongodServices {
 export interface ShardServices extends MongodServices {
   role: 'shard';
   ddl: { coordinators: ShardingDDLCoordinatorService; criticalSections: CollectionCriticalSections };
+  // The recipients of reshardings running here (src/resharding), a primary-only service.
+  reshardingRecipients: ReshardingRecipientService;
   commands: CommandTable<ShardServices>;
 }
 

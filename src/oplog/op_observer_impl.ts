@@ -89,7 +89,7 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
       });
       return;
     }
-    this.append(w, unitEntry(frame.ops, ts, this.options.term(), wall, session, prevOpTime), ts);
+    this.append(w, withCommitTimestamp(unitEntry(frame.ops, ts, this.options.term(), wall, session, prevOpTime), unit.commitTimestamp()!, ts), ts);
   }
 
   // The unit's own commit time, unless the oplog is already past it: a prepared transaction commits
@@ -209,4 +209,13 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     if (db === 'local') return;
     this.log(db, { op: 'c', ns: commandNs(db), o: { dropDatabase: 1 } });
   }
+}
+
+// A prepared transaction's commit logged behind later entries (entryTime) names the time its
+// writes were committed at, so that a secondary's history (and a new primary's after a failover)
+// has them where the primary's has: a snapshot read between the two times sees the transaction
+// whole on every member, not one shard's half of it.
+function withCommitTimestamp(entry: Doc, committedAt: Timestamp, ts: Timestamp): Doc {
+  if (!committedAt.equals(ts)) entry.commitTimestamp = committedAt;
+  return entry;
 }

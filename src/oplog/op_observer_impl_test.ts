@@ -43,7 +43,7 @@ test('a collection created inside a unit that has its time already goes into tha
 }));
 
 // A prepared transaction's commit at the time its coordinator chose, after entries with later times.
-test('a unit committed at a time the oplog is already past logs its entry after the newest one', withOplog({}, (storage, oplog, clock) => {
+test('a unit committed at a time the oplog is already past logs its entry after the newest one, naming its commitTimestamp', withOplog({}, (storage, oplog, clock) => {
   const coll = storage.createCollection('app.c');
   const chosen = clock.tick();
   storage.write((unit) => unit.insert(coll, { _id: 1 }));
@@ -54,6 +54,8 @@ test('a unit committed at a time the oplog is already past logs its entry after 
   const entries = oplog.reads.entriesFrom(ZERO);
   assert.deepEqual(entries.slice(-2).map((e) => e.o), [{ _id: 1 }, { _id: 2 }]);
   entries.slice(1).forEach((e, i) => assert.ok((e.ts as Timestamp).greaterThan(entries[i]!.ts as Timestamp), `entry ${i + 1} is after the one before it`));
+  assert.ok((entries.at(-1)!.commitTimestamp as Timestamp).equals(chosen), 'a secondary commits its writes where this node did');
+  assert.equal(entries.at(-2)!.commitTimestamp, undefined);
 }));
 
 test('nothing in the local database is logged', withOplog({}, (storage, oplog) => {

@@ -32,6 +32,7 @@ test('a malformed entry is refused with a MongoError: it and everything after it
     ['a malformed op inside applyOps', entry(3, { op: 'c', ns: 'admin.$cmd', o: { applyOps: [{ op: 'i', ns: 'app.c', ui, o: { _id: 2 } }, { op: 'i', ns: 'app.c', ui }] } }), ErrorCodes.NoSuchKey],
     ['an update without o2', entry(3, { op: 'u', ns: 'app.c', ui, o: { _id: 1, a: 1 } }), ErrorCodes.NoSuchKey],
     ['an unknown command', entry(3, { op: 'c', ns: 'app.$cmd', o: { shutdown: 1 } }), ErrorCodes.BadValue],
+    ['a commitTimestamp not before the entry', { ...entry(3, { op: 'i', ns: 'app.c', ui, o: { _id: 2 } }), commitTimestamp: ts(3) }, ErrorCodes.TypeMismatch],
   ];
   oplog.applyOplogEntries(good);
   for (const [why, bad, code] of malformed) {
@@ -71,6 +72,28 @@ test('each entry commits at its own ts, moves the clock past it, and is idempote
   oplog.applyOplogEntries(batch);
   assert.deepEqual(docs(storage, 'app.d'), [{ _id: 1, a: 2 }, { _id: 2, a: 9 }, { _id: 3, a: 3 }]);
   assert.deepEqual(oplog.reads.entriesFrom(ts(0)), batch);
+}));
+
+test("a prepared transaction's commit logged behind later entries commits its writes at its commitTimestamp, and its entry at its ts", withSecondary((storage, oplog) => {
+  const ui = new UUID();
+  const commit = { ...entry(5, { op: 'c', ns: 'admin.$cmd', o: { applyOps: [{ op: 'u', ns: 'app.c', ui, o: { _id: 1, v: 1 }, o2: { _id: 1 } }] } }), commitTimestamp: ts(4) };
+  oplog.applyOplogEntries([
+    entry(1, { op: 'c', ns: 'app.$cmd', ui, o: { create: 'c', idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } }),
+    entry(2, { op: 'i', ns: 'app.c', ui, o: { _id: 1, v: 0 } }),
+    entry(3, { op: 'n', ns: '', o: { msg: 'a later entry' } }),
+    commit,
+  ]);
+  const at = (i: number): Doc[] => {
+    const view = storage.snapshotAt(ts(i));
+    try {
+      return storage.kv.withView(view, () => docs(storage, 'app.c'));
+    } finally {
+      view.release();
+    }
+  };
+  assert.deepEqual(at(3), [{ _id: 1, v: 0 }]);
+  assert.deepEqual(at(4), [{ _id: 1, v: 1 }], 'as the primary has it: a snapshot between its commit and its entry sees it');
+  assert.deepEqual(oplog.reads.entriesFrom(ts(5)), [commit]);
 }));
 
 test('an entry for a collection this node does not have fails with NamespaceNotFound and applies nothing', withSecondary((storage, oplog) => {

@@ -28,7 +28,9 @@ export interface InnerOp {
 // An optime nobody wrote: the prevOpTime of a session's first entry, as MongoDB writes it.
 export const NULL_OP_TIME: Doc = { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) };
 
-// The entry of one unit, committed at `ts` in `term`. A transaction's commit is an applyOps
+// The entry of one unit, committed at `ts` in `term`. A prepared transaction's commit logged after
+// entries later than its commitTimestamp carries `commitTimestamp`: its writes' time (our own
+// field: MongoDB logs such a commit as a commitTransaction command entry naming it). A transaction's commit is an applyOps
 // whatever its size; any other unit's single op is logged as itself.
 export function unitEntry(ops: readonly InnerOp[], ts: Timestamp, term: number, wall: Date, session: OperationSessionInfo | undefined, prevOpTime: Doc): Doc {
   const single = ops.length === 1 && session?.transaction !== true;
@@ -63,6 +65,7 @@ export function checkOplogEntry(entry: unknown): asserts entry is Doc & { ts: Ti
   if (!isPlainObject(entry)) throw malformed(ErrorCodes.TypeMismatch, 'an oplog entry must be a document', entry);
   if (!(entry.ts instanceof Timestamp)) throw malformed(entry.ts === undefined ? ErrorCodes.NoSuchKey : ErrorCodes.TypeMismatch, "field 'ts' must be a timestamp", entry);
   if (!isNumber(entry.t)) throw malformed(entry.t === undefined ? ErrorCodes.NoSuchKey : ErrorCodes.TypeMismatch, "field 't' must be a number", entry);
+  if (entry.commitTimestamp !== undefined && !(entry.commitTimestamp instanceof Timestamp && entry.commitTimestamp.lessThan(entry.ts))) throw malformed(ErrorCodes.TypeMismatch, "field 'commitTimestamp' must be a timestamp before the entry's", entry);
   checkOp(entry, entry, false);
 }
 

@@ -114,6 +114,7 @@ export function nodeCore(options: NodeOptions, ports: MongodPorts, primaryOnly: 
       onDataRolledBack: () => sessionCatalog.forgetAll(),
       dbpath: options.dbpath,
       local,
+      failPoints: core.failPoints,
     });
     core.replicationWaits = new ReplicationWaiters(core.replication, wallClock);
   }

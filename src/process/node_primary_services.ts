@@ -7,7 +7,8 @@ import type { PrimaryOnlyService } from './primary_only_services.js';
 
 // The node's primary-only services as the registry starts and stops them, each from its persisted
 // state documents: config.transactions (the transactions prepared here), config.transaction_coordinators, config.rangeDeletions,
-// config.system.sharding_ddl_coordinators, config.migrationCoordinators.
+// config.system.sharding_ddl_coordinators, config.migrationCoordinators,
+// config.localReshardingOperations.recipient.
 
 export function transactionCoordinatorService(node: MongodServices): PrimaryOnlyService {
   return {
@@ -90,6 +91,22 @@ export function reshardingCoordinatorService(service: ReshardingCoordinatorServi
     },
     onStepDown() {
       service.stepDown();
+    },
+  };
+}
+
+// The recipients of reshardings this shard takes part in, each from its state document
+// (config.localReshardingOperations.recipient): resumed where it was persisted at step-up, a
+// restart among them; stopped where they are at step-down.
+export function reshardingRecipientService(node: ShardServices): PrimaryOnlyService {
+  return {
+    name: 'ReshardingRecipientService',
+    onStepUp(term) {
+      const resumed = node.reshardingRecipients.recover();
+      if (resumed > 0) node.logger.info({ c: 'RESHARD', resumed, term: term.term }, 'Resumed resharding recipients');
+    },
+    onStepDown() {
+      node.reshardingRecipients.stepDown();
     },
   };
 }

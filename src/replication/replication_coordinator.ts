@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import type { Clock, Timer } from '../base/clock.js';
+import { hangIfFailPointEnabled, type FailPoints } from '../base/fail_points.js';
 import { steadyClock } from './steady_clock.js';
 import { isPlainObject, type Doc } from '../bson/values.js';
 import type { ReplEffect } from '../repl/effects.js';
@@ -67,6 +68,8 @@ export interface ReplicationCoordinatorDeps {
   // Where rollback files go (<dbpath>/rollback/...), and the local database the rollback id is in.
   dbpath: string;
   local: LocalCollections;
+  // rsSyncApplyStop holds fetched batches before the store takes them, as MongoDB's holds its applier.
+  failPoints?: FailPoints;
 }
 
 // A member message unanswered this long counts as unanswered (MongoDB's heartbeat timeout is 10 s;
@@ -111,6 +114,15 @@ export class ReplicationCoordinator {
   private readonly sourceCursor: OplogSourceCursor;
   // The last fetched batch being applied: what this member says of its position waits for it.
   private persisting: Promise<void> | undefined;
+  // While batches are being applied, the last entry the store holds: the core takes a fetched batch
+  // (and counts it as applied) before the store has it, and a read goes by what the store holds.
+  private stored: OpTime = NULL_OP_TIME;
+  // A new primary's drain (MongoDB's signalDrainComplete): the core made it writable, and it is not
+  // until the batches it fetched as a secondary are in the store, so no write, retry or commit
+  // decision runs ahead of what it had replicated (a prepared transaction not yet in the store is
+  // NoSuchTransaction to a coordinator's commit, which takes that as done), and its own entries
+  // (the new term's no-op first) follow them in the oplog. The term being drained into.
+  private draining: number | undefined;
   private localWritesPending = false;
   private trimPending = false;
   private initialSyncing = false;
@@ -186,7 +198,7 @@ export class ReplicationCoordinator {
   }
 
   isWritablePrimary(): boolean {
-    return this.core?.role === 'leader' && this.core.leader?.writable === true;
+    return this.core?.role === 'leader' && this.core.leader?.writable === true && this.draining === undefined;
   }
 
   // SECONDARY and PRIMARY serve reads (with secondaryOk on a secondary); a halted member none.
@@ -345,6 +357,7 @@ export class ReplicationCoordinator {
     const before = this.core;
     const { state, effects } = topologyStep(this.core, full);
     this.core = state;
+    if (this.persisting === undefined) this.stored = lastAppliedOpTime(before);
     if (state.election !== null && (before.election === null || before.election.term !== state.election.term)) {
       this.deps.logger.info({ c: 'ELECTION', reason: state.election.reason, term: state.election.term }, 'Starting an election');
     }
@@ -380,13 +393,13 @@ export class ReplicationCoordinator {
           break;
         case 'memberStateChanged':
           if (e.state === 'PRIMARY' && e.writable && this.core?.leader?.firstOpTimeOfMyTerm) this.electionTime = bsonTimestamp(this.core.leader.firstOpTimeOfMyTerm.ts);
-          if (e.state === 'PRIMARY' && e.writable) {
-            this.sourceCursor.close();
-            this.deps.onWritablePrimary?.();
-          }
-          this.deps.onStateChanged?.(e.state === 'PRIMARY' && e.writable, e.term);
           this.deps.logger.info({ c: 'REPL', newState: e.state, term: e.term, writable: e.writable }, 'Member state changed');
-          this.bumpTopologyVersion();
+          if (e.state === 'PRIMARY' && e.writable && this.persisting !== undefined) {
+            this.drainInto(e.term, this.persisting);
+            break;
+          }
+          this.draining = undefined;
+          this.stateChanged(e.state === 'PRIMARY' && e.writable, e.term);
           break;
         case 'rollbackRefused':
           this.halt(`rollback refused: ${e.reason}`);
@@ -437,20 +450,83 @@ export class ReplicationCoordinator {
       return;
     }
     const fetched: Doc[] = [];
+    const noops: OplogEntry[] = [];
     entries.forEach((entry, i) => {
       const doc = docs[i];
       if (doc !== undefined) fetched.push(doc);
-      else oplog.appendNoop({ ...entry.o }, bsonTimestamp(entry.ts), entry.t);
+      else noops.push(entry);
     });
-    if (fetched.length === 0) return;
+    const writeNoops = (): void => {
+      for (const entry of noops) oplog.appendNoop({ ...entry.o }, bsonTimestamp(entry.ts), entry.t);
+    };
+    // The core's own entries go in at once, unless fetched batches before them are still going in.
+    if (fetched.length === 0 && this.persisting === undefined) {
+      writeNoops();
+      return;
+    }
     const generation = this.generation;
-    const applied = (this.persisting ?? Promise.resolve()).then(() => (generation === this.generation ? oplog.applyOplogEntriesGrouped(fetched) : undefined)).catch((err: unknown) => {
+    const last = entries[entries.length - 1]!;
+    const apply = async (): Promise<void> => {
+      const { failPoints } = this.deps;
+      if (failPoints !== undefined && fetched.length > 0) await hangIfFailPointEnabled({ failPoints }, 'rsSyncApplyStop', this.deps.clock);
+      if (generation !== this.generation) return;
+      writeNoops();
+      if (fetched.length > 0) await oplog.applyOplogEntriesGrouped(fetched);
+      if (generation === this.generation) this.stored = { ts: last.ts, t: last.t };
+    };
+    const applied = (this.persisting ?? Promise.resolve()).then(apply).catch((err: unknown) => {
       this.halt(`applying fetched oplog entries failed: ${(err as Error).message}`);
     });
     this.persisting = applied;
     void applied.then(() => {
       if (this.persisting === applied) this.persisting = undefined;
+      // A read waiting for the store to reach the commit point or a cluster time looks again.
+      this.progressed();
     });
+  }
+
+  private stateChanged(writablePrimary: boolean, term: number): void {
+    if (writablePrimary) {
+      this.sourceCursor.close();
+      this.deps.onWritablePrimary?.();
+    }
+    this.deps.onStateChanged?.(writablePrimary, term);
+    this.bumpTopologyVersion();
+  }
+
+  // Writable once `applied` (every batch before, and the new term's no-op) is in the store, if the
+  // member is still the primary of that term by then.
+  private drainInto(term: number, applied: Promise<void>): void {
+    this.draining = term;
+    this.bumpTopologyVersion();
+    void applied.then(() => {
+      if (this.draining !== term || this.stopped) return;
+      this.draining = undefined;
+      const core = this.core;
+      if (core === null || core.role !== 'leader' || core.term !== term || core.leader?.writable !== true) return;
+      this.deps.logger.info({ c: 'REPL', term }, 'Drain complete: writable primary');
+      this.stateChanged(true, term);
+      this.progressed();
+    });
+  }
+
+  // The last entry of the core's oplog that the store holds: all of them unless a fetched batch is
+  // still being applied. What a causally consistent read on a secondary waits for.
+  storedOpTime(): OpTime | undefined {
+    const core = this.core;
+    if (core === null) return undefined;
+    const last = lastAppliedOpTime(core);
+    return this.persisting === undefined || compareOpTime(this.stored, last) > 0 ? last : this.stored;
+  }
+
+  // The commit point as far as the store holds it: where a majority read reads and a change stream
+  // stops. A secondary learns a commit point past entries it has fetched but not yet applied; a
+  // read there would miss them while saying it saw everything committed.
+  readableCommitPoint(): OpTime | undefined {
+    const core = this.core;
+    const stored = this.storedOpTime();
+    if (core === null || stored === undefined) return undefined;
+    return compareOpTime(core.lastCommittedOpTime, stored) <= 0 ? core.lastCommittedOpTime : stored;
   }
 
   // The core found our last entries absent on the sync source: the store goes back to the common
@@ -474,6 +550,7 @@ export class ReplicationCoordinator {
         this.resync(`rollback to ${formatOpTime(to)} needs a resync: ${result.reason}`);
         return;
       }
+      this.stored = to;
       this.deps.logger.warn({ c: 'ROLLBACK', commonPoint: formatOpTime(to), rollbackId: result.rollbackId, undoneEntries: result.undoneEntries, files: result.files }, 'Rollback finished');
       this.deps.onDataRolledBack?.();
     };
@@ -686,7 +763,10 @@ export class ReplicationCoordinator {
     }
     const reply = this.step({ type: 'receive', from, message: { kind: 'replSetHeartbeat', setName: String(setName), term: Number(cmd.term ?? -1), configVersion: Number(cmd.configVersion), sentAtMs: 0 } }, from);
     if (reply?.kind !== 'replSetHeartbeatResponse') throw new MongoError(ErrorCodes.InternalError, 'heartbeat not answered');
-    return heartbeatReply(config, reply, { ...this.configIfNewer(cmd), ...(this.lastElectionTime() === undefined ? {} : { electionTime: this.lastElectionTime() }) });
+    // Durable is what the store holds: a primary counts it toward its commit point.
+    const stored = this.storedOpTime();
+    const durableOpTime = stored !== undefined && compareOpTime(stored, reply.durableOpTime) < 0 ? stored : reply.durableOpTime;
+    return heartbeatReply(config, { ...reply, durableOpTime }, { ...this.configIfNewer(cmd), ...(this.lastElectionTime() === undefined ? {} : { electionTime: this.lastElectionTime() }) });
   }
 
   private configIfNewer(cmd: Doc): Doc {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Long, Timestamp } from 'bson';
 import pino from 'pino';
 import { ManualClock } from '../base/manual_clock_test_util.js';
+import { FailPoints } from '../base/fail_points.js';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
@@ -52,7 +53,7 @@ function membersNetwork(readVoteOnDisk: () => Doc | undefined, down?: string): {
   return { network, sent };
 }
 
-async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[]; ownEntry?: Timestamp; restarted?: boolean } = {}): Promise<void> {
+async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: ManualClock; sent: { cmd: Doc; voteOnDisk: Doc | undefined }[]; local: LocalCollections; storage: StorageEngine }) => Promise<void>, options: { initiated?: boolean; down?: string; network?: Network; logs?: string[]; ownEntry?: Timestamp; restarted?: boolean; failPoints?: FailPoints } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docshard-replcoord-'));
   const clock = new ManualClock();
   const clusterTime = new LogicalClock(() => clock.now());
@@ -83,6 +84,7 @@ async function withMember(fn: (m: { coordinator: ReplicationCoordinator; clock: 
   const logger = logs === undefined ? pino({ level: 'silent' }) : pino({ level: 'warn' }, { write: (line: string) => void logs.push(line) });
   const coordinator = new ReplicationCoordinator({
     setName: 'rs0', store, network: options.network ?? members.network, clock, clusterTime, isSelf: (h) => h === 'm0:27017', logger, seed: 7, storage, dbpath: dir, local,
+    ...(options.failPoints === undefined ? {} : { failPoints: options.failPoints }),
   });
   try {
     coordinator.start();
@@ -130,6 +132,32 @@ function malformedSourceNetwork(diverged = false): Network {
   return { command, commandRaw: () => Promise.reject(new Error('not used')), forwardMessage: () => Promise.reject(new Error('not used')), close: () => Promise.resolve() };
 }
 
+// No primary: the others are SECONDARY at the set's first entry and grant every vote, until a vote
+// was asked; then m1 says it holds one entry more (what the new primary catches up to), and serves it.
+function catchUpNetwork(): Network {
+  const ahead = { ts: new Timestamp({ t: 1_700_000_005, i: 1 }), t: Long.fromNumber(-1) };
+  let voted = false;
+  const reply = async (host: string, _db: string, cmd: Doc): Promise<Doc> => {
+    if ('replSetRequestVotes' in cmd) {
+      voted = true;
+      return { ok: 1, term: cmd.term, voteGranted: true, reason: '' };
+    }
+    if ('replSetHeartbeat' in cmd) {
+      const opTime = voted && host === 'm1:27017' ? ahead : { ts: SET_FIRST_TS, t: Long.fromNumber(-1) };
+      return { ok: 1, set: 'rs0', state: 2, term: Long.fromNumber(0), configVersion: 1, opTime, durableOpTime: opTime, syncingTo: '', $replData: { lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } } };
+    }
+    if (cmd.find === 'oplog.rs') {
+      const first = { op: 'n', ns: '', o: { msg: 'initiating set' }, ts: SET_FIRST_TS, t: Long.fromNumber(-1), v: Long.fromNumber(2), wall: new Date() };
+      const next = { op: 'n', ns: '', o: { msg: 'from m1' }, ts: ahead.ts, t: ahead.t, v: Long.fromNumber(2), wall: new Date() };
+      const meta = { $replData: { term: Long.fromNumber(1), lastOpCommitted: { ts: new Timestamp({ t: 0, i: 0 }), t: Long.fromNumber(-1) } }, $oplogQueryData: { lastOpApplied: ahead } };
+      return { ok: 1, cursor: { id: Long.fromNumber(0), ns: 'local.oplog.rs', firstBatch: [first, next] }, ...meta };
+    }
+    return { ok: 1 };
+  };
+  const command = async (host: string, db: string, cmd: Doc): Promise<Doc> => deserializeDocument(serializeDocument(await reply(host, db, cmd)));
+  return { command, commandRaw: () => Promise.reject(new Error('not used')), forwardMessage: () => Promise.reject(new Error('not used')), close: () => Promise.resolve() };
+}
+
 describe('ReplicationCoordinator', () => {
   it('a member whose last entry its source lacks rolls back to the common point: its entry undone, the rollback id raised', async () => {
     const logs: string[] = [];
@@ -171,6 +199,24 @@ describe('ReplicationCoordinator', () => {
       assert.equal(storage.getCollection('app.c'), undefined);
       assert.equal(core.oplog.length, 1);
     }, { network: malformedSourceNetwork(), logs });
+  });
+
+  it('a new primary whose catch-up batch is still going into its store takes writes only once it is in, and writes its no-op after it', async () => {
+    const failPoints = new FailPoints();
+    failPoints.configure('rsSyncApplyStop', 'alwaysOn');
+    await withMember(async ({ coordinator, clock, storage }) => {
+      const held = (): string[] => [...storage.scanRecords(storage.getCollection('local.oplog.rs')!)].map((r) => String((deserializeDocument(r.bytes).o as Doc).msg));
+      for (let ms = 0; ms < 10_000 && coordinator.state()?.leader?.writable !== true; ms += 50) await run(clock, 50);
+      const core = coordinator.state()!;
+      assert.equal(core.leader?.writable, true, `the core caught up and made it writable: ${core.memberState}`);
+      assert.equal(core.oplog.at(-1)!.o.msg, 'new primary');
+      assert.equal(coordinator.isWritablePrimary(), false, 'not while what it caught up on is not in its store');
+      assert.deepEqual(held(), ['initiating set'], 'its no-op waits behind the batch');
+      failPoints.configure('rsSyncApplyStop', 'off');
+      await run(clock, 200);
+      assert.equal(coordinator.isWritablePrimary(), true);
+      assert.deepEqual(held(), ['initiating set', 'from m1', 'new primary']);
+    }, { network: catchUpNetwork(), failPoints });
   });
 
   it('a candidate\'s vote for itself is in local.replset.election before any real vote request leaves', async () => {

@@ -24,6 +24,10 @@ import { bsonTimestamp, coreTs } from './op_time_bson.js';
 export interface ReplicationProgress {
   state(): TopologyState | null;
   isWritablePrimary(): boolean;
+  // What the store holds of the core's oplog, and the commit point within it (a secondary's core
+  // takes a fetched batch before its store does).
+  storedOpTime(): OpTime | undefined;
+  readableCommitPoint(): OpTime | undefined;
   onProgress(listener: () => void): void;
   // A no-op entry written in this primary's term, and its optime; undefined on any other member.
   writeNoop(o: Doc): OpTime | undefined;
@@ -145,12 +149,12 @@ export class ReplicationWaiters implements ReplicationWaits {
       return undefined;
     }
     if (level === 'majority') {
-      const wait = this.until((core) => committedInOwnTerm(core) && (after === undefined || core.lastCommittedOpTime.ts >= coreTs(after)));
+      const wait = this.until((core) => committedInOwnTerm(core) && (after === undefined || this.readableCommitTs() >= coreTs(after)));
       return { wait, readAt: () => this.committedSnapshot() };
     }
     if (after === undefined || this.coordinator.isWritablePrimary()) return undefined;
     // A secondary serves a causally consistent read once it has applied up to the time.
-    return { wait: this.until((core) => lastAppliedOpTime(core).ts >= coreTs(after)), readAt: undefined };
+    return { wait: this.until(() => (this.coordinator.storedOpTime()?.ts ?? 0) >= coreTs(after)), readAt: undefined };
   }
 
   // A primary cut off from the others (or one deposed and not told yet) never gets there: what it
@@ -159,7 +163,11 @@ export class ReplicationWaiters implements ReplicationWaits {
     const target = coreTs(at);
     const core = this.coordinator.state();
     if (core !== null && lastAppliedOpTime(core).ts < target) this.coordinator.writeNoop({ msg: 'snapshot read' });
-    return this.until((now) => committedInOwnTerm(now) && now.lastCommittedOpTime.ts >= target);
+    return this.until((now) => committedInOwnTerm(now) && this.readableCommitTs() >= target);
+  }
+
+  private readableCommitTs(): number {
+    return this.coordinator.readableCommitPoint()?.ts ?? 0;
   }
 
   // MongoDB's waitForLinearizableReadConcern: after the read, a no-op in this primary's term,
@@ -194,9 +202,10 @@ export class ReplicationWaiters implements ReplicationWaits {
     });
   }
 
-  // The time a majority read reads at: the member's commit point, once it has one.
+  // The time a majority read reads at: the member's commit point as far as its store holds it, once
+  // it has one.
   private committedSnapshot(): Timestamp {
-    const committed = this.coordinator.state()?.lastCommittedOpTime;
+    const committed = this.coordinator.readableCommitPoint();
     if (committed === undefined || committed.ts <= 0) throw new MongoError(ErrorCodes.ReadConcernMajorityNotAvailableYet, 'Read concern majority reads are currently not possible.');
     return bsonTimestamp(committed.ts);
   }

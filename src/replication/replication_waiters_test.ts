@@ -4,7 +4,7 @@ import { Long, Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ManualClock } from '../base/manual_clock_test_util.js';
 import type { Doc } from '../bson/values.js';
-import type { OpTime } from '../repl/op_time.js';
+import { compareOpTime, type OpTime } from '../repl/op_time.js';
 import { electedPrimary, entry, started, THREE } from '../repl/topology_test_util.js';
 import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
 import { topologyStep } from '../repl/topology_coordinator.js';
@@ -15,9 +15,18 @@ import { ReplicationWaiters, type ReplicationProgress } from './replication_wait
 // reached a point: what the coordinator hands the waiters.
 class CoreStates implements ReplicationProgress {
   private readonly listeners: (() => void)[] = [];
+  // The last entry the store holds when a fetched batch is still being applied; undefined: all.
+  stored: OpTime | undefined;
   constructor(public current: TopologyState) {}
   state(): TopologyState {
     return this.current;
+  }
+  storedOpTime(): OpTime {
+    return this.stored ?? lastAppliedOpTime(this.current);
+  }
+  readableCommitPoint(): OpTime {
+    const stored = this.storedOpTime();
+    return compareOpTime(this.current.lastCommittedOpTime, stored) <= 0 ? this.current.lastCommittedOpTime : stored;
   }
   isWritablePrimary(): boolean {
     return this.current.role === 'leader' && this.current.leader?.writable === true;
@@ -160,7 +169,7 @@ describe('read concern waits', () => {
     const waiters = new ReplicationWaiters(new CoreStates({ ...member, lastCommittedOpTime: { ts: 0, t: -1 } }), new ManualClock());
     const none = waiters.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } });
     assert.throws(() => none!.readAt!(), (e: MongoError) => e.code === 134);
-    const committed = new ReplicationWaiters(new CoreStates({ ...member, lastCommittedOpTime: { ts: 1_700_000_000_000_007, t: 1 } }), new ManualClock());
+    const committed = new ReplicationWaiters(new CoreStates({ ...member, oplog: [...member.oplog, { ts: 1_700_000_000_000_007, t: 1, op: 'n', o: {} }], lastCommittedOpTime: { ts: 1_700_000_000_000_007, t: 1 } }), new ManualClock());
     assert.deepEqual(committed.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } })!.readAt!(), new Timestamp({ t: 1_700_000_000, i: 7 }));
     assert.equal(committed.beforeRead('find', { find: 'c' }), undefined, 'a local read without afterClusterTime waits for nothing');
   });
@@ -215,6 +224,28 @@ describe('read concern waits', () => {
     states.move({ ...secondary, oplog: [...secondary.oplog, { ts: target.ts, t: 0, op: 'i', o: {} }] });
     await settle();
     assert.equal(done, true);
+  });
+
+  it('a secondary whose store has not taken a fetched batch yet reads as far as its store holds, and a causal read waits for the store', async () => {
+    const base = started(THREE, 1);
+    const held = lastAppliedOpTime(base);
+    const fetched = { ts: held.ts + 10, t: held.t };
+    // The core took the batch (and learned a commit point at its end); the store holds it not yet.
+    const secondary = { ...base, oplog: [...base.oplog, { ...fetched, op: 'i' as const, o: {} }], lastCommittedOpTime: fetched };
+    const states = new CoreStates(secondary);
+    states.stored = held;
+    const waiters = new ReplicationWaiters(states, new ManualClock());
+    assert.deepEqual(waiters.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } })!.readAt!(), bsonTimestamp(held.ts), 'not at the commit point the store does not reach');
+    const read = waiters.beforeRead('find', { find: 'c', readConcern: { afterClusterTime: bsonTimestamp(fetched.ts) } });
+    let done = false;
+    void read!.wait!.then(() => { done = true; });
+    await settle();
+    assert.equal(done, false, 'the fetched write is not readable yet');
+    states.stored = undefined;
+    states.move(secondary);
+    await settle();
+    assert.equal(done, true);
+    assert.deepEqual(waiters.beforeRead('find', { find: 'c', readConcern: { level: 'majority' } })!.readAt!(), bsonTimestamp(fetched.ts));
   });
 
   it('a linearizable read: refused off a primary; on one, answered only once a majority holds a no-op written after it', async () => {

@@ -113,7 +113,7 @@ async function clone(ctx: PhaseContext): Promise<Doc> {
     recipientChunks: recipientChunks(doc),
   };
   await onRecipients(ctx, () => start);
-  await pollRecipients(ctx, (s) => s.state !== 'cloning');
+  await pollRecipients(ctx, (s) => s.state === 'applying' || s.state === 'strict-consistency');
   return {};
 }
 
@@ -148,6 +148,9 @@ async function commit(ctx: PhaseContext): Promise<Doc> {
   await catalog.commitReshardCollection({ ns: doc.ns, sourceUUID: doc.sourceUUID, reshardingUUID: doc._id, key: doc.reshardingKey, chunks: recipientChunks(doc),
     zones: doc.zones.map((z) => ({ tag: z.zone, min: z.min, max: z.max })), unsplittable: doc.provenance !== undefined,
   });
+  // MongoDB's fail point of the same name (--enableTestCommands): the decision is in the catalog,
+  // no participant has been told.
+  await hangIfFailPointEnabled(ctx, 'reshardingPauseBeforeTellingParticipantsToCommit', ctx.clock);
   const reason = CRITICAL_SECTION_REASON(doc);
   const coll = collOf(doc.ns);
   // The recipients rename under their critical section, so no write reaches a recipient's name

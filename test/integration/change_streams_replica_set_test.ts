@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoServerError, type ChangeStream, type ChangeStreamDocument, type Document, type MongoClient, type ResumeToken } from 'mongodb';
+import { MongoServerError, type ChangeStream, type Timestamp, type ChangeStreamDocument, type Document, type MongoClient, type ResumeToken } from 'mongodb';
 import { withProcesses, type SuiteProcesses } from '../helpers/fixtures.js';
-import type { SpawnedReplicaSet } from '../helpers/spawn_replset.js';
+import { until, type SpawnedReplicaSet } from '../helpers/spawn_replset.js';
 
 // Change streams on a real three-member set through the official driver: collection, database
 // and cluster streams, each event type, transactions, resuming after every event, across a
@@ -31,7 +31,7 @@ describe('change streams on a replica set', () => {
   let p: SuiteProcesses;
   withProcesses(async (processes) => {
     p = processes;
-    set = await p.replicaSet();
+    set = await p.replicaSet({ node: () => ({ extraArgs: ['--enableTestCommands'] }) });
     client = p.connect(set.uri, { serverSelectionTimeoutMS: 30_000 });
     const node = await p.node();
     standalone = p.connect(`mongodb://127.0.0.1:${node.port}/?directConnection=true`);
@@ -217,6 +217,54 @@ describe('change streams on a replica set', () => {
     assert.deepEqual([...tokens].sort(), tokens);
     assert.ok(tokens.at(-1)! > tokens[0]!, 'it moved while only another collection changed');
     await db.command({ killCursors: 'watched', cursors: [first.cursor.id] });
+  });
+
+  it('a secondary that fetched writes it has not applied yet: a causal read waits for them, and its stream promises nothing past them', { timeout: 120_000 }, async () => {
+    const secondary = await until('a secondary', async () => {
+      for (const host of set.hosts) {
+        const direct = p.connect(`mongodb://${host}/?directConnection=true`);
+        if ((await direct.db('admin').command({ hello: 1 })).secondary === true) return direct;
+      }
+      return undefined;
+    });
+    const db = secondary.db('lag');
+    await client.db('lag').collection<Loose>('c').insertOne({ _id: 'before' }, { writeConcern: { w: 3 } });
+    const opened = await db.command({ aggregate: 'c', pipeline: [{ $changeStream: {} }], cursor: {} });
+    const promised: string[] = [opened.cursor.postBatchResumeToken._data];
+    await secondary.db('admin').command({ configureFailPoint: 'rsSyncApplyStop', mode: 'alwaysOn' });
+    let after: Timestamp | undefined;
+    try {
+      // Majority-committed by the primary and the other secondary; this one fetches them (one batch:
+      // one write unit) and holds them.
+      const session = client.startSession({ causalConsistency: true });
+      await client.db('lag').collection<Loose>('c').insertMany([{ _id: 'x' }, { _id: 'y' }], { session, writeConcern: { w: 'majority' } });
+      // A later write the stream does not watch takes the commit point past them.
+      await client.db('lag').collection<Loose>('other').insertOne({ _id: 'z' }, { session, writeConcern: { w: 'majority' } });
+      after = session.operationTime!;
+      await session.endSession();
+      // Long enough for it to take both and learn the commit point past them (a heartbeat: 2 s).
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await assert.rejects(db.command({ find: 'c', filter: { _id: 'y' }, readConcern: { afterClusterTime: after }, maxTimeMS: 1000 }), (err: unknown) => err instanceof MongoServerError && err.code === 50,
+        'a causal read waits for what it must see rather than answer without it');
+      for (let i = 0; i < 3; i++) {
+        const more = await db.command({ getMore: opened.cursor.id, collection: 'c', maxTimeMS: 300 });
+        assert.deepEqual(more.cursor.nextBatch, []);
+        promised.push(more.cursor.postBatchResumeToken._data);
+      }
+    } finally {
+      await secondary.db('admin').command({ configureFailPoint: 'rsSyncApplyStop', mode: 'off' });
+    }
+    const found = await db.command({ find: 'c', filter: { _id: { $in: ['x', 'y'] } }, readConcern: { afterClusterTime: after }, maxTimeMS: 30_000 });
+    assert.equal(found.cursor.firstBatch.length, 2);
+    const events: Document[] = [];
+    while (events.length < 2) {
+      const more = await db.command({ getMore: opened.cursor.id, collection: 'c', maxTimeMS: 1000 });
+      events.push(...(more.cursor.nextBatch as Document[]));
+    }
+    assert.deepEqual(events.map((e) => e.documentKey._id), ['x', 'y']);
+    const firstEvent = String(events[0]!._id._data);
+    assert.ok(promised.every((token) => token < firstEvent), 'no token given while the writes were held promised past them');
+    await db.command({ killCursors: 'c', cursors: [opened.cursor.id] });
   });
 
   it('the driver resumes across a primary step-down without losing or repeating an event', { timeout: 180_000 }, async () => {

@@ -252,7 +252,7 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
     return load;
   }
 
-  it('keeps every acknowledged write once, the bank whole in every snapshot, and no migration unfinished', { timeout: 900_000 }, async (t) => {
+  it('keeps every acknowledged write once, the bank whole in every snapshot, and no migration unfinished', { timeout: 420_000 }, async (t) => {
     let load: Load | undefined;
     // On stderr at once too: a run that hangs shows how far it got.
     const log = (msg: string): void => {

@@ -66,9 +66,10 @@ export function runChangeStream(ctx: CommandContext, cmd: Doc, replication: Repl
   return cursorReply(ns, batch, 'firstBatch');
 }
 
+// Within what the store holds: a secondary may know of a commit point past entries it has not applied.
 function commitPoint(replication: ReplicationCoordinator): Timestamp | undefined {
-  const state = replication.state();
-  return state === null ? undefined : bsonTimestamp(state.lastCommittedOpTime.ts);
+  const point = replication.readableCommitPoint();
+  return point === undefined ? undefined : bsonTimestamp(point.ts);
 }
 
 // A set with no other voter elects no other primary, which could commit before this one's clock.

@@ -3,7 +3,6 @@ import { compareValues } from '../../bson/compare.js';
 import type { Doc } from '../../bson/values.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import { isConfigServerServices, isShardServices, type CommandDefinition, type MongodServices } from '../command.js';
-import { reshardingRecipientOps } from '../sharding/resharding_recipient_commands.js';
 import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage.js';
 
 
@@ -82,7 +81,7 @@ export function migrationOperations(node: MongodServices): Doc[] {
     });
   }
   for (const op of node.ddl.coordinators.currentOps()) ops.push({ ...base, opid: ++opid, ...op });
-  for (const op of reshardingRecipientOps(node)) ops.push({ ...base, opid: ++opid, ...op });
+  for (const op of node.reshardingRecipients.currentOps()) ops.push({ ...base, opid: ++opid, ...op });
   for (const c of node.transactionCoordinators.currentOps()) {
     ops.push({
       ...base, desc: 'TransactionCoordinator', opid: ++opid, ...timing(new Date(c.startedMs)), op: 'command',

@@ -5,7 +5,7 @@ import { ErrorCodes } from '../../base/error_codes.js';
 import { isPlainObject, type Doc } from '../../bson/values.js';
 import { requireDoc, requireDocArray, requireString } from '../../command_layer/args.js';
 import {
-  dropTemporaryCollection, RECIPIENT_DOCS_NS, ReshardingRecipientService, type RangeOwner, type ReshardingRecipient,
+  dropTemporaryCollection, RECIPIENT_DOCS_NS, type RangeOwner, type ReshardingRecipient, type ReshardingRecipientService,
 } from '../../resharding/resharding_recipient.js';
 import { checkOk } from '../../wire/remote_cursor.js';
 import { migratedHistoryToBSON } from '../../sessions/session_migration.js';
@@ -19,18 +19,9 @@ import { shardOnlyMessage } from './shard_only_refusals.js';
 // donor beyond its documents and change stream: the sessions' history.
 type ShardCommand = CommandDefinition<ShardServices>;
 
-const services = new WeakMap<ShardServices, ReshardingRecipientService>();
-
 function recipients(ctx: CommandContext<ShardServices>, name: string): ReshardingRecipientService {
   if (!ctx.node.sharding.state.enabled) throw new MongoError(ErrorCodes.IllegalOperation, shardOnlyMessage(name));
-  let service = services.get(ctx.node);
-  if (service === undefined) services.set(ctx.node, service = new ReshardingRecipientService(ctx.node));
-  return service;
-}
-
-// The recipients running on this shard, as $currentOp lists them.
-export function reshardingRecipientOps(node: ShardServices): Doc[] {
-  return services.get(node)?.currentOps() ?? [];
+  return ctx.node.reshardingRecipients;
 }
 
 function uuidArg(cmd: Doc, field: string): Binary {
@@ -129,8 +120,9 @@ export const reshardingRecipientCommitCommand: ShardCommand = {
   },
 };
 
-// Sent again (after a crash of the coordinator or of this shard): the rename if it has not run, and
-// the state document goes either way.
+// No recipient and no state document: the commit ran already (the document goes after the rename),
+// and the coordinator, crashed before it heard the answer, sends it again; the temporary
+// collection is looked for all the same.
 function commitWithoutRecipient(node: ShardServices, ns: string, tempNs: string, uuid: Binary, dropSource: (ns: string) => void): void {
   const temp = node.storage.getCollection(tempNs);
   if (temp !== undefined && valuesEqual(temp.entry.uuid, uuid)) {
