@@ -138,8 +138,9 @@ export function extractText(filter: Doc): { text: unknown; rest: Doc; or?: TextU
         const { $text, ...clauseRest } = textClause!;
         found($text);
         or = { textClause: clauseRest, others: value.filter((c) => c !== textClause) as Doc[] };
-      } else if (key === '$nor' && Array.isArray(value) && value.some((c) => isPlainObject(c) && Object.hasOwn(c, '$text'))) {
-        throw new MongoError(ErrorCodes.NotImplemented, '$text under $nor is not implemented: docshard answers a $text at the top of a filter, in its $and or as a clause of its $or');
+      } else if (key === '$nor' && holdsTextBelow(value)) {
+        // As MongoDB's canonical query refuses it: a $text anywhere beneath a $nor.
+        throw new MongoError(ErrorCodes.BadValue, 'text expression not allowed in nor');
       } else {
         out[key] = value;
       }
@@ -151,6 +152,12 @@ export function extractText(filter: Doc): { text: unknown; rest: Doc; or?: TextU
   if (count > 1) throw new MongoError(ErrorCodes.BadValue, 'Too many text expressions');
   if (Array.isArray(rest.$and) && rest.$and.every((c) => isPlainObject(c) && Object.keys(c).length === 0)) delete rest.$and;
   return or === undefined ? { text, rest } : { text, rest, or };
+}
+
+function holdsTextBelow(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsTextBelow);
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).some(([key, v]) => key === '$text' || ((key === '$and' || key === '$or' || key === '$nor') && holdsTextBelow(v)));
 }
 
 function holdsTextAtTop(clause: unknown): boolean {

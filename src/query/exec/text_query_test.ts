@@ -44,6 +44,8 @@ test('bad $text arguments get BadValue; a second $text is too many', () => {
   assert.deepEqual(extractText({ a: 1, $and: [{ $text: { $search: 'x' } }, { b: 2 }] }), { text: { $search: 'x' }, rest: { a: 1, $and: [{}, { b: 2 }] } });
   assert.throws(() => extractText({ $text: { $search: 'x' }, $and: [{ $text: { $search: 'y' } }] }), { code: 2, message: 'Too many text expressions' });
   assert.deepEqual(extractText({ c: 3, $or: [{ $text: { $search: 'x' }, b: 2 }, { a: 1 }] }), { text: { $search: 'x' }, rest: { c: 3 }, or: { textClause: { b: 2 }, others: [{ a: 1 }] } });
-  assert.throws(() => extractText({ $nor: [{ $text: { $search: 'x' } }, { a: 1 }] }), { code: 238 });
+  assert.throws(() => extractText({ $nor: [{ $text: { $search: 'x' } }, { a: 1 }] }), { code: 2, message: 'text expression not allowed in nor' });
+  assert.throws(() => extractText({ $and: [{ $nor: [{ a: 1 }, { $and: [{ $text: { $search: 'x' } }] }] }] }), { code: 2, message: 'text expression not allowed in nor' });
+  assert.equal(extractText({ $nor: [{ a: 1 }] }), undefined);
   assert.equal(extractText({ $or: [{ a: 1 }, { b: 1 }] }), undefined);
 });
