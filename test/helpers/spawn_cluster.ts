@@ -6,6 +6,8 @@ import { docshardTestBin } from './test_bin.js';
 
 export interface SpawnedRouter {
   port: number;
+  // Its log lines (stdout and stderr), for a look after a failure.
+  logs: string[];
   uri: string;
   pid: number | undefined;
   // SIGKILL, as `kill -9`.
@@ -42,6 +44,7 @@ export async function spawnRouter(config: number | string, extraArgs: readonly s
   });
   return {
     port: listening,
+    logs,
     uri: `mongodb://127.0.0.1:${listening}/`,
     pid: child.pid,
     async kill9() {

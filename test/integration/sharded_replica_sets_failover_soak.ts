@@ -49,6 +49,21 @@ interface Load {
   done: Promise<unknown>;
 }
 
+// The load's end once it is told to stop, within 2 minutes: a request that never ends fails the
+// run, with what the cluster is running then (every shard's and the config server's operations,
+// through the router) on stderr.
+async function endOfLoad(load: Load, router: MongoClient, log: (msg: string) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 120_000); });
+  const outcome = await Promise.race([load.done, late]);
+  clearTimeout(timer);
+  if (outcome !== 'late') return;
+  const ops = await router.db('admin').aggregate([{ $currentOp: { allUsers: true, localOps: false } }, { $match: { active: true } }]).toArray().catch((err: unknown) => [String(err)]);
+  const local = await router.db('admin').aggregate([{ $currentOp: { allUsers: true, localOps: true } }]).toArray().catch((err: unknown) => [String(err)]);
+  log(`the load did not end within 2 minutes of its stop; operations: ${JSON.stringify(ops)}; the router's own: ${JSON.stringify(local)}`);
+  throw new Error('the load did not end within 2 minutes of its stop');
+}
+
 // Every event of a stream, read until `stop` and then until `until` says the last one read is the
 // end; a stream that fails (the driver resumes from what it may) keeps its error.
 class Watched {
@@ -104,7 +119,10 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
       partition.heal();
       for (const n of members.values()) n.child.kill('SIGCONT');
       // With DOCSHARD_KEEP_DIRS=1 the directories stay (fixtures.ts), each with its members' logs.
-      if (process.env.DOCSHARD_KEEP_DIRS === '1') for (const n of everyMember) appendFileSync(path.join(n.dbpath, 'docshard.log'), n.logs.join('\n'));
+      if (process.env.DOCSHARD_KEEP_DIRS === '1') {
+        for (const n of everyMember) appendFileSync(path.join(n.dbpath, 'docshard.log'), n.logs.join('\n'));
+        cluster.routers.forEach((r, i) => appendFileSync(path.join(everyMember[0]!.dbpath, `router${i}.log`), r.logs.join('\n')));
+      }
     });
     cluster = await spawnSetCluster(p, { shards: 2, members: 3, configMembers: 3, routers: 2, address, electionTimeoutMillis: ELECTION_TIMEOUT_MS });
     for (const set of [cluster.config, ...cluster.shards]) set.nodes.forEach((n, i) => members.set(set.hosts[i]!, n));
@@ -291,7 +309,7 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
       await sleep(3000);
     } finally {
       stop.now = true;
-      await running.done;
+      await endOfLoad(running, routers[0]!, log);
     }
     await admin.command({ balancerStop: 1 });
     for (const set of [cluster.config, ...cluster.shards]) await healthy(set);
