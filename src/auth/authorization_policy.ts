@@ -312,6 +312,8 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   moveRange: onNamespace('moveChunk'),
   moveCollection: onNamespace('moveCollection'),
   unshardCollection: onNamespace('unshardCollection'),
+  abortMoveCollection: onNamespace('moveCollection'),
+  abortUnshardCollection: onNamespace('unshardCollection'),
   clearJumboFlag: onNamespace('clearJumboFlag'),
   getShardVersion: onNamespace('getShardVersion'),
   dataSize: onNamespace('find'),
