@@ -14,6 +14,7 @@ import {
 } from './resharding_coordinator_state_machine.js';
 import { decideReshardCollection, temporaryReshardingNamespace, type ReshardCollectionRequest } from './resharding_request.js';
 import { decideMoveOrUnshard, type ReshardingProvenance } from './move_collection_request.js';
+import { ReshardingStatistics } from './resharding_statistics.js';
 
 // The coordinators' state documents, on the config server (MongoDB's namespace).
 export const COORDINATOR_DOCS_NS = 'config.reshardingOperations';
@@ -167,6 +168,7 @@ class ReshardingCoordinator {
 // reshardCollection of the same key joins the one running; another key is refused.
 export class ReshardingCoordinatorService {
   private readonly coordinators = new Map<string, ReshardingCoordinator>();
+  readonly statistics = new ReshardingStatistics();
 
   constructor(private readonly node: CoordinatorNode) {}
 
@@ -254,7 +256,9 @@ export class ReshardingCoordinatorService {
   private start(doc: Doc): ReshardingCoordinator {
     const coordinator = new ReshardingCoordinator(this.node, doc);
     this.coordinators.set(coordinator.ns, coordinator);
-    void coordinator.completion.then(() => {
+    this.statistics.started(coordinator.provenance);
+    void coordinator.completion.then((reason) => {
+      this.statistics.ended(coordinator.provenance, reason);
       if (this.coordinators.get(coordinator.ns) === coordinator) this.coordinators.delete(coordinator.ns);
     });
     coordinator.handle({ type: 'started' });

@@ -237,8 +237,22 @@ describe('moveCollection and unshardCollection', () => {
 
   const aborted = (err: unknown) => err instanceof MongoServerError && err.codeName === 'ReshardCollectionAborted';
 
+  // The config server's serverStatus shardingStatistics: the reshardings it ran, by provenance.
+  async function reshardingStatistics(): Promise<AnyDoc> {
+    const direct = new MongoClient(`mongodb://${cluster.config.hosts[0]}/?directConnection=true`);
+    try {
+      const { resharding, moveCollection, unshardCollection } = (await direct.db('admin').command({ serverStatus: 1 })).shardingStatistics as AnyDoc;
+      return { resharding, moveCollection, unshardCollection };
+    } finally {
+      await direct.close();
+    }
+  }
+
   it('abortMoveCollection and abortUnshardCollection abort only their own kind of operation', { timeout: 60_000 }, async () => {
     await client.db('mv').collection<AnyDoc>('held').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i })));
+    const statsBefore = await reshardingStatistics();
+    // The first case's move and the second's two unshards committed (the move to where a collection is started none).
+    assert.ok((statsBefore.moveCollection as AnyDoc).countSucceeded >= 1 && (statsBefore.unshardCollection as AnyDoc).countSucceeded >= 1, JSON.stringify(statsBefore));
     const moving = await whileHeld(() => admin().command({ moveCollection: 'mv.held', toShard: shardIds[1] }), async () => {
       await refused({ abortUnshardCollection: 'mv.held' }, 'IllegalOperation');
       await refused({ abortReshardCollection: 'mv.held' }, 'IllegalOperation');
@@ -271,6 +285,11 @@ describe('moveCollection and unshardCollection', () => {
     await refused({ abortUnshardCollection: ns }, 'NoSuchReshardCollection');
     await refused({ abortMoveCollection: 'mv' }, 'InvalidNamespace');
     await assertConsistent();
+    // One of each started and canceled here, the resharding counters untouched.
+    const bump = (c: AnyDoc) => ({ ...c, countStarted: (c.countStarted as number) + 1, countCanceled: (c.countCanceled as number) + 1 });
+    assert.deepEqual(await reshardingStatistics(), {
+      resharding: statsBefore.resharding, moveCollection: bump(statsBefore.moveCollection as AnyDoc), unshardCollection: bump(statsBefore.unshardCollection as AnyDoc),
+    });
   });
 
   it('renames and drops an unsplittable collection that lies off the primary, and its database', { timeout: 60_000 }, async () => {
