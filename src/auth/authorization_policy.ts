@@ -53,13 +53,24 @@ const CLUSTER_MONITOR = [
   'connPoolStats', 'getCmdLineOpts', 'getDefaultRWConcern', 'getLog', 'getParameter', 'getShardMap', 'hostInfo', 'inprog', 'listDatabases',
   'listSessions', 'listShards', 'netstat', 'serverStatus', 'top', 'shardingState',
 ];
+// The enableSharding role's actions on every normal database (MongoDB 8.0's builtin_roles.yml and
+// its docs: moveCollection and unshardCollection among them), which clusterManager holds too.
+const ENABLE_SHARDING = ['analyzeShardKey', 'enableSharding', 'moveCollection', 'refineCollectionShardKey', 'reshardCollection', 'unshardCollection'];
+// clusterManager's actions on every normal database, and on config and local, where it also
+// writes (and reads config: it inherits read@config).
+const CLUSTER_MANAGER_DB = [...ENABLE_SHARDING, 'configureQueryAnalyzer', 'clearJumboFlag', 'splitChunk', 'moveChunk', 'splitVector'];
+const CLUSTER_MANAGER_CLUSTER = [
+  'addShard', 'removeShard', 'cleanupOrphaned', 'checkMetadataConsistency', 'flushRouterConfig', 'getDefaultRWConcern', 'setDefaultRWConcern', 'listSessions',
+  'listShards', 'setFeatureCompatibilityVersion', 'appendOplogNote', 'applicationMessage', 'replSetConfigure', 'replSetGetConfig', 'replSetGetStatus',
+  'replSetStateChange', 'resync', 'setClusterParameter', 'getClusterParameter',
+];
 // clusterAdmin is clusterMonitor, hostManager and clusterManager: their cluster actions, and
 // clusterManager's writes to config and local.
 const CLUSTER_ADMIN = [
-  ...CLUSTER_MONITOR, 'addShard', 'removeShard', 'cleanupOrphaned', 'checkMetadataConsistency', 'flushRouterConfig', 'killAnyCursor', 'killAnySession',
-  'killop', 'setParameter', 'shutdown', 'setFeatureCompatibilityVersion',
+  ...new Set([...CLUSTER_MONITOR, ...CLUSTER_MANAGER_CLUSTER, 'killAnyCursor', 'killAnySession', 'killop', 'setParameter', 'shutdown']),
 ];
 const MONITORED = { config: [...READ, ...STATISTICS], local: [...READ, ...STATISTICS] };
+const CLUSTER_MANAGER_WRITES = ['insert', 'update', 'remove'];
 
 const DATABASE_ROLE_GRANTS: Record<string, Grant> = {
   read: { own: READ },
@@ -67,6 +78,8 @@ const DATABASE_ROLE_GRANTS: Record<string, Grant> = {
   dbAdmin: { own: DB_ADMIN },
   userAdmin: { own: USER_ADMIN },
   dbOwner: { own: [...READ_WRITE, ...DB_ADMIN, ...USER_ADMIN] },
+  // A role of every database, as in MongoDB, whose grant is the same wherever it is held.
+  enableSharding: { anyNormal: ENABLE_SHARDING },
 };
 
 const ADMIN_ROLE_GRANTS: Record<string, Grant> = {
@@ -75,9 +88,17 @@ const ADMIN_ROLE_GRANTS: Record<string, Grant> = {
   dbAdminAnyDatabase: { anyNormal: DB_ADMIN, cluster: ['listDatabases'] },
   userAdminAnyDatabase: { anyNormal: USER_ADMIN, named: { config: USER_ADMIN, local: USER_ADMIN }, cluster: ['listDatabases', 'viewUser'] },
   clusterMonitor: { anyNormal: STATISTICS, named: MONITORED, cluster: CLUSTER_MONITOR },
+  clusterManager: {
+    anyNormal: CLUSTER_MANAGER_DB,
+    named: { config: [...READ, ...CLUSTER_MANAGER_DB, ...CLUSTER_MANAGER_WRITES], local: [...CLUSTER_MANAGER_DB, ...CLUSTER_MANAGER_WRITES] },
+    cluster: CLUSTER_MANAGER_CLUSTER,
+  },
   clusterAdmin: {
-    anyNormal: [...STATISTICS, 'dropDatabase', 'killCursors', 'splitVector', 'splitChunk', 'moveChunk', 'enableSharding', 'clearJumboFlag', 'analyzeShardKey', 'configureQueryAnalyzer'],
-    named: { config: [...MONITORED.config, 'insert', 'update', 'remove'], local: [...MONITORED.local, 'insert', 'update', 'remove'] },
+    anyNormal: [...STATISTICS, ...CLUSTER_MANAGER_DB, 'dropDatabase', 'killCursors'],
+    named: {
+      config: [...new Set([...MONITORED.config, ...CLUSTER_MANAGER_DB, ...CLUSTER_MANAGER_WRITES])],
+      local: [...new Set([...MONITORED.local, ...CLUSTER_MANAGER_DB, ...CLUSTER_MANAGER_WRITES])],
+    },
     cluster: CLUSTER_ADMIN,
   },
 };
@@ -310,8 +331,13 @@ const COMMAND_REQUIREMENTS: Record<string, Requirements> = {
   mergeChunks: onNamespace('splitChunk'),
   moveChunk: onNamespace('moveChunk'),
   moveRange: onNamespace('moveChunk'),
+  reshardCollection: onNamespace('reshardCollection'),
+  abortReshardCollection: onNamespace('reshardCollection'),
+  commitReshardCollection: onNamespace('reshardCollection'),
   moveCollection: onNamespace('moveCollection'),
   unshardCollection: onNamespace('unshardCollection'),
+  abortMoveCollection: onNamespace('moveCollection'),
+  abortUnshardCollection: onNamespace('unshardCollection'),
   clearJumboFlag: onNamespace('clearJumboFlag'),
   getShardVersion: onNamespace('getShardVersion'),
   dataSize: onNamespace('find'),

@@ -90,6 +90,30 @@ test('cluster actions belong to the cluster roles; clusterMonitor reads no data'
   assert.ok(allowed([role('readAnyDatabase', 'admin')], { listDatabases: 1, authorizedDatabases: false }, 'admin'));
 });
 
+test('enableSharding (of any database), clusterManager and clusterAdmin move, unshard and reshard collections and abort them', () => {
+  const sharding = [[role('enableSharding', 'app')], [role('enableSharding', 'admin')], [role('clusterManager', 'admin')], [role('clusterAdmin', 'admin')]];
+  const cmds = [
+    { moveCollection: 'app.c', toShard: 's1' }, { unshardCollection: 'app.c' }, { abortMoveCollection: 'app.c' }, { abortUnshardCollection: 'app.c' },
+    { reshardCollection: 'app.c', key: { k: 1 } }, { abortReshardCollection: 'app.c' }, { commitReshardCollection: 'app.c' }, { shardCollection: 'app.c', key: { k: 1 } },
+    { enableSharding: 'app' },
+  ];
+  for (const roles of sharding) {
+    for (const cmd of cmds) assert.ok(allowed(roles, cmd, 'admin'), `${roles[0]!.role} runs ${Object.keys(cmd)[0]}`);
+    assert.ok(!allowed(roles, { moveCollection: 'app.system.views', toShard: 's1' }, 'admin'), 'not a system collection');
+  }
+  for (const roles of [[role('dbOwner', 'app')], [role('readWriteAnyDatabase', 'admin')], [role('clusterMonitor', 'admin')], [role('clusterManager', 'app')]]) {
+    for (const cmd of cmds) assert.ok(!allowed(roles, cmd, 'admin'), `${roles[0]!.role}@${roles[0]!.db} does not run ${Object.keys(cmd)[0]}`);
+  }
+  // enableSharding moves collections but reads and splits nothing; clusterManager writes config.
+  assert.ok(!allowed([role('enableSharding', 'app')], { find: 'c' }));
+  assert.ok(!allowed([role('enableSharding', 'app')], { split: 'app.c', middle: { k: 1 } }, 'admin'));
+  assert.ok(allowed([role('clusterManager', 'admin')], { split: 'app.c', middle: { k: 1 } }, 'admin'));
+  assert.ok(allowed([role('clusterManager', 'admin')], { insert: 'settings', documents: [] }, 'config'));
+  assert.ok(allowed([role('clusterManager', 'admin')], { listShards: 1 }, 'admin'));
+  assert.ok(!allowed([role('clusterManager', 'admin')], { serverStatus: 1 }, 'admin'));
+  assert.ok(!allowed([role('clusterManager', 'admin')], { find: 'c' }));
+});
+
 test('renames: within a database readWrite suffices, across databases both sides are checked', () => {
   const rw = [role('readWrite', 'a')];
   assert.ok(allowed(rw, { renameCollection: 'a.x', to: 'a.y' }, 'admin'));

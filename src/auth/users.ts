@@ -13,7 +13,7 @@ export interface RoleName { role: string; db: string }
 export interface UserName { user: string; db: string }
 
 // MongoDB's built-in roles: the first list exists in every database, the second only in admin.
-const DATABASE_ROLES = new Set(['read', 'readWrite', 'dbAdmin', 'dbOwner', 'userAdmin']);
+const DATABASE_ROLES = new Set(['read', 'readWrite', 'dbAdmin', 'dbOwner', 'userAdmin', 'enableSharding']);
 const ADMIN_ROLES = new Set([
   'readAnyDatabase', 'readWriteAnyDatabase', 'userAdminAnyDatabase', 'dbAdminAnyDatabase', 'clusterAdmin', 'clusterManager',
   'clusterMonitor', 'hostManager', 'backup', 'restore', 'root', '__system',

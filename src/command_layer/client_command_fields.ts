@@ -161,6 +161,8 @@ export const CLIENT_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>> 
   commitReshardCollection: [],
   moveCollection: ['toShard'],
   unshardCollection: ['toShard'],
+  abortMoveCollection: [],
+  abortUnshardCollection: [],
   split: ['find', 'middle', 'bounds'],
   mergeChunks: ['bounds'],
   moveChunk: ['find', 'bounds', 'to', 'forceJumbo', 'secondaryThrottle', '_secondaryThrottle', 'waitForDelete', '_waitForDelete'],

@@ -40,7 +40,7 @@ export const INTERNAL_COMMAND_FIELDS: Readonly<Record<string, readonly string[]>
   // (src/ddl) to the config server, the ReshardingCoordinator there to the shards.
   _shardsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation', 'provenance', 'shardDistribution'],
   _configsvrReshardCollection: ['key', 'unique', 'numInitialChunks', 'zones', 'forceRedistribution', 'collation', 'provenance', 'shardDistribution'],
-  _configsvrAbortReshardCollection: [],
+  _configsvrAbortReshardCollection: ['provenance'],
   _configsvrCommitReshardCollection: [],
   _shardsvrReshardingRecipientStart: [
     'reshardingUUID', 'sourceUUID', 'tempNs', 'sourceKey', 'reshardingKey', 'cloneTimestamp', 'donors', 'sourceChunks', 'recipientChunks',

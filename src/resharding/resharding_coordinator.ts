@@ -13,7 +13,8 @@ import {
   coordinatorStep, type AbortReason, type CoordinatorEffect, type CoordinatorEvent, type CoordinatorProgress, type ReshardingState,
 } from './resharding_coordinator_state_machine.js';
 import { decideReshardCollection, temporaryReshardingNamespace, type ReshardCollectionRequest } from './resharding_request.js';
-import { decideMoveOrUnshard } from './move_collection_request.js';
+import { decideMoveOrUnshard, type ReshardingProvenance } from './move_collection_request.js';
+import { ReshardingStatistics } from './resharding_statistics.js';
 
 // The coordinators' state documents, on the config server (MongoDB's namespace).
 export const COORDINATOR_DOCS_NS = 'config.reshardingOperations';
@@ -57,6 +58,10 @@ class ReshardingCoordinator {
 
   get state(): ReshardingState {
     return this.progress.state;
+  }
+
+  get provenance(): ReshardingProvenance {
+    return (this.doc.provenance as ReshardingProvenance | undefined) ?? 'reshardCollection';
   }
 
   // The coordinator as $currentOp shows it (MongoDB's resharding metrics: coordinatorState, the
@@ -163,6 +168,7 @@ class ReshardingCoordinator {
 // reshardCollection of the same key joins the one running; another key is refused.
 export class ReshardingCoordinatorService {
   private readonly coordinators = new Map<string, ReshardingCoordinator>();
+  readonly statistics = new ReshardingStatistics();
 
   constructor(private readonly node: CoordinatorNode) {}
 
@@ -208,10 +214,15 @@ export class ReshardingCoordinatorService {
     answer(await this.start(doc).completion);
   }
 
-  // abortReshardCollection: answered once the abort has run (or with the refusal of one after
-  // the commit decision).
-  async abort(ns: string): Promise<void> {
+  // abortReshardCollection, abortMoveCollection, abortUnshardCollection: answered once the abort
+  // has run (or with the refusal of one after the commit decision). As in MongoDB 8.0, each aborts
+  // only an operation its own command started: the router names which (`provenance`), and a
+  // request that names another kind, or none, finds nothing to abort.
+  async abort(ns: string, provenance: ReshardingProvenance | undefined): Promise<void> {
     const coordinator = this.running(ns, 'Could not find resharding document to abort resharding operation');
+    if (coordinator.provenance !== provenance) {
+      throw new MongoError(ErrorCodes.IllegalOperation, 'Could not find in-progress resharding operation with matching provenance');
+    }
     coordinator.handle({ type: 'abortRequested' });
     await coordinator.completion;
   }
@@ -245,7 +256,9 @@ export class ReshardingCoordinatorService {
   private start(doc: Doc): ReshardingCoordinator {
     const coordinator = new ReshardingCoordinator(this.node, doc);
     this.coordinators.set(coordinator.ns, coordinator);
-    void coordinator.completion.then(() => {
+    this.statistics.started(coordinator.provenance);
+    void coordinator.completion.then((reason) => {
+      this.statistics.ended(coordinator.provenance, reason);
       if (this.coordinators.get(coordinator.ns) === coordinator) this.coordinators.delete(coordinator.ns);
     });
     coordinator.handle({ type: 'started' });

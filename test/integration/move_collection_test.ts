@@ -214,6 +214,84 @@ describe('moveCollection and unshardCollection', () => {
     await assertConsistent();
   });
 
+  // Holds the config server's coordinator of `ns`'s resharding before its critical section (the
+  // fail point reshard_collection_test holds it with), runs `check` meanwhile, and answers how the
+  // command that started it ended.
+  async function whileHeld(start: () => Promise<unknown>, check: () => Promise<void>): Promise<unknown> {
+    const FAIL_POINT = 'reshardingPauseCoordinatorBeforeBlockingWrites';
+    const direct = new MongoClient(`mongodb://${cluster.config.hosts[0]}/?directConnection=true`);
+    try {
+      const { count } = await direct.db('admin').command({ configureFailPoint: FAIL_POINT, mode: 'alwaysOn' });
+      const ended = start().then(() => undefined, (err: unknown) => err);
+      try {
+        await direct.db('admin').command({ waitForFailPoint: FAIL_POINT, timesEntered: (count as number) + 1, maxTimeMS: 30_000 });
+        await check();
+      } finally {
+        await direct.db('admin').command({ configureFailPoint: FAIL_POINT, mode: 'off' });
+      }
+      return await ended;
+    } finally {
+      await direct.close();
+    }
+  }
+
+  const aborted = (err: unknown) => err instanceof MongoServerError && err.codeName === 'ReshardCollectionAborted';
+
+  // The config server's serverStatus shardingStatistics: the reshardings it ran, by provenance.
+  async function reshardingStatistics(): Promise<AnyDoc> {
+    const direct = new MongoClient(`mongodb://${cluster.config.hosts[0]}/?directConnection=true`);
+    try {
+      const { resharding, moveCollection, unshardCollection } = (await direct.db('admin').command({ serverStatus: 1 })).shardingStatistics as AnyDoc;
+      return { resharding, moveCollection, unshardCollection };
+    } finally {
+      await direct.close();
+    }
+  }
+
+  it('abortMoveCollection and abortUnshardCollection abort only their own kind of operation', { timeout: 60_000 }, async () => {
+    await client.db('mv').collection<AnyDoc>('held').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i })));
+    const statsBefore = await reshardingStatistics();
+    // The first case's move and the second's two unshards committed (the move to where a collection is started none).
+    assert.ok((statsBefore.moveCollection as AnyDoc).countSucceeded >= 1 && (statsBefore.unshardCollection as AnyDoc).countSucceeded >= 1, JSON.stringify(statsBefore));
+    const moving = await whileHeld(() => admin().command({ moveCollection: 'mv.held', toShard: shardIds[1] }), async () => {
+      await refused({ abortUnshardCollection: 'mv.held' }, 'IllegalOperation');
+      await refused({ abortReshardCollection: 'mv.held' }, 'IllegalOperation');
+      assert.deepEqual(ownFields(await admin().command({ abortMoveCollection: 'mv.held' })), { ok: 1 });
+    });
+    assert.ok(aborted(moving), String(moving));
+    // Registered by the move, unsplittable on the primary, where every document still is.
+    const held = await catalogOf('mv.held');
+    assert.deepEqual([held.entry?.unsplittable, held.chunks.map((c) => c.shard)], [true, [shardIds[0]]]);
+    assert.equal((await idsOnShard(0, 'held')).length, 100);
+    assert.deepEqual(await idsOnShard(1, 'held'), []);
+    assert.ok(!(await collectionsOnShard(1)).some((n) => n.startsWith('system.resharding.')), 'no temporary collection left');
+    assert.equal(await config().collection('reshardingOperations').countDocuments(), 0);
+    await refused({ abortMoveCollection: 'mv.held' }, 'NoSuchReshardCollection');
+
+    const ns = 'mv.heldSharded';
+    await admin().command({ shardCollection: ns, key: { x: 1 } });
+    await client.db('mv').collection<AnyDoc>('heldSharded').insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, x: i })));
+    await admin().command({ split: ns, middle: { x: 50 } });
+    await admin().command({ moveChunk: ns, find: { x: 75 }, to: shardIds[1] });
+    const before = await catalogOf(ns);
+    const unsharding = await whileHeld(() => admin().command({ unshardCollection: ns, toShard: shardIds[0] }), async () => {
+      await refused({ abortMoveCollection: ns }, 'IllegalOperation');
+      await admin().command({ abortUnshardCollection: ns });
+    });
+    assert.ok(aborted(unsharding), String(unsharding));
+    assert.deepEqual(await catalogOf(ns), before, 'still sharded on {x: 1}, its chunks where they were');
+    assert.equal((await idsOnShard(1, 'heldSharded')).length, 50, 'the second shard keeps its chunk\'s documents');
+    assert.equal(await second.db('mv').collection('heldSharded').countDocuments({}), 100);
+    await refused({ abortUnshardCollection: ns }, 'NoSuchReshardCollection');
+    await refused({ abortMoveCollection: 'mv' }, 'InvalidNamespace');
+    await assertConsistent();
+    // One of each started and canceled here, the resharding counters untouched.
+    const bump = (c: AnyDoc) => ({ ...c, countStarted: (c.countStarted as number) + 1, countCanceled: (c.countCanceled as number) + 1 });
+    assert.deepEqual(await reshardingStatistics(), {
+      resharding: statsBefore.resharding, moveCollection: bump(statsBefore.moveCollection as AnyDoc), unshardCollection: bump(statsBefore.unshardCollection as AnyDoc),
+    });
+  });
+
   it('renames and drops an unsplittable collection that lies off the primary, and its database', { timeout: 60_000 }, async () => {
     // mv.spread: unsplittable on the second shard since the unshard above.
     await client.db('admin').command({ renameCollection: 'mv.spread', to: 'mv.spread2' });

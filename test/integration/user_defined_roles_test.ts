@@ -147,7 +147,7 @@ describe('user-defined roles on a node started with --auth', () => {
     const all = (await app.command({ rolesInfo: 1 })).roles.map((r: { role: string }) => r.role);
     assert.deepEqual(all, ['base', 'inserter', 'top']);
     const withBuiltin = (await app.command({ rolesInfo: 1, showBuiltinRoles: true })).roles.map((r: { role: string }) => r.role);
-    assert.deepEqual(withBuiltin, ['base', 'inserter', 'top', 'dbAdmin', 'dbOwner', 'read', 'readWrite', 'userAdmin']);
+    assert.deepEqual(withBuiltin, ['base', 'inserter', 'top', 'dbAdmin', 'dbOwner', 'enableSharding', 'read', 'readWrite', 'userAdmin']);
 
     const [user] = (await root.db('admin').command({ createUser: 'v', pwd: 'pw', roles: [{ role: 'top', db: 'app' }] }).then(() => root.db('admin').command({ usersInfo: 'v', showPrivileges: true }))).users;
     assert.deepEqual(user.inheritedRoles, [{ role: 'top', db: 'app' }, { role: 'base', db: 'app' }, { role: 'read', db: 'app' }]);

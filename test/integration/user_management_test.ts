@@ -119,7 +119,7 @@ describe('user management on a node with --auth', () => {
     assert.deepEqual((await a.command({ rolesInfo: 'read' })).roles, [{ role: 'read', db: 'a', isBuiltin: true, roles: [], inheritedRoles: [] }]);
     assert.deepEqual((await a.command({ rolesInfo: [{ role: 'root', db: 'admin' }, { role: 'root', db: 'a' }, 'dbOwner'] })).roles.map((r: { role: string; db: string }) => `${r.role}@${r.db}`), ['root@admin', 'dbOwner@a']);
     assert.deepEqual((await a.command({ rolesInfo: 1 })).roles, []);
-    assert.deepEqual((await a.command({ rolesInfo: 1, showBuiltinRoles: true })).roles.map((r: { role: string }) => r.role), ['dbAdmin', 'dbOwner', 'read', 'readWrite', 'userAdmin']);
+    assert.deepEqual((await a.command({ rolesInfo: 1, showBuiltinRoles: true })).roles.map((r: { role: string }) => r.role), ['dbAdmin', 'dbOwner', 'enableSharding', 'read', 'readWrite', 'userAdmin']);
     await a.command({ createUser: 'admin_a', pwd: 'pw', roles: ['userAdmin'] });
     await a.command({ createUser: 'r', pwd: 'pw', roles: ['read'] });
     const userAdmin = await MongoClient.connect(userUri(node.port, 'admin_a', 'pw', 'a', '&directConnection=true'));

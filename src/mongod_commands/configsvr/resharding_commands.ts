@@ -6,7 +6,8 @@ import { checkDDLCoordinatorSession } from '../sharding/ddl_participant_session.
 
 // The config server's side of reshardCollection, abortReshardCollection and
 // commitReshardCollection (MongoDB's _configsvr* names), sent by a router (reshardCollection by
-// way of the database's primary shard): the
+// way of the database's primary shard; abortMoveCollection and abortUnshardCollection as
+// _configsvrAbortReshardCollection with their `provenance`): the
 // ReshardingCoordinatorService (src/resharding) answers each once the resharding has ended.
 type ConfigCommand = CommandDefinition<ConfigServerServices>;
 
@@ -33,7 +34,7 @@ export const configsvrAbortReshardCollectionCommand: ConfigCommand = {
   names: ['_configsvrAbortReshardCollection'],
   adminOnly: true,
   async run(ctx, cmd) {
-    await ctx.node.resharding.abort(requireString(cmd, '_configsvrAbortReshardCollection'));
+    await ctx.node.resharding.abort(requireString(cmd, '_configsvrAbortReshardCollection'), parseProvenance(cmd.provenance));
     return { ok: 1 };
   },
 };

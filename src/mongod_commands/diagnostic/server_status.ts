@@ -3,7 +3,7 @@ import { isPlainObject, type Doc } from '../../bson/values.js';
 import { commandMetricsOf, opLatencies } from '../../metrics/command_metrics.js';
 import { migrationStatistics } from '../../migration/migration_statistics.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
-import type { CommandDefinition, MongodServices } from '../command.js';
+import { isConfigServerServices, type CommandDefinition, type MongodServices } from '../command.js';
 import { SERVER_VERSION } from '../../command_layer/server_description.js';
 import { authenticationAttempts } from '../auth/sasl_commands.js';
 import { memberHelloFields } from '../../replication/member_hello.js';
@@ -32,6 +32,8 @@ export const serverStatusCommand: CommandDefinition = {
       metrics: { cursor: { open: { total: node.cursors.openCount } }, ttl: { ...node.ttl.statistics } },
       storageEngine: { name: 'lmdb', supportsCommittedReads: true, supportsSnapshotReadConcern: true, persistent: true },
       ...(node.options.role === 'shard' ? { shardingStatistics: shardingStatistics(node) } : {}),
+      // A config server's: the reshardings its coordinators ran (src/resharding).
+      ...(isConfigServerServices(node) ? { shardingStatistics: node.resharding.statistics.serverStatus() } : {}),
       // MongoDB's section for a replica-set member: what hello says of the set, and the rollback id.
       ...(node.replication === undefined ? {} : { repl: { ...memberHelloFields(node.replication, false), rbid: node.replication.rollbackId() } }),
       ok: 1,

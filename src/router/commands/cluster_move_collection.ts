@@ -4,6 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { optionalString, requireString } from '../../command_layer/args.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { onPrimaryShard } from './cluster_ddl.js';
+import { namespaceArg as reshardingNamespaceArg, toConfig } from './cluster_reshard.js';
 
 // moveCollection and unshardCollection (admin; MongoDB 8.0, mongosh's sh.moveCollection and
 // sh.unshardCollection): each is a resharding to the key {_id: 1} (`provenance` names which) with
@@ -55,4 +56,26 @@ export const unshardCollectionCommand: RouterCommand = {
   },
 };
 
-export const moveCollectionRouterCommands: readonly RouterCommand[] = [moveCollectionCommand, unshardCollectionCommand];
+// abortMoveCollection and abortUnshardCollection (mongosh's sh.abortMoveCollection and
+// sh.abortUnshardCollection): the config server aborts the namespace's resharding if its own
+// command started it (`provenance`); another kind of resharding answers IllegalOperation, none
+// NoSuchReshardCollection, one past its commit decision ReshardCollectionCommitted.
+export const abortMoveCollectionCommand: RouterCommand = {
+  names: ['abortMoveCollection'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const ns = reshardingNamespaceArg(cmd, 'abortMoveCollection');
+    return toConfig(ctx, ns, { _configsvrAbortReshardCollection: ns, provenance: 'moveCollection' });
+  },
+};
+
+export const abortUnshardCollectionCommand: RouterCommand = {
+  names: ['abortUnshardCollection'],
+  adminOnly: true,
+  run(ctx, cmd) {
+    const ns = reshardingNamespaceArg(cmd, 'abortUnshardCollection');
+    return toConfig(ctx, ns, { _configsvrAbortReshardCollection: ns, provenance: 'unshardCollection' });
+  },
+};
+
+export const moveCollectionRouterCommands: readonly RouterCommand[] = [moveCollectionCommand, unshardCollectionCommand, abortMoveCollectionCommand, abortUnshardCollectionCommand];

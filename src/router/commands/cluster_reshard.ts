@@ -11,15 +11,16 @@ import { onPrimaryShard } from './cluster_ddl.js';
 // the namespace and the arguments' types; reshardCollection goes to the database's primary shard,
 // whose ReshardCollectionCoordinator (src/ddl) holds the collection's DDL lock while the config
 // server's ReshardingCoordinator (src/resharding) runs, the other two to the config server; each
-// answers once the resharding has ended. Routers learn the new routing from
+// answers once the resharding has ended. abortReshardCollection aborts a reshardCollection only
+// (`provenance`), not a moveCollection nor an unshardCollection, as in MongoDB 8.0. Routers learn the new routing from
 // StaleConfig, as after any DDL; this one's cache is dropped at once.
-function namespaceArg(cmd: Doc, name: string): string {
+export function namespaceArg(cmd: Doc, name: string): string {
   const ns = requireString(cmd, name);
   if (!ns.includes('.') || ns.endsWith('.') || ns.startsWith('.')) throw new MongoError(ErrorCodes.InvalidNamespace, `Invalid namespace specified '${ns}'`);
   return ns;
 }
 
-async function toConfig(ctx: RouterContext, ns: string, cmd: Doc): Promise<Doc> {
+export async function toConfig(ctx: RouterContext, ns: string, cmd: Doc): Promise<Doc> {
   try {
     checkOk(await ctx.router.client.command(ctx.router.options.configHost, 'admin', cmd));
   } finally {
@@ -66,7 +67,7 @@ export const abortReshardCollectionCommand: RouterCommand = {
   adminOnly: true,
   run(ctx, cmd) {
     const ns = namespaceArg(cmd, 'abortReshardCollection');
-    return toConfig(ctx, ns, { _configsvrAbortReshardCollection: ns });
+    return toConfig(ctx, ns, { _configsvrAbortReshardCollection: ns, provenance: 'reshardCollection' });
   },
 };
 
