@@ -1,5 +1,6 @@
 import type { Binary, Timestamp } from 'bson';
 import { compareValues } from '../bson/compare.js';
+import { LazyDocument } from '../bson/raw_document.js';
 import { deserializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace } from '../storage/catalog_entry.js';
 import type { KvWriter, OpObserver, StoredDocument, UnitContext, UnitObserver, UpdateHow } from '../storage/op_observer.js';
@@ -29,6 +30,7 @@ interface Frame {
 }
 
 const TRANSACTIONS_NS = 'config.transactions';
+const PREV_OP_TIME_FIELDS = ['txnNum', 'lastWriteOpTime'];
 
 // MongoDB's OpObserverImpl: turns every write unit and catalog change into one oplog entry written
 // into local.oplog.rs in the same LMDB transaction, at the unit's commit time (a catalog change
@@ -147,7 +149,9 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
   // depend on the version history still holding that document when the stream reads the entry.
   onUpdate(_w: KvWriter, ns: string, before: Doc, after: Doc, bytes: Buffer, how?: UpdateHow): void {
     if (this.suppressed > 0 || ns.startsWith('local.')) return;
-    if (ns === TRANSACTIONS_NS && this.frames.length > 0) this.frames.at(-1)!.sessionRecordBefore ??= before;
+    // A record put from its bytes (the session catalog's) comes with only its _id decoded: the
+    // fields prevOpTime needs are read from the old bytes.
+    if (ns === TRANSACTIONS_NS && this.frames.length > 0) this.frames.at(-1)!.sessionRecordBefore ??= how?.beforeBytes === undefined ? before : new LazyDocument(how.beforeBytes).fields(PREV_OP_TIME_FIELDS);
     const post = deserializeDocument(bytes);
     const op = this.crud(ns, { op: 'u', o: post, o2: this.options.documentKey?.(ns, post) ?? { _id: after._id } });
     if (how?.replacement !== true && !ns.startsWith('config.')) {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Timestamp } from 'bson';
+import { Long, Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ErrorCodes } from '../base/error_codes.js';
 import { deserializeDocument, serializeDocument, type Doc } from '../bson/values.js';
@@ -135,6 +135,27 @@ test('a replacement from bytes (a transaction\'s commit) is described from the w
   storage.write((unit) => unit.upsertBytes(coll, serializeDocument({ _id: 1, a: 2, keep: 'x' })));
   const [entry] = oplog.reads.entriesFrom(ZERO).slice(-1);
   assert.deepEqual(entry!.updateDescription, { updatedFields: { a: 2 }, removedFields: [], truncatedArrays: [] });
+}));
+
+// The session catalog puts a session's record from its bytes: the entry of a retryable write's unit
+// that continues the record's txnNumber still chains to the record's last write.
+test('a session record replaced from bytes gives the unit\'s entry the record\'s lastWriteOpTime as prevOpTime', withOplog({}, (storage, oplog) => {
+  const records = storage.createCollection('config.transactions');
+  const app = storage.createCollection('app.c');
+  const lsid = { id: 'session' };
+  const last = { ts: new Timestamp({ t: 7, i: 3 }), t: Long.fromNumber(-1) };
+  storage.write((unit) => unit.insert(records, { _id: lsid, txnNum: Long.fromNumber(5), lastWriteOpTime: last, stmts: [] }));
+  for (const txnNumber of [5, 6]) {
+    storage.write((unit) => {
+      unit.sessionInfo = { lsid, txnNumber, stmtIds: [txnNumber] };
+      unit.insert(app, { _id: txnNumber });
+      unit.upsertBytes(records, serializeDocument({ _id: lsid, txnNum: Long.fromNumber(txnNumber), lastWriteOpTime: { ts: unit.commitTimestamp()!, t: Long.fromNumber(-1) }, stmts: [] }));
+    });
+  }
+  const [sameTxn, newerTxn] = oplog.reads.entriesFrom(ZERO).slice(-2);
+  assert.deepEqual(sameTxn!.prevOpTime, last);
+  assert.equal(Number((newerTxn!.prevOpTime as Doc).t), -1);
+  assert.equal(Number(((newerTxn!.prevOpTime as Doc).ts as Timestamp).t), 0, 'a newer txnNumber starts a new chain');
 }));
 
 test('a chunk migration\'s writes are logged fromMigrate, each operation of an applyOps too', withOplog({}, (storage, oplog) => {

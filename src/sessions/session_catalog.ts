@@ -1,5 +1,5 @@
 import { Binary, Long, MaxKey, MinKey, type Timestamp } from 'bson';
-import { isNumber, isPlainObject, toDouble, type Doc } from '../bson/values.js';
+import { isNumber, isPlainObject, serializeDocument, toDouble, type Doc } from '../bson/values.js';
 import { LocalWriter } from '../query/exec/local_collection.js';
 import { prepareFind } from '../query/exec/find_query.js';
 import type { StorageEngine, WriteUnit } from '../storage/storage_engine.js';
@@ -76,7 +76,6 @@ export class SessionCatalog {
   // The recipient's part: what a migration brought joins each session's state, in the write unit
   // the recipient answers the commit from. A session already on a newer txnNumber here keeps it.
   applyMigratedHistory(unit: WriteUnit, ns: string, migrationId: unknown, entries: readonly MigratedHistory[]): void {
-    const w = new LocalWriter(this.storage, unit);
     for (const h of entries) {
       const lsid = sessionIdOf(h.lsid);
       const key = sessionKey(lsid);
@@ -85,7 +84,7 @@ export class SessionCatalog {
       if (stmts === undefined) continue;
       const { state, writes } = absorbMigrated(known, h, stmts, { session: lsidDoc(lsid), ts: this.clock.tick(), wallDate: new Date(this.clock.wallMs()) }, ns, migrationId);
       this.cache(key, known, state);
-      applyWrites(w, writes);
+      applyWrites(this.storage, unit, writes);
     }
   }
 
@@ -108,7 +107,7 @@ export class SessionCatalog {
   recordTransactionCommit(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
     unit.sessionInfo = { lsid: lsidDoc(lsid), txnNumber, transaction: true };
     const ts = unit.commitTimestamp() ?? this.clock.tick();
-    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'committed' }, true);
+    this.recordState(unit, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'committed' }, true);
   }
 
   // A transaction's prepare (the first phase of a two-phase commit): the session's record takes
@@ -116,17 +115,16 @@ export class SessionCatalog {
   // apply, in one unit, so that a restart finds it prepared (preparedTransactions). The unit's
   // commit time is the prepareTimestamp.
   recordTransactionPrepare(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number, writes: readonly PreparedWrite[]): Timestamp {
-    const w = new LocalWriter(this.storage, unit);
     const ts = unit.commitTimestamp() ?? this.clock.tick();
     const preparedWrites = writes.map((x) => ({ ns: x.ns, id: x.id, existed: x.existed, ...(x.after === undefined ? {} : { after: new Binary(x.after) }) }));
-    this.recordState(w, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'prepared', prepareTimestamp: ts, preparedWrites }, false);
+    this.recordState(unit, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'prepared', prepareTimestamp: ts, preparedWrites }, false);
     return ts;
   }
 
   // A prepared transaction's abort: the record says so, and holds its writes no longer.
   recordTransactionAbort(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number): void {
     const ts = unit.commitTimestamp() ?? this.clock.tick();
-    this.recordState(new LocalWriter(this.storage, unit), lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'aborted' }, false);
+    this.recordState(unit, lsid, txnNumber, { lastWriteOpTime: opTime(ts), lastWriteDate: new Date(this.clock.wallMs()), state: 'aborted' }, false);
   }
 
   // The transactions a crash left prepared, as their records hold them.
@@ -141,11 +139,11 @@ export class SessionCatalog {
     }));
   }
 
-  private recordState(w: LocalWriter, lsid: LogicalSessionId, txnNumber: number, fields: Doc, committed: boolean): void {
+  private recordState(unit: WriteUnit, lsid: LogicalSessionId, txnNumber: number, fields: Doc, committed: boolean): void {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
     const { state, writes } = recordTransactionState(known, lsidDoc(lsid), txnNumber, fields, committed);
-    applyWrites(w, writes);
+    applyWrites(this.storage, unit, writes);
     this.cache(key, known, state);
   }
 
@@ -237,21 +235,26 @@ export class RetryableWriteRun {
     const ctx = { session: lsidDoc(this.lsid), ts, wallDate: new Date(this.clock.wallMs()) };
     const { writes, next } = recordStatements(this.state, ctx, this.ns, this.recorded, this.image);
     this.unit.sessionInfo = { lsid: ctx.session, txnNumber: this.state.txnNum, stmtIds: this.recorded.map((r) => r.stmtId as number) };
-    applyWrites(new LocalWriter(this.storage, this.unit), writes);
+    applyWrites(this.storage, this.unit, writes);
     const before = Object.fromEntries(Object.keys(next).map((k) => [k, this.state[k as keyof CachedSession]]));
     Object.assign(this.state, next);
     if (Object.keys(next).length > 0) this.storage.onRollback(() => Object.assign(this.state, before));
   }
 }
 
-function applyWrites(w: LocalWriter, writes: readonly SessionWrite[]): void {
+// The session's record is put whole by its _id from its bytes (WriteUnit.upsertBytes: one point
+// read in the _id index, nothing decoded but its _id): the retryable write's one extra document
+// write, without the query, the replacement and the decoding of the old record that an update
+// through the query layer would cost every retryable write.
+function applyWrites(storage: StorageEngine, unit: WriteUnit, writes: readonly SessionWrite[]): void {
+  const w = new LocalWriter(storage, unit);
   for (const write of writes) {
     switch (write.type) {
       case 'dropOlderHistory':
         w.delete(TRANSACTION_HISTORY_NS, olderHistoryFilter(write.session, write.txnNum));
         break;
       case 'putRecord':
-        w.update(TRANSACTIONS_NS, { _id: write.session }, write.record, { upsert: true });
+        unit.upsertBytes(storage.getCollection(TRANSACTIONS_NS) ?? storage.ensureCollection(TRANSACTIONS_NS).coll, serializeDocument(write.record));
         break;
       case 'setRecordFields':
         w.update(TRANSACTIONS_NS, { _id: write.session }, { $set: write.fields });
