@@ -29,6 +29,10 @@ export function maxOpTime(a: OpTime, b: OpTime): OpTime {
   return compareOpTime(a, b) >= 0 ? a : b;
 }
 
+export function minOpTime(a: OpTime, b: OpTime): OpTime {
+  return compareOpTime(a, b) <= 0 ? a : b;
+}
+
 export function formatOpTime(o: OpTime): string {
   return `{ts: ${o.ts}, t: ${o.t}}`;
 }

@@ -10,7 +10,7 @@ import type { ReplEffect } from '../repl/effects.js';
 import { isUp } from '../repl/member_data.js';
 import { isReadable } from '../repl/member_state.js';
 import type { OplogFetch, ReplMessage, RollbackFetch } from '../repl/messages.js';
-import { compareOpTime, formatOpTime, NULL_OP_TIME, opTimeEquals, OPTIME_TS_PER_SECOND, type OpTime } from '../repl/op_time.js';
+import { compareOpTime, formatOpTime, minOpTime, NULL_OP_TIME, opTimeEquals, OPTIME_TS_PER_SECOND, type OpTime } from '../repl/op_time.js';
 import type { OplogEntry } from '../repl/oplog_entry.js';
 import { isElectable, isVoter, replSetSettings } from '../repl/repl_set_config.js';
 import { nextWakeMs, startUp, topologyStep, type ReplEvent } from '../repl/topology_coordinator.js';
@@ -516,7 +516,7 @@ export class ReplicationCoordinator {
     const core = this.core;
     if (core === null) return undefined;
     const last = lastAppliedOpTime(core);
-    return this.persisting === undefined || compareOpTime(this.stored, last) > 0 ? last : this.stored;
+    return this.persisting === undefined ? last : minOpTime(this.stored, last);
   }
 
   // The commit point as far as the store holds it: where a majority read reads and a change stream
@@ -526,7 +526,7 @@ export class ReplicationCoordinator {
     const core = this.core;
     const stored = this.storedOpTime();
     if (core === null || stored === undefined) return undefined;
-    return compareOpTime(core.lastCommittedOpTime, stored) <= 0 ? core.lastCommittedOpTime : stored;
+    return minOpTime(core.lastCommittedOpTime, stored);
   }
 
   // The core found our last entries absent on the sync source: the store goes back to the common
@@ -765,7 +765,7 @@ export class ReplicationCoordinator {
     if (reply?.kind !== 'replSetHeartbeatResponse') throw new MongoError(ErrorCodes.InternalError, 'heartbeat not answered');
     // Durable is what the store holds: a primary counts it toward its commit point.
     const stored = this.storedOpTime();
-    const durableOpTime = stored !== undefined && compareOpTime(stored, reply.durableOpTime) < 0 ? stored : reply.durableOpTime;
+    const durableOpTime = stored === undefined ? reply.durableOpTime : minOpTime(stored, reply.durableOpTime);
     return heartbeatReply(config, { ...reply, durableOpTime }, { ...this.configIfNewer(cmd), ...(this.lastElectionTime() === undefined ? {} : { electionTime: this.lastElectionTime() }) });
   }
 

@@ -4,7 +4,7 @@ import { Long, Timestamp } from 'bson';
 import { MongoError } from '../base/errors.js';
 import { ManualClock } from '../base/manual_clock_test_util.js';
 import type { Doc } from '../bson/values.js';
-import { compareOpTime, type OpTime } from '../repl/op_time.js';
+import { minOpTime, type OpTime } from '../repl/op_time.js';
 import { electedPrimary, entry, started, THREE } from '../repl/topology_test_util.js';
 import { lastAppliedOpTime, type TopologyState } from '../repl/topology_state.js';
 import { topologyStep } from '../repl/topology_coordinator.js';
@@ -26,7 +26,7 @@ class CoreStates implements ReplicationProgress {
   }
   readableCommitPoint(): OpTime {
     const stored = this.storedOpTime();
-    return compareOpTime(this.current.lastCommittedOpTime, stored) <= 0 ? this.current.lastCommittedOpTime : stored;
+    return minOpTime(this.current.lastCommittedOpTime, stored);
   }
   isWritablePrimary(): boolean {
     return this.current.role === 'leader' && this.current.leader?.writable === true;
