@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Doc } from '../bson/values.js';
 import { commandMetricsOf, opLatencies } from '../metrics/command_metrics.js';
 import type { HttpRoutes } from '../metrics/http_server.js';
-import { routerOperationsOf } from '../router/router_operations.js';
+import { operationsInFlightOf } from '../command_layer/operations_in_flight.js';
 import type { RouterServices } from '../router/router_services.js';
 import { ClusterPoller } from './cluster_poller.js';
 import { balancerPanel, collectionsPanel, emptySeries, migrationsPanel, operationsPanel, shardMapPanel, throughputPanel, topologyPanel, type SeriesState } from './console_view.js';
@@ -129,7 +129,7 @@ class ConsoleHub {
       shardMap: shardMapPanel(s),
       migrations: migrationsPanel(s),
       throughput: throughputPanel(this.series, s.timeMs, nodes),
-      operations: operationsPanel(routerOperationsOf(this.router).list(this.router.wallClock.now()), s.shards),
+      operations: operationsPanel(operationsInFlightOf(this.router).list(this.router.wallClock.now()), s.shards),
       heat: this.heat.view(this.router.wallClock.now()),
     };
   }

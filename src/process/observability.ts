@@ -19,25 +19,25 @@ import { OplogReads } from '../oplog/oplog_reads.js';
 import { memberViews } from '../replication/member_views.js';
 import type { ReplicationCoordinator } from '../replication/replication_coordinator.js';
 import { MetricsRegistry } from '../metrics/prometheus_registry.js';
-import { routerOperationsOf } from '../router/router_operations.js';
+import { operationsInFlightOf } from '../command_layer/operations_in_flight.js';
 import type { RouterServices } from '../router/router_services.js';
 
 // Where a process's metrics come from (src/metrics knows none of its services) and its HTTP port.
 
 const INTERNAL_DBS = new Set(['admin', 'config', 'local']);
 
-// A node's message handler, its commands counted (src/metrics/message_metrics.ts) and the slow
-// ones logged (src/metrics/slow_operations.ts).
+// A node's message handler, its commands counted (src/metrics/message_metrics.ts), the slow ones
+// logged (src/metrics/slow_operations.ts), and each registered while it runs (currentOp).
 export function instrumentNode(services: MongodServices, handler: MessageHandler): MessageHandler {
   const slow = slowOperationObserver(slowOperationSettingsOf(services), slowOperationReporter(services.logger), () => services.logger.isLevelEnabled('debug'));
-  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), handler, slow);
+  return withCommandMetrics(commandMetricsOf(services), (name) => canonicalName(services.commands, name), operationsInFlightOf(services).wrap(handler), slow);
 }
 
 // A router's message handler, its commands counted and the slow ones logged, each registered
 // while it runs (killOp), and targeted for the console's heat map while a console is open.
 export function instrumentRouter(router: RouterServices, handler: MessageHandler): MessageHandler {
   const slow = slowOperationObserver(slowOperationSettingsOf(router), slowOperationReporter(router.logger), () => router.logger.isLevelEnabled('debug'));
-  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), routerOperationsOf(router).wrap(withHeatTracking(router, handler)), slow);
+  return withCommandMetrics(commandMetricsOf(router), (name) => canonicalName(router.commands, name), operationsInFlightOf(router).wrap(withHeatTracking(router, handler)), slow);
 }
 
 // A hello that waits for a topology change (maxAwaitTimeMS) is slow on purpose.

@@ -216,4 +216,35 @@ describe('a docshard node used through the official driver', () => {
     const cursor = await db.command({ find: 'many', batchSize: 2 });
     assert.ok(cursor.cursor.id instanceof Long);
   });
+  // As mongod lists them: a request still waiting on the node (an awaitData getMore) is in
+  // currentOp, and in $currentOp, with its connection, operation, namespace and command.
+  it('lists the requests in flight in currentOp and $currentOp', async () => {
+    await db.createCollection('waits', { capped: true, size: 4096 });
+    await db.collection<AnyDoc>('waits').insertOne({ _id: 1 });
+    const opened = await db.command({ find: 'waits', tailable: true, awaitData: true, batchSize: 1 });
+    const id = (opened.cursor as AnyDoc).id as Long;
+    const other = new MongoClient(client.options.hosts.map((h) => `mongodb://${h.toString()}`)[0]!);
+    try {
+      const waiting = db.command({ getMore: id, collection: 'waits', maxTimeMS: 3000 });
+      waiting.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const admin = other.db('admin');
+      const inprog = (await admin.command({ currentOp: 1 })).inprog as AnyDoc[];
+      const getMore = inprog.find((op) => op.op === 'getmore');
+      assert.ok(getMore, JSON.stringify(inprog));
+      assert.equal(getMore.ns, 'crud.waits');
+      assert.equal(String(getMore.command.getMore), id.toString());
+      assert.equal(getMore.active, true);
+      assert.match(String(getMore.desc), /^conn\d+$/);
+      assert.equal(typeof getMore.opid, 'number');
+      assert.equal(typeof getMore.host, 'string');
+      const staged = await admin.aggregate<AnyDoc>([{ $currentOp: { allUsers: true } }, { $match: { op: 'getmore', ns: 'crud.waits' } }]).toArray();
+      assert.equal(staged.length, 1);
+      await waiting;
+      const after = (await admin.command({ currentOp: 1 })).inprog as AnyDoc[];
+      assert.equal(after.filter((op) => op.op === 'getmore').length, 0, 'a request that answered is gone');
+    } finally {
+      await other.close();
+    }
+  });
 });

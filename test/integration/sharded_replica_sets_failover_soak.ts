@@ -50,17 +50,20 @@ interface Load {
 }
 
 // The load's end once it is told to stop, within 2 minutes: a request that never ends fails the
-// run, with what the cluster is running then (every shard's and the config server's operations,
-// through the router) on stderr.
-async function endOfLoad(load: Load, router: MongoClient, log: (msg: string) => void): Promise<void> {
+// run, with what the cluster is running then (the router's own operations, and every member's,
+// primaries and secondaries, each asked directly) on stderr.
+async function endOfLoad(load: Load, router: MongoClient, members: Map<string, MongoClient>, log: (msg: string) => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 120_000); });
   const outcome = await Promise.race([load.done, late]);
   clearTimeout(timer);
   if (outcome !== 'late') return;
-  const ops = await router.db('admin').aggregate([{ $currentOp: { allUsers: true, localOps: false } }, { $match: { active: true } }]).toArray().catch((err: unknown) => [String(err)]);
   const local = await router.db('admin').aggregate([{ $currentOp: { allUsers: true, localOps: true } }]).toArray().catch((err: unknown) => [String(err)]);
-  log(`the load did not end within 2 minutes of its stop; operations: ${JSON.stringify(ops)}; the router's own: ${JSON.stringify(local)}`);
+  log(`the load did not end within 2 minutes of its stop; the router's operations: ${JSON.stringify(local)}`);
+  for (const [host, client] of members) {
+    const ops = await client.db('admin').command({ currentOp: 1 }).then((r) => r.inprog as unknown[], (err: unknown) => [String(err)]);
+    log(`${host}'s operations: ${JSON.stringify(ops)}`);
+  }
   throw new Error('the load did not end within 2 minutes of its stop');
 }
 
@@ -309,7 +312,7 @@ describe('a sharded cluster of replica sets under load loses primaries', () => {
       await sleep(3000);
     } finally {
       stop.now = true;
-      await endOfLoad(running, routers[0]!, log);
+      await endOfLoad(running, routers[0]!, new Map([...members.keys()].map((host) => [host, direct(host)])), log);
     }
     await admin.command({ balancerStop: 1 });
     for (const set of [cluster.config, ...cluster.shards]) await healthy(set);

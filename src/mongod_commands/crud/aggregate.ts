@@ -16,7 +16,7 @@ import { collectionStatsDoc } from '../ddl/coll_stats.js';
 import { writeOutStage } from './out_stage.js';
 import { routedRead } from './orphan_filter.js';
 import { resolveView } from '../views/view_catalog.js';
-import { migrationOperations } from '../diagnostic/current_op.js';
+import { currentOperations } from '../diagnostic/current_op.js';
 import { checkCurrentOpStage } from '../../command_layer/current_op_stage.js';
 import { commandCollation } from './collection_collation.js';
 import { checkForInterrupt } from '../../base/operation_deadline.js';
@@ -72,7 +72,7 @@ function expandNodeSources(ctx: CommandContext, cmd: Doc, raw: unknown[]): unkno
   if ('$listLocalSessions' in first) return [{ $documents: ctx.node.sessions.list() }, ...raw.slice(1)];
   if ('$currentOp' in first) {
     checkCurrentOpStage(ctx.db, cmd, first.$currentOp);
-    return [{ $documents: { $literal: migrationOperations(ctx.node) } }, ...raw.slice(1)];
+    return [{ $documents: { $literal: currentOperations(ctx.node) } }, ...raw.slice(1)];
   }
   return raw;
 }

@@ -4,7 +4,7 @@ import type { Doc } from '../../bson/values.js';
 import { RANGE_DELETIONS_NS, rangeDeletionTaskFromBSON } from '../../migration/range_deletion_task.js';
 import { isConfigServerServices, isShardServices, type CommandDefinition, type MongodServices } from '../command.js';
 import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage.js';
-
+import { operationsInFlightOf } from '../../command_layer/operations_in_flight.js';
 
 // currentOp (admin): the operations in flight this node knows of. docshard reports the background
 // work of chunk migration, as mongod does: the donation (the _shardsvrMoveRange command), the
@@ -15,19 +15,27 @@ import { CURRENT_OP_COMMAND_OPTIONS } from '../../command_layer/current_op_stage
 // prepared here that wait for their decision (idle sessions), which hold back other requests on
 // their collections. Each names the host that reports it (hostname:port, as serverStatus does),
 // which a router's $currentOp passes on beside the shard. A filter is matched by equality on
-// top-level fields of each entry.
+// top-level fields of each entry. After them, as mongod lists them, the clients' requests in
+// flight: what a request waiting on this node waits in shows here, wherever it waits.
 export const currentOpCommand: CommandDefinition = {
   names: ['currentOp'],
   adminOnly: true,
   run(ctx, cmd) {
     const filter = Object.entries(cmd).filter(([k]) => !CURRENT_OP_COMMAND_OPTIONS.has(k));
-    const inprog = migrationOperations(ctx.node).filter((op) => filter.every(([k, v]) => op[k] !== undefined && compareValues(op[k], v) === 0));
+    const inprog = currentOperations(ctx.node).filter((op) => filter.every(([k, v]) => op[k] !== undefined && compareValues(op[k], v) === 0));
     return { inprog, ok: 1 };
   },
 };
 
+// The node's background work, then its clients' requests.
+export function currentOperations(node: MongodServices): Doc[] {
+  const now = node.wallClock.now();
+  const base = { host: `${hostname()}:${node.options.port}`, currentOpTime: new Date(now).toISOString() };
+  return [...migrationOperations(node), ...operationsInFlightOf(node).list(now).map((op) => ({ ...base, ...op }))];
+}
+
 // One entry per migration, range deletion or DDL coordinator in flight on this node (shards only).
-export function migrationOperations(node: MongodServices): Doc[] {
+function migrationOperations(node: MongodServices): Doc[] {
   const now = node.wallClock.now();
   if (isConfigServerServices(node)) {
     return node.resharding.currentOps().map((op, i) => ({ type: 'op', host: `${hostname()}:${node.options.port}`, active: true, currentOpTime: new Date(now).toISOString(), opid: i + 1, ...op }));

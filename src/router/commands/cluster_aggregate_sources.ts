@@ -8,7 +8,7 @@ import { checkCurrentOpStage, CURRENT_OP_COMMAND_OPTIONS } from '../../command_l
 import { compileFilter } from '../../query/match/matcher.js';
 import type { RouterCommand, RouterContext } from '../router_services.js';
 import { collStatsPerShard } from './cluster_coll_stats.js';
-import { routerOperationsOf } from '../router_operations.js';
+import { operationsInFlightOf } from '../../command_layer/operations_in_flight.js';
 import { listSampledQueriesFilter } from '../query_analysis/list_sampled_queries.js';
 import { writeSampledQueries } from '../query_analysis/query_analysis_jobs.js';
 
@@ -42,7 +42,7 @@ async function collStatsAggregate(ctx: RouterContext, cmd: Doc): Promise<Doc> {
 
 // Every shard's operations, as mongos lists them: each names its shard, and its opid is prefixed
 // with the shard's name ("shard0:3"), which is what killOp through mongos would take. With
-// `localOps: true`, the router's own operations instead (router_operations.ts), whose opids its
+// `localOps: true`, the router's own operations instead (command_layer/operations_in_flight.ts), whose opids its
 // killOp takes, and its query analyzers (mongos's `desc: 'query analyzer'` entries).
 async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): Promise<Doc> {
   checkCurrentOpStage(ctx.db, cmd, spec);
@@ -50,7 +50,7 @@ async function currentOpAggregate(ctx: RouterContext, cmd: Doc, spec: unknown): 
   validatePipeline(rest);
   const cursorSpec = requireCursor(cmd);
   const local = (spec as Doc).localOps === true;
-  const ops = local ? [...routerOperationsOf(ctx.router).list(ctx.router.wallClock.now()), ...ctx.router.queryAnalysis.currentOp()] : await shardOperations(ctx);
+  const ops = local ? [...operationsInFlightOf(ctx.router).list(ctx.router.wallClock.now()), ...ctx.router.queryAnalysis.currentOp()] : await shardOperations(ctx);
   return answer(ctx, cmd, cursorSpec, 'admin.$cmd.aggregate', ops, rest);
 }
 

@@ -2,7 +2,7 @@ import { MongoError } from '../../base/errors.js';
 import { ErrorCodes } from '../../base/error_codes.js';
 import { bsonTypeName } from '../../bson/compare.js';
 import { isNumber, toDouble } from '../../bson/values.js';
-import { routerOperationsOf } from '../router_operations.js';
+import { operationsInFlightOf } from '../../command_layer/operations_in_flight.js';
 import type { RouterCommand } from '../router_services.js';
 
 // killOp of one of the router's own operations (an opid from `$currentOp: {localOps: true}`), as
@@ -18,7 +18,7 @@ export const clusterKillOpCommand: RouterCommand = {
       if (typeof op === 'string') throw new MongoError(ErrorCodes.IllegalOperation, `cannot kill ${op}: docshard's shards do not kill operations`);
       throw new MongoError(ErrorCodes.TypeMismatch, `Invalid op type: ${bsonTypeName(op)}`);
     }
-    routerOperationsOf(ctx.router).kill(toDouble(op));
+    operationsInFlightOf(ctx.router).kill(toDouble(op));
     return { info: 'attempting to kill op', ok: 1 };
   },
 };

@@ -1,21 +1,23 @@
 import type { Doc } from '../bson/values.js';
 import { deserializeDocument } from '../bson/values.js';
-import type { ConnectionInfo } from '../command_layer/connection_info.js';
-import { opMsgReply, type MessageHandler } from '../command_layer/message_handler.js';
+import type { ConnectionInfo } from './connection_info.js';
+import { opMsgReply, type MessageHandler } from './message_handler.js';
 import { parseRequest } from '../wire/message.js';
 import { MsgFlag } from '../wire/op_codes.js';
 import type { Clock } from '../base/clock.js';
+import { redactedForLog } from '../auth/authorization_policy.js';
 
-// The router's operations in flight (mongos's own, as `$currentOp: {localOps: true}` lists them)
-// and killOp of one: every request from its bytes arriving to its reply, whichever path answers
-// it. A killed operation's client is answered Interrupted at once; what the operation had sent to
-// the shards finishes there and its answer is dropped (a shard cursor it opened meanwhile is
-// closed by the shard's idle reaper).
+// A process's client operations in flight, as currentOp lists them (a router's own with
+// `$currentOp: {localOps: true}`; a node's beside its background work), and a router's killOp of
+// one: every request from its bytes arriving to its reply, whichever path answers it. A killed
+// operation's client is answered Interrupted at once; what the operation had sent to the shards
+// finishes there and its answer is dropped (a shard cursor it opened meanwhile is closed by the
+// shard's idle reaper).
 
 // MongoDB's Interrupted (11601), what a killed operation answers.
 const INTERRUPTED_REPLY: Doc = { ok: 0, errmsg: 'operation was interrupted', code: 11601, codeName: 'Interrupted' };
 
-interface RouterOperation {
+interface OperationInFlight {
   readonly opid: number;
   readonly conn: ConnectionInfo;
   readonly message: Buffer;
@@ -24,9 +26,9 @@ interface RouterOperation {
   interrupt: (() => void) | undefined;
 }
 
-export class RouterOperations {
+export class OperationsInFlight {
   private nextOpid = 1;
-  private readonly running = new Map<number, RouterOperation>();
+  private readonly running = new Map<number, OperationInFlight>();
 
   // `clock`: what an operation's start time is read from.
   constructor(private readonly clock: Clock) {}
@@ -35,7 +37,7 @@ export class RouterOperations {
   // a map entry; one that waits, a promise the kill can settle first.
   wrap(handler: MessageHandler): MessageHandler {
     return (conn, message) => {
-      const op: RouterOperation = { opid: this.nextOpid++, conn, message, startedAtMs: this.clock.now(), interrupt: undefined };
+      const op: OperationInFlight = { opid: this.nextOpid++, conn, message, startedAtMs: this.clock.now(), interrupt: undefined };
       this.running.set(op.opid, op);
       let reply;
       try {
@@ -71,30 +73,31 @@ export class RouterOperations {
     return true;
   }
 
-  // currentOp entries, as mongos's localOps lists them: the command as received.
+  // currentOp entries, as mongod and mongos's localOps list them: the command as received.
   list(nowMs: number): Doc[] {
     return [...this.running.values()].map((op) => {
       const micros = Math.max(0, nowMs - op.startedAtMs) * 1000;
       const command = commandOf(op.message);
       const name = command === undefined ? '' : Object.keys(command)[0] ?? '';
-      const target = command?.[name];
+      // A getMore names its collection apart, as mongod's currentOp shows it.
+      const target = name === 'getMore' ? command?.collection : command?.[name];
       return {
         type: 'op', desc: `conn${op.conn.id}`, connectionId: op.conn.id, client: op.conn.remote, opid: op.opid, active: true,
         secs_running: Math.floor(micros / 1e6), microsecs_running: micros, op: opType(name),
         ns: typeof target === 'string' && typeof command?.$db === 'string' ? `${command.$db}.${target}` : `${String(command?.$db ?? 'admin')}.$cmd`,
-        command: command ?? {}, ...(op.conn.clientMetadata !== undefined ? { clientMetadata: op.conn.clientMetadata } : {}),
+        command: command === undefined ? {} : redactedForLog(name, command), ...(op.conn.clientMetadata !== undefined ? { clientMetadata: op.conn.clientMetadata } : {}),
       };
     });
   }
 }
 
-const byRouter = new WeakMap<object, RouterOperations>();
+const byProcess = new WeakMap<object, OperationsInFlight>();
 
-// The registry of a router (its services object), shared by the message wrapper, killOp and
-// $currentOp.
-export function routerOperationsOf(router: { readonly wallClock: Clock }): RouterOperations {
-  let ops = byRouter.get(router);
-  if (ops === undefined) byRouter.set(router, ops = new RouterOperations(router.wallClock));
+// The registry of a process (its services object, a router's or a node's), shared by the message
+// wrapper, killOp and currentOp.
+export function operationsInFlightOf(services: { readonly wallClock: Clock }): OperationsInFlight {
+  let ops = byProcess.get(services);
+  if (ops === undefined) byProcess.set(services, ops = new OperationsInFlight(services.wallClock));
   return ops;
 }
 
