@@ -5,7 +5,7 @@ import { deserializeDocument, type Doc } from '../bson/values.js';
 import { splitNamespace } from '../storage/catalog_entry.js';
 import type { KvWriter, OpObserver, StoredDocument, UnitContext, UnitObserver, UpdateHow } from '../storage/op_observer.js';
 import { describeUpdate } from './update_description.js';
-import { WriteUnit, type StorageEngine } from '../storage/storage_engine.js';
+import { timestampKey, WriteUnit, type StorageEngine } from '../storage/storage_engine.js';
 import { currentLastOp } from '../storage/commit_timestamps.js';
 import { NULL_OP_TIME, OPLOG_NS, commandNs, unitEntry, type InnerOp } from './oplog_entry.js';
 import { OplogReads } from './oplog_reads.js';
@@ -79,6 +79,8 @@ export class OpObserverImpl implements OpObserver, UnitObserver {
     }
     this.options.checkCanWrite();
     const ts = this.entryTime(unit);
+    // An entry behind its unit's commit time: a rollback to before the entry undoes the unit.
+    if (!ts.equals(unit.commitTimestamp()!)) w.durableAt(timestampKey(ts));
     const before = frame.sessionRecordBefore;
     const session = unit.sessionInfo;
     const prevOpTime = session !== undefined && before !== undefined && Number(before.txnNum) === session.txnNumber && before.lastWriteOpTime !== undefined ? (before.lastWriteOpTime as Doc) : NULL_OP_TIME;

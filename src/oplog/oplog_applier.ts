@@ -60,8 +60,11 @@ export class OplogApplier {
   private applyOne(entry: Doc & { ts: Timestamp }): void {
     this.clock.advance(entry.ts);
     this.writer.unlogged(() => this.storage.write((unit) => {
-      // A prepared transaction's commit logged behind later entries: its writes at their time.
-      unit.commitAt((entry.commitTimestamp as Timestamp | undefined) ?? entry.ts);
+      // A prepared transaction's commit logged behind later entries: its writes at their time,
+      // undone by a rollback to before the entry.
+      const commitTimestamp = entry.commitTimestamp as Timestamp | undefined;
+      unit.commitAt(commitTimestamp ?? entry.ts);
+      if (commitTimestamp !== undefined) unit.durableAt(entry.ts);
       this.applyOp(unit, entry as unknown as InnerOp);
       // An entry applied again (a batch retried after a crash) is in the oplog already.
       if (this.reads.entryAt(entry.ts) === undefined) this.writer.append(unit.kv, entry, entry.ts);

@@ -180,6 +180,44 @@ describe('rollback without refetch: a member back at its common point', () => {
     assert.equal(localReplStore(m.local).rollbackId(), 2);
   }));
 
+  // A prepared transaction's commit at its commitTimestamp, logged behind entries written since
+  // (carrying commitTimestamp), on the primary that wrote it and on a secondary that applied it: a
+  // common point between the two is before the commit, which goes, writes and entry alike.
+  it('undoes a prepared transaction\'s commit logged after the common point, though its writes are at a time before it', () => withMember(async (primary) => {
+    insert(primary, 'db.c', { _id: 'prepared', v: 0 });
+    const commitTimestamp = primary.clock.tick();
+    insert(primary, 'db.c', { _id: 'later', v: 0 });
+    const commonPoint = lastTs(primary);
+    const before = dumpStore(primary.storage, localKept);
+    primary.storage.write((u) => {
+      u.commitAt(commitTimestamp);
+      const coll = primary.storage.getCollection('db.c')!;
+      const found = coll.findById(u.kv, 'prepared')!;
+      u.update(coll, found.recordId, deserializeDocument(found.bytes), found.bytes.length, { _id: 'prepared', v: 1 });
+    });
+    const commit = primary.oplog.reads.entriesFrom(commonPoint).at(-1)!;
+    assert.ok((commit.commitTimestamp as Timestamp).equals(commitTimestamp), 'the entry carries its commit time');
+    assert.ok((commit.ts as Timestamp).greaterThan(commonPoint));
+    const entries = primary.oplog.reads.entriesFrom(new Timestamp({ t: 0, i: 0 }));
+
+    const secondaryDir = mkdtempSync(path.join(tmpdir(), 'docshard-rollback-'));
+    const secondary = open(secondaryDir, new TestClock());
+    try {
+      const upTo = entries.findIndex((e) => (e.ts as Timestamp).greaterThan(commonPoint));
+      secondary.oplog.applyOplogEntries(entries.slice(0, upTo));
+      const secondaryBefore = dumpStore(secondary.storage, localKept);
+      secondary.oplog.applyOplogEntries(entries.slice(upTo));
+      for (const [m, expected] of [[primary, before], [secondary, secondaryBefore]] as const) {
+        assert.equal(rollBack(m, commonPoint).outcome, 'rolledBack');
+        assert.deepEqual(dumpStore(m.storage, localKept), expected);
+        assert.ok(lastTs(m).equals(commonPoint), 'the oplog ends at the common point');
+      }
+    } finally {
+      await secondary.storage.close();
+      rmSync(secondaryDir, { recursive: true, force: true });
+    }
+  }));
+
   it('undoes a rename: the collection is back under its name, the same object', () => withMember((m) => {
     insert(m, 'db.a', { _id: 1 });
     const coll = m.storage.getCollection('db.a')!;

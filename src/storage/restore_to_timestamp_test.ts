@@ -78,6 +78,37 @@ describe('restoring the store to a commit time from its version history', () => 
     assert.deepEqual(dumpAt(engine, clock.now()), dumpStore(engine));
   }));
 
+  // A prepared transaction commits at its commitTimestamp, which later commits may have passed, and
+  // its oplog entry takes a time after them (WiredTiger's durable timestamp). Put back to a time
+  // between the two, the store is as it was then: the transaction not committed yet.
+  it('undoes a commit visible before the time but logged after it', withClockedEngine((engine, clock) => {
+    const coll = engine.createCollection('db.c');
+    engine.write((u) => {
+      u.insert(coll, { _id: 'prepared', v: 0 });
+      u.insert(coll, { _id: 'other', v: 0 });
+    });
+    const commitTimestamp = clock.tick();
+    update(engine, coll, 'other', { _id: 'other', v: 1 });
+    const at = clock.now();
+    const expected = dumpStore(engine);
+    engine.write((u) => {
+      u.commitAt(commitTimestamp);
+      u.durableAt(clock.tick());
+      const found = coll.findById(u.kv, 'prepared')!;
+      u.update(coll, found.recordId, deserializeDocument(found.bytes), found.bytes.length, { _id: 'prepared', v: 1 });
+    });
+    update(engine, coll, 'prepared', { _id: 'prepared', v: 2 });
+    const view = engine.snapshotAt(at);
+    try {
+      assert.deepEqual(engine.kv.withView(view, () => docs(engine, coll)), [{ _id: 'prepared', v: 1 }, { _id: 'other', v: 1 }], 'a read at the time sees the commit');
+    } finally {
+      view.release();
+    }
+    assert.equal(engine.restoreTo(at).restored, true);
+    assert.deepEqual(dumpStore(engine), expected);
+    assert.deepEqual(docs(engine, coll), [{ _id: 'prepared', v: 0 }, { _id: 'other', v: 1 }]);
+  }));
+
   // Without the oplog a catalog change takes no commit time (the snapshot sees today's catalog): the
   // refusal is for that; with it, for the drop itself (replication/rollback_data_test.ts).
   it('refuses, changing nothing, when a collection or index was dropped after the time', withClockedEngine((engine, clock) => {

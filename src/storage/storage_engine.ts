@@ -640,6 +640,12 @@ export class WriteUnit implements UnitContext {
     if (op !== undefined) op.ts = ts;
   }
 
+  // Its oplog entry's time, later than the commit time (a prepared transaction's commit logged
+  // behind newer entries): a rollback to a time between the two undoes the unit.
+  durableAt(ts: Timestamp): void {
+    this.kv.durableAt(timestampKey(ts));
+  }
+
   private delta(coll: Collection, count: number, size: number): void {
     const d = this.statDeltas.get(coll.entry.id) ?? { count: 0, size: 0 };
     d.count += count;

@@ -101,6 +101,7 @@ export class TransactionWriteSet implements KvView {
       },
       // A transaction's writes take their time when they commit.
       stamp: () => undefined,
+      durableAt: () => undefined,
     };
   })();
 

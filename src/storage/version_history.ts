@@ -25,6 +25,10 @@ export interface KeyChange {
 export interface CommitRecord {
   seq: number;
   ts: bigint;
+  // When the commit became part of the member's history: its oplog entry's time, later than `ts`
+  // for a prepared transaction's commit logged behind newer entries (WiredTiger's durable
+  // timestamp). Reads see the commit from `ts`; a rollback to before `durable` undoes it.
+  durable: bigint;
   wallMs: number;
   bytes: number;
   changes: readonly KeyChange[];
@@ -90,14 +94,18 @@ export class VersionHistory {
   // after all. Commits come in time order, but for a prepared transaction's: it commits at a time
   // its coordinator chose, which later commits on this node may have passed. None of them changed
   // its keys (it held them from its prepare on), so its record only has to find its place in the
-  // log and in each list of the index; a commit at or before what is kept needs no record.
-  add(ts: bigint, changes: readonly KeyChange[]): CommitRecord {
+  // log and in each list of the index; a commit at or before what is kept needs no record, though
+  // nothing before its `durable` can then be restored.
+  add(ts: bigint, changes: readonly KeyChange[], durable: bigint = ts): CommitRecord {
     let bytes = 0;
     for (const c of changes) bytes += OVERHEAD_BYTES + c.key.length + (c.before?.length ?? 0);
-    const record: CommitRecord = { seq: this.nextSeq++, ts, wallMs: this.now(), bytes, changes };
+    const record: CommitRecord = { seq: this.nextSeq++, ts, durable: durable > ts ? durable : ts, wallMs: this.now(), bytes, changes };
     const last = this.log.length > this.head ? this.log[this.log.length - 1]! : undefined;
     if (last !== undefined && last.ts > ts) {
-      if (ts <= this.covered) return record;
+      if (ts <= this.covered) {
+        if (record.durable > this.covered) this.covered = record.durable;
+        return record;
+      }
       this.addOutOfOrder(record);
     } else {
       this.log.push(record);
@@ -158,18 +166,23 @@ export class VersionHistory {
   }
 
   // Every key commits after `at` changed, once, with the value it held at `at` (undefined: absent).
-  // The caller has checked that the history reaches back to `at`.
+  // A commit visible at `at` but durable only after it (a prepared transaction's) is undone too:
+  // its keys take their values from before it, which no other commit changed while it was
+  // prepared. The caller has checked that the history reaches back to `at`.
   valuesAt(at: bigint): KeyChange[] {
     const seen = new Set<string>();
     const out: KeyChange[] = [];
-    for (let i = this.head + firstAfter(this.log.slice(this.head), at); i < this.log.length; i++) {
-      for (const c of this.log[i]!.changes) {
+    const take = (record: CommitRecord): void => {
+      for (const c of record.changes) {
         const id = changeId(c.space, c.key);
         if (seen.has(id)) continue;
         seen.add(id);
         out.push(c);
       }
-    }
+    };
+    const after = this.head + firstAfter(this.log.slice(this.head), at);
+    for (let i = this.head; i < after; i++) if (this.log[i]!.durable > at) take(this.log[i]!);
+    for (let i = after; i < this.log.length; i++) take(this.log[i]!);
     return out;
   }
 
@@ -178,8 +191,13 @@ export class VersionHistory {
   // that cached the keys changed after its time sees the sequence move and reads them again.
   truncateAfter(at: bigint): void {
     const keep = this.head + firstAfter(this.log.slice(this.head), at);
-    for (const record of this.log.slice(keep)) this.bytes -= record.bytes;
-    this.log = this.log.slice(this.head, keep);
+    const kept: CommitRecord[] = [];
+    for (const [i, record] of this.log.entries()) {
+      if (i < this.head) continue;
+      if (i < keep && record.durable <= at) kept.push(record);
+      else this.bytes -= record.bytes;
+    }
+    this.log = kept;
     this.head = 0;
     this.versions.clear();
     this.bySpace.clear();
@@ -273,7 +291,7 @@ export class VersionHistory {
   private drop(record: CommitRecord): void {
     this.head += 1;
     this.bytes -= record.bytes;
-    this.covered = record.ts;
+    if (record.durable > this.covered) this.covered = record.durable;
     while (this.unrecordedChanges.length > 0 && this.unrecordedChanges[0]!.after < this.covered) this.unrecordedChanges.shift();
     if (record.seq > this.indexedSeq) return;
     for (const c of record.changes) {

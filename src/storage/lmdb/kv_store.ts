@@ -48,6 +48,9 @@ export interface KvWriter extends KvSpaceWriter {
   dropSpace(name: string): void;
   // The commit time of what this unit writes (version_history.ts), once it has one.
   stamp(ts: bigint): void;
+  // The later time the unit's oplog entry takes, when it commits at an earlier time (a prepared
+  // transaction's commit, logged behind newer entries): a rollback to before it undoes the unit.
+  durableAt(ts: bigint): void;
 }
 
 // A space's latest committed values (or, inside a write unit, the unit's own), whatever view is
@@ -70,6 +73,7 @@ interface Level {
   undo: (() => void)[];
   changes: KeyChange[] | undefined;
   stamp: bigint | undefined;
+  durable: bigint | undefined;
 }
 
 const NO_OVERWRITE = { noOverwrite: true } as const;
@@ -235,6 +239,7 @@ export class KvStore implements KvReader {
       space: (name) => this.space(name),
       dropSpace: (name) => this.dropSpace(name),
       stamp: (ts) => this.stamp(ts),
+      durableAt: (ts) => this.durableAt(ts),
     };
   }
 
@@ -320,6 +325,12 @@ export class KvStore implements KvReader {
     if (this.levels.some((l) => l.stamp !== undefined)) return;
     const level = this.levels.at(-1);
     if (level !== undefined) level.stamp = ts;
+  }
+
+  // On the level that has the commit time.
+  private durableAt(ts: bigint): void {
+    const level = this.levels.find((l) => l.stamp !== undefined);
+    if (level !== undefined) level.durable = ts;
   }
 
   // Runs `fn` with every read outside a write unit going through `view`.
@@ -433,7 +444,7 @@ export class KvStore implements KvReader {
     this.endReading();
     const view = this.activeView;
     this.activeView = undefined;
-    this.levels.push({ undo: [], changes: undefined, stamp: undefined });
+    this.levels.push({ undo: [], changes: undefined, stamp: undefined, durable: undefined });
     try {
       const result = run();
       const level = this.levels.pop()!;
@@ -459,7 +470,7 @@ export class KvStore implements KvReader {
     const parent = this.levels.at(-1);
     if (level.stamp !== undefined) {
       const history = this.history;
-      const record = history.add(level.stamp, level.changes);
+      const record = history.add(level.stamp, level.changes, level.durable);
       level.undo.push(() => history.retract(record));
       return;
     }
