@@ -50,8 +50,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 try {
-  // Sources esbuild cannot bundle are left to each test process, which fails to start docshard
-  // as it would have; the tree's report names them.
+  // Sources esbuild cannot bundle leave DOCSHARD_TEST_BIN unset: each test process then bundles
+  // them itself and fails to start docshard with esbuild's error, as it did before.
   const [errors, bin] = await Promise.all([writeJsTree(ROOT, TRANSPILED, tree), bundleDocshard(ROOT, path.join(tree, 'docshard-bin')).catch(() => undefined)]);
   for (const error of errors) process.stderr.write(`${error}\n`);
   const files = runOrder(testFiles).map((file) => counterpart(tree, file));
