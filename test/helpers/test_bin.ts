@@ -4,9 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { bundleDocshard } from '../../build/bundle.js';
 
 // The tests start hundreds of nodes, many of them again after a kill -9, and start them from the
-// sources as they are now: bundled by the build step `npm run build` uses, once per test process,
-// whether or not dist/ is current. The bundle lives under the repository's node_modules, where its
-// package imports resolve.
+// sources as they are now: bundled by the build step `npm run build` uses, whether or not dist/ is
+// current. test/runner/run.ts bundles them once for the whole run and names the bundle in
+// DOCSHARD_TEST_BIN (a bundle costs a test process a few seconds); a test process started
+// otherwise bundles them itself, once. The bundle lives under the repository's node_modules, where
+// its package imports resolve.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const BIN = path.join(ROOT, 'bin', 'docshard.js');
@@ -22,7 +24,8 @@ export function spawnThroughBin(): void {
 
 export function docshardTestBin(): Promise<string> {
   if (throughBin) return Promise.resolve(BIN);
-  bundled ??= bundle();
+  const shared = process.env.DOCSHARD_TEST_BIN;
+  bundled ??= shared === undefined || shared === '' ? bundle() : Promise.resolve(shared);
   return bundled;
 }
 

@@ -3,12 +3,16 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleDocshard } from '../../build/bundle.js';
 import { writeJsTree } from './js_tree.js';
+import { runOrder } from './run_order.js';
 
 // npm test and its tiers: `node --import tsx test/runner/run.ts [--node-option...] x_test.ts...`
-// transpiles the sources and tests into a fresh JavaScript tree (js_tree.ts), runs Node's test
-// runner over the given test files' counterparts there, with the property tests' fixed seed, and
-// removes the tree when the runner ends. Its exit code is the runner's.
+// transpiles the sources and tests into a fresh JavaScript tree (js_tree.ts) and bundles docshard
+// there once for every process the tests start (test/helpers/test_bin.ts), runs Node's test runner
+// over the given test files' counterparts there, the longest first (run_order.ts), with the
+// property tests' fixed seed, and removes the tree when the runner ends. Its exit code is the
+// runner's.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 // Every folder whose TypeScript the tests import (test/helpers/test_bin.ts imports build/).
@@ -46,10 +50,14 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 try {
-  for (const error of await writeJsTree(ROOT, TRANSPILED, tree)) process.stderr.write(`${error}\n`);
-  const files = testFiles.map((file) => counterpart(tree, file));
+  // Sources esbuild cannot bundle leave DOCSHARD_TEST_BIN unset: each test process then bundles
+  // them itself and fails to start docshard with esbuild's error, as it did before.
+  const [errors, bin] = await Promise.all([writeJsTree(ROOT, TRANSPILED, tree), bundleDocshard(ROOT, path.join(tree, 'docshard-bin')).catch(() => undefined)]);
+  for (const error of errors) process.stderr.write(`${error}\n`);
+  const files = runOrder(testFiles).map((file) => counterpart(tree, file));
   const seed = path.join(tree, 'test', 'helpers', 'property_seed.js');
-  runner = spawn(process.execPath, ['--enable-source-maps', '--import', seed, ...nodeOptions, '--test', ...files], { cwd: ROOT, stdio: 'inherit' });
+  const env = bin === undefined ? process.env : { ...process.env, DOCSHARD_TEST_BIN: bin };
+  runner = spawn(process.execPath, ['--enable-source-maps', '--import', seed, ...nodeOptions, '--test', ...files], { cwd: ROOT, stdio: 'inherit', env });
   runner.once('error', (err) => {
     removeTree();
     throw err;
