@@ -4,6 +4,7 @@ import { runNodeRequestBench } from './node_request_bench.js';
 import { runRouterBench } from './router_bench.js';
 import { runRouterProfile } from './router_profile.js';
 import { runRetryableBench } from './retryable_bench.js';
+import { runSessionRecordBench } from './session_record_bench.js';
 import { runBalancerBench } from './balancer_bench.js';
 import { runMigrationBench } from './migration_bench.js';
 import { runTxnBench } from './txn_bench.js';
@@ -18,7 +19,7 @@ import { runChangeStreamsBench } from './changestreams_bench.js';
 import { runReshardBench } from './reshard_bench.js';
 import { spawnThroughBin } from '../test/helpers/test_bin.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, 'node-request': runNodeRequestBench, router: runRouterBench, 'router-profile': runRouterProfile, retryable: runRetryableBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench, script: runScriptBench, replset: runReplsetBench, shardsets: runShardsetsBench, changestreams: runChangeStreamsBench, reshard: runReshardBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, 'node-request': runNodeRequestBench, router: runRouterBench, 'router-profile': runRouterProfile, retryable: runRetryableBench, 'session-record': runSessionRecordBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench, script: runScriptBench, replset: runReplsetBench, shardsets: runShardsetsBench, changestreams: runChangeStreamsBench, reshard: runReshardBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {

@@ -137,7 +137,7 @@ test('a replacement from bytes (a transaction\'s commit) is described from the w
   assert.deepEqual(entry!.updateDescription, { updatedFields: { a: 2 }, removedFields: [], truncatedArrays: [] });
 }));
 
-// The session catalog puts a session's record from its bytes: the entry of a retryable write's unit
+// The session catalog puts a session's record from its bytes by its _id: the entry of a retryable write's unit
 // that continues the record's txnNumber still chains to the record's last write.
 test('a session record replaced from bytes gives the unit\'s entry the record\'s lastWriteOpTime as prevOpTime', withOplog({}, (storage, oplog) => {
   const records = storage.createCollection('config.transactions');
@@ -149,7 +149,7 @@ test('a session record replaced from bytes gives the unit\'s entry the record\'s
     storage.write((unit) => {
       unit.sessionInfo = { lsid, txnNumber, stmtIds: [txnNumber] };
       unit.insert(app, { _id: txnNumber });
-      unit.upsertBytes(records, serializeDocument({ _id: lsid, txnNum: Long.fromNumber(txnNumber), lastWriteOpTime: { ts: unit.commitTimestamp()!, t: Long.fromNumber(-1) }, stmts: [] }));
+      unit.upsertById(records, lsid, serializeDocument({ _id: lsid, txnNum: Long.fromNumber(txnNumber), lastWriteOpTime: { ts: unit.commitTimestamp()!, t: Long.fromNumber(-1) }, stmts: [] }));
     });
   }
   const [sameTxn, newerTxn] = oplog.reads.entriesFrom(ZERO).slice(-2);

@@ -29,6 +29,7 @@ export const IMAGE_COLLECTION_NS = 'config.image_collection';
 // write from its record.
 export class SessionCatalog {
   private readonly sessions = new Map<string, CachedSession>();
+  private readonly recordKeys: RecordKeys = new Map();
 
   constructor(private readonly storage: StorageEngine, private readonly clock: LogicalClock) {}
 
@@ -38,9 +39,9 @@ export class SessionCatalog {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
     const begun = beginTxnNumber(known, txnNumber, lsid);
-    if (begun.kind === 'current') return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, known!);
+    if (begun.kind === 'current') return new RetryableWriteRun(this.storage, this.clock, { keys: this.recordKeys, session: key }, unit, lsid, ns, known!);
     this.cache(key, known, begun.state);
-    return new RetryableWriteRun(this.storage, this.clock, unit, lsid, ns, begun.state);
+    return new RetryableWriteRun(this.storage, this.clock, { keys: this.recordKeys, session: key }, unit, lsid, ns, begun.state);
   }
 
   // Whether statement `stmtId` of retryable write `txnNumber` ran here: a router asks every shard
@@ -84,7 +85,7 @@ export class SessionCatalog {
       if (stmts === undefined) continue;
       const { state, writes } = absorbMigrated(known, h, stmts, { session: lsidDoc(lsid), ts: this.clock.tick(), wallDate: new Date(this.clock.wallMs()) }, ns, migrationId);
       this.cache(key, known, state);
-      applyWrites(this.storage, unit, writes);
+      applyWrites(this.storage, { keys: this.recordKeys, session: key }, unit, writes);
     }
   }
 
@@ -143,7 +144,7 @@ export class SessionCatalog {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
     const { state, writes } = recordTransactionState(known, lsidDoc(lsid), txnNumber, fields, committed);
-    applyWrites(this.storage, unit, writes);
+    applyWrites(this.storage, { keys: this.recordKeys, session: key }, unit, writes);
     this.cache(key, known, state);
   }
 
@@ -160,11 +161,13 @@ export class SessionCatalog {
   // records its applier wrote beneath this cache again, as each session is next seen.
   forgetAll(): void {
     this.sessions.clear();
+    this.recordKeys.clear();
   }
 
   // Drops what memory holds of a session whose records the transaction reaper removed.
   forget(lsid: LogicalSessionId): void {
     this.sessions.delete(sessionKey(lsid));
+    this.recordKeys.delete(sessionKey(lsid));
   }
 
   // What is on disk for the session: its record and the history of its txnNumber.
@@ -193,6 +196,7 @@ export class RetryableWriteRun {
   constructor(
     private readonly storage: StorageEngine,
     private readonly clock: LogicalClock,
+    private readonly recordKey: { keys: RecordKeys; session: string },
     private readonly unit: WriteUnit,
     private readonly lsid: LogicalSessionId,
     private readonly ns: string,
@@ -235,27 +239,34 @@ export class RetryableWriteRun {
     const ctx = { session: lsidDoc(this.lsid), ts, wallDate: new Date(this.clock.wallMs()) };
     const { writes, next } = recordStatements(this.state, ctx, this.ns, this.recorded, this.image);
     this.unit.sessionInfo = { lsid: ctx.session, txnNumber: this.state.txnNum, stmtIds: this.recorded.map((r) => r.stmtId as number) };
-    applyWrites(this.storage, this.unit, writes);
+    applyWrites(this.storage, this.recordKey, this.unit, writes);
     const before = Object.fromEntries(Object.keys(next).map((k) => [k, this.state[k as keyof CachedSession]]));
     Object.assign(this.state, next);
     if (Object.keys(next).length > 0) this.storage.onRollback(() => Object.assign(this.state, before));
   }
 }
 
-// The session's record is put whole by its _id from its bytes (WriteUnit.upsertBytes: one point
-// read in the _id index, nothing decoded but its _id): the retryable write's one extra document
-// write, without the query, the replacement and the decoding of the old record that an update
-// through the query layer would cost every retryable write.
-function applyWrites(storage: StorageEngine, unit: WriteUnit, writes: readonly SessionWrite[]): void {
+// The `_id` index key of each session's record (by sessionKey), worked out from the lsid once per
+// session: a session's retryable writes put its record again and again.
+type RecordKeys = Map<string, Buffer>;
+
+// The session's record is put whole by its _id from its bytes (WriteUnit.upsertById: one point
+// read in the _id index by the key kept for the session, one of the old record for its size,
+// nothing decoded, the index untouched): the retryable write's one extra document write, without
+// the query, the replacement and the decoding that an update through the query layer would cost.
+function applyWrites(storage: StorageEngine, record: { keys: RecordKeys; session: string }, unit: WriteUnit, writes: readonly SessionWrite[]): void {
   const w = new LocalWriter(storage, unit);
   for (const write of writes) {
     switch (write.type) {
       case 'dropOlderHistory':
         w.delete(TRANSACTION_HISTORY_NS, olderHistoryFilter(write.session, write.txnNum));
         break;
-      case 'putRecord':
-        unit.upsertBytes(storage.getCollection(TRANSACTIONS_NS) ?? storage.ensureCollection(TRANSACTIONS_NS).coll, serializeDocument(write.record));
+      case 'putRecord': {
+        const coll = storage.getCollection(TRANSACTIONS_NS) ?? storage.ensureCollection(TRANSACTIONS_NS).coll;
+        const key = unit.upsertById(coll, write.session, serializeDocument(write.record), record.keys.get(record.session));
+        if (key !== undefined) record.keys.set(record.session, key);
         break;
+      }
       case 'setRecordFields':
         w.update(TRANSACTIONS_NS, { _id: write.session }, { $set: write.fields });
         break;

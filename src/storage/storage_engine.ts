@@ -781,6 +781,33 @@ export class WriteUnit implements UnitContext {
     else this.update(coll, found.recordId, indexedFields(coll, found.bytes), found.bytes.length, after, buffer, { beforeBytes: found.bytes });
   }
 
+  // upsertBytes for a collection whose one index is `_id` (the session catalog's records), by an
+  // `_id` the caller holds decoded (the one in `bytes`) and, once it has it, that `_id`'s index
+  // key (returned, to be handed back): neither document is decoded, and a replacement leaves the
+  // index alone, its key unchanged. The observers get `{_id}` as `before` and `after`. Any other
+  // collection, or a unit of a transaction, takes upsertBytes' way.
+  upsertById(coll: Collection, id: unknown, bytes: Uint8Array, idKey?: Buffer): Buffer | undefined {
+    const idIndex = coll.indexes.length === 1 && !this.transactional && coll.capped === undefined ? coll.index('_id_') : undefined;
+    if (idIndex === undefined) {
+      this.upsertBytes(coll, bytes);
+      return undefined;
+    }
+    const key = idKey ?? idIndex.keysFor({ _id: id }).keys[0]!;
+    const buffer = asBuffer(bytes);
+    const recordId = idIndex.lookupUnique(this.kv, key);
+    const old = recordId === undefined ? undefined : this.kv.space(coll.space).get(recordKey(recordId));
+    if (recordId === undefined || old === undefined) {
+      this.insertStored(coll, new LazyDocument(buffer));
+      return key;
+    }
+    this.commitTimestamp();
+    this.kv.space(coll.space).put(recordKey(recordId), buffer);
+    this.delta(coll, 0, buffer.length - old.length);
+    const fields = { _id: id };
+    for (const o of this.engine.observers) o.onUpdate?.(this.kv, coll.ns, fields, fields, buffer, { beforeBytes: old });
+    return key;
+  }
+
   // `before`: the document, or at least the fields `coll.pathsIndexed()` names.
   remove(coll: Collection, recordId: number, before: Doc, beforeSize: number): void {
     this.commitTimestamp();

@@ -121,6 +121,27 @@ describe('the storage engine', () => {
     assert.throws(() => engine.write((unit) => unit.upsertBytes(coll, serializeDocument({ _id: 2, a: 'y' }))), { code: 11000 });
   }));
 
+  it('replaces a document by an _id in hand and its index key, or inserts it; another index takes upsertBytes\' way', withEngine((engine) => {
+    const coll = engine.createCollection('config.transactions');
+    const id = { id: 'session', uid: 'user' };
+    const seen: { before: Doc; after: Doc; old: Doc | undefined }[] = [];
+    engine.observers.push({ onUpdate: (_w, _ns, before, after, _bytes, how) => seen.push({ before, after, old: how?.beforeBytes && deserializeDocument(how.beforeBytes) }) });
+    const key = engine.write((unit) => unit.upsertById(coll, id, serializeDocument({ _id: id, txnNum: 1 })));
+    assert.ok(key !== undefined, 'an insert gives the key too');
+    engine.write((unit) => assert.deepEqual(unit.upsertById(coll, id, serializeDocument({ _id: id, txnNum: 2, stmts: ['a longer record'] }), key), key));
+    assert.deepEqual([...engine.scanRecords(coll)].map((r) => deserializeDocument(r.bytes)), [{ _id: id, txnNum: 2, stmts: ['a longer record'] }]);
+    assert.deepEqual(seen, [{ before: { _id: id }, after: { _id: id }, old: { _id: id, txnNum: 1 } }], 'the observers get the _id and the old bytes');
+    const stats = engine.stats.get(coll.entry.id);
+    assert.deepEqual([stats.count, stats.size], [1, serializeDocument({ _id: id, txnNum: 2, stmts: ['a longer record'] }).length]);
+    assert.deepEqual([...coll.index('_id_')!.scan(engine.kv, Buffer.alloc(0), Buffer.alloc(0), false)].length, 1, 'one _id entry, untouched');
+    const indexed = engine.createCollection('t.indexed');
+    engine.createIndexes(indexed, [{ v: 2, key: { a: 1 }, name: 'a_1', unique: true }]);
+    engine.write((unit) => unit.insert(indexed, { _id: 1, a: 'x' }));
+    engine.write((unit) => assert.equal(unit.upsertById(indexed, 1, serializeDocument({ _id: 1, a: 'y' })), undefined));
+    engine.write((unit) => unit.insert(indexed, { _id: 2, a: 'x' }));
+    assert.throws(() => engine.write((unit) => unit.insert(indexed, { _id: 3, a: 'y' })), { code: 11000 }, 'the a_1 index followed the replacement');
+  }));
+
   it('takes any negative number in a key pattern as descending, when writing and when reading', withEngine((engine) => {
     const coll = engine.createCollection('t.o');
     engine.createIndexes(coll, [{ v: 2, key: { a: -2, b: 0.5 }, name: 'a_-2_b_0.5' }]);
