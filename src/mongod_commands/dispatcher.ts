@@ -168,13 +168,17 @@ function failure(node: MongodServices, err: unknown, cmd: Doc): Doc {
 const CRITICAL_SECTION_WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
 const CRITICAL_SECTION_READS = new Set(['find', 'count', 'distinct', 'aggregate']);
 
-// The first thing the request has to wait for before it runs, in this order: the decisions of
-// transactions prepared on its collection (a read at a time before their prepare, or one at
+// The first thing the request has to wait for before it runs, in this order: the decision of its
+// session's prepared transaction when it is of a newer txnNumber
+// (TransactionParticipants.preparedBefore), the decisions of transactions prepared on its
+// collection (a read at a time before their prepare, or one at
 // readConcern 'available', excepted:
 // TransactionParticipants.preparedOn), a collection's or database's critical section that holds
 // its kind of operation, the version check of a routed request. Undefined when there is nothing to
 // wait for; once what it answered is over, the request asks again (`attempt` in dispatchCommand).
 function admission(node: MongodServices, def: CommandDefinition<never>, name: string, db: string, cmd: Doc): Promise<void> | undefined {
+  const behindPrepare = node.transactions.preparedBefore(cmd);
+  if (behindPrepare !== undefined) return behindPrepare;
   const kind: 'write' | 'read' | undefined = CRITICAL_SECTION_WRITES.has(name) ? 'write' : CRITICAL_SECTION_READS.has(name) ? 'read' : undefined;
   const ns = kind === undefined ? undefined : targetNamespace(def, db, cmd, name);
   const cs = node.sharding.criticalSection;

@@ -166,6 +166,19 @@ export class TransactionParticipants {
     return waits.length === 0 ? undefined : Promise.all(waits).then(() => undefined);
   }
 
+  // What a request of a newer txnNumber on a session whose transaction is prepared waits for: that
+  // transaction's decision, as MongoDB's service entry point waits (onExitPrepare) on the
+  // PreparedTransactionInProgress its beginOrContinue raises. A client may send its next
+  // retryable write before the coordinator's commit reaches this shard; run at once, it would move
+  // the session past the prepared transaction, whose commit would then be answered
+  // TransactionTooOld, taken by the coordinator as applied, and never applied.
+  preparedBefore(cmd: Doc): Promise<void> | undefined {
+    if (this.preparedCount === 0 || cmd.lsid === undefined || cmd.txnNumber === undefined) return undefined;
+    const { txnNumber, key } = this.identify(cmd);
+    const state = this.sessions.get(key);
+    return state?.phase === 'prepared' && state.txnNumber < txnNumber ? state.prepared!.decided : undefined;
+  }
+
   // A router that did not run the transaction asks for its decision (coordinateCommitTransaction
   // with no participants, MongoDB's recovery): committed answers ok; a prepared one answers once
   // its coordinator decided; a transaction still in progress is aborted, as MongoDB's coordinator

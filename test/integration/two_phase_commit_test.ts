@@ -114,6 +114,36 @@ describe('two-phase commit through routers', () => {
     assert.equal(recovered.ok, 1, JSON.stringify(recovered));
   });
 
+  // The router answers the commit once the decision is durable, before the participants have it:
+  // the client's next retryable write on the session may reach a participant first. It waits
+  // there for the decision (MongoDB's PreparedTransactionInProgress, waited out), or it would move
+  // the session past the prepared transaction, whose commit the participant would then answer
+  // TransactionTooOld, the coordinator take as applied, and the transaction stay prepared.
+  it('holds a newer retryable write on the session of a prepared transaction until the decision, which then applies', { timeout: 60_000 }, async () => {
+    await accounts().insertMany([{ _id: 7, balance: 10 }, { _id: 107, balance: 10 }]);
+    await client.db('bank').createCollection('audit');
+    const lsid = { id: new UUID() };
+    await transfer(lsid, 1, 7, 107, 4);
+    const { count } = await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'alwaysOn' });
+    try {
+      const committed = commit(lsid, 1);
+      await onShard(0, 'admin', { waitForFailPoint: 'hangBeforeSendingDecision', timesEntered: Number(count) + 1, maxTimeMS: 30_000 });
+      let settled = false;
+      // Of another collection, which the prepared transaction's writes hold nothing of.
+      const next = raw.command(router, 'bank', { insert: 'audit', documents: [{ _id: 108 }], lsid, txnNumber: Long.fromNumber(2) }).finally(() => (settled = true));
+      await sleep(500);
+      assert.equal(settled, false, 'the retryable write waits behind the prepared transaction');
+      await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
+      assert.equal((await committed).ok, 1);
+      const inserted = await next;
+      assert.equal(inserted.n, 1, JSON.stringify(inserted));
+    } finally {
+      await onShard(0, 'admin', { configureFailPoint: 'hangBeforeSendingDecision', mode: 'off' });
+    }
+    assert.deepEqual(await leftovers(), { prepared: [], coordinators: [] });
+    assert.deepEqual(await accounts().find({ _id: { $in: [7, 107] } }, { sort: { _id: 1 }, maxTimeMS: 5000 }).toArray(), [{ _id: 7, balance: 6 }, { _id: 107, balance: 14 }]);
+  });
+
   it('aborts on every shard when a participant cannot prepare, answering NoSuchTransaction with TransientTransactionError', async () => {
     await accounts().insertMany([{ _id: 3, balance: 10 }, { _id: 103, balance: 10 }]);
     const lsid = { id: new UUID() };
