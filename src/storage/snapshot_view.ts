@@ -1,5 +1,5 @@
 import type { KvEntry, KvLatest, KvView, RangeOptions } from './lmdb/kv_store.js';
-import { changeId, type VersionHistory } from './version_history.js';
+import type { VersionHistory } from './version_history.js';
 
 // The store as of cluster time `at`: each key's latest value, or what it held before the first
 // commit after `at` that changed it (version_history.ts). A range merges the latest keys with the
@@ -15,12 +15,12 @@ export class SnapshotView implements KvView {
   constructor(private readonly history: VersionHistory, readonly at: bigint, private readonly unpin: () => void) {}
 
   get(space: KvLatest, key: Buffer): Buffer | undefined {
-    return this.history.valueAt(changeId(space.name, key), this.at, space.latestGet(key));
+    return this.history.valueAt(space.name, key, this.at, space.latestGet(key));
   }
 
   // Whether a commit after `at` changed the key (what a transaction's write conflicts with).
   changedSince(space: string, key: Buffer): boolean {
-    return this.history.changedAfter(changeId(space, key), this.at);
+    return this.history.changedAfter(space, key, this.at);
   }
 
   *range(space: KvLatest, start: Buffer, end: Buffer, options: RangeOptions): Iterable<KvEntry> {
@@ -37,11 +37,11 @@ export class SnapshotView implements KvView {
       const order = b.done === true ? 1 : key === undefined ? -1 : Buffer.compare(b.value.key, key) * (reverse ? -1 : 1);
       let entry: KvEntry | undefined;
       if (order < 0) {
-        const value = this.history.valueAt(changeId(space.name, b.value.key), this.at, b.value.value);
+        const value = this.history.valueAt(space.name, b.value.key, this.at, b.value.value);
         if (value !== undefined) entry = { key: b.value.key, value };
         b = base.next();
       } else {
-        const value = this.history.valueAt(changeId(space.name, key!), this.at, order === 0 ? b.value!.value : undefined);
+        const value = this.history.valueAt(space.name, key!, this.at, order === 0 ? b.value!.value : undefined);
         if (value !== undefined) entry = { key: key!, value };
         if (order === 0) b = base.next();
         c += 1;
