@@ -1,3 +1,5 @@
+import { ErrorCodes } from '../base/error_codes.js';
+import { MongoError } from '../base/errors.js';
 import type { KvEntry, KvLatest, KvView, RangeOptions } from './lmdb/kv_store.js';
 import type { VersionHistory } from './version_history.js';
 
@@ -6,7 +8,9 @@ import type { VersionHistory } from './version_history.js';
 // keys commits after `at` changed, so a key deleted since is read back and one created since is
 // left out. The latest values may be read from any snapshot taken after `at` (a range iterated
 // over several event-loop turns keeps the one it began with): the first version after `at` still
-// holds the value at `at`.
+// holds the value at `at`. The history past its byte budget drops records a view still needs: the
+// view's reads from then on answer SnapshotTooOld rather than the latest values as if they were
+// the values at `at`.
 export class SnapshotView implements KvView {
   // Per space: the keys changed after `at`, sorted, as of the history's record `seq`.
   private readonly changed = new Map<string, { seq: number; keys: Buffer[] }>();
@@ -15,11 +19,13 @@ export class SnapshotView implements KvView {
   constructor(private readonly history: VersionHistory, readonly at: bigint, private readonly unpin: () => void) {}
 
   get(space: KvLatest, key: Buffer): Buffer | undefined {
+    this.checkCovered();
     return this.history.valueAt(space.name, key, this.at, space.latestGet(key));
   }
 
   // Whether a commit after `at` changed the key (what a transaction's write conflicts with).
   changedSince(space: string, key: Buffer): boolean {
+    this.checkCovered();
     return this.history.changedAfter(space, key, this.at);
   }
 
@@ -32,6 +38,7 @@ export class SnapshotView implements KvView {
     let b = base.next();
     let c = 0;
     while (left > 0) {
+      this.checkCovered();
       const key = changed[c];
       if (b.done === true && key === undefined) return;
       const order = b.done === true ? 1 : key === undefined ? -1 : Buffer.compare(b.value.key, key) * (reverse ? -1 : 1);
@@ -58,6 +65,12 @@ export class SnapshotView implements KvView {
     if (this.released) return;
     this.released = true;
     this.unpin();
+  }
+
+  private checkCovered(): void {
+    if (this.at < this.history.coveredAfter) {
+      throw new MongoError(ErrorCodes.SnapshotTooOld, 'the snapshot history this read needs was dropped: the history passed its byte budget');
+    }
   }
 
   private changedIn(space: string, start: Buffer, end: Buffer): Buffer[] {
