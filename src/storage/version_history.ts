@@ -49,11 +49,15 @@ interface SpaceChange {
 }
 
 // One space's index, built up to the record with sequence number `indexedSeq`: each key's versions
-// (by the key's latin1 string) and the space's changes in commit order.
+// (by the key's latin1 string) and the space's changes in commit order from `head` on. The
+// records leaving the window advance `head` rather than shift the list: a shift copies a list as
+// long as a bulk load's changes (in V8's large-object space), once per change, and held a shard's
+// event loop for minutes once a million loaded documents' records expired.
 interface SpaceIndex {
   indexedSeq: number;
   readonly versions: Map<string, Version[]>;
-  readonly changes: SpaceChange[];
+  changes: SpaceChange[];
+  head: number;
 }
 
 export interface HistoryLimits {
@@ -125,7 +129,7 @@ export class VersionHistory {
       const list = index.versions.get(id) ?? [];
       list.splice(firstAfter(list, record.ts), 0, { ts: record.ts, before: c.before });
       index.versions.set(id, list);
-      index.changes.splice(firstAfter(index.changes, record.ts), 0, { ts: record.ts, key: c.key });
+      index.changes.splice(Math.max(index.head, firstAfter(index.changes, record.ts)), 0, { ts: record.ts, key: c.key });
     }
     for (const index of this.indexes.values()) index.indexedSeq = record.seq;
   }
@@ -143,7 +147,7 @@ export class VersionHistory {
       const i = list?.findIndex((v) => v.ts === record.ts) ?? -1;
       if (i >= 0) list!.splice(i, 1);
       if (list?.length === 0) index.versions.delete(id);
-      const j = index.changes.findIndex((s) => s.ts === record.ts && s.key === c.key);
+      const j = index.changes.findIndex((s, k) => k >= index.head && s.ts === record.ts && s.key === c.key);
       if (j >= 0) index.changes.splice(j, 1);
     }
   }
@@ -209,8 +213,8 @@ export class VersionHistory {
 
   // The keys of `space` that commits after `at` changed (unsorted, a key once per change).
   keysChangedAfter(space: string, at: bigint): Buffer[] {
-    const { changes } = this.indexOf(space);
-    return changes.slice(firstAfter(changes, at)).map((c) => c.key);
+    const { changes, head } = this.indexOf(space);
+    return changes.slice(Math.max(head, firstAfter(changes, at))).map((c) => c.key);
   }
 
   // A reader at `at` keeps the commits after it until it lets go.
@@ -230,7 +234,7 @@ export class VersionHistory {
   // The space's index, brought up to the last record.
   private indexOf(space: string): SpaceIndex {
     let index = this.indexes.get(space);
-    if (index === undefined) this.indexes.set(space, (index = { indexedSeq: 0, versions: new Map(), changes: [] }));
+    if (index === undefined) this.indexes.set(space, (index = { indexedSeq: 0, versions: new Map(), changes: [], head: 0 }));
     if (index.indexedSeq === this.lastSeq) return index;
     let i = this.log.length;
     while (i > this.head && this.log[i - 1]!.seq > index.indexedSeq) i--;
@@ -285,9 +289,21 @@ export class VersionHistory {
       if (index === undefined || record.seq > index.indexedSeq) continue;
       const id = keyId(c.key);
       const list = index.versions.get(id);
-      if (list !== undefined && list[0]?.ts === record.ts) list.shift();
-      if (list?.length === 0) index.versions.delete(id);
-      if (index.changes[0]?.ts === record.ts) index.changes.shift();
+      // Versions no reader can ask for any more (at or before `covered`) go once they are half the
+      // list: reads skip them meanwhile, and a hot key's list is not copied once per commit.
+      if (list !== undefined && list[list.length >> 1]!.ts <= this.covered) {
+        const stale = firstAfter(list, this.covered);
+        if (stale === list.length) index.versions.delete(id);
+        else list.splice(0, stale);
+      }
+      if (index.changes[index.head]?.ts === record.ts) index.head += 1;
+    }
+    for (const c of record.changes) {
+      const index = this.indexes.get(c.space);
+      if (index !== undefined && index.head > 1024 && index.head * 2 > index.changes.length) {
+        index.changes = index.changes.slice(index.head);
+        index.head = 0;
+      }
     }
   }
 }
