@@ -1,7 +1,7 @@
 // npm run bench -- reshard (issue 34, "Speed"): reshardCollection through one router over two shards
 // that are single-member replica sets (config server a set too), in one run on the same data:
 // 1. the copy rate of a resharding against the migration clone's (moveChunk of the chunk holding
-//    the same documents), nothing else running;
+//    the same documents), nothing else running, and the CPU seconds each took;
 // 2. under a closed-loop write load through the router, the writers' throughput during a second
 //    resharding ÷ before it, and the latency of their writes: during the whole resharding and
 //    during its critical section (the coordinator's blocking-writes and committing states, seen by
