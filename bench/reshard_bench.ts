@@ -1,7 +1,7 @@
 // npm run bench -- reshard (issue 34, "Speed"): reshardCollection through one router over two shards
 // that are single-member replica sets (config server a set too), in one run on the same data:
 // 1. the copy rate of a resharding against the migration clone's (moveChunk of the chunk holding
-//    the same documents), nothing else running;
+//    the same documents), nothing else running, and the CPU seconds each took;
 // 2. under a closed-loop write load through the router, the writers' throughput during a second
 //    resharding ÷ before it, and the latency of their writes: during the whole resharding and
 //    during its critical section (the coordinator's blocking-writes and committing states, seen by
@@ -13,6 +13,7 @@ import { MongoClient, type Collection } from 'mongodb';
 import { spawnRouter, type SpawnedRouter } from '../test/helpers/spawn_cluster.js';
 import { removeDir, type AnyDoc } from '../test/helpers/spawn_node.js';
 import { spawnReplicaSet, type SpawnedReplicaSet } from '../test/helpers/spawn_replset.js';
+import { cpuSeconds } from './proc_cpu.js';
 import { printTable } from './table.js';
 import { startTimedLoad, wall, type TimedOp } from './timed_load.js';
 
@@ -118,18 +119,26 @@ export async function runReshardBench(): Promise<void> {
     const bytes = DOCS * DOC_BYTES;
     progress(`loaded ${DOCS} × ${DOC_BYTES} B in ${ms(wall() - t0)}`);
 
+    // The CPU seconds the config server and both shards spent: steadier than the wall-clock time on
+    // a shared machine, where the processes wait for a core.
+    const clusterCpu = (): number => sets.reduce((sum, s) => sum + s.nodes.reduce((n, node) => n + cpuSeconds(node.child.pid), 0), 0);
+
     // 1. The migration clone: the chunk holding every document, rs0 → rs1, idle; the command's
     // time and the donor's clone phase (its changelog steps 1 + 2 of 6).
     const m0 = wall();
+    const moveCpu0 = clusterCpu();
     await admin.command({ moveChunk: NS, find: { x: 0 }, to: 'rs1', _waitForDelete: true });
     const moveMs = wall() - m0;
+    const moveCpu = clusterCpu() - moveCpu0;
     const entry = await client.db('config').collection<AnyDoc>('changelog').findOne({ what: 'moveChunk.from', ns: NS }, { sort: { time: -1 } });
     const steps = Array.from({ length: 6 }, (_, i) => Number((entry?.details as AnyDoc | undefined)?.[`step ${i + 1} of 6`] ?? NaN));
     const moveClone = steps[0]! + steps[1]!;
     progress(`moveChunk: ${ms(moveMs)}, donor steps ${steps.join(', ')} ms`);
 
     // The same documents resharded, idle: {x: 1} → {k: 'hashed'}.
+    const idleCpu0 = clusterCpu();
     const idle = await withStates(config, () => admin.command({ reshardCollection: NS, key: { k: 'hashed' } }));
+    const idleCpu = clusterCpu() - idleCpu0;
     const idleCloning = span(idle.states, 'cloning', idle.end);
     progress(`idle resharding: ${ms(idle.tookMs)}, states ${[...idle.states.keys()].join(' → ')}`);
 
@@ -171,6 +180,7 @@ export async function runReshardBench(): Promise<void> {
       ['resharding, idle ({x: 1} → {k: hashed}): reshardCollection', `${ms(idle.tookMs)}: **${mbps(bytes, idle.tookMs)} MB/s**`, '', ''],
       [`resharding, idle: cloning state, and applying if not seen (sampled every ${SAMPLE_MS} ms)`, `${ms(idleCloning)}: ${mbps(bytes, idleCloning)} MB/s`, '', ''],
       ['resharding ÷ migration, whole command', (moveMs / idle.tookMs).toFixed(2), '', ''],
+      ['CPU seconds of the config server and shards: migration, idle resharding', `${moveCpu.toFixed(1)} s, ${idleCpu.toFixed(1)} s`, '', ''],
       ['resharding under load ({k: hashed} → {x: hashed}): reshardCollection', ms(loaded.tookMs), '', ''],
       ['coordinator states under load, first seen → next first seen', [...loaded.states.keys()].map((s) => `${s} ${ms(span(loaded.states, s, r1))}`).join(', '), '', ''],
       [`write ops/s, ${STEADY_MS / 1000} s before`, steadyRate.toFixed(0), '', ''],

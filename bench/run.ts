@@ -17,9 +17,10 @@ import { runReplsetBench } from './replset_bench.js';
 import { runShardsetsBench } from './shardsets_bench.js';
 import { runChangeStreamsBench } from './changestreams_bench.js';
 import { runReshardBench } from './reshard_bench.js';
+import { runReshard1mBench } from './reshard_1m_bench.js';
 import { spawnThroughBin } from '../test/helpers/test_bin.js';
 
-const suites: Record<string, () => Promise<void>> = { node: runNodeBench, 'node-request': runNodeRequestBench, router: runRouterBench, 'router-profile': runRouterProfile, retryable: runRetryableBench, 'session-record': runSessionRecordBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench, script: runScriptBench, replset: runReplsetBench, shardsets: runShardsetsBench, changestreams: runChangeStreamsBench, reshard: runReshardBench };
+const suites: Record<string, () => Promise<void>> = { node: runNodeBench, 'node-request': runNodeRequestBench, router: runRouterBench, 'router-profile': runRouterProfile, retryable: runRetryableBench, 'session-record': runSessionRecordBench, balancer: runBalancerBench, migration: runMigrationBench, txn: runTxnBench, security: runSecurityBench, ddl: runDdlBench, startup: runStartupBench, query: runQueryBench, script: runScriptBench, replset: runReplsetBench, shardsets: runShardsetsBench, changestreams: runChangeStreamsBench, reshard: runReshardBench, 'reshard-1m': runReshard1mBench };
 const name = process.argv[2] ?? 'node';
 const suite = suites[name];
 if (!suite) {

@@ -107,10 +107,11 @@ export function coordinatorStep(p: CoordinatorProgress, e: CoordinatorEvent): Co
   }
 }
 
-// Errors that say nothing of the resharding, only of the moment (a shard unreachable, electing a
-// primary, shutting down): the state runs again rather than abort.
+// Errors that say nothing of the resharding, only of the moment (a shard unreachable or without a
+// primary its monitor can see, electing a primary, shutting down; MongoDB's RetriableError
+// category): the state runs again rather than abort.
 const TRANSIENT_CODES: ReadonlySet<number> = new Set([
-  ErrorCodes.HostUnreachable, ErrorCodes.HostNotFound, ErrorCodes.NetworkTimeout, ErrorCodes.SocketException, ErrorCodes.ShutdownInProgress,
+  ErrorCodes.HostUnreachable, ErrorCodes.HostNotFound, ErrorCodes.NetworkTimeout, ErrorCodes.SocketException, ErrorCodes.ShutdownInProgress, ErrorCodes.FailedToSatisfyReadPreference,
   ErrorCodes.InterruptedAtShutdown, ErrorCodes.PrimarySteppedDown, ErrorCodes.InterruptedDueToReplStateChange, ErrorCodes.NotWritablePrimary,
   ErrorCodes.NotPrimaryNoSecondaryOk, ErrorCodes.NotPrimaryOrSecondary, ErrorCodes.ExceededTimeLimit,
 ]);

@@ -5,10 +5,11 @@
 // A commit adds one record: its timestamp and, for each key it changed, the value the key held
 // before it (absent for a key the commit created). The value of a key at time T is then the
 // "before" of the first commit after T that changed it, or the current value when none did.
-// A commit only appends its record. The per-key index that reads need (each key's versions, each
-// space's changed keys in commit order) is built from the log when a reader first asks, and kept
-// up from there: writes pay for no index while nobody reads a snapshot, and each record is
-// indexed once however many readers there are.
+// A commit only appends its record. The index that reads need is kept per space (each key's
+// versions, the space's changed keys in commit order), built from the log when a reader first asks
+// about that space and kept up from there: writes pay for no index while nobody reads a snapshot
+// of their space (a resharding recipient's copy on a donor that serves its snapshot reads, say),
+// and each record is indexed once per space however many readers there are.
 // Records are kept in commit order, for `windowMs` of wall-clock time and for as long as a reader
 // pinned at an older time needs them, within `maxBytes` of kept values; reads older than what is
 // kept are refused (`coveredAfter`). Kept in memory only: after a restart, history starts again
@@ -51,6 +52,18 @@ interface SpaceChange {
   key: Buffer;
 }
 
+// One space's index, built up to the record with sequence number `indexedSeq`: each key's versions
+// (by the key's latin1 string) and the space's changes in commit order from `head` on. The
+// records leaving the window advance `head` rather than shift the list: a shift copies a list as
+// long as a bulk load's changes (in V8's large-object space), once per change, and held a shard's
+// event loop for minutes once a million loaded documents' records expired.
+interface SpaceIndex {
+  indexedSeq: number;
+  readonly versions: Map<string, Version[]>;
+  changes: SpaceChange[];
+  head: number;
+}
+
 export interface HistoryLimits {
   windowMs: number;
   maxBytes: number;
@@ -71,10 +84,9 @@ export class VersionHistory {
   private nextSeq = 1;
   // Every commit after this time is in the log.
   private covered: bigint;
-  // The index, built up to the record with this sequence number.
-  private indexedSeq = 0;
-  private readonly versions = new Map<string, Version[]>();
-  private readonly bySpace = new Map<string, SpaceChange[]>();
+  // The indexes of the spaces readers asked about. Records with a sequence number above a space's
+  // `indexedSeq` are a suffix of the log (a record out of time order brings every index up to it).
+  private readonly indexes = new Map<string, SpaceIndex>();
   private unrecordedChanges: UnrecordedChange[] = [];
 
   constructor(startTs: bigint, private readonly limits: HistoryLimits, private readonly now: () => number) {
@@ -116,18 +128,18 @@ export class VersionHistory {
   }
 
   private addOutOfOrder(record: CommitRecord): void {
-    this.catchUp();
+    for (const space of this.indexes.keys()) this.indexOf(space);
     this.log.splice(this.head + firstAfter(this.log.slice(this.head), record.ts), 0, record);
     for (const c of record.changes) {
-      const id = changeId(c.space, c.key);
-      const list = this.versions.get(id) ?? [];
+      const index = this.indexes.get(c.space);
+      if (index === undefined) continue;
+      const id = keyId(c.key);
+      const list = index.versions.get(id) ?? [];
       list.splice(firstAfter(list, record.ts), 0, { ts: record.ts, before: c.before });
-      this.versions.set(id, list);
-      const spaceList = this.bySpace.get(c.space) ?? [];
-      spaceList.splice(firstAfter(spaceList, record.ts), 0, { ts: record.ts, key: c.key });
-      this.bySpace.set(c.space, spaceList);
+      index.versions.set(id, list);
+      index.changes.splice(Math.max(index.head, firstAfter(index.changes, record.ts)), 0, { ts: record.ts, key: c.key });
     }
-    this.indexedSeq = record.seq;
+    for (const index of this.indexes.values()) index.indexedSeq = record.seq;
   }
 
   retract(record: CommitRecord): void {
@@ -135,16 +147,16 @@ export class VersionHistory {
     if (at < 0) return;
     this.log.splice(at, 1);
     this.bytes -= record.bytes;
-    if (record.seq > this.indexedSeq) return;
     for (const c of record.changes) {
-      const id = changeId(c.space, c.key);
-      const list = this.versions.get(id);
+      const index = this.indexes.get(c.space);
+      if (index === undefined || record.seq > index.indexedSeq) continue;
+      const id = keyId(c.key);
+      const list = index.versions.get(id);
       const i = list?.findIndex((v) => v.ts === record.ts) ?? -1;
       if (i >= 0) list!.splice(i, 1);
-      if (list?.length === 0) this.versions.delete(id);
-      const spaceList = this.bySpace.get(c.space);
-      const j = spaceList?.findIndex((s) => s.ts === record.ts && s.key === c.key) ?? -1;
-      if (j >= 0) spaceList!.splice(j, 1);
+      if (list?.length === 0) index.versions.delete(id);
+      const j = index.changes.findIndex((s, k) => k >= index.head && s.ts === record.ts && s.key === c.key);
+      if (j >= 0) index.changes.splice(j, 1);
     }
   }
 
@@ -199,34 +211,28 @@ export class VersionHistory {
     }
     this.log = kept;
     this.head = 0;
-    this.versions.clear();
-    this.bySpace.clear();
-    this.indexedSeq = 0;
+    this.indexes.clear();
     this.nextSeq += 1;
   }
 
-  // The value the key (its changeId) held at `at`, given its latest value.
-  valueAt(id: string, at: bigint, latest: Buffer | undefined): Buffer | undefined {
-    this.catchUp();
-    const list = this.versions.get(id);
+  // The value the key of `space` held at `at`, given its latest value.
+  valueAt(space: string, key: Buffer, at: bigint, latest: Buffer | undefined): Buffer | undefined {
+    const list = this.indexOf(space).versions.get(keyId(key));
     if (list === undefined) return latest;
     const i = firstAfter(list, at);
     return i < list.length ? list[i]!.before : latest;
   }
 
-  // Whether a commit after `at` changed the key.
-  changedAfter(id: string, at: bigint): boolean {
-    this.catchUp();
-    const list = this.versions.get(id);
+  // Whether a commit after `at` changed the key of `space`.
+  changedAfter(space: string, key: Buffer, at: bigint): boolean {
+    const list = this.indexOf(space).versions.get(keyId(key));
     return list !== undefined && list.length > 0 && list[list.length - 1]!.ts > at;
   }
 
   // The keys of `space` that commits after `at` changed (unsorted, a key once per change).
   keysChangedAfter(space: string, at: bigint): Buffer[] {
-    this.catchUp();
-    const list = this.bySpace.get(space);
-    if (list === undefined) return [];
-    return list.slice(firstAfter(list, at)).map((c) => c.key);
+    const { changes, head } = this.indexOf(space);
+    return changes.slice(Math.max(head, firstAfter(changes, at))).map((c) => c.key);
   }
 
   // A reader at `at` keeps the commits after it until it lets go.
@@ -243,23 +249,26 @@ export class VersionHistory {
     };
   }
 
-  private catchUp(): void {
-    if (this.indexedSeq === this.lastSeq) return;
+  // The space's index, brought up to the last record.
+  private indexOf(space: string): SpaceIndex {
+    let index = this.indexes.get(space);
+    if (index === undefined) this.indexes.set(space, (index = { indexedSeq: 0, versions: new Map(), changes: [], head: 0 }));
+    if (index.indexedSeq === this.lastSeq) return index;
     let i = this.log.length;
-    while (i > this.head && this.log[i - 1]!.seq > this.indexedSeq) i--;
+    while (i > this.head && this.log[i - 1]!.seq > index.indexedSeq) i--;
     for (; i < this.log.length; i++) {
       const record = this.log[i]!;
       for (const c of record.changes) {
-        const id = changeId(c.space, c.key);
-        const list = this.versions.get(id);
-        if (list === undefined) this.versions.set(id, [{ ts: record.ts, before: c.before }]);
+        if (c.space !== space) continue;
+        const id = keyId(c.key);
+        const list = index.versions.get(id);
+        if (list === undefined) index.versions.set(id, [{ ts: record.ts, before: c.before }]);
         else list.push({ ts: record.ts, before: c.before });
-        const spaceList = this.bySpace.get(c.space);
-        if (spaceList === undefined) this.bySpace.set(c.space, [{ ts: record.ts, key: c.key }]);
-        else spaceList.push({ ts: record.ts, key: c.key });
+        index.changes.push({ ts: record.ts, key: c.key });
       }
     }
-    this.indexedSeq = this.lastSeq;
+    index.indexedSeq = this.lastSeq;
+    return index;
   }
 
   private oldestPin(): bigint | undefined {
@@ -287,23 +296,38 @@ export class VersionHistory {
     }
   }
 
-  // The oldest record goes, and with it its entries at the front of the index's lists.
+  // The oldest record goes, and with it its entries at the front of the indexes' lists.
   private drop(record: CommitRecord): void {
     this.head += 1;
     this.bytes -= record.bytes;
     if (record.durable > this.covered) this.covered = record.durable;
     while (this.unrecordedChanges.length > 0 && this.unrecordedChanges[0]!.after < this.covered) this.unrecordedChanges.shift();
-    if (record.seq > this.indexedSeq) return;
     for (const c of record.changes) {
-      const id = changeId(c.space, c.key);
-      const list = this.versions.get(id);
-      if (list !== undefined && list[0]?.ts === record.ts) list.shift();
-      if (list?.length === 0) this.versions.delete(id);
-      const spaceList = this.bySpace.get(c.space);
-      if (spaceList !== undefined && spaceList[0]?.ts === record.ts) spaceList.shift();
-      if (spaceList?.length === 0) this.bySpace.delete(c.space);
+      const index = this.indexes.get(c.space);
+      if (index === undefined || record.seq > index.indexedSeq) continue;
+      const id = keyId(c.key);
+      const list = index.versions.get(id);
+      // Versions no reader can ask for any more (at or before `covered`) go once they are half the
+      // list: reads skip them meanwhile, and a hot key's list is not copied once per commit.
+      if (list !== undefined && list[list.length >> 1]!.ts <= this.covered) {
+        const stale = firstAfter(list, this.covered);
+        if (stale === list.length) index.versions.delete(id);
+        else list.splice(0, stale);
+      }
+      if (index.changes[index.head]?.ts === record.ts) index.head += 1;
+    }
+    for (const c of record.changes) {
+      const index = this.indexes.get(c.space);
+      if (index !== undefined && index.head > 1024 && index.head * 2 > index.changes.length) {
+        index.changes = index.changes.slice(index.head);
+        index.head = 0;
+      }
     }
   }
+}
+
+function keyId(key: Buffer): string {
+  return key.toString('latin1');
 }
 
 // The first entry with a time after `at` (entries in time order).
