@@ -122,6 +122,13 @@ test('a step-down whose storage refuses writes before the drivers hear of it end
   }
 });
 
+// Soak run: the step-down interrupted the donors before the new migration's driver existed; the
+// driver then waited for an interruption that had come and gone, and the step-down (and so the
+// next step-up, and the node's shutdown) waited for the driver.
+test('a step-down of the donor while its migration is still starting ends aborted, with one owner, and the donor primary again', async () => {
+  assert.equal(await checked({ stepDownWhileStarting: true }), 'aborted');
+});
+
 test('a donor that crashes again while recovering still finishes the migration', async () => {
   for (let at = 0; at < total; at++) {
     for (const again of [1, 2, 3]) await checked({ crashes: [{ at, shard: DONOR }, { at: at + again, shard: DONOR }] });

@@ -104,8 +104,6 @@ export class MigrationSourceManager {
   // Set by a step-down: nothing more is run, and the next primary takes the migration up from its
   // coordinator document.
   private interrupted = false;
-  private interruptNow!: () => void;
-  private readonly interruption = new Promise<void>((r) => { this.interruptNow = r; });
   private holdsCriticalSection = false;
 
   constructor(private readonly node: MigrationNode, readonly doc: MigrationCoordinatorDocument, readonly cloner: MigrationChunkClonerSource | undefined) {}
@@ -173,7 +171,6 @@ export class MigrationSourceManager {
   // start only once this one has ended).
   async interrupt(): Promise<void> {
     this.interrupted = true;
-    this.interruptNow();
     this.queue.length = 0;
     this.endInterrupted();
     await this.finished;
@@ -229,10 +226,13 @@ export class MigrationSourceManager {
           await this.execute(e);
         } catch (err) {
           if (this.interrupted) break;
-          // Refused because this node stepped down: its interruption of this driver is on its way.
+          // Refused because this node stepped down: the driver ends as the step-down's interruption
+          // ends it. It does not wait for that interruption, which may have come and gone: a
+          // migration whose start was still reading the config server when the step-down
+          // interrupted the donors began after it, and the step-down in turn waits for it to end.
           if (refusedByStepDown(err)) {
-            this.node.logger.info({ c: 'MIGRATION', err, effect: e.type }, 'Migration effect refused by a step-down; waiting for the interruption');
-            await this.interruption;
+            this.node.logger.info({ c: 'MIGRATION', err, effect: e.type }, 'Migration effect refused by a step-down; the migration ends here');
+            this.interrupted = true;
             break;
           }
           // Persist and command effects are the machine's memory: going on without one would
@@ -371,22 +371,21 @@ export class MigrationSourceManager {
 
   // Durable, and on a replica set majority-committed, as MongoDB writes the coordinator's
   // documents: a new primary must find every state document the recipient or the config server
-  // has heard of. A wait that a step-down ends is followed by this driver's interruption; nothing
-  // after it runs meanwhile.
+  // has heard of. A wait that a step-down ends ends the driver; nothing after it runs.
   private async persist(write: () => unknown): Promise<void> {
     write();
     await this.node.storage.flushed();
     await this.majorityCommitted();
   }
 
-  // What this member has written so far, majority-committed; when a step-down ends the wait
-  // first, this driver's interruption.
+  // What this member has written so far, majority-committed; a wait a step-down (or shutdown)
+  // ends, ends the driver as the step-down does (drain).
   private async majorityCommitted(): Promise<void> {
     try {
       await this.node.replicationWaits?.awaitMajority();
     } catch (err) {
-      this.node.logger.info({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration writes not majority-committed; waiting for the step-down to interrupt the migration');
-      await this.interruption;
+      this.node.logger.info({ c: 'MIGRATION', err, migrationId: this.doc._id.toHexString() }, 'Migration writes not majority-committed; the migration ends here');
+      throw new MongoError(ErrorCodes.InterruptedDueToReplStateChange, `migration writes not majority-committed: ${(err as Error).message}`);
     }
   }
 

@@ -79,6 +79,10 @@ export interface WorldOptions {
   // Disk work (asynchronous commits, flushes) only when no message is left to deliver.
   readonly slowDisk?: boolean;
   readonly waitForDelete?: boolean;
+  // The donor steps down (and up again) as _shardsvrMoveRange arrives, while the migration it
+  // starts is still reading the collection from the config server: no driver is there yet to
+  // interrupt, and the one that starts next finds its writes refused.
+  readonly stepDownWhileStarting?: boolean;
 }
 
 // One incarnation of a donor: what it began from and the effects it ran.
@@ -184,6 +188,7 @@ class MigrationWorld {
   private readonly tasksAtRestarts: TaskAtRestart[] = [];
   private readonly problems: string[] = [];
   private effectsRun = 0;
+  private steppedDownWhileStarting = false;
   private workloadDone = false;
   private moveReply: Doc | undefined;
 
@@ -281,7 +286,12 @@ class MigrationWorld {
   private shardCommand(node: SimShardNode, db: string, cmd: Doc): Doc | Promise<Doc> {
     const name = commandName(cmd);
     if (name === 'update' || name === 'delete') return shardWrite(node, db, cmd);
-    return runHandler(SHARD_COMMANDS, name, node, db, cmd);
+    const reply = runHandler(SHARD_COMMANDS, name, node, db, cmd);
+    if (name === '_shardsvrMoveRange' && this.options.stepDownWhileStarting === true && !this.steppedDownWhileStarting) {
+      this.steppedDownWhileStarting = true;
+      this.stepDownAndUp(Object.values(this.shards).find((s) => s.life.node === node)!, false);
+    }
+    return reply;
   }
 
   private async reply(handle: () => Doc | Promise<Doc>): Promise<Buffer> {
