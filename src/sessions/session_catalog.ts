@@ -39,9 +39,14 @@ export class SessionCatalog {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
     const begun = beginTxnNumber(known, txnNumber, lsid);
-    if (begun.kind === 'current') return new RetryableWriteRun(this.storage, this.clock, { keys: this.recordKeys, session: key }, unit, lsid, ns, known!);
+    if (begun.kind === 'current') return new RetryableWriteRun(this.storage, this.clock, this.recordKeyOf(key), unit, lsid, ns, known!);
     this.cache(key, known, begun.state);
-    return new RetryableWriteRun(this.storage, this.clock, { keys: this.recordKeys, session: key }, unit, lsid, ns, begun.state);
+    return new RetryableWriteRun(this.storage, this.clock, this.recordKeyOf(key), unit, lsid, ns, begun.state);
+  }
+
+  // Where the session's record write finds, and leaves, its record's `_id` index key.
+  private recordKeyOf(session: string): RecordKeySlot {
+    return { keys: this.recordKeys, session };
   }
 
   // Whether statement `stmtId` of retryable write `txnNumber` ran here: a router asks every shard
@@ -85,7 +90,7 @@ export class SessionCatalog {
       if (stmts === undefined) continue;
       const { state, writes } = absorbMigrated(known, h, stmts, { session: lsidDoc(lsid), ts: this.clock.tick(), wallDate: new Date(this.clock.wallMs()) }, ns, migrationId);
       this.cache(key, known, state);
-      applyWrites(this.storage, { keys: this.recordKeys, session: key }, unit, writes);
+      applyWrites(this.storage, this.recordKeyOf(key), unit, writes);
     }
   }
 
@@ -144,7 +149,7 @@ export class SessionCatalog {
     const key = sessionKey(lsid);
     const known = this.sessions.get(key) ?? this.load(lsid);
     const { state, writes } = recordTransactionState(known, lsidDoc(lsid), txnNumber, fields, committed);
-    applyWrites(this.storage, { keys: this.recordKeys, session: key }, unit, writes);
+    applyWrites(this.storage, this.recordKeyOf(key), unit, writes);
     this.cache(key, known, state);
   }
 
@@ -196,7 +201,7 @@ export class RetryableWriteRun {
   constructor(
     private readonly storage: StorageEngine,
     private readonly clock: LogicalClock,
-    private readonly recordKey: { keys: RecordKeys; session: string },
+    private readonly recordKey: RecordKeySlot,
     private readonly unit: WriteUnit,
     private readonly lsid: LogicalSessionId,
     private readonly ns: string,
@@ -249,12 +254,13 @@ export class RetryableWriteRun {
 // The `_id` index key of each session's record (by sessionKey), worked out from the lsid once per
 // session: a session's retryable writes put its record again and again.
 type RecordKeys = Map<string, Buffer>;
+type RecordKeySlot = { keys: RecordKeys; session: string };
 
 // The session's record is put whole by its _id from its bytes (WriteUnit.upsertById: one point
 // read in the _id index by the key kept for the session, one of the old record for its size,
 // nothing decoded, the index untouched): the retryable write's one extra document write, without
 // the query, the replacement and the decoding that an update through the query layer would cost.
-function applyWrites(storage: StorageEngine, record: { keys: RecordKeys; session: string }, unit: WriteUnit, writes: readonly SessionWrite[]): void {
+function applyWrites(storage: StorageEngine, record: RecordKeySlot, unit: WriteUnit, writes: readonly SessionWrite[]): void {
   const w = new LocalWriter(storage, unit);
   for (const write of writes) {
     switch (write.type) {
